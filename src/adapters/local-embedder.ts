@@ -1,0 +1,54 @@
+import type { Embedder } from "../ports";
+import { STOPWORDS } from "../stopwords";
+import { normalize } from "./vector-math";
+
+/**
+ * Deterministic embedder that needs no model: feature hashing of word unigrams, word bigrams and
+ * character trigrams into `dimensions` buckets (signed), log-scaled and L2-normalised. It is lexical:
+ * it finds shared words and word pieces (stems, typos, inflections), not synonyms or meaning.
+ */
+export class LocalEmbedder implements Embedder {
+  readonly name = "local-hash";
+  readonly maxBatch = 1000;
+
+  constructor(readonly dimensions: number) {}
+
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    return texts.map((t) => this.embedOne(t));
+  }
+
+  embedOne(text: string): Float32Array {
+    const vector = new Float32Array(this.dimensions);
+    const words = tokenize(text);
+    const counts = new Map<string, number>();
+    const add = (feature: string, weight: number) => counts.set(feature, (counts.get(feature) ?? 0) + weight);
+    for (let i = 0; i < words.length; i++) {
+      const word = words[i]!;
+      if (STOPWORDS.has(word)) continue;
+      add("w:" + word, 1);
+      const next = words[i + 1];
+      if (next !== undefined && !STOPWORDS.has(next)) add("b:" + word + " " + next, 0.5);
+      const padded = `^${word}$`;
+      if (padded.length > 4) for (let j = 0; j + 3 <= padded.length; j++) add("c:" + padded.slice(j, j + 3), 0.25);
+    }
+    for (const [feature, count] of counts) {
+      const h = fnv1a(feature);
+      vector[h % this.dimensions]! += (h & 0x80000000 ? -1 : 1) * (1 + Math.log(count));
+    }
+    return normalize(vector);
+  }
+}
+
+/** Lower-cased letter/digit runs; each CJK character is its own word. */
+export function tokenize(text: string): string[] {
+  return text.toLowerCase().match(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]|[\p{L}\p{N}]+/gu) ?? [];
+}
+
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}

@@ -1,0 +1,96 @@
+import type { VectorIndex, VectorMatch, VectorRecord } from "../ports";
+
+/** Vectorize limits (https://developers.cloudflare.com/vectorize/platform/limits/). */
+export const VECTORIZE_LIMITS = {
+  /** topK when neither values nor metadata are returned. */
+  topKWithoutMetadata: 100,
+  upsertBatch: 1000,
+  getByIdsBatch: 20,
+  deleteBatch: 1000,
+} as const;
+
+/**
+ * Vectorize: one namespace per tenant; vector ids are `<tenant>:<chunk>` because ids are unique per
+ * index, not per namespace. Metadata carries project, kind, type and item id; `project` is the one
+ * metadata index queried (create it before the first upsert, README "Deploying").
+ */
+export class VectorizeVectorIndex implements VectorIndex {
+  readonly name = "vectorize";
+  private checkedDimensions = false;
+
+  constructor(
+    private readonly index: Vectorize,
+    private readonly dimensions: number,
+  ) {}
+
+  async upsert(tenantId: string, records: VectorRecord[]): Promise<void> {
+    await this.checkDimensions();
+    for (let i = 0; i < records.length; i += VECTORIZE_LIMITS.upsertBatch) {
+      await this.index.upsert(
+        records.slice(i, i + VECTORIZE_LIMITS.upsertBatch).map((r) => ({
+          id: vectorId(tenantId, r.chunkId),
+          namespace: tenantId,
+          values: r.values,
+          metadata: { project: r.project, kind: r.kind, type: r.type, item_id: r.itemId },
+        })),
+      );
+    }
+  }
+
+  async query(tenantId: string, vector: Float32Array, options: { topK: number; projects?: string[] }): Promise<VectorMatch[]> {
+    await this.checkDimensions();
+    const projects = options.projects;
+    const result = await this.index.query(vector, {
+      topK: Math.min(options.topK, VECTORIZE_LIMITS.topKWithoutMetadata),
+      namespace: tenantId,
+      returnValues: false,
+      returnMetadata: "none",
+      ...(projects && projects.length > 0 ? { filter: { project: projects.length === 1 ? projects[0]! : { $in: projects } } } : {}),
+    });
+    return result.matches.flatMap((m) => {
+      const chunkId = chunkIdOf(tenantId, m.id);
+      return chunkId === null ? [] : [{ chunkId, score: m.score }];
+    });
+  }
+
+  async getVectors(tenantId: string, chunkIds: number[]): Promise<Map<number, Float32Array>> {
+    const out = new Map<number, Float32Array>();
+    for (let i = 0; i < chunkIds.length; i += VECTORIZE_LIMITS.getByIdsBatch) {
+      const ids = chunkIds.slice(i, i + VECTORIZE_LIMITS.getByIdsBatch).map((id) => vectorId(tenantId, id));
+      for (const v of await this.index.getByIds(ids)) {
+        const chunkId = chunkIdOf(tenantId, v.id);
+        if (chunkId !== null && v.namespace === tenantId) out.set(chunkId, Float32Array.from(v.values as ArrayLike<number>));
+      }
+    }
+    return out;
+  }
+
+  async delete(tenantId: string, chunkIds: number[]): Promise<void> {
+    for (let i = 0; i < chunkIds.length; i += VECTORIZE_LIMITS.deleteBatch) {
+      await this.index.deleteByIds(chunkIds.slice(i, i + VECTORIZE_LIMITS.deleteBatch).map((id) => vectorId(tenantId, id)));
+    }
+  }
+
+  /** A mismatch between embedder and index is a configuration error, reported once, clearly. */
+  private async checkDimensions(): Promise<void> {
+    if (this.checkedDimensions) return;
+    const info = await this.index.describe();
+    if (info.dimensions !== this.dimensions) {
+      throw new Error(
+        `Configuration error: the Vectorize index has ${info.dimensions} dimensions but the embedder produces ${this.dimensions} (EMBEDDING_DIMENSIONS)`,
+      );
+    }
+    this.checkedDimensions = true;
+  }
+}
+
+export function vectorId(tenantId: string, chunkId: number): string {
+  return `${tenantId}:${chunkId}`;
+}
+
+function chunkIdOf(tenantId: string, id: string): number | null {
+  const prefix = tenantId + ":";
+  if (!id.startsWith(prefix)) return null;
+  const n = Number(id.slice(prefix.length));
+  return Number.isSafeInteger(n) ? n : null;
+}

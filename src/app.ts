@@ -1,0 +1,106 @@
+import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
+import { adminRoutes } from "./auth/admin-routes";
+import { rateLimitPerKey, requireApiKey } from "./auth/middleware";
+import { readConfig } from "./config";
+import { AppError, toAppError } from "./errors";
+import type { AppBindings } from "./http/context";
+import { jsonRpcErrorBody } from "./http/responses";
+import { handleJsonRpc, JSON_RPC } from "./mcp/jsonrpc-endpoint";
+import { handleMcpPost, SERVER_INFO } from "./mcp/mcp-endpoint";
+import { buildServices } from "./services";
+import { TOOLS } from "./tools/index";
+import type { ToolContext } from "./tools/registry";
+import { parseToolsets, type Toolset } from "./tools/toolsets";
+
+export const app = new Hono<AppBindings>();
+
+app.get("/health", (c) => c.json({ status: "ok", name: SERVER_INFO.name, version: SERVER_INFO.version, time: new Date().toISOString() }));
+
+/** The spec asks servers to validate Origin (DNS rebinding): same host or ALLOWED_ORIGINS only. */
+const validateOrigin: MiddlewareHandler<AppBindings> = async (c, next) => {
+  const origin = c.req.header("origin");
+  if (origin && !originAllowed(origin, c.req.url, readConfig(c.env).allowedOrigins)) {
+    return c.json(jsonRpcErrorBody(-32000, `Origin '${origin}' is not allowed; add it to ALLOWED_ORIGINS`), 403);
+  }
+  await next();
+};
+
+const corsForAllowedOrigins = cors({
+  origin: (origin, c) => (originAllowed(origin, c.req.url, readConfig(c.env).allowedOrigins) ? origin : null),
+  allowHeaders: ["authorization", "x-api-key", "content-type", "accept", "mcp-protocol-version", "mcp-session-id", "last-event-id"],
+  exposeHeaders: ["mcp-session-id", "mcp-protocol-version", "www-authenticate", "retry-after"],
+  allowMethods: ["POST", "GET", "DELETE", "OPTIONS"],
+});
+
+const limitBody: MiddlewareHandler<AppBindings> = (c, next) => {
+  const maxSize = readConfig(c.env).maxBodyBytes;
+  return bodyLimit({
+    maxSize,
+    onError: (c) => c.json(jsonRpcErrorBody(-32600, `Request body exceeds the ${maxSize}-byte limit (MAX_BODY_BYTES)`), 413),
+  })(c, next);
+};
+
+for (const path of ["/mcp", "/jsonrpc"]) {
+  app.use(path, corsForAllowedOrigins, validateOrigin);
+  app.on(["POST", "GET", "DELETE"], path, requireApiKey, rateLimitPerKey);
+  app.post(path, limitBody);
+}
+
+app.post("/mcp", async (c) => {
+  const toolset = resolveToolset(c, "core");
+  if (toolset instanceof Response) return toolset;
+  return handleMcpPost(c.req.raw, toolset, toolContext(c));
+});
+
+/** Stateless server: no standalone SSE stream and no sessions to end (spec: 405). */
+app.on(["GET", "DELETE"], "/mcp", (c) => {
+  c.header("Allow", "POST");
+  return c.json(jsonRpcErrorBody(-32000, "Method not allowed: this server is stateless; send JSON-RPC messages with POST"), 405);
+});
+
+app.post("/jsonrpc", async (c) => {
+  const toolset = resolveToolset(c, "all");
+  if (toolset instanceof Response) return toolset;
+  const answer = await handleJsonRpc(await c.req.text(), toolset, toolContext(c));
+  if (!answer) return c.body(null, 204);
+  return c.json(answer.payload, answer.status as 200 | 400);
+});
+
+app.route("/admin", adminRoutes);
+
+app.notFound((c) => c.json({ error: { code: "NOT_FOUND", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}` } }, 404));
+
+app.onError((error, c) => {
+  const appError = toAppError(error);
+  return c.json(jsonRpcErrorBody(JSON_RPC.INTERNAL, appError.message), 500);
+});
+
+function resolveToolset(c: Context<AppBindings>, fallback: string): Toolset | Response {
+  try {
+    return parseToolsets(c.req.query("toolsets"), fallback);
+  } catch (error) {
+    const e = error as AppError;
+    return c.json(jsonRpcErrorBody(JSON_RPC.INVALID_PARAMS, e.message, e.toJSON().error), 400);
+  }
+}
+
+function toolContext(c: Context<AppBindings>): ToolContext {
+  return {
+    scope: c.get("scope"),
+    caller: c.get("caller"),
+    services: buildServices(c.env, (p) => c.executionCtx.waitUntil(p)),
+    catalog: TOOLS,
+  };
+}
+
+function originAllowed(origin: string, requestUrl: string, allowed: string[]): boolean {
+  if (allowed.includes("*") || allowed.includes(origin)) return true;
+  try {
+    return new URL(origin).host === new URL(requestUrl).host;
+  } catch {
+    return false;
+  }
+}
+

@@ -1,0 +1,108 @@
+import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { z } from "zod";
+import { createApiKey, createTenant, findActiveKey, listApiKeys, listTenants, revokeApiKey } from "../core/tenants";
+import { openDatabase } from "../db/scope";
+import type { Env } from "../env";
+import { AppError, permissionDenied, toAppError } from "../errors";
+import { errorResponse } from "../http/responses";
+import { validationError } from "../mcp/validation";
+import { SCOPES, scopeAllows, timingSafeEqual } from "./api-keys";
+import { presentedKey } from "./middleware";
+
+/**
+ * Who may call /admin: the operator (the ADMIN_TOKEN secret, every tenant) or a tenant admin
+ * (an API key with the `admin` scope, confined to its own tenant's keys).
+ */
+type AdminPrincipal = { kind: "operator" } | { kind: "tenant"; tenantId: string };
+type AdminBindings = { Bindings: Env; Variables: { principal: AdminPrincipal } };
+
+const tenantBody = z.object({
+  name: z.string().trim().min(1).max(200),
+  tenant_id: z.string().regex(/^[A-Za-z0-9_-]{3,64}$/, "3-64 letters, digits, '_' or '-'").optional(),
+});
+const keyBody = z.object({
+  name: z.string().trim().min(1).max(200).default("api key"),
+  scopes: z.array(z.enum(SCOPES as [string, ...string[]])).min(1).default(["read", "write"]),
+  projects: z.array(z.string().min(1).max(200)).min(1).max(100).nullable().default(null),
+});
+
+const authenticateAdmin: MiddlewareHandler<AdminBindings> = async (c, next) => {
+  const presented = presentedKey(c.req.raw.headers);
+  const adminToken = c.env.ADMIN_TOKEN;
+  if (presented && adminToken && timingSafeEqual(presented, adminToken)) {
+    c.set("principal", { kind: "operator" });
+    return next();
+  }
+  const key = presented ? await findActiveKey(openDatabase(c.env.DB), presented) : null;
+  if (key && scopeAllows(key.scopes, "admin")) {
+    c.set("principal", { kind: "tenant", tenantId: key.tenantId });
+    return next();
+  }
+  if (key) return errorResponse(c, permissionDenied("This API key lacks the 'admin' scope"));
+  c.header("WWW-Authenticate", 'Bearer realm="context-edge-admin"');
+  return c.json(new AppError("PERMISSION_DENIED", "Admin API needs the ADMIN_TOKEN or an API key with the 'admin' scope").toJSON(), 401);
+};
+
+function requireOperator(c: Context<AdminBindings>): void {
+  if (c.get("principal").kind !== "operator") throw permissionDenied("Only the operator (ADMIN_TOKEN) may do this");
+}
+
+/** A tenant admin may only act on its own tenant. */
+function requireTenantAccess(c: Context<AdminBindings>, tenantId: string): void {
+  const principal = c.get("principal");
+  if (principal.kind === "tenant" && principal.tenantId !== tenantId) throw permissionDenied("This key may only manage its own tenant");
+}
+
+async function parseBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.output<T>> {
+  const raw = await c.req.text();
+  let json: unknown = {};
+  if (raw.trim() !== "") {
+    try {
+      json = JSON.parse(raw);
+    } catch {
+      throw new AppError("INVALID_PARAMETER", "Request body is not valid JSON", { parameter: "body" });
+    }
+  }
+  const parsed = schema.safeParse(json, { reportInput: true });
+  if (!parsed.success) throw validationError(parsed.error);
+  return parsed.data;
+}
+
+export const adminRoutes = new Hono<AdminBindings>()
+  .use("*", authenticateAdmin)
+  .post("/tenants", async (c) => {
+    requireOperator(c);
+    const body = await parseBody(c, tenantBody);
+    const db = openDatabase(c.env.DB);
+    if (body.tenant_id && (await listTenants(db)).some((t) => t.tenant_id === body.tenant_id)) {
+      throw new AppError("CONFLICT", `Tenant '${body.tenant_id}' already exists`, { tenant_id: body.tenant_id });
+    }
+    return c.json(await createTenant(db, body.name, body.tenant_id), 201);
+  })
+  .get("/tenants", async (c) => {
+    requireOperator(c);
+    return c.json({ tenants: await listTenants(openDatabase(c.env.DB)) });
+  })
+  .post("/tenants/:tenantId/keys", async (c) => {
+    const tenantId = c.req.param("tenantId");
+    requireTenantAccess(c, tenantId);
+    const body = await parseBody(c, keyBody);
+    const key = await createApiKey(openDatabase(c.env.DB), {
+      tenantId,
+      name: body.name,
+      scopes: body.scopes as (typeof SCOPES)[number][],
+      projects: body.projects,
+    });
+    return c.json({ ...key, note: "Store api_key now: it is shown only once." }, 201);
+  })
+  .get("/tenants/:tenantId/keys", async (c) => {
+    const tenantId = c.req.param("tenantId");
+    requireTenantAccess(c, tenantId);
+    return c.json({ keys: await listApiKeys(openDatabase(c.env.DB), tenantId) });
+  })
+  .delete("/keys/:keyId", async (c) => {
+    const principal = c.get("principal");
+    const tenantId = principal.kind === "tenant" ? principal.tenantId : null;
+    return c.json(await revokeApiKey(openDatabase(c.env.DB), c.req.param("keyId"), tenantId));
+  })
+  .onError((error, c) => errorResponse(c, toAppError(error)));

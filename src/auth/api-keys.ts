@@ -1,0 +1,42 @@
+import { sha256Hex } from "../crypto";
+
+/** API key secrets: 256 random bits, shown once, stored only as a SHA-256 hash. */
+
+export const API_KEY_PREFIX = "ce_";
+
+export type Scope = "read" | "write" | "admin";
+export const SCOPES: readonly Scope[] = ["read", "write", "admin"];
+
+/** Scopes are ordered: a write key can also read; an admin key can also write. */
+export function scopeAllows(granted: readonly Scope[], required: Scope): boolean {
+  const rank = (s: Scope) => SCOPES.indexOf(s);
+  return granted.some((s) => rank(s) >= rank(required));
+}
+
+export function generateApiKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return API_KEY_PREFIX + base64Url(bytes);
+}
+
+export function hashApiKey(secret: string): Promise<string> {
+  return sha256Hex(secret);
+}
+
+export function randomId(prefix: string, bytes = 12): string {
+  return prefix + base64Url(crypto.getRandomValues(new Uint8Array(bytes)));
+}
+
+function base64Url(bytes: Uint8Array): string {
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** Constant-time comparison for the admin token. */
+export function timingSafeEqual(a: string, b: string): boolean {
+  const x = new TextEncoder().encode(a);
+  const y = new TextEncoder().encode(b);
+  let diff = x.length ^ y.length;
+  for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
+  return diff === 0;
+}

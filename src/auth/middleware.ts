@@ -1,0 +1,43 @@
+import type { MiddlewareHandler } from "hono";
+import { findActiveKey, touchApiKey } from "../core/tenants";
+import { openDatabase, tenantScope } from "../db/scope";
+import type { AppBindings } from "../http/context";
+import { jsonRpcErrorBody } from "../http/responses";
+
+const LAST_USED_RESOLUTION_MS = 60_000;
+const RATE_LIMIT_PERIOD_SECONDS = 60;
+
+/** Reads the key from `Authorization: Bearer` or `x-api-key`. */
+export function presentedKey(headers: Headers): string | null {
+  const authorization = headers.get("authorization");
+  const bearer = authorization?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+  return bearer || headers.get("x-api-key")?.trim() || null;
+}
+
+/** API key -> tenant. 401 with WWW-Authenticate when the key is missing, unknown or revoked. */
+export const requireApiKey: MiddlewareHandler<AppBindings> = async (c, next) => {
+  const secret = presentedKey(c.req.raw.headers);
+  const key = secret ? await findActiveKey(openDatabase(c.env.DB), secret) : null;
+  if (!key) {
+    const message = secret ? "Invalid or revoked API key" : "Missing API key: send Authorization: Bearer <key> or x-api-key";
+    c.header("WWW-Authenticate", `Bearer realm="context-edge", error="invalid_token", error_description="${message}"`);
+    return c.json(jsonRpcErrorBody(-32001, message), 401);
+  }
+  c.set("caller", key);
+  c.set("scope", tenantScope(c.env.DB, key.tenantId));
+  const now = Date.now();
+  if (key.lastUsedAt === null || now - key.lastUsedAt > LAST_USED_RESOLUTION_MS) {
+    c.executionCtx.waitUntil(touchApiKey(openDatabase(c.env.DB), key.keyId, now).catch(() => undefined));
+  }
+  await next();
+};
+
+/** Per-key rate limit through the RATE_LIMITER binding: 429 with Retry-After. */
+export const rateLimitPerKey: MiddlewareHandler<AppBindings> = async (c, next) => {
+  const { success } = await c.env.RATE_LIMITER.limit({ key: c.get("caller").keyId });
+  if (!success) {
+    c.header("Retry-After", String(RATE_LIMIT_PERIOD_SECONDS));
+    return c.json(jsonRpcErrorBody(-32029, `Rate limit exceeded for this API key; retry after ${RATE_LIMIT_PERIOD_SECONDS} seconds`), 429);
+  }
+  await next();
+};

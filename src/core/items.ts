@@ -1,0 +1,179 @@
+import { sha256Hex } from "../crypto";
+import type { TenantScope } from "../db/scope";
+import { AppError, invalidParameter } from "../errors";
+import type { Services } from "../services";
+import { chunkText } from "./chunking";
+import { ftsIndexText } from "./fts-text";
+import { MAX_ITEM_CHARS, type ItemKind, type ItemType, type Tier } from "./item-types";
+
+export interface NewItem {
+  project: string;
+  kind: ItemKind;
+  type: ItemType;
+  content: string;
+  conversationId?: string | null;
+  role?: string | null;
+  tags?: string[];
+  importance?: number;
+  metadata?: Record<string, unknown>;
+  tier?: Tier;
+  taskId?: string | null;
+  filePath?: string | null;
+  lineStart?: number | null;
+  lineEnd?: number | null;
+  /** Epoch ms; defaults to now (imports pass the original time). */
+  createdAt?: number;
+}
+
+export interface WrittenItem {
+  id: string;
+  /** Set when identical content already existed in the project: then `id` is that item's id. */
+  duplicateOf: string | null;
+  project: string;
+  tokens: number;
+  chunkCount: number;
+  createdAt: number;
+}
+
+const IN_LIST = 90; // D1: at most 100 bound parameters per statement
+
+/**
+ * Writes items atomically (one D1 batch: conversations, items, chunks, FTS rows), counting tokens
+ * once, deduplicating by content hash within each project (messages excepted), then queues embedding.
+ * Keyword search finds the items at once; vector search once the embed job has run.
+ */
+export async function writeItems(scope: TenantScope, services: Services, inputs: NewItem[]): Promise<WrittenItem[]> {
+  inputs.forEach((item, i) => {
+    if (item.content.trim().length === 0) throw invalidParameter("content", `content must not be empty${inputs.length > 1 ? ` (item ${i})` : ""}`);
+    if (item.content.length > MAX_ITEM_CHARS) {
+      throw invalidParameter("content", `content is ${item.content.length} characters; the limit is ${MAX_ITEM_CHARS}${inputs.length > 1 ? ` (item ${i})` : ""}`);
+    }
+  });
+  const counter = await services.tokens();
+  const now = Date.now();
+  const hashes = await Promise.all(inputs.map((item) => sha256Hex(item.content)));
+  const existing = await findByHash(scope, inputs, hashes);
+
+  const statements: D1PreparedStatement[] = [];
+  const results: WrittenItem[] = [];
+  const seenInBatch = new Map<string, string>();
+  const newIds: string[] = [];
+  inputs.forEach((item, i) => {
+    const hash = hashes[i]!;
+    const dedupeKey = `${item.project}\u0000${hash}`;
+    const duplicate = item.conversationId ? undefined : (existing.get(dedupeKey) ?? seenInBatch.get(dedupeKey));
+    if (duplicate) {
+      results.push({ id: duplicate, duplicateOf: duplicate, project: item.project, tokens: 0, chunkCount: 0, createdAt: now });
+      return;
+    }
+    const id = crypto.randomUUID();
+    if (!item.conversationId) seenInBatch.set(dedupeKey, id);
+    const createdAt = item.createdAt ?? now;
+    const tokens = counter.count(item.content);
+    const chunks = chunkText(item.content, tokens, counter);
+    if (item.conversationId) statements.push(upsertConversation(scope, item, tokens, createdAt));
+    statements.push(insertItem(scope, id, item, hash, tokens, createdAt));
+    chunks.forEach((chunk, index) => {
+      statements.push(
+        scope.d1.prepare("INSERT INTO chunks (tenant_id, item_id, chunk_index, content, tokens) VALUES (?, ?, ?, ?, ?)").bind(scope.tenantId, id, index, chunk.content, chunk.tokens),
+        scope.d1.prepare("INSERT INTO chunks_fts (rowid, content) VALUES (last_insert_rowid(), ?)").bind(ftsIndexText(chunk.content)),
+      );
+    });
+    newIds.push(id);
+    results.push({ id, duplicateOf: null, project: item.project, tokens, chunkCount: chunks.length, createdAt });
+  });
+
+  if (statements.length > 0) {
+    try {
+      await scope.d1.batch(statements);
+    } catch (error) {
+      if (String(error).includes("UNIQUE constraint failed: items")) {
+        throw new AppError("CONFLICT", "The same content was written concurrently; retry the call to get the existing id");
+      }
+      throw error;
+    }
+  }
+  if (newIds.length > 0) await queueEmbedding(scope, services, newIds);
+  return results;
+}
+
+/** Queues embedding; if the queue is unavailable the cron sweep finds the items (embedded_at IS NULL). */
+export async function queueEmbedding(scope: TenantScope, services: Services, itemIds: string[]): Promise<void> {
+  const messages = [];
+  for (let i = 0; i < itemIds.length; i += 100) messages.push({ type: "embed" as const, tenantId: scope.tenantId, itemIds: itemIds.slice(i, i + 100) });
+  try {
+    await services.jobs.send(messages);
+  } catch (error) {
+    console.error("could not queue embedding; the cron sweep will retry", error);
+  }
+}
+
+async function findByHash(scope: TenantScope, inputs: NewItem[], hashes: string[]): Promise<Map<string, string>> {
+  const wanted = [...new Set(hashes.filter((_, i) => !inputs[i]!.conversationId))];
+  const found = new Map<string, string>();
+  for (let i = 0; i < wanted.length; i += IN_LIST) {
+    const slice = wanted.slice(i, i + IN_LIST);
+    const { results } = await scope.d1
+      .prepare(`SELECT id, project, content_hash FROM items WHERE tenant_id = ? AND conversation_id IS NULL AND content_hash IN (${slice.map(() => "?").join(",")})`)
+      .bind(scope.tenantId, ...slice)
+      .all<{ id: string; project: string; content_hash: string }>();
+    for (const row of results) found.set(`${row.project}\u0000${row.content_hash}`, row.id);
+  }
+  return found;
+}
+
+function upsertConversation(scope: TenantScope, item: NewItem, tokens: number, at: number): D1PreparedStatement {
+  return scope.d1
+    .prepare(
+      "INSERT INTO conversations (tenant_id, id, project, message_count, tokens, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?, ?) " +
+        "ON CONFLICT (tenant_id, id) DO UPDATE SET message_count = message_count + 1, tokens = tokens + excluded.tokens, updated_at = MAX(updated_at, excluded.updated_at)",
+    )
+    .bind(scope.tenantId, item.conversationId, item.project, tokens, at, at);
+}
+
+function insertItem(scope: TenantScope, id: string, item: NewItem, hash: string, tokens: number, createdAt: number): D1PreparedStatement {
+  return scope.d1
+    .prepare(
+      `INSERT INTO items (id, tenant_id, project, kind, type, conversation_id, position, role, content, tags, importance, metadata, tier, task_id,
+        file_path, line_start, line_end, tokens, content_hash, created_at, touched_at)
+       VALUES (?, ?, ?, ?, ?, ?, ${item.conversationId ? "(SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE tenant_id = ? AND conversation_id = ?)" : "NULL"},
+        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(
+      id,
+      scope.tenantId,
+      item.project,
+      item.kind,
+      item.type,
+      item.conversationId ?? null,
+      ...(item.conversationId ? [scope.tenantId, item.conversationId] : []),
+      item.role ?? null,
+      item.content,
+      JSON.stringify(item.tags ?? []),
+      item.importance ?? 0.5,
+      JSON.stringify(item.metadata ?? {}),
+      item.tier ?? "active",
+      item.taskId ?? null,
+      item.filePath ?? null,
+      item.lineStart ?? null,
+      item.lineEnd ?? null,
+      tokens,
+      hash,
+      createdAt,
+      createdAt,
+    );
+}
+
+/** Full content of items by id (tenant-scoped). */
+export async function readItemContents(scope: TenantScope, ids: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (let i = 0; i < ids.length; i += IN_LIST) {
+    const slice = ids.slice(i, i + IN_LIST);
+    const { results } = await scope.d1
+      .prepare(`SELECT id, content FROM items WHERE tenant_id = ? AND id IN (${slice.map(() => "?").join(",")})`)
+      .bind(scope.tenantId, ...slice)
+      .all<{ id: string; content: string }>();
+    for (const row of results) out.set(row.id, row.content);
+  }
+  return out;
+}

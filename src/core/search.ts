@@ -1,0 +1,246 @@
+import { dot } from "../adapters/vector-math";
+import type { TenantScope } from "../db/scope";
+import type { Services } from "../services";
+import { ftsQuery } from "./fts-text";
+import type { Tier } from "./item-types";
+
+export interface SearchFilters {
+  /** Projects to search; undefined = every project the caller may touch. */
+  projects?: string[];
+  kinds?: string[];
+  types?: string[];
+  /** Items carrying any of these tags. */
+  tags?: string[];
+  tiers?: Tier[];
+  conversationId?: string;
+  roles?: string[];
+  /** Epoch ms, inclusive. */
+  after?: number;
+  before?: number;
+}
+
+export interface SearchHit {
+  chunkId: number;
+  chunkIndex: number;
+  chunkContent: string;
+  chunkTokens: number;
+  itemId: string;
+  project: string;
+  kind: string;
+  type: string;
+  role: string | null;
+  conversationId: string | null;
+  position: number | null;
+  tags: string[];
+  metadata: Record<string, unknown>;
+  importance: number;
+  tier: string;
+  createdAt: number;
+  /** Fused relevance in 0..1 (1 = first in both the keyword and the vector list). */
+  score: number;
+  /** Cosine similarity between query and chunk embeddings, when the chunk is embedded. */
+  similarity: number | null;
+  keywordRank: number | null;
+  vectorRank: number | null;
+}
+
+export type SearchMode = "hybrid" | "keyword" | "vector";
+
+/** Reciprocal rank fusion constant (Cormack et al.); 60 is the usual choice. */
+const RRF_K = 60;
+const MAX_CANDIDATES = 100;
+
+const ROW_COLUMNS = `c.id AS chunk_id, c.chunk_index, c.content AS chunk_content, c.tokens AS chunk_tokens, i.id AS item_id, i.project, i.kind, i.type,
+  i.role, i.conversation_id, i.position, i.tags, i.metadata, i.importance, i.tier, i.created_at`;
+
+type Row = {
+  chunk_id: number;
+  chunk_index: number;
+  chunk_content: string;
+  chunk_tokens: number;
+  item_id: string;
+  project: string;
+  kind: string;
+  type: string;
+  role: string | null;
+  conversation_id: string | null;
+  position: number | null;
+  tags: string;
+  metadata: string;
+  importance: number;
+  tier: string;
+  created_at: number;
+};
+
+/**
+ * Hybrid retrieval: FTS5 BM25 and vector similarity lists over chunks, fused by reciprocal rank.
+ * Every statement filters on the scope's tenant; stashed items are excluded unless `tiers` asks.
+ */
+export async function searchChunks(
+  scope: TenantScope,
+  services: Services,
+  query: string,
+  filters: SearchFilters,
+  limit: number,
+  mode: SearchMode = "hybrid",
+): Promise<SearchHit[]> {
+  const pool = Math.min(MAX_CANDIDATES, Math.max(50, limit * 4));
+  const [keyword, vector] = await Promise.all([
+    mode === "vector" ? [] : keywordCandidates(scope, query, filters, pool),
+    mode === "keyword" ? { rows: [], queryVector: null } : vectorCandidates(scope, services, query, filters, pool),
+  ]);
+  const fused = new Map<number, { row: Row; score: number; keywordRank: number | null; vectorRank: number | null; similarity: number | null }>();
+  keyword.forEach((row, rank) => {
+    fused.set(row.chunk_id, { row, score: 1 / (RRF_K + rank + 1), keywordRank: rank + 1, vectorRank: null, similarity: null });
+  });
+  vector.rows.forEach(({ row, similarity }, rank) => {
+    const entry = fused.get(row.chunk_id) ?? { row, score: 0, keywordRank: null, vectorRank: null, similarity: null };
+    entry.score += 1 / (RRF_K + rank + 1);
+    entry.vectorRank = rank + 1;
+    entry.similarity = similarity;
+    fused.set(row.chunk_id, entry);
+  });
+  const lists = (keyword.length > 0 ? 1 : 0) + (vector.rows.length > 0 ? 1 : 0);
+  const best = Math.max(1, lists) / (RRF_K + 1);
+  const top = [...fused.values()].sort((a, b) => b.score - a.score || a.row.chunk_id - b.row.chunk_id).slice(0, limit);
+  await fillMissingSimilarities(scope, services, vector.queryVector, top);
+  return top.map((e) => toHit(e.row, Math.min(1, e.score / best), e.similarity, e.keywordRank, e.vectorRank));
+}
+
+async function keywordCandidates(scope: TenantScope, query: string, filters: SearchFilters, pool: number): Promise<Row[]> {
+  const match = ftsQuery(query);
+  if (match === null) return [];
+  const where = filterSql(filters);
+  const { results } = await scope.d1
+    .prepare(
+      `SELECT ${ROW_COLUMNS} FROM chunks_fts f JOIN chunks c ON c.id = f.rowid JOIN items i ON i.id = c.item_id
+       WHERE chunks_fts MATCH ? AND c.tenant_id = ? AND i.tenant_id = ?${where.sql}
+       ORDER BY bm25(chunks_fts), c.id LIMIT ?`,
+    )
+    .bind(match, scope.tenantId, scope.tenantId, ...where.params, pool)
+    .all<Row>();
+  return results;
+}
+
+async function vectorCandidates(
+  scope: TenantScope,
+  services: Services,
+  query: string,
+  filters: SearchFilters,
+  pool: number,
+): Promise<{ rows: { row: Row; similarity: number }[]; queryVector: Float32Array | null }> {
+  const [queryVector] = await services.embedder.embed([query]);
+  if (!queryVector) return { rows: [], queryVector: null };
+  const matches = await services.vectors.query(scope.tenantId, queryVector, { topK: pool, projects: filters.projects });
+  if (matches.length === 0) return { rows: [], queryVector };
+  const rows = await rowsByChunkIds(
+    scope,
+    matches.map((m) => m.chunkId),
+    filters,
+  );
+  const byId = new Map(rows.map((r) => [r.chunk_id, r]));
+  return {
+    rows: matches.flatMap((m) => {
+      const row = byId.get(m.chunkId);
+      return row ? [{ row, similarity: m.score }] : [];
+    }),
+    queryVector,
+  };
+}
+
+/** Chunk rows by id that pass the filters (vector hits are re-checked against D1: tier, tags, time). */
+async function rowsByChunkIds(scope: TenantScope, chunkIds: number[], filters: SearchFilters): Promise<Row[]> {
+  const where = filterSql(filters);
+  const out: Row[] = [];
+  const step = Math.max(1, 90 - where.params.length);
+  for (let i = 0; i < chunkIds.length; i += step) {
+    const ids = chunkIds.slice(i, i + step);
+    const { results } = await scope.d1
+      .prepare(
+        `SELECT ${ROW_COLUMNS} FROM chunks c JOIN items i ON i.id = c.item_id
+         WHERE c.tenant_id = ? AND i.tenant_id = ? AND c.id IN (${ids.map(() => "?").join(",")})${where.sql}`,
+      )
+      .bind(scope.tenantId, scope.tenantId, ...ids, ...where.params)
+      .all<Row>();
+    out.push(...results);
+  }
+  return out;
+}
+
+/** Keyword-only hits get their cosine from the stored vectors, so every score means the same. */
+async function fillMissingSimilarities(
+  scope: TenantScope,
+  services: Services,
+  queryVector: Float32Array | null,
+  entries: { row: Row; similarity: number | null }[],
+): Promise<void> {
+  if (!queryVector) return;
+  const missing = entries.filter((e) => e.similarity === null).map((e) => e.row.chunk_id);
+  if (missing.length === 0) return;
+  const vectors = await services.vectors.getVectors(scope.tenantId, missing);
+  for (const entry of entries) {
+    const stored = vectors.get(entry.row.chunk_id);
+    if (entry.similarity === null && stored && stored.length === queryVector.length) entry.similarity = dot(queryVector, stored);
+  }
+}
+
+function filterSql(filters: SearchFilters): { sql: string; params: unknown[] } {
+  const clauses: string[] = [];
+  const params: unknown[] = [];
+  const inList = (column: string, values: readonly unknown[] | undefined) => {
+    if (!values || values.length === 0) return;
+    clauses.push(`${column} IN (${values.map(() => "?").join(",")})`);
+    params.push(...values);
+  };
+  inList("i.project", filters.projects);
+  inList("i.kind", filters.kinds);
+  inList("i.type", filters.types);
+  inList("i.role", filters.roles);
+  inList("i.tier", filters.tiers ?? ["active"]);
+  if (filters.conversationId !== undefined) {
+    clauses.push("i.conversation_id = ?");
+    params.push(filters.conversationId);
+  }
+  if (filters.after !== undefined) {
+    clauses.push("i.created_at >= ?");
+    params.push(filters.after);
+  }
+  if (filters.before !== undefined) {
+    clauses.push("i.created_at <= ?");
+    params.push(filters.before);
+  }
+  if (filters.tags && filters.tags.length > 0) {
+    clauses.push(`EXISTS (SELECT 1 FROM json_each(i.tags) WHERE json_each.value IN (${filters.tags.map(() => "?").join(",")}))`);
+    params.push(...filters.tags);
+  }
+  return { sql: clauses.map((c) => ` AND ${c}`).join(""), params };
+}
+
+function toHit(row: Row, score: number, similarity: number | null, keywordRank: number | null, vectorRank: number | null): SearchHit {
+  return {
+    chunkId: row.chunk_id,
+    chunkIndex: row.chunk_index,
+    chunkContent: row.chunk_content,
+    chunkTokens: row.chunk_tokens,
+    itemId: row.item_id,
+    project: row.project,
+    kind: row.kind,
+    type: row.type,
+    role: row.role,
+    conversationId: row.conversation_id,
+    position: row.position,
+    tags: JSON.parse(row.tags) as string[],
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    importance: row.importance,
+    tier: row.tier,
+    createdAt: row.created_at,
+    score: round(score),
+    similarity: similarity === null ? null : round(similarity),
+    keywordRank,
+    vectorRank,
+  };
+}
+
+function round(n: number): number {
+  return Math.round(n * 10_000) / 10_000;
+}

@@ -1,0 +1,115 @@
+import { and, desc, eq, isNull } from "drizzle-orm";
+import { generateApiKey, hashApiKey, randomId, type Scope } from "../auth/api-keys";
+import type { Database } from "../db/scope";
+import { apiKeys, tenants } from "../db/schema";
+import { notFound } from "../errors";
+
+export interface Tenant {
+  tenant_id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface ApiKeyInfo {
+  key_id: string;
+  tenant_id: string;
+  name: string;
+  key_prefix: string;
+  scopes: Scope[];
+  projects: string[] | null;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+/** What authentication knows about the caller. */
+export interface AuthenticatedKey {
+  keyId: string;
+  tenantId: string;
+  scopes: Scope[];
+  projects: string[] | null;
+  lastUsedAt: number | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export async function createTenant(db: Database, name: string, id = randomId("tn_")): Promise<Tenant> {
+  const createdAt = Date.now();
+  await db.insert(tenants).values({ id, name, createdAt });
+  return { tenant_id: id, name, created_at: iso(createdAt)! };
+}
+
+export async function listTenants(db: Database): Promise<Tenant[]> {
+  const rows = await db.select().from(tenants).orderBy(tenants.createdAt);
+  return rows.map((t) => ({ tenant_id: t.id, name: t.name, created_at: iso(t.createdAt)! }));
+}
+
+export async function createApiKey(
+  db: Database,
+  input: { tenantId: string; name: string; scopes: Scope[]; projects: string[] | null; secret?: string },
+): Promise<ApiKeyInfo & { api_key: string }> {
+  const tenant = await db.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, input.tenantId)).get();
+  if (!tenant) throw notFound(`Tenant '${input.tenantId}' does not exist`, { tenant_id: input.tenantId });
+  const secret = input.secret ?? generateApiKey();
+  const row = {
+    id: randomId("key_"),
+    tenantId: input.tenantId,
+    name: input.name,
+    keyHash: await hashApiKey(secret),
+    keyPrefix: secret.slice(0, 10),
+    scopes: JSON.stringify(input.scopes),
+    projects: input.projects === null ? null : JSON.stringify(input.projects),
+    createdAt: Date.now(),
+  };
+  await db.insert(apiKeys).values(row);
+  return { ...toKeyInfo({ ...row, lastUsedAt: null, revokedAt: null }), api_key: secret };
+}
+
+export async function listApiKeys(db: Database, tenantId: string): Promise<ApiKeyInfo[]> {
+  const rows = await db.select().from(apiKeys).where(eq(apiKeys.tenantId, tenantId)).orderBy(desc(apiKeys.createdAt));
+  return rows.map(toKeyInfo);
+}
+
+/** Revokes a key; `tenantId` confines a tenant admin to its own keys (the operator passes null). */
+export async function revokeApiKey(db: Database, keyId: string, tenantId: string | null): Promise<ApiKeyInfo> {
+  const where = tenantId === null ? eq(apiKeys.id, keyId) : and(eq(apiKeys.id, keyId), eq(apiKeys.tenantId, tenantId));
+  const row = await db.select().from(apiKeys).where(where).get();
+  if (!row) throw notFound(`API key '${keyId}' does not exist`, { key_id: keyId });
+  const revokedAt = row.revokedAt ?? Date.now();
+  if (row.revokedAt === null) await db.update(apiKeys).set({ revokedAt }).where(eq(apiKeys.id, keyId));
+  return toKeyInfo({ ...row, revokedAt });
+}
+
+export async function findActiveKey(db: Database, secret: string): Promise<AuthenticatedKey | null> {
+  const row = await db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.keyHash, await hashApiKey(secret)), isNull(apiKeys.revokedAt)))
+    .get();
+  if (!row) return null;
+  return {
+    keyId: row.id,
+    tenantId: row.tenantId,
+    scopes: JSON.parse(row.scopes) as Scope[],
+    projects: row.projects === null ? null : (JSON.parse(row.projects) as string[]),
+    lastUsedAt: row.lastUsedAt,
+  };
+}
+
+export async function touchApiKey(db: Database, keyId: string, now: number): Promise<void> {
+  await db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, keyId));
+}
+
+function toKeyInfo(row: typeof apiKeys.$inferSelect): ApiKeyInfo {
+  return {
+    key_id: row.id,
+    tenant_id: row.tenantId,
+    name: row.name,
+    key_prefix: row.keyPrefix,
+    scopes: JSON.parse(row.scopes) as Scope[],
+    projects: row.projects === null ? null : (JSON.parse(row.projects) as string[]),
+    created_at: iso(row.createdAt)!,
+    last_used_at: iso(row.lastUsedAt),
+    revoked_at: iso(row.revokedAt),
+  };
+}

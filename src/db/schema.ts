@@ -1,0 +1,163 @@
+import { sql } from "drizzle-orm";
+import { blob, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+// All timestamps are epoch milliseconds. Every tenant-owned table carries tenant_id first in its
+// indexes, because every query filters on it (see src/db/scope.ts).
+
+export const tenants = sqliteTable("tenants", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  createdAt: integer("created_at").notNull(),
+});
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    name: text("name").notNull(),
+    /** SHA-256 of the secret, hex. The secret itself is never stored. */
+    keyHash: text("key_hash").notNull(),
+    /** First characters of the secret, so an operator can tell keys apart. */
+    keyPrefix: text("key_prefix").notNull(),
+    /** JSON array of "read" | "write" | "admin". */
+    scopes: text("scopes").notNull(),
+    /** JSON array of project names the key may touch; NULL means every project. */
+    projects: text("projects"),
+    createdAt: integer("created_at").notNull(),
+    lastUsedAt: integer("last_used_at"),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_keys_hash").on(t.keyHash), index("api_keys_tenant").on(t.tenantId)],
+);
+
+export const toolCalls = sqliteTable(
+  "tool_calls",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    tenantId: text("tenant_id").notNull(),
+    keyId: text("key_id").notNull(),
+    tool: text("tool").notNull(),
+    project: text("project"),
+    conversationId: text("conversation_id"),
+    startedAt: integer("started_at").notNull(),
+    durationMs: real("duration_ms").notNull(),
+    /** NULL when the call succeeded, else the error code. */
+    errorCode: text("error_code"),
+  },
+  (t) => [
+    index("tool_calls_tenant_time").on(t.tenantId, t.startedAt),
+    index("tool_calls_tenant_tool").on(t.tenantId, t.tool, t.startedAt),
+    index("tool_calls_tenant_conversation").on(t.tenantId, t.conversationId),
+  ],
+);
+
+/**
+ * One table for every stored text: memories, documents/resources, conversation messages, segments.
+ * `kind` says which tool family wrote it; `type` is the seed's content type (note, code, message, log...).
+ */
+export const items = sqliteTable(
+  "items",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull(),
+    project: text("project").notNull().default("default"),
+    kind: text("kind").notNull(),
+    type: text("type").notNull(),
+    conversationId: text("conversation_id"),
+    /** Order of a message within its conversation. */
+    position: integer("position"),
+    role: text("role"),
+    content: text("content").notNull(),
+    tags: text("tags").notNull().default("[]"),
+    /** 0..1; seed 003's LOW/MEDIUM/HIGH/CRITICAL map onto it. */
+    importance: real("importance").notNull().default(0.5),
+    metadata: text("metadata").notNull().default("{}"),
+    tier: text("tier").notNull().default("active"),
+    pinned: integer("pinned", { mode: "boolean" }).notNull().default(false),
+    taskId: text("task_id"),
+    filePath: text("file_path"),
+    lineStart: integer("line_start"),
+    lineEnd: integer("line_end"),
+    tokens: integer("tokens").notNull(),
+    contentHash: text("content_hash").notNull(),
+    generation: text("generation").notNull().default("young"),
+    gcSurvivalCount: integer("gc_survival_count").notNull().default(0),
+    createdAt: integer("created_at").notNull(),
+    touchedAt: integer("touched_at").notNull(),
+    /** When the item's chunks were last embedded; NULL while an embed job is pending. */
+    embeddedAt: integer("embedded_at"),
+  },
+  (t) => [
+    index("items_tenant_project").on(t.tenantId, t.project, t.tier),
+    index("items_tenant_conversation").on(t.tenantId, t.conversationId, t.position),
+    index("items_pending_embed").on(t.embeddedAt, t.createdAt),
+    // Dedupe: identical content in one project is one item (messages excepted: "ok" twice is two turns).
+    uniqueIndex("items_tenant_hash")
+      .on(t.tenantId, t.project, t.contentHash)
+      .where(sql`conversation_id IS NULL`),
+  ],
+);
+
+/** A conversation (seed 003 context, seed 000/002 session): ordered messages in `items`. */
+export const conversations = sqliteTable(
+  "conversations",
+  {
+    tenantId: text("tenant_id").notNull(),
+    id: text("id").notNull(),
+    project: text("project").notNull().default("default"),
+    messageCount: integer("message_count").notNull().default(0),
+    tokens: integer("tokens").notNull().default(0),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.id] }), index("conversations_tenant_updated").on(t.tenantId, t.updatedAt)],
+);
+
+/** Slices of items for search. Integer ids: seeds 000 and 002 pass numeric chunk ids. */
+export const chunks = sqliteTable(
+  "chunks",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    tenantId: text("tenant_id").notNull(),
+    itemId: text("item_id").notNull(),
+    chunkIndex: integer("chunk_index").notNull(),
+    content: text("content").notNull(),
+    tokens: integer("tokens").notNull(),
+  },
+  (t) => [index("chunks_tenant_item").on(t.tenantId, t.itemId, t.chunkIndex)],
+);
+
+/** The local vector index (offline runs): one row per chunk, exact cosine at query time. */
+export const localVectors = sqliteTable(
+  "local_vectors",
+  {
+    tenantId: text("tenant_id").notNull(),
+    chunkId: integer("chunk_id").notNull(),
+    itemId: text("item_id").notNull(),
+    project: text("project").notNull(),
+    kind: text("kind").notNull(),
+    type: text("type").notNull(),
+    vector: blob("vector", { mode: "buffer" }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.chunkId] }),
+    index("local_vectors_scope").on(t.tenantId, t.project),
+  ],
+);
+
+/** Jobs that exhausted their retries (dead-lettered), for an operator to inspect and replay. */
+export const jobFailures = sqliteTable(
+  "job_failures",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    tenantId: text("tenant_id"),
+    messageId: text("message_id").notNull(),
+    jobType: text("job_type").notNull(),
+    body: text("body").notNull(),
+    attempts: integer("attempts").notNull(),
+    lastError: text("last_error"),
+    failedAt: integer("failed_at").notNull(),
+  },
+  (t) => [uniqueIndex("job_failures_message").on(t.messageId)],
+);

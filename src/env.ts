@@ -1,0 +1,23 @@
+import type { JobMessage } from "./jobs/messages";
+
+/** Bindings and vars declared in wrangler.toml, plus secrets from `.dev.vars` / `wrangler secret put`. */
+export interface Env {
+  DB: D1Database;
+  CACHE: KVNamespace;
+  JOBS: Queue<JobMessage>;
+  RATE_LIMITER: RateLimit;
+  VECTORIZE: Vectorize;
+  AI: Ai;
+
+  ADMIN_TOKEN?: string;
+  EMBEDDER?: string;
+  EMBEDDING_MODEL?: string;
+  EMBEDDING_DIMENSIONS?: string;
+  OPENAI_BASE_URL?: string;
+  OPENAI_API_KEY?: string;
+  VECTOR_INDEX?: string;
+  SUMMARIZER?: string;
+  ALLOWED_ORIGINS?: string;
+  MAX_BODY_BYTES?: string;
+  TOKEN_ENCODING?: string;
+}

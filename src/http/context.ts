@@ -1,0 +1,9 @@
+import type { AuthenticatedKey } from "../core/tenants";
+import type { TenantScope } from "../db/scope";
+import type { Env } from "../env";
+
+/** Hono's typing for this app: bindings plus what the auth middleware puts on the context. */
+export interface AppBindings {
+  Bindings: Env;
+  Variables: { caller: AuthenticatedKey; scope: TenantScope };
+}

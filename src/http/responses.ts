@@ -1,0 +1,21 @@
+import type { Context } from "hono";
+import type { AppError, ErrorCode } from "../errors";
+
+const HTTP_STATUS: Record<ErrorCode, 400 | 403 | 404 | 409 | 500> = {
+  INVALID_PARAMETER: 400,
+  NOT_FOUND: 404,
+  SEGMENT_NOT_FOUND: 404,
+  PERMISSION_DENIED: 403,
+  CONFLICT: 409,
+  INTERNAL_ERROR: 500,
+};
+
+/** An AppError as a plain HTTP JSON response (admin API). */
+export function errorResponse(c: Context, error: AppError): Response {
+  return c.json(error.toJSON(), HTTP_STATUS[error.code]);
+}
+
+/** A JSON-RPC error body outside a tool call (auth, limits, transport). */
+export function jsonRpcErrorBody(code: number, message: string, data?: unknown) {
+  return { jsonrpc: "2.0" as const, error: data === undefined ? { code, message } : { code, message, data }, id: null };
+}

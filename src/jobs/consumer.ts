@@ -1,0 +1,55 @@
+import { tenantScope } from "../db/scope";
+import type { Env } from "../env";
+import { buildServices } from "../services";
+import { embedItems } from "./embed";
+import type { JobMessage } from "./messages";
+
+/** Deliveries before a message is dead-lettered: wrangler.toml `max_retries` (5) + the first try. */
+export const MAX_ATTEMPTS = 6;
+export const DEAD_LETTER_QUEUE = "context-edge-jobs-dlq";
+
+/** Queue consumer: runs each job; a failure is retried with exponential backoff, then dead-lettered. */
+export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
+  if (batch.queue === DEAD_LETTER_QUEUE) return recordDeadLetters(batch, env);
+  const services = buildServices(env, (p) => ctx.waitUntil(p));
+  for (const message of batch.messages) {
+    try {
+      await runJob(message.body, env, services);
+      message.ack();
+    } catch (error) {
+      console.error(`job ${message.body.type} failed (attempt ${message.attempts})`, error);
+      if (message.attempts >= MAX_ATTEMPTS) await recordFailure(env, message, String(error));
+      message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+    }
+  }
+}
+
+async function runJob(job: JobMessage, env: Env, services: ReturnType<typeof buildServices>): Promise<void> {
+  switch (job.type) {
+    case "embed":
+      await embedItems(tenantScope(env.DB, job.tenantId), services, job.itemIds);
+      return;
+  }
+}
+
+/** 2, 4, 8, ... seconds, capped at 5 minutes. */
+export function backoffSeconds(attempts: number): number {
+  return Math.min(300, 2 ** Math.max(1, attempts));
+}
+
+async function recordDeadLetters(batch: MessageBatch<JobMessage>, env: Env): Promise<void> {
+  for (const message of batch.messages) {
+    await recordFailure(env, message, null);
+    message.ack();
+  }
+}
+
+/** One row per failed message (the DLQ delivery keeps the last error the main consumer saw). */
+async function recordFailure(env: Env, message: Message<JobMessage>, error: string | null): Promise<void> {
+  await env.DB.prepare(
+    `INSERT INTO job_failures (tenant_id, message_id, job_type, body, attempts, last_error, failed_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (message_id) DO UPDATE SET attempts = MAX(attempts, excluded.attempts), last_error = COALESCE(excluded.last_error, last_error)`,
+  )
+    .bind(message.body.tenantId ?? null, message.id, message.body.type ?? "unknown", JSON.stringify(message.body).slice(0, 10_000), message.attempts, error, Date.now())
+    .run();
+}

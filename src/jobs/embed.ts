@@ -1,0 +1,36 @@
+import type { TenantScope } from "../db/scope";
+import type { Services } from "../services";
+
+const IN_LIST = 90;
+
+/**
+ * Embeds every chunk of the given items and upserts the vectors, then marks the items embedded.
+ * Idempotent: vectors are keyed by chunk id, so a re-delivered message rewrites the same vectors.
+ */
+export async function embedItems(scope: TenantScope, services: Services, itemIds: string[]): Promise<number> {
+  let embedded = 0;
+  for (let i = 0; i < itemIds.length; i += IN_LIST) {
+    const ids = itemIds.slice(i, i + IN_LIST);
+    const { results: chunks } = await scope.d1
+      .prepare(
+        `SELECT c.id, c.item_id, c.content, i.project, i.kind, i.type FROM chunks c JOIN items i ON i.id = c.item_id
+         WHERE c.tenant_id = ? AND i.tenant_id = ? AND c.item_id IN (${ids.map(() => "?").join(",")}) ORDER BY c.id`,
+      )
+      .bind(scope.tenantId, scope.tenantId, ...ids)
+      .all<{ id: number; item_id: string; content: string; project: string; kind: string; type: string }>();
+    for (let j = 0; j < chunks.length; j += services.embedder.maxBatch) {
+      const batch = chunks.slice(j, j + services.embedder.maxBatch);
+      const vectors = await services.embedder.embed(batch.map((c) => c.content));
+      await services.vectors.upsert(
+        scope.tenantId,
+        batch.map((c, k) => ({ chunkId: c.id, itemId: c.item_id, project: c.project, kind: c.kind, type: c.type, values: vectors[k]! })),
+      );
+      embedded += batch.length;
+    }
+    await scope.d1
+      .prepare(`UPDATE items SET embedded_at = ? WHERE tenant_id = ? AND id IN (${ids.map(() => "?").join(",")})`)
+      .bind(Date.now(), scope.tenantId, ...ids)
+      .run();
+  }
+  return embedded;
+}

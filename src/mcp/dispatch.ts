@@ -1,0 +1,97 @@
+import { scopeAllows } from "../auth/api-keys";
+import { recordToolCall } from "../core/usage-log";
+import { AppError, invalidParameter, permissionDenied, toAppError } from "../errors";
+import { requiredScope, type AnyTool, type ToolContext } from "../tools/registry";
+import type { Toolset } from "../tools/toolsets";
+import { validationError } from "./validation";
+
+/** Argument names that carry a project / a conversation, in the seeds' vocabularies. */
+const PROJECT_ARGUMENTS = ["project_id", "namespace", "project"] as const;
+const CONVERSATION_ARGUMENTS = ["contextId", "conversation_id", "session_id", "sourceContextId"] as const;
+
+export type ToolOutcome = { ok: true; value: unknown } | { ok: false; error: AppError };
+
+/**
+ * The one path every tool call takes, from /mcp and /jsonrpc alike: find the tool, check the
+ * toolset, the key's scope, the arguments and the key's projects, run the handler, log the call.
+ */
+export async function callTool(
+  catalog: ReadonlyMap<string, AnyTool>,
+  toolset: Toolset,
+  name: unknown,
+  args: unknown,
+  ctx: ToolContext,
+): Promise<ToolOutcome> {
+  const tool = typeof name === "string" ? catalog.get(name) : undefined;
+  if (!tool) {
+    const shown = typeof name === "string" ? `'${name}'` : "(missing)";
+    return { ok: false, error: invalidParameter("name", `Unknown tool ${shown}. Call tools/list or list_tool_identifiers for the tools this server has.`) };
+  }
+  const startedAt = Date.now();
+  let outcome: ToolOutcome;
+  let parsedArgs: Record<string, unknown> | undefined;
+  try {
+    checkToolset(tool, toolset);
+    const required = requiredScope(tool);
+    if (!scopeAllows(ctx.caller.scopes, required)) {
+      throw permissionDenied(`Tool '${tool.name}' needs a key with the '${required}' scope; this key has: ${ctx.caller.scopes.join(", ")}`, {
+        required_scope: required,
+      });
+    }
+    const parsed = tool.input.safeParse(args ?? {}, { reportInput: true });
+    if (!parsed.success) throw validationError(parsed.error);
+    parsedArgs = parsed.data as Record<string, unknown>;
+    checkProjects(parsedArgs, ctx.caller.projects);
+    outcome = { ok: true, value: await tool.handler(parsedArgs, ctx) };
+  } catch (error) {
+    outcome = { ok: false, error: toAppError(error) };
+  }
+  const source = parsedArgs ?? (isRecord(args) ? args : {});
+  ctx.services.waitUntil(
+    recordToolCall(ctx.scope, {
+      keyId: ctx.caller.keyId,
+      tool: tool.name,
+      project: firstString(source, PROJECT_ARGUMENTS),
+      conversationId: firstString(source, CONVERSATION_ARGUMENTS),
+      startedAt,
+      durationMs: Date.now() - startedAt,
+      errorCode: outcome.ok ? null : outcome.error.code,
+    }).catch((e) => console.error("usage log write failed", e)),
+  );
+  return outcome;
+}
+
+function checkToolset(tool: AnyTool, toolset: Toolset): void {
+  if (toolset.includes(tool)) return;
+  throw new AppError(
+    "INVALID_PARAMETER",
+    `Tool '${tool.name}' is in toolset '${tool.category}', which this connection has not enabled (enabled: ${toolset.names.join(", ")}). ` +
+      `Add it with ?toolsets=${[...toolset.names, tool.category].join(",")} or use ?toolsets=all.`,
+    { parameter: "name", toolset: tool.category },
+  );
+}
+
+function checkProjects(args: Record<string, unknown>, allowed: string[] | null): void {
+  if (allowed === null) return;
+  for (const key of PROJECT_ARGUMENTS) {
+    const value = args[key];
+    if (typeof value === "string" && !allowed.includes(value)) {
+      throw permissionDenied(`This key may not touch project '${value}' (${key}); it is limited to: ${allowed.join(", ")}`, {
+        parameter: key,
+        allowed_projects: allowed,
+      });
+    }
+  }
+}
+
+function firstString(args: Record<string, unknown>, keys: readonly string[]): string | null {
+  for (const key of keys) {
+    const value = args[key];
+    if (typeof value === "string" && value.length > 0) return value.slice(0, 200);
+  }
+  return null;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,61 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { AppError } from "../errors";
+import { TOOLS, TOOLS_BY_NAME } from "../tools/index";
+import type { ToolContext } from "../tools/registry";
+import type { Toolset } from "../tools/toolsets";
+import { callTool } from "./dispatch";
+import { listedTool, structuredContent } from "./tool-schemas";
+
+export const SERVER_INFO = { name: "context-edge", version: "0.1.0" };
+
+const INSTRUCTIONS =
+  "Context Edge gives you long-term memory: store memories and conversation messages, search them " +
+  "(keyword + semantic), and build context windows that fit a token budget. Call list_tool_identifiers " +
+  "to see every tool; this connection shows only its enabled toolsets (/mcp?toolsets=...).";
+
+/**
+ * MCP over streamable HTTP, stateless: a fresh Server and transport per request, nothing kept in the
+ * isolate between requests. Answers JSON or SSE by the order of the client's Accept header.
+ */
+export async function handleMcpPost(request: Request, toolset: Toolset, ctx: ToolContext): Promise<Response> {
+  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: TOOLS.filter((t) => toolset.includes(t)).map(listedTool),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
+    const outcome = await callTool(TOOLS_BY_NAME, toolset, req.params.name, req.params.arguments, ctx);
+    return outcome.ok ? toolResult(outcome.value) : toolError(outcome.error);
+  });
+  const { request: normalized, sse } = negotiateResponseFormat(request);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse });
+  await server.connect(transport);
+  return transport.handleRequest(normalized);
+}
+
+function toolResult(value: unknown): CallToolResult {
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return { content: [{ type: "text", text }], structuredContent: structuredContent(value) };
+}
+
+/** Tool errors are results with isError, so the agent can read and correct them. */
+function toolError(error: AppError): CallToolResult {
+  const body = error.toJSON();
+  return { isError: true, content: [{ type: "text", text: JSON.stringify(body) }], structuredContent: body };
+}
+
+/**
+ * The spec asks clients to accept both JSON and SSE. We answer SSE when the client lists
+ * text/event-stream first (or only), JSON otherwise; a client that lists just one gets that one.
+ */
+function negotiateResponseFormat(request: Request): { request: Request; sse: boolean } {
+  const accept = (request.headers.get("accept") ?? "").toLowerCase();
+  const json = accept.indexOf("application/json");
+  const stream = accept.indexOf("text/event-stream");
+  const sse = stream !== -1 && (json === -1 || stream < json);
+  if (json !== -1 && stream !== -1) return { request, sse };
+  const headers = new Headers(request.headers);
+  headers.set("accept", "application/json, text/event-stream");
+  return { request: new Request(request, { headers }), sse };
+}

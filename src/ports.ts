@@ -1,0 +1,41 @@
+import type { JobMessage } from "./jobs/messages";
+
+/** Text -> unit vectors. Adapters: Workers AI, OpenAI-compatible HTTP, local deterministic. */
+export interface Embedder {
+  readonly name: string;
+  readonly dimensions: number;
+  /** Most texts one call accepts; callers batch to it. */
+  readonly maxBatch: number;
+  embed(texts: string[]): Promise<Float32Array[]>;
+}
+
+/** What the vector index keeps beside each chunk vector. Only `project` is used as a filter there. */
+export interface VectorRecord {
+  chunkId: number;
+  itemId: string;
+  project: string;
+  kind: string;
+  type: string;
+  values: Float32Array;
+}
+
+export interface VectorMatch {
+  chunkId: number;
+  /** Cosine similarity, -1..1. */
+  score: number;
+}
+
+/** Chunk vectors per tenant. Adapters: Vectorize (namespace per tenant), local (D1, exact cosine). */
+export interface VectorIndex {
+  readonly name: string;
+  upsert(tenantId: string, records: VectorRecord[]): Promise<void>;
+  query(tenantId: string, vector: Float32Array, options: { topK: number; projects?: string[] }): Promise<VectorMatch[]>;
+  /** Stored vectors by chunk id (missing ids are absent from the map). */
+  getVectors(tenantId: string, chunkIds: number[]): Promise<Map<number, Float32Array>>;
+  delete(tenantId: string, chunkIds: number[]): Promise<void>;
+}
+
+/** Background work. Adapter: Cloudflare Queues (miniflare locally). */
+export interface JobQueue {
+  send(messages: JobMessage[]): Promise<void>;
+}

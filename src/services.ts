@@ -1,0 +1,51 @@
+import { LocalEmbedder } from "./adapters/local-embedder";
+import { LocalVectorIndex } from "./adapters/local-vector-index";
+import { OpenAiCompatibleEmbedder } from "./adapters/openai-embedder";
+import { QueueProducer } from "./adapters/queue-producer";
+import { VectorizeVectorIndex } from "./adapters/vectorize-index";
+import { WorkersAiEmbedder } from "./adapters/workers-ai-embedder";
+import { readConfig, type Config } from "./config";
+import { tokenCounter, type TokenCounter } from "./core/tokens";
+import type { Env } from "./env";
+import type { Embedder, JobQueue, VectorIndex } from "./ports";
+
+/**
+ * What tools and jobs get from the platform: configuration and the ports' adapters, chosen by
+ * configuration (wrangler.toml vars / bindings, `.dev.vars` locally), never by environment sniffing.
+ */
+export interface Services {
+  config: Config;
+  embedder: Embedder;
+  vectors: VectorIndex;
+  jobs: JobQueue;
+  tokens(): Promise<TokenCounter>;
+  /** Work that may finish after the response (usage log). */
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+export function buildServices(env: Env, waitUntil: (promise: Promise<unknown>) => void): Services {
+  const config = readConfig(env);
+  return {
+    config,
+    embedder: buildEmbedder(env, config),
+    vectors:
+      config.vectorIndex === "vectorize"
+        ? new VectorizeVectorIndex(env.VECTORIZE, config.embeddingDimensions)
+        : new LocalVectorIndex(env.DB, config.embeddingDimensions),
+    jobs: new QueueProducer(env.JOBS),
+    tokens: () => tokenCounter(config.tokenEncoding),
+    waitUntil,
+  };
+}
+
+function buildEmbedder(env: Env, config: Config): Embedder {
+  switch (config.embedder) {
+    case "workers-ai":
+      return new WorkersAiEmbedder(env.AI, config.embeddingModel, config.embeddingDimensions);
+    case "openai":
+      if (!env.OPENAI_BASE_URL) throw new Error("Configuration error: EMBEDDER=openai needs OPENAI_BASE_URL");
+      return new OpenAiCompatibleEmbedder(env.OPENAI_BASE_URL, env.OPENAI_API_KEY, config.embeddingModel, config.embeddingDimensions);
+    case "local":
+      return new LocalEmbedder(config.embeddingDimensions);
+  }
+}

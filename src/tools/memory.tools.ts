@@ -1,0 +1,217 @@
+import { z } from "zod";
+import { IMPORTANCE_LEVELS, MAX_BATCH_ITEMS } from "../core/item-types";
+import { writeItems } from "../core/items";
+import { defineTool } from "./registry";
+import { contentParam, conversationIdParam, iso, itemTypeParam, metadataParam, parseTimestamp, projectName, requireProjectAccess, tagsParam, timestampParam } from "./params";
+
+const writeAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+export const storeMemory = defineTool({
+  name: "store_memory",
+  category: "memory",
+  core: true,
+  title: "Store a document",
+  description:
+    "Store documents with vector indexing: the text is chunked, counted in tokens, indexed for keyword search at once " +
+    "and embedded for semantic search shortly after. Identical content already stored in the project is not stored " +
+    "twice; duplicate_of then names the existing resource.",
+  input: z.object({
+    file_name: z.string().min(1).max(500).describe("Name or path of the document."),
+    content: contentParam,
+    resource_type: itemTypeParam.default("document").describe("Type used by retrieve_by_type."),
+    project_id: projectName.default("default"),
+    tags: tagsParam.default([]),
+    metadata: metadataParam.default({}),
+  }),
+  output: z.object({
+    success: z.literal(true),
+    resource_id: z.string(),
+    file_name: z.string(),
+    chunk_count: z.number().int(),
+    tokens: z.number().int(),
+    duplicate_of: z.string().nullable(),
+  }),
+  annotations: writeAnnotations,
+  handler: async (input, ctx) => {
+    const [written] = await writeItems(ctx.scope, ctx.services, [
+      {
+        project: input.project_id,
+        kind: "document",
+        type: input.resource_type,
+        content: input.content,
+        tags: input.tags,
+        filePath: input.file_name,
+        metadata: { ...input.metadata, file_name: input.file_name },
+      },
+    ]);
+    return {
+      success: true as const,
+      resource_id: written!.id,
+      file_name: input.file_name,
+      chunk_count: written!.chunkCount,
+      tokens: written!.tokens,
+      duplicate_of: written!.duplicateOf,
+    };
+  },
+});
+
+export const logChat = defineTool({
+  name: "log_chat",
+  category: "conversation",
+  title: "Log a chat message",
+  description:
+    "Log chat messages with context: appends one message to a conversation (created on first use), searchable with " +
+    "search and readable around a hit with get_context. Returns the message id for linking.",
+  input: z.object({
+    conversation_id: conversationIdParam,
+    role: z.enum(["user", "assistant", "system", "tool"]),
+    content: contentParam,
+    agent_name: z.string().max(200).optional(),
+    project_id: projectName.default("default"),
+    tags: tagsParam.default([]),
+    metadata: metadataParam.default({}),
+    timestamp: timestampParam.optional().describe("When the message was said (ISO 8601 or epoch ms); defaults to now."),
+  }),
+  output: z.object({
+    success: z.literal(true),
+    message_id: z.string(),
+    conversation_id: z.string(),
+    tokens: z.number().int(),
+    timestamp: z.string(),
+  }),
+  annotations: { ...writeAnnotations, idempotentHint: false },
+  handler: async (input, ctx) => {
+    const [written] = await writeItems(ctx.scope, ctx.services, [
+      {
+        project: input.project_id,
+        kind: "message",
+        type: "message",
+        content: input.content,
+        conversationId: input.conversation_id,
+        role: input.role,
+        tags: input.tags,
+        metadata: input.agent_name ? { ...input.metadata, agent_name: input.agent_name } : input.metadata,
+        createdAt: parseTimestamp(input.timestamp, "timestamp"),
+      },
+    ]);
+    return {
+      success: true as const,
+      message_id: written!.id,
+      conversation_id: input.conversation_id,
+      tokens: written!.tokens,
+      timestamp: iso(written!.createdAt),
+    };
+  },
+});
+
+const memoryFields = {
+  content: contentParam,
+  tags: tagsParam.default([]),
+  importance: z.number().min(0).max(1).default(0.5).describe("0..1; raises the memory under the 'importance' strategy."),
+  metadata: metadataParam.default({}),
+  type: itemTypeParam.default("note"),
+};
+
+export const memoryStore = defineTool({
+  name: "memory_store",
+  category: "memory",
+  core: true,
+  title: "Store a memory",
+  description:
+    "Store one memory (a fact, preference, decision, snippet) in a namespace. Token count is computed once and stored; " +
+    "identical content already in the namespace returns the existing id with duplicate: true.",
+  input: z.object({ ...memoryFields, namespace: projectName.default("default") }),
+  output: z.object({
+    success: z.literal(true),
+    id: z.string(),
+    namespace: z.string(),
+    tokens: z.number().int(),
+    created_at: z.string(),
+    duplicate: z.boolean(),
+    duplicate_of: z.string().nullable(),
+  }),
+  annotations: writeAnnotations,
+  handler: async (input, ctx) => {
+    const [written] = await writeItems(ctx.scope, ctx.services, [
+      { project: input.namespace, kind: "memory", type: input.type, content: input.content, tags: input.tags, importance: input.importance, metadata: input.metadata },
+    ]);
+    return {
+      success: true as const,
+      id: written!.id,
+      namespace: input.namespace,
+      tokens: written!.tokens,
+      created_at: iso(written!.createdAt),
+      duplicate: written!.duplicateOf !== null,
+      duplicate_of: written!.duplicateOf,
+    };
+  },
+});
+
+export const memoryBatchStore = defineTool({
+  name: "memory_batch_store",
+  category: "memory",
+  title: "Store many memories",
+  description: `Store up to ${MAX_BATCH_ITEMS} memories in one call, all or nothing: if any memory is invalid, none is stored. Ids come back in input order; duplicates name the existing id.`,
+  input: z.object({
+    memories: z.array(z.object(memoryFields)).min(1).max(MAX_BATCH_ITEMS),
+    namespace: projectName.default("default"),
+  }),
+  output: z.object({
+    success: z.literal(true),
+    ids: z.array(z.string()),
+    stored: z.number().int(),
+    duplicates: z.number().int(),
+    namespace: z.string(),
+    total_tokens: z.number().int(),
+  }),
+  annotations: writeAnnotations,
+  handler: async (input, ctx) => {
+    const written = await writeItems(
+      ctx.scope,
+      ctx.services,
+      input.memories.map((m) => ({ project: input.namespace, kind: "memory" as const, type: m.type, content: m.content, tags: m.tags, importance: m.importance, metadata: m.metadata })),
+    );
+    const duplicates = written.filter((w) => w.duplicateOf !== null).length;
+    return {
+      success: true as const,
+      ids: written.map((w) => w.id),
+      stored: written.length - duplicates,
+      duplicates,
+      namespace: input.namespace,
+      total_tokens: written.reduce((sum, w) => sum + w.tokens, 0),
+    };
+  },
+});
+
+export const addMessage = defineTool({
+  name: "add_message",
+  category: "conversation",
+  core: true,
+  title: "Add a message to a context",
+  description: "Add a message (user or assistant) to a specific context. Creates the context if it doesn't exist.",
+  input: z.object({
+    contextId: conversationIdParam,
+    message: contentParam,
+    role: z.enum(["user", "assistant"]),
+    importance: z.enum(["LOW", "MEDIUM", "HIGH", "CRITICAL"]).default("MEDIUM"),
+    tags: tagsParam.default([]),
+  }),
+  output: z.object({ success: z.literal(true), messageId: z.string() }),
+  annotations: { ...writeAnnotations, idempotentHint: false },
+  handler: async (input, ctx) => {
+    requireProjectAccess(ctx, "default");
+    const [written] = await writeItems(ctx.scope, ctx.services, [
+      {
+        project: "default",
+        kind: "message",
+        type: "message",
+        content: input.message,
+        conversationId: input.contextId,
+        role: input.role,
+        tags: input.tags,
+        importance: IMPORTANCE_LEVELS[input.importance],
+      },
+    ]);
+    return { success: true as const, messageId: written!.id };
+  },
+});

@@ -1,0 +1,48 @@
+import { z } from "zod";
+import { defineTool } from "./registry";
+
+export const ping = defineTool({
+  name: "ping",
+  category: "meta",
+  core: true,
+  title: "Ping",
+  description: "Check that the server is reachable and your API key works. Returns the text 'pong'.",
+  input: z.object({
+    random_string: z.string().optional().describe("Ignored; lets clients that always send an argument call this tool."),
+  }),
+  output: z.literal("pong"),
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  handler: async () => "pong" as const,
+});
+
+export const listToolIdentifiers = defineTool({
+  name: "list_tool_identifiers",
+  category: "meta",
+  core: true,
+  title: "List tool identifiers",
+  description:
+    "List every tool this server offers, with its category and a one-line description, including tools outside " +
+    "the toolsets enabled on this connection. A category is also a toolset: enable it with /mcp?toolsets=<category>.",
+  input: z.object({}),
+  output: z.object({
+    success: z.literal(true),
+    tools: z.array(z.object({ name: z.string(), category: z.string(), description: z.string() })),
+    total_tools: z.number().int(),
+    categories: z.array(z.string()),
+  }),
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  handler: async (_input, ctx) => {
+    const tools = ctx.catalog.map((t) => ({ name: t.name, category: t.category, description: firstSentence(t.description) }));
+    return {
+      success: true as const,
+      tools,
+      total_tools: tools.length,
+      categories: [...new Set(tools.map((t) => t.category))],
+    };
+  },
+});
+
+function firstSentence(text: string): string {
+  const end = text.search(/\.(\s|$)/);
+  return end === -1 ? text : text.slice(0, end + 1);
+}

@@ -1,0 +1,51 @@
+import type { z } from "zod";
+import type { Scope } from "../auth/api-keys";
+import type { AuthenticatedKey } from "../core/tenants";
+import type { TenantScope } from "../db/scope";
+import type { Services } from "../services";
+
+/** Tool families. Each is also a toolset a client can enable with `/mcp?toolsets=...`. */
+export const CATEGORIES = ["meta", "memory", "context", "conversation", "graph", "gc"] as const;
+export type Category = (typeof CATEGORIES)[number];
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+export interface ToolContext {
+  scope: TenantScope;
+  caller: AuthenticatedKey;
+  services: Services;
+  /** Every tool the server has, for list_tool_identifiers. */
+  catalog: readonly AnyTool[];
+}
+
+export interface ToolDefinition<Input extends z.ZodObject, Output> {
+  name: string;
+  category: Category;
+  /** In the default toolset (`core`): store, search, context building, conversations. */
+  core?: boolean;
+  title: string;
+  /** Written for an agent: what it does, when to call it, what it returns. */
+  description: string;
+  input: Input;
+  /** Shape of the result; object outputs become MCP `structuredContent` as they are. */
+  output: z.ZodType<Output>;
+  annotations: ToolAnnotations;
+  handler: (input: z.output<Input>, ctx: ToolContext) => Promise<Output>;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyTool = ToolDefinition<z.ZodObject, any>;
+
+/** Declares a tool with full type inference between its input schema and handler. */
+export function defineTool<Input extends z.ZodObject, Output>(tool: ToolDefinition<Input, Output>): AnyTool {
+  return tool as AnyTool;
+}
+
+export function requiredScope(tool: AnyTool): Scope {
+  return tool.annotations.readOnlyHint ? "read" : "write";
+}

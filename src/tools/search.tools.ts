@@ -1,0 +1,168 @@
+import { z } from "zod";
+import { ITEM_KINDS, ITEM_TYPES } from "../core/item-types";
+import { readItemContents } from "../core/items";
+import { searchChunks, type SearchHit } from "../core/search";
+import { invalidParameter } from "../errors";
+import { defineTool } from "./registry";
+import { iso, parseTimestamp, projectName, readableProjects, tagsParam, timestampParam, conversationIdParam } from "./params";
+
+const readAnnotations = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
+const queryParam = z.string().max(2000).refine((q) => q.trim().length > 0, "must not be empty");
+
+export const search = defineTool({
+  name: "search",
+  category: "memory",
+  core: true,
+  title: "Search memory",
+  description:
+    "Search everything stored (memories, documents, conversation messages) with hybrid keyword (BM25) + semantic " +
+    "ranking. Each result is a chunk with its chunk_id, session_id, project, role, timestamp, content and score; " +
+    "call get_context with a chunk_id to read the messages around it. Stashed items are left out unless include_stashed.",
+  input: z.object({
+    query: queryParam,
+    limit: z.number().int().min(1).max(50).default(10),
+    project: projectName.optional().describe("Only this project/namespace; default: every project."),
+    session_id: conversationIdParam.optional().describe("Only this conversation."),
+    role: z.enum(["user", "assistant", "system", "tool"]).optional(),
+    types: z.array(z.enum(ITEM_TYPES)).max(ITEM_TYPES.length).optional(),
+    kinds: z.array(z.enum(ITEM_KINDS)).max(ITEM_KINDS.length).optional(),
+    tags: tagsParam.optional().describe("Items carrying any of these tags."),
+    after: timestampParam.optional().describe("Only items created at or after (ISO 8601 or epoch ms)."),
+    before: timestampParam.optional().describe("Only items created at or before (ISO 8601 or epoch ms)."),
+    include_stashed: z.boolean().default(false),
+  }),
+  output: z.object({
+    results: z.array(
+      z.object({
+        chunk_id: z.number().int(),
+        session_id: z.string().nullable(),
+        project: z.string(),
+        role: z.string().nullable(),
+        timestamp: z.string(),
+        content: z.string(),
+        score: z.number(),
+        similarity: z.number().nullable(),
+        item_id: z.string(),
+        type: z.string(),
+        kind: z.string(),
+      }),
+    ),
+    total: z.number().int(),
+    query: z.string(),
+  }),
+  annotations: readAnnotations,
+  handler: async (input, ctx) => {
+    const hits = await searchChunks(
+      ctx.scope,
+      ctx.services,
+      input.query,
+      {
+        projects: readableProjects(ctx, input.project),
+        conversationId: input.session_id,
+        roles: input.role ? [input.role] : undefined,
+        types: input.types,
+        kinds: input.kinds,
+        tags: input.tags,
+        after: parseTimestamp(input.after, "after"),
+        before: parseTimestamp(input.before, "before"),
+        tiers: input.include_stashed ? ["active", "stashed"] : ["active"],
+      },
+      input.limit,
+    );
+    return {
+      results: hits.map((h) => ({
+        chunk_id: h.chunkId,
+        session_id: h.conversationId,
+        project: h.project,
+        role: h.role,
+        timestamp: iso(h.createdAt),
+        content: h.chunkContent,
+        score: h.score,
+        similarity: h.similarity,
+        item_id: h.itemId,
+        type: h.type,
+        kind: h.kind,
+      })),
+      total: hits.length,
+      query: input.query,
+    };
+  },
+});
+
+export const retrieveByType = defineTool({
+  name: "retrieve_by_type",
+  category: "memory",
+  title: "Retrieve documents by type",
+  description: `Retrieve documents filtered by type using semantic search; one result per document, best first. doc_type is one of: ${ITEM_TYPES.join(", ")}.`,
+  input: z.object({
+    query: queryParam,
+    doc_type: z.string(),
+    top_k: z.number().int().min(1).max(50).default(5),
+    project_id: projectName.optional(),
+  }),
+  output: z.object({
+    success: z.literal(true),
+    results: z.array(
+      z.object({
+        resource_id: z.string(),
+        content: z.string(),
+        similarity_score: z.number(),
+        resource_type: z.string(),
+        metadata: z.record(z.string(), z.unknown()),
+      }),
+    ),
+    total_results: z.number().int(),
+    query_type: z.string(),
+  }),
+  annotations: readAnnotations,
+  handler: async (input, ctx) => {
+    if (!(ITEM_TYPES as readonly string[]).includes(input.doc_type)) {
+      throw invalidParameter("doc_type", `Invalid parameter 'doc_type': '${input.doc_type}' is not a known type; use one of ${ITEM_TYPES.join(", ")}`);
+    }
+    const hits = await searchChunks(ctx.scope, ctx.services, input.query, { projects: readableProjects(ctx, input.project_id), types: [input.doc_type] }, input.top_k * 3);
+    const best = bestPerKey(hits, (h) => h.itemId).slice(0, input.top_k);
+    const contents = await readItemContents(ctx.scope, best.map((h) => h.itemId));
+    const results = best.map((h) => ({
+      resource_id: h.itemId,
+      content: contents.get(h.itemId) ?? h.chunkContent,
+      similarity_score: h.score,
+      resource_type: h.type,
+      metadata: { ...h.metadata, created_at: iso(h.createdAt), project: h.project, tags: h.tags },
+    }));
+    return { success: true as const, results, total_results: results.length, query_type: input.doc_type };
+  },
+});
+
+export const getSimilarContexts = defineTool({
+  name: "get_similar_contexts",
+  category: "conversation",
+  core: true,
+  title: "Find similar contexts",
+  description: "Find contexts (conversations) that are semantically similar to a query; one entry per context, most similar first.",
+  input: z.object({
+    query: queryParam,
+    limit: z.number().int().min(1).max(50).default(5),
+  }),
+  output: z.array(z.object({ contextId: z.string(), similarity: z.number() })),
+  annotations: readAnnotations,
+  handler: async (input, ctx) => {
+    const hits = await searchChunks(ctx.scope, ctx.services, input.query, { projects: readableProjects(ctx, undefined), kinds: ["message"] }, 100);
+    return bestPerKey(
+      hits.filter((h) => h.conversationId !== null),
+      (h) => h.conversationId!,
+    )
+      .slice(0, input.limit)
+      .map((h) => ({ contextId: h.conversationId!, similarity: h.score }));
+  },
+});
+
+/** First (best-ranked) hit per key, in rank order. */
+function bestPerKey(hits: SearchHit[], key: (h: SearchHit) => string): SearchHit[] {
+  const seen = new Set<string>();
+  return hits.filter((h) => {
+    const k = key(h);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}

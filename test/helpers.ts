@@ -1,0 +1,79 @@
+import { exports } from "cloudflare:workers";
+
+export const ADMIN_TOKEN = "test-admin-token";
+export const BASE = "http://localhost";
+
+/** A request through the worker's real fetch handler. */
+export function request(path: string, init: RequestInit = {}): Promise<Response> {
+  return exports.default.fetch(new Request(BASE + path, init));
+}
+
+export async function admin(method: string, path: string, body?: unknown, token = ADMIN_TOKEN): Promise<Response> {
+  return request("/admin" + path, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+export interface TestTenant {
+  tenantId: string;
+  apiKey: string;
+  keyId: string;
+}
+
+let counter = 0;
+
+/** A fresh tenant and key via the admin API (fresh keys keep the per-key rate limit out of the way). */
+export async function newTenant(options: { scopes?: string[]; projects?: string[] } = {}): Promise<TestTenant> {
+  const tenant = await (await admin("POST", "/tenants", { name: `tenant ${++counter}` })).json<{ tenant_id: string }>();
+  const key = await newKey(tenant.tenant_id, options);
+  return { tenantId: tenant.tenant_id, ...key };
+}
+
+export async function newKey(tenantId: string, options: { scopes?: string[]; projects?: string[] } = {}): Promise<{ apiKey: string; keyId: string }> {
+  const response = await admin("POST", `/tenants/${tenantId}/keys`, { name: "test", ...options });
+  if (response.status !== 201) throw new Error(`key creation failed: ${response.status} ${await response.text()}`);
+  const key = await response.json<{ api_key: string; key_id: string }>();
+  return { apiKey: key.api_key, keyId: key.key_id };
+}
+
+export interface RpcResponse {
+  jsonrpc: "2.0";
+  id: unknown;
+  result?: any;
+  error?: { code: number; message: string; data?: any };
+}
+
+/** POST a JSON-RPC body to /jsonrpc (seed 000's transport). */
+export async function jsonrpc(apiKey: string, body: unknown, query = ""): Promise<Response> {
+  return request("/jsonrpc" + query, {
+    method: "POST",
+    headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+/** tools/call over /jsonrpc; returns the JSON-RPC response. */
+export async function callTool(apiKey: string, name: string, args: Record<string, unknown> = {}, query = ""): Promise<RpcResponse> {
+  const response = await jsonrpc(apiKey, { jsonrpc: "2.0", method: "tools/call", params: { name, arguments: args }, id: 1 }, query);
+  return response.json<RpcResponse>();
+}
+
+/** tools/call that must succeed; returns the tool's own result object. */
+export async function call<T = any>(apiKey: string, name: string, args: Record<string, unknown> = {}): Promise<T> {
+  const response = await callTool(apiKey, name, args);
+  if (response.error) throw new Error(`${name} failed: ${JSON.stringify(response.error)}`);
+  return response.result as T;
+}
+
+/** A POST to /mcp with a raw JSON-RPC body, as an MCP client would send it. */
+export async function mcpPost(apiKey: string | null, body: unknown, options: { query?: string; accept?: string; headers?: Record<string, string> } = {}): Promise<Response> {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: options.accept ?? "application/json, text/event-stream",
+    ...options.headers,
+  };
+  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+  return request("/mcp" + (options.query ?? ""), { method: "POST", headers, body: JSON.stringify(body) });
+}

@@ -1,0 +1,42 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+// Two projects: `workers` runs inside workerd against miniflare D1/KV/Queues, through the worker's
+// real routes, with local adapters chosen by configuration exactly as `.dev.vars` does for
+// `npm run dev`; `node` holds the few checks that need the file system (README freshness).
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations("./migrations");
+  return {
+    test: {
+      projects: [
+        {
+          plugins: [
+            cloudflareTest({
+              wrangler: { configPath: "./wrangler.toml" },
+              remoteBindings: false,
+              miniflare: {
+                bindings: {
+                  TEST_MIGRATIONS: migrations,
+                  ADMIN_TOKEN: "test-admin-token",
+                  EMBEDDER: "local",
+                  VECTOR_INDEX: "local",
+                  EMBEDDING_DIMENSIONS: "256",
+                },
+                ratelimits: { RATE_LIMITER: { namespace_id: "1001", simple: { limit: 40, period: 60 } } },
+              },
+            }),
+          ],
+          test: {
+            name: "workers",
+            include: ["test/**/*.test.ts"],
+            exclude: ["test/node/**", "test/bench/**"],
+            setupFiles: ["./test/setup/apply-migrations.ts"],
+          },
+        },
+        {
+          test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node" },
+        },
+      ],
+    },
+  };
+});
