@@ -77,3 +77,15 @@ export async function mcpPost(apiKey: string | null, body: unknown, options: { q
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
   return request("/mcp" + (options.query ?? ""), { method: "POST", headers, body: JSON.stringify(body) });
 }
+
+/** Waits until every item of a tenant has been embedded by the real queue consumer. */
+export async function waitForEmbeddings(tenantId: string, timeoutMs = 20_000): Promise<void> {
+  const { env } = await import("cloudflare:workers");
+  const started = Date.now();
+  for (;;) {
+    const row = await env.DB.prepare("SELECT COUNT(*) AS pending FROM items WHERE tenant_id = ? AND embedded_at IS NULL").bind(tenantId).first<{ pending: number }>();
+    if (row!.pending === 0) return;
+    if (Date.now() - started > timeoutMs) throw new Error(`${row!.pending} items still unembedded after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

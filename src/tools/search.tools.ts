@@ -30,6 +30,7 @@ export const search = defineTool({
     after: timestampParam.optional().describe("Only items created at or after (ISO 8601 or epoch ms)."),
     before: timestampParam.optional().describe("Only items created at or before (ISO 8601 or epoch ms)."),
     include_stashed: z.boolean().default(false),
+    mode: z.enum(["hybrid", "keyword", "vector"]).default("hybrid").describe("hybrid (default) fuses keyword BM25 and vector ranks; keyword or vector uses one list."),
   }),
   output: z.object({
     results: z.array(
@@ -68,6 +69,7 @@ export const search = defineTool({
         tiers: input.include_stashed ? ["active", "stashed"] : ["active"],
       },
       input.limit,
+      input.mode,
     );
     return {
       results: hits.map((h) => ({
