@@ -1,4 +1,5 @@
 import type { Embedder } from "../ports";
+import { CJK_LETTER, NON_CJK_WORD } from "../cjk";
 import { STOPWORDS } from "../stopwords";
 import { normalize } from "./vector-math";
 
@@ -39,9 +40,11 @@ export class LocalEmbedder implements Embedder {
   }
 }
 
+const WORDS = new RegExp(`${CJK_LETTER}|${NON_CJK_WORD}`, "gu");
+
 /** Lower-cased letter/digit runs; each CJK character is its own word. */
 export function tokenize(text: string): string[] {
-  return text.toLowerCase().match(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]|[\p{L}\p{N}]+/gu) ?? [];
+  return text.toLowerCase().match(WORDS) ?? [];
 }
 
 function fnv1a(s: string): number {

@@ -1,3 +1,4 @@
+import { CJK_LETTER, NON_CJK_WORD } from "../cjk";
 import { STOPWORDS } from "../stopwords";
 
 /**
@@ -6,10 +7,10 @@ import { STOPWORDS } from "../stopwords";
  * sides (index and query); a CJK run in a query becomes a phrase of its characters.
  */
 
-const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
-const CJK_GLOBAL = /([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])/gu;
-/** Words as unicode61 splits them (letters, digits, marks), CJK characters one at a time. */
-const QUERY_TOKENS = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+|[\p{L}\p{N}\p{M}]+/gu;
+const CJK = new RegExp(CJK_LETTER, "u");
+const CJK_GLOBAL = new RegExp(`(${CJK_LETTER})`, "gu");
+/** Words as unicode61 splits them (letters, digits, marks); a CJK run is one token, split below. */
+const QUERY_TOKENS = new RegExp(`${CJK_LETTER}+|${NON_CJK_WORD}`, "gu");
 
 const MAX_QUERY_TERMS = 32;
 

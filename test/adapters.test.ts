@@ -1,0 +1,93 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { LocalEmbedder } from "../src/adapters/local-embedder";
+import { LocalVectorIndex } from "../src/adapters/local-vector-index";
+import { VectorizeVectorIndex } from "../src/adapters/vectorize-index";
+import { WorkersAiEmbedder } from "../src/adapters/workers-ai-embedder";
+import { writeItems } from "../src/core/items";
+import { searchChunks } from "../src/core/search";
+import { tenantScope } from "../src/db/scope";
+import { embedItems } from "../src/jobs/embed";
+import type { VectorIndex } from "../src/ports";
+import { buildServices, type Services } from "../src/services";
+import { FakeVectorize } from "./fakes/fake-vectorize";
+
+const DIMS = 256;
+const embedder = new LocalEmbedder(DIMS);
+const record = async (chunkId: number, text: string, project = "p") => ({ chunkId, itemId: `item-${chunkId}`, project, kind: "memory", type: "note", values: (await embedder.embed([text]))[0]! });
+
+describe("Vectorize adapter (against a fake of the binding)", () => {
+  it("keeps one namespace per tenant and filters by project", async () => {
+    const fake = new FakeVectorize(DIMS);
+    const index = new VectorizeVectorIndex(fake as unknown as Vectorize, DIMS);
+    await index.upsert("tenantA", [await record(1, "red apples"), await record(2, "green apples", "q")]);
+    await index.upsert("tenantB", [await record(1, "red apples")]);
+    expect([...fake.vectors.keys()].sort()).toEqual(["tenantA:1", "tenantA:2", "tenantB:1"]);
+    expect(fake.vectors.get("tenantA:2")).toMatchObject({ namespace: "tenantA", metadata: { project: "q", kind: "memory", type: "note", item_id: "item-2" } });
+
+    const query = (await embedder.embed(["apples"]))[0]!;
+    expect((await index.query("tenantA", query, { topK: 10 })).map((m) => m.chunkId).sort()).toEqual([1, 2]);
+    expect((await index.query("tenantA", query, { topK: 10, projects: ["q"] })).map((m) => m.chunkId)).toEqual([2]);
+    expect((await index.query("tenantB", query, { topK: 10 })).map((m) => m.chunkId)).toEqual([1]);
+    expect((await index.query("tenantC", query, { topK: 10 }))).toEqual([]);
+  });
+
+  it("respects topK and batch limits", async () => {
+    const fake = new FakeVectorize(DIMS);
+    const index = new VectorizeVectorIndex(fake as unknown as Vectorize, DIMS);
+    await index.upsert("t", await Promise.all(Array.from({ length: 150 }, (_, i) => record(i + 1, `document number ${i}`))));
+    const query = (await embedder.embed(["document"]))[0]!;
+    expect(await index.query("t", query, { topK: 500 })).toHaveLength(100); // clamped, no metadata returned
+    const got = await index.getVectors("t", Array.from({ length: 45 }, (_, i) => i + 1)); // 3 getByIds calls of ≤ 20
+    expect(got.size).toBe(45);
+    expect(got.get(1)!.length).toBe(DIMS);
+    await index.delete("t", [1, 2, 3]);
+    expect(fake.vectors.size).toBe(147);
+    expect((await index.getVectors("other", [4])).size).toBe(0);
+  });
+
+  it("reports a dimension mismatch as a configuration error", async () => {
+    const index = new VectorizeVectorIndex(new FakeVectorize(768) as unknown as Vectorize, DIMS);
+    await expect(index.query("t", new Float32Array(DIMS), { topK: 5 })).rejects.toThrow(/index has 768 dimensions but the embedder produces 256/);
+  });
+});
+
+describe("tenant isolation in hybrid search, with either vector adapter", () => {
+  for (const adapter of ["local", "vectorize"] as const) {
+    it(`never returns another tenant's items (${adapter})`, async () => {
+      const base = buildServices(env, () => {});
+      const vectors: VectorIndex = adapter === "local" ? new LocalVectorIndex(env.DB, DIMS) : new VectorizeVectorIndex(new FakeVectorize(DIMS) as unknown as Vectorize, DIMS);
+      const services: Services = { ...base, vectors, jobs: { send: async () => {} } };
+      const a = tenantScope(env.DB, `iso-a-${adapter}`);
+      const b = tenantScope(env.DB, `iso-b-${adapter}`);
+      const written = await writeItems(a, services, [{ project: "default", kind: "memory", type: "note", content: "The vault combination is 4-8-15-16" }]);
+      await writeItems(b, services, [{ project: "default", kind: "memory", type: "note", content: "Bread recipe with flour and water" }]);
+      await embedItems(a, services, [written[0]!.id]);
+      const own = await searchChunks(a, services, "vault combination", {}, 10);
+      expect(own[0]).toMatchObject({ itemId: written[0]!.id, keywordRank: 1, vectorRank: 1 });
+      for (const mode of ["hybrid", "keyword", "vector"] as const) {
+        const other = await searchChunks(b, services, "vault combination", {}, 50, mode);
+        expect(other.map((h) => h.itemId)).not.toContain(written[0]!.id);
+      }
+    });
+  }
+});
+
+describe("Workers AI embedder (against a fake of the binding)", () => {
+  it("batches at most 100 texts a call and normalises vectors", async () => {
+    const calls: string[][] = [];
+    const ai = {
+      run: async (model: string, input: { text: string[] }) => {
+        expect(model).toBe("@cf/baai/bge-base-en-v1.5");
+        calls.push(input.text);
+        return { shape: [input.text.length, 4], data: input.text.map(() => [3, 4, 0, 0]) };
+      },
+    };
+    const embedder = new WorkersAiEmbedder(ai as unknown as Ai, "@cf/baai/bge-base-en-v1.5", 4);
+    const vectors = await embedder.embed(Array.from({ length: 250 }, (_, i) => `t${i}`));
+    expect(calls.map((c) => c.length)).toEqual([100, 100, 50]);
+    expect(Array.from(vectors[0]!).map((x) => Math.round(x * 1000) / 1000)).toEqual([0.6, 0.8, 0, 0]);
+    const wrong = new WorkersAiEmbedder(ai as unknown as Ai, "@cf/baai/bge-base-en-v1.5", 768);
+    await expect(wrong.embed(["x"])).rejects.toThrow(/returned 4-dimensional vectors but EMBEDDING_DIMENSIONS is 768/);
+  });
+});

@@ -1,0 +1,104 @@
+import { createExecutionContext, createMessageBatch, createScheduledController, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import worker from "../src/index";
+import { backoffSeconds, MAX_ATTEMPTS } from "../src/jobs/consumer";
+import type { JobMessage } from "../src/jobs/messages";
+import { call, newTenant, waitForEmbeddings } from "./helpers";
+
+const vectorCount = async (tenantId: string) =>
+  (await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?").bind(tenantId).first<{ n: number }>())!.n;
+
+async function deliver(messages: { id: string; attempts: number; body: JobMessage }[], overrides: Partial<typeof env> = {}, queue = "context-edge-jobs") {
+  const batch = createMessageBatch<JobMessage>(queue, messages.map((m) => ({ ...m, timestamp: new Date() })));
+  const retries = batch.messages.map((m) => vi.spyOn(m, "retry"));
+  const ctx = createExecutionContext();
+  await worker.queue(batch, { ...env, ...overrides }, ctx);
+  await waitOnExecutionContext(ctx);
+  return { ...(await getQueueResult(batch, ctx)), retryOptions: retries.flatMap((spy) => spy.mock.calls.map((c) => c[0])) };
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("embedding jobs", () => {
+  it("the real queue consumer embeds new items; a re-delivered message changes nothing", async () => {
+    const t = await newTenant();
+    const stored = await call(t.apiKey, "memory_batch_store", { memories: [{ content: "first fact" }, { content: "second fact" }] });
+    await waitForEmbeddings(t.tenantId);
+    expect(await vectorCount(t.tenantId)).toBe(2);
+    const before = await env.DB.prepare("SELECT vector FROM local_vectors WHERE tenant_id = ? ORDER BY chunk_id").bind(t.tenantId).all();
+
+    const result = await deliver([{ id: "dup-1", attempts: 1, body: { type: "embed", tenantId: t.tenantId, itemIds: stored.ids } }]);
+    expect(result.explicitAcks).toEqual(["dup-1"]);
+    expect(await vectorCount(t.tenantId)).toBe(2);
+    const after = await env.DB.prepare("SELECT vector FROM local_vectors WHERE tenant_id = ? ORDER BY chunk_id").bind(t.tenantId).all();
+    expect(after.results).toEqual(before.results);
+  });
+
+  it("retries with backoff when the embedder fails, and records the failure on the last try", async () => {
+    const t = await newTenant();
+    const stored = await call(t.apiKey, "memory_store", { content: "needs an embedding" });
+    await waitForEmbeddings(t.tenantId);
+    vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("model overloaded", { status: 503 }));
+    const failing = { EMBEDDER: "openai", OPENAI_BASE_URL: "http://embeddings.test/v1" };
+    const body: JobMessage = { type: "embed", tenantId: t.tenantId, itemIds: [stored.id] };
+
+    const first = await deliver([{ id: "fail-1", attempts: 1, body }], failing);
+    expect(first.explicitAcks).toEqual([]);
+    expect(first.retryMessages.map((m) => m.msgId)).toEqual(["fail-1"]);
+    expect(first.retryOptions).toEqual([{ delaySeconds: 2 }]);
+    expect(backoffSeconds(1)).toBe(2);
+    expect(backoffSeconds(4)).toBe(16);
+    expect(backoffSeconds(20)).toBe(300);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM job_failures WHERE message_id = 'fail-1'").first("n")).toBe(0);
+
+    const last = await deliver([{ id: "fail-1", attempts: MAX_ATTEMPTS, body }], failing);
+    expect(last.retryMessages).toHaveLength(1); // the queue dead-letters it after max_retries
+    const failure = await env.DB.prepare("SELECT tenant_id, job_type, attempts, last_error FROM job_failures WHERE message_id = 'fail-1'").first<any>();
+    expect(failure).toMatchObject({ tenant_id: t.tenantId, job_type: "embed", attempts: MAX_ATTEMPTS });
+    expect(failure.last_error).toContain("503");
+
+    const dead = await deliver([{ id: "fail-1", attempts: MAX_ATTEMPTS, body }], {}, "context-edge-jobs-dlq");
+    expect(dead.explicitAcks).toEqual(["fail-1"]);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM job_failures WHERE message_id = 'fail-1'").first("n")).toBe(1);
+  });
+
+  it("embeds through an OpenAI-compatible endpoint", async () => {
+    const t = await newTenant();
+    const stored = await call(t.apiKey, "memory_batch_store", { memories: [{ content: "alpha" }, { content: "beta" }] });
+    await waitForEmbeddings(t.tenantId);
+    await env.DB.prepare("DELETE FROM local_vectors WHERE tenant_id = ?").bind(t.tenantId).run();
+    const fetchSpy = vi.spyOn(globalThis, "fetch").mockImplementation(async (_url, init) => {
+      const input = JSON.parse(String(init!.body)).input as string[];
+      const data = input.map((_, index) => ({ index, embedding: Array.from({ length: 256 }, (_, d) => (d === index ? 1 : 0)) })).reverse();
+      return Response.json({ data });
+    });
+    const result = await deliver([{ id: "oa-1", attempts: 1, body: { type: "embed", tenantId: t.tenantId, itemIds: stored.ids } }], {
+      EMBEDDER: "openai",
+      OPENAI_BASE_URL: "http://embeddings.test/v1/",
+      OPENAI_API_KEY: "sk-test",
+      EMBEDDING_MODEL: "nomic-embed-text",
+    });
+    expect(result.explicitAcks).toEqual(["oa-1"]);
+    const [url, init] = fetchSpy.mock.calls[0]!;
+    expect(url).toBe("http://embeddings.test/v1/embeddings");
+    expect(new Headers(init!.headers).get("authorization")).toBe("Bearer sk-test");
+    expect(JSON.parse(String(init!.body))).toEqual({ model: "nomic-embed-text", input: ["alpha", "beta"] });
+    expect(await vectorCount(t.tenantId)).toBe(2);
+  });
+
+  it("the cron sweep re-queues items whose job was lost", async () => {
+    const t = await newTenant();
+    const stored = await call(t.apiKey, "memory_store", { content: "lost in the queue" });
+    await waitForEmbeddings(t.tenantId);
+    await env.DB.batch([
+      env.DB.prepare("UPDATE items SET embedded_at = NULL, created_at = ? WHERE id = ?").bind(Date.now() - 3_600_000, stored.id),
+      env.DB.prepare("DELETE FROM local_vectors WHERE tenant_id = ?").bind(t.tenantId),
+    ]);
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ cron: "*/15 * * * *" }), env, ctx);
+    await waitOnExecutionContext(ctx);
+    await waitForEmbeddings(t.tenantId);
+    expect(await vectorCount(t.tenantId)).toBe(1);
+  });
+});
