@@ -21,6 +21,8 @@ export default defineConfig(async () => {
                   EMBEDDER: "local",
                   VECTOR_INDEX: "local",
                   EMBEDDING_DIMENSIONS: "256",
+                  // Exercise rank fusion as a semantic embedder would (the lexical default is 0).
+                  HYBRID_VECTOR_WEIGHT: "1",
                 },
                 ratelimits: { RATE_LIMITER: { namespace_id: "1001", simple: { limit: 40, period: 60 } } },
               },

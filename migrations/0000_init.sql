@@ -20,6 +20,7 @@ CREATE TABLE `chunks` (
 	`item_id` text NOT NULL,
 	`chunk_index` integer NOT NULL,
 	`content` text NOT NULL,
+	`context` text DEFAULT '' NOT NULL,
 	`tokens` integer NOT NULL
 );
 --> statement-breakpoint

@@ -10,6 +10,8 @@ export interface Config {
   embeddingModel: string;
   embeddingDimensions: number;
   vectorIndex: "vectorize" | "local";
+  /** Weight of the vector list in reciprocal rank fusion (keyword list: 1); null = by embedder. */
+  hybridVectorWeight: number | null;
 }
 
 export function readConfig(env: Env): Config {
@@ -26,6 +28,7 @@ export function readConfig(env: Env): Config {
     embeddingModel: env.EMBEDDING_MODEL || "@cf/baai/bge-base-en-v1.5",
     embeddingDimensions: positiveInt(env.EMBEDDING_DIMENSIONS, 768),
     vectorIndex: oneOf(env.VECTOR_INDEX, ["vectorize", "local"] as const, "VECTOR_INDEX"),
+    hybridVectorWeight: env.HYBRID_VECTOR_WEIGHT ? nonNegative(env.HYBRID_VECTOR_WEIGHT, "HYBRID_VECTOR_WEIGHT") : null,
   };
 }
 
@@ -38,4 +41,10 @@ function oneOf<T extends string>(value: string | undefined, allowed: readonly T[
 function positiveInt(value: string | undefined, fallback: number): number {
   const n = Number(value);
   return Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+function nonNegative(value: string, name: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`Configuration error: ${name} '${value}' is not a number ≥ 0`);
+  return n;
 }

@@ -16,6 +16,7 @@ export interface Env {
   OPENAI_BASE_URL?: string;
   OPENAI_API_KEY?: string;
   VECTOR_INDEX?: string;
+  HYBRID_VECTOR_WEIGHT?: string;
   SUMMARIZER?: string;
   ALLOWED_ORIGINS?: string;
   MAX_BODY_BYTES?: string;

@@ -4,6 +4,8 @@ import type { JobMessage } from "./jobs/messages";
 export interface Embedder {
   readonly name: string;
   readonly dimensions: number;
+  /** False for the lexical local embedder: its vectors repeat what BM25 already knows. */
+  readonly semantic: boolean;
   /** Most texts one call accepts; callers batch to it. */
   readonly maxBatch: number;
   embed(texts: string[]): Promise<Float32Array[]>;

@@ -91,3 +91,24 @@ describe("Workers AI embedder (against a fake of the binding)", () => {
     await expect(wrong.embed(["x"])).rejects.toThrow(/returned 4-dimensional vectors but EMBEDDING_DIMENSIONS is 768/);
   });
 });
+
+describe("fusion with the lexical embedder's default weight", () => {
+  it("ranks by keyword alone and falls back to vectors when no keyword matches", async () => {
+    const base = buildServices({ ...env, HYBRID_VECTOR_WEIGHT: undefined }, () => {});
+    expect(base.config.hybridVectorWeight).toBeNull();
+    expect(base.embedder.semantic).toBe(false);
+    const services: Services = { ...base, jobs: { send: async () => {} } };
+    const scope = tenantScope(env.DB, "fusion-default");
+    const written = await writeItems(scope, services, [
+      { project: "default", kind: "memory", type: "note", content: "The kubernetes cluster autoscaler adds nodes under load" },
+      { project: "default", kind: "memory", type: "note", content: "Lunch menu for Friday" },
+    ]);
+    await embedItems(scope, services, written.map((w) => w.id));
+    const keyword = await searchChunks(scope, services, "cluster autoscaler", {}, 5);
+    expect(keyword.map((h) => h.itemId)).toEqual([written[0]!.id]);
+    expect(keyword[0]).toMatchObject({ keywordRank: 1, vectorRank: null, score: 1 });
+    expect(keyword[0]!.similarity).toBeGreaterThan(0); // still reported
+    const typo = await searchChunks(scope, services, "clutser autsocaler", {}, 5);
+    expect(typo[0]).toMatchObject({ itemId: written[0]!.id, keywordRank: null, vectorRank: 1 });
+  });
+});

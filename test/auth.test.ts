@@ -102,6 +102,18 @@ describe("admin API", () => {
     expect((await admin("POST", "/tenants", "{not json")).status).toBe(400);
   });
 
+  it("reports a tenant's stats to the operator and its own admin key only", async () => {
+    const t = await newTenant({ scopes: ["admin"] });
+    const other = await newTenant();
+    await call(t.apiKey, "memory_batch_store", { memories: [{ content: "one" }, { content: "two" }] });
+    await call(t.apiKey, "log_chat", { conversation_id: "c", role: "user", content: "hello" });
+    const stats = await (await admin("GET", `/tenants/${t.tenantId}/stats`)).json<any>();
+    expect(stats).toMatchObject({ tenant_id: t.tenantId, items: 3, stashed_items: 0, chunks: 3, conversations: 1 });
+    expect(stats.pending_embeddings).toBeGreaterThanOrEqual(0);
+    expect((await admin("GET", `/tenants/${t.tenantId}/stats`, undefined, t.apiKey)).status).toBe(200);
+    expect((await admin("GET", `/tenants/${other.tenantId}/stats`, undefined, t.apiKey)).status).toBe(403);
+  });
+
   it("lets a tenant admin key manage only its own tenant's keys", async () => {
     const a = await newTenant({ scopes: ["admin"] });
     const b = await newTenant();

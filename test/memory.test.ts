@@ -112,6 +112,21 @@ describe("search", () => {
     expect(vectorOnly.results.length).toBe(3);
   });
 
+  it("finds a message by its speaker and by the turn it answers (context), ranking own words first", async () => {
+    const t = await newTenant();
+    await call(t.apiKey, "log_chat", { conversation_id: "run", role: "user", agent_name: "Melanie", content: "Did you finish the marathon in Berlin?" });
+    const reply = await call(t.apiKey, "log_chat", { conversation_id: "run", role: "assistant", agent_name: "Caroline", content: "Yes, last Sunday! My legs still hurt." });
+    const bySpeaker = await call(t.apiKey, "search", { query: "Caroline", mode: "keyword" });
+    expect(bySpeaker.results.map((r: any) => r.item_id)).toEqual([reply.message_id]);
+    const byTopic = await call(t.apiKey, "search", { query: "When did Caroline finish the Berlin marathon?", mode: "keyword" });
+    expect(byTopic.results.map((r: any) => r.content)).toEqual(["Did you finish the marathon in Berlin?", "Yes, last Sunday! My legs still hurt."]);
+    const row = await env.DB.prepare("SELECT context FROM chunks WHERE item_id = ?").bind(reply.message_id).first<{ context: string }>();
+    expect(row!.context).toBe("Caroline\nDid you finish the marathon in Berlin?");
+    const doc = await call(t.apiKey, "store_memory", { file_name: "src/payments/refund.ts", content: "export function issue() {}", tags: ["billing"] });
+    const byPath = await call(t.apiKey, "search", { query: "refund billing", mode: "keyword" });
+    expect(byPath.results[0].item_id).toBe(doc.resource_id);
+  });
+
   it("never lets user text break the FTS5 query", async () => {
     const t = await newTenant();
     await call(t.apiKey, "memory_store", { content: 'He said "NEAR" and -minus (paren * star ^ caret 🙂 我喜欢猫 東京タワー' });

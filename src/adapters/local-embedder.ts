@@ -11,6 +11,7 @@ import { normalize } from "./vector-math";
 export class LocalEmbedder implements Embedder {
   readonly name = "local-hash";
   readonly maxBatch = 1000;
+  readonly semantic = false;
 
   constructor(readonly dimensions: number) {}
 

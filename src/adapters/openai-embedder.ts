@@ -5,6 +5,7 @@ import { checkedVector } from "./workers-ai-embedder";
 export class OpenAiCompatibleEmbedder implements Embedder {
   readonly name: string;
   readonly maxBatch = 100;
+  readonly semantic = true;
 
   constructor(
     private readonly baseUrl: string,

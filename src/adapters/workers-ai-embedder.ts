@@ -5,6 +5,7 @@ import { normalize } from "./vector-math";
 export class WorkersAiEmbedder implements Embedder {
   readonly name: string;
   readonly maxBatch = 100;
+  readonly semantic = true;
 
   constructor(
     private readonly ai: Ai,

@@ -1,6 +1,6 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { z } from "zod";
-import { createApiKey, createTenant, findActiveKey, listApiKeys, listTenants, revokeApiKey } from "../core/tenants";
+import { createApiKey, createTenant, findActiveKey, listApiKeys, listTenants, revokeApiKey, tenantStats } from "../core/tenants";
 import { openDatabase } from "../db/scope";
 import type { Env } from "../env";
 import { AppError, permissionDenied, toAppError } from "../errors";
@@ -99,6 +99,11 @@ export const adminRoutes = new Hono<AdminBindings>()
     const tenantId = c.req.param("tenantId");
     requireTenantAccess(c, tenantId);
     return c.json({ keys: await listApiKeys(openDatabase(c.env.DB), tenantId) });
+  })
+  .get("/tenants/:tenantId/stats", async (c) => {
+    const tenantId = c.req.param("tenantId");
+    requireTenantAccess(c, tenantId);
+    return c.json(await tenantStats(c.env.DB, tenantId));
   })
   .delete("/keys/:keyId", async (c) => {
     const principal = c.get("principal");

@@ -123,6 +123,11 @@ export const chunks = sqliteTable(
     itemId: text("item_id").notNull(),
     chunkIndex: integer("chunk_index").notNull(),
     content: text("content").notNull(),
+    /**
+     * What the chunk's own text leaves implicit: for a message, the speaker and the start of the turn
+     * it answers; for a document, its path and tags. Indexed (at lower BM25 weight) and embedded with it.
+     */
+    context: text("context").notNull().default(""),
     tokens: integer("tokens").notNull(),
   },
   (t) => [index("chunks_tenant_item").on(t.tenantId, t.itemId, t.chunkIndex)],

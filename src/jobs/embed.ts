@@ -13,14 +13,14 @@ export async function embedItems(scope: TenantScope, services: Services, itemIds
     const ids = itemIds.slice(i, i + IN_LIST);
     const { results: chunks } = await scope.d1
       .prepare(
-        `SELECT c.id, c.item_id, c.content, i.project, i.kind, i.type FROM chunks c JOIN items i ON i.id = c.item_id
+        `SELECT c.id, c.item_id, c.content, c.context, i.project, i.kind, i.type FROM chunks c JOIN items i ON i.id = c.item_id
          WHERE c.tenant_id = ? AND i.tenant_id = ? AND c.item_id IN (${ids.map(() => "?").join(",")}) ORDER BY c.id`,
       )
       .bind(scope.tenantId, scope.tenantId, ...ids)
-      .all<{ id: number; item_id: string; content: string; project: string; kind: string; type: string }>();
+      .all<{ id: number; item_id: string; content: string; context: string; project: string; kind: string; type: string }>();
     for (let j = 0; j < chunks.length; j += services.embedder.maxBatch) {
       const batch = chunks.slice(j, j + services.embedder.maxBatch);
-      const vectors = await services.embedder.embed(batch.map((c) => c.content));
+      const vectors = await services.embedder.embed(batch.map((c) => (c.context ? `${c.context}\n${c.content}` : c.content)));
       await services.vectors.upsert(
         scope.tenantId,
         batch.map((c, k) => ({ chunkId: c.id, itemId: c.item_id, project: c.project, kind: c.kind, type: c.type, values: vectors[k]! })),

@@ -89,6 +89,7 @@ export const logChat = defineTool({
         content: input.content,
         conversationId: input.conversation_id,
         role: input.role,
+        speaker: input.agent_name,
         tags: input.tags,
         metadata: input.agent_name ? { ...input.metadata, agent_name: input.agent_name } : input.metadata,
         createdAt: parseTimestamp(input.timestamp, "timestamp"),
