@@ -12,10 +12,21 @@ export interface Config {
   vectorIndex: "vectorize" | "local";
   /** Weight of the vector list in reciprocal rank fusion (keyword list: 1); null = by embedder. */
   hybridVectorWeight: number | null;
+  /** Seed 001's semantic cache settings (LLM_MEMORY_CACHE_*). */
+  cache: { enabled: boolean; maxSize: number; ttlSeconds: number; similarityThreshold: number };
+  /** Share of a token budget kept free (LLM_MEMORY_TOKEN_BUFFER_RATIO). */
+  tokenBufferRatio: number;
+  /** Deepest link traversal the server does (LLM_MEMORY_GRAPH_MAX_DEPTH); deeper requests are clamped. */
+  graphMaxDepth: number;
+  /** Most related memories one traversal adds (LLM_MEMORY_GRAPH_MAX_RESULTS). */
+  graphMaxResults: number;
 }
 
+/** KV refuses TTLs under 60 seconds. */
+export const KV_MIN_TTL_SECONDS = 60;
+
 export function readConfig(env: Env): Config {
-  const encoding = env.TOKEN_ENCODING || "o200k_base";
+  const encoding = env.TOKEN_ENCODING || encodingForModel(env.LLM_MEMORY_TOKEN_COUNTER_MODEL) || "o200k_base";
   if (!isTokenEncoding(encoding)) throw new Error(`Configuration error: TOKEN_ENCODING '${encoding}' is not one of o200k_base, cl100k_base`);
   return {
     maxBodyBytes: positiveInt(env.MAX_BODY_BYTES, 1_048_576),
@@ -29,6 +40,15 @@ export function readConfig(env: Env): Config {
     embeddingDimensions: positiveInt(env.EMBEDDING_DIMENSIONS, 768),
     vectorIndex: oneOf(env.VECTOR_INDEX, ["vectorize", "local"] as const, "VECTOR_INDEX"),
     hybridVectorWeight: env.HYBRID_VECTOR_WEIGHT ? nonNegative(env.HYBRID_VECTOR_WEIGHT, "HYBRID_VECTOR_WEIGHT") : null,
+    cache: {
+      enabled: bool(env.LLM_MEMORY_CACHE_ENABLED, true),
+      maxSize: positiveInt(env.LLM_MEMORY_CACHE_MAX_SIZE, 1000),
+      ttlSeconds: Math.max(KV_MIN_TTL_SECONDS, positiveInt(env.LLM_MEMORY_CACHE_TTL_SECONDS, 3600)),
+      similarityThreshold: ratio(env.LLM_MEMORY_CACHE_SIMILARITY_THRESHOLD, 0.95, "LLM_MEMORY_CACHE_SIMILARITY_THRESHOLD"),
+    },
+    tokenBufferRatio: ratio(env.LLM_MEMORY_TOKEN_BUFFER_RATIO, 0.1, "LLM_MEMORY_TOKEN_BUFFER_RATIO"),
+    graphMaxDepth: Math.min(5, positiveInt(env.LLM_MEMORY_GRAPH_MAX_DEPTH, 3)),
+    graphMaxResults: positiveInt(env.LLM_MEMORY_GRAPH_MAX_RESULTS, 50),
   };
 }
 
@@ -43,8 +63,27 @@ function positiveInt(value: string | undefined, fallback: number): number {
   return Number.isInteger(n) && n > 0 ? n : fallback;
 }
 
+function bool(value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === "") return fallback;
+  return !["false", "0", "no", "off"].includes(value.toLowerCase());
+}
+
+function ratio(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === "") return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || n >= 1.000001) throw new Error(`Configuration error: ${name} '${value}' is not between 0 and 1`);
+  return n;
+}
+
 function nonNegative(value: string, name: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n < 0) throw new Error(`Configuration error: ${name} '${value}' is not a number ≥ 0`);
   return n;
+}
+
+/** Seed 001 names a model (LLM_MEMORY_TOKEN_COUNTER_MODEL); TOKEN_ENCODING, when set, takes precedence. */
+function encodingForModel(model: string | undefined): string | undefined {
+  if (!model) return undefined;
+  if (isTokenEncoding(model)) return model;
+  return /^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o\d)/.test(model) ? "o200k_base" : /^(gpt-4|gpt-3\.5|text-embedding)/.test(model) ? "cl100k_base" : undefined;
 }

@@ -18,6 +18,8 @@ export interface Services {
   embedder: Embedder;
   vectors: VectorIndex;
   jobs: JobQueue;
+  /** KV namespace of the semantic cache. */
+  cache: KVNamespace;
   tokens(): Promise<TokenCounter>;
   /** Work that may finish after the response (usage log). */
   waitUntil(promise: Promise<unknown>): void;
@@ -33,6 +35,7 @@ export function buildServices(env: Env, waitUntil: (promise: Promise<unknown>) =
         ? new VectorizeVectorIndex(env.VECTORIZE, config.embeddingDimensions)
         : new LocalVectorIndex(env.DB, config.embeddingDimensions),
     jobs: new QueueProducer(env.JOBS),
+    cache: env.CACHE,
     tokens: () => tokenCounter(config.tokenEncoding),
     waitUntil,
   };

@@ -2,6 +2,7 @@ import { sha256Hex } from "../crypto";
 import type { TenantScope } from "../db/scope";
 import { AppError, invalidParameter } from "../errors";
 import type { Services } from "../services";
+import { bumpCacheGenerations } from "./cache-generation";
 import { chunkText } from "./chunking";
 import { ftsIndexText } from "./fts-text";
 import { MAX_ITEM_CHARS, type ItemKind, type ItemType, type Tier } from "./item-types";
@@ -95,6 +96,7 @@ export async function writeItems(scope: TenantScope, services: Services, inputs:
   });
 
   if (statements.length > 0) {
+    statements.push(...bumpCacheGenerations(scope, new Set(inputs.map((i) => i.project))));
     try {
       await scope.d1.batch(statements);
     } catch (error) {
@@ -217,6 +219,38 @@ export async function readItemContents(scope: TenantScope, ids: string[]): Promi
       .bind(scope.tenantId, ...slice)
       .all<{ id: string; content: string }>();
     for (const row of results) out.set(row.id, row.content);
+  }
+  return out;
+}
+
+export interface StoredItem {
+  id: string;
+  project: string;
+  kind: string;
+  type: string;
+  content: string;
+  tokens: number;
+  importance: number;
+  tier: string;
+  conversationId: string | null;
+  createdAt: number;
+}
+
+/** Items by id (tenant-scoped); missing ids are absent from the map. */
+export async function readItems(scope: TenantScope, ids: string[]): Promise<Map<string, StoredItem>> {
+  const out = new Map<string, StoredItem>();
+  for (let i = 0; i < ids.length; i += IN_LIST) {
+    const slice = ids.slice(i, i + IN_LIST);
+    const { results } = await scope.d1
+      .prepare(
+        `SELECT id, project, kind, type, content, tokens, importance, tier, conversation_id, created_at FROM items
+         WHERE tenant_id = ? AND id IN (${slice.map(() => "?").join(",")})`,
+      )
+      .bind(scope.tenantId, ...slice)
+      .all<{ id: string; project: string; kind: string; type: string; content: string; tokens: number; importance: number; tier: string; conversation_id: string | null; created_at: number }>();
+    for (const r of results) {
+      out.set(r.id, { id: r.id, project: r.project, kind: r.kind, type: r.type, content: r.content, tokens: r.tokens, importance: r.importance, tier: r.tier, conversationId: r.conversation_id, createdAt: r.created_at });
+    }
   }
   return out;
 }

@@ -92,16 +92,19 @@ export async function searchChunks(
   filters: SearchFilters,
   limit: number,
   mode: SearchMode = "hybrid",
+  /** The query's embedding when the caller already has it (saves an embedder call). */
+  knownQueryVector?: Float32Array,
 ): Promise<SearchHit[]> {
+  const embedQuery = async () => knownQueryVector ?? (await services.embedder.embed([query]))[0] ?? null;
   const pool = Math.min(MAX_CANDIDATES, Math.max(50, limit * 4));
   const vectorWeight = services.config.hybridVectorWeight ?? DEFAULT_VECTOR_WEIGHT[services.embedder.semantic ? "semantic" : "lexical"];
   const vectorVotes = mode === "vector" || (mode === "hybrid" && vectorWeight > 0);
   const [keyword, voted] = await Promise.all([
     mode === "vector" ? [] : keywordCandidates(scope, query, filters, pool),
-    vectorVotes ? vectorCandidates(scope, services, query, filters, pool) : null,
+    vectorVotes ? vectorCandidates(scope, services, embedQuery, filters, pool) : null,
   ]);
   // With a silent vector list, hybrid still falls back to it when no keyword matches.
-  const vector = voted ?? (mode === "hybrid" && keyword.length === 0 ? await vectorCandidates(scope, services, query, filters, pool) : { rows: [], queryVector: null });
+  const vector = voted ?? (mode === "hybrid" && keyword.length === 0 ? await vectorCandidates(scope, services, embedQuery, filters, pool) : { rows: [], queryVector: null });
   const fused = new Map<number, { row: Row; score: number; keywordRank: number | null; vectorRank: number | null; similarity: number | null }>();
   keyword.forEach((row, rank) => {
     fused.set(row.chunk_id, { row, score: 1 / (RRF_K + rank + 1), keywordRank: rank + 1, vectorRank: null, similarity: null });
@@ -115,7 +118,7 @@ export async function searchChunks(
   });
   const best = (keyword.length > 0 && vector.rows.length > 0 ? 1 + vectorWeight : 1) / (RRF_K + 1);
   const top = [...fused.values()].sort((a, b) => b.score - a.score || a.row.chunk_id - b.row.chunk_id).slice(0, limit);
-  const queryVector = vector.queryVector ?? (top.length > 0 ? ((await services.embedder.embed([query]))[0] ?? null) : null);
+  const queryVector = vector.queryVector ?? (top.length > 0 ? await embedQuery() : null);
   await fillMissingSimilarities(scope, services, queryVector, top);
   return top.map((e) => toHit(e.row, Math.min(1, e.score / best), e.similarity, e.keywordRank, e.vectorRank));
 }
@@ -138,11 +141,11 @@ async function keywordCandidates(scope: TenantScope, query: string, filters: Sea
 async function vectorCandidates(
   scope: TenantScope,
   services: Services,
-  query: string,
+  embedQuery: () => Promise<Float32Array | null>,
   filters: SearchFilters,
   pool: number,
 ): Promise<{ rows: { row: Row; similarity: number }[]; queryVector: Float32Array | null }> {
-  const [queryVector] = await services.embedder.embed([query]);
+  const queryVector = await embedQuery();
   if (!queryVector) return { rows: [], queryVector: null };
   const matches = await services.vectors.query(scope.tenantId, queryVector, { topK: pool, projects: filters.projects });
   if (matches.length === 0) return { rows: [], queryVector };

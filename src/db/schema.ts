@@ -166,3 +166,74 @@ export const jobFailures = sqliteTable(
   },
   (t) => [uniqueIndex("job_failures_message").on(t.messageId)],
 );
+
+/**
+ * Typed, weighted, directed edges between any two records (items, conversations, chunks):
+ * relationships, context links, memory links. `id` is a stable string (`rel_...`).
+ */
+export const links = sqliteTable(
+  "links",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull(),
+    sourceType: text("source_type").notNull(),
+    sourceId: text("source_id").notNull(),
+    targetType: text("target_type").notNull(),
+    targetId: text("target_id").notNull(),
+    relationshipType: text("relationship_type").notNull(),
+    weight: real("weight").notNull(),
+    metadata: text("metadata").notNull().default("{}"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("links_edge").on(t.tenantId, t.sourceType, t.sourceId, t.targetType, t.targetId, t.relationshipType),
+    index("links_target").on(t.tenantId, t.targetType, t.targetId),
+  ],
+);
+
+/**
+ * Semantic cache generation per project, bumped in the same D1 batch as any write to the project,
+ * so a cached context is never older than the last write (KV alone is eventually consistent).
+ */
+export const cacheGenerations = sqliteTable(
+  "cache_generations",
+  {
+    tenantId: text("tenant_id").notNull(),
+    project: text("project").notNull(),
+    generation: integer("generation").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.project] })],
+);
+
+/**
+ * The semantic cache's index; the cached results live in KV under `key`. A lookup reads the entries of
+ * one (project, generation, parameters) and compares query vectors; this table is also what stats,
+ * clear and size-bounded eviction count, so their numbers are exact.
+ */
+export const cacheEntries = sqliteTable(
+  "cache_entries",
+  {
+    tenantId: text("tenant_id").notNull(),
+    key: text("key").notNull(),
+    project: text("project").notNull(),
+    generation: integer("generation").notNull(),
+    paramsHash: text("params_hash").notNull(),
+    query: text("query").notNull(),
+    vector: blob("vector", { mode: "buffer" }).notNull(),
+    /** UTF-8 bytes of the cached value in KV. */
+    bytes: integer("bytes").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.key] }),
+    index("cache_entries_lookup").on(t.tenantId, t.project, t.generation, t.paramsHash),
+    index("cache_entries_age").on(t.tenantId, t.createdAt),
+  ],
+);
+
+export const cacheCounters = sqliteTable("cache_counters", {
+  tenantId: text("tenant_id").primaryKey(),
+  hits: integer("hits").notNull().default(0),
+  misses: integer("misses").notNull().default(0),
+});

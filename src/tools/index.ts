@@ -1,3 +1,5 @@
+import { buildContext, getContext, memoryCacheClear, memoryCacheStats, memoryContextBuild } from "./context.tools";
+import { linkResources } from "./graph.tools";
 import { addMessage, logChat, memoryBatchStore, memoryStore, storeMemory } from "./memory.tools";
 import { listToolIdentifiers, ping } from "./meta.tools";
 import type { AnyTool } from "./registry";
@@ -15,6 +17,12 @@ export const TOOLS: readonly AnyTool[] = [
   addMessage,
   logChat,
   getSimilarContexts,
+  buildContext,
+  memoryContextBuild,
+  memoryCacheClear,
+  memoryCacheStats,
+  getContext,
+  linkResources,
 ];
 
 export const TOOLS_BY_NAME: ReadonlyMap<string, AnyTool> = new Map(TOOLS.map((t) => [t.name, t]));

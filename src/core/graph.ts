@@ -1,0 +1,66 @@
+import type { TenantScope } from "../db/scope";
+
+const IN_LIST = 40; // two IN lists per statement, under D1's 100 bound parameters
+
+export interface Reached {
+  id: string;
+  depth: number;
+  /** Product of the start score and the link weights along the best path. */
+  score: number;
+  /** Ids from a start node to this one. */
+  path: string[];
+  relationshipType: string;
+}
+
+/**
+ * Breadth-first traversal of links between records of one type, in both directions, depth-limited.
+ * Each node is reached once (at its shallowest depth, best score there), so cycles terminate.
+ */
+export async function traverseLinks(
+  scope: TenantScope,
+  nodeType: string,
+  starts: Map<string, number>,
+  options: { maxDepth: number; maxResults: number },
+): Promise<Reached[]> {
+  const visited = new Set(starts.keys());
+  const reached: Reached[] = [];
+  let frontier = [...starts].map(([id, score]) => ({ id, score, path: [id] }));
+  for (let depth = 1; depth <= options.maxDepth && frontier.length > 0 && reached.length < options.maxResults; depth++) {
+    const byId = new Map(frontier.map((f) => [f.id, f]));
+    const next = new Map<string, Reached>();
+    for (const edge of await edgesOf(scope, nodeType, [...byId.keys()])) {
+      for (const [from, to] of [
+        [edge.source_id, edge.target_id],
+        [edge.target_id, edge.source_id],
+      ] as const) {
+        const parent = byId.get(from);
+        if (!parent || visited.has(to)) continue;
+        const score = parent.score * edge.weight;
+        const current = next.get(to);
+        if (!current || score > current.score) next.set(to, { id: to, depth, score, path: [...parent.path, to], relationshipType: edge.relationship_type });
+      }
+    }
+    const level = [...next.values()].sort((a, b) => b.score - a.score).slice(0, options.maxResults - reached.length);
+    for (const node of level) visited.add(node.id);
+    reached.push(...level);
+    frontier = level;
+  }
+  return reached;
+}
+
+async function edgesOf(scope: TenantScope, nodeType: string, ids: string[]) {
+  const out: { source_id: string; target_id: string; relationship_type: string; weight: number }[] = [];
+  for (let i = 0; i < ids.length; i += IN_LIST) {
+    const slice = ids.slice(i, i + IN_LIST);
+    const list = slice.map(() => "?").join(",");
+    const { results } = await scope.d1
+      .prepare(
+        `SELECT source_id, target_id, relationship_type, weight FROM links
+         WHERE tenant_id = ? AND source_type = ? AND target_type = ? AND (source_id IN (${list}) OR target_id IN (${list}))`,
+      )
+      .bind(scope.tenantId, nodeType, nodeType, ...slice, ...slice)
+      .all<{ source_id: string; target_id: string; relationship_type: string; weight: number }>();
+    out.push(...results);
+  }
+  return out;
+}
