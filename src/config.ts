@@ -20,6 +20,25 @@ export interface Config {
   graphMaxDepth: number;
   /** Most related memories one traversal adds (LLM_MEMORY_GRAPH_MAX_RESULTS). */
   graphMaxResults: number;
+  /** Seed 003's conversation settings. */
+  conversations: {
+    /** New messages since the last summary that trigger auto-summarize (MESSAGE_LIMIT_THRESHOLD). */
+    messageLimitThreshold: number;
+    /** New tokens, as a percentage of MODEL_TOKEN_LIMIT, that trigger auto-summarize (TOKEN_LIMIT_PERCENTAGE). */
+    tokenLimitPercentage: number;
+    modelTokenLimit: number;
+    autoSummarize: boolean;
+    /** Largest summary, in tokens (a summary's tokenLimit). */
+    summaryTokenLimit: number;
+    /** Auto-link threshold between conversations (SIMILARITY_THRESHOLD). */
+    similarityThreshold: number;
+    /** Auto-link threshold between documents and memories. */
+    documentSimilarityThreshold: number;
+    useVectorDb: boolean;
+    useGraphDb: boolean;
+  };
+  summarizer: "extractive" | "workers-ai";
+  summaryModel: string;
 }
 
 /** KV refuses TTLs under 60 seconds. */
@@ -49,6 +68,19 @@ export function readConfig(env: Env): Config {
     tokenBufferRatio: ratio(env.LLM_MEMORY_TOKEN_BUFFER_RATIO, 0.1, "LLM_MEMORY_TOKEN_BUFFER_RATIO"),
     graphMaxDepth: Math.min(5, positiveInt(env.LLM_MEMORY_GRAPH_MAX_DEPTH, 3)),
     graphMaxResults: positiveInt(env.LLM_MEMORY_GRAPH_MAX_RESULTS, 50),
+    conversations: {
+      messageLimitThreshold: positiveInt(env.MESSAGE_LIMIT_THRESHOLD, 5),
+      tokenLimitPercentage: Math.min(100, positiveInt(env.TOKEN_LIMIT_PERCENTAGE, 80)),
+      modelTokenLimit: positiveInt(env.MODEL_TOKEN_LIMIT, 8192),
+      autoSummarize: bool(env.AUTO_SUMMARIZE, true),
+      summaryTokenLimit: positiveInt(env.SUMMARY_TOKEN_LIMIT, 512),
+      similarityThreshold: ratio(env.SIMILARITY_THRESHOLD, 0.6, "SIMILARITY_THRESHOLD"),
+      documentSimilarityThreshold: ratio(env.DOCUMENT_SIMILARITY_THRESHOLD, 0.8, "DOCUMENT_SIMILARITY_THRESHOLD"),
+      useVectorDb: bool(env.USE_VECTOR_DB, true),
+      useGraphDb: bool(env.USE_GRAPH_DB, true),
+    },
+    summarizer: oneOf(env.SUMMARIZER, ["extractive", "workers-ai"] as const, "SUMMARIZER"),
+    summaryModel: env.SUMMARY_MODEL || "@cf/meta/llama-3.1-8b-instruct",
   };
 }
 

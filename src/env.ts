@@ -18,6 +18,16 @@ export interface Env {
   VECTOR_INDEX?: string;
   HYBRID_VECTOR_WEIGHT?: string;
   SUMMARIZER?: string;
+  SUMMARY_MODEL?: string;
+  MESSAGE_LIMIT_THRESHOLD?: string;
+  TOKEN_LIMIT_PERCENTAGE?: string;
+  MODEL_TOKEN_LIMIT?: string;
+  AUTO_SUMMARIZE?: string;
+  SUMMARY_TOKEN_LIMIT?: string;
+  SIMILARITY_THRESHOLD?: string;
+  DOCUMENT_SIMILARITY_THRESHOLD?: string;
+  USE_VECTOR_DB?: string;
+  USE_GRAPH_DB?: string;
   ALLOWED_ORIGINS?: string;
   MAX_BODY_BYTES?: string;
   TOKEN_ENCODING?: string;

@@ -41,3 +41,26 @@ export interface VectorIndex {
 export interface JobQueue {
   send(messages: JobMessage[]): Promise<void>;
 }
+
+/** A conversation message as summarizers see it. */
+export interface SummaryMessage {
+  role: string;
+  content: string;
+  /** 0..1 */
+  importance: number;
+}
+
+export interface ConversationSummary {
+  summary: string;
+  codeBlocks: string[];
+  keyInsights: string[];
+  /** 0..1 */
+  importanceScore: number;
+}
+
+/** Conversation -> summary. Adapters: extractive (default, deterministic), Workers AI (optional). */
+export interface Summarizer {
+  readonly name: string;
+  /** The summary text must fit `tokenLimit` tokens of the deployment's encoding. */
+  summarize(messages: SummaryMessage[], tokenLimit: number): Promise<ConversationSummary>;
+}

@@ -7,7 +7,10 @@ import { WorkersAiEmbedder } from "./adapters/workers-ai-embedder";
 import { readConfig, type Config } from "./config";
 import { tokenCounter, type TokenCounter } from "./core/tokens";
 import type { Env } from "./env";
-import type { Embedder, JobQueue, VectorIndex } from "./ports";
+import { WorkersAiSummarizer } from "./adapters/workers-ai-summarizer";
+import { truncateToTokens } from "./core/extractive";
+import { ExtractiveSummarizer } from "./core/extractive-summarizer";
+import type { Embedder, JobQueue, Summarizer, VectorIndex } from "./ports";
 
 /**
  * What tools and jobs get from the platform: configuration and the ports' adapters, chosen by
@@ -20,6 +23,7 @@ export interface Services {
   jobs: JobQueue;
   /** KV namespace of the semantic cache. */
   cache: KVNamespace;
+  summarizer(): Promise<Summarizer>;
   tokens(): Promise<TokenCounter>;
   /** Work that may finish after the response (usage log). */
   waitUntil(promise: Promise<unknown>): void;
@@ -37,6 +41,12 @@ export function buildServices(env: Env, waitUntil: (promise: Promise<unknown>) =
     jobs: new QueueProducer(env.JOBS),
     cache: env.CACHE,
     tokens: () => tokenCounter(config.tokenEncoding),
+    summarizer: async () => {
+      const counter = await tokenCounter(config.tokenEncoding);
+      const extractive = new ExtractiveSummarizer(counter);
+      if (config.summarizer === "extractive") return extractive;
+      return new WorkersAiSummarizer(env.AI, config.summaryModel, extractive, (text, limit) => truncateToTokens(text, limit, counter)?.content ?? "");
+    },
     waitUntil,
   };
 }

@@ -1,4 +1,4 @@
-import { sha256Hex } from "../crypto";
+import { base64Url, sha256Hex } from "../crypto";
 
 /** API key secrets: 256 random bits, shown once, stored only as a SHA-256 hash. */
 
@@ -22,15 +22,6 @@ export function hashApiKey(secret: string): Promise<string> {
   return sha256Hex(secret);
 }
 
-export function randomId(prefix: string, bytes = 12): string {
-  return prefix + base64Url(crypto.getRandomValues(new Uint8Array(bytes)));
-}
-
-function base64Url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
 
 /** Constant-time comparison for the admin token. */
 export function timingSafeEqual(a: string, b: string): boolean {

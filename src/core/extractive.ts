@@ -37,7 +37,20 @@ export function summarizeToFit(text: string, query: string, maxTokens: number, c
     for (const w of words) score += queryWords.has(w) ? 2 : Math.min(1, ((frequency.get(w) ?? 1) - 1) * 0.2);
     return { sentence, index, tokens: counter.count(sentence), score: score / Math.sqrt(Math.max(1, words.size)) + (words.size > 0 ? 0.01 : 0) };
   });
-  const chosen: typeof scored = [];
+  return fitSentences(scored, maxTokens, counter) ?? truncateToTokens(text, maxTokens, counter);
+}
+
+export interface ScoredSentence {
+  sentence: string;
+  /** Position in the text; chosen sentences are joined in this order. */
+  index: number;
+  tokens: number;
+  score: number;
+}
+
+/** The best-scored sentences that fit maxTokens, joined in text order; checked with an exact count. */
+export function fitSentences(scored: ScoredSentence[], maxTokens: number, counter: TokenCounter): FittedText | null {
+  const chosen: ScoredSentence[] = [];
   let used = 0;
   for (const candidate of [...scored].sort((a, b) => b.score - a.score || a.index - b.index)) {
     if (used + candidate.tokens + (chosen.length > 0 ? 1 : 0) > maxTokens) continue;
@@ -51,7 +64,7 @@ export function summarizeToFit(text: string, query: string, maxTokens: number, c
     if (tokens <= maxTokens) return { content, tokens };
     chosen.sort((a, b) => b.score - a.score).pop();
   }
-  return truncateToTokens(text, maxTokens, counter);
+  return null;
 }
 
 /** The longest token prefix of `text` whose own count is within maxTokens. */

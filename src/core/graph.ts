@@ -9,7 +9,9 @@ export interface Reached {
   score: number;
   /** Ids from a start node to this one. */
   path: string[];
+  /** Type and weight of the last edge on that path. */
   relationshipType: string;
+  weight: number;
 }
 
 /**
@@ -37,7 +39,7 @@ export async function traverseLinks(
         if (!parent || visited.has(to)) continue;
         const score = parent.score * edge.weight;
         const current = next.get(to);
-        if (!current || score > current.score) next.set(to, { id: to, depth, score, path: [...parent.path, to], relationshipType: edge.relationship_type });
+        if (!current || score > current.score) next.set(to, { id: to, depth, score, path: [...parent.path, to], relationshipType: edge.relationship_type, weight: edge.weight });
       }
     }
     const level = [...next.values()].sort((a, b) => b.score - a.score).slice(0, options.maxResults - reached.length);

@@ -17,3 +17,8 @@ export type ImportanceLevel = keyof typeof IMPORTANCE_LEVELS;
 export const MAX_ITEM_CHARS = 100_000;
 /** Most items one memory_batch_store call writes. */
 export const MAX_BATCH_ITEMS = 100;
+
+/** The seed 003 level nearest to an importance value. */
+export function importanceLevel(value: number): ImportanceLevel {
+  return value >= 0.875 ? "CRITICAL" : value >= 0.625 ? "HIGH" : value >= 0.375 ? "MEDIUM" : "LOW";
+}

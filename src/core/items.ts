@@ -4,6 +4,7 @@ import { AppError, invalidParameter } from "../errors";
 import type { Services } from "../services";
 import { bumpCacheGenerations } from "./cache-generation";
 import { chunkText } from "./chunking";
+import { needsSummary } from "./conversations";
 import { ftsIndexText } from "./fts-text";
 import { MAX_ITEM_CHARS, type ItemKind, type ItemType, type Tier } from "./item-types";
 
@@ -61,6 +62,7 @@ export async function writeItems(scope: TenantScope, services: Services, inputs:
   const previousTurn = await lastMessages(scope, inputs);
 
   const statements: D1PreparedStatement[] = [];
+  const conversationStatements: number[] = [];
   const results: WrittenItem[] = [];
   const seenInBatch = new Map<string, string>();
   const newIds: string[] = [];
@@ -79,6 +81,7 @@ export async function writeItems(scope: TenantScope, services: Services, inputs:
     const chunks = chunkText(item.content, tokens, counter);
     const context = chunkContext(item, item.conversationId ? previousTurn.get(item.conversationId) : undefined);
     if (item.conversationId) {
+      conversationStatements.push(statements.length);
       statements.push(upsertConversation(scope, item, tokens, createdAt));
       previousTurn.set(item.conversationId, item.content);
     }
@@ -98,7 +101,8 @@ export async function writeItems(scope: TenantScope, services: Services, inputs:
   if (statements.length > 0) {
     statements.push(...bumpCacheGenerations(scope, new Set(inputs.map((i) => i.project))));
     try {
-      await scope.d1.batch(statements);
+      const batch = await scope.d1.batch<ConversationCounters>(statements);
+      await queueSummaries(scope, services, conversationStatements.map((i) => batch[i]!.results[0]!));
     } catch (error) {
       if (String(error).includes("UNIQUE constraint failed: items")) {
         throw new AppError("CONFLICT", "The same content was written concurrently; retry the call to get the existing id");
@@ -167,11 +171,28 @@ async function lastMessages(scope: TenantScope, inputs: NewItem[]): Promise<Map<
   return found;
 }
 
+type ConversationCounters = { id: string; message_count: number; tokens: number; summarized_count: number; summarized_tokens: number };
+
+/** Auto-summarize: a job for each conversation whose new messages or tokens cross seed 003's thresholds. */
+async function queueSummaries(scope: TenantScope, services: Services, counters: ConversationCounters[]): Promise<void> {
+  const latest = new Map(counters.map((c) => [c.id, c])); // the last row per conversation has the final counts
+  const jobs = [...latest.values()]
+    .filter((c) => needsSummary({ messageCount: c.message_count, tokens: c.tokens, summarizedCount: c.summarized_count, summarizedTokens: c.summarized_tokens }, services.config.conversations))
+    .map((c) => ({ type: "summarize" as const, tenantId: scope.tenantId, conversationId: c.id, messageCount: c.message_count }));
+  if (jobs.length === 0) return;
+  try {
+    await services.jobs.send(jobs);
+  } catch (error) {
+    console.error("could not queue summaries; the cron sweep will retry", error);
+  }
+}
+
 function upsertConversation(scope: TenantScope, item: NewItem, tokens: number, at: number): D1PreparedStatement {
   return scope.d1
     .prepare(
       "INSERT INTO conversations (tenant_id, id, project, message_count, tokens, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?, ?) " +
-        "ON CONFLICT (tenant_id, id) DO UPDATE SET message_count = message_count + 1, tokens = tokens + excluded.tokens, updated_at = MAX(updated_at, excluded.updated_at)",
+        "ON CONFLICT (tenant_id, id) DO UPDATE SET message_count = message_count + 1, tokens = tokens + excluded.tokens, updated_at = MAX(updated_at, excluded.updated_at) " +
+        "RETURNING id, message_count, tokens, summarized_count, summarized_tokens",
     )
     .bind(scope.tenantId, item.conversationId, item.project, tokens, at, at);
 }

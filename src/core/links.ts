@@ -1,4 +1,4 @@
-import { randomId } from "../auth/api-keys";
+import { randomId } from "../crypto";
 import type { TenantScope } from "../db/scope";
 import { invalidParameter, notFound } from "../errors";
 import { bumpCacheGenerations } from "./cache-generation";

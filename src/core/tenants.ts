@@ -1,5 +1,6 @@
 import { and, desc, eq, isNull } from "drizzle-orm";
-import { generateApiKey, hashApiKey, randomId, type Scope } from "../auth/api-keys";
+import { generateApiKey, hashApiKey, type Scope } from "../auth/api-keys";
+import { randomId } from "../crypto";
 import type { Database } from "../db/scope";
 import { apiKeys, tenants } from "../db/schema";
 import { notFound } from "../errors";

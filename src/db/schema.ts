@@ -87,11 +87,15 @@ export const items = sqliteTable(
     touchedAt: integer("touched_at").notNull(),
     /** When the item's chunks were last embedded; NULL while an embed job is pending. */
     embeddedAt: integer("embedded_at"),
+    /** When auto-link last linked the item to its neighbours; NULL while that job is pending. */
+    linkedAt: integer("linked_at"),
   },
   (t) => [
     index("items_tenant_project").on(t.tenantId, t.project, t.tier),
     index("items_tenant_conversation").on(t.tenantId, t.conversationId, t.position),
     index("items_pending_embed").on(t.embeddedAt, t.createdAt),
+    index("items_pending_link").on(t.linkedAt, t.createdAt),
+    index("items_tenant_task").on(t.tenantId, t.project, t.taskId),
     // Dedupe: identical content in one project is one item (messages excepted: "ok" twice is two turns).
     uniqueIndex("items_tenant_hash")
       .on(t.tenantId, t.project, t.contentHash)
@@ -108,10 +112,46 @@ export const conversations = sqliteTable(
     project: text("project").notNull().default("default"),
     messageCount: integer("message_count").notNull().default(0),
     tokens: integer("tokens").notNull().default(0),
+    /** message_count when the latest summary was written (auto-summarize compares against it). */
+    summarizedCount: integer("summarized_count").notNull().default(0),
+    /** tokens when the latest summary was written. */
+    summarizedTokens: integer("summarized_tokens").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.id] }), index("conversations_tenant_updated").on(t.tenantId, t.updatedAt)],
+);
+
+/** Versioned conversation summaries (seed 003 summarize_context); a new version each time. */
+export const summaries = sqliteTable(
+  "summaries",
+  {
+    tenantId: text("tenant_id").notNull(),
+    conversationId: text("conversation_id").notNull(),
+    version: integer("version").notNull(),
+    summary: text("summary").notNull(),
+    codeBlocks: text("code_blocks").notNull().default("[]"),
+    keyInsights: text("key_insights").notNull().default("[]"),
+    importanceScore: real("importance_score").notNull(),
+    messageCount: integer("message_count").notNull(),
+    tokensUsed: integer("tokens_used").notNull(),
+    tokenLimit: integer("token_limit").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.conversationId, t.version] })],
+);
+
+/** The current task per project (seed 004 context_set_current_task). */
+export const projectTasks = sqliteTable(
+  "project_tasks",
+  {
+    tenantId: text("tenant_id").notNull(),
+    project: text("project").notNull(),
+    currentTaskId: text("current_task_id"),
+    previousTaskId: text("previous_task_id"),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.project] })],
 );
 
 /** Slices of items for search. Integer ids: seeds 000 and 002 pass numeric chunk ids. */

@@ -1,6 +1,8 @@
 import { tenantScope } from "../db/scope";
 import type { Env } from "../env";
 import { buildServices } from "../services";
+import { autoLinkItems } from "../core/auto-link";
+import { getConversation, summarizeConversation } from "../core/conversations";
 import { embedItems } from "./embed";
 import type { JobMessage } from "./messages";
 
@@ -28,6 +30,14 @@ async function runJob(job: JobMessage, env: Env, services: ReturnType<typeof bui
   switch (job.type) {
     case "embed":
       await embedItems(tenantScope(env.DB, job.tenantId), services, job.itemIds);
+      return;
+    case "summarize": {
+      const scope = tenantScope(env.DB, job.tenantId);
+      if (await getConversation(scope, job.conversationId)) await summarizeConversation(scope, services, job.conversationId, job.messageCount);
+      return; // a conversation deleted meanwhile needs no summary
+    }
+    case "link":
+      await autoLinkItems(tenantScope(env.DB, job.tenantId), services, job.itemIds);
       return;
   }
 }

@@ -32,5 +32,8 @@ export async function embedItems(scope: TenantScope, services: Services, itemIds
       .bind(Date.now(), scope.tenantId, ...ids)
       .run();
   }
+  if (services.config.conversations.useVectorDb && services.config.conversations.useGraphDb && itemIds.length > 0) {
+    await services.jobs.send([{ type: "link", tenantId: scope.tenantId, itemIds }]);
+  }
   return embedded;
 }

@@ -1,24 +1,40 @@
 import type { Env } from "../env";
 import { QueueProducer } from "../adapters/queue-producer";
+import { readConfig } from "../config";
+import { needsSummary } from "../core/conversations";
 import type { JobMessage } from "./messages";
 
 /** Items still unembedded this long after writing are taken to have lost their job. */
 export const LOST_JOB_AFTER_MS = 10 * 60_000;
 const SWEEP_LIMIT = 5000;
 
-/** Cron: re-enqueues embedding for items whose job was lost (queue outage, dead letter after a fix). */
+/**
+ * Cron: re-enqueues jobs that were lost (queue outage, a dead letter after a fix): embedding for
+ * unembedded items, auto-link for embedded but unlinked ones, and summaries for conversations past
+ * the thresholds with no summary covering them. Jobs are idempotent, so a spurious one is harmless.
+ */
 export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number> {
-  const { results } = await env.DB.prepare(
-    "SELECT tenant_id, id FROM items WHERE embedded_at IS NULL AND created_at < ? ORDER BY tenant_id LIMIT ?",
-  )
-    .bind(now - LOST_JOB_AFTER_MS, SWEEP_LIMIT)
-    .all<{ tenant_id: string; id: string }>();
-  const byTenant = new Map<string, string[]>();
-  for (const row of results) byTenant.set(row.tenant_id, [...(byTenant.get(row.tenant_id) ?? []), row.id]);
-  const messages: JobMessage[] = [];
-  for (const [tenantId, ids] of byTenant) {
-    for (let i = 0; i < ids.length; i += 100) messages.push({ type: "embed", tenantId, itemIds: ids.slice(i, i + 100) });
-  }
+  const config = readConfig(env);
+  const cutoff = now - LOST_JOB_AFTER_MS;
+  const autoLink = config.conversations.useVectorDb && config.conversations.useGraphDb;
+  const [unembedded, unlinked, unsummarized] = await env.DB.batch<Record<string, string | number>>([
+    env.DB.prepare("SELECT tenant_id, id FROM items WHERE embedded_at IS NULL AND created_at < ? ORDER BY tenant_id LIMIT ?").bind(cutoff, SWEEP_LIMIT),
+    env.DB.prepare("SELECT tenant_id, id FROM items WHERE embedded_at IS NOT NULL AND linked_at IS NULL AND created_at < ? ORDER BY tenant_id LIMIT ?").bind(autoLink ? cutoff : 0, SWEEP_LIMIT),
+    env.DB.prepare("SELECT tenant_id, id, message_count, tokens, summarized_count, summarized_tokens FROM conversations WHERE updated_at < ? AND message_count > summarized_count LIMIT ?").bind(cutoff, SWEEP_LIMIT),
+  ]);
+  const messages: JobMessage[] = [
+    ...perTenant(unembedded!.results, (tenantId, itemIds) => ({ type: "embed", tenantId, itemIds })),
+    ...perTenant(unlinked!.results, (tenantId, itemIds) => ({ type: "link", tenantId, itemIds })),
+    ...unsummarized!.results
+      .filter((c) => needsSummary({ messageCount: c.message_count as number, tokens: c.tokens as number, summarizedCount: c.summarized_count as number, summarizedTokens: c.summarized_tokens as number }, config.conversations))
+      .map((c) => ({ type: "summarize" as const, tenantId: c.tenant_id as string, conversationId: c.id as string, messageCount: c.message_count as number })),
+  ];
   await new QueueProducer(env.JOBS).send(messages);
-  return results.length;
+  return messages.length;
+}
+
+function perTenant(rows: Record<string, string | number>[], message: (tenantId: string, itemIds: string[]) => JobMessage): JobMessage[] {
+  const byTenant = new Map<string, string[]>();
+  for (const row of rows) byTenant.set(row.tenant_id as string, [...(byTenant.get(row.tenant_id as string) ?? []), row.id as string]);
+  return [...byTenant].flatMap(([tenantId, ids]) => Array.from({ length: Math.ceil(ids.length / 100) }, (_, i) => message(tenantId, ids.slice(i * 100, i * 100 + 100))));
 }

@@ -1,6 +1,9 @@
 import { z } from "zod";
+import { contextLinksForMessage, messagesForChunk, storeContextLinks } from "../core/context-links";
+import { CONTEXT_RELATIONSHIPS, conversationEdges, linkConversations, requireConversation } from "../core/conversations";
+import { autoLinkDocument, documentRelationships, queryResourceGraph } from "../core/graph-queries";
 import { linkItems, RESOURCE_RELATIONSHIPS } from "../core/links";
-import { iso } from "./params";
+import { conversationIdParam, iso, readableProjects } from "./params";
 import { defineTool } from "./registry";
 
 export const linkResources = defineTool({
@@ -35,6 +38,214 @@ export const linkResources = defineTool({
       target_id: link.targetId,
       relationship_type: link.relationshipType,
       created_at: iso(link.createdAt),
+    };
+  },
+});
+
+const readAnnotations = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
+const contextType = z.enum(CONTEXT_RELATIONSHIPS);
+
+export const addRelationship = defineTool({
+  name: "add_relationship",
+  category: "graph",
+  title: "Relate two contexts",
+  description: "Add a directed relationship (similar, continues, references, parent, child) between two existing contexts in the knowledge graph, with a weight 0-1.",
+  input: z.object({
+    sourceContextId: conversationIdParam,
+    targetContextId: conversationIdParam,
+    relationshipType: contextType,
+    weight: z.number().min(0).max(1).default(0.8),
+  }),
+  output: z.object({ success: z.literal(true), sourceContextId: z.string(), targetContextId: z.string(), relationshipType: z.string() }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  handler: async (input, ctx) => {
+    await linkConversations(ctx.scope, { sourceId: input.sourceContextId, targetId: input.targetContextId, type: input.relationshipType, weight: input.weight });
+    return { success: true as const, sourceContextId: input.sourceContextId, targetContextId: input.targetContextId, relationshipType: input.relationshipType };
+  },
+});
+
+export const getRelatedContexts = defineTool({
+  name: "get_related_contexts",
+  category: "graph",
+  title: "Related contexts",
+  description: "Get the ids of contexts related to a context (manual relationships and auto-links), optionally of one relationship type and direction; strongest first.",
+  input: z.object({
+    contextId: conversationIdParam,
+    relationshipType: contextType.optional(),
+    direction: z.enum(["incoming", "outgoing", "both"]).default("both"),
+  }),
+  output: z.array(z.string()),
+  annotations: readAnnotations,
+  handler: async (input, ctx) => {
+    await requireConversation(ctx.scope, input.contextId);
+    const edges = await conversationEdges(ctx.scope, input.contextId, input.direction, input.relationshipType);
+    return [...new Set(edges.map((e) => (e.sourceId === input.contextId ? e.targetId : e.sourceId)))];
+  },
+});
+
+const chunkIdParam = z.number().int().min(1);
+
+export const storeContextLinksTool = defineTool({
+  name: "store_context_links",
+  category: "graph",
+  title: "Link a message to chunks",
+  description:
+    "Store links between a message and the document chunks that informed it (chunk ids from search). link_strength is the " +
+    "embedding similarity of message and chunk (1 when either is not embedded yet). All ids must exist, else nothing is stored.",
+  input: z.object({ message_id: z.string().min(1).max(200), chunk_ids: z.array(chunkIdParam).min(1).max(100) }),
+  output: z.object({ success: z.literal(true), links_created: z.number().int(), message_id: z.string(), linked_chunks: z.array(z.number().int()) }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  handler: async (input, ctx) => {
+    const linked = await storeContextLinks(ctx.scope, ctx.services, input.message_id, input.chunk_ids);
+    return { success: true as const, links_created: linked.length, message_id: input.message_id, linked_chunks: linked };
+  },
+});
+
+export const getContextLinksForMessage = defineTool({
+  name: "get_context_links_for_message",
+  category: "graph",
+  title: "Context links of a message",
+  description: "Retrieve the chunks a message is linked to (store_context_links), strongest first, with their content and resource id.",
+  input: z.object({ message_id: z.string().min(1).max(200) }),
+  output: z.object({
+    success: z.literal(true),
+    message_id: z.string(),
+    context_links: z.array(z.object({ chunk_id: z.number().int(), content: z.string(), resource_id: z.string(), link_strength: z.number() })),
+    total_links: z.number().int(),
+  }),
+  annotations: readAnnotations,
+  handler: async (input, ctx) => {
+    const links = await contextLinksForMessage(ctx.scope, input.message_id);
+    return {
+      success: true as const,
+      message_id: input.message_id,
+      context_links: links.map((l) => ({ chunk_id: l.chunkId, content: l.content, resource_id: l.resourceId, link_strength: l.strength })),
+      total_links: links.length,
+    };
+  },
+});
+
+export const getMessagesForChunk = defineTool({
+  name: "get_messages_for_chunk",
+  category: "graph",
+  title: "Messages that reference a chunk",
+  description: "Get the messages linked to a document chunk (store_context_links), newest first.",
+  input: z.object({ chunk_id: chunkIdParam }),
+  output: z.object({
+    success: z.literal(true),
+    chunk_id: z.number().int(),
+    messages: z.array(z.object({ message_id: z.string(), content: z.string(), conversation_id: z.string().nullable(), timestamp: z.string() })),
+    total_messages: z.number().int(),
+  }),
+  annotations: readAnnotations,
+  handler: async (input, ctx) => {
+    const messages = await messagesForChunk(ctx.scope, input.chunk_id);
+    return {
+      success: true as const,
+      chunk_id: input.chunk_id,
+      messages: messages.map((m) => ({ message_id: m.messageId, content: m.content, conversation_id: m.conversationId, timestamp: iso(m.createdAt) })),
+      total_messages: messages.length,
+    };
+  },
+});
+
+export const queryGraph = defineTool({
+  name: "query_graph",
+  category: "graph",
+  title: "Query the knowledge graph",
+  description:
+    "Find resources matching a query (hybrid search) with their relationships; with relationship_types, only resources that " +
+    "have at least one relationship of those types, and only those relationships.",
+  input: z.object({
+    query: z.string().min(1).max(2000),
+    relationship_types: z.array(z.string().min(1).max(100)).max(20).optional(),
+    limit: z.number().int().min(1).max(50).default(10),
+  }),
+  output: z.object({
+    success: z.literal(true),
+    query: z.string(),
+    results: z.array(
+      z.object({
+        resource_id: z.string(),
+        content: z.string(),
+        relationships: z.array(z.object({ target_id: z.string(), relationship_type: z.string(), strength: z.number() })),
+        relevance_score: z.number(),
+      }),
+    ),
+    total_results: z.number().int(),
+  }),
+  annotations: readAnnotations,
+  handler: async (input, ctx) => {
+    const results = await queryResourceGraph(ctx.scope, ctx.services, input.query, input.relationship_types, readableProjects(ctx, undefined), input.limit);
+    return {
+      success: true as const,
+      query: input.query,
+      results: results.map((r) => ({
+        resource_id: r.itemId,
+        content: r.content,
+        relationships: r.relationships.map((l) => ({ target_id: l.otherId, relationship_type: l.type, strength: l.weight })),
+        relevance_score: r.score,
+      })),
+      total_results: results.length,
+    };
+  },
+});
+
+export const autoLinkDocuments = defineTool({
+  name: "auto_link_documents",
+  category: "graph",
+  title: "Auto-link similar documents",
+  description:
+    "Link a document to the documents whose embeddings are at least similarity_threshold similar (relationship similar_content, " +
+    "weight = similarity). New documents are auto-linked in the background at 0.8; call this for another threshold.",
+  input: z.object({ document_id: z.string().min(1).max(200), similarity_threshold: z.number().min(0).max(1).default(0.8) }),
+  output: z.object({
+    success: z.literal(true),
+    document_id: z.string(),
+    links_created: z.number().int(),
+    similar_documents: z.array(z.object({ document_id: z.string(), similarity_score: z.number(), relationship_type: z.string() })),
+  }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  handler: async (input, ctx) => {
+    const { item, similar } = await autoLinkDocument(ctx.scope, ctx.services, input.document_id, input.similarity_threshold);
+    const type = item.conversationId ? "similar" : "similar_content";
+    return {
+      success: true as const,
+      document_id: input.document_id,
+      links_created: similar.length,
+      similar_documents: similar.map((s) => ({ document_id: s.id, similarity_score: s.similarity, relationship_type: type })),
+    };
+  },
+});
+
+export const getDocumentRelationships = defineTool({
+  name: "get_document_relationships",
+  category: "graph",
+  title: "Relationships of a document",
+  description:
+    "All relationships of a document up to max_depth hops (links in either direction, each document once at its shallowest " +
+    "depth, cycles safe), grouped as depth_1..depth_N; deeper entries carry the path from the document.",
+  input: z.object({ document_id: z.string().min(1).max(200), max_depth: z.number().int().min(1).max(5).default(2) }),
+  output: z.object({
+    success: z.literal(true),
+    document_id: z.string(),
+    relationships: z.record(z.string(), z.array(z.object({ document_id: z.string(), relationship_type: z.string(), strength: z.number(), path: z.array(z.string()).optional() }))),
+    total_relationships: z.number().int(),
+    max_depth_reached: z.number().int(),
+  }),
+  annotations: readAnnotations,
+  handler: async (input, ctx) => {
+    const reached = await documentRelationships(ctx.scope, input.document_id, input.max_depth);
+    const relationships: Record<string, { document_id: string; relationship_type: string; strength: number; path?: string[] }[]> = {};
+    for (const r of reached) {
+      (relationships[`depth_${r.depth}`] ??= []).push({ document_id: r.id, relationship_type: r.relationshipType, strength: r.weight, ...(r.depth > 1 ? { path: r.path } : {}) });
+    }
+    return {
+      success: true as const,
+      document_id: input.document_id,
+      relationships,
+      total_relationships: reached.length,
+      max_depth_reached: reached.reduce((m, r) => Math.max(m, r.depth), 0),
     };
   },
 });

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { IMPORTANCE_LEVELS, MAX_BATCH_ITEMS } from "../core/item-types";
+import { MAX_BATCH_ITEMS } from "../core/item-types";
 import { writeItems } from "../core/items";
 import { defineTool } from "./registry";
-import { contentParam, conversationIdParam, iso, itemTypeParam, metadataParam, parseTimestamp, projectName, requireProjectAccess, tagsParam, timestampParam } from "./params";
+import { contentParam, iso, itemTypeParam, metadataParam, projectName, tagsParam } from "./params";
 
 const writeAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
@@ -51,56 +51,6 @@ export const storeMemory = defineTool({
       chunk_count: written!.chunkCount,
       tokens: written!.tokens,
       duplicate_of: written!.duplicateOf,
-    };
-  },
-});
-
-export const logChat = defineTool({
-  name: "log_chat",
-  category: "conversation",
-  title: "Log a chat message",
-  description:
-    "Log chat messages with context: appends one message to a conversation (created on first use), searchable with " +
-    "search and readable around a hit with get_context. Returns the message id for linking.",
-  input: z.object({
-    conversation_id: conversationIdParam,
-    role: z.enum(["user", "assistant", "system", "tool"]),
-    content: contentParam,
-    agent_name: z.string().max(200).optional(),
-    project_id: projectName.default("default"),
-    tags: tagsParam.default([]),
-    metadata: metadataParam.default({}),
-    timestamp: timestampParam.optional().describe("When the message was said (ISO 8601 or epoch ms); defaults to now."),
-  }),
-  output: z.object({
-    success: z.literal(true),
-    message_id: z.string(),
-    conversation_id: z.string(),
-    tokens: z.number().int(),
-    timestamp: z.string(),
-  }),
-  annotations: { ...writeAnnotations, idempotentHint: false },
-  handler: async (input, ctx) => {
-    const [written] = await writeItems(ctx.scope, ctx.services, [
-      {
-        project: input.project_id,
-        kind: "message",
-        type: "message",
-        content: input.content,
-        conversationId: input.conversation_id,
-        role: input.role,
-        speaker: input.agent_name,
-        tags: input.tags,
-        metadata: input.agent_name ? { ...input.metadata, agent_name: input.agent_name } : input.metadata,
-        createdAt: parseTimestamp(input.timestamp, "timestamp"),
-      },
-    ]);
-    return {
-      success: true as const,
-      message_id: written!.id,
-      conversation_id: input.conversation_id,
-      tokens: written!.tokens,
-      timestamp: iso(written!.createdAt),
     };
   },
 });
@@ -184,35 +134,3 @@ export const memoryBatchStore = defineTool({
   },
 });
 
-export const addMessage = defineTool({
-  name: "add_message",
-  category: "conversation",
-  core: true,
-  title: "Add a message to a context",
-  description: "Add a message (user or assistant) to a specific context. Creates the context if it doesn't exist.",
-  input: z.object({
-    contextId: conversationIdParam,
-    message: contentParam,
-    role: z.enum(["user", "assistant"]),
-    importance: z.enum(["LOW", "MEDIUM", "HIGH", "CRITICAL"]).default("MEDIUM"),
-    tags: tagsParam.default([]),
-  }),
-  output: z.object({ success: z.literal(true), messageId: z.string() }),
-  annotations: { ...writeAnnotations, idempotentHint: false },
-  handler: async (input, ctx) => {
-    requireProjectAccess(ctx, "default");
-    const [written] = await writeItems(ctx.scope, ctx.services, [
-      {
-        project: "default",
-        kind: "message",
-        type: "message",
-        content: input.message,
-        conversationId: input.contextId,
-        role: input.role,
-        tags: input.tags,
-        importance: IMPORTANCE_LEVELS[input.importance],
-      },
-    ]);
-    return { success: true as const, messageId: written!.id };
-  },
-});

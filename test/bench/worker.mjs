@@ -2,16 +2,18 @@
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 
-const PORT = 8799;
-const STATE = ".bench/state";
-const VARS = ".bench/bench.vars";
+// BENCH_PORT lets two benches run side by side; each port has its own local state.
+const PORT = Number(process.env.BENCH_PORT ?? 8799);
+const DIR = `.bench/${PORT}`;
+const STATE = `${DIR}/state`;
+const VARS = `${DIR}/bench.vars`;
 const WRANGLER = "node_modules/wrangler/bin/wrangler.js";
 export const BASE = `http://127.0.0.1:${PORT}`;
 const ADMIN_TOKEN = "bench-admin-token";
 
 export async function startWorker() {
-  rmSync(".bench", { recursive: true, force: true });
-  mkdirSync(".bench", { recursive: true });
+  rmSync(DIR, { recursive: true, force: true });
+  mkdirSync(DIR, { recursive: true });
   // HYBRID_VECTOR_WEIGHT from the caller's environment lets one compare fusion weights.
   const weight = process.env.HYBRID_VECTOR_WEIGHT ? `HYBRID_VECTOR_WEIGHT=${process.env.HYBRID_VECTOR_WEIGHT}\n` : "";
   writeFileSync(VARS, `ADMIN_TOKEN=${ADMIN_TOKEN}\nEMBEDDER=local\nVECTOR_INDEX=local\nEMBEDDING_DIMENSIONS=256\n${weight}`);

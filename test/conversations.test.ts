@@ -1,0 +1,167 @@
+import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { needsSummary } from "../src/core/conversations";
+import { tokenCounter } from "../src/core/tokens";
+import { readConfig } from "../src/config";
+import worker from "../src/index";
+import type { JobMessage } from "../src/jobs/messages";
+import { call, callTool, newTenant } from "./helpers";
+
+const versions = async (tenantId: string, contextId: string) =>
+  (await env.DB.prepare("SELECT version FROM summaries WHERE tenant_id = ? AND conversation_id = ? ORDER BY version").bind(tenantId, contextId).all<{ version: number }>()).results.map((r) => r.version);
+
+describe("contexts (seed 003)", () => {
+  it("add_message creates the context; retrieve_context returns messages and the latest summary", async () => {
+    const t = await newTenant();
+    expect(await call(t.apiKey, "add_message", { contextId: "ctx-a", message: "We decided to use Postgres.", role: "user", importance: "HIGH", tags: ["db"] })).toMatchObject({ success: true });
+    await call(t.apiKey, "add_message", { contextId: "ctx-a", message: "Noted.", role: "assistant" });
+    const context = await call(t.apiKey, "retrieve_context", { contextId: "ctx-a" });
+    expect(context).toEqual({
+      success: true,
+      contextId: "ctx-a",
+      messages: [
+        { role: "user", content: "We decided to use Postgres.", importance: "HIGH", tags: ["db"], timestamp: expect.any(Number) },
+        { role: "assistant", content: "Noted.", importance: "MEDIUM", tags: [], timestamp: expect.any(Number) },
+      ],
+      hasSummary: false,
+      summary: null,
+    });
+    const missing = await callTool(t.apiKey, "retrieve_context", { contextId: "nope" });
+    expect(missing.error).toMatchObject({ code: -32000, data: { code: "NOT_FOUND", details: { parameter: "contextId" } } });
+  });
+
+  it("summarize_context writes a new version with code blocks, insights and an importance score", async () => {
+    const t = await newTenant();
+    const messages = [
+      ["user", "The checkout page times out under load. We must fix the retry logic before Friday.", "CRITICAL"],
+      ["assistant", "Here is a fix:\n```ts\nawait retry(() => pay(order), { attempts: 3 })\n```\nIt retries payment three times.", "HIGH"],
+      ["user", "Great, and remember the deadline is Friday because of the launch.", "MEDIUM"],
+    ] as const;
+    for (const [role, message, importance] of messages) await call(t.apiKey, "add_message", { contextId: "bug-42", message, role, importance });
+    const first = await call(t.apiKey, "summarize_context", { contextId: "bug-42" });
+    expect(first).toMatchObject({ contextId: "bug-42", version: 1, messageCount: 3, tokenLimit: 512, codeBlocks: ["```ts\nawait retry(() => pay(order), { attempts: 3 })\n```"] });
+    expect(first.summary).toContain("retry");
+    expect(first.keyInsights.length).toBeGreaterThan(0);
+    expect(first.importanceScore).toBeGreaterThan(0.6);
+    expect(first.tokensUsed).toBe((await tokenCounter("o200k_base")).count(first.summary));
+    expect(typeof first.createdAt).toBe("number");
+    const second = await call(t.apiKey, "summarize_context", { contextId: "bug-42" });
+    expect(second.version).toBe(2);
+    const context = await call(t.apiKey, "retrieve_context", { contextId: "bug-42" });
+    expect(context).toMatchObject({ hasSummary: true, summary: { version: 2, contextId: "bug-42" } });
+  });
+
+  it("auto-summarizes every 5 new messages through the queue", async () => {
+    const t = await newTenant();
+    for (let i = 1; i <= 4; i++) await call(t.apiKey, "add_message", { contextId: "auto", message: `Step ${i} of the plan is to migrate table ${i}.`, role: "user" });
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(await versions(t.tenantId, "auto")).toEqual([]);
+    await call(t.apiKey, "add_message", { contextId: "auto", message: "Step 5 is the cutover.", role: "user" });
+    await expect.poll(() => versions(t.tenantId, "auto"), { timeout: 15_000 }).toEqual([1]);
+    for (let i = 6; i <= 10; i++) await call(t.apiKey, "add_message", { contextId: "auto", message: `Step ${i}.`, role: "assistant" });
+    await expect.poll(() => versions(t.tenantId, "auto"), { timeout: 15_000 }).toEqual([1, 2]);
+    expect((await call(t.apiKey, "retrieve_context", { contextId: "auto" })).summary.messageCount).toBe(10);
+  }, 40_000);
+
+  it("a re-delivered summarize job changes nothing", async () => {
+    const t = await newTenant();
+    for (let i = 0; i < 3; i++) await call(t.apiKey, "add_message", { contextId: "dup", message: `message ${i}`, role: "user" });
+    const body: JobMessage = { type: "summarize", tenantId: t.tenantId, conversationId: "dup", messageCount: 3 };
+    for (const id of ["s-1", "s-1-again"]) {
+      const batch = createMessageBatch<JobMessage>("context-edge-jobs", [{ id, timestamp: new Date(), attempts: 1, body }]);
+      const ctx = createExecutionContext();
+      await worker.queue(batch, env, ctx);
+      await waitOnExecutionContext(ctx);
+      expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual([id]);
+    }
+    expect(await versions(t.tenantId, "dup")).toEqual([1]);
+  });
+
+  it("applies the message and token thresholds, and autoSummarize", () => {
+    const config = readConfig(env).conversations;
+    const base = { messageCount: 4, tokens: 100, summarizedCount: 0, summarizedTokens: 0 };
+    expect(needsSummary(base, config)).toBe(false);
+    expect(needsSummary({ ...base, messageCount: 5 }, config)).toBe(true);
+    expect(needsSummary({ ...base, tokens: Math.ceil(0.8 * 8192) }, config)).toBe(true);
+    expect(needsSummary({ ...base, messageCount: 12, summarizedCount: 8 }, config)).toBe(false);
+    expect(needsSummary({ ...base, messageCount: 50 }, { ...config, autoSummarize: false })).toBe(false);
+  });
+});
+
+/** Mermaid flowchart subset we emit: header, quoted node labels, labelled edges; ids are n<digits>. */
+function assertMermaid(diagram: string) {
+  const [header, ...lines] = diagram.split("\n");
+  expect(header).toBe("graph TD;");
+  const declared = new Set<string>();
+  for (const line of lines) {
+    // label characters: anything but quotes, brackets, pipes, backticks, ';' and '#', except entity codes like #34;
+    const node = line.match(/^  (n\d+)\["((?:[^"\[\]<>{}|`;#\n]|#\d+;)*)"\];$/);
+    const edge = line.match(/^  (n\d+) -->\|((?:[^"|\[\]<>{}`;#\n]|#\d+;)*)\| (n\d+);$/);
+    expect(node || edge, `not valid mermaid: ${line}`).toBeTruthy();
+    if (node) declared.add(node[1]!);
+    if (edge) {
+      expect(declared.has(edge[1]!)).toBe(true);
+      expect(declared.has(edge[3]!)).toBe(true);
+    }
+  }
+}
+
+describe("visualize_context", () => {
+  it("lists sessions, and renders json, text and mermaid with hostile ids escaped", async () => {
+    const t = await newTenant();
+    const ids = ['main "ctx"', "other-->evil;", "third[1]|x"];
+    for (const id of ids) await call(t.apiKey, "add_message", { contextId: id, message: `hello from ${id}`, role: "user" });
+    await call(t.apiKey, "add_relationship", { sourceContextId: ids[0], targetContextId: ids[1], relationshipType: "continues" });
+    await call(t.apiKey, "add_relationship", { sourceContextId: ids[1], targetContextId: ids[2], relationshipType: "references", weight: 0.5 });
+
+    const sessions = await call(t.apiKey, "visualize_context", {});
+    expect(sessions).toEqual({ success: true, sessions: expect.arrayContaining(ids), format: "json" });
+    const json = await call(t.apiKey, "visualize_context", { contextId: ids[0] });
+    expect(json).toEqual({ success: true, contextId: ids[0], messageCount: 1, hasSummary: false, summary: null, relatedContexts: [ids[1]] });
+    const deep = await call(t.apiKey, "visualize_context", { contextId: ids[0], depth: 2 });
+    expect(deep.relatedContexts).toEqual([ids[1], ids[2]]);
+    const text = await call(t.apiKey, "visualize_context", { contextId: ids[0], format: "text" });
+    expect(text).toMatchObject({ success: true, contextId: ids[0], format: "text" });
+    expect(text.text).toContain(`Context ID: ${ids[0]}\nMessages: 1\nHas Summary: false`);
+    const mermaid = await call(t.apiKey, "visualize_context", { contextId: ids[0], format: "mermaid", depth: 3 });
+    expect(mermaid).toMatchObject({ success: true, format: "mermaid" });
+    assertMermaid(mermaid.diagram);
+    expect(mermaid.diagram).toContain('n0["main #34;ctx#34;"];');
+    expect(mermaid.diagram).toContain("n0 -->|continues| n1;");
+    expect(mermaid.diagram).toContain("n1 -->|references| n2;");
+    expect((await callTool(t.apiKey, "visualize_context", { contextId: ids[0], depth: 4 })).error!.data.details.parameter).toBe("depth");
+  });
+});
+
+describe("relationships between contexts", () => {
+  it("adds typed, weighted links and reads them by direction and type", async () => {
+    const t = await newTenant();
+    for (const id of ["a", "b", "c"]) await call(t.apiKey, "add_message", { contextId: id, message: id, role: "user" });
+    expect(await call(t.apiKey, "add_relationship", { sourceContextId: "a", targetContextId: "b", relationshipType: "parent" })).toEqual({
+      success: true,
+      sourceContextId: "a",
+      targetContextId: "b",
+      relationshipType: "parent",
+    });
+    await call(t.apiKey, "add_relationship", { sourceContextId: "c", targetContextId: "a", relationshipType: "references", weight: 0.3 });
+    expect(await call(t.apiKey, "get_related_contexts", { contextId: "a" })).toEqual(["b", "c"]);
+    expect(await call(t.apiKey, "get_related_contexts", { contextId: "a", direction: "outgoing" })).toEqual(["b"]);
+    expect(await call(t.apiKey, "get_related_contexts", { contextId: "a", direction: "incoming" })).toEqual(["c"]);
+    expect(await call(t.apiKey, "get_related_contexts", { contextId: "a", relationshipType: "references" })).toEqual(["c"]);
+  });
+
+  it("rejects self-links, unknown types, bad weights and missing or foreign contexts, writing nothing", async () => {
+    const t = await newTenant();
+    const other = await newTenant();
+    await call(t.apiKey, "add_message", { contextId: "x", message: "x", role: "user" });
+    await call(other.apiKey, "add_message", { contextId: "theirs", message: "y", role: "user" });
+    const add = (args: object) => callTool(t.apiKey, "add_relationship", { sourceContextId: "x", targetContextId: "theirs", relationshipType: "similar", ...args });
+    expect((await add({ targetContextId: "x" })).error!.data.details.parameter).toBe("targetContextId");
+    expect((await add({ relationshipType: "friend" })).error!.message).toContain("must be one of");
+    expect((await add({ weight: 1.5 })).error!.message).toBe("Invalid parameter 'weight': value must be at most 1 (got 1.5)");
+    expect((await add({})).error).toMatchObject({ data: { code: "NOT_FOUND", details: { parameter: "targetContextId" } } });
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM links WHERE tenant_id = ?").bind(t.tenantId).first("n");
+    expect(count).toBe(0);
+  });
+});
