@@ -52,6 +52,21 @@ describe("Vectorize adapter (against a fake of the binding)", () => {
   });
 });
 
+describe("local vector index", () => {
+  it("keeps its in-isolate copy fresh across upserts, rewrites and deletes", async () => {
+    const index = new LocalVectorIndex(env.DB, DIMS);
+    await index.upsert("local-fresh", [await record(1, "red apples"), await record(2, "green pears")]);
+    const apples = (await embedder.embed(["apples"]))[0]!;
+    expect((await index.query("local-fresh", apples, { topK: 1 }))[0]!.chunkId).toBe(1);
+    await index.upsert("local-fresh", [await record(3, "apples apples apples")]);
+    expect((await index.query("local-fresh", apples, { topK: 1 }))[0]!.chunkId).toBe(3);
+    await index.upsert("local-fresh", [await record(3, "bananas")]); // rewritten vector
+    expect((await index.query("local-fresh", apples, { topK: 1 }))[0]!.chunkId).toBe(1);
+    await index.delete("local-fresh", [1]);
+    expect((await index.query("local-fresh", apples, { topK: 5 })).map((m) => m.chunkId).sort()).toEqual([2, 3]);
+  });
+});
+
 describe("tenant isolation in hybrid search, with either vector adapter", () => {
   for (const adapter of ["local", "vectorize"] as const) {
     it(`never returns another tenant's items (${adapter})`, async () => {

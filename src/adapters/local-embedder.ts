@@ -22,8 +22,13 @@ export class LocalEmbedder implements Embedder {
   embedOne(text: string): Float32Array {
     const vector = new Float32Array(this.dimensions);
     const words = tokenize(text);
-    const counts = new Map<string, number>();
-    const add = (feature: string, weight: number) => counts.set(feature, (counts.get(feature) ?? 0) + weight);
+    // feature -> [occurrences, weight per occurrence]; value = weight x (1 + ln occurrences)
+    const features = new Map<string, [number, number]>();
+    const add = (feature: string, weight: number) => {
+      const seen = features.get(feature);
+      if (seen) seen[0]++;
+      else features.set(feature, [1, weight]);
+    };
     for (let i = 0; i < words.length; i++) {
       const word = words[i]!;
       if (STOPWORDS.has(word)) continue;
@@ -33,9 +38,9 @@ export class LocalEmbedder implements Embedder {
       const padded = `^${word}$`;
       if (padded.length > 4) for (let j = 0; j + 3 <= padded.length; j++) add("c:" + padded.slice(j, j + 3), 0.25);
     }
-    for (const [feature, count] of counts) {
+    for (const [feature, [occurrences, weight]] of features) {
       const h = fnv1a(feature);
-      vector[h % this.dimensions]! += (h & 0x80000000 ? -1 : 1) * (1 + Math.log(count));
+      vector[h % this.dimensions]! += (h & 0x80000000 ? -1 : 1) * weight * (1 + Math.log(occurrences));
     }
     return normalize(vector);
   }

@@ -2,10 +2,22 @@ import type { VectorIndex, VectorMatch, VectorRecord } from "../ports";
 import { dot, fromBytes, toBytes } from "./vector-math";
 
 const IN_CHUNK = 90; // D1: at most 100 bound parameters per statement
+/** Most vectors the isolate keeps in memory across all (tenant, projects) copies (~25 MB at 256 dims). */
+const MAX_CACHED_VECTORS = 25_000;
+
+/** An in-isolate copy of one (tenant, projects) slice of the index, refreshed by rowid. */
+interface Slice {
+  vectors: Map<number, Float32Array>;
+  loadedUpTo: number;
+}
+const slices = new Map<string, Slice>();
 
 /**
  * Offline vector index in D1: vectors as float32 blobs, exact cosine at query time.
  * Same interface and tenant scoping as Vectorize; meant for `wrangler dev` and tests.
+ * Queries scan an in-isolate copy that each query brings up to date: rows past the last rowid seen
+ * are read (an upsert is INSERT OR REPLACE, so a rewritten vector gets a new rowid), and a count that
+ * disagrees (a delete) reloads the slice. Without it, a query reads every blob of the project from D1.
  */
 export class LocalVectorIndex implements VectorIndex {
   readonly name = "local";
@@ -18,28 +30,47 @@ export class LocalVectorIndex implements VectorIndex {
   async upsert(tenantId: string, records: VectorRecord[]): Promise<void> {
     if (records.length === 0) return;
     for (const r of records) this.checkLength(r.values);
-    const statement = this.db.prepare(
-      "INSERT INTO local_vectors (tenant_id, chunk_id, item_id, project, kind, type, vector) VALUES (?, ?, ?, ?, ?, ?, ?) " +
-        "ON CONFLICT (tenant_id, chunk_id) DO UPDATE SET item_id = excluded.item_id, project = excluded.project, kind = excluded.kind, type = excluded.type, vector = excluded.vector",
-    );
+    const statement = this.db.prepare("INSERT OR REPLACE INTO local_vectors (tenant_id, chunk_id, item_id, project, kind, type, vector) VALUES (?, ?, ?, ?, ?, ?, ?)");
     await this.db.batch(records.map((r) => statement.bind(tenantId, r.chunkId, r.itemId, r.project, r.kind, r.type, toBytes(r.values))));
   }
 
   async query(tenantId: string, vector: Float32Array, options: { topK: number; projects?: string[] }): Promise<VectorMatch[]> {
     this.checkLength(vector);
-    const projects = options.projects ?? [];
-    const where = projects.length > 0 ? ` AND project IN (${projects.map(() => "?").join(",")})` : "";
-    const { results } = await this.db
-      .prepare(`SELECT chunk_id, vector FROM local_vectors WHERE tenant_id = ?${where}`)
-      .bind(tenantId, ...projects)
-      .all<{ chunk_id: number; vector: ArrayBuffer }>();
+    const slice = await this.freshSlice(tenantId, options.projects ?? []);
     const top: VectorMatch[] = [];
-    for (const row of results) {
-      const stored = fromBytes(row.vector);
+    for (const [chunkId, stored] of slice.vectors) {
       if (stored.length !== vector.length) throw this.mismatch(stored.length);
-      insertTopK(top, { chunkId: row.chunk_id, score: dot(vector, stored) }, options.topK);
+      insertTopK(top, { chunkId, score: dot(vector, stored) }, options.topK);
     }
     return top;
+  }
+
+  private async freshSlice(tenantId: string, projects: string[], reloaded = false): Promise<Slice> {
+    const key = `${tenantId}\u0000${[...projects].sort().join("\u0000")}`;
+    const where = projects.length > 0 ? ` AND project IN (${projects.map(() => "?").join(",")})` : "";
+    const slice = slices.get(key) ?? { vectors: new Map(), loadedUpTo: 0 };
+    const [fresh, count] = await this.db.batch<{ rowid?: number; chunk_id?: number; vector?: ArrayBuffer; n?: number }>([
+      this.db.prepare(`SELECT rowid, chunk_id, vector FROM local_vectors WHERE tenant_id = ?${where} AND rowid > ? ORDER BY rowid`).bind(tenantId, ...projects, slice.loadedUpTo),
+      this.db.prepare(`SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?${where}`).bind(tenantId, ...projects),
+    ]);
+    for (const row of fresh!.results) {
+      slice.vectors.set(row.chunk_id!, fromBytes(row.vector!));
+      slice.loadedUpTo = Math.max(slice.loadedUpTo, row.rowid!);
+    }
+    if (slice.vectors.size !== count!.results[0]!.n && !reloaded) {
+      slices.delete(key); // rows were deleted since the copy was made
+      return this.freshSlice(tenantId, projects, true);
+    }
+    slices.delete(key); // re-insert: most recently used last
+    slices.set(key, slice);
+    let cached = 0;
+    for (const s of slices.values()) cached += s.vectors.size;
+    for (const [k, s] of slices) {
+      if (cached <= MAX_CACHED_VECTORS || k === key) break;
+      slices.delete(k);
+      cached -= s.vectors.size;
+    }
+    return slice;
   }
 
   async getVectors(tenantId: string, chunkIds: number[]): Promise<Map<number, Float32Array>> {

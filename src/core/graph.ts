@@ -1,6 +1,6 @@
 import type { TenantScope } from "../db/scope";
 
-const IN_LIST = 40; // two IN lists per statement, under D1's 100 bound parameters
+const IN_LIST = 90; // D1: at most 100 bound parameters per statement
 
 export interface Reached {
   id: string;
@@ -54,13 +54,15 @@ async function edgesOf(scope: TenantScope, nodeType: string, ids: string[]) {
   const out: { source_id: string; target_id: string; relationship_type: string; weight: number }[] = [];
   for (let i = 0; i < ids.length; i += IN_LIST) {
     const slice = ids.slice(i, i + IN_LIST);
-    const list = slice.map(() => "?").join(",");
+    const list = slice.map((_, i) => `?${i + 3}`).join(","); // numbered: both halves share the bindings
+    // Two index lookups (links_edge by source, links_target by target) rather than one OR scan.
     const { results } = await scope.d1
       .prepare(
-        `SELECT source_id, target_id, relationship_type, weight FROM links
-         WHERE tenant_id = ? AND source_type = ? AND target_type = ? AND (source_id IN (${list}) OR target_id IN (${list}))`,
+        `SELECT source_id, target_id, relationship_type, weight FROM links WHERE tenant_id = ?1 AND source_type = ?2 AND target_type = ?2 AND source_id IN (${list})
+         UNION ALL
+         SELECT source_id, target_id, relationship_type, weight FROM links WHERE tenant_id = ?1 AND target_type = ?2 AND source_type = ?2 AND target_id IN (${list})`,
       )
-      .bind(scope.tenantId, nodeType, nodeType, ...slice, ...slice)
+      .bind(scope.tenantId, nodeType, ...slice)
       .all<{ source_id: string; target_id: string; relationship_type: string; weight: number }>();
     out.push(...results);
   }

@@ -123,6 +123,8 @@ export interface TenantStats {
   conversations: number;
   /** Items whose embed job has not finished yet (vector search does not see them). */
   pending_embeddings: number;
+  /** Embedded items the auto-link job has not linked yet. */
+  pending_links: number;
   tool_calls: number;
 }
 
@@ -130,7 +132,7 @@ export interface TenantStats {
 export async function tenantStats(d1: D1Database, tenantId: string): Promise<TenantStats> {
   const count = (sql: string) => d1.prepare(sql).bind(tenantId);
   const [items, chunks, conversations, calls] = await d1.batch<Record<string, number>>([
-    count("SELECT COUNT(*) AS items, SUM(tier = 'stashed') AS stashed, SUM(embedded_at IS NULL) AS pending FROM items WHERE tenant_id = ?"),
+    count("SELECT COUNT(*) AS items, SUM(tier = 'stashed') AS stashed, SUM(embedded_at IS NULL) AS pending, SUM(linked_at IS NULL) AS unlinked FROM items WHERE tenant_id = ?"),
     count("SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ?"),
     count("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?"),
     count("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?"),
@@ -143,6 +145,7 @@ export async function tenantStats(d1: D1Database, tenantId: string): Promise<Ten
     chunks: chunks!.results[0]!.n ?? 0,
     conversations: conversations!.results[0]!.n ?? 0,
     pending_embeddings: row.pending ?? 0,
+    pending_links: row.unlinked ?? 0,
     tool_calls: calls!.results[0]!.n ?? 0,
   };
 }

@@ -3,12 +3,13 @@
 // the suites through its public tools, printing figures. Not a timed test: nothing here passes or fails.
 import { runContext } from "./context.mjs";
 import { runGc } from "./gc.mjs";
+import { runGraph } from "./graph.mjs";
 import { runLocomo } from "./locomo.mjs";
 import { runMsmarco } from "./msmarco.mjs";
 import { runScale } from "./scale.mjs";
 import { newTenant, startWorker } from "./worker.mjs";
 
-const SUITES = { locomo: runLocomo, msmarco: runMsmarco, scale: runScale, context: runContext, gc: runGc };
+const SUITES = { locomo: runLocomo, msmarco: runMsmarco, scale: runScale, context: runContext, graph: runGraph, gc: runGc };
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(SUITES);
 for (const name of chosen) if (!SUITES[name]) throw new Error(`unknown suite '${name}' (have: ${Object.keys(SUITES).join(", ")})`);
 
