@@ -4,6 +4,10 @@ import { LocalEmbedder } from "../src/adapters/local-embedder";
 import { LocalVectorIndex } from "../src/adapters/local-vector-index";
 import { VectorizeVectorIndex } from "../src/adapters/vectorize-index";
 import { WorkersAiEmbedder } from "../src/adapters/workers-ai-embedder";
+import { WorkersAiSummarizer } from "../src/adapters/workers-ai-summarizer";
+import { truncateToTokens } from "../src/core/extractive";
+import { ExtractiveSummarizer } from "../src/core/extractive-summarizer";
+import { tokenCounter } from "../src/core/tokens";
 import { writeItems } from "../src/core/items";
 import { searchChunks } from "../src/core/search";
 import { tenantScope } from "../src/db/scope";
@@ -125,5 +129,33 @@ describe("fusion with the lexical embedder's default weight", () => {
     expect(keyword[0]!.similarity).toBeGreaterThan(0); // still reported
     const typo = await searchChunks(scope, services, "clutser autsocaler", {}, 5);
     expect(typo[0]).toMatchObject({ itemId: written[0]!.id, keywordRank: null, vectorRank: 1 });
+  });
+});
+
+describe("Workers AI summarizer (against a fake of the binding)", () => {
+  it("asks the model for prose and keeps the extractive fields", async () => {
+    const counter = await tokenCounter("o200k_base");
+    const calls: any[] = [];
+    const ai = {
+      run: async (model: string, input: any) => {
+        calls.push({ model, input });
+        return { response: "The team chose Postgres and must ship the migration by Friday. ".repeat(50) };
+      },
+    };
+    const extractive = new ExtractiveSummarizer(counter);
+    const summarizer = new WorkersAiSummarizer(ai as unknown as Ai, "@cf/meta/llama-3.1-8b-instruct", extractive, (text, limit) => truncateToTokens(text, limit, counter)!.content);
+    const messages = [
+      { role: "user", content: "Should we use Postgres? We must ship by Friday.", importance: 0.75 },
+      { role: "assistant", content: "Yes:\n```sql\nCREATE TABLE t (id int);\n```", importance: 0.5 },
+    ];
+    const result = await summarizer.summarize(messages, 40);
+    expect(calls[0].model).toBe("@cf/meta/llama-3.1-8b-instruct");
+    expect(calls[0].input.messages[1].content).toContain("user: Should we use Postgres?");
+    expect(calls[0].input.max_tokens).toBe(40);
+    expect(result.summary.startsWith("The team chose Postgres")).toBe(true);
+    expect(counter.count(result.summary)).toBeLessThanOrEqual(40);
+    const base = await extractive.summarize(messages, 40);
+    expect(result).toMatchObject({ codeBlocks: base.codeBlocks, keyInsights: base.keyInsights, importanceScore: base.importanceScore });
+    expect(result.codeBlocks).toEqual(["```sql\nCREATE TABLE t (id int);\n```"]);
   });
 });

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../src/index";
 import { backoffSeconds, MAX_ATTEMPTS } from "../src/jobs/consumer";
 import type { JobMessage } from "../src/jobs/messages";
-import { call, newTenant, waitForEmbeddings } from "./helpers";
+import { admin, call, newTenant, waitForEmbeddings } from "./helpers";
 
 const vectorCount = async (tenantId: string) =>
   (await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?").bind(tenantId).first<{ n: number }>())!.n;
@@ -61,6 +61,11 @@ describe("embedding jobs", () => {
     const dead = await deliver([{ id: "fail-1", attempts: MAX_ATTEMPTS, body }], {}, "context-edge-jobs-dlq");
     expect(dead.explicitAcks).toEqual(["fail-1"]);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM job_failures WHERE message_id = 'fail-1'").first("n")).toBe(1);
+
+    // an operator sees it; a tenant key cannot
+    const listed = await (await admin("GET", "/job-failures")).json<any>();
+    expect(listed.failures.find((f: any) => f.message_id === "fail-1")).toMatchObject({ tenant_id: t.tenantId, job_type: "embed", attempts: MAX_ATTEMPTS, body });
+    expect((await admin("GET", "/job-failures", undefined, t.apiKey)).status).toBe(403);
   });
 
   it("embeds through an OpenAI-compatible endpoint", async () => {
@@ -86,6 +91,28 @@ describe("embedding jobs", () => {
     expect(JSON.parse(String(init!.body))).toEqual({ model: "nomic-embed-text", input: ["alpha", "beta"] });
     expect(await vectorCount(t.tenantId)).toBe(2);
   });
+
+  it("the cron sweep also re-queues lost summaries and auto-links", async () => {
+    const t = await newTenant();
+    const [a, b] = (await call(t.apiKey, "memory_batch_store", { memories: [{ content: "Refunds take five business days" }, { content: "Refunds take five business days to arrive" }] })).ids;
+    for (let i = 0; i < 5; i++) await call(t.apiKey, "add_message", { contextId: "lost-summary", message: `turn ${i} about refunds`, role: "user" });
+    await expect.poll(() => env.DB.prepare("SELECT COUNT(*) AS n FROM summaries WHERE tenant_id = ?").bind(t.tenantId).first("n"), { timeout: 15_000 }).toBe(1);
+    await expect.poll(() => env.DB.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND linked_at IS NULL").bind(t.tenantId).first("n"), { timeout: 15_000 }).toBe(0);
+    const old = Date.now() - 3_600_000;
+    await env.DB.batch([
+      env.DB.prepare("DELETE FROM summaries WHERE tenant_id = ?").bind(t.tenantId),
+      env.DB.prepare("UPDATE conversations SET summarized_count = 0, summarized_tokens = 0, updated_at = ? WHERE tenant_id = ?").bind(old, t.tenantId),
+      env.DB.prepare("DELETE FROM links WHERE tenant_id = ?").bind(t.tenantId),
+      env.DB.prepare("UPDATE items SET linked_at = NULL, created_at = ? WHERE tenant_id = ?").bind(old, t.tenantId),
+    ]);
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ cron: "*/15 * * * *" }), env, ctx);
+    await waitOnExecutionContext(ctx);
+    await expect.poll(() => env.DB.prepare("SELECT COUNT(*) AS n FROM summaries WHERE tenant_id = ?").bind(t.tenantId).first("n"), { timeout: 15_000 }).toBe(1);
+    await expect
+      .poll(() => env.DB.prepare("SELECT COUNT(*) AS n FROM links WHERE tenant_id = ? AND source_id IN (?, ?)").bind(t.tenantId, a, b).first("n"), { timeout: 15_000 })
+      .toBeGreaterThan(0);
+  }, 60_000);
 
   it("the cron sweep re-queues items whose job was lost", async () => {
     const t = await newTenant();

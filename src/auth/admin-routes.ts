@@ -1,6 +1,7 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { z } from "zod";
 import { createApiKey, createTenant, findActiveKey, listApiKeys, listTenants, revokeApiKey, tenantStats } from "../core/tenants";
+import { listJobFailures } from "../jobs/failures";
 import { openDatabase } from "../db/scope";
 import type { Env } from "../env";
 import { AppError, permissionDenied, toAppError } from "../errors";
@@ -104,6 +105,11 @@ export const adminRoutes = new Hono<AdminBindings>()
     const tenantId = c.req.param("tenantId");
     requireTenantAccess(c, tenantId);
     return c.json(await tenantStats(c.env.DB, tenantId));
+  })
+  .get("/job-failures", async (c) => {
+    requireOperator(c);
+    const limit = Math.min(500, Math.max(1, Number(c.req.query("limit") ?? 100) || 100));
+    return c.json({ failures: await listJobFailures(c.env.DB, limit) });
   })
   .delete("/keys/:keyId", async (c) => {
     const principal = c.get("principal");

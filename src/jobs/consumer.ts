@@ -4,6 +4,7 @@ import { buildServices } from "../services";
 import { autoLinkItems } from "../core/auto-link";
 import { getConversation, summarizeConversation } from "../core/conversations";
 import { embedItems } from "./embed";
+import { recordFailure } from "./failures";
 import type { JobMessage } from "./messages";
 
 /** Deliveries before a message is dead-lettered: wrangler.toml `max_retries` (5) + the first try. */
@@ -52,14 +53,4 @@ async function recordDeadLetters(batch: MessageBatch<JobMessage>, env: Env): Pro
     await recordFailure(env, message, null);
     message.ack();
   }
-}
-
-/** One row per failed message (the DLQ delivery keeps the last error the main consumer saw). */
-async function recordFailure(env: Env, message: Message<JobMessage>, error: string | null): Promise<void> {
-  await env.DB.prepare(
-    `INSERT INTO job_failures (tenant_id, message_id, job_type, body, attempts, last_error, failed_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (message_id) DO UPDATE SET attempts = MAX(attempts, excluded.attempts), last_error = COALESCE(excluded.last_error, last_error)`,
-  )
-    .bind(message.body.tenantId ?? null, message.id, message.body.type ?? "unknown", JSON.stringify(message.body).slice(0, 10_000), message.attempts, error, Date.now())
-    .run();
 }
