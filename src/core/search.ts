@@ -52,9 +52,9 @@ const RRF_K = 60;
 const BM25_WEIGHTS = "1.0, 0.5";
 /**
  * Vector-list weight when HYBRID_VECTOR_WEIGHT is unset. A lexical embedder's list repeats the BM25
- * signal with more noise; measured with `npm run bench`, weights 1 / 0.2 / 0.1 / 0 give LoCoMo
- * recall@10 63.3 / 70.0 / 72.9 / 73.4 % and MS MARCO nDCG@10 - / 0.600 / 0.608 / 0.616. So a lexical
- * list does not vote; it is used only when no keyword matches.
+ * signal with more noise; measured with `npm run bench`, weights 0 / 0.1 / 0.3 / 1 give LoCoMo
+ * recall@10 73.4 / 72.9 / 67.8 / 61.3 % and MS MARCO nDCG@10 0.616 / 0.607 / 0.590 / 0.573. So a
+ * lexical list does not vote; it is used only when no keyword matches.
  */
 const DEFAULT_VECTOR_WEIGHT = { semantic: 1, lexical: 0 };
 const MAX_CANDIDATES = 100;
