@@ -11,7 +11,7 @@ import { tokenCounter } from "../src/core/tokens";
 import { writeItems } from "../src/core/items";
 import { searchChunks } from "../src/core/search";
 import { tenantScope } from "../src/db/scope";
-import { embedItems } from "../src/jobs/embed";
+import { embedItems } from "../src/core/embedding";
 import type { VectorIndex } from "../src/ports";
 import { buildServices, type Services } from "../src/services";
 import { FakeVectorize } from "./fakes/fake-vectorize";

@@ -1,6 +1,6 @@
 import type { TenantScope } from "../db/scope";
 import { notFound } from "../errors";
-import { embedItems } from "../jobs/embed";
+import { embedItems } from "./embedding";
 import type { Services } from "../services";
 import { autoLinkItem, type SimilarRecord } from "./auto-link";
 import { traverseLinks, type Reached } from "./graph";

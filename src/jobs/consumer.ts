@@ -3,7 +3,7 @@ import type { Env } from "../env";
 import { buildServices } from "../services";
 import { autoLinkItems } from "../core/auto-link";
 import { getConversation, summarizeConversation } from "../core/conversations";
-import { embedItems } from "./embed";
+import { embedItems } from "../core/embedding";
 import { recordFailure } from "./failures";
 import type { JobMessage } from "./messages";
 
