@@ -37,6 +37,8 @@ export interface Config {
     useVectorDb: boolean;
     useGraphDb: boolean;
   };
+  /** Seed 004's default context window for usage analysis (CONTEXT_TOKEN_LIMIT). */
+  contextTokenLimit: number;
   summarizer: "extractive" | "workers-ai";
   summaryModel: string;
 }
@@ -79,6 +81,7 @@ export function readConfig(env: Env): Config {
       useVectorDb: bool(env.USE_VECTOR_DB, true),
       useGraphDb: bool(env.USE_GRAPH_DB, true),
     },
+    contextTokenLimit: positiveInt(env.CONTEXT_TOKEN_LIMIT, 1_000_000),
     summarizer: oneOf(env.SUMMARIZER, ["extractive", "workers-ai"] as const, "SUMMARIZER"),
     summaryModel: env.SUMMARY_MODEL || "@cf/meta/llama-3.1-8b-instruct",
   };

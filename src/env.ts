@@ -28,6 +28,7 @@ export interface Env {
   DOCUMENT_SIMILARITY_THRESHOLD?: string;
   USE_VECTOR_DB?: string;
   USE_GRAPH_DB?: string;
+  CONTEXT_TOKEN_LIMIT?: string;
   ALLOWED_ORIGINS?: string;
   MAX_BODY_BYTES?: string;
   TOKEN_ENCODING?: string;

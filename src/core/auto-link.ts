@@ -72,7 +72,8 @@ export async function autoLinkItems(scope: TenantScope, services: Services, item
   const items = await readItems(scope, itemIds);
   const linked: string[] = [];
   for (const item of items.values()) {
-    if ((await autoLinkItem(scope, services, item)) !== null) linked.push(item.id);
+    // Snapshot records list other segments; linking them would only inflate refcounts.
+    if (item.kind === "snapshot" || (await autoLinkItem(scope, services, item)) !== null) linked.push(item.id);
   }
   for (let i = 0; i < linked.length; i += 90) {
     const ids = linked.slice(i, i + 90);

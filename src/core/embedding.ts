@@ -25,6 +25,7 @@ export async function embedItems(scope: TenantScope, services: Services, itemIds
         scope.tenantId,
         batch.map((c, k) => ({ chunkId: c.id, itemId: c.item_id, project: c.project, kind: c.kind, type: c.type, values: vectors[k]! })),
       );
+      await dropVectorsOfDeletedChunks(scope, services, batch.map((c) => c.id));
       embedded += batch.length;
     }
     await scope.d1
@@ -36,4 +37,15 @@ export async function embedItems(scope: TenantScope, services: Services, itemIds
     await services.jobs.send([{ type: "link", tenantId: scope.tenantId, itemIds }]);
   }
   return embedded;
+}
+
+/** An item deleted while its chunks were being embedded must not leave their vectors behind. */
+async function dropVectorsOfDeletedChunks(scope: TenantScope, services: Services, chunkIds: number[]): Promise<void> {
+  const { results } = await scope.d1
+    .prepare("SELECT id FROM chunks WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))")
+    .bind(scope.tenantId, JSON.stringify(chunkIds))
+    .all<{ id: number }>();
+  const alive = new Set(results.map((r) => r.id));
+  const gone = chunkIds.filter((id) => !alive.has(id));
+  if (gone.length > 0) await services.vectors.delete(scope.tenantId, gone);
 }

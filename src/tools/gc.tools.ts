@@ -1,4 +1,669 @@
-import type { AnyTool } from "./registry";
+import { z } from "zod";
+import { analyzeUsage, DEFAULT_TOKEN_LIMIT, ingestDescriptors, type ContextDescriptors, type IngestedContext } from "../core/context-usage";
+import { analyzeGarbage, GC_POLICY, planPruning, pruneSegments, setPinned, type PruningCandidate } from "../core/gc";
+import { ITEM_TYPES, MAX_ITEM_CHARS, type ItemType } from "../core/item-types";
+import { listProjects } from "../core/projects";
+import type { SegmentFilter } from "../core/segment-filters";
+import type { Segment } from "../core/segments";
+import { retrieveStashed, searchStashed, stashMatching } from "../core/stash";
+import { createTaskSnapshot, readTaskContext, setCurrentTask } from "../core/tasks";
+import { readWorkingSet, resolveTask } from "../core/working-set";
+import { invalidParameter } from "../errors";
+import { validationError } from "../mcp/validation";
+import { iso, itemTypeParam, parseTimestamp, projectName, readableProjects, tagsParam, timestampParam } from "./params";
+import { defineTool, type AnyTool, type ToolContext } from "./registry";
 
-/** Seed 004's working-set, GC, stash and task tools (being written). */
-export const GC_TOOLS: AnyTool[] = [];
+// Seed 004 (Out of Context): an agent's context as a managed heap. Segments are the items every other
+// tool stores, so anything can be measured, pinned, stashed, retrieved and snapshotted here.
+
+const readOnly = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
+const writes = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+/** Most candidates one context_gc_analyze lists (total_candidates and estimated_tokens_freed count all). */
+const MAX_LISTED_CANDIDATES = 100;
+const MAX_SEGMENT_IDS = 1000;
+
+const taskIdParam = z.string().min(1).max(200);
+const segmentIdsParam = z.array(z.string().min(1).max(200)).min(1).max(MAX_SEGMENT_IDS);
+const queryParam = z.string().max(2000).optional();
+const filtersParam = z
+  .union([z.string().max(20_000), z.record(z.string(), z.unknown())])
+  .optional()
+  .describe('Metadata filters, an object or its JSON string: {"file_path", "task_id", "tags": [any of], "type", "created_after", "created_before"} (dates ISO 8601).');
+const descriptorsParam = z
+  .union([z.string().max(2_000_000), z.record(z.string(), z.unknown())])
+  .optional()
+  .describe("What the platform has in context, an object or its JSON string: recent_messages, current_file {path, line, content}, token_usage {current, limit}, segment_summaries, task_info {task_id}.");
+
+// ---------------------------------------------------------------------------------------------------
+// Response shapes
+
+const segmentSchema = z.object({
+  segment_id: z.string(),
+  text: z.string(),
+  type: z.string(),
+  kind: z.string(),
+  project_id: z.string(),
+  task_id: z.string().nullable(),
+  created_at: z.string(),
+  last_touched_at: z.string(),
+  pinned: z.boolean(),
+  generation: z.string(),
+  gc_survival_count: z.number().int(),
+  refcount: z.number().int(),
+  file_path: z.string().nullable(),
+  line_range: z.tuple([z.number().int(), z.number().int()]).nullable(),
+  tags: z.array(z.string()),
+  topic_id: z.null(),
+  tokens: z.number().int(),
+  tokens_computed_at: z.string(),
+  text_hash: z.string(),
+  tier: z.enum(["working", "stashed"]),
+});
+
+function segmentView(s: Segment): z.infer<typeof segmentSchema> {
+  return {
+    segment_id: s.id,
+    text: s.content,
+    type: s.type,
+    kind: s.kind,
+    project_id: s.project,
+    task_id: s.taskId,
+    created_at: iso(s.createdAt),
+    last_touched_at: iso(s.touchedAt),
+    pinned: s.pinned,
+    generation: s.generation,
+    gc_survival_count: s.gcSurvivalCount,
+    refcount: s.refcount,
+    file_path: s.filePath,
+    line_range: s.lineStart !== null ? [s.lineStart, s.lineEnd ?? s.lineStart] : null,
+    tags: s.tags,
+    topic_id: null,
+    tokens: s.tokens,
+    tokens_computed_at: iso(s.createdAt),
+    text_hash: s.contentHash,
+    tier: s.tier === "stashed" ? "stashed" : "working",
+  };
+}
+
+const candidateSchema = z.object({ segment_id: z.string(), score: z.number(), tokens: z.number().int(), reason: z.string(), segment_type: z.string(), age_hours: z.number() });
+
+function candidateView(c: PruningCandidate): z.infer<typeof candidateSchema> {
+  return { segment_id: c.segmentId, score: c.score, tokens: c.tokens, reason: c.reason, segment_type: c.segmentType, age_hours: c.ageHours };
+}
+
+const segmentErrorSchema = z.object({ segment_id: z.string(), code: z.string(), message: z.string() });
+
+// ---------------------------------------------------------------------------------------------------
+// Filters and descriptors arrive as objects or JSON strings
+
+const FILTER_KEYS = ["file_path", "task_id", "tags", "type", "created_after", "created_before"] as const;
+const filtersSchema = z.object({
+  file_path: z.string().min(1).max(1000).nullish(),
+  task_id: taskIdParam.nullish(),
+  tags: z.union([z.string().min(1).max(100).transform((t) => [t]), tagsParam]).nullish(),
+  type: itemTypeParam.nullish(),
+  created_after: timestampParam.nullish(),
+  created_before: timestampParam.nullish(),
+});
+
+/** An object parameter that may arrive as a JSON string (seed 004 accepts both). */
+function parseObjectParam(value: string | Record<string, unknown> | undefined, parameter: string): Record<string, unknown> | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") return value;
+  if (value.trim() === "") return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (error) {
+    throw invalidParameter(parameter, `Invalid parameter '${parameter}': not valid JSON (${(error as Error).message})`);
+  }
+  if (parsed === null) return undefined;
+  if (typeof parsed !== "object" || Array.isArray(parsed)) throw invalidParameter(parameter, `Invalid parameter '${parameter}': expected a JSON object, got ${Array.isArray(parsed) ? "an array" : typeof parsed}`);
+  return parsed as Record<string, unknown>;
+}
+
+/** Validates against `schema` with errors that name the full path (e.g. filters.created_after). */
+function validateNested<S extends z.ZodType>(schema: S, value: unknown, parameter: string): z.output<S> {
+  const parsed = z.object({ [parameter]: schema }).safeParse({ [parameter]: value }, { reportInput: true });
+  if (!parsed.success) throw validationError(parsed.error);
+  return (parsed.data as Record<string, z.output<S>>)[parameter]!;
+}
+
+interface ParsedFilters {
+  filter: SegmentFilter;
+  /** The filters as applied, in the caller's vocabulary. */
+  applied: Record<string, unknown>;
+}
+
+function parseFilters(value: string | Record<string, unknown> | undefined): ParsedFilters {
+  const raw = parseObjectParam(value, "filters");
+  if (raw === undefined) return { filter: {}, applied: {} };
+  const unknown = Object.keys(raw).filter((k) => !(FILTER_KEYS as readonly string[]).includes(k));
+  if (unknown.length > 0) {
+    throw invalidParameter(`filters.${unknown[0]}`, `Invalid parameter 'filters': unknown key${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `'${k}'`).join(", ")}; valid keys: ${FILTER_KEYS.join(", ")}`);
+  }
+  const f = validateNested(filtersSchema, raw, "filters");
+  const filter: SegmentFilter = {};
+  const applied: Record<string, unknown> = {};
+  if (f.file_path != null) applied.file_path = filter.filePath = f.file_path;
+  if (f.task_id != null) applied.task_id = filter.taskId = f.task_id;
+  if (f.tags != null && f.tags.length > 0) applied.tags = filter.tags = f.tags;
+  if (f.type != null) applied.type = filter.type = f.type;
+  if (f.created_after != null) {
+    filter.createdAfter = parseTimestamp(f.created_after, "filters.created_after");
+    applied.created_after = iso(filter.createdAfter!);
+  }
+  if (f.created_before != null) {
+    filter.createdBefore = parseTimestamp(f.created_before, "filters.created_before");
+    applied.created_before = iso(filter.createdBefore!);
+  }
+  return { filter, applied };
+}
+
+function cleanQuery(query: string | undefined): string | undefined {
+  return query !== undefined && query.trim().length > 0 ? query : undefined;
+}
+
+const text = z.string().max(MAX_ITEM_CHARS);
+const textEntry = z.preprocess(
+  (v) => (typeof v === "string" ? { content: v } : v),
+  z
+    .looseObject({
+      content: text.nullish(),
+      text: text.nullish(),
+      summary: text.nullish(),
+      role: z.string().max(50).nullish(),
+      timestamp: timestampParam.nullish(),
+      type: z.string().nullish(),
+      file_path: z.string().max(1000).nullish(),
+    })
+    .refine((e) => typeof (e.content ?? e.text ?? e.summary) === "string", { message: "needs its text in 'content' (or 'text' / 'summary')" }),
+);
+const descriptorsSchema = z.looseObject({
+  recent_messages: z.array(textEntry).max(200).nullish(),
+  current_file: z
+    .looseObject({
+      path: z.string().min(1).max(1000),
+      line: z.number().int().min(0).nullish(),
+      line_start: z.number().int().min(0).nullish(),
+      line_end: z.number().int().min(0).nullish(),
+      content: text.nullish(),
+      text: text.nullish(),
+    })
+    .nullish(),
+  token_usage: z.looseObject({ current: z.number().min(0).nullish(), limit: z.number().int().min(1).nullish(), usage_percent: z.number().nullish() }).nullish(),
+  segment_summaries: z.array(textEntry).max(200).nullish(),
+  task_info: z.looseObject({ task_id: z.union([z.string().max(200), z.number()]).nullish(), id: z.union([z.string().max(200), z.number()]).nullish() }).nullish(),
+});
+
+function parseDescriptors(value: string | Record<string, unknown> | undefined): ContextDescriptors | null {
+  const raw = parseObjectParam(value, "context_descriptors");
+  if (raw === undefined) return null;
+  const d = validateNested(descriptorsSchema, raw, "context_descriptors");
+  const body = (e: { content?: string | null; text?: string | null; summary?: string | null }) => e.content ?? e.text ?? e.summary ?? "";
+  const messages = (d.recent_messages ?? []).flatMap((m, i) => {
+    const content = body(m);
+    if (content.trim() === "") return [];
+    const createdAt = m.timestamp != null ? parseTimestamp(m.timestamp, `context_descriptors.recent_messages.${i}.timestamp`) : undefined;
+    return [{ content, role: m.role ?? null, ...(createdAt !== undefined ? { createdAt } : {}) }];
+  });
+  const summaries = (d.segment_summaries ?? []).flatMap((s) => {
+    const content = body(s);
+    if (content.trim() === "") return [];
+    const type: ItemType = s.type != null && (ITEM_TYPES as readonly string[]).includes(s.type) ? (s.type as ItemType) : "note";
+    return [{ content, type, filePath: s.file_path ?? null }];
+  });
+  const file = d.current_file;
+  const fileText = file ? (file.content ?? file.text ?? null) : null;
+  const lineStart = file ? (file.line_start ?? file.line ?? null) : null;
+  const taskId = d.task_info?.task_id ?? d.task_info?.id ?? null;
+  return {
+    recentMessages: messages,
+    currentFile: file ? { path: file.path, lineStart, lineEnd: file.line_end ?? lineStart, content: fileText !== null && fileText.trim() !== "" ? fileText : null } : null,
+    segmentSummaries: summaries,
+    taskId: taskId === null ? null : String(taskId),
+    tokenUsage: d.token_usage ? { current: d.token_usage.current ?? null, limit: d.token_usage.limit ?? null } : null,
+  };
+}
+
+/** Descriptors ingested into the project under the call's task (task_id, else task_info, else the current task). */
+async function ingestForCall(
+  ctx: ToolContext,
+  project: string,
+  taskIdArg: string | undefined,
+  descriptorsArg: string | Record<string, unknown> | undefined,
+): Promise<{ descriptors: ContextDescriptors | null; taskId: string | null; ingested: IngestedContext }> {
+  const descriptors = parseDescriptors(descriptorsArg);
+  const taskId = await resolveTask(ctx.scope, project, taskIdArg ?? descriptors?.taskId);
+  const ingested = descriptors
+    ? await ingestDescriptors(ctx.scope, ctx.services, project, taskId, descriptors)
+    : { rootIds: new Set<string>(), rootFiles: new Set<string>(), segmentsWritten: 0 };
+  return { descriptors, taskId, ingested };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Monitoring
+
+const contextAnalyzeUsage = defineTool({
+  name: "context_analyze_usage",
+  category: "gc",
+  title: "Analyze context usage",
+  description:
+    "Analyze current context usage and return metrics, health score, and recommendations. Use it to see how much context is used, how " +
+    "healthy it is and what to do; check periodically, especially as context grows. Warnings appear when usage crosses 60% (warning), " +
+    "80% (high) and 90% (urgent). Pass context_descriptors (recent_messages, current_file, token_usage, segment_summaries, task_info) " +
+    "to store what is in your context now as segments; token_usage.current, when given, is the usage measured (else the stored " +
+    "tokens of the project's working set). token_limit defaults to 1,000,000 (or token_usage.limit). Looks only: no segment is moved.",
+  input: z.object({
+    project_id: projectName,
+    context_descriptors: descriptorsParam,
+    task_id: taskIdParam.optional().describe("Task the analysis (and ingested segments) belong to; default: task_info, else the project's current task."),
+    token_limit: z.number().int().min(1000).max(100_000_000).optional().describe(`Default: token_usage.limit from the descriptors, else CONTEXT_TOKEN_LIMIT (default ${DEFAULT_TOKEN_LIMIT}).`),
+  }),
+  output: z.object({
+    usage_metrics: z.object({
+      total_tokens: z.number().int(),
+      total_segments: z.number().int(),
+      tokens_by_type: z.record(z.string(), z.number()),
+      segments_by_type: z.record(z.string(), z.number()),
+      tokens_by_task: z.record(z.string(), z.number()),
+      oldest_segment_age_hours: z.number().nullable(),
+      newest_segment_age_hours: z.number().nullable(),
+      pinned_segments_count: z.number().int(),
+      pinned_tokens: z.number().int(),
+      usage_percent: z.number(),
+      estimated_remaining_tokens: z.number(),
+    }),
+    health_score: z.object({ score: z.number(), usage_percent: z.number(), factors: z.object({ usage: z.number(), distribution: z.number(), age: z.number() }) }),
+    recommendations: z.array(z.object({ priority: z.string(), message: z.string(), action: z.string().nullable() })),
+    warnings: z.array(z.string()),
+    suggested_actions: z.array(z.object({ tool: z.string(), description: z.string(), arguments: z.record(z.string(), z.unknown()), estimated_tokens_freed: z.number() })),
+    impact_summary: z.object({ pruning_candidates_count: z.number().int(), estimated_tokens_freed: z.number().int(), estimated_usage_after_pruning: z.number() }),
+    pruning_candidates_count: z.number().int(),
+    token_limit: z.number().int(),
+    task_id: z.string().nullable(),
+    segments_ingested: z.number().int(),
+  }),
+  annotations: { ...writes, idempotentHint: false },
+  handler: async (input, ctx) => {
+    const { descriptors, taskId, ingested } = await ingestForCall(ctx, input.project_id, input.task_id, input.context_descriptors);
+    const tokenLimit = input.token_limit ?? descriptors?.tokenUsage?.limit ?? ctx.services.config.contextTokenLimit;
+    const report = await analyzeUsage(ctx.scope, {
+      project: input.project_id,
+      taskId,
+      tokenLimit,
+      platformTokens: descriptors?.tokenUsage?.current ?? null,
+      rootIds: ingested.rootIds,
+      rootFiles: ingested.rootFiles,
+    });
+    const m = report.metrics;
+    return {
+      usage_metrics: {
+        total_tokens: m.totalTokens,
+        total_segments: m.totalSegments,
+        tokens_by_type: m.tokensByType,
+        segments_by_type: m.segmentsByType,
+        tokens_by_task: m.tokensByTask,
+        oldest_segment_age_hours: m.oldestSegmentAgeHours,
+        newest_segment_age_hours: m.newestSegmentAgeHours,
+        pinned_segments_count: m.pinnedSegmentsCount,
+        pinned_tokens: m.pinnedTokens,
+        usage_percent: m.usagePercent,
+        estimated_remaining_tokens: m.estimatedRemainingTokens,
+      },
+      health_score: { score: report.health.score, usage_percent: report.health.usagePercent, factors: report.health.factors },
+      recommendations: report.recommendations,
+      warnings: report.warnings,
+      suggested_actions: report.suggestedActions.map((a) => ({ tool: a.tool, description: a.description, arguments: a.arguments, estimated_tokens_freed: a.estimatedTokensFreed })),
+      impact_summary: {
+        pruning_candidates_count: report.impact.pruningCandidatesCount,
+        estimated_tokens_freed: report.impact.estimatedTokensFreed,
+        estimated_usage_after_pruning: report.impact.estimatedUsageAfterPruning,
+      },
+      pruning_candidates_count: report.impact.pruningCandidatesCount,
+      token_limit: tokenLimit,
+      task_id: taskId,
+      segments_ingested: ingested.segmentsWritten,
+    };
+  },
+});
+
+const contextGetWorkingSet = defineTool({
+  name: "context_get_working_set",
+  category: "gc",
+  title: "Get the working set",
+  description:
+    "Get current working set segments for the active task. The working set is the project's active (not stashed) segments, most recently touched first. " +
+    "With a task (task_id, else the project's current task) only that task's segments and segments that belong to no task are in it. " +
+    "total_tokens and segment_count cover the whole set; segments lists the first `limit` (default 100).",
+  input: z.object({
+    project_id: projectName,
+    task_id: taskIdParam.optional().describe("Default: the project's current task (context_set_current_task)."),
+    limit: z.number().int().min(0).max(1000).default(100).describe("Most segments listed (totals count all)."),
+  }),
+  output: z.object({
+    working_set: z.object({ project_id: z.string(), task_id: z.string().nullable(), total_tokens: z.number().int(), last_updated: z.string().nullable() }),
+    segments: z.array(segmentSchema),
+    total_tokens: z.number().int(),
+    segment_count: z.number().int(),
+    truncated: z.boolean(),
+  }),
+  annotations: readOnly,
+  handler: async (input, ctx) => {
+    const taskId = await resolveTask(ctx.scope, input.project_id, input.task_id);
+    const set = await readWorkingSet(ctx.scope, input.project_id, taskId, input.limit);
+    return {
+      working_set: { project_id: input.project_id, task_id: taskId, total_tokens: set.totalTokens, last_updated: set.lastUpdated === null ? null : iso(set.lastUpdated) },
+      segments: set.segments.map(segmentView),
+      total_tokens: set.totalTokens,
+      segment_count: set.segmentCount,
+      truncated: set.segments.length < set.segmentCount,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Pruning
+
+const contextGcAnalyze = defineTool({
+  name: "context_gc_analyze",
+  category: "gc",
+  title: "Find pruning candidates",
+  description:
+    "Analyze context and identify pruning candidates using GC heuristics. Each working-set segment is scored (0..1, higher = likelier " +
+    "garbage) from time since last touch, content type (logs most, decisions least), refcount (links pointing at it), generation and " +
+    `GC survivals; pinned segments and the segments in context_descriptors are never candidates. Lists the ${MAX_LISTED_CANDIDATES} highest ` +
+    "(total_candidates counts all). Each analysis is a GC cycle: segments that are not candidates survive it, and after " +
+    `${GC_POLICY.oldAfterSurvivals} survivals move from the young to the old generation (less likely garbage). With target_tokens, ` +
+    "pruning_plan lists the segments to stash to free that many tokens; pass its stash_segments to context_gc_prune.",
+  input: z.object({
+    project_id: projectName,
+    context_descriptors: descriptorsParam,
+    task_id: taskIdParam.optional().describe("Default: task_info, else the project's current task."),
+    target_tokens: z.number().int().min(1).max(100_000_000).optional().describe("Tokens to free; adds a pruning_plan."),
+  }),
+  output: z.object({
+    pruning_candidates: z.array(candidateSchema),
+    total_candidates: z.number().int(),
+    estimated_tokens_freed: z.number().int(),
+    pruning_plan: z
+      .object({
+        candidates: z.array(candidateSchema),
+        total_tokens_freed: z.number().int(),
+        stash_segments: z.array(z.string()),
+        delete_segments: z.array(z.string()),
+        reason: z.string(),
+      })
+      .optional(),
+    analyzed_segments: z.number().int(),
+    task_id: z.string().nullable(),
+  }),
+  annotations: { ...writes, idempotentHint: false },
+  handler: async (input, ctx) => {
+    const { taskId, ingested } = await ingestForCall(ctx, input.project_id, input.task_id, input.context_descriptors);
+    const analysis = await analyzeGarbage(ctx.scope, { project: input.project_id, taskId, rootIds: ingested.rootIds, rootFiles: ingested.rootFiles, advanceGenerations: true });
+    const plan = input.target_tokens !== undefined ? planPruning(analysis.candidates, input.target_tokens) : null;
+    return {
+      pruning_candidates: analysis.candidates.slice(0, MAX_LISTED_CANDIDATES).map(candidateView),
+      total_candidates: analysis.candidates.length,
+      estimated_tokens_freed: analysis.estimatedTokensFreed,
+      ...(plan
+        ? {
+            pruning_plan: {
+              candidates: plan.candidates.map(candidateView),
+              total_tokens_freed: plan.totalTokensFreed,
+              stash_segments: plan.stashSegments,
+              delete_segments: plan.deleteSegments,
+              reason: plan.reason,
+            },
+          }
+        : {}),
+      analyzed_segments: analysis.analyzedSegments,
+      task_id: taskId,
+    };
+  },
+});
+
+const contextGcPrune = defineTool({
+  name: "context_gc_prune",
+  category: "gc",
+  title: "Prune segments",
+  description:
+    'Execute pruning plan to free context space. Action "stash" moves the segments out of the working set (nothing is lost; ' +
+    'context_retrieve_stashed brings them back), action "delete" removes them for good with their chunks, vectors, links and cached ' +
+    "contexts and needs confirm: true. Pinned segments cannot be pruned; they, unknown ids and already stashed ones come back in errors " +
+    "(code PERMISSION_DENIED, SEGMENT_NOT_FOUND, INVALID_PARAMETER) while the rest are pruned.",
+  input: z.object({
+    project_id: projectName,
+    segment_ids: segmentIdsParam,
+    action: z.enum(["stash", "delete"]),
+    confirm: z.boolean().default(false).describe("Must be true for action delete."),
+  }),
+  output: z.object({ pruned_segments: z.array(z.string()), tokens_freed: z.number().int(), action: z.enum(["stashed", "deleted"]), errors: z.array(segmentErrorSchema) }),
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  handler: async (input, ctx) => {
+    if (input.action === "delete" && !input.confirm) {
+      throw invalidParameter("confirm", "Delete action requires confirm=true: deleting removes the segments for good (use action \"stash\" to keep them retrievable)");
+    }
+    const outcome = await pruneSegments(ctx.scope, ctx.services, input.project_id, input.segment_ids, input.action);
+    return { pruned_segments: outcome.prunedSegments, tokens_freed: outcome.tokensFreed, action: input.action === "stash" ? ("stashed" as const) : ("deleted" as const), errors: outcome.errors };
+  },
+});
+
+const pinInput = z.object({ project_id: projectName, segment_ids: segmentIdsParam });
+
+const contextGcPin = defineTool({
+  name: "context_gc_pin",
+  category: "gc",
+  title: "Pin segments",
+  description:
+    "Pin segments to protect them from pruning. Pinned segments are never pruning candidates, and context_gc_prune and context_stash " +
+    "leave them in place. Unknown ids come back in errors (SEGMENT_NOT_FOUND). Pinning twice is harmless.",
+  input: pinInput,
+  output: z.object({ pinned_segments: z.array(z.string()), errors: z.array(segmentErrorSchema) }),
+  annotations: writes,
+  handler: async (input, ctx) => {
+    const outcome = await setPinned(ctx.scope, input.project_id, input.segment_ids, true);
+    return { pinned_segments: outcome.segmentIds, errors: outcome.errors };
+  },
+});
+
+const contextGcUnpin = defineTool({
+  name: "context_gc_unpin",
+  category: "gc",
+  title: "Unpin segments",
+  description: "Unpin segments to allow pruning. They can become pruning candidates again. Unknown ids come back in errors (SEGMENT_NOT_FOUND).",
+  input: pinInput,
+  output: z.object({ unpinned_segments: z.array(z.string()), errors: z.array(segmentErrorSchema) }),
+  annotations: writes,
+  handler: async (input, ctx) => {
+    const outcome = await setPinned(ctx.scope, input.project_id, input.segment_ids, false);
+    return { unpinned_segments: outcome.segmentIds, errors: outcome.errors };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Stashing
+
+const KEYWORD_NOTE = "query matches segments containing every one of its words (stemmed: \"bugs\" finds \"bug\").";
+
+const contextStash = defineTool({
+  name: "context_stash",
+  category: "gc",
+  title: "Stash segments",
+  description:
+    "PUT CONTEXT: Move segments from active context to stashed storage by filtering. This is the primary tool for freeing up active " +
+    `context space: every active segment of the project matching query and filters is stashed (nothing is deleted). ${KEYWORD_NOTE} ` +
+    "Give query or filters (or both). Pinned segments stay and are listed in errors. A tag \"snapshot:<id>\" selects the segments that snapshot captured.",
+  input: z.object({
+    project_id: projectName.default("default").describe("Default 'default'; name the project when you can."),
+    query: queryParam,
+    filters: filtersParam,
+  }),
+  output: z.object({ stashed_segments: z.array(z.string()), tokens_stashed: z.number().int(), segments_matched: z.number().int(), errors: z.array(segmentErrorSchema) }),
+  annotations: { ...writes, idempotentHint: true },
+  handler: async (input, ctx) => {
+    const { filter, applied } = parseFilters(input.filters);
+    const query = cleanQuery(input.query);
+    if (query === undefined && Object.keys(applied).length === 0) {
+      throw invalidParameter("query", "Give a query or filters to choose what to stash (to stash everything, use filters {\"created_before\": <now>})");
+    }
+    const outcome = await stashMatching(ctx.scope, input.project_id, query, filter);
+    return { stashed_segments: outcome.stashedSegments, tokens_stashed: outcome.tokensStashed, segments_matched: outcome.segmentsMatched, errors: outcome.errors };
+  },
+});
+
+const contextSearchStashed = defineTool({
+  name: "context_search_stashed",
+  category: "gc",
+  title: "Search the stash",
+  description:
+    "SEARCH STASHED: Search stashed segments by keyword and metadata filters (read-only). Use it to discover what is in stashed storage " +
+    `before retrieving; task snapshots are stashed records of type "snapshot" and are found here too. ${KEYWORD_NOTE} Without project_id ` +
+    "every project this key may read is searched. total_matches counts all matches; segments lists the first `limit`, most recently touched first.",
+  input: z.object({
+    project_id: projectName.optional().describe("Omit to search all projects."),
+    query: queryParam,
+    filters: filtersParam,
+    limit: z.number().int().min(1).max(500).default(50),
+  }),
+  output: z.object({ segments: z.array(segmentSchema), total_matches: z.number().int(), query: z.string().nullable(), filters_applied: z.record(z.string(), z.unknown()) }),
+  annotations: readOnly,
+  handler: async (input, ctx) => {
+    const { filter, applied } = parseFilters(input.filters);
+    const query = cleanQuery(input.query);
+    const found = await searchStashed(ctx.scope, readableProjects(ctx, input.project_id), query, filter, input.limit);
+    return { segments: found.segments.map(segmentView), total_matches: found.total, query: query ?? null, filters_applied: applied };
+  },
+});
+
+const contextRetrieveStashed = defineTool({
+  name: "context_retrieve_stashed",
+  category: "gc",
+  title: "Retrieve stashed segments",
+  description:
+    "FETCH CONTEXT: Retrieve stashed segments by searching with query and filters. This is the primary tool for accessing previously " +
+    `stashed context. ${KEYWORD_NOTE} With move_to_active: true every match (not only the listed ones) returns to the working set. ` +
+    'To restore a task snapshot in one call: filters {"tags": ["snapshot:<snapshot_id>"]} with move_to_active: true.',
+  input: z.object({
+    project_id: projectName.default("default").describe("Default 'default'."),
+    query: queryParam,
+    filters: filtersParam,
+    move_to_active: z.boolean().default(false),
+    limit: z.number().int().min(1).max(500).default(50).describe("Most segments listed in retrieved_segments (segments_found counts all)."),
+  }),
+  output: z.object({ retrieved_segments: z.array(segmentSchema), moved_to_active: z.array(z.string()).optional(), segments_found: z.number().int() }),
+  annotations: { ...writes, idempotentHint: true },
+  handler: async (input, ctx) => {
+    const { filter } = parseFilters(input.filters);
+    const outcome = await retrieveStashed(ctx.scope, input.project_id, cleanQuery(input.query), filter, input.limit, input.move_to_active);
+    return {
+      retrieved_segments: outcome.segments.map(segmentView),
+      ...(outcome.movedToActive !== null ? { moved_to_active: outcome.movedToActive } : {}),
+      segments_found: outcome.segmentsFound,
+    };
+  },
+});
+
+const contextListProjects = defineTool({
+  name: "context_list_projects",
+  category: "gc",
+  title: "List projects",
+  description:
+    "List all available project IDs. Lists every project holding stored or stashed segments that this key may read; use it when you do not " +
+    "know the project_id or want to search across projects.",
+  input: z.object({}),
+  output: z.object({ projects: z.array(z.string()) }),
+  annotations: readOnly,
+  handler: async (_input, ctx) => ({ projects: await listProjects(ctx.scope, ctx.caller.projects) }),
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Tasks
+
+const contextSetCurrentTask = defineTool({
+  name: "context_set_current_task",
+  category: "gc",
+  title: "Set the current task",
+  description:
+    "Set the active task ID for a project, updating the working set. From now on context_get_working_set, context_gc_analyze and " +
+    "context_analyze_usage default to this task, whose working set holds its own segments and those that belong to no task. " +
+    "task_id null clears the current task. Returns the task that was current before.",
+  input: z.object({ project_id: projectName, task_id: taskIdParam.nullable().default(null) }),
+  output: z.object({ project_id: z.string(), task_id: z.string().nullable(), previous_task_id: z.string().nullable() }),
+  annotations: { ...writes, idempotentHint: false },
+  handler: async (input, ctx) => {
+    const { previousTaskId } = await setCurrentTask(ctx.scope, input.project_id, input.task_id);
+    return { project_id: input.project_id, task_id: input.task_id, previous_task_id: previousTaskId };
+  },
+});
+
+const contextGetTaskContext = defineTool({
+  name: "context_get_task_context",
+  category: "gc",
+  title: "Get a task's segments",
+  description:
+    "Get all context segments for a specific task, from all tiers (working and stashed). Most recently touched first; without task_id " +
+    "the project's current task is used. total_tokens and segment_count cover all; segments lists the first `limit`.",
+  input: z.object({
+    project_id: projectName,
+    task_id: taskIdParam.optional().describe("Default: the project's current task."),
+    limit: z.number().int().min(0).max(1000).default(100),
+  }),
+  output: z.object({ task_id: z.string(), segments: z.array(segmentSchema), total_tokens: z.number().int(), segment_count: z.number().int(), truncated: z.boolean() }),
+  annotations: readOnly,
+  handler: async (input, ctx) => {
+    const taskId = await resolveTask(ctx.scope, input.project_id, input.task_id);
+    if (taskId === null) throw invalidParameter("task_id", `Invalid parameter 'task_id': none given and project '${input.project_id}' has no current task (context_set_current_task)`);
+    const found = await readTaskContext(ctx.scope, input.project_id, taskId, input.limit);
+    return { task_id: taskId, segments: found.segments.map(segmentView), total_tokens: found.totalTokens, segment_count: found.total, truncated: found.segments.length < found.total };
+  },
+});
+
+const contextCreateTaskSnapshot = defineTool({
+  name: "context_create_task_snapshot",
+  category: "gc",
+  title: "Snapshot a task",
+  description:
+    "Create a snapshot of current task state for later retrieval. It records which segments are in the task's working set now (without task, " +
+    "the project's whole working set). Use it before switching tasks or a major cleanup. Snapshots are stored in stashed storage with " +
+    'the tags "snapshot" and "snapshot:<snapshot_id>"; restore exactly the captured segments in one call with context_retrieve_stashed ' +
+    '{filters: {"tags": ["snapshot:<snapshot_id>"]}, move_to_active: true}.',
+  input: z.object({
+    project_id: projectName,
+    task_id: taskIdParam.optional().describe("Default: the project's current task."),
+    name: z.string().min(1).max(200).optional(),
+  }),
+  output: z.object({ snapshot_id: z.string(), task_id: z.string().nullable(), name: z.string().nullable(), segments_snapshot: z.number().int(), tokens_snapshot: z.number().int(), created_at: z.string() }),
+  annotations: { ...writes, idempotentHint: false },
+  handler: async (input, ctx) => {
+    const taskId = await resolveTask(ctx.scope, input.project_id, input.task_id);
+    const snapshot = await createTaskSnapshot(ctx.scope, ctx.services, input.project_id, taskId, input.name ?? null);
+    return {
+      snapshot_id: snapshot.snapshotId,
+      task_id: snapshot.taskId,
+      name: snapshot.name,
+      segments_snapshot: snapshot.segmentIds.length,
+      tokens_snapshot: snapshot.tokens,
+      created_at: iso(snapshot.createdAt),
+    };
+  },
+});
+
+/** Seed 004's working-set, GC, stash and task tools. */
+export const GC_TOOLS: AnyTool[] = [
+  contextAnalyzeUsage,
+  contextGetWorkingSet,
+  contextGcAnalyze,
+  contextGcPrune,
+  contextGcPin,
+  contextGcUnpin,
+  contextStash,
+  contextSearchStashed,
+  contextRetrieveStashed,
+  contextListProjects,
+  contextSetCurrentTask,
+  contextGetTaskContext,
+  contextCreateTaskSnapshot,
+];
