@@ -2,7 +2,7 @@ import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { adminRoutes } from "./auth/admin-routes";
-import { rateLimitPerKey, requireApiKey } from "./auth/middleware";
+import { rateLimitPerKey, requireApiKey, toolCallCharger } from "./auth/middleware";
 import { readConfig } from "./config";
 import { AppError, toAppError } from "./errors";
 import type { AppBindings } from "./http/context";
@@ -92,6 +92,7 @@ function toolContext(c: Context<AppBindings>): ToolContext {
     caller: c.get("caller"),
     services: buildServices(c.env, (p) => c.executionCtx.waitUntil(p)),
     catalog: TOOLS,
+    chargeToolCall: toolCallCharger(c.env.RATE_LIMITER, c.get("caller").keyId),
   };
 }
 

@@ -8,6 +8,7 @@ export type ErrorCode =
   | "SEGMENT_NOT_FOUND"
   | "PERMISSION_DENIED"
   | "CONFLICT"
+  | "RATE_LIMITED"
   | "INTERNAL_ERROR";
 
 export class AppError extends Error {

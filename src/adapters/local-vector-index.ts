@@ -47,11 +47,13 @@ export class LocalVectorIndex implements VectorIndex {
 
   private async freshSlice(tenantId: string, projects: string[], reloaded = false): Promise<Slice> {
     const key = `${tenantId}\u0000${[...projects].sort().join("\u0000")}`;
-    const where = projects.length > 0 ? ` AND project IN (${projects.map(() => "?").join(",")})` : "";
+    // The project list travels as one JSON parameter: a key may have many projects (D1: 100 parameters).
+    const where = projects.length > 0 ? " AND project IN (SELECT value FROM json_each(?))" : "";
+    const projectParams = projects.length > 0 ? [JSON.stringify(projects)] : [];
     const slice = slices.get(key) ?? { vectors: new Map(), loadedUpTo: 0 };
     const [fresh, count] = await this.db.batch<{ rowid?: number; chunk_id?: number; vector?: ArrayBuffer; n?: number }>([
-      this.db.prepare(`SELECT rowid, chunk_id, vector FROM local_vectors WHERE tenant_id = ?${where} AND rowid > ? ORDER BY rowid`).bind(tenantId, ...projects, slice.loadedUpTo),
-      this.db.prepare(`SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?${where}`).bind(tenantId, ...projects),
+      this.db.prepare(`SELECT rowid, chunk_id, vector FROM local_vectors WHERE tenant_id = ?${where} AND rowid > ? ORDER BY rowid`).bind(tenantId, ...projectParams, slice.loadedUpTo),
+      this.db.prepare(`SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?${where}`).bind(tenantId, ...projectParams),
     ]);
     for (const row of fresh!.results) {
       slice.vectors.set(row.chunk_id!, fromBytes(row.vector!));

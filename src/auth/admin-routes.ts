@@ -1,20 +1,20 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { z } from "zod";
-import { createApiKey, createTenant, findActiveKey, listApiKeys, listTenants, revokeApiKey, tenantStats } from "../core/tenants";
+import { createApiKey, createTenant, findActiveKey, getApiKey, listApiKeys, listTenants, revokeApiKey, tenantStats } from "../core/tenants";
 import { listJobFailures } from "../jobs/failures";
 import { openDatabase } from "../db/scope";
 import type { Env } from "../env";
 import { AppError, permissionDenied, toAppError } from "../errors";
 import { errorResponse } from "../http/responses";
 import { validationError } from "../mcp/validation";
-import { SCOPES, scopeAllows, timingSafeEqual } from "./api-keys";
+import { reachCovers, SCOPES, scopeAllows, timingSafeEqual, type KeyReach, type Scope } from "./api-keys";
 import { presentedKey } from "./middleware";
 
 /**
  * Who may call /admin: the operator (the ADMIN_TOKEN secret, every tenant) or a tenant admin
  * (an API key with the `admin` scope, confined to its own tenant's keys).
  */
-type AdminPrincipal = { kind: "operator" } | { kind: "tenant"; tenantId: string };
+type AdminPrincipal = { kind: "operator" } | { kind: "tenant"; tenantId: string; reach: KeyReach };
 type AdminBindings = { Bindings: Env; Variables: { principal: AdminPrincipal } };
 
 const tenantBody = z.object({
@@ -36,7 +36,7 @@ const authenticateAdmin: MiddlewareHandler<AdminBindings> = async (c, next) => {
   }
   const key = presented ? await findActiveKey(openDatabase(c.env.DB), presented) : null;
   if (key && scopeAllows(key.scopes, "admin")) {
-    c.set("principal", { kind: "tenant", tenantId: key.tenantId });
+    c.set("principal", { kind: "tenant", tenantId: key.tenantId, reach: { scopes: key.scopes, projects: key.projects } });
     return next();
   }
   if (key) return errorResponse(c, permissionDenied("This API key lacks the 'admin' scope"));
@@ -52,6 +52,23 @@ function requireOperator(c: Context<AdminBindings>): void {
 function requireTenantAccess(c: Context<AdminBindings>, tenantId: string): void {
   const principal = c.get("principal");
   if (principal.kind === "tenant" && principal.tenantId !== tenantId) throw permissionDenied("This key may only manage its own tenant");
+}
+
+/** A tenant admin may create, revoke and list only keys within its own scopes and projects. */
+function requireReach(c: Context<AdminBindings>, target: KeyReach, action: string): void {
+  const principal = c.get("principal");
+  if (principal.kind === "tenant" && !reachCovers(principal.reach, target)) {
+    throw permissionDenied(
+      `This key may not ${action} a key wider than itself (its scopes: ${principal.reach.scopes.join(", ")}; its projects: ${principal.reach.projects?.join(", ") ?? "all"})`,
+      { scopes: principal.reach.scopes, projects: principal.reach.projects },
+    );
+  }
+}
+
+/** Tenant-wide figures need a key that reaches every project of the tenant. */
+function requireAllProjects(c: Context<AdminBindings>): void {
+  const principal = c.get("principal");
+  if (principal.kind === "tenant" && principal.reach.projects !== null) throw permissionDenied("Tenant-wide figures need an admin key that is not limited to projects");
 }
 
 async function parseBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.output<T>> {
@@ -88,22 +105,22 @@ export const adminRoutes = new Hono<AdminBindings>()
     const tenantId = c.req.param("tenantId");
     requireTenantAccess(c, tenantId);
     const body = await parseBody(c, keyBody);
-    const key = await createApiKey(openDatabase(c.env.DB), {
-      tenantId,
-      name: body.name,
-      scopes: body.scopes as (typeof SCOPES)[number][],
-      projects: body.projects,
-    });
+    const scopes = body.scopes as Scope[];
+    requireReach(c, { scopes, projects: body.projects }, "create");
+    const key = await createApiKey(openDatabase(c.env.DB), { tenantId, name: body.name, scopes, projects: body.projects });
     return c.json({ ...key, note: "Store api_key now: it is shown only once." }, 201);
   })
   .get("/tenants/:tenantId/keys", async (c) => {
     const tenantId = c.req.param("tenantId");
     requireTenantAccess(c, tenantId);
-    return c.json({ keys: await listApiKeys(openDatabase(c.env.DB), tenantId) });
+    const principal = c.get("principal");
+    const keys = await listApiKeys(openDatabase(c.env.DB), tenantId);
+    return c.json({ keys: principal.kind === "tenant" ? keys.filter((k) => reachCovers(principal.reach, k)) : keys });
   })
   .get("/tenants/:tenantId/stats", async (c) => {
     const tenantId = c.req.param("tenantId");
     requireTenantAccess(c, tenantId);
+    requireAllProjects(c);
     return c.json(await tenantStats(c.env.DB, tenantId));
   })
   .get("/job-failures", async (c) => {
@@ -114,6 +131,8 @@ export const adminRoutes = new Hono<AdminBindings>()
   .delete("/keys/:keyId", async (c) => {
     const principal = c.get("principal");
     const tenantId = principal.kind === "tenant" ? principal.tenantId : null;
-    return c.json(await revokeApiKey(openDatabase(c.env.DB), c.req.param("keyId"), tenantId));
+    const db = openDatabase(c.env.DB);
+    requireReach(c, await getApiKey(db, c.req.param("keyId"), tenantId), "revoke");
+    return c.json(await revokeApiKey(db, c.req.param("keyId"), tenantId));
   })
   .onError((error, c) => errorResponse(c, toAppError(error)));

@@ -13,6 +13,19 @@ export function scopeAllows(granted: readonly Scope[], required: Scope): boolean
   return granted.some((s) => rank(s) >= rank(required));
 }
 
+/** What a key may do: its scopes and its projects (null = every project of the tenant). */
+export interface KeyReach {
+  scopes: readonly Scope[];
+  projects: readonly string[] | null;
+}
+
+/** Whether a key with `granter`'s reach may create or revoke a key with `target`'s: never a wider one. */
+export function reachCovers(granter: KeyReach, target: KeyReach): boolean {
+  if (!target.scopes.every((scope) => scopeAllows(granter.scopes, scope))) return false;
+  if (granter.projects === null) return true;
+  return target.projects !== null && target.projects.every((p) => granter.projects!.includes(p));
+}
+
 export function generateApiKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
   return API_KEY_PREFIX + base64Url(bytes);

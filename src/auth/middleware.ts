@@ -24,13 +24,30 @@ export const requireApiKey: MiddlewareHandler<AppBindings> = async (c, next) => 
     return c.json(jsonRpcErrorBody(-32001, message), 401);
   }
   c.set("caller", key);
-  c.set("scope", tenantScope(c.env.DB, key.tenantId));
+  c.set("scope", tenantScope(c.env.DB, key.tenantId, key.projects));
   const now = Date.now();
   if (key.lastUsedAt === null || now - key.lastUsedAt > LAST_USED_RESOLUTION_MS) {
     c.executionCtx.waitUntil(touchApiKey(openDatabase(c.env.DB), key.keyId, now).catch(() => undefined));
   }
   await next();
 };
+
+/**
+ * The per-key rate limit counts tool calls, not HTTP requests: the request itself pays for its first
+ * tool call (rateLimitPerKey), and every further call in the same request (a JSON-RPC batch) pays one more.
+ */
+export function toolCallCharger(limiter: RateLimit, keyId: string): () => Promise<boolean> {
+  let prepaid = 1;
+  return async () => {
+    if (prepaid > 0) {
+      prepaid--;
+      return true;
+    }
+    return (await limiter.limit({ key: keyId })).success;
+  };
+}
+
+export const RATE_LIMIT_RETRY_SECONDS = RATE_LIMIT_PERIOD_SECONDS;
 
 /** Per-key rate limit through the RATE_LIMITER binding: 429 with Retry-After. */
 export const rateLimitPerKey: MiddlewareHandler<AppBindings> = async (c, next) => {

@@ -1,6 +1,6 @@
 import { dot } from "../adapters/vector-math";
 import { randomId } from "../crypto";
-import type { TenantScope } from "../db/scope";
+import { IN_JSON, projectClause, type TenantScope } from "../db/scope";
 import { notFound } from "../errors";
 import type { Services } from "../services";
 
@@ -20,9 +20,14 @@ export interface ContextLink {
  */
 export async function storeContextLinks(scope: TenantScope, services: Services, messageId: string, chunkIds: number[]): Promise<number[]> {
   const unique = [...new Set(chunkIds)];
+  const visible = projectClause(scope, "i.project");
   const [message, chunks] = await scope.d1.batch<{ id: number | string; item_id?: string }>([
-    scope.d1.prepare("SELECT c.id FROM items i LEFT JOIN chunks c ON c.item_id = i.id AND c.chunk_index = 0 WHERE i.tenant_id = ? AND i.id = ?").bind(scope.tenantId, messageId),
-    scope.d1.prepare(`SELECT id FROM chunks WHERE tenant_id = ? AND id IN (${unique.map(() => "?").join(",")})`).bind(scope.tenantId, ...unique),
+    scope.d1
+      .prepare(`SELECT c.id FROM items i LEFT JOIN chunks c ON c.item_id = i.id AND c.chunk_index = 0 WHERE i.tenant_id = ? AND i.id = ?${visible.sql}`)
+      .bind(scope.tenantId, messageId, ...visible.params),
+    scope.d1
+      .prepare(`SELECT c.id FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.tenant_id = ? AND i.tenant_id = ? AND c.id ${IN_JSON}${visible.sql}`)
+      .bind(scope.tenantId, scope.tenantId, JSON.stringify(unique), ...visible.params),
   ]);
   if (message!.results.length === 0) throw notFound(`Message '${messageId}' does not exist (message_id)`, { parameter: "message_id", id: messageId });
   const found = new Set(chunks!.results.map((r) => r.id as number));
@@ -46,14 +51,20 @@ export async function storeContextLinks(scope: TenantScope, services: Services, 
   return unique;
 }
 
+/** The chunks a message is linked to; the message and each chunk must lie in the scope's projects. */
 export async function contextLinksForMessage(scope: TenantScope, messageId: string): Promise<ContextLink[]> {
+  const message = projectClause(scope, "m.project");
+  const chunk = projectClause(scope, "ci.project");
   const { results } = await scope.d1
     .prepare(
-      `SELECT c.id, c.content, c.item_id, l.weight FROM links l JOIN chunks c ON c.tenant_id = l.tenant_id AND c.id = CAST(l.target_id AS INTEGER)
+      `SELECT c.id, c.content, c.item_id, l.weight FROM links l
+       JOIN items m ON m.tenant_id = l.tenant_id AND m.id = l.source_id${message.sql}
+       JOIN chunks c ON c.tenant_id = l.tenant_id AND c.id = CAST(l.target_id AS INTEGER)
+       JOIN items ci ON ci.tenant_id = c.tenant_id AND ci.id = c.item_id${chunk.sql}
        WHERE l.tenant_id = ? AND l.source_type = 'item' AND l.source_id = ? AND l.target_type = 'chunk' AND l.relationship_type = '${CONTEXT_LINK}'
        ORDER BY l.weight DESC, c.id`,
     )
-    .bind(scope.tenantId, messageId)
+    .bind(...message.params, ...chunk.params, scope.tenantId, messageId)
     .all<{ id: number; content: string; item_id: string; weight: number }>();
   return results.map((r) => ({ chunkId: r.id, content: r.content, resourceId: r.item_id, strength: r.weight }));
 }
@@ -65,14 +76,18 @@ export interface ReferencingMessage {
   createdAt: number;
 }
 
+/** Messages linked to a chunk; the chunk and each message must lie in the scope's projects. */
 export async function messagesForChunk(scope: TenantScope, chunkId: number): Promise<ReferencingMessage[]> {
+  const message = projectClause(scope, "i.project");
+  const chunk = projectClause(scope, "ci.project");
   const { results } = await scope.d1
     .prepare(
-      `SELECT i.id, i.content, i.conversation_id, i.created_at FROM links l JOIN items i ON i.tenant_id = l.tenant_id AND i.id = l.source_id
+      `SELECT i.id, i.content, i.conversation_id, i.created_at FROM links l JOIN items i ON i.tenant_id = l.tenant_id AND i.id = l.source_id${message.sql}
        WHERE l.tenant_id = ? AND l.target_type = 'chunk' AND l.target_id = ? AND l.source_type = 'item' AND l.relationship_type = '${CONTEXT_LINK}'
+       AND EXISTS (SELECT 1 FROM chunks c JOIN items ci ON ci.id = c.item_id WHERE c.tenant_id = l.tenant_id AND c.id = ? AND ci.tenant_id = l.tenant_id${chunk.sql})
        ORDER BY i.created_at DESC`,
     )
-    .bind(scope.tenantId, String(chunkId))
+    .bind(...message.params, scope.tenantId, String(chunkId), chunkId, ...chunk.params)
     .all<{ id: string; content: string; conversation_id: string | null; created_at: number }>();
   return results.map((r) => ({ messageId: r.id, content: r.content, conversationId: r.conversation_id, createdAt: r.created_at }));
 }
@@ -89,19 +104,31 @@ export interface ContextUsageStatistics {
 const DAY_MS = 86_400_000;
 const TREND_DAYS = 30;
 
-/** Context-link and usage figures for the tenant; trends come from the usage log (last 30 days, UTC). */
+/**
+ * Context-link and usage figures for the scope (tenant, and the key's projects when it is limited);
+ * trends come from the usage log (last 30 days, UTC).
+ */
 export async function contextUsageStatistics(scope: TenantScope, now = Date.now()): Promise<ContextUsageStatistics> {
   const t = scope.tenantId;
-  const link = `tenant_id = ?1 AND source_type = 'item' AND target_type = 'chunk' AND relationship_type = '${CONTEXT_LINK}'`;
-  const [links, chunks, messages, top, calls, peak] = await scope.d1.batch<Record<string, number>>([
-    scope.d1.prepare(`SELECT COUNT(*) AS n, COUNT(DISTINCT source_id) AS sources FROM links WHERE ${link}`).bind(t),
-    scope.d1.prepare("SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ?1").bind(t),
-    scope.d1.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ?1 AND kind = 'message'").bind(t),
-    scope.d1.prepare(`SELECT CAST(target_id AS INTEGER) AS chunk_id, COUNT(*) AS reference_count FROM links WHERE ${link} GROUP BY target_id ORDER BY reference_count DESC, chunk_id LIMIT 10`).bind(t),
-    scope.d1.prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?1 AND started_at >= ?2").bind(t, now - TREND_DAYS * DAY_MS),
+  const since = now - TREND_DAYS * DAY_MS;
+  const items = projectClause(scope, "i.project");
+  const calls = projectClause(scope, "project");
+  const link = `l.tenant_id = ? AND l.source_type = 'item' AND l.target_type = 'chunk' AND l.relationship_type = '${CONTEXT_LINK}'`;
+  const ownLinks = `FROM links l JOIN items i ON i.tenant_id = l.tenant_id AND i.id = l.source_id${items.sql} WHERE ${link}`;
+  const [links, chunks, messages, top, callCount, peak] = await scope.d1.batch<Record<string, number>>([
+    scope.d1.prepare(`SELECT COUNT(*) AS n, COUNT(DISTINCT l.source_id) AS sources ${ownLinks}`).bind(...items.params, t),
+    scope.d1.prepare(`SELECT COUNT(*) AS n FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.tenant_id = ? AND i.tenant_id = ?${items.sql}`).bind(t, t, ...items.params),
+    scope.d1.prepare(`SELECT COUNT(*) AS n FROM items i WHERE i.tenant_id = ? AND i.kind = 'message'${items.sql}`).bind(t, ...items.params),
     scope.d1
-      .prepare("SELECT CAST(strftime('%H', started_at / 1000, 'unixepoch') AS INTEGER) AS hour, COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?1 AND started_at >= ?2 GROUP BY hour ORDER BY n DESC, hour LIMIT 1")
-      .bind(t, now - TREND_DAYS * DAY_MS),
+      .prepare(`SELECT CAST(l.target_id AS INTEGER) AS chunk_id, COUNT(*) AS reference_count ${ownLinks} GROUP BY l.target_id ORDER BY reference_count DESC, chunk_id LIMIT 10`)
+      .bind(...items.params, t),
+    scope.d1.prepare(`SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?${calls.sql}`).bind(t, since, ...calls.params),
+    scope.d1
+      .prepare(
+        `SELECT CAST(strftime('%H', started_at / 1000, 'unixepoch') AS INTEGER) AS hour, COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?${calls.sql}
+         GROUP BY hour ORDER BY n DESC, hour LIMIT 1`,
+      )
+      .bind(t, since, ...calls.params),
   ]);
   const totalLinks = links!.results[0]!.n ?? 0;
   const sources = links!.results[0]!.sources ?? 0;
@@ -111,7 +138,7 @@ export async function contextUsageStatistics(scope: TenantScope, now = Date.now(
     total_messages: messages!.results[0]!.n ?? 0,
     average_links_per_message: sources === 0 ? 0 : round(totalLinks / sources),
     most_referenced_chunks: top!.results.map((r) => ({ chunk_id: r.chunk_id!, reference_count: r.reference_count! })),
-    context_usage_trends: { daily_average: round((calls!.results[0]!.n ?? 0) / TREND_DAYS), peak_usage_hour: peak!.results[0]?.hour ?? null },
+    context_usage_trends: { daily_average: round((callCount!.results[0]!.n ?? 0) / TREND_DAYS), peak_usage_hour: peak!.results[0]?.hour ?? null },
   };
 }
 

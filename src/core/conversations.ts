@@ -1,5 +1,5 @@
 import { randomId } from "../crypto";
-import type { TenantScope } from "../db/scope";
+import { IN_JSON, projectClause, type TenantScope } from "../db/scope";
 import { invalidParameter, notFound } from "../errors";
 import type { ConversationSummary } from "../ports";
 import type { Services } from "../services";
@@ -33,10 +33,12 @@ export interface StoredSummary extends ConversationSummary {
   createdAt: number;
 }
 
+/** A conversation of the scope (its tenant and projects); null when there is none the caller may see. */
 export async function getConversation(scope: TenantScope, id: string): Promise<ConversationRow | null> {
+  const visible = projectClause(scope, "project");
   const row = await scope.d1
-    .prepare("SELECT id, project, message_count, tokens, summarized_count, summarized_tokens, created_at, updated_at FROM conversations WHERE tenant_id = ? AND id = ?")
-    .bind(scope.tenantId, id)
+    .prepare(`SELECT id, project, message_count, tokens, summarized_count, summarized_tokens, created_at, updated_at FROM conversations WHERE tenant_id = ? AND id = ?${visible.sql}`)
+    .bind(scope.tenantId, id, ...visible.params)
     .first<Record<string, number | string>>();
   if (!row) return null;
   return {
@@ -59,10 +61,11 @@ export async function requireConversation(scope: TenantScope, id: string, parame
 
 /** Conversation ids, most recently active first, limited to the given projects (undefined = all). */
 export async function listConversations(scope: TenantScope, projects: string[] | undefined, limit = 500): Promise<string[]> {
-  const where = projects ? ` AND project IN (${projects.map(() => "?").join(",")})` : "";
+  const visible = projectClause(scope, "project");
+  const where = projects ? ` AND project ${IN_JSON}` : "";
   const { results } = await scope.d1
-    .prepare(`SELECT id FROM conversations WHERE tenant_id = ?${where} ORDER BY updated_at DESC LIMIT ?`)
-    .bind(scope.tenantId, ...(projects ?? []), limit)
+    .prepare(`SELECT id FROM conversations WHERE tenant_id = ?${visible.sql}${where} ORDER BY updated_at DESC LIMIT ?`)
+    .bind(scope.tenantId, ...visible.params, ...(projects ? [JSON.stringify(projects)] : []), limit)
     .all<{ id: string }>();
   return results.map((r) => r.id);
 }
@@ -154,15 +157,21 @@ export interface ConversationEdge {
   weight: number;
 }
 
-/** Links touching a conversation, in the direction(s) asked, optionally of one type. */
+/**
+ * Links touching a conversation, in the direction(s) asked, optionally of one type; only links whose
+ * other end is a conversation the scope may see.
+ */
 export async function conversationEdges(scope: TenantScope, id: string, direction: "incoming" | "outgoing" | "both", type?: string): Promise<ConversationEdge[]> {
-  const sides = direction === "both" ? "(source_id = ?2 OR target_id = ?2)" : direction === "outgoing" ? "source_id = ?2" : "target_id = ?2";
+  const sides = { both: "(l.source_id = ? OR l.target_id = ?)", outgoing: "l.source_id = ?", incoming: "l.target_id = ?" }[direction];
+  const visible = projectClause(scope, "o.project");
   const { results } = await scope.d1
     .prepare(
-      `SELECT source_id, target_id, relationship_type, weight FROM links WHERE tenant_id = ?1 AND source_type = 'conversation' AND target_type = 'conversation' AND ${sides}
-       ${type ? "AND relationship_type = ?3" : ""} ORDER BY weight DESC, created_at`,
+      `SELECT l.source_id, l.target_id, l.relationship_type, l.weight FROM links l
+       JOIN conversations o ON o.tenant_id = l.tenant_id AND o.id = CASE WHEN l.source_id = ? THEN l.target_id ELSE l.source_id END${visible.sql}
+       WHERE l.tenant_id = ? AND l.source_type = 'conversation' AND l.target_type = 'conversation' AND ${sides}${type ? " AND l.relationship_type = ?" : ""}
+       ORDER BY l.weight DESC, l.created_at`,
     )
-    .bind(scope.tenantId, id, ...(type ? [type] : []))
+    .bind(id, ...visible.params, scope.tenantId, ...(direction === "both" ? [id, id] : [id]), ...(type ? [type] : []))
     .all<{ source_id: string; target_id: string; relationship_type: string; weight: number }>();
   return results.map((r) => ({ sourceId: r.source_id, targetId: r.target_id, type: r.relationship_type, weight: r.weight }));
 }

@@ -1,4 +1,4 @@
-import type { TenantScope } from "../db/scope";
+import { IN_JSON, projectClause, type TenantScope } from "../db/scope";
 import { notFound } from "../errors";
 import { embedItems } from "./embedding";
 import type { Services } from "../services";
@@ -31,16 +31,19 @@ export async function queryResourceGraph(
   for (const hit of hits) if (!best.has(hit.itemId)) best.set(hit.itemId, hit);
   const ids = [...best.keys()];
   const edges = new Map<string, GraphResult["relationships"]>();
-  for (let i = 0; i < ids.length; i += 40) {
-    const slice = ids.slice(i, i + 40);
-    const list = slice.map(() => "?").join(",");
-    const typeFilter = types && types.length > 0 ? ` AND relationship_type IN (${types.map(() => "?").join(",")})` : "";
+  // Lists travel as JSON parameters (D1: 100 a statement); the other end must be in the scope's projects.
+  const other = projectClause(scope, "o.project");
+  const typeFilter = types && types.length > 0 ? ` AND l.relationship_type ${IN_JSON}` : "";
+  for (let i = 0; i < ids.length; i += 500) {
+    const list = JSON.stringify(ids.slice(i, i + 500));
     const { results } = await scope.d1
       .prepare(
-        `SELECT source_id, target_id, relationship_type, weight FROM links WHERE tenant_id = ? AND source_type = 'item' AND target_type = 'item'
-         AND (source_id IN (${list}) OR target_id IN (${list}))${typeFilter} ORDER BY weight DESC`,
+        `SELECT l.source_id, l.target_id, l.relationship_type, l.weight FROM links l
+         JOIN items o ON o.tenant_id = l.tenant_id AND o.id = CASE WHEN l.source_id ${IN_JSON} THEN l.target_id ELSE l.source_id END${other.sql}
+         WHERE l.tenant_id = ? AND l.source_type = 'item' AND l.target_type = 'item'
+         AND (l.source_id ${IN_JSON} OR l.target_id ${IN_JSON})${typeFilter} ORDER BY l.weight DESC`,
       )
-      .bind(scope.tenantId, ...slice, ...slice, ...(types ?? []))
+      .bind(list, ...other.params, scope.tenantId, list, list, ...(typeFilter ? [JSON.stringify(types)] : []))
       .all<{ source_id: string; target_id: string; relationship_type: string; weight: number }>();
     for (const e of results) {
       for (const [self, other] of [

@@ -1,6 +1,9 @@
 import type { TenantScope } from "../db/scope";
 
-const IN_LIST = 90; // D1: at most 100 bound parameters per statement
+/** Frontier ids per statement; the list travels as one JSON parameter. */
+const IDS_PER_STATEMENT = 500;
+/** The table holding each node type, for checking that the other end of an edge is in the scope. */
+const NODE_TABLES: Record<string, string> = { item: "items", conversation: "conversations" };
 
 export interface Reached {
   id: string;
@@ -52,17 +55,22 @@ export async function traverseLinks(
 
 async function edgesOf(scope: TenantScope, nodeType: string, ids: string[]) {
   const out: { source_id: string; target_id: string; relationship_type: string; weight: number }[] = [];
-  for (let i = 0; i < ids.length; i += IN_LIST) {
-    const slice = ids.slice(i, i + IN_LIST);
-    const list = slice.map((_, i) => `?${i + 3}`).join(","); // numbered: both halves share the bindings
+  const table = NODE_TABLES[nodeType];
+  // A project-limited scope follows only edges whose other end lies in one of its projects.
+  const visible = (column: string) =>
+    scope.projects === null || !table ? "" : ` AND EXISTS (SELECT 1 FROM ${table} o WHERE o.tenant_id = ?1 AND o.id = ${column} AND o.project IN (SELECT value FROM json_each(?4)))`;
+  const projects = scope.projects === null || !table ? [] : [JSON.stringify(scope.projects)];
+  for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
     // Two index lookups (links_edge by source, links_target by target) rather than one OR scan.
     const { results } = await scope.d1
       .prepare(
-        `SELECT source_id, target_id, relationship_type, weight FROM links WHERE tenant_id = ?1 AND source_type = ?2 AND target_type = ?2 AND source_id IN (${list})
+        `SELECT source_id, target_id, relationship_type, weight FROM links WHERE tenant_id = ?1 AND source_type = ?2 AND target_type = ?2
+           AND source_id IN (SELECT value FROM json_each(?3))${visible("links.target_id")}
          UNION ALL
-         SELECT source_id, target_id, relationship_type, weight FROM links WHERE tenant_id = ?1 AND target_type = ?2 AND source_type = ?2 AND target_id IN (${list})`,
+         SELECT source_id, target_id, relationship_type, weight FROM links WHERE tenant_id = ?1 AND target_type = ?2 AND source_type = ?2
+           AND target_id IN (SELECT value FROM json_each(?3))${visible("links.source_id")}`,
       )
-      .bind(scope.tenantId, nodeType, ...slice)
+      .bind(scope.tenantId, nodeType, JSON.stringify(ids.slice(i, i + IDS_PER_STATEMENT)), ...projects)
       .all<{ source_id: string; target_id: string; relationship_type: string; weight: number }>();
     out.push(...results);
   }

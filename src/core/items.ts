@@ -1,6 +1,6 @@
 import { sha256Hex } from "../crypto";
-import type { TenantScope } from "../db/scope";
-import { AppError, invalidParameter } from "../errors";
+import { IN_JSON, projectClause, scopeAllowsProject, type TenantScope } from "../db/scope";
+import { AppError, invalidParameter, permissionDenied } from "../errors";
 import type { Services } from "../services";
 import { bumpCacheGenerations } from "./cache-generation";
 import { chunkText } from "./chunking";
@@ -40,6 +40,8 @@ export interface WrittenItem {
 }
 
 const IN_LIST = 90; // D1: at most 100 bound parameters per statement
+/** Ids per read when the list travels as one JSON parameter. */
+const ITEMS_PER_READ = 500;
 /** How much of the previous turn a message's context carries. */
 const PREVIOUS_TURN_CHARS = 300;
 
@@ -49,7 +51,26 @@ const PREVIOUS_TURN_CHARS = 300;
  * Keyword search finds the items at once; vector search once the embed job has run.
  */
 export async function writeItems(scope: TenantScope, services: Services, inputs: NewItem[]): Promise<WrittenItem[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await writeItemsOnce(scope, services, inputs);
+    } catch (error) {
+      // A concurrent writer stored the same content between our dedupe read and our batch, which then
+      // rolled back whole: a second pass finds that item and answers duplicate_of, as a serial call would.
+      if (!(error instanceof ConcurrentDuplicate) || attempt >= 3) throw error instanceof ConcurrentDuplicate ? error.conflict : error;
+    }
+  }
+}
+
+class ConcurrentDuplicate extends Error {
+  readonly conflict = new AppError("CONFLICT", "The same content was written concurrently; retry the call to get the existing id");
+}
+
+async function writeItemsOnce(scope: TenantScope, services: Services, inputs: NewItem[]): Promise<WrittenItem[]> {
   inputs.forEach((item, i) => {
+    if (!scopeAllowsProject(scope, item.project)) {
+      throw permissionDenied(`This key may not touch project '${item.project}'; it is limited to: ${scope.projects!.join(", ")}`, { allowed_projects: scope.projects });
+    }
     if (item.content.trim().length === 0) throw invalidParameter("content", `content must not be empty${inputs.length > 1 ? ` (item ${i})` : ""}`);
     if (item.content.length > MAX_ITEM_CHARS) {
       throw invalidParameter("content", `content is ${item.content.length} characters; the limit is ${MAX_ITEM_CHARS}${inputs.length > 1 ? ` (item ${i})` : ""}`);
@@ -59,7 +80,7 @@ export async function writeItems(scope: TenantScope, services: Services, inputs:
   const now = Date.now();
   const hashes = await Promise.all(inputs.map((item) => sha256Hex(item.content)));
   const existing = await findByHash(scope, inputs, hashes);
-  const previousTurn = await lastMessages(scope, inputs);
+  const previousTurn = await conversationTails(scope, inputs);
 
   const statements: D1PreparedStatement[] = [];
   const conversationStatements: number[] = [];
@@ -104,9 +125,7 @@ export async function writeItems(scope: TenantScope, services: Services, inputs:
       const batch = await scope.d1.batch<ConversationCounters>(statements);
       await queueSummaries(scope, services, conversationStatements.map((i) => batch[i]!.results[0]!));
     } catch (error) {
-      if (String(error).includes("UNIQUE constraint failed: items")) {
-        throw new AppError("CONFLICT", "The same content was written concurrently; retry the call to get the existing id");
-      }
+      if (String(error).includes("UNIQUE constraint failed: items")) throw new ConcurrentDuplicate();
       throw error;
     }
   }
@@ -152,23 +171,44 @@ function chunkContext(item: NewItem, previousTurn: string | undefined): string {
   return [item.filePath, ...(item.tags ?? [])].filter(Boolean).join(" ");
 }
 
-/** The latest message of each conversation the inputs append to. */
-async function lastMessages(scope: TenantScope, inputs: NewItem[]): Promise<Map<string, string>> {
-  const conversations = [...new Set(inputs.flatMap((i) => (i.conversationId ? [i.conversationId] : [])))];
+/**
+ * The latest message of each conversation the inputs append to. A conversation belongs to one project:
+ * a message for a conversation of another project is refused before anything is written.
+ */
+async function conversationTails(scope: TenantScope, inputs: NewItem[]): Promise<Map<string, string>> {
+  const projectOf = new Map<string, string>();
+  for (const item of inputs) {
+    if (!item.conversationId) continue;
+    const project = projectOf.get(item.conversationId);
+    if (project !== undefined && project !== item.project) throw conversationConflict(item.conversationId);
+    projectOf.set(item.conversationId, item.project);
+  }
+  const conversations = [...projectOf.keys()];
   const found = new Map<string, string>();
   if (conversations.length === 0) return found;
-  const rows = await scope.d1.batch<{ content: string }>(
+  const rows = await scope.d1.batch<{ project: string; content: string | null }>(
     conversations.map((conversationId) =>
       scope.d1
-        .prepare("SELECT content FROM items WHERE tenant_id = ? AND conversation_id = ? ORDER BY position DESC LIMIT 1")
+        .prepare(
+          `SELECT c.project, (SELECT content FROM items i WHERE i.tenant_id = c.tenant_id AND i.conversation_id = c.id ORDER BY position DESC LIMIT 1) AS content
+           FROM conversations c WHERE c.tenant_id = ? AND c.id = ?`,
+        )
         .bind(scope.tenantId, conversationId),
     ),
   );
   rows.forEach((result, i) => {
-    const content = result.results[0]?.content;
-    if (content !== undefined) found.set(conversations[i]!, content);
+    const row = result.results[0];
+    if (!row) return;
+    if (row.project !== projectOf.get(conversations[i]!)) throw conversationConflict(conversations[i]!);
+    if (row.content !== null) found.set(conversations[i]!, row.content);
   });
   return found;
+}
+
+function conversationConflict(conversationId: string): AppError {
+  return new AppError("CONFLICT", `Conversation '${conversationId}' belongs to another project; a conversation keeps the project it was created in`, {
+    parameter: "conversation_id",
+  });
 }
 
 type ConversationCounters = { id: string; message_count: number; tokens: number; summarized_count: number; summarized_tokens: number };
@@ -233,11 +273,11 @@ function insertItem(scope: TenantScope, id: string, item: NewItem, hash: string,
 /** Full content of items by id (tenant-scoped). */
 export async function readItemContents(scope: TenantScope, ids: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  for (let i = 0; i < ids.length; i += IN_LIST) {
-    const slice = ids.slice(i, i + IN_LIST);
+  const visible = projectClause(scope, "project");
+  for (let i = 0; i < ids.length; i += ITEMS_PER_READ) {
     const { results } = await scope.d1
-      .prepare(`SELECT id, content FROM items WHERE tenant_id = ? AND id IN (${slice.map(() => "?").join(",")})`)
-      .bind(scope.tenantId, ...slice)
+      .prepare(`SELECT id, content FROM items WHERE tenant_id = ? AND id ${IN_JSON}${visible.sql}`)
+      .bind(scope.tenantId, JSON.stringify(ids.slice(i, i + ITEMS_PER_READ)), ...visible.params)
       .all<{ id: string; content: string }>();
     for (const row of results) out.set(row.id, row.content);
   }
@@ -260,14 +300,14 @@ export interface StoredItem {
 /** Items by id (tenant-scoped); missing ids are absent from the map. */
 export async function readItems(scope: TenantScope, ids: string[]): Promise<Map<string, StoredItem>> {
   const out = new Map<string, StoredItem>();
-  for (let i = 0; i < ids.length; i += IN_LIST) {
-    const slice = ids.slice(i, i + IN_LIST);
+  const visible = projectClause(scope, "project");
+  for (let i = 0; i < ids.length; i += ITEMS_PER_READ) {
     const { results } = await scope.d1
       .prepare(
         `SELECT id, project, kind, type, content, tokens, importance, tier, conversation_id, created_at FROM items
-         WHERE tenant_id = ? AND id IN (${slice.map(() => "?").join(",")})`,
+         WHERE tenant_id = ? AND id ${IN_JSON}${visible.sql}`,
       )
-      .bind(scope.tenantId, ...slice)
+      .bind(scope.tenantId, JSON.stringify(ids.slice(i, i + ITEMS_PER_READ)), ...visible.params)
       .all<{ id: string; project: string; kind: string; type: string; content: string; tokens: number; importance: number; tier: string; conversation_id: string | null; created_at: number }>();
     for (const r of results) {
       out.set(r.id, { id: r.id, project: r.project, kind: r.kind, type: r.type, content: r.content, tokens: r.tokens, importance: r.importance, tier: r.tier, conversationId: r.conversation_id, createdAt: r.created_at });

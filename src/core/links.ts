@@ -1,5 +1,5 @@
 import { randomId } from "../crypto";
-import type { TenantScope } from "../db/scope";
+import { projectClause, type TenantScope } from "../db/scope";
 import { invalidParameter, notFound } from "../errors";
 import { bumpCacheGenerations } from "./cache-generation";
 
@@ -34,9 +34,10 @@ export interface Link {
  */
 export async function linkItems(scope: TenantScope, input: { sourceId: string; targetId: string; relationshipType: string; weight: number }): Promise<Link> {
   if (input.sourceId === input.targetId) throw invalidParameter("target_id", "A record cannot be linked to itself (source_id equals target_id)");
+  const visible = projectClause(scope, "project");
   const { results } = await scope.d1
-    .prepare("SELECT id, project FROM items WHERE tenant_id = ? AND id IN (?, ?)")
-    .bind(scope.tenantId, input.sourceId, input.targetId)
+    .prepare(`SELECT id, project FROM items WHERE tenant_id = ? AND id IN (?, ?)${visible.sql}`)
+    .bind(scope.tenantId, input.sourceId, input.targetId, ...visible.params)
     .all<{ id: string; project: string }>();
   for (const [parameter, id] of [
     ["source_id", input.sourceId],

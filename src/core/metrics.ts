@@ -1,4 +1,4 @@
-import type { TenantScope } from "../db/scope";
+import { IN_JSON, projectClause, type TenantScope } from "../db/scope";
 import { CONTEXT_RELATIONSHIPS } from "./conversations";
 
 export type MetricsPeriod = "day" | "week" | "month";
@@ -21,18 +21,27 @@ export interface ContextMetrics {
 export async function contextMetrics(scope: TenantScope, period: MetricsPeriod, now = Date.now()): Promise<ContextMetrics> {
   const since = now - PERIOD_MS[period];
   const t = scope.tenantId;
+  // A project-limited key sees the figures of its projects only (calls that named one of them).
+  const own = projectClause(scope, "project");
   const [byTool, byDay, score, contexts, relationships] = await scope.d1.batch<Record<string, string | number | null>>([
-    scope.d1.prepare("SELECT tool, COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ? GROUP BY tool ORDER BY n DESC, tool").bind(t, since),
-    scope.d1.prepare("SELECT date(started_at / 1000, 'unixepoch') AS day, COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ? GROUP BY day ORDER BY day").bind(t, since),
-    scope.d1.prepare("SELECT AVG(importance) AS score FROM items WHERE tenant_id = ? AND kind = 'message' AND created_at >= ?").bind(t, since),
+    scope.d1.prepare(`SELECT tool, COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?${own.sql} GROUP BY tool ORDER BY n DESC, tool`).bind(t, since, ...own.params),
+    scope.d1
+      .prepare(`SELECT date(started_at / 1000, 'unixepoch') AS day, COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?${own.sql} GROUP BY day ORDER BY day`)
+      .bind(t, since, ...own.params),
+    scope.d1.prepare(`SELECT AVG(importance) AS score FROM items WHERE tenant_id = ? AND kind = 'message' AND created_at >= ?${own.sql}`).bind(t, since, ...own.params),
     scope.d1
       .prepare(
         `SELECT COUNT(*) AS contexts, COALESCE(AVG(message_count), 0) AS messages,
            COALESCE(SUM(EXISTS (SELECT 1 FROM summaries s WHERE s.tenant_id = c.tenant_id AND s.conversation_id = c.id)), 0) AS summarized
-         FROM conversations c WHERE tenant_id = ?`,
+         FROM conversations c WHERE tenant_id = ?${own.sql}`,
       )
-      .bind(t),
-    scope.d1.prepare("SELECT relationship_type, COUNT(*) AS n FROM links WHERE tenant_id = ? AND source_type = 'conversation' AND target_type = 'conversation' GROUP BY relationship_type").bind(t),
+      .bind(t, ...own.params),
+    scope.d1
+      .prepare(
+        `SELECT l.relationship_type, COUNT(*) AS n FROM links l JOIN conversations c ON c.tenant_id = l.tenant_id AND c.id = l.source_id${projectClause(scope, "c.project").sql}
+         WHERE l.tenant_id = ? AND l.source_type = 'conversation' AND l.target_type = 'conversation' GROUP BY l.relationship_type`,
+      )
+      .bind(...own.params, t),
   ]);
   const byType = Object.fromEntries(byTool!.results.map((r) => [r.tool as string, r.n as number]));
   const relationshipsByType: Record<string, number> = Object.fromEntries(CONTEXT_RELATIONSHIPS.map((type) => [type, 0]));
@@ -62,16 +71,25 @@ export interface ToolConversations {
 /** Conversations a tool was called in, from the usage log; each with its latest summary (or opening message). */
 export async function toolConversations(scope: TenantScope, tool: string, limit: number): Promise<ToolConversations> {
   const t = scope.tenantId;
+  // Calls count for a project-limited key only when they named one of its projects; conversations only
+  // when they belong to one.
+  const own = projectClause(scope, "project");
+  const conversation = projectClause(scope, "c.project");
   const [rows, totals] = await scope.d1.batch<Record<string, string | number>>([
     scope.d1
       .prepare(
-        `SELECT conversation_id, COUNT(*) AS n, MAX(started_at) AS last FROM tool_calls WHERE tenant_id = ? AND tool = ? AND conversation_id IS NOT NULL
+        `SELECT conversation_id, COUNT(*) AS n, MAX(started_at) AS last FROM tool_calls
+         WHERE tenant_id = ? AND tool = ? AND conversation_id IS NOT NULL${own.sql}
+         AND EXISTS (SELECT 1 FROM conversations c WHERE c.tenant_id = tool_calls.tenant_id AND c.id = tool_calls.conversation_id${conversation.sql})
          GROUP BY conversation_id ORDER BY last DESC LIMIT ?`,
       )
-      .bind(t, tool, limit),
+      .bind(t, tool, ...own.params, ...conversation.params, limit),
     scope.d1
-      .prepare("SELECT COUNT(*) AS invocations, COUNT(conversation_id) AS attributed, COUNT(DISTINCT conversation_id) AS conversations FROM tool_calls WHERE tenant_id = ? AND tool = ?")
-      .bind(t, tool),
+      .prepare(
+        `SELECT COUNT(*) AS invocations, COUNT(conversation_id) AS attributed, COUNT(DISTINCT conversation_id) AS conversations FROM tool_calls
+         WHERE tenant_id = ? AND tool = ?${own.sql}`,
+      )
+      .bind(t, tool, ...own.params),
   ]);
   const ids = rows!.results.map((r) => r.conversation_id as string);
   const summaries = await conversationDigests(scope, ids);
@@ -94,15 +112,15 @@ export async function toolConversations(scope: TenantScope, tool: string, limit:
 /** Latest summary (else first message) of each conversation, shortened to 200 characters. */
 async function conversationDigests(scope: TenantScope, ids: string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
-  const list = ids.map(() => "?").join(",");
+  const list = JSON.stringify(ids);
   const [summaries, openings] = await scope.d1.batch<{ conversation_id: string; text: string }>([
     scope.d1
       .prepare(
-        `SELECT conversation_id, summary AS text FROM summaries s WHERE tenant_id = ? AND conversation_id IN (${list})
+        `SELECT conversation_id, summary AS text FROM summaries s WHERE tenant_id = ? AND conversation_id ${IN_JSON}
          AND version = (SELECT MAX(version) FROM summaries m WHERE m.tenant_id = s.tenant_id AND m.conversation_id = s.conversation_id)`,
       )
-      .bind(scope.tenantId, ...ids),
-    scope.d1.prepare(`SELECT conversation_id, content AS text FROM items WHERE tenant_id = ? AND position = 0 AND conversation_id IN (${list})`).bind(scope.tenantId, ...ids),
+      .bind(scope.tenantId, list),
+    scope.d1.prepare(`SELECT conversation_id, content AS text FROM items WHERE tenant_id = ? AND position = 0 AND conversation_id ${IN_JSON}`).bind(scope.tenantId, list),
   ]);
   const out = new Map<string, string>();
   for (const row of [...openings!.results, ...summaries!.results]) out.set(row.conversation_id, row.text.length > 200 ? `${row.text.slice(0, 197)}...` : row.text);

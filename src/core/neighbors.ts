@@ -1,4 +1,4 @@
-import type { TenantScope } from "../db/scope";
+import { projectClause, type TenantScope } from "../db/scope";
 
 export interface ChunkView {
   chunkId: number;
@@ -24,9 +24,10 @@ const COLUMNS = "c.id, c.content, c.chunk_index, c.item_id, i.created_at, i.role
  * (by position, then chunk index), or within its item when it belongs to no conversation.
  */
 export async function readAroundChunk(scope: TenantScope, chunkId: number, before: number, after: number): Promise<ChunkSurroundings | null> {
+  const visible = projectClause(scope, "i.project");
   const anchor = await scope.d1
-    .prepare(`SELECT ${COLUMNS} FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.id = ? AND c.tenant_id = ? AND i.tenant_id = ?`)
-    .bind(chunkId, scope.tenantId, scope.tenantId)
+    .prepare(`SELECT ${COLUMNS} FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.id = ? AND c.tenant_id = ? AND i.tenant_id = ?${visible.sql}`)
+    .bind(chunkId, scope.tenantId, scope.tenantId, ...visible.params)
     .first<Row>();
   if (!anchor) return null;
   const side = (direction: "before" | "after", count: number) => {
@@ -37,10 +38,10 @@ export async function readAroundChunk(scope: TenantScope, chunkId: number, befor
       ? scope.d1
           .prepare(
             `SELECT ${COLUMNS} FROM chunks c JOIN items i ON i.id = c.item_id
-             WHERE c.tenant_id = ?1 AND i.tenant_id = ?1 AND i.conversation_id = ?2 AND (i.position ${cmp} ?3 OR (i.position = ?3 AND c.chunk_index ${cmp} ?4))
+             WHERE c.tenant_id = ?1 AND i.tenant_id = ?1 AND i.conversation_id = ?2 AND i.project = ?6 AND (i.position ${cmp} ?3 OR (i.position = ?3 AND c.chunk_index ${cmp} ?4))
              ORDER BY i.position ${order}, c.chunk_index ${order} LIMIT ?5`,
           )
-          .bind(scope.tenantId, anchor.conversation_id, anchor.position, anchor.chunk_index, count)
+          .bind(scope.tenantId, anchor.conversation_id, anchor.position, anchor.chunk_index, count, anchor.project)
       : scope.d1
           .prepare(`SELECT ${COLUMNS} FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.tenant_id = ?1 AND i.tenant_id = ?1 AND c.item_id = ?2 AND c.chunk_index ${cmp} ?3 ORDER BY c.chunk_index ${order} LIMIT ?4`)
           .bind(scope.tenantId, anchor.item_id, anchor.chunk_index, count);

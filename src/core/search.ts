@@ -1,5 +1,5 @@
 import { dot } from "../adapters/vector-math";
-import type { TenantScope } from "../db/scope";
+import { IN_JSON, projectClause, type TenantScope } from "../db/scope";
 import type { Services } from "../services";
 import { ftsQuery } from "./fts-text";
 import type { Tier } from "./item-types";
@@ -126,7 +126,7 @@ export async function searchChunks(
 async function keywordCandidates(scope: TenantScope, query: string, filters: SearchFilters, pool: number): Promise<Row[]> {
   const match = ftsQuery(query);
   if (match === null) return [];
-  const where = filterSql(filters);
+  const where = filterSql(scope, filters);
   const { results } = await scope.d1
     .prepare(
       `SELECT ${ROW_COLUMNS} FROM chunks_fts f JOIN chunks c ON c.id = f.rowid JOIN items i ON i.id = c.item_id
@@ -147,7 +147,8 @@ async function vectorCandidates(
 ): Promise<{ rows: { row: Row; similarity: number }[]; queryVector: Float32Array | null }> {
   const queryVector = await embedQuery();
   if (!queryVector) return { rows: [], queryVector: null };
-  const matches = await services.vectors.query(scope.tenantId, queryVector, { topK: pool, projects: filters.projects });
+  const projects = filters.projects ?? (scope.projects === null ? undefined : [...scope.projects]);
+  const matches = await services.vectors.query(scope.tenantId, queryVector, { topK: pool, projects });
   if (matches.length === 0) return { rows: [], queryVector };
   const rows = await rowsByChunkIds(
     scope,
@@ -166,21 +167,16 @@ async function vectorCandidates(
 
 /** Chunk rows by id that pass the filters (vector hits are re-checked against D1: tier, tags, time). */
 async function rowsByChunkIds(scope: TenantScope, chunkIds: number[], filters: SearchFilters): Promise<Row[]> {
-  const where = filterSql(filters);
-  const out: Row[] = [];
-  const step = Math.max(1, 90 - where.params.length);
-  for (let i = 0; i < chunkIds.length; i += step) {
-    const ids = chunkIds.slice(i, i + step);
-    const { results } = await scope.d1
-      .prepare(
-        `SELECT ${ROW_COLUMNS} FROM chunks c JOIN items i ON i.id = c.item_id
-         WHERE c.tenant_id = ? AND i.tenant_id = ? AND c.id IN (${ids.map(() => "?").join(",")})${where.sql}`,
-      )
-      .bind(scope.tenantId, scope.tenantId, ...ids, ...where.params)
-      .all<Row>();
-    out.push(...results);
-  }
-  return out;
+  if (chunkIds.length === 0) return [];
+  const where = filterSql(scope, filters);
+  const { results } = await scope.d1
+    .prepare(
+      `SELECT ${ROW_COLUMNS} FROM chunks c JOIN items i ON i.id = c.item_id
+       WHERE c.tenant_id = ? AND i.tenant_id = ? AND c.id ${IN_JSON}${where.sql}`,
+    )
+    .bind(scope.tenantId, scope.tenantId, JSON.stringify(chunkIds), ...where.params)
+    .all<Row>();
+  return results;
 }
 
 /** Keyword-only hits get their cosine from the stored vectors, so every score means the same. */
@@ -200,13 +196,18 @@ async function fillMissingSimilarities(
   }
 }
 
-function filterSql(filters: SearchFilters): { sql: string; params: unknown[] } {
+/**
+ * The filters as SQL over items aliased `i`, always within the scope's projects. Every list is bound
+ * as one JSON parameter, so a statement's parameter count stays constant whatever the lists hold.
+ */
+function filterSql(scope: TenantScope, filters: SearchFilters): { sql: string; params: unknown[] } {
+  const visible = projectClause(scope, "i.project");
   const clauses: string[] = [];
-  const params: unknown[] = [];
+  const params: unknown[] = [...visible.params];
   const inList = (column: string, values: readonly unknown[] | undefined) => {
     if (!values || values.length === 0) return;
-    clauses.push(`${column} IN (${values.map(() => "?").join(",")})`);
-    params.push(...values);
+    clauses.push(`${column} ${IN_JSON}`);
+    params.push(JSON.stringify(values));
   };
   inList("i.project", filters.projects);
   inList("i.kind", filters.kinds);
@@ -226,10 +227,10 @@ function filterSql(filters: SearchFilters): { sql: string; params: unknown[] } {
     params.push(filters.before);
   }
   if (filters.tags && filters.tags.length > 0) {
-    clauses.push(`EXISTS (SELECT 1 FROM json_each(i.tags) WHERE json_each.value IN (${filters.tags.map(() => "?").join(",")}))`);
-    params.push(...filters.tags);
+    clauses.push(`EXISTS (SELECT 1 FROM json_each(i.tags) WHERE json_each.value ${IN_JSON})`);
+    params.push(JSON.stringify(filters.tags));
   }
-  return { sql: clauses.map((c) => ` AND ${c}`).join(""), params };
+  return { sql: visible.sql + clauses.map((c) => ` AND ${c}`).join(""), params };
 }
 
 function toHit(row: Row, score: number, similarity: number | null, keywordRank: number | null, vectorRank: number | null): SearchHit {

@@ -1,4 +1,4 @@
-import type { TenantScope } from "../db/scope";
+import { projectClause, type TenantScope } from "../db/scope";
 import { invalidParameter } from "../errors";
 import { ftsQuery } from "./fts-text";
 import type { Tier } from "./item-types";
@@ -40,8 +40,9 @@ export const MAX_KEYWORD_TERMS = 16;
  * each, so a selection never nears D1's 100 bound parameters (at most 2 per keyword term + 12).
  */
 export function selectionWhere(scope: TenantScope, selection: SegmentSelection): { sql: string; params: unknown[] } {
-  const clauses = ["i.tenant_id = ?", "i.tier IN (SELECT value FROM json_each(?))"];
-  const params: unknown[] = [scope.tenantId, JSON.stringify(selection.tiers)];
+  const visible = projectClause(scope, "i.project");
+  const clauses = [`i.tenant_id = ?${visible.sql}`, "i.tier IN (SELECT value FROM json_each(?))"];
+  const params: unknown[] = [scope.tenantId, ...visible.params, JSON.stringify(selection.tiers)];
   if (selection.projects !== undefined) {
     clauses.push("i.project IN (SELECT value FROM json_each(?))");
     params.push(JSON.stringify(selection.projects));

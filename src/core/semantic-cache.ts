@@ -1,7 +1,7 @@
 import { dot, fromBytes, toBytes } from "../adapters/vector-math";
 import type { Config } from "../config";
 import { sha256Hex } from "../crypto";
-import type { TenantScope } from "../db/scope";
+import { projectClause, type TenantScope } from "../db/scope";
 
 /**
  * Semantic cache for built contexts. D1's cache_entries is the index (project, generation, parameters,
@@ -63,7 +63,9 @@ export async function storeCached(
 ): Promise<void> {
   const now = Date.now();
   const json = JSON.stringify(entry.value);
-  const key = `ctx:${scope.tenantId}:${entry.project}:${entry.generation}:${entry.params}:${(await sha256Hex(entry.query)).slice(0, 16)}`;
+  // Hashed parts keep the key within KV's 512 bytes whatever the namespace holds (200 letters of any script).
+  const [project, query] = await Promise.all([sha256Hex(entry.project), sha256Hex(entry.query)]);
+  const key = `ctx:${scope.tenantId}:${project.slice(0, 16)}:${entry.generation}:${entry.params}:${query.slice(0, 16)}`;
   await kv.put(key, json, { expirationTtl: config.ttlSeconds });
   await scope.d1.batch([
     scope.d1
@@ -116,14 +118,16 @@ export async function cacheStats(scope: TenantScope): Promise<CacheStats> {
  * query or project matches it (`*` and `?` wildcards; no wildcard = substring). Values expire in KV.
  */
 export async function clearCache(scope: TenantScope, pattern: string | null): Promise<number> {
+  // A project-limited key clears entries of its own projects only.
+  const own = projectClause(scope, "project");
   if (pattern === null) {
-    const result = await scope.d1.prepare("DELETE FROM cache_entries WHERE tenant_id = ?").bind(scope.tenantId).run();
+    const result = await scope.d1.prepare(`DELETE FROM cache_entries WHERE tenant_id = ?${own.sql}`).bind(scope.tenantId, ...own.params).run();
     return result.meta.changes;
   }
   const glob = /[*?]/.test(pattern) ? pattern : `*${pattern}*`;
   const result = await scope.d1
-    .prepare("DELETE FROM cache_entries WHERE tenant_id = ?1 AND (lower(query) GLOB lower(?2) OR project GLOB ?2)")
-    .bind(scope.tenantId, glob)
+    .prepare(`DELETE FROM cache_entries WHERE tenant_id = ? AND (lower(query) GLOB lower(?) OR project GLOB ?)${own.sql}`)
+    .bind(scope.tenantId, glob, glob, ...own.params)
     .run();
   return result.meta.changes;
 }

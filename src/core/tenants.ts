@@ -72,6 +72,14 @@ export async function listApiKeys(db: Database, tenantId: string): Promise<ApiKe
 }
 
 /** Revokes a key; `tenantId` confines a tenant admin to its own keys (the operator passes null). */
+/** A key of a tenant (any state), or NOT_FOUND. */
+export async function getApiKey(db: Database, keyId: string, tenantId: string | null): Promise<ApiKeyInfo> {
+  const where = tenantId === null ? eq(apiKeys.id, keyId) : and(eq(apiKeys.id, keyId), eq(apiKeys.tenantId, tenantId));
+  const row = await db.select().from(apiKeys).where(where).get();
+  if (!row) throw notFound(`API key '${keyId}' does not exist`, { key_id: keyId });
+  return toKeyInfo(row);
+}
+
 export async function revokeApiKey(db: Database, keyId: string, tenantId: string | null): Promise<ApiKeyInfo> {
   const where = tenantId === null ? eq(apiKeys.id, keyId) : and(eq(apiKeys.id, keyId), eq(apiKeys.tenantId, tenantId));
   const row = await db.select().from(apiKeys).where(where).get();

@@ -8,16 +8,36 @@ export function openDatabase(d1: D1Database): Database {
 }
 
 /**
- * A tenant's view of storage. Every repository function takes one and filters on its tenantId;
- * only authentication creates a scope, so no tool or domain call can reach another tenant's rows.
+ * A caller's view of storage: one tenant and, for a project-limited key, only its projects. Every
+ * repository function takes one and filters on both (projectClause); only authentication creates a
+ * scope, so no tool or domain call, by name or by id, can reach another tenant's or project's rows.
  */
 export interface TenantScope {
   readonly tenantId: string;
+  /** The projects the caller may read and write; null = every project of the tenant. */
+  readonly projects: readonly string[] | null;
   readonly db: Database;
   /** Raw D1 for statements drizzle cannot express (FTS5 MATCH, vector blobs). */
   readonly d1: D1Database;
 }
 
-export function tenantScope(d1: D1Database, tenantId: string): TenantScope {
-  return { tenantId, db: openDatabase(d1), d1 };
+export function tenantScope(d1: D1Database, tenantId: string, projects: readonly string[] | null = null): TenantScope {
+  return { tenantId, projects, db: openDatabase(d1), d1 };
+}
+
+/** `IN` over a list bound as one JSON array: one parameter however long the list (D1 allows 100 a statement). */
+export const IN_JSON = "IN (SELECT value FROM json_each(?))";
+
+/**
+ * ` AND <column> IN (...)` keeping rows to the scope's projects, with its one parameter;
+ * empty for an unrestricted scope. `column` names a project column (items.project, conversations.project).
+ */
+export function projectClause(scope: TenantScope, column: string): { sql: string; params: string[] } {
+  if (scope.projects === null) return { sql: "", params: [] };
+  return { sql: ` AND ${column} ${IN_JSON}`, params: [JSON.stringify(scope.projects)] };
+}
+
+/** Whether the scope may touch a project. */
+export function scopeAllowsProject(scope: TenantScope, project: string): boolean {
+  return scope.projects === null || scope.projects.includes(project);
 }

@@ -1,12 +1,13 @@
 import type { Context } from "hono";
 import type { AppError, ErrorCode } from "../errors";
 
-const HTTP_STATUS: Record<ErrorCode, 400 | 403 | 404 | 409 | 500> = {
+const HTTP_STATUS: Record<ErrorCode, 400 | 403 | 404 | 409 | 429 | 500> = {
   INVALID_PARAMETER: 400,
   NOT_FOUND: 404,
   SEGMENT_NOT_FOUND: 404,
   PERMISSION_DENIED: 403,
   CONFLICT: 409,
+  RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
 };
 

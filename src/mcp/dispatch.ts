@@ -32,12 +32,16 @@ export async function callTool(
   let parsedArgs: Record<string, unknown> | undefined;
   try {
     checkToolset(tool, toolset);
+    if (!(await ctx.chargeToolCall())) {
+      throw new AppError("RATE_LIMITED", "Rate limit exceeded for this API key (each tool call counts, batched or not); retry after 60 seconds", { retry_after_seconds: 60 });
+    }
     const required = requiredScope(tool);
     if (!scopeAllows(ctx.caller.scopes, required)) {
       throw permissionDenied(`Tool '${tool.name}' needs a key with the '${required}' scope; this key has: ${ctx.caller.scopes.join(", ")}`, {
         required_scope: required,
       });
     }
+    rejectIllFormedText(args);
     const parsed = tool.input.safeParse(args ?? {}, { reportInput: true });
     if (!parsed.success) throw validationError(parsed.error);
     parsedArgs = parsed.data as Record<string, unknown>;
@@ -80,6 +84,32 @@ function checkProjects(args: Record<string, unknown>, allowed: string[] | null):
         parameter: key,
         allowed_projects: allowed,
       });
+    }
+  }
+}
+
+/**
+ * Text must be well-formed Unicode: a lone surrogate would be mangled on its way to storage, so the
+ * stored text, its hash and its search terms would no longer match what the caller sent. Iterative,
+ * so hostile nesting cannot exhaust the stack.
+ */
+/** With the u flag a paired surrogate is one code point, so this matches only unpaired halves. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+function rejectIllFormedText(args: unknown): void {
+  const stack: { value: unknown; path: string }[] = [{ value: args, path: "" }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (typeof value === "string") {
+      if (LONE_SURROGATE.test(value)) throw invalidParameter(path || "arguments", `Invalid parameter '${path || "arguments"}': text is not well-formed Unicode (it holds a lone surrogate)`);
+    } else if (Array.isArray(value)) {
+      value.forEach((v, i) => stack.push({ value: v, path: path ? `${path}.${i}` : String(i) }));
+    } else if (isRecord(value)) {
+      for (const [key, v] of Object.entries(value)) {
+        const keyPath = path ? `${path}.${key}` : key;
+        if (LONE_SURROGATE.test(key)) throw invalidParameter("arguments", "Invalid parameter 'arguments': a parameter name is not well-formed Unicode");
+        stack.push({ value: v, path: keyPath });
+      }
     }
   }
 }

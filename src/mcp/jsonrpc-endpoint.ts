@@ -10,7 +10,7 @@ type JsonRpcResponse = { jsonrpc: "2.0"; id: Id; result: unknown } | { jsonrpc: 
 
 export const MAX_BATCH = 50;
 
-export const JSON_RPC = { PARSE_ERROR: -32700, INVALID_REQUEST: -32600, METHOD_NOT_FOUND: -32601, INVALID_PARAMS: -32602, INTERNAL: -32603, SERVER: -32000 } as const;
+export const JSON_RPC = { PARSE_ERROR: -32700, INVALID_REQUEST: -32600, METHOD_NOT_FOUND: -32601, INVALID_PARAMS: -32602, INTERNAL: -32603, SERVER: -32000, RATE_LIMITED: -32029 } as const;
 
 /**
  * Plain JSON-RPC 2.0 (seed 000's curl shape): `tools/call` answers with the tool's own result object.
@@ -81,7 +81,7 @@ async function dispatch(method: string, params: unknown, id: Id, toolset: Toolse
 
 /** AppError codes mapped once to JSON-RPC codes. */
 function toolError(id: Id, e: AppError): JsonRpcResponse {
-  const code = e.code === "INVALID_PARAMETER" ? JSON_RPC.INVALID_PARAMS : e.code === "INTERNAL_ERROR" ? JSON_RPC.INTERNAL : JSON_RPC.SERVER;
+  const code = e.code === "INVALID_PARAMETER" ? JSON_RPC.INVALID_PARAMS : e.code === "INTERNAL_ERROR" ? JSON_RPC.INTERNAL : e.code === "RATE_LIMITED" ? JSON_RPC.RATE_LIMITED : JSON_RPC.SERVER;
   return error(id, code, e.message, { code: e.code, details: e.details });
 }
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { conversationEdges, latestSummary, listConversations, readMessages, requireConversation, summarizeConversation, type StoredSummary } from "../core/conversations";
+import { conversationEdges, getConversation, latestSummary, listConversations, readMessages, requireConversation, summarizeConversation, type StoredSummary } from "../core/conversations";
 import { traverseLinks } from "../core/graph";
 import { IMPORTANCE_LEVELS, importanceLevel } from "../core/item-types";
 import { writeItems } from "../core/items";
@@ -77,10 +77,12 @@ export const addMessage = defineTool({
   output: z.object({ success: z.literal(true), messageId: z.string() }),
   annotations: writeAnnotations,
   handler: async (input, ctx) => {
-    requireProjectAccess(ctx, "default");
+    // A message joins its conversation's project (seed 003 names none); a new conversation starts in "default".
+    const project = (await getConversation(ctx.scope, input.contextId))?.project ?? "default";
+    requireProjectAccess(ctx, project);
     const [written] = await writeItems(ctx.scope, ctx.services, [
       {
-        project: "default",
+        project,
         kind: "message",
         type: "message",
         content: input.message,

@@ -11,13 +11,27 @@ export const metadataParam = z.record(z.string(), z.unknown());
 export const itemTypeParam = z.enum(ITEM_TYPES);
 export const conversationIdParam = z.string().min(1).max(200);
 
-/** An ISO 8601 date or epoch milliseconds, as epoch ms. */
-export const timestampParam = z.union([z.string(), z.number()]);
+/** The instants a JavaScript Date can hold: ±8.64e15 ms around 1970 (ECMA-262 time values). */
+export const MAX_EPOCH_MS = 8.64e15;
+const TIMESTAMP_ACCEPTS = `an ISO 8601 date (e.g. "2024-05-01T12:00:00Z") or epoch milliseconds from -${MAX_EPOCH_MS} to ${MAX_EPOCH_MS}`;
+
+/**
+ * An ISO 8601 date or epoch milliseconds. Checked at the boundary, before anything is written: a time
+ * outside the Date range would be stored and then break every read that formats it.
+ */
+export const timestampParam = z.union([z.string().max(100), z.number()], { error: `expected ${TIMESTAMP_ACCEPTS}` }).superRefine((value, ctx) => {
+  if (toEpochMs(value) === undefined) ctx.addIssue({ code: "custom", message: `expected ${TIMESTAMP_ACCEPTS} (got ${JSON.stringify(value).slice(0, 40)})`, input: value });
+});
+
+function toEpochMs(value: string | number): number | undefined {
+  const ms = typeof value === "number" ? value : Date.parse(value);
+  return Number.isFinite(ms) && Math.abs(ms) <= MAX_EPOCH_MS ? ms : undefined;
+}
 
 export function parseTimestamp(value: string | number | undefined, parameter: string): number | undefined {
   if (value === undefined) return undefined;
-  const ms = typeof value === "number" ? value : Date.parse(value);
-  if (!Number.isFinite(ms)) throw invalidParameter(parameter, `Invalid parameter '${parameter}': '${value}' is not an ISO 8601 date or epoch milliseconds`);
+  const ms = toEpochMs(value);
+  if (ms === undefined) throw invalidParameter(parameter, `Invalid parameter '${parameter}': expected ${TIMESTAMP_ACCEPTS} (got ${JSON.stringify(value).slice(0, 40)})`);
   return ms;
 }
 
@@ -27,8 +41,10 @@ export function readableProjects(ctx: ToolContext, requested: string | undefined
   return ctx.caller.projects ?? undefined;
 }
 
+/** A stored time as ISO 8601; clamped into the Date range, so no stored value can make a read throw. */
 export function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  const clamped = Number.isFinite(ms) ? Math.max(-MAX_EPOCH_MS, Math.min(MAX_EPOCH_MS, ms)) : 0;
+  return new Date(clamped).toISOString();
 }
 
 /** For tools whose project is implied (seed 003 has none): a project-limited key must still be allowed it. */

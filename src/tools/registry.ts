@@ -21,6 +21,8 @@ export interface ToolContext {
   services: Services;
   /** Every tool the server has, for list_tool_identifiers. */
   catalog: readonly AnyTool[];
+  /** Spends one unit of the key's rate limit for a tool call; false when the limit is reached. */
+  chargeToolCall(): Promise<boolean>;
 }
 
 export interface ToolDefinition<Input extends z.ZodObject, Output> {
