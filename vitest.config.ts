@@ -33,6 +33,8 @@ export default defineConfig(async () => {
             include: ["test/**/*.test.ts"],
             exclude: ["test/node/**", "test/bench/**"],
             setupFiles: ["./test/setup/apply-migrations.ts"],
+            // The first call in a file loads the tokenizer and the local index; 5 s is too tight on 2 cores.
+            testTimeout: 20_000,
           },
         },
         {

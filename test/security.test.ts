@@ -161,3 +161,22 @@ describe("the semantic cache", () => {
     expect((await call(t.apiKey, "memory_context_build", args)).cache_hit).toBe(true);
   });
 });
+
+describe("memory_cache_clear patterns", () => {
+  it("take the schema's 200 characters (D1's GLOB stops at 50 bytes) and match in linear time", async () => {
+    const t = await newTenant();
+    await call(t.apiKey, "memory_store", { content: "billing runs nightly", namespace: "ops" });
+    await call(t.apiKey, "memory_context_build", { query: "when does billing run", token_budget: 200, namespace: "ops" });
+    expect(await call(t.apiKey, "memory_cache_clear", { pattern: "*".repeat(199) + "x" })).toEqual({ cleared: true, entries_removed: 0 });
+    expect(await call(t.apiKey, "memory_cache_clear", { pattern: "WHEN does*" })).toEqual({ cleared: true, entries_removed: 1 });
+  });
+
+  it("globMatches: * and ? over whole strings, no exponential backtracking", async () => {
+    const { globMatches } = await import("../src/core/semantic-cache");
+    const m = (p: string, t: string) => globMatches([...p], [...t]);
+    expect([m("a*c", "abbc"), m("a?c", "abc"), m("*", ""), m("名*", "名前"), m("a*c", "abcd"), m("?", "")]).toEqual([true, true, true, true, false, false]);
+    const started = Date.now();
+    expect(m("*a".repeat(100) + "b", "a".repeat(1000))).toBe(false);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+});

@@ -124,10 +124,46 @@ export async function clearCache(scope: TenantScope, pattern: string | null): Pr
     const result = await scope.d1.prepare(`DELETE FROM cache_entries WHERE tenant_id = ?${own.sql}`).bind(scope.tenantId, ...own.params).run();
     return result.meta.changes;
   }
-  const glob = /[*?]/.test(pattern) ? pattern : `*${pattern}*`;
+  // Matched here, not with SQL GLOB: D1 refuses GLOB patterns over 50 bytes, and a tenant's index is
+  // bounded by LLM_MEMORY_CACHE_MAX_SIZE rows, so reading its keys is cheap.
+  const glob = [.../[*?]/.test(pattern) ? pattern : `*${pattern}*`];
+  const { results } = await scope.d1
+    .prepare(`SELECT key, query, project FROM cache_entries WHERE tenant_id = ?${own.sql}`)
+    .bind(scope.tenantId, ...own.params)
+    .all<{ key: string; query: string; project: string }>();
+  const lowered = glob.map((ch) => ch.toLowerCase());
+  const keys = results.filter((r) => globMatches(lowered, [...r.query.toLowerCase()]) || globMatches(glob, [...r.project])).map((r) => r.key);
+  if (keys.length === 0) return 0;
   const result = await scope.d1
-    .prepare(`DELETE FROM cache_entries WHERE tenant_id = ? AND (lower(query) GLOB lower(?) OR project GLOB ?)${own.sql}`)
-    .bind(scope.tenantId, glob, glob, ...own.params)
+    .prepare("DELETE FROM cache_entries WHERE tenant_id = ? AND key IN (SELECT value FROM json_each(?))")
+    .bind(scope.tenantId, JSON.stringify(keys))
     .run();
   return result.meta.changes;
+}
+
+/**
+ * `*` any run, `?` one character, the rest literal. The greedy two-pointer walk backtracks only to the
+ * last `*`, so it takes O(pattern × text) steps whatever the pattern: no regular expression to blow up.
+ */
+export function globMatches(pattern: readonly string[], text: readonly string[]): boolean {
+  let p = 0;
+  let t = 0;
+  let star = -1;
+  let resume = 0;
+  while (t < text.length) {
+    if (p < pattern.length && (pattern[p] === "?" || (pattern[p] !== "*" && pattern[p] === text[t]))) {
+      p++;
+      t++;
+    } else if (p < pattern.length && pattern[p] === "*") {
+      star = p++;
+      resume = t;
+    } else if (star !== -1) {
+      p = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.length && pattern[p] === "*") p++;
+  return p === pattern.length;
 }
