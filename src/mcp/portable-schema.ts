@@ -1,7 +1,8 @@
 /**
  * Rewrites a JSON Schema (as zod renders it) into the portable subset every MCP client and model
  * provider accepts: a single `type` per schema (`anyOf` for unions), no boolean schemas, and no empty
- * `{}` schemas (a value of any JSON type is spelled out as an `anyOf` of single types). The rewrite
+ * `{}` schemas (a value of any JSON type is spelled out as an `anyOf` of single types); only
+ * `additionalProperties: false` stays a boolean, as every client reads it. The rewrite
  * keeps the meaning: it accepts exactly what the original accepted.
  */
 export type JsonSchema = Record<string, unknown>;
@@ -38,6 +39,8 @@ export function portableSchema(schema: unknown): JsonSchema {
       out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, portableSchema(v)]));
     } else if (SCHEMA_LISTS.includes(key) && Array.isArray(value)) {
       out[key] = value.map(portableSchema);
+    } else if (key === "additionalProperties" && value === false) {
+      out[key] = false; // the one boolean every client and provider reads: no other keys
     } else if (SCHEMA_SLOTS.includes(key) && (isObject(value) || typeof value === "boolean")) {
       // `not: {}` is the object form of the always-false schema: keep it as it is.
       out[key] = key === "not" && isObject(value) && Object.keys(value).length === 0 ? {} : portableSchema(value);
