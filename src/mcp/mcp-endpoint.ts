@@ -4,6 +4,7 @@ import { TOOLS, TOOLS_BY_NAME } from "../tools/index";
 import type { ToolContext } from "../tools/registry";
 import type { Toolset } from "../tools/toolsets";
 import { callTool } from "./dispatch";
+import { findMistake, httpStatusOf } from "./envelope";
 import { listedTool, structuredContent } from "./tool-schemas";
 
 export const SERVER_INFO = { name: "context-edge", version: "0.1.0" };
@@ -20,8 +21,11 @@ const INSTRUCTIONS =
  *   `createMcpHandler`.
  * - 2025-era (initialize, then plain requests): the same server over the SDK's stateless streamable HTTP
  *   transport, answering JSON or SSE by the order of the client's Accept header.
+ * A malformed body, envelope or tools/call params gets the answer /jsonrpc gives (src/mcp/envelope.ts).
  */
 export async function handleMcpPost(request: Request, toolset: Toolset, ctx: ToolContext): Promise<Response> {
+  const mistake = findMistake(await request.clone().text());
+  if (mistake) return Response.json(mistake, { status: httpStatusOf(mistake) });
   const factory = () => buildServer(toolset, ctx);
   if (await isLegacyRequest(request)) return serveLegacy(factory(), request);
   return createMcpHandler(factory, { legacy: "reject" }).fetch(request);
