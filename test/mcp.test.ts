@@ -93,6 +93,16 @@ describe("/mcp transport", () => {
     const response = await mcpPost(null, initialize);
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toContain("Bearer");
+    expect((await response.json<any>()).error.message).toContain("missing API key");
+  });
+
+  it("lets browser clients send the 2026-07-28 request headers (CORS)", async () => {
+    const response = await request("/mcp", {
+      method: "OPTIONS",
+      headers: { origin: "http://localhost", "access-control-request-method": "POST", "access-control-request-headers": "mcp-method, mcp-name, mcp-protocol-version" },
+    });
+    const allowed = (response.headers.get("access-control-allow-headers") ?? "").toLowerCase();
+    for (const header of ["mcp-method", "mcp-name", "mcp-protocol-version", "authorization"]) expect(allowed).toContain(header);
   });
 });
 
