@@ -33,6 +33,8 @@ export default defineConfig(async () => {
             include: ["test/**/*.test.ts"],
             exclude: ["test/node/**", "test/bench/**"],
             setupFiles: ["./test/setup/apply-migrations.ts"],
+            // The first test of a file pays the isolate's cold start (seconds on a loaded 2-core machine).
+            testTimeout: 15_000,
           },
         },
         {
