@@ -29,7 +29,8 @@ const validateOrigin: MiddlewareHandler<AppBindings> = async (c, next) => {
 
 const corsForAllowedOrigins = cors({
   origin: (origin, c) => (originAllowed(origin, c.req.url, readConfig(c.env).allowedOrigins) ? origin : null),
-  allowHeaders: ["authorization", "x-api-key", "content-type", "accept", "mcp-protocol-version", "mcp-session-id", "last-event-id"],
+  // mcp-method and mcp-name: the standard request headers of MCP 2026-07-28.
+  allowHeaders: ["authorization", "x-api-key", "content-type", "accept", "mcp-protocol-version", "mcp-session-id", "last-event-id", "mcp-method", "mcp-name"],
   exposeHeaders: ["mcp-session-id", "mcp-protocol-version", "www-authenticate", "retry-after"],
   allowMethods: ["POST", "GET", "DELETE", "OPTIONS"],
 });

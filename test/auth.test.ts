@@ -9,7 +9,7 @@ describe("API keys", () => {
     const response = await request("/jsonrpc", { method: "POST", body: JSON.stringify(pingBody) });
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toMatch(/^Bearer realm="context-edge"/);
-    expect((await response.json<any>()).error.message).toMatch(/Missing API key/);
+    expect((await response.json<any>()).error.message).toMatch(/missing API key/);
   });
 
   it("rejects an unknown key", async () => {

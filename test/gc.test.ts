@@ -480,7 +480,7 @@ describe("context_stash / context_search_stashed / context_retrieve_stashed", ()
     await store(t.apiKey, "default", [{ content: "some note" }]);
     const before = await itemSnapshot(t.tenantId);
     expectInvalid(await callTool(t.apiKey, "context_stash", { filters: "{type: note" }), "filters", /^Invalid parameter 'filters': not valid JSON/);
-    expectInvalid(await callTool(t.apiKey, "context_stash", { filters: { kind: "note" } }), "filters.kind", "Invalid parameter 'filters': unknown key 'kind'; valid keys: file_path, task_id, tags, type, created_after, created_before");
+    expectInvalid(await callTool(t.apiKey, "context_stash", { filters: { kind: "note" } }), "filters.kind", "Invalid parameter 'filters.kind': unknown parameter 'kind'; accepted parameters: file_path, task_id, tags, type, created_after, created_before");
     expectInvalid(await callTool(t.apiKey, "context_stash", { filters: { created_before: "last tuesday" } }), "filters.created_before", /expected an ISO 8601 date .* \(got "last tuesday"\)/);
     expectInvalid(await callTool(t.apiKey, "context_stash", { filters: { type: "poem" } }), "filters.type", /^Invalid parameter 'filters.type': must be one of/);
     expectInvalid(await callTool(t.apiKey, "context_stash", { query: "   " }), "query", /Give a query or filters/);
@@ -702,7 +702,7 @@ describe("over MCP", () => {
     );
     const result = (await response.json<any>()).result;
     expect(result.isError).toBe(true);
-    expect(result.structuredContent.error).toMatchObject({ code: "INVALID_PARAMETER", details: { parameter: "confirm" } });
+    expect(JSON.parse(result.content[0].text).error).toMatchObject({ code: "INVALID_PARAMETER", details: { parameter: "confirm" } });
   });
 });
 

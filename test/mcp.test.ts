@@ -37,7 +37,7 @@ describe("/mcp with the SDK's own client", () => {
     await client.close();
   });
 
-  it("returns structuredContent and a text copy; tool errors are isError results with a code", async () => {
+  it("returns structuredContent and a text copy; tool errors are isError results with the error as text only", async () => {
     const t = await newTenant();
     const client = await connect(t.apiKey);
     const list = await client.callTool({ name: "list_tool_identifiers", arguments: {} });
@@ -45,7 +45,8 @@ describe("/mcp with the SDK's own client", () => {
     expect(list.structuredContent).toMatchObject({ success: true });
     const bad = await client.callTool({ name: "memory_store", arguments: { content: 42 } });
     expect(bad.isError).toBe(true);
-    expect(bad.structuredContent).toMatchObject({ error: { code: "INVALID_PARAMETER", details: { parameter: "content" } } });
+    expect(bad.structuredContent).toBeUndefined();
+    expect(JSON.parse((bad.content as any)[0].text)).toMatchObject({ error: { code: "INVALID_PARAMETER", details: { parameter: "content" } } });
     await client.close();
   });
 });
@@ -92,6 +93,16 @@ describe("/mcp transport", () => {
     const response = await mcpPost(null, initialize);
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toContain("Bearer");
+    expect((await response.json<any>()).error.message).toContain("missing API key");
+  });
+
+  it("lets browser clients send the 2026-07-28 request headers (CORS)", async () => {
+    const response = await request("/mcp", {
+      method: "OPTIONS",
+      headers: { origin: "http://localhost", "access-control-request-method": "POST", "access-control-request-headers": "mcp-method, mcp-name, mcp-protocol-version" },
+    });
+    const allowed = (response.headers.get("access-control-allow-headers") ?? "").toLowerCase();
+    for (const header of ["mcp-method", "mcp-name", "mcp-protocol-version", "authorization"]) expect(allowed).toContain(header);
   });
 });
 
@@ -120,8 +131,10 @@ describe("toolsets", () => {
     const response = await mcpPost(t.apiKey, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "memory_batch_store", arguments: { memories: [] } } });
     const result = (await response.json<any>()).result;
     expect(result.isError).toBe(true);
-    expect(result.structuredContent.error).toMatchObject({ code: "INVALID_PARAMETER", details: { toolset: "memory" } });
-    expect(result.structuredContent.error.message).toContain("?toolsets=core,memory");
+    expect(result.structuredContent).toBeUndefined();
+    const { error } = JSON.parse(result.content[0].text);
+    expect(error).toMatchObject({ code: "INVALID_PARAMETER", details: { toolset: "memory" } });
+    expect(error.message).toContain("?toolsets=core,memory");
   });
 
   it("rejects an unknown toolset name", async () => {

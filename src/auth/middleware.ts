@@ -19,7 +19,7 @@ export const requireApiKey: MiddlewareHandler<AppBindings> = async (c, next) => 
   const secret = presentedKey(c.req.raw.headers);
   const key = secret ? await findActiveKey(openDatabase(c.env.DB), secret) : null;
   if (!key) {
-    const message = secret ? "Invalid or revoked API key" : "Missing API key: send Authorization: Bearer <key> or x-api-key";
+    const message = secret ? "Invalid or revoked API key" : "Unauthorized: missing API key; send Authorization: Bearer <key> or x-api-key";
     c.header("WWW-Authenticate", `Bearer realm="context-edge", error="invalid_token", error_description="${message}"`);
     return c.json(jsonRpcErrorBody(-32001, message), 401);
   }

@@ -3,28 +3,24 @@ import { TOOLS, TOOLS_BY_NAME } from "../tools/index";
 import type { ToolContext } from "../tools/registry";
 import type { Toolset } from "../tools/toolsets";
 import { callTool } from "./dispatch";
+import { checkEnvelope, checkToolCallParams, JSON_RPC, parseBody, type Id } from "./envelope";
 import { listedTool } from "./tool-schemas";
 
-type Id = string | number | null;
 type JsonRpcResponse = { jsonrpc: "2.0"; id: Id; result: unknown } | { jsonrpc: "2.0"; id: Id; error: { code: number; message: string; data?: unknown } };
 
 export const MAX_BATCH = 50;
 
-export const JSON_RPC = { PARSE_ERROR: -32700, INVALID_REQUEST: -32600, METHOD_NOT_FOUND: -32601, INVALID_PARAMS: -32602, INTERNAL: -32603, SERVER: -32000, RATE_LIMITED: -32029 } as const;
+export { JSON_RPC };
 
 /**
  * Plain JSON-RPC 2.0 (seed 000's curl shape): `tools/call` answers with the tool's own result object.
  * Returns null when every message was a notification (nothing to answer).
  */
 export async function handleJsonRpc(body: string, toolset: Toolset, ctx: ToolContext): Promise<{ status: number; payload: unknown } | null> {
-  let message: unknown;
-  try {
-    message = JSON.parse(body);
-  } catch {
-    return { status: 400, payload: error(null, JSON_RPC.PARSE_ERROR, "Parse error: request body is not valid JSON") };
-  }
+  const parsed = parseBody(body);
+  if (!parsed.ok) return { status: 400, payload: parsed.error };
+  const message = parsed.message;
   if (Array.isArray(message)) {
-    if (message.length === 0) return { status: 400, payload: error(null, JSON_RPC.INVALID_REQUEST, "Invalid Request: empty batch") };
     if (message.length > MAX_BATCH) {
       return { status: 400, payload: error(null, JSON_RPC.INVALID_REQUEST, `Invalid Request: a batch holds at most ${MAX_BATCH} calls (got ${message.length})`) };
     }
@@ -42,17 +38,9 @@ export async function handleJsonRpc(body: string, toolset: Toolset, ctx: ToolCon
 }
 
 async function handleOne(message: unknown, toolset: Toolset, ctx: ToolContext): Promise<JsonRpcResponse | null> {
-  if (typeof message !== "object" || message === null || Array.isArray(message)) {
-    return error(null, JSON_RPC.INVALID_REQUEST, "Invalid Request: expected a JSON-RPC 2.0 object");
-  }
-  const { jsonrpc, method, params, id } = message as Record<string, unknown>;
-  const hasId = "id" in message;
-  const replyId: Id = typeof id === "string" || typeof id === "number" ? id : null;
-  if (jsonrpc !== "2.0") return error(replyId, JSON_RPC.INVALID_REQUEST, "Invalid Request: 'jsonrpc' must be \"2.0\"");
-  if (typeof method !== "string") return error(replyId, JSON_RPC.INVALID_REQUEST, "Invalid Request: 'method' must be a string");
-  if (hasId && id !== null && typeof id !== "string" && typeof id !== "number") {
-    return error(null, JSON_RPC.INVALID_REQUEST, "Invalid Request: 'id' must be a string, number or null");
-  }
+  const checked = checkEnvelope(message);
+  if (!checked.ok) return checked.error;
+  const { method, params, id: replyId, hasId } = checked.envelope;
   const answer = await dispatch(method, params, replyId, toolset, ctx);
   return hasId ? answer : null; // notifications get no answer, though they run
 }
@@ -62,14 +50,9 @@ async function dispatch(method: string, params: unknown, id: Id, toolset: Toolse
     case "tools/list":
       return { jsonrpc: "2.0", id, result: { tools: TOOLS.filter((t) => toolset.includes(t)).map(listedTool) } };
     case "tools/call": {
-      if (typeof params !== "object" || params === null || Array.isArray(params)) {
-        return error(id, JSON_RPC.INVALID_PARAMS, "Invalid params: expected {\"name\": <tool>, \"arguments\": {...}}", { parameter: "params" });
-      }
-      const { name, arguments: args } = params as Record<string, unknown>;
-      if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) {
-        return error(id, JSON_RPC.INVALID_PARAMS, "Invalid parameter 'arguments': expected an object", { parameter: "arguments" });
-      }
-      const outcome = await callTool(TOOLS_BY_NAME, toolset, name, args, ctx);
+      const call = checkToolCallParams(id, params);
+      if (!call.ok) return call.error;
+      const outcome = await callTool(TOOLS_BY_NAME, toolset, call.name, call.args, ctx);
       return outcome.ok ? { jsonrpc: "2.0", id, result: outcome.value } : toolError(id, outcome.error);
     }
     case "ping":

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { AnyTool } from "../tools/registry";
+import { portableSchema } from "./portable-schema";
 
 export interface ListedTool {
   name: string;
@@ -12,7 +13,7 @@ export interface ListedTool {
 
 const cache = new Map<string, ListedTool>();
 
-/** The tools/list entry for a tool, rendered from its zod schemas once per isolate. */
+/** The tools/list entry for a tool, rendered from its zod schemas once per isolate, in portable JSON Schema. */
 export function listedTool(tool: AnyTool): ListedTool {
   let listed = cache.get(tool.name);
   if (!listed) {
@@ -40,5 +41,5 @@ function wrapNonObject(schema: z.ZodType): z.ZodType {
 
 function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<string, unknown>;
-  return rest;
+  return portableSchema(rest);
 }

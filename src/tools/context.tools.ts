@@ -5,6 +5,7 @@ import { buildMemoryContext } from "../core/memory-context";
 import { readAroundChunk } from "../core/neighbors";
 import { cacheStats, clearCache } from "../core/semantic-cache";
 import { notFound } from "../errors";
+import { strictInput } from "../mcp/validation";
 import { iso, projectName, readableProjects } from "./params";
 import { defineTool } from "./registry";
 
@@ -20,7 +21,7 @@ export const buildContext = defineTool({
     "between them) until max_tokens; the first that does not fit is cut at a token boundary and the rest are left out. " +
     "token_count is the exact js-tiktoken count of the returned context.",
   input: z.object({
-    documents: z.array(z.object({ content: z.string().max(MAX_ITEM_CHARS), id: z.union([z.string(), z.number()]).optional() })).min(1).max(200),
+    documents: z.array(strictInput(z.object({ content: z.string().max(MAX_ITEM_CHARS), id: z.union([z.string(), z.number()]).optional() }))).min(1).max(200),
     max_tokens: z.number().int().min(100).max(32000).default(4000),
   }),
   output: z.object({

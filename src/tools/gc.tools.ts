@@ -1,17 +1,15 @@
 import { z } from "zod";
 import { analyzeUsage, DEFAULT_TOKEN_LIMIT, ingestDescriptors, type ContextDescriptors, type IngestedContext } from "../core/context-usage";
-import { analyzeGarbage, GC_POLICY, planPruning, pruneSegments, setPinned, type PruningCandidate } from "../core/gc";
-import { ITEM_TYPES, MAX_ITEM_CHARS, type ItemType } from "../core/item-types";
+import { analyzeGarbage, GC_POLICY, planPruning, pruneSegments, setPinned } from "../core/gc";
 import { listProjects } from "../core/projects";
-import type { SegmentFilter } from "../core/segment-filters";
-import type { Segment } from "../core/segments";
 import { retrieveStashed, searchStashed, stashMatching } from "../core/stash";
-import { createTaskSnapshot, readTaskContext, setCurrentTask } from "../core/tasks";
 import { readWorkingSet, resolveTask } from "../core/working-set";
 import { invalidParameter } from "../errors";
-import { validationError } from "../mcp/validation";
-import { iso, itemTypeParam, parseTimestamp, projectName, readableProjects, tagsParam, timestampParam } from "./params";
+import { descriptorsParam, filtersParam, parseDescriptors, parseFilters, taskIdParam } from "./gc-params";
+import { candidateSchema, candidateView, segmentErrorSchema, segmentSchema, segmentView } from "./gc-views";
+import { iso, projectName, readableProjects } from "./params";
 import { defineTool, type AnyTool, type ToolContext } from "./registry";
+import { TASK_TOOLS } from "./task.tools";
 
 // Seed 004 (Out of Context): an agent's context as a managed heap. Segments are the items every other
 // tool stores, so anything can be measured, pinned, stashed, retrieved and snapshotted here.
@@ -23,208 +21,11 @@ const writes = { readOnlyHint: false, destructiveHint: false, idempotentHint: tr
 const MAX_LISTED_CANDIDATES = 100;
 const MAX_SEGMENT_IDS = 1000;
 
-const taskIdParam = z.string().min(1).max(200);
 const segmentIdsParam = z.array(z.string().min(1).max(200)).min(1).max(MAX_SEGMENT_IDS);
 const queryParam = z.string().max(2000).optional();
-const filtersParam = z
-  .union([z.string().max(20_000), z.record(z.string(), z.unknown())])
-  .optional()
-  .describe('Metadata filters, an object or its JSON string: {"file_path", "task_id", "tags": [any of], "type", "created_after", "created_before"} (dates ISO 8601).');
-const descriptorsParam = z
-  .union([z.string().max(2_000_000), z.record(z.string(), z.unknown())])
-  .optional()
-  .describe("What the platform has in context, an object or its JSON string: recent_messages, current_file {path, line, content}, token_usage {current, limit}, segment_summaries, task_info {task_id}.");
-
-// ---------------------------------------------------------------------------------------------------
-// Response shapes
-
-const segmentSchema = z.object({
-  segment_id: z.string(),
-  text: z.string(),
-  type: z.string(),
-  kind: z.string(),
-  project_id: z.string(),
-  task_id: z.string().nullable(),
-  created_at: z.string(),
-  last_touched_at: z.string(),
-  pinned: z.boolean(),
-  generation: z.string(),
-  gc_survival_count: z.number().int(),
-  refcount: z.number().int(),
-  file_path: z.string().nullable(),
-  line_range: z.tuple([z.number().int(), z.number().int()]).nullable(),
-  tags: z.array(z.string()),
-  topic_id: z.null(),
-  tokens: z.number().int(),
-  tokens_computed_at: z.string(),
-  text_hash: z.string(),
-  tier: z.enum(["working", "stashed"]),
-});
-
-function segmentView(s: Segment): z.infer<typeof segmentSchema> {
-  return {
-    segment_id: s.id,
-    text: s.content,
-    type: s.type,
-    kind: s.kind,
-    project_id: s.project,
-    task_id: s.taskId,
-    created_at: iso(s.createdAt),
-    last_touched_at: iso(s.touchedAt),
-    pinned: s.pinned,
-    generation: s.generation,
-    gc_survival_count: s.gcSurvivalCount,
-    refcount: s.refcount,
-    file_path: s.filePath,
-    line_range: s.lineStart !== null ? [s.lineStart, s.lineEnd ?? s.lineStart] : null,
-    tags: s.tags,
-    topic_id: null,
-    tokens: s.tokens,
-    tokens_computed_at: iso(s.createdAt),
-    text_hash: s.contentHash,
-    tier: s.tier === "stashed" ? "stashed" : "working",
-  };
-}
-
-const candidateSchema = z.object({ segment_id: z.string(), score: z.number(), tokens: z.number().int(), reason: z.string(), segment_type: z.string(), age_hours: z.number() });
-
-function candidateView(c: PruningCandidate): z.infer<typeof candidateSchema> {
-  return { segment_id: c.segmentId, score: c.score, tokens: c.tokens, reason: c.reason, segment_type: c.segmentType, age_hours: c.ageHours };
-}
-
-const segmentErrorSchema = z.object({ segment_id: z.string(), code: z.string(), message: z.string() });
-
-// ---------------------------------------------------------------------------------------------------
-// Filters and descriptors arrive as objects or JSON strings
-
-const FILTER_KEYS = ["file_path", "task_id", "tags", "type", "created_after", "created_before"] as const;
-const filtersSchema = z.object({
-  file_path: z.string().min(1).max(1000).nullish(),
-  task_id: taskIdParam.nullish(),
-  tags: z.union([z.string().min(1).max(100).transform((t) => [t]), tagsParam]).nullish(),
-  type: itemTypeParam.nullish(),
-  created_after: timestampParam.nullish(),
-  created_before: timestampParam.nullish(),
-});
-
-/** An object parameter that may arrive as a JSON string (seed 004 accepts both). */
-function parseObjectParam(value: string | Record<string, unknown> | undefined, parameter: string): Record<string, unknown> | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "string") return value;
-  if (value.trim() === "") return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch (error) {
-    throw invalidParameter(parameter, `Invalid parameter '${parameter}': not valid JSON (${(error as Error).message})`);
-  }
-  if (parsed === null) return undefined;
-  if (typeof parsed !== "object" || Array.isArray(parsed)) throw invalidParameter(parameter, `Invalid parameter '${parameter}': expected a JSON object, got ${Array.isArray(parsed) ? "an array" : typeof parsed}`);
-  return parsed as Record<string, unknown>;
-}
-
-/** Validates against `schema` with errors that name the full path (e.g. filters.created_after). */
-function validateNested<S extends z.ZodType>(schema: S, value: unknown, parameter: string): z.output<S> {
-  const parsed = z.object({ [parameter]: schema }).safeParse({ [parameter]: value }, { reportInput: true });
-  if (!parsed.success) throw validationError(parsed.error);
-  return (parsed.data as Record<string, z.output<S>>)[parameter]!;
-}
-
-interface ParsedFilters {
-  filter: SegmentFilter;
-  /** The filters as applied, in the caller's vocabulary. */
-  applied: Record<string, unknown>;
-}
-
-function parseFilters(value: string | Record<string, unknown> | undefined): ParsedFilters {
-  const raw = parseObjectParam(value, "filters");
-  if (raw === undefined) return { filter: {}, applied: {} };
-  const unknown = Object.keys(raw).filter((k) => !(FILTER_KEYS as readonly string[]).includes(k));
-  if (unknown.length > 0) {
-    throw invalidParameter(`filters.${unknown[0]}`, `Invalid parameter 'filters': unknown key${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `'${k}'`).join(", ")}; valid keys: ${FILTER_KEYS.join(", ")}`);
-  }
-  const f = validateNested(filtersSchema, raw, "filters");
-  const filter: SegmentFilter = {};
-  const applied: Record<string, unknown> = {};
-  if (f.file_path != null) applied.file_path = filter.filePath = f.file_path;
-  if (f.task_id != null) applied.task_id = filter.taskId = f.task_id;
-  if (f.tags != null && f.tags.length > 0) applied.tags = filter.tags = f.tags;
-  if (f.type != null) applied.type = filter.type = f.type;
-  if (f.created_after != null) {
-    filter.createdAfter = parseTimestamp(f.created_after, "filters.created_after");
-    applied.created_after = iso(filter.createdAfter!);
-  }
-  if (f.created_before != null) {
-    filter.createdBefore = parseTimestamp(f.created_before, "filters.created_before");
-    applied.created_before = iso(filter.createdBefore!);
-  }
-  return { filter, applied };
-}
 
 function cleanQuery(query: string | undefined): string | undefined {
   return query !== undefined && query.trim().length > 0 ? query : undefined;
-}
-
-const text = z.string().max(MAX_ITEM_CHARS);
-const textEntry = z.preprocess(
-  (v) => (typeof v === "string" ? { content: v } : v),
-  z
-    .looseObject({
-      content: text.nullish(),
-      text: text.nullish(),
-      summary: text.nullish(),
-      role: z.string().max(50).nullish(),
-      timestamp: timestampParam.nullish(),
-      type: z.string().nullish(),
-      file_path: z.string().max(1000).nullish(),
-    })
-    .refine((e) => typeof (e.content ?? e.text ?? e.summary) === "string", { message: "needs its text in 'content' (or 'text' / 'summary')" }),
-);
-const descriptorsSchema = z.looseObject({
-  recent_messages: z.array(textEntry).max(200).nullish(),
-  current_file: z
-    .looseObject({
-      path: z.string().min(1).max(1000),
-      line: z.number().int().min(0).nullish(),
-      line_start: z.number().int().min(0).nullish(),
-      line_end: z.number().int().min(0).nullish(),
-      content: text.nullish(),
-      text: text.nullish(),
-    })
-    .nullish(),
-  token_usage: z.looseObject({ current: z.number().min(0).nullish(), limit: z.number().int().min(1).nullish(), usage_percent: z.number().nullish() }).nullish(),
-  segment_summaries: z.array(textEntry).max(200).nullish(),
-  task_info: z.looseObject({ task_id: z.union([z.string().max(200), z.number()]).nullish(), id: z.union([z.string().max(200), z.number()]).nullish() }).nullish(),
-});
-
-function parseDescriptors(value: string | Record<string, unknown> | undefined): ContextDescriptors | null {
-  const raw = parseObjectParam(value, "context_descriptors");
-  if (raw === undefined) return null;
-  const d = validateNested(descriptorsSchema, raw, "context_descriptors");
-  const body = (e: { content?: string | null; text?: string | null; summary?: string | null }) => e.content ?? e.text ?? e.summary ?? "";
-  const messages = (d.recent_messages ?? []).flatMap((m, i) => {
-    const content = body(m);
-    if (content.trim() === "") return [];
-    const createdAt = m.timestamp != null ? parseTimestamp(m.timestamp, `context_descriptors.recent_messages.${i}.timestamp`) : undefined;
-    return [{ content, role: m.role ?? null, ...(createdAt !== undefined ? { createdAt } : {}) }];
-  });
-  const summaries = (d.segment_summaries ?? []).flatMap((s) => {
-    const content = body(s);
-    if (content.trim() === "") return [];
-    const type: ItemType = s.type != null && (ITEM_TYPES as readonly string[]).includes(s.type) ? (s.type as ItemType) : "note";
-    return [{ content, type, filePath: s.file_path ?? null }];
-  });
-  const file = d.current_file;
-  const fileText = file ? (file.content ?? file.text ?? null) : null;
-  const lineStart = file ? (file.line_start ?? file.line ?? null) : null;
-  const taskId = d.task_info?.task_id ?? d.task_info?.id ?? null;
-  return {
-    recentMessages: messages,
-    currentFile: file ? { path: file.path, lineStart, lineEnd: file.line_end ?? lineStart, content: fileText !== null && fileText.trim() !== "" ? fileText : null } : null,
-    segmentSummaries: summaries,
-    taskId: taskId === null ? null : String(taskId),
-    tokenUsage: d.token_usage ? { current: d.token_usage.current ?? null, limit: d.token_usage.limit ?? null } : null,
-  };
 }
 
 /** Descriptors ingested into the project under the call's task (task_id, else task_info, else the current task). */
@@ -232,7 +33,7 @@ async function ingestForCall(
   ctx: ToolContext,
   project: string,
   taskIdArg: string | undefined,
-  descriptorsArg: string | Record<string, unknown> | undefined,
+  descriptorsArg: Parameters<typeof parseDescriptors>[0],
 ): Promise<{ descriptors: ContextDescriptors | null; taskId: string | null; ingested: IngestedContext }> {
   const descriptors = parseDescriptors(descriptorsArg);
   const taskId = await resolveTask(ctx.scope, project, taskIdArg ?? descriptors?.taskId);
@@ -579,78 +380,6 @@ const contextListProjects = defineTool({
   handler: async (_input, ctx) => ({ projects: await listProjects(ctx.scope, ctx.caller.projects) }),
 });
 
-// ---------------------------------------------------------------------------------------------------
-// Tasks
-
-const contextSetCurrentTask = defineTool({
-  name: "context_set_current_task",
-  category: "gc",
-  title: "Set the current task",
-  description:
-    "Set the active task ID for a project, updating the working set. From now on context_get_working_set, context_gc_analyze and " +
-    "context_analyze_usage default to this task, whose working set holds its own segments and those that belong to no task. " +
-    "task_id null clears the current task. Returns the task that was current before.",
-  input: z.object({ project_id: projectName, task_id: taskIdParam.nullable().default(null) }),
-  output: z.object({ project_id: z.string(), task_id: z.string().nullable(), previous_task_id: z.string().nullable() }),
-  annotations: { ...writes, idempotentHint: false },
-  handler: async (input, ctx) => {
-    const { previousTaskId } = await setCurrentTask(ctx.scope, input.project_id, input.task_id);
-    return { project_id: input.project_id, task_id: input.task_id, previous_task_id: previousTaskId };
-  },
-});
-
-const contextGetTaskContext = defineTool({
-  name: "context_get_task_context",
-  category: "gc",
-  title: "Get a task's segments",
-  description:
-    "Get all context segments for a specific task, from all tiers (working and stashed). Most recently touched first; without task_id " +
-    "the project's current task is used. total_tokens and segment_count cover all; segments lists the first `limit`.",
-  input: z.object({
-    project_id: projectName,
-    task_id: taskIdParam.optional().describe("Default: the project's current task."),
-    limit: z.number().int().min(0).max(1000).default(100),
-  }),
-  output: z.object({ task_id: z.string(), segments: z.array(segmentSchema), total_tokens: z.number().int(), segment_count: z.number().int(), truncated: z.boolean() }),
-  annotations: readOnly,
-  handler: async (input, ctx) => {
-    const taskId = await resolveTask(ctx.scope, input.project_id, input.task_id);
-    if (taskId === null) throw invalidParameter("task_id", `Invalid parameter 'task_id': none given and project '${input.project_id}' has no current task (context_set_current_task)`);
-    const found = await readTaskContext(ctx.scope, input.project_id, taskId, input.limit);
-    return { task_id: taskId, segments: found.segments.map(segmentView), total_tokens: found.totalTokens, segment_count: found.total, truncated: found.segments.length < found.total };
-  },
-});
-
-const contextCreateTaskSnapshot = defineTool({
-  name: "context_create_task_snapshot",
-  category: "gc",
-  title: "Snapshot a task",
-  description:
-    "Create a snapshot of current task state for later retrieval. It records which segments are in the task's working set now (without task, " +
-    "the project's whole working set). Use it before switching tasks or a major cleanup. Snapshots are stored in stashed storage with " +
-    'the tags "snapshot" and "snapshot:<snapshot_id>"; restore exactly the captured segments in one call with context_retrieve_stashed ' +
-    '{filters: {"tags": ["snapshot:<snapshot_id>"]}, move_to_active: true}.',
-  input: z.object({
-    project_id: projectName,
-    task_id: taskIdParam.optional().describe("Default: the project's current task."),
-    name: z.string().min(1).max(200).optional(),
-  }),
-  output: z.object({ snapshot_id: z.string(), task_id: z.string().nullable(), name: z.string().nullable(), segments_snapshot: z.number().int(), tokens_snapshot: z.number().int(), created_at: z.string() }),
-  annotations: { ...writes, idempotentHint: false },
-  handler: async (input, ctx) => {
-    const taskId = await resolveTask(ctx.scope, input.project_id, input.task_id);
-    const snapshot = await createTaskSnapshot(ctx.scope, ctx.services, input.project_id, taskId, input.name ?? null);
-    return {
-      snapshot_id: snapshot.snapshotId,
-      task_id: snapshot.taskId,
-      name: snapshot.name,
-      segments_snapshot: snapshot.segmentIds.length,
-      tokens_snapshot: snapshot.tokens,
-      created_at: iso(snapshot.createdAt),
-    };
-  },
-});
-
 /** Seed 004's working-set, GC, stash and task tools. */
 export const GC_TOOLS: AnyTool[] = [
   contextAnalyzeUsage,
@@ -663,7 +392,5 @@ export const GC_TOOLS: AnyTool[] = [
   contextSearchStashed,
   contextRetrieveStashed,
   contextListProjects,
-  contextSetCurrentTask,
-  contextGetTaskContext,
-  contextCreateTaskSnapshot,
+  ...TASK_TOOLS,
 ];

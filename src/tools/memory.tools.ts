@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { MAX_BATCH_ITEMS } from "../core/item-types";
 import { writeItems } from "../core/items";
+import { strictInput } from "../mcp/validation";
 import { defineTool } from "./registry";
 import { contentParam, iso, itemTypeParam, metadataParam, projectName, tagsParam } from "./params";
 
@@ -104,7 +105,7 @@ export const memoryBatchStore = defineTool({
   title: "Store many memories",
   description: `Store up to ${MAX_BATCH_ITEMS} memories in one call, all or nothing: if any memory is invalid, none is stored. Ids come back in input order; duplicates name the existing id.`,
   input: z.object({
-    memories: z.array(z.object(memoryFields)).min(1).max(MAX_BATCH_ITEMS),
+    memories: z.array(strictInput(z.object(memoryFields))).min(1).max(MAX_BATCH_ITEMS),
     namespace: projectName.default("default"),
   }),
   output: z.object({

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { Scope } from "../auth/api-keys";
 import type { AuthenticatedKey } from "../core/tenants";
 import type { TenantScope } from "../db/scope";
+import { strictInput } from "../mcp/validation";
 import type { Services } from "../services";
 
 /** Tool families. Each is also a toolset a client can enable with `/mcp?toolsets=...`. */
@@ -43,9 +44,13 @@ export interface ToolDefinition<Input extends z.ZodObject, Output> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyTool = ToolDefinition<z.ZodObject, any>;
 
-/** Declares a tool with full type inference between its input schema and handler. */
+/**
+ * Declares a tool with full type inference between its input schema and handler. Its arguments object
+ * is strict: an unknown argument name is refused with the accepted names (a misspelt `namespace` must
+ * not silently write to `default`), and tools/list says `additionalProperties: false`.
+ */
 export function defineTool<Input extends z.ZodObject, Output>(tool: ToolDefinition<Input, Output>): AnyTool {
-  return tool as AnyTool;
+  return { ...tool, input: strictInput(tool.input) } as unknown as AnyTool;
 }
 
 export function requiredScope(tool: AnyTool): Scope {
