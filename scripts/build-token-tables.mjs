@@ -5,12 +5,14 @@
 // test/node/token-counts.test.ts checks the tables still count exactly as js-tiktoken does.
 //
 // Layout (little-endian, every section 4-byte aligned), read by src/core/token-table.ts:
-//   "CETT" | u32 header length | header JSON {format, encoding, patStr, tokenCount, specialTokens}
-//   | u8 byte length of each rank's token (0 = no token) | u32 ranks sorted by their bytes
-//   | the tokens' bytes, concatenated in rank order
+//   "CETT" | u32 header length | header JSON {format, encoding, patStr, tokenCount, sortedCount, specialTokens}
+//   | u32 offsets[tokenCount + 1]: rank r's bytes are bytes[offsets[r], offsets[r + 1]) (empty = no token)
+//   | u32 firstByteStart[257]: where the sorted ranks starting with each byte value begin
+//   | u32 sorted[sortedCount]: ranks ordered by their bytes | the tokens' bytes, concatenated in rank order
+// Offsets and the first-byte index are stored, not derived at load: a cold isolate runs such loops slowly.
 import { mkdirSync, writeFileSync } from "node:fs";
 
-const TABLE_FORMAT = 1;
+const TABLE_FORMAT = 2;
 const ENCODINGS = ["o200k_base", "cl100k_base"];
 const OUT_DIR = new URL("../assets/tokenizer/", import.meta.url);
 
@@ -31,23 +33,19 @@ async function buildTable(encoding) {
     encoded.forEach((token, i) => (tokens[Number(offset) + i] = Buffer.from(token, "base64")));
   }
   const tokenCount = tokens.length;
-  const lengths = new Uint8Array(pad4(tokenCount));
-  let byteTotal = 0;
-  for (let rank = 0; rank < tokenCount; rank++) {
-    const length = tokens[rank]?.length ?? 0;
-    if (length > 255) throw new Error(`${encoding}: token ${rank} is ${length} bytes, more than a u8 holds`);
-    lengths[rank] = length;
-    byteTotal += length;
-  }
+  const offsets = new Uint32Array(tokenCount + 1);
+  for (let rank = 0; rank < tokenCount; rank++) offsets[rank + 1] = offsets[rank] + (tokens[rank]?.length ?? 0);
   const sorted = [...tokens.keys()].filter((rank) => tokens[rank]).sort((a, b) => compareBytes(tokens[a], tokens[b]));
   for (let i = 1; i < sorted.length; i++) {
     if (compareBytes(tokens[sorted[i - 1]], tokens[sorted[i]]) === 0) throw new Error(`${encoding}: two ranks share bytes`);
   }
-  const sortedRanks = new Uint32Array(tokenCount).fill(0xffffffff);
-  sortedRanks.set(sorted);
-  const bytes = new Uint8Array(byteTotal);
-  let at = 0;
-  for (const token of tokens) if (token) (bytes.set(token, at), (at += token.length));
+  const firstByteStart = new Uint32Array(257);
+  for (let byte = 0, position = 0; byte <= 256; byte++) {
+    firstByteStart[byte] = position;
+    while (position < sorted.length && tokens[sorted[position]][0] === byte) position++;
+  }
+  const bytes = new Uint8Array(offsets[tokenCount]);
+  for (const [rank, token] of tokens.entries()) if (token) bytes.set(token, offsets[rank]);
 
   const headerJson = JSON.stringify({
     format: TABLE_FORMAT,
@@ -61,9 +59,10 @@ async function buildTable(encoding) {
   const prefix = Buffer.alloc(8);
   prefix.write("CETT", 0, "ascii");
   prefix.writeUInt32LE(header.length, 4);
-  const u32 = Buffer.from(sortedRanks.buffer); // little-endian on every platform we build on
+  // Typed arrays are written in the machine's byte order; readers (V8 on x86/ARM) are little-endian.
   if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1) throw new Error("build on a little-endian machine");
-  return Buffer.concat([prefix, header, lengths, u32, bytes]);
+  const u32 = (array) => Buffer.from(array.buffer, array.byteOffset, array.byteLength);
+  return Buffer.concat([prefix, header, u32(offsets), u32(firstByteStart), u32(Uint32Array.from(sorted)), bytes]);
 }
 
 mkdirSync(OUT_DIR, { recursive: true });

@@ -1,12 +1,12 @@
 /**
  * A BPE rank table in the binary layout written by scripts/build-token-tables.mjs from js-tiktoken's
- * rank files. Loading makes typed-array views over the bytes plus two small derived arrays, so a
- * 200k-token table is ready in milliseconds and costs little more than its own size in memory
+ * rank files. Loading only makes typed-array views over the bytes (offsets and the search index are
+ * stored, not derived), so a 200k-token table is ready at once and costs its own size in memory
  * (js-tiktoken's constructor decodes every token from base64 into a Map of strings: ~1 s, ~100 MB).
  */
 
 const MAGIC = "CETT";
-const FORMAT = 1;
+const FORMAT = 2;
 const NOT_FOUND = -1;
 
 interface TableHeader {
@@ -23,8 +23,7 @@ export class TokenTable {
   /** The pre-tokenizer regex source, exactly as in js-tiktoken's rank file. */
   readonly patStr: string;
   readonly specialTokens: Readonly<Record<string, number>>;
-  private readonly lengths: Uint8Array;
-  /** Start of each rank's bytes in `bytes` (derived from lengths at load). */
+  /** Rank r's bytes are bytes[offsets[r], offsets[r + 1]); empty for a rank with no token. */
   private readonly offsets: Uint32Array;
   /** Ranks ordered by their bytes, for binary search. */
   private readonly sorted: Uint32Array;
@@ -43,24 +42,15 @@ export class TokenTable {
     this.patStr = header.patStr;
     this.specialTokens = header.specialTokens;
 
-    const lengthsAt = 8 + headerLength;
-    const sortedAt = lengthsAt + pad4(header.tokenCount);
-    const bytesAt = sortedAt + 4 * header.tokenCount;
-    this.lengths = new Uint8Array(buffer, lengthsAt, header.tokenCount);
+    const offsetsAt = 8 + headerLength;
+    const firstByteAt = offsetsAt + 4 * (header.tokenCount + 1);
+    const sortedAt = firstByteAt + 4 * 257;
+    const bytesAt = sortedAt + 4 * header.sortedCount;
+    this.offsets = new Uint32Array(buffer, offsetsAt, header.tokenCount + 1);
+    this.firstByteStart = new Uint32Array(buffer, firstByteAt, 257);
     this.sorted = new Uint32Array(buffer, sortedAt, header.sortedCount);
     this.bytes = new Uint8Array(buffer, bytesAt);
-
-    this.offsets = new Uint32Array(header.tokenCount + 1);
-    for (let rank = 0; rank < header.tokenCount; rank++) this.offsets[rank + 1] = this.offsets[rank]! + this.lengths[rank]!;
     if (this.offsets[header.tokenCount] !== this.bytes.length) throw new Error("Token table: truncated");
-
-    this.firstByteStart = new Uint32Array(257);
-    let position = 0;
-    for (let byte = 0; byte < 256; byte++) {
-      this.firstByteStart[byte] = position;
-      while (position < this.sorted.length && this.bytes[this.offsets[this.sorted[position]!]!] === byte) position++;
-    }
-    this.firstByteStart[256] = position;
   }
 
   /** The rank of key[start, end), or -1 when no token has exactly those bytes. */
@@ -82,16 +72,16 @@ export class TokenTable {
 
   /** The bytes of a rank, or undefined for a rank with no token. */
   bytesOf(rank: number): Uint8Array | undefined {
-    const length = this.lengths[rank];
-    if (!length) return undefined;
+    if (!(rank >= 0 && rank < this.offsets.length - 1)) return undefined;
     const at = this.offsets[rank]!;
-    return this.bytes.subarray(at, at + length);
+    const end = this.offsets[rank + 1]!;
+    return end > at ? this.bytes.subarray(at, end) : undefined;
   }
 
   /** Byte order of a rank's token against key[start, start + length); all share the first byte. */
   private compare(rank: number, key: Uint8Array, start: number, length: number): number {
     const at = this.offsets[rank]!;
-    const tokenLength = this.lengths[rank]!;
+    const tokenLength = this.offsets[rank + 1]! - at;
     const n = Math.min(tokenLength, length);
     for (let i = 1; i < n; i++) {
       const difference = this.bytes[at + i]! - key[start + i]!;
@@ -102,7 +92,3 @@ export class TokenTable {
 }
 
 export const TOKEN_NOT_FOUND = NOT_FOUND;
-
-function pad4(n: number): number {
-  return (n + 3) & ~3;
-}
