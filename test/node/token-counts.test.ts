@@ -54,6 +54,12 @@ function randomText(seed: number, length: number): string {
   return text;
 }
 
+function randomWord(seed: number, letters: string, length: number): string {
+  const next = random(seed);
+  const alphabet = [...letters];
+  return Array.from({ length }, () => alphabet[Math.floor(next() * alphabet.length)]).join("");
+}
+
 const CORPUS: Record<string, string> = {
   empty: "",
   english: "The quick brown fox jumps over the lazy dog. I'll say it's DON'T, they've, we'd; Mr. O'Neil's 3.14159 and 1,000,000.",
@@ -66,6 +72,8 @@ const CORPUS: Record<string, string> = {
   whitespaceRuns: ["", " ", "  ", "\t\t", "\n\n\n", " \n \n", "\r\n\r\n", " ".repeat(17), " ".repeat(300) + "x", "a" + " ".repeat(64) + "\n" + "\t".repeat(9) + "b  "].join("|"),
   specialTokenText: "<|endoftext|> then <|endofprompt|> and <|fim_prefix|>x<|fim_middle|>y<|fim_suffix|> <|im_start|>user<|im_end|> <|endoftext|><|endoftext|>",
   longWord: "a".repeat(1000) + "🙂".repeat(200) + "東".repeat(300),
+  // Single pieces of thousands of bytes take the heap merge (bpe-encoder LONG_PIECE_BYTES).
+  longRandomWord: randomWord(3, "abcdefghijklmnopqrstuvwxyz", 2500) + " " + randomWord(4, "가나다라마바사아자차카타파하한국어", 700) + " " + randomWord(5, "ab", 3000),
   random: randomText(1, 60_000),
   randomSecond: randomText(2, 20_000),
   readme: readFileSync("README.md", "utf8"),
