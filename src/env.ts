@@ -8,6 +8,8 @@ export interface Env {
   RATE_LIMITER: RateLimit;
   VECTORIZE: Vectorize;
   AI: Ai;
+  /** Static assets: the tokenizer's prebuilt rank tables (assets/tokenizer). */
+  ASSETS: Fetcher;
 
   ADMIN_TOKEN?: string;
   EMBEDDER?: string;

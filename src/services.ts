@@ -2,6 +2,7 @@ import { LocalEmbedder } from "./adapters/local-embedder";
 import { LocalVectorIndex } from "./adapters/local-vector-index";
 import { OpenAiCompatibleEmbedder } from "./adapters/openai-embedder";
 import { QueueProducer } from "./adapters/queue-producer";
+import { assetTokenTables } from "./adapters/asset-token-tables";
 import { VectorizeVectorIndex } from "./adapters/vectorize-index";
 import { WorkersAiEmbedder } from "./adapters/workers-ai-embedder";
 import { readConfig, type Config } from "./config";
@@ -31,6 +32,7 @@ export interface Services {
 
 export function buildServices(env: Env, waitUntil: (promise: Promise<unknown>) => void): Services {
   const config = readConfig(env);
+  const tokens = () => tokenCounter(config.tokenEncoding, assetTokenTables(env.ASSETS));
   return {
     config,
     embedder: buildEmbedder(env, config),
@@ -40,9 +42,9 @@ export function buildServices(env: Env, waitUntil: (promise: Promise<unknown>) =
         : new LocalVectorIndex(env.DB, config.embeddingDimensions),
     jobs: new QueueProducer(env.JOBS),
     cache: env.CACHE,
-    tokens: () => tokenCounter(config.tokenEncoding),
+    tokens,
     summarizer: async () => {
-      const counter = await tokenCounter(config.tokenEncoding);
+      const counter = await tokens();
       const extractive = new ExtractiveSummarizer(counter);
       if (config.summarizer === "extractive") return extractive;
       return new WorkersAiSummarizer(env.AI, config.summaryModel, extractive, (text, limit) => truncateToTokens(text, limit, counter)?.content ?? "");

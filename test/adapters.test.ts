@@ -7,7 +7,6 @@ import { WorkersAiEmbedder } from "../src/adapters/workers-ai-embedder";
 import { WorkersAiSummarizer } from "../src/adapters/workers-ai-summarizer";
 import { truncateToTokens } from "../src/core/extractive";
 import { ExtractiveSummarizer } from "../src/core/extractive-summarizer";
-import { tokenCounter } from "../src/core/tokens";
 import { writeItems } from "../src/core/items";
 import { searchChunks } from "../src/core/search";
 import { tenantScope } from "../src/db/scope";
@@ -15,6 +14,7 @@ import { embedItems } from "../src/core/embedding";
 import type { VectorIndex } from "../src/ports";
 import { buildServices, type Services } from "../src/services";
 import { FakeVectorize } from "./fakes/fake-vectorize";
+import { workerTokenCounter } from "./helpers";
 
 const DIMS = 256;
 const embedder = new LocalEmbedder(DIMS);
@@ -134,7 +134,7 @@ describe("fusion with the lexical embedder's default weight", () => {
 
 describe("Workers AI summarizer (against a fake of the binding)", () => {
   it("asks the model for prose and keeps the extractive fields", async () => {
-    const counter = await tokenCounter("o200k_base");
+    const counter = await workerTokenCounter("o200k_base");
     const calls: any[] = [];
     const ai = {
       run: async (model: string, input: any) => {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { tokenCounter } from "../src/core/tokens";
-import { call, callTool, newTenant } from "./helpers";
+import { call, callTool, newTenant, workerTokenCounter } from "./helpers";
 
 /** Deterministic PRNG (mulberry32) so property tests are reproducible. */
 function random(seed: number) {
@@ -39,16 +38,22 @@ describe("build_context", () => {
     expect(result).toEqual({
       success: true,
       context: "Document 1 content...\n\nDocument 2 content...",
-      token_count: (await tokenCounter("o200k_base")).count("Document 1 content...\n\nDocument 2 content..."),
+      token_count: (await workerTokenCounter("o200k_base")).count("Document 1 content...\n\nDocument 2 content..."),
       documents_included: 2,
       documents_truncated: 0,
       documents_omitted: 0,
     });
   });
 
+  it("counts special-token text such as <|endoftext|> as plain text", async () => {
+    const t = await newTenant();
+    const result = await call(t.apiKey, "build_context", { documents: [{ content: "a <|endoftext|> b" }], max_tokens: 100 });
+    expect(result).toMatchObject({ context: "a <|endoftext|> b", token_count: 9, documents_included: 1 }); // js-tiktoken's encode(text, [], [])
+  });
+
   it("never exceeds max_tokens, for random documents and budgets (property)", async () => {
     const t = await newTenant();
-    const counter = await tokenCounter("o200k_base");
+    const counter = await workerTokenCounter("o200k_base");
     const next = random(42);
     for (let run = 0; run < 25; run++) {
       const documents = Array.from({ length: 1 + Math.floor(next() * 8) }, (_, i) => ({ id: `d${i}`, content: randomText(next, 1 + Math.floor(next() * 60)) }));
@@ -72,7 +77,7 @@ describe("build_context", () => {
 describe("memory_context_build", () => {
   it("stays within the budget minus the 10% buffer, with exact token counts (property)", async () => {
     const t = await newTenant();
-    const counter = await tokenCounter("o200k_base");
+    const counter = await workerTokenCounter("o200k_base");
     const next = random(7);
     const memories = Array.from({ length: 40 }, (_, i) => ({ content: `Memory ${i}: ${randomText(next, 1 + Math.floor(next() * 25))}`, importance: next() }));
     await call(t.apiKey, "memory_batch_store", { memories, namespace: "prop" });

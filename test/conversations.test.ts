@@ -2,11 +2,10 @@ import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecu
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { needsSummary } from "../src/core/conversations";
-import { tokenCounter } from "../src/core/tokens";
 import { readConfig } from "../src/config";
 import worker from "../src/index";
 import type { JobMessage } from "../src/jobs/messages";
-import { call, callTool, newTenant } from "./helpers";
+import { call, callTool, newTenant, workerTokenCounter } from "./helpers";
 
 const versions = async (tenantId: string, contextId: string) =>
   (await env.DB.prepare("SELECT version FROM summaries WHERE tenant_id = ? AND conversation_id = ? ORDER BY version").bind(tenantId, contextId).all<{ version: number }>()).results.map((r) => r.version);
@@ -44,7 +43,7 @@ describe("contexts (seed 003)", () => {
     expect(first.summary).toContain("retry");
     expect(first.keyInsights.length).toBeGreaterThan(0);
     expect(first.importanceScore).toBeGreaterThan(0.6);
-    expect(first.tokensUsed).toBe((await tokenCounter("o200k_base")).count(first.summary));
+    expect(first.tokensUsed).toBe((await workerTokenCounter("o200k_base")).count(first.summary));
     expect(typeof first.createdAt).toBe("number");
     const second = await call(t.apiKey, "summarize_context", { contextId: "bug-42" });
     expect(second.version).toBe(2);

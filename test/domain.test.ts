@@ -3,7 +3,7 @@ import { LocalEmbedder, tokenize } from "../src/adapters/local-embedder";
 import { dot } from "../src/adapters/vector-math";
 import { chunkText } from "../src/core/chunking";
 import { ftsIndexText, ftsQuery } from "../src/core/fts-text";
-import { tokenCounter } from "../src/core/tokens";
+import { workerTokenCounter } from "./helpers";
 
 describe("FTS5 query building", () => {
   it("quotes every term and ORs them", () => {
@@ -22,7 +22,7 @@ describe("FTS5 query building", () => {
 
 describe("chunking", () => {
   it("keeps short text whole and packs long text into bounded, overlapping chunks", async () => {
-    const counter = await tokenCounter("o200k_base");
+    const counter = await workerTokenCounter("o200k_base");
     expect(chunkText("short", 1, counter)).toEqual([{ content: "short", tokens: 1 }]);
     const sentences = Array.from({ length: 200 }, (_, i) => `Sentence number ${i} says something distinct.`);
     const text = sentences.join(" ");
@@ -40,7 +40,7 @@ describe("chunking", () => {
   });
 
   it("cuts a sentence longer than the limit at token boundaries", async () => {
-    const counter = await tokenCounter("o200k_base");
+    const counter = await workerTokenCounter("o200k_base");
     const text = "word ".repeat(1000).trim();
     const chunks = chunkText(text, counter.count(text), counter, { maxTokens: 100, overlapTokens: 0 });
     expect(chunks.every((c) => c.tokens <= 100)).toBe(true);
@@ -62,8 +62,16 @@ describe("local embedder", () => {
 
 describe("token counting", () => {
   it("matches js-tiktoken for each encoding, loaded lazily", async () => {
-    expect((await tokenCounter("o200k_base")).count("hello world")).toBe(2);
-    expect((await tokenCounter("cl100k_base")).count("hello world")).toBe(2);
-    expect((await tokenCounter("o200k_base")).count("")).toBe(0);
+    expect((await workerTokenCounter("o200k_base")).count("hello world")).toBe(2);
+    expect((await workerTokenCounter("cl100k_base")).count("hello world")).toBe(2);
+    expect((await workerTokenCounter("o200k_base")).count("")).toBe(0);
+  });
+
+  it("encodes and decodes through the table the ASSETS binding serves (full equality: test/node/token-counts)", async () => {
+    const counter = await workerTokenCounter("o200k_base");
+    expect(counter.encode("a <|endoftext|> b")).toEqual([64, 464, 91, 419, 1440, 919, 91, 29, 287]); // js-tiktoken's
+    const text = "東京タワー 안녕하세요 👋🏽\n\n  code();";
+    expect(counter.decode(counter.encode(text))).toBe(text);
+    expect((await workerTokenCounter("cl100k_base")).count(text)).toBeGreaterThan(0);
   });
 });

@@ -1,7 +1,14 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
+import { assetTokenTables } from "../src/adapters/asset-token-tables";
+import { tokenCounter, type TokenCounter, type TokenEncoding } from "../src/core/tokens";
 
 export const ADMIN_TOKEN = "test-admin-token";
 export const BASE = "http://localhost";
+
+/** A token counter as the worker builds it: its table fetched through the ASSETS binding. */
+export function workerTokenCounter(encoding: TokenEncoding): Promise<TokenCounter> {
+  return tokenCounter(encoding, assetTokenTables(env.ASSETS));
+}
 
 /** A request through the worker's real fetch handler. */
 export function request(path: string, init: RequestInit = {}): Promise<Response> {

@@ -1,13 +1,13 @@
-import { Tiktoken } from "js-tiktoken/lite";
+import { BpeEncoder } from "./bpe-encoder";
+import { TokenTable } from "./token-table";
 
-/** Encodings we ship. Ranks are imported on first use, so an isolate loads only the one it needs. */
-const RANKS = {
-  o200k_base: () => import("js-tiktoken/ranks/o200k_base"),
-  cl100k_base: () => import("js-tiktoken/ranks/cl100k_base"),
-} as const;
+/**
+ * Encodings we ship. Their rank tables are prebuilt from js-tiktoken's (scripts/build-token-tables.mjs)
+ * and counts are identical to js-tiktoken's; an isolate loads only the configured table, at first use.
+ */
+export const TOKEN_ENCODINGS = ["o200k_base", "cl100k_base"] as const;
 
-export type TokenEncoding = keyof typeof RANKS;
-export const TOKEN_ENCODINGS = Object.keys(RANKS) as TokenEncoding[];
+export type TokenEncoding = (typeof TOKEN_ENCODINGS)[number];
 
 export interface TokenCounter {
   readonly encoding: TokenEncoding;
@@ -16,26 +16,35 @@ export interface TokenCounter {
   decode(tokens: number[]): string;
 }
 
+/** Where an encoding's table bytes come from: the ASSETS binding in the Worker, files in Node. */
+export type TokenTableSource = (encoding: TokenEncoding) => Promise<ArrayBuffer>;
+
 const counters = new Map<TokenEncoding, Promise<TokenCounter>>();
 
 export function isTokenEncoding(value: string): value is TokenEncoding {
-  return value in RANKS;
+  return (TOKEN_ENCODINGS as readonly string[]).includes(value);
 }
 
-/** The js-tiktoken counter for an encoding, built once per isolate. */
-export function tokenCounter(encoding: TokenEncoding): Promise<TokenCounter> {
+/** The counter for an encoding, built once per isolate from the table `source` gives. */
+export function tokenCounter(encoding: TokenEncoding, source: TokenTableSource): Promise<TokenCounter> {
   let counter = counters.get(encoding);
   if (!counter) {
-    counter = RANKS[encoding]().then(({ default: ranks }) => {
-      const tiktoken = new Tiktoken(ranks);
-      return {
-        encoding,
-        count: (text: string) => (text.length === 0 ? 0 : tiktoken.encode(text).length),
-        encode: (text: string) => tiktoken.encode(text),
-        decode: (tokens: number[]) => tiktoken.decode(tokens),
-      };
-    });
+    counter = source(encoding).then((buffer) => counterFromTable(encoding, buffer));
+    // A failed load (e.g. a missing asset) is retried by the next call instead of being cached.
+    counter.catch(() => counters.delete(encoding));
     counters.set(encoding, counter);
   }
   return counter;
+}
+
+export function counterFromTable(encoding: TokenEncoding, buffer: ArrayBuffer): TokenCounter {
+  const table = new TokenTable(buffer);
+  if (table.encoding !== encoding) throw new Error(`Token table for ${encoding} holds ${table.encoding}`);
+  const encoder = new BpeEncoder(table);
+  return {
+    encoding,
+    count: (text: string) => encoder.count(text),
+    encode: (text: string) => encoder.encode(text),
+    decode: (tokens: number[]) => encoder.decode(tokens),
+  };
 }

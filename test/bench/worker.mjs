@@ -29,12 +29,29 @@ export async function startWorker() {
   );
   for (let i = 0; i < 120; i++) {
     try {
-      if ((await fetch(`${BASE}/health`)).ok) return { stop: () => child.kill("SIGTERM") };
+      if ((await fetch(`${BASE}/health`)).ok) return { stop: () => stopChild(child) };
     } catch {}
     await sleep(500);
   }
   child.kill("SIGTERM");
   throw new Error("worker did not start");
+}
+
+/** Resolves once wrangler has exited and the port no longer answers, so a restart can bind it. */
+async function stopChild(child) {
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+  }
+  for (let i = 0; i < 40; i++) {
+    try {
+      await fetch(`${BASE}/health`);
+    } catch {
+      return;
+    }
+    await sleep(250);
+  }
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
