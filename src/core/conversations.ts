@@ -33,13 +33,38 @@ export interface StoredSummary extends ConversationSummary {
   createdAt: number;
 }
 
+function conversationStatement(scope: TenantScope, id: string): D1PreparedStatement {
+  const visible = projectClause(scope, "project");
+  return scope.d1
+    .prepare(`SELECT id, project, message_count, tokens, summarized_count, summarized_tokens, created_at, updated_at FROM conversations WHERE tenant_id = ? AND id = ?${visible.sql}`)
+    .bind(scope.tenantId, id, ...visible.params);
+}
+
 /** A conversation of the scope (its tenant and projects); null when there is none the caller may see. */
 export async function getConversation(scope: TenantScope, id: string): Promise<ConversationRow | null> {
-  const visible = projectClause(scope, "project");
-  const row = await scope.d1
-    .prepare(`SELECT id, project, message_count, tokens, summarized_count, summarized_tokens, created_at, updated_at FROM conversations WHERE tenant_id = ? AND id = ?${visible.sql}`)
-    .bind(scope.tenantId, id, ...visible.params)
-    .first<Record<string, number | string>>();
+  return toConversation(await conversationStatement(scope, id).first<Record<string, number | string>>());
+}
+
+/**
+ * A conversation with its messages (oldest first) and latest summary, in one D1 round trip; the messages
+ * and summary are returned only when the scope may see the conversation.
+ */
+export async function readConversationWhole(
+  scope: TenantScope,
+  id: string,
+): Promise<{ conversation: ConversationRow; messages: StoredMessage[]; summary: StoredSummary | null } | null> {
+  const [conversation, messages, summary] = await scope.d1.batch<Record<string, string | number | null>>([
+    conversationStatement(scope, id),
+    messagesStatement(scope, id),
+    latestSummaryStatement(scope, id),
+  ]);
+  const row = toConversation((conversation!.results[0] as Record<string, number | string> | undefined) ?? null);
+  if (!row) return null;
+  const latest = summary!.results[0] as Record<string, string | number> | undefined;
+  return { conversation: row, messages: messages!.results.map((r) => toMessage(r as MessageRow)), summary: latest ? toSummary(latest) : null };
+}
+
+function toConversation(row: Record<string, number | string> | null): ConversationRow | null {
   if (!row) return null;
   return {
     id: row.id as string,
@@ -70,19 +95,29 @@ export async function listConversations(scope: TenantScope, projects: string[] |
   return results.map((r) => r.id);
 }
 
-export async function readMessages(scope: TenantScope, conversationId: string): Promise<StoredMessage[]> {
-  const { results } = await scope.d1
+type MessageRow = { id: string; role: string | null; content: string; importance: number; tags: string; created_at: number };
+
+function messagesStatement(scope: TenantScope, conversationId: string): D1PreparedStatement {
+  return scope.d1
     .prepare("SELECT id, role, content, importance, tags, created_at FROM items WHERE tenant_id = ? AND conversation_id = ? ORDER BY position")
-    .bind(scope.tenantId, conversationId)
-    .all<{ id: string; role: string | null; content: string; importance: number; tags: string; created_at: number }>();
-  return results.map((r) => ({ id: r.id, role: r.role ?? "user", content: r.content, importance: r.importance, tags: JSON.parse(r.tags) as string[], createdAt: r.created_at }));
+    .bind(scope.tenantId, conversationId);
+}
+
+function toMessage(r: MessageRow): StoredMessage {
+  return { id: r.id, role: r.role ?? "user", content: r.content, importance: r.importance, tags: JSON.parse(r.tags) as string[], createdAt: r.created_at };
+}
+
+export async function readMessages(scope: TenantScope, conversationId: string): Promise<StoredMessage[]> {
+  const { results } = await messagesStatement(scope, conversationId).all<MessageRow>();
+  return results.map(toMessage);
+}
+
+function latestSummaryStatement(scope: TenantScope, conversationId: string): D1PreparedStatement {
+  return scope.d1.prepare("SELECT * FROM summaries WHERE tenant_id = ? AND conversation_id = ? ORDER BY version DESC LIMIT 1").bind(scope.tenantId, conversationId);
 }
 
 export async function latestSummary(scope: TenantScope, conversationId: string): Promise<StoredSummary | null> {
-  const row = await scope.d1
-    .prepare("SELECT * FROM summaries WHERE tenant_id = ? AND conversation_id = ? ORDER BY version DESC LIMIT 1")
-    .bind(scope.tenantId, conversationId)
-    .first<Record<string, string | number>>();
+  const row = await latestSummaryStatement(scope, conversationId).first<Record<string, string | number>>();
   return row ? toSummary(row) : null;
 }
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { conversationEdges, getConversation, latestSummary, listConversations, readMessages, requireConversation, summarizeConversation, type StoredSummary } from "../core/conversations";
+import { conversationEdges, getConversation, latestSummary, readConversationWhole, listConversations, requireConversation, summarizeConversation, type StoredSummary } from "../core/conversations";
 import { traverseLinks } from "../core/graph";
 import { IMPORTANCE_LEVELS, importanceLevel } from "../core/item-types";
 import { writeItems } from "../core/items";
@@ -7,6 +7,7 @@ import { contextMetrics } from "../core/metrics";
 import { contextText, mermaidDiagram } from "../core/visualize";
 import { contentParam, conversationIdParam, iso, metadataParam, parseTimestamp, projectName, readableProjects, requireProjectAccess, tagsParam, timestampParam } from "./params";
 import { defineTool, type ToolContext } from "./registry";
+import { notFound } from "../errors";
 
 const writeAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 const readAnnotations = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
@@ -148,8 +149,9 @@ export const retrieveContext = defineTool({
   output: z.object({ success: z.literal(true), contextId: z.string(), messages: z.array(messageShape), hasSummary: z.boolean(), summary: summaryShape.nullable() }),
   annotations: readAnnotations,
   handler: async (input, ctx) => {
-    await readableConversation(ctx, input.contextId);
-    const [messages, summary] = await Promise.all([readMessages(ctx.scope, input.contextId), latestSummary(ctx.scope, input.contextId)]);
+    const whole = await readConversationWhole(ctx.scope, input.contextId);
+    if (!whole) throw notFound(`Context '${input.contextId}' does not exist (contextId)`, { parameter: "contextId", id: input.contextId });
+    const { messages, summary } = whole;
     return {
       success: true as const,
       contextId: input.contextId,
