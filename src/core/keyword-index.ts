@@ -124,3 +124,55 @@ export function keywordScoresParams(scope: TenantScope, termsJson: string): unkn
   return [termsJson, scope.tenantId, scope.tenantId, scope.tenantId];
 }
 
+/** Chunks re-indexed per batch, and the most text (prefixed, as JSON) one batch binds. */
+export const REINDEX_BATCH = 200;
+const REINDEX_MAX_CHARS = 500_000;
+
+/** The rows of a re-index batch that still need it (JSON [[id, content, context, tokens]...]). */
+const PENDING = `(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value ->> 2 AS context, j.value ->> 3 AS tokens
+  FROM json_each(?) j JOIN chunks c ON c.id = j.value ->> 0 WHERE c.fts_tokens IS NULL)`;
+
+/**
+ * Re-indexes up to `limit` chunks written before tenant-private terms (oldest first): rewrites their
+ * chunks_fts rows with the prefixed terms, records their length and moves them from the tenant's
+ * legacy count to its statistics, all in one batch. Safe to run concurrently or to repeat (rows
+ * already rewritten or deleted meanwhile are skipped). Returns how many chunks it read; fewer than
+ * `limit` means none are left.
+ */
+export async function reindexLegacyChunks(d1: D1Database, limit = REINDEX_BATCH): Promise<number> {
+  const { results } = await d1
+    .prepare("SELECT id, tenant_id, content, context FROM chunks WHERE fts_tokens IS NULL ORDER BY id LIMIT ?")
+    .bind(limit)
+    .all<{ id: number; tenant_id: string; content: string; context: string }>();
+  if (results.length === 0) return 0;
+  const rows: [number, string, string, number][] = [];
+  let chars = 0;
+  for (const chunk of results) {
+    const row = keywordRow(chunk.tenant_id, chunk.content, chunk.context);
+    chars += row.content.length + row.context.length;
+    if (rows.length > 0 && chars > REINDEX_MAX_CHARS) break;
+    rows.push([chunk.id, row.content, row.context, row.tokens]);
+  }
+  const json = JSON.stringify(rows);
+  await d1.batch([
+    d1
+      .prepare(
+        `UPDATE keyword_stats SET chunks = chunks + s.n, tokens = tokens + s.t, legacy_chunks = legacy_chunks - s.n
+         FROM (SELECT c.tenant_id, COUNT(*) AS n, SUM(p.tokens) AS t FROM ${PENDING} p JOIN chunks c ON c.id = p.id GROUP BY c.tenant_id) AS s
+         WHERE keyword_stats.tenant_id = s.tenant_id`,
+      )
+      .bind(json),
+    d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM ${PENDING})`).bind(json),
+    d1.prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${PENDING}`).bind(json),
+    d1.prepare(`UPDATE chunks SET fts_tokens = p.tokens FROM ${PENDING} AS p WHERE chunks.id = p.id`).bind(json),
+  ]);
+  return rows.length < results.length ? limit : results.length;
+}
+
+/** Runs re-index batches until none are left or `maxBatches` ran; true if chunks may remain. */
+export async function reindexLegacyBatches(d1: D1Database, maxBatches: number): Promise<boolean> {
+  for (let i = 0; i < maxBatches; i++) {
+    if ((await reindexLegacyChunks(d1)) < REINDEX_BATCH) return false;
+  }
+  return true;
+}
