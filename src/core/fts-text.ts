@@ -64,6 +64,11 @@ export interface IndexedText {
   tokens: number;
 }
 
+/** The tokens of a text as the index splits it (each CJK letter alone). */
+export function indexTokens(content: string): string[] {
+  return [...content.matchAll(INDEX_TOKENS)].map((m) => m[0]);
+}
+
 /** Text as a tenant's rows store it in chunks_fts. */
 export function tenantIndexText(code: string, content: string): IndexedText {
   let tokens = 0;
