@@ -29,7 +29,7 @@ async function recomputedStats(tenantId: string) {
   const code = keywordCode(tenantId);
   const [chunks, indexed] = await db.batch<{ n: number; t: number | null; legacy: number }>([
     db.prepare("SELECT COUNT(fts_tokens) AS n, SUM(fts_tokens) AS t, COUNT(*) - COUNT(fts_tokens) AS legacy FROM chunks WHERE tenant_id = ?").bind(tenantId),
-    db.prepare("SELECT COUNT(*) AS n FROM chunks_fts_instance WHERE term >= ? AND term < ?").bind(code, code + "~"),
+    db.prepare("SELECT COUNT(*) AS n FROM chunks_fts_instance WHERE substr(term, 1, 6) = ?").bind(code),
   ]);
   return { chunks: chunks!.results[0]!.n, tokens: chunks!.results[0]!.t ?? 0, legacy_chunks: chunks!.results[0]!.legacy, indexedTokens: indexed!.results[0]!.n };
 }
@@ -41,6 +41,8 @@ const B_DOCS = [
   "A short note.",
   "Zephyrine is the name of the old boat; the boat needs paint and new notes on its log.",
   "Recipes: tomato soup, garden salad, lamp-roasted peppers.",
+  "東京タワーの近くの庭で、東京の夜景を見た。",
+  "京都の庭と東の空。",
 ];
 
 describe("keyword ranking is per tenant", () => {
@@ -79,7 +81,7 @@ describe("keyword ranking is per tenant", () => {
     const { results: rows } = await db.prepare("SELECT id, content, context FROM chunks WHERE tenant_id = ?").bind(t.tenantId).all<{ id: number; content: string; context: string }>();
     await db.batch(rows.map((r) => db.prepare("INSERT INTO reference_fts (rowid, content, context) VALUES (?, ?, ?)").bind(r.id, ftsIndexText(r.content), ftsIndexText(r.context))));
     const contentById = new Map(rows.map((r) => [r.id, r.content]));
-    for (const q of ["zephyrine garden notes", "garden", "lamp boat", "the notes"]) {
+    for (const q of ["zephyrine garden notes", "garden", "lamp boat", "the notes", "東京の庭", "東京"]) {
       const match = ftsQuery(q);
       const { results: expected } = await db
         .prepare("SELECT rowid AS id FROM reference_fts WHERE reference_fts MATCH ? ORDER BY bm25(reference_fts, 1.0, 0.5), rowid")

@@ -93,14 +93,24 @@ export const KEYWORD_SCORES_SQL = `
     SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3 FROM json_each(?) j
     WHERE j.value ->> 4 = 0 OR (SELECT legacy_chunks FROM keyword_stats WHERE tenant_id = ?) > 0
   ),
-  keyword_hits(phrase, doc, col, start) AS (
-    SELECT t.phrase, v.doc, v.col, v."offset" - t.pos
+  keyword_hits(phrase, doc, col, n) AS (
+    -- a one-token phrase: its occurrences per row and column
+    SELECT t.phrase, v.doc, v.col, COUNT(*)
     FROM keyword_terms t JOIN chunks_fts_instance v ON v.term = t.term
-    GROUP BY t.phrase, v.doc, v.col, v."offset" - t.pos
-    HAVING COUNT(*) = MAX(t.size)
+    WHERE t.size = 1
+    GROUP BY t.phrase, v.doc, v.col
+    UNION ALL
+    -- a longer phrase (a CJK run): places where every token sits at its offset from a common start
+    SELECT phrase, doc, col, COUNT(*) FROM (
+      SELECT t.phrase, v.doc, v.col
+      FROM keyword_terms t JOIN chunks_fts_instance v ON v.term = t.term
+      WHERE t.size > 1
+      GROUP BY t.phrase, v.doc, v.col, v."offset" - t.pos
+      HAVING COUNT(*) = MAX(t.size)
+    ) GROUP BY phrase, doc, col
   ),
   keyword_freq(phrase, doc, f, len) AS (
-    SELECT h.phrase, h.doc, SUM(CASE h.col WHEN 'content' THEN 1.0 ELSE ${CONTEXT_WEIGHT} END), c.fts_tokens
+    SELECT h.phrase, h.doc, SUM(h.n * CASE h.col WHEN 'content' THEN 1.0 ELSE ${CONTEXT_WEIGHT} END), c.fts_tokens
     FROM keyword_hits h JOIN chunks c ON c.id = h.doc
     WHERE c.tenant_id = ?
     GROUP BY h.phrase, h.doc
