@@ -6,10 +6,11 @@ CREATE TABLE `keyword_stats` (
 );
 --> statement-breakpoint
 ALTER TABLE `chunks` ADD `fts_tokens` integer;--> statement-breakpoint
-CREATE INDEX `chunks_legacy_fts` ON `chunks` (`id`) WHERE fts_tokens IS NULL;--> statement-breakpoint
+CREATE INDEX `chunks_legacy_fts` ON `chunks` (`tenant_id`,`id`) WHERE fts_tokens IS NULL;--> statement-breakpoint
 -- Hand-written below. Tenant-private keyword terms (src/core/fts-text.ts, src/core/keyword-index.ts):
 -- chunks indexed before this migration keep their rows in chunks_fts with plain terms until the cron
--- sweep re-indexes them (fts_tokens IS NULL marks them); until then each tenant counts them here.
+-- sweep re-indexes them (fts_tokens IS NULL marks them, chunks_legacy_fts finds them); until then
+-- each tenant counts them here (for BM25's N).
 INSERT INTO `keyword_stats` (`tenant_id`, `legacy_chunks`) SELECT `tenant_id`, COUNT(*) FROM `chunks` GROUP BY `tenant_id`;
 --> statement-breakpoint
 -- One row per token occurrence (term, doc = chunk id, col, offset), read by term: BM25 from the

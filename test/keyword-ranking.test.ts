@@ -155,7 +155,7 @@ describe("rows indexed before tenant-private terms", () => {
     expect(mixed.map((r: any) => r.id)).toContain(stored.ids[0]);
     expect(await stats(t.tenantId)).toMatchObject({ legacy_chunks: B_DOCS.length });
 
-    // Bounded: one batch of 2 re-indexes exactly 2 (oldest first), and the rest stays findable.
+    // Bounded: one batch of 2 re-indexes at most 2, and the rest stays findable.
     await expect(reindexLegacyChunks(db, 2)).resolves.toBeLessThanOrEqual(2);
     const remaining = await db.prepare("SELECT COUNT(*) AS n FROM chunks WHERE fts_tokens IS NULL").first<number>("n");
     expect(remaining).toBeGreaterThan(0);

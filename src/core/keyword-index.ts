@@ -14,7 +14,7 @@ import { keywordCode, queryPhrases, storedTerm, tenantIndexText } from "./fts-te
  *   (fts5vocab), its chunk lengths (chunks.fts_tokens) and its totals (keyword_stats);
  * - every statement joins the tenant's chunks, so even colliding prefixes cannot mix tenants.
  * Rows written before this scheme (fts_tokens IS NULL) are re-indexed in bounded batches by the cron
- * sweep; until a tenant has none left its queries also look up the plain terms of those rows.
+ * sweep; while a tenant has some left its queries also look up the plain terms of those rows.
  */
 
 /** BM25 column weights of chunks_fts (content, context), FTS5's k1 and b. */
@@ -54,7 +54,7 @@ export function countKeywordChunks(scope: TenantScope, chunks: number, tokens: n
 export function uncountKeywordChunks(scope: TenantScope, itemIdsJson: string): D1PreparedStatement {
   return scope.d1
     .prepare(
-      `UPDATE keyword_stats SET chunks = chunks - s.n, tokens = tokens - s.t, legacy_chunks = legacy_chunks - s.legacy
+      `UPDATE keyword_stats SET chunks = MAX(0, chunks - s.n), tokens = MAX(0, tokens - s.t), legacy_chunks = MAX(0, legacy_chunks - s.legacy)
        FROM (SELECT COUNT(fts_tokens) AS n, COALESCE(SUM(fts_tokens), 0) AS t, COUNT(*) - COUNT(fts_tokens) AS legacy
              FROM chunks WHERE tenant_id = ? AND item_id IN (SELECT value FROM json_each(?))) AS s
        WHERE keyword_stats.tenant_id = ?`,
@@ -91,7 +91,7 @@ export function keywordQueryTerms(tenantId: string, query: string): string | nul
 export const KEYWORD_SCORES_SQL = `
   keyword_terms(phrase, pos, size, term) AS MATERIALIZED (
     SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3 FROM json_each(?) j
-    WHERE j.value ->> 4 = 0 OR (SELECT legacy_chunks FROM keyword_stats WHERE tenant_id = ?) > 0
+    WHERE j.value ->> 4 = 0 OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ? AND fts_tokens IS NULL)
   ),
   keyword_hits(phrase, doc, col, n) AS (
     -- a one-token phrase: its occurrences per row and column
@@ -143,7 +143,8 @@ const PENDING = `(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value 
   FROM json_each(?) j JOIN chunks c ON c.id = j.value ->> 0 WHERE c.fts_tokens IS NULL)`;
 
 /**
- * Re-indexes up to `limit` chunks written before tenant-private terms (oldest first): rewrites their
+ * Re-indexes up to `limit` chunks written before tenant-private terms (tenant by tenant, so each
+ * tenant's queries stop looking up plain terms as soon as its own rows are done): rewrites their
  * chunks_fts rows with the prefixed terms, records their length and moves them from the tenant's
  * legacy count to its statistics, all in one batch. Safe to run concurrently or to repeat (rows
  * already rewritten or deleted meanwhile are skipped). Returns how many chunks it read; fewer than
@@ -151,7 +152,7 @@ const PENDING = `(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value 
  */
 export async function reindexLegacyChunks(d1: D1Database, limit = REINDEX_BATCH): Promise<number> {
   const { results } = await d1
-    .prepare("SELECT id, tenant_id, content, context FROM chunks WHERE fts_tokens IS NULL ORDER BY id LIMIT ?")
+    .prepare("SELECT id, tenant_id, content, context FROM chunks WHERE fts_tokens IS NULL ORDER BY tenant_id, id LIMIT ?")
     .bind(limit)
     .all<{ id: number; tenant_id: string; content: string; context: string }>();
   if (results.length === 0) return 0;
@@ -167,7 +168,7 @@ export async function reindexLegacyChunks(d1: D1Database, limit = REINDEX_BATCH)
   await d1.batch([
     d1
       .prepare(
-        `UPDATE keyword_stats SET chunks = chunks + s.n, tokens = tokens + s.t, legacy_chunks = legacy_chunks - s.n
+        `UPDATE keyword_stats SET chunks = chunks + s.n, tokens = tokens + s.t, legacy_chunks = MAX(0, legacy_chunks - s.n)
          FROM (SELECT c.tenant_id, COUNT(*) AS n, SUM(p.tokens) AS t FROM ${PENDING} p JOIN chunks c ON c.id = p.id GROUP BY c.tenant_id) AS s
          WHERE keyword_stats.tenant_id = s.tenant_id`,
       )

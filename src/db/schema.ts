@@ -178,7 +178,7 @@ export const chunks = sqliteTable(
   (t) => [
     index("chunks_tenant_item").on(t.tenantId, t.itemId, t.chunkIndex),
     index("chunks_legacy_fts")
-      .on(t.id)
+      .on(t.tenantId, t.id)
       .where(sql`fts_tokens IS NULL`),
   ],
 );
