@@ -93,18 +93,20 @@ export const KEYWORD_SCORES_SQL = `
     SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3 FROM json_each(?) j
     WHERE j.value ->> 4 = 0 OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ? AND fts_tokens IS NULL)
   ),
+  -- CROSS JOIN: the terms drive the lookups (one index seek per term); the other order would scan
+  -- the whole index.
   keyword_hits(phrase, doc, col, n) AS (
     -- a one-token phrase: its occurrences per row and column
     SELECT t.phrase, v.doc, v.col, COUNT(*)
-    FROM keyword_terms t JOIN chunks_fts_instance v ON v.term = t.term
-    WHERE t.size = 1
+    FROM keyword_terms t CROSS JOIN chunks_fts_instance v
+    WHERE v.term = t.term AND t.size = 1
     GROUP BY t.phrase, v.doc, v.col
     UNION ALL
     -- a longer phrase (a CJK run): places where every token sits at its offset from a common start
     SELECT phrase, doc, col, COUNT(*) FROM (
       SELECT t.phrase, v.doc, v.col
-      FROM keyword_terms t JOIN chunks_fts_instance v ON v.term = t.term
-      WHERE t.size > 1
+      FROM keyword_terms t CROSS JOIN chunks_fts_instance v
+      WHERE v.term = t.term AND t.size > 1
       GROUP BY t.phrase, v.doc, v.col, v."offset" - t.pos
       HAVING COUNT(*) = MAX(t.size)
     ) GROUP BY phrase, doc, col
