@@ -16,3 +16,6 @@ INSERT INTO `keyword_stats` (`tenant_id`, `legacy_chunks`) SELECT `tenant_id`, C
 -- One row per token occurrence (term, doc = chunk id, col, offset), read by term: BM25 from the
 -- caller's own postings (document frequencies, term frequencies) instead of FTS5's table-wide bm25().
 CREATE VIRTUAL TABLE `chunks_fts_instance` USING fts5vocab(chunks_fts, instance);
+--> statement-breakpoint
+-- Liveness of the re-index job chain (one row): the sweep starts a chain only when none has run lately.
+CREATE TABLE `keyword_reindex` (`id` integer PRIMARY KEY NOT NULL CHECK (`id` = 1), `heartbeat_at` integer NOT NULL);

@@ -1,9 +1,10 @@
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, createScheduledController, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { ftsIndexText, ftsQuery, indexTokens, keywordCode, storedTerm, tenantIndexText } from "../src/core/fts-text";
-import { reindexLegacyChunks } from "../src/core/keyword-index";
+import { REINDEX_CHAIN_STALE_MS, reindexHeartbeat, reindexLegacyChunks } from "../src/core/keyword-index";
+import type { JobMessage } from "../src/jobs/messages";
 import { call, newTenant, waitForEmbeddings, type TestTenant } from "./helpers";
 
 const db = env.DB;
@@ -190,5 +191,23 @@ describe("rows indexed before tenant-private terms", () => {
     while ((await reindexLegacyChunks(db, 50)) > 0);
     const recomputed = await recomputedStats(t.tenantId);
     expect(await stats(t.tenantId)).toEqual({ chunks: B_DOCS.length - 1, tokens: recomputed.tokens, legacy_chunks: 0 });
+  });
+
+  it("a re-index job runs to the end; a sweep starts a job chain only when none is alive", async () => {
+    const t = await newTenant();
+    await call(t.apiKey, "memory_batch_store", { memories: B_DOCS.map((content) => ({ content })) });
+    await makeLegacy(t.tenantId);
+    const now = Date.now() + 3_600_000; // later than any heartbeat earlier tests left
+    expect(await reindexHeartbeat(db, now, true)).toBe(true);
+    expect(await reindexHeartbeat(db, now + 1000, true)).toBe(false); // a chain is alive
+    expect(await reindexHeartbeat(db, now + REINDEX_CHAIN_STALE_MS + 1, true)).toBe(true); // it was lost
+
+    const batch = createMessageBatch<JobMessage>("context-edge-jobs", [{ id: "reindex-1", timestamp: new Date(), attempts: 1, body: { type: "reindex", tenantId: null } }]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env, ctx);
+    await waitOnExecutionContext(ctx);
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["reindex-1"]);
+    expect(await db.prepare("SELECT COUNT(*) AS n FROM chunks WHERE fts_tokens IS NULL").first("n")).toBe(0);
+    expect(await stats(t.tenantId)).toMatchObject({ chunks: B_DOCS.length, legacy_chunks: 0 });
   });
 });

@@ -189,3 +189,20 @@ export async function reindexLegacyBatches(d1: D1Database, maxBatches: number): 
   }
   return true;
 }
+
+/** A re-index job chain that has not run for this long is taken to be lost. */
+export const REINDEX_CHAIN_STALE_MS = 10 * 60_000;
+
+/**
+ * Records that a re-index job chain is alive. With `onlyIfStale`, claims the chain only when none ran
+ * within REINDEX_CHAIN_STALE_MS (returns false if another one is alive), so sweeps do not pile up chains.
+ */
+export async function reindexHeartbeat(d1: D1Database, now: number, onlyIfStale = false): Promise<boolean> {
+  const claimed = await d1
+    .prepare(
+      "INSERT INTO keyword_reindex (id, heartbeat_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at WHERE heartbeat_at <= ? RETURNING id",
+    )
+    .bind(now, onlyIfStale ? now - REINDEX_CHAIN_STALE_MS : now)
+    .first();
+  return claimed !== null;
+}

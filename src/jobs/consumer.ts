@@ -4,7 +4,7 @@ import { buildServices } from "../services";
 import { autoLinkItems } from "../core/auto-link";
 import { getConversation, summarizeConversation } from "../core/conversations";
 import { embedItems } from "../core/embedding";
-import { reindexLegacyBatches } from "../core/keyword-index";
+import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index";
 import { QueueProducer } from "../adapters/queue-producer";
 import { recordFailure } from "./failures";
 import type { JobMessage } from "./messages";
@@ -46,6 +46,7 @@ async function runJob(job: JobMessage, env: Env, services: ReturnType<typeof bui
       await autoLinkItems(tenantScope(env.DB, job.tenantId), services, job.itemIds);
       return;
     case "reindex":
+      await reindexHeartbeat(env.DB, Date.now());
       if (await reindexLegacyBatches(env.DB, REINDEX_BATCHES_PER_JOB)) await new QueueProducer(env.JOBS).send([job]);
       return;
   }

@@ -2,7 +2,7 @@ import type { Env } from "../env";
 import { QueueProducer } from "../adapters/queue-producer";
 import { readConfig } from "../config";
 import { needsSummary } from "../core/conversations";
-import { reindexLegacyBatches } from "../core/keyword-index";
+import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index";
 import type { JobMessage } from "./messages";
 
 /** Items still unembedded this long after writing are taken to have lost their job. */
@@ -16,7 +16,8 @@ const SWEEP_REINDEX_BATCHES = 5;
  * unembedded items, auto-link for embedded but unlinked ones, and summaries for conversations past
  * the thresholds with no summary covering them. Jobs are idempotent, so a spurious one is harmless.
  * It also re-indexes chunks written before tenant-private keyword terms, a few batches at a time,
- * and queues a "reindex" job (which re-queues itself) while some are left.
+ * and, while some are left and no re-index job chain has run lately, starts one ("reindex" jobs
+ * re-queue themselves until none are left).
  */
 export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number> {
   const config = readConfig(env);
@@ -37,7 +38,9 @@ export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number>
   const producer = new QueueProducer(env.JOBS);
   await producer.send(messages);
   try {
-    if (await reindexLegacyBatches(env.DB, SWEEP_REINDEX_BATCHES)) await producer.send([{ type: "reindex", tenantId: null }]);
+    if ((await reindexLegacyBatches(env.DB, SWEEP_REINDEX_BATCHES)) && (await reindexHeartbeat(env.DB, now, true))) {
+      await producer.send([{ type: "reindex", tenantId: null }]);
+    }
   } catch (error) {
     console.error("keyword re-index failed; the next sweep retries", error);
   }
