@@ -1,6 +1,7 @@
 import type { TenantScope } from "../db/scope";
 import type { Services } from "../services";
 import { bumpCacheGenerations } from "./cache-generation";
+import { uncountKeywordChunks } from "./keyword-index";
 import { ITEM_LINK_TYPES, slices, type SegmentKey } from "./segments";
 
 const ITEM_TYPES_SQL = ITEM_LINK_TYPES.map((t) => `'${t}'`).join(", ");
@@ -36,6 +37,7 @@ export async function deleteItems(scope: TenantScope, services: Services, items:
       scope.d1.prepare(`DELETE FROM links WHERE tenant_id = ? AND target_type IN (${ITEM_TYPES_SQL}) AND target_id IN ${IDS}`).bind(t, json),
       scope.d1.prepare(`DELETE FROM links WHERE tenant_id = ? AND source_type = 'chunk' AND source_id IN ${CHUNK_ID_STRINGS}`).bind(t, t, json),
       scope.d1.prepare(`DELETE FROM links WHERE tenant_id = ? AND target_type = 'chunk' AND target_id IN ${CHUNK_ID_STRINGS}`).bind(t, t, json),
+      uncountKeywordChunks(scope, json),
       scope.d1.prepare(`DELETE FROM chunks WHERE tenant_id = ? AND item_id IN ${IDS}`).bind(t, json),
       scope.d1
         .prepare(

@@ -5,7 +5,7 @@ import type { Services } from "../services";
 import { bumpCacheGenerations } from "./cache-generation";
 import { chunkText } from "./chunking";
 import { needsSummary } from "./conversations";
-import { ftsIndexText } from "./fts-text";
+import { countKeywordChunks, keywordRow } from "./keyword-index";
 import { MAX_ITEM_CHARS, type ItemKind, type ItemType, type Tier } from "./item-types";
 
 export interface NewItem {
@@ -87,6 +87,8 @@ async function writeItemsOnce(scope: TenantScope, services: Services, inputs: Ne
   const results: WrittenItem[] = [];
   const seenInBatch = new Map<string, string>();
   const newIds: string[] = [];
+  let keywordChunks = 0;
+  let keywordTokens = 0;
   inputs.forEach((item, i) => {
     const hash = hashes[i]!;
     const dedupeKey = `${item.project}\u0000${hash}`;
@@ -108,11 +110,14 @@ async function writeItemsOnce(scope: TenantScope, services: Services, inputs: Ne
     }
     statements.push(insertItem(scope, id, item, hash, tokens, createdAt));
     chunks.forEach((chunk, index) => {
+      const indexed = keywordRow(scope.tenantId, chunk.content, context);
+      keywordChunks++;
+      keywordTokens += indexed.tokens;
       statements.push(
         scope.d1
-          .prepare("INSERT INTO chunks (tenant_id, item_id, chunk_index, content, context, tokens) VALUES (?, ?, ?, ?, ?, ?)")
-          .bind(scope.tenantId, id, index, chunk.content, context, chunk.tokens),
-        scope.d1.prepare("INSERT INTO chunks_fts (rowid, content, context) VALUES (last_insert_rowid(), ?, ?)").bind(ftsIndexText(chunk.content), ftsIndexText(context)),
+          .prepare("INSERT INTO chunks (tenant_id, item_id, chunk_index, content, context, tokens, fts_tokens) VALUES (?, ?, ?, ?, ?, ?, ?)")
+          .bind(scope.tenantId, id, index, chunk.content, context, chunk.tokens, indexed.tokens),
+        scope.d1.prepare("INSERT INTO chunks_fts (rowid, content, context) VALUES (last_insert_rowid(), ?, ?)").bind(indexed.content, indexed.context),
       );
     });
     newIds.push(id);
@@ -121,6 +126,7 @@ async function writeItemsOnce(scope: TenantScope, services: Services, inputs: Ne
 
   if (statements.length > 0) {
     statements.push(...bumpCacheGenerations(scope, new Set(inputs.map((i) => i.project))));
+    if (keywordChunks > 0) statements.push(countKeywordChunks(scope, keywordChunks, keywordTokens));
     try {
       const batch = await scope.d1.batch<ConversationCounters>(statements);
       await queueSummaries(scope, services, conversationStatements.map((i) => batch[i]!.results[0]!));

@@ -1,7 +1,7 @@
 import { dot } from "../adapters/vector-math";
 import { IN_JSON, projectClause, type TenantScope } from "../db/scope";
 import type { Services } from "../services";
-import { ftsQuery } from "./fts-text";
+import { KEYWORD_SCORES_SQL, keywordQueryTerms, keywordScoresParams } from "./keyword-index";
 import type { Tier } from "./item-types";
 
 export interface SearchFilters {
@@ -48,8 +48,6 @@ export type SearchMode = "hybrid" | "keyword" | "vector";
 
 /** Reciprocal rank fusion constant (Cormack et al.); 60 is the usual choice. */
 const RRF_K = 60;
-/** BM25 weights of the FTS columns: the chunk's text, then its context. */
-const BM25_WEIGHTS = "1.0, 0.5";
 /**
  * Vector-list weight when HYBRID_VECTOR_WEIGHT is unset. A lexical embedder's list repeats the BM25
  * signal with more noise; measured with `npm run bench`, weights 0 / 0.1 / 0.3 / 1 give LoCoMo
@@ -123,17 +121,19 @@ export async function searchChunks(
   return top.map((e) => toHit(e.row, Math.min(1, e.score / best), e.similarity, e.keywordRank, e.vectorRank));
 }
 
+/** BM25 over the tenant's own keyword index (src/core/keyword-index.ts): ranking depends on its data only. */
 async function keywordCandidates(scope: TenantScope, query: string, filters: SearchFilters, pool: number): Promise<Row[]> {
-  const match = ftsQuery(query);
-  if (match === null) return [];
+  const terms = keywordQueryTerms(scope.tenantId, query);
+  if (terms === null) return [];
   const where = filterSql(scope, filters);
   const { results } = await scope.d1
     .prepare(
-      `SELECT ${ROW_COLUMNS} FROM chunks_fts f JOIN chunks c ON c.id = f.rowid JOIN items i ON i.id = c.item_id
-       WHERE chunks_fts MATCH ? AND c.tenant_id = ? AND i.tenant_id = ?${where.sql}
-       ORDER BY bm25(chunks_fts, ${BM25_WEIGHTS}), c.id LIMIT ?`,
+      `WITH ${KEYWORD_SCORES_SQL}
+       SELECT ${ROW_COLUMNS} FROM keyword_scores s CROSS JOIN chunks c CROSS JOIN items i
+       WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ? AND i.tenant_id = ?${where.sql}
+       ORDER BY s.score DESC, c.id LIMIT ?`,
     )
-    .bind(match, scope.tenantId, scope.tenantId, ...where.params, pool)
+    .bind(...keywordScoresParams(scope, terms), scope.tenantId, scope.tenantId, ...where.params, pool)
     .all<Row>();
   return results;
 }

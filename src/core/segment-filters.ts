@@ -1,6 +1,6 @@
 import { projectClause, type TenantScope } from "../db/scope";
 import { invalidParameter } from "../errors";
-import { ftsQuery } from "./fts-text";
+import { keywordCode, phraseMatch, queryPhrases } from "./fts-text";
 import type { Tier } from "./item-types";
 import { REFCOUNT_SQL, SEGMENT_COLUMNS, snapshotLinkCounts, snapshotLinkMap, toSegment, withoutSnapshotLinks, type Segment, type SegmentRow } from "./segments";
 
@@ -91,7 +91,7 @@ export function selectionWhere(scope: TenantScope, selection: SegmentSelection):
     }
   }
   if (selection.query !== undefined) {
-    for (const term of keywordTerms(selection.query)) {
+    for (const term of keywordTerms(scope.tenantId, selection.query)) {
       clauses.push("i.id IN (SELECT c.item_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? AND c.tenant_id = ?)");
       params.push(`content : ${term}`, scope.tenantId);
     }
@@ -105,11 +105,13 @@ export function selectionWhere(scope: TenantScope, selection: SegmentSelection):
  * because these calls move segments: "old documentation" must not stash everything that says "old".
  * Stopwords are dropped unless the query has nothing else; a query with no word at all is an error.
  */
-export function keywordTerms(query: string): string[] {
-  const match = ftsQuery(query);
-  if (match === null) throw invalidParameter("query", `Invalid parameter 'query': '${query.slice(0, 80)}' has no searchable words`);
-  // ftsQuery ORs quoted terms; a quoted term holds one word (or a CJK run spaced out), never " OR ".
-  return match.split(" OR ").slice(0, MAX_KEYWORD_TERMS);
+export function keywordTerms(tenantId: string, query: string): string[] {
+  const phrases = queryPhrases(query);
+  if (phrases === null) throw invalidParameter("query", `Invalid parameter 'query': '${query.slice(0, 80)}' has no searchable words`);
+  // The tenant's private terms; the plain ones find rows indexed before those (none once re-indexed,
+  // and then the lookup finds an empty posting list).
+  const code = keywordCode(tenantId);
+  return phrases.slice(0, MAX_KEYWORD_TERMS).map((phrase) => `(${phraseMatch(phrase, code)} OR ${phraseMatch(phrase, "")})`);
 }
 
 const ORDER = "ORDER BY i.touched_at DESC, i.id";

@@ -169,9 +169,31 @@ export const chunks = sqliteTable(
      */
     context: text("context").notNull().default(""),
     tokens: integer("tokens").notNull(),
+    /**
+     * Tokens of the chunk's row in chunks_fts (both columns), the document length of BM25. NULL for
+     * rows indexed before tenant-private terms, until the re-index sweep rewrites them.
+     */
+    ftsTokens: integer("fts_tokens"),
   },
-  (t) => [index("chunks_tenant_item").on(t.tenantId, t.itemId, t.chunkIndex)],
+  (t) => [
+    index("chunks_tenant_item").on(t.tenantId, t.itemId, t.chunkIndex),
+    index("chunks_legacy_fts")
+      .on(t.tenantId, t.id)
+      .where(sql`fts_tokens IS NULL`),
+  ],
 );
+
+/**
+ * A tenant's keyword-index statistics for BM25 (src/core/keyword-index.ts): chunks indexed with its
+ * private terms and their total length, and chunks still indexed the old way. Kept in the same D1
+ * batch as the chunks they count.
+ */
+export const keywordStats = sqliteTable("keyword_stats", {
+  tenantId: text("tenant_id").primaryKey(),
+  chunks: integer("chunks").notNull().default(0),
+  tokens: integer("tokens").notNull().default(0),
+  legacyChunks: integer("legacy_chunks").notNull().default(0),
+});
 
 /** The local vector index (offline runs): one row per chunk, exact cosine at query time. */
 export const localVectors = sqliteTable(

@@ -4,12 +4,17 @@ import { buildServices } from "../services";
 import { autoLinkItems } from "../core/auto-link";
 import { getConversation, summarizeConversation } from "../core/conversations";
 import { embedItems } from "../core/embedding";
+import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index";
+import { QueueProducer } from "../adapters/queue-producer";
 import { recordFailure } from "./failures";
 import type { JobMessage } from "./messages";
 
 /** Deliveries before a message is dead-lettered: wrangler.toml `max_retries` (5) + the first try. */
 export const MAX_ATTEMPTS = 6;
 export const DEAD_LETTER_QUEUE = "context-edge-jobs-dlq";
+
+/** Re-index batches one "reindex" job runs before it queues the next (bounded work per invocation). */
+export const REINDEX_BATCHES_PER_JOB = 10;
 
 /** Queue consumer: runs each job; a failure is retried with exponential backoff, then dead-lettered. */
 export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
@@ -39,6 +44,10 @@ async function runJob(job: JobMessage, env: Env, services: ReturnType<typeof bui
     }
     case "link":
       await autoLinkItems(tenantScope(env.DB, job.tenantId), services, job.itemIds);
+      return;
+    case "reindex":
+      await reindexHeartbeat(env.DB, Date.now());
+      if (await reindexLegacyBatches(env.DB, REINDEX_BATCHES_PER_JOB)) await new QueueProducer(env.JOBS).send([job]);
       return;
   }
 }

@@ -2,16 +2,22 @@ import type { Env } from "../env";
 import { QueueProducer } from "../adapters/queue-producer";
 import { readConfig } from "../config";
 import { needsSummary } from "../core/conversations";
+import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index";
 import type { JobMessage } from "./messages";
 
 /** Items still unembedded this long after writing are taken to have lost their job. */
 export const LOST_JOB_AFTER_MS = 10 * 60_000;
 const SWEEP_LIMIT = 5000;
+/** Keyword re-index batches the sweep itself runs; if chunks remain it hands over to a "reindex" job. */
+const SWEEP_REINDEX_BATCHES = 5;
 
 /**
  * Cron: re-enqueues jobs that were lost (queue outage, a dead letter after a fix): embedding for
  * unembedded items, auto-link for embedded but unlinked ones, and summaries for conversations past
  * the thresholds with no summary covering them. Jobs are idempotent, so a spurious one is harmless.
+ * It also re-indexes chunks written before tenant-private keyword terms, a few batches at a time,
+ * and, while some are left and no re-index job chain has run lately, starts one ("reindex" jobs
+ * re-queue themselves until none are left).
  */
 export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number> {
   const config = readConfig(env);
@@ -29,7 +35,15 @@ export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number>
       .filter((c) => needsSummary({ messageCount: c.message_count as number, tokens: c.tokens as number, summarizedCount: c.summarized_count as number, summarizedTokens: c.summarized_tokens as number }, config.conversations))
       .map((c) => ({ type: "summarize" as const, tenantId: c.tenant_id as string, conversationId: c.id as string, messageCount: c.message_count as number })),
   ];
-  await new QueueProducer(env.JOBS).send(messages);
+  const producer = new QueueProducer(env.JOBS);
+  await producer.send(messages);
+  try {
+    if ((await reindexLegacyBatches(env.DB, SWEEP_REINDEX_BATCHES)) && (await reindexHeartbeat(env.DB, now, true))) {
+      await producer.send([{ type: "reindex", tenantId: null }]);
+    }
+  } catch (error) {
+    console.error("keyword re-index failed; the next sweep retries", error);
+  }
   return messages.length;
 }
 
