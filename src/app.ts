@@ -88,12 +88,14 @@ function resolveToolset(c: Context<AppBindings>, fallback: string): Toolset | Re
 }
 
 function toolContext(c: Context<AppBindings>): ToolContext {
+  const charger = toolCallCharger(c.env.RATE_LIMITER, c.get("caller").keyId);
   return {
     scope: c.get("scope"),
     caller: c.get("caller"),
     services: buildServices(c.env, (p) => c.executionCtx.waitUntil(p)),
     catalog: TOOLS,
-    chargeToolCall: toolCallCharger(c.env.RATE_LIMITER, c.get("caller").keyId),
+    chargeToolCall: charger.charge,
+    reserveToolCalls: charger.reserve,
   };
 }
 

@@ -36,14 +36,22 @@ export const requireApiKey: MiddlewareHandler<AppBindings> = async (c, next) => 
  * The per-key rate limit counts tool calls, not HTTP requests: the request itself pays for its first
  * tool call (rateLimitPerKey), and every further call in the same request (a JSON-RPC batch) pays one more.
  */
-export function toolCallCharger(limiter: RateLimit, keyId: string): () => Promise<boolean> {
+export function toolCallCharger(limiter: RateLimit, keyId: string): { charge(): Promise<boolean>; reserve(count: number): void } {
   let prepaid = 1;
-  return async () => {
-    if (prepaid > 0) {
-      prepaid--;
-      return true;
-    }
-    return (await limiter.limit({ key: keyId })).success;
+  let reserved: Promise<boolean>[] = [];
+  const spend = () => limiter.limit({ key: keyId }).then((outcome) => outcome.success);
+  return {
+    /** A batch's calls are charged at once, in parallel (one limiter round trip each, not one after another). */
+    reserve(count) {
+      reserved = Array.from({ length: Math.max(0, count - prepaid) }, spend);
+    },
+    async charge() {
+      if (prepaid > 0) {
+        prepaid--;
+        return true;
+      }
+      return (await reserved.shift()) ?? (await spend());
+    },
   };
 }
 

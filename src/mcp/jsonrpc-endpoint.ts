@@ -24,6 +24,7 @@ export async function handleJsonRpc(body: string, toolset: Toolset, ctx: ToolCon
     if (message.length > MAX_BATCH) {
       return { status: 400, payload: error(null, JSON_RPC.INVALID_REQUEST, `Invalid Request: a batch holds at most ${MAX_BATCH} calls (got ${message.length})`) };
     }
+    ctx.reserveToolCalls(message.filter(isToolCall).length);
     const answers: JsonRpcResponse[] = [];
     for (const entry of message) {
       const answer = await handleOne(entry, toolset, ctx);
@@ -72,3 +73,6 @@ function error(id: Id, code: number, message: string, data?: unknown): JsonRpcRe
   return { jsonrpc: "2.0", id, error: data === undefined ? { code, message } : { code, message, data } };
 }
 
+function isToolCall(entry: unknown): boolean {
+  return typeof entry === "object" && entry !== null && (entry as { method?: unknown }).method === "tools/call";
+}
