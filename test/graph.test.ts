@@ -167,3 +167,28 @@ describe("usage log readers", () => {
     expect((await callTool(t.apiKey, "get_context_metrics", { period: "year" })).error!.data.details.parameter).toBe("period");
   });
 });
+
+describe("cached contexts and auto-link", () => {
+  it("a link run that creates or strengthens nothing keeps cached contexts (no generation bump)", async () => {
+    const t = await newTenant();
+    const { ids } = await call(t.apiKey, "memory_batch_store", {
+      namespace: "ops",
+      memories: [{ content: "The release train leaves every Tuesday at noon" }, { content: "The release train leaves every Tuesday at noon sharp" }],
+    });
+    for (const started = Date.now(); ; ) {
+      const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND linked_at IS NULL").bind(t.tenantId).first<{ n: number }>();
+      if (row!.n === 0) break;
+      if (Date.now() - started > 15_000) throw new Error("auto-link job did not finish");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const args = { query: "when does the release train leave", token_budget: 300, namespace: "ops" };
+    expect((await call(t.apiKey, "memory_context_build", args)).cache_hit).toBe(false);
+    expect((await call(t.apiKey, "memory_context_build", args)).cache_hit).toBe(true);
+    // Same neighbours, same weights: the upsert changes no row, so the cached context stays valid.
+    expect((await call(t.apiKey, "auto_link_documents", { document_id: ids[0] })).links_created).toBe(1);
+    expect((await call(t.apiKey, "memory_context_build", args)).cache_hit).toBe(true);
+    // A new link does invalidate it.
+    await call(t.apiKey, "link_resources", { source_id: ids[1], target_id: ids[0], relationship_type: "supersedes" });
+    expect((await call(t.apiKey, "memory_context_build", args)).cache_hit).toBe(false);
+  });
+});

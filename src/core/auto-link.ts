@@ -55,15 +55,21 @@ export async function autoLinkItem(scope: TenantScope, services: Services, item:
   const nodeType = conversation ? "conversation" : "item";
   const statement = scope.d1.prepare(
     `INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (tenant_id, source_type, source_id, target_type, target_id, relationship_type) DO UPDATE SET weight = MAX(weight, excluded.weight)`,
+     ON CONFLICT (tenant_id, source_type, source_id, target_type, target_id, relationship_type) DO UPDATE SET weight = excluded.weight
+       WHERE excluded.weight > links.weight
+     RETURNING id`,
   );
   const now = Date.now();
-  await scope.d1.batch([
-    ...similar.map((s) =>
+  const written = await scope.d1.batch(
+    similar.map((s) =>
       statement.bind(randomId("rel_"), scope.tenantId, nodeType, conversation ? item.conversationId : item.id, nodeType, s.id, conversation ? "similar" : "similar_content", s.similarity, now),
     ),
-    ...(conversation ? [] : bumpCacheGenerations(scope, [item.project])),
-  ]);
+  );
+  // Cached contexts change only when a link is new or stronger; a re-run that changes nothing keeps them.
+  // Bumping after the write is safe: a context built in between is stored under the old generation and
+  // invalidated by this bump, never served stale.
+  const changed = written.some((result) => result.results.length > 0);
+  if (changed && !conversation) await scope.d1.batch(bumpCacheGenerations(scope, [item.project]));
   return similar;
 }
 
