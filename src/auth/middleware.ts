@@ -55,8 +55,6 @@ export function toolCallCharger(limiter: RateLimit, keyId: string): { charge(): 
   };
 }
 
-export const RATE_LIMIT_RETRY_SECONDS = RATE_LIMIT_PERIOD_SECONDS;
-
 /** Per-key rate limit through the RATE_LIMITER binding: 429 with Retry-After. */
 export const rateLimitPerKey: MiddlewareHandler<AppBindings> = async (c, next) => {
   const { success } = await c.env.RATE_LIMITER.limit({ key: c.get("caller").keyId });

@@ -1,6 +1,6 @@
 import { randomId } from "../crypto";
 import { IN_JSON, projectClause, type TenantScope } from "../db/scope";
-import { invalidParameter, notFound } from "../errors";
+import { invalidParameter, notFound, type AppError } from "../errors";
 import type { ConversationSummary } from "../ports";
 import type { Services } from "../services";
 
@@ -78,9 +78,13 @@ function toConversation(row: Record<string, number | string> | null): Conversati
   };
 }
 
+export function conversationNotFound(id: string, parameter = "contextId"): AppError {
+  return notFound(`Context '${id}' does not exist (${parameter})`, { parameter, id });
+}
+
 export async function requireConversation(scope: TenantScope, id: string, parameter = "contextId"): Promise<ConversationRow> {
   const conversation = await getConversation(scope, id);
-  if (!conversation) throw notFound(`Context '${id}' does not exist (${parameter})`, { parameter, id });
+  if (!conversation) throw conversationNotFound(id, parameter);
   return conversation;
 }
 

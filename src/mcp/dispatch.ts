@@ -88,14 +88,14 @@ function checkProjects(args: Record<string, unknown>, allowed: string[] | null):
   }
 }
 
+/** With the u flag a paired surrogate is one code point, so this matches only unpaired halves. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 /**
  * Text must be well-formed Unicode: a lone surrogate would be mangled on its way to storage, so the
  * stored text, its hash and its search terms would no longer match what the caller sent. Iterative,
  * so hostile nesting cannot exhaust the stack.
  */
-/** With the u flag a paired surrogate is one code point, so this matches only unpaired halves. */
-const LONE_SURROGATE = /\p{Cs}/u;
-
 function rejectIllFormedText(args: unknown): void {
   const stack: { value: unknown; path: string }[] = [{ value: args, path: "" }];
   while (stack.length > 0) {

@@ -1,13 +1,12 @@
 import { z } from "zod";
-import { conversationEdges, getConversation, latestSummary, readConversationWhole, listConversations, requireConversation, summarizeConversation, type StoredSummary } from "../core/conversations";
+import { conversationEdges, conversationNotFound, getConversation, latestSummary, readConversationWhole, listConversations, requireConversation, summarizeConversation, type StoredSummary } from "../core/conversations";
 import { traverseLinks } from "../core/graph";
 import { IMPORTANCE_LEVELS, importanceLevel } from "../core/item-types";
 import { writeItems } from "../core/items";
 import { contextMetrics } from "../core/metrics";
 import { contextText, mermaidDiagram } from "../core/visualize";
 import { contentParam, conversationIdParam, iso, metadataParam, parseTimestamp, projectName, readableProjects, requireProjectAccess, tagsParam, timestampParam } from "./params";
-import { defineTool, type ToolContext } from "./registry";
-import { notFound } from "../errors";
+import { defineTool } from "./registry";
 
 const writeAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 const readAnnotations = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
@@ -132,13 +131,6 @@ function summaryView(s: StoredSummary): z.infer<typeof summaryShape> {
   };
 }
 
-/** Conversations live in a project; a project-limited key reaches only its projects' contexts. */
-async function readableConversation(ctx: ToolContext, id: string, parameter = "contextId") {
-  const conversation = await requireConversation(ctx.scope, id, parameter);
-  requireProjectAccess(ctx, conversation.project);
-  return conversation;
-}
-
 export const retrieveContext = defineTool({
   name: "retrieve_context",
   category: "conversation",
@@ -150,7 +142,7 @@ export const retrieveContext = defineTool({
   annotations: readAnnotations,
   handler: async (input, ctx) => {
     const whole = await readConversationWhole(ctx.scope, input.contextId);
-    if (!whole) throw notFound(`Context '${input.contextId}' does not exist (contextId)`, { parameter: "contextId", id: input.contextId });
+    if (!whole) throw conversationNotFound(input.contextId);
     const { messages, summary } = whole;
     return {
       success: true as const,
@@ -174,7 +166,7 @@ export const summarizeContext = defineTool({
   output: summaryShape,
   annotations: writeAnnotations,
   handler: async (input, ctx) => {
-    await readableConversation(ctx, input.contextId);
+    await requireConversation(ctx.scope, input.contextId);
     return summaryView((await summarizeConversation(ctx.scope, ctx.services, input.contextId))!);
   },
 });
@@ -209,7 +201,7 @@ export const visualizeContext = defineTool({
     if (input.contextId === undefined) {
       return { success: true as const, sessions: await listConversations(ctx.scope, readableProjects(ctx, undefined)), format: input.format };
     }
-    const conversation = await readableConversation(ctx, input.contextId);
+    const conversation = await requireConversation(ctx.scope, input.contextId);
     const summary = await latestSummary(ctx.scope, input.contextId);
     const reached = input.includeRelated ? await traverseLinks(ctx.scope, "conversation", new Map([[input.contextId, 1]]), { maxDepth: input.depth, maxResults: 100 }) : [];
     const related = reached.map((r) => r.id);
