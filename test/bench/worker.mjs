@@ -9,7 +9,7 @@ const STATE = `${DIR}/state`;
 const VARS = `${DIR}/bench.vars`;
 const WRANGLER = "node_modules/wrangler/bin/wrangler.js";
 export const BASE = `http://127.0.0.1:${PORT}`;
-const ADMIN_TOKEN = "bench-admin-token";
+export const ADMIN_TOKEN = "bench-admin-token";
 
 export async function startWorker() {
   rmSync(DIR, { recursive: true, force: true });
@@ -56,7 +56,8 @@ async function stopChild(child) {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function admin(method, path, body) {
+/** The operator admin API (ADMIN_TOKEN), for tenants and keys. */
+export async function admin(method, path, body) {
   const response = await fetch(`${BASE}/admin${path}`, {
     method,
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
