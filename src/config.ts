@@ -1,4 +1,4 @@
-import { isTokenEncoding, type TokenEncoding } from "./core/tokens";
+import { isTokenEncoding, type TokenEncoding } from "./core/shared/tokens";
 import type { Env } from "./env";
 
 /** Typed view of wrangler.toml vars, with the documented defaults (README "Configuration"). */

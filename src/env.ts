@@ -1,4 +1,4 @@
-import type { JobMessage } from "./jobs/messages";
+import type { JobMessage } from "./ports";
 
 /** Bindings and vars declared in wrangler.toml, plus secrets from `.dev.vars` / `wrangler secret put`. */
 export interface Env {

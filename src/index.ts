@@ -1,7 +1,7 @@
 import { app } from "./app";
 import type { Env } from "./env";
 import { handleJobBatch } from "./jobs/consumer";
-import type { JobMessage } from "./jobs/messages";
+import type { JobMessage } from "./ports";
 import { sweepLostJobs } from "./jobs/sweep";
 
 export default {

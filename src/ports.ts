@@ -1,4 +1,5 @@
-import type { JobMessage } from "./jobs/messages";
+import type { Config } from "./config";
+import type { TokenCounter } from "./core/shared/tokens";
 
 /** Text -> unit vectors. Adapters: Workers AI, OpenAI-compatible HTTP, local deterministic. */
 export interface Embedder {
@@ -63,4 +64,31 @@ export interface Summarizer {
   readonly name: string;
   /** The summary text must fit `tokenLimit` tokens of the deployment's encoding. */
   summarize(messages: SummaryMessage[], tokenLimit: number): Promise<ConversationSummary>;
+}
+
+/** Messages on the JOBS queue. Each names its tenant; consumers open a scope for it. */
+export type JobMessage =
+  | { type: "embed"; tenantId: string; itemIds: string[] }
+  /** Summarize when no summary covers `messageCount` messages yet (idempotent). */
+  | { type: "summarize"; tenantId: string; conversationId: string; messageCount: number }
+  /** Link items to their nearest neighbours (after embedding). */
+  | { type: "link"; tenantId: string; itemIds: string[] }
+  /** Re-index chunks written before tenant-private keyword terms (every tenant's; queues itself again while some are left). */
+  | { type: "reindex"; tenantId: null };
+
+/**
+ * What tools and jobs get from the platform: configuration and the ports' adapters, chosen by
+ * configuration (wrangler.toml vars / bindings, `.dev.vars` locally), never by environment sniffing.
+ */
+export interface Services {
+  config: Config;
+  embedder: Embedder;
+  vectors: VectorIndex;
+  jobs: JobQueue;
+  /** KV namespace of the semantic cache. */
+  cache: KVNamespace;
+  summarizer(): Promise<Summarizer>;
+  tokens(): Promise<TokenCounter>;
+  /** Work that may finish after the response (usage log). */
+  waitUntil(promise: Promise<unknown>): void;
 }

@@ -6,29 +6,12 @@ import { assetTokenTables } from "./adapters/asset-token-tables";
 import { VectorizeVectorIndex } from "./adapters/vectorize-index";
 import { WorkersAiEmbedder } from "./adapters/workers-ai-embedder";
 import { readConfig, type Config } from "./config";
-import { tokenCounter, type TokenCounter } from "./core/tokens";
+import { tokenCounter } from "./core/shared/tokens";
 import type { Env } from "./env";
 import { WorkersAiSummarizer } from "./adapters/workers-ai-summarizer";
-import { truncateToTokens } from "./core/extractive";
-import { ExtractiveSummarizer } from "./core/extractive-summarizer";
-import type { Embedder, JobQueue, Summarizer, VectorIndex } from "./ports";
-
-/**
- * What tools and jobs get from the platform: configuration and the ports' adapters, chosen by
- * configuration (wrangler.toml vars / bindings, `.dev.vars` locally), never by environment sniffing.
- */
-export interface Services {
-  config: Config;
-  embedder: Embedder;
-  vectors: VectorIndex;
-  jobs: JobQueue;
-  /** KV namespace of the semantic cache. */
-  cache: KVNamespace;
-  summarizer(): Promise<Summarizer>;
-  tokens(): Promise<TokenCounter>;
-  /** Work that may finish after the response (usage log). */
-  waitUntil(promise: Promise<unknown>): void;
-}
+import { truncateToTokens } from "./core/shared/extractive";
+import { ExtractiveSummarizer } from "./core/conversations/extractive-summarizer";
+import type { Embedder, Services } from "./ports";
 
 export function buildServices(env: Env, waitUntil: (promise: Promise<unknown>) => void): Services {
   const config = readConfig(env);

@@ -1,10 +1,10 @@
 import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { needsSummary } from "../src/core/conversations";
+import { needsSummary } from "../src/core/conversations/conversations";
 import { readConfig } from "../src/config";
 import worker from "../src/index";
-import type { JobMessage } from "../src/jobs/messages";
+import type { JobMessage } from "../src/ports";
 import { call, callTool, newTenant, workerTokenCounter } from "./helpers";
 
 const versions = async (tenantId: string, contextId: string) =>

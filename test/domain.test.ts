@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { LocalEmbedder, tokenize } from "../src/adapters/local-embedder";
-import { dot } from "../src/adapters/vector-math";
-import { chunkText } from "../src/core/chunking";
-import { ftsIndexText, ftsQuery } from "../src/core/fts-text";
+import { dot } from "../src/core/shared/vector-math";
+import { chunkText } from "../src/core/memory/chunking";
+import { ftsIndexText, ftsQuery } from "../src/core/shared/fts-text";
 import { workerTokenCounter } from "./helpers";
 
 describe("FTS5 query building", () => {

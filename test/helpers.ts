@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { assetTokenTables } from "../src/adapters/asset-token-tables";
-import { tokenCounter, type TokenCounter, type TokenEncoding } from "../src/core/tokens";
+import { tokenCounter, type TokenCounter, type TokenEncoding } from "../src/core/shared/tokens";
 
 export const ADMIN_TOKEN = "test-admin-token";
 export const BASE = "http://localhost";

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../src/index";
 import { backoffSeconds, MAX_ATTEMPTS } from "../src/jobs/consumer";
-import type { JobMessage } from "../src/jobs/messages";
+import type { JobMessage } from "../src/ports";
 import { admin, call, newTenant, waitForEmbeddings } from "./helpers";
 
 const vectorCount = async (tenantId: string) =>

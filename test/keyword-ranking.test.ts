@@ -2,9 +2,9 @@ import { createExecutionContext, createMessageBatch, createScheduledController, 
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
-import { ftsIndexText, ftsQuery, indexTokens, keywordCode, storedTerm, tenantIndexText } from "../src/core/fts-text";
-import { REINDEX_CHAIN_STALE_MS, reindexHeartbeat, reindexLegacyChunks } from "../src/core/keyword-index";
-import type { JobMessage } from "../src/jobs/messages";
+import { ftsIndexText, ftsQuery, indexTokens, keywordCode, storedTerm, tenantIndexText } from "../src/core/shared/fts-text";
+import { REINDEX_CHAIN_STALE_MS, reindexHeartbeat, reindexLegacyChunks } from "../src/core/memory/keyword-index";
+import type { JobMessage } from "../src/ports";
 import { call, newTenant, waitForEmbeddings, type TestTenant } from "./helpers";
 
 const db = env.DB;

@@ -172,7 +172,7 @@ describe("memory_cache_clear patterns", () => {
   });
 
   it("globMatches: * and ? over whole strings, no exponential backtracking", async () => {
-    const { globMatches } = await import("../src/core/semantic-cache");
+    const { globMatches } = await import("../src/core/context/semantic-cache");
     const m = (p: string, t: string) => globMatches([...p], [...t]);
     expect([m("a*c", "abbc"), m("a?c", "abc"), m("*", ""), m("名*", "名前"), m("a*c", "abcd"), m("?", "")]).toEqual([true, true, true, true, false, false]);
     const started = Date.now();

@@ -1,7 +1,7 @@
 import type { Embedder } from "../ports";
-import { CJK_LETTER, NON_CJK_WORD } from "../cjk";
-import { STOPWORDS } from "../stopwords";
-import { normalize } from "./vector-math";
+import { CJK_LETTER, NON_CJK_WORD } from "../core/shared/cjk";
+import { STOPWORDS } from "../core/shared/stopwords";
+import { normalize } from "../core/shared/vector-math";
 
 /**
  * Deterministic embedder that needs no model: feature hashing of word unigrams, word bigrams and

@@ -1,5 +1,5 @@
 import type { VectorIndex, VectorMatch, VectorRecord } from "../ports";
-import { dot, fromBytes, toBytes } from "./vector-math";
+import { dot, fromBytes, toBytes } from "../core/shared/vector-math";
 
 const IN_CHUNK = 90; // D1: at most 100 bound parameters per statement
 /** Most vectors the isolate keeps in memory across all (tenant, projects) copies (~25 MB at 256 dims). */

@@ -1,4 +1,4 @@
-import type { JobMessage } from "../jobs/messages";
+import type { JobMessage } from "../ports";
 import type { JobQueue } from "../ports";
 
 const SEND_BATCH = 100; // Queues: at most 100 messages per sendBatch

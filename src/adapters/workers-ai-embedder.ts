@@ -1,5 +1,5 @@
 import type { Embedder } from "../ports";
-import { normalize } from "./vector-math";
+import { normalize } from "../core/shared/vector-math";
 
 /** Workers AI text embeddings (default @cf/baai/bge-base-en-v1.5, 768 dims, ≤100 texts a call). */
 export class WorkersAiEmbedder implements Embedder {

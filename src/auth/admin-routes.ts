@@ -1,13 +1,14 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { z } from "zod";
-import { createApiKey, createTenant, findActiveKey, getApiKey, listApiKeys, listTenants, revokeApiKey, tenantStats } from "../core/tenants";
-import { listJobFailures } from "../jobs/failures";
+import { createApiKey, createTenant, findActiveKey, getApiKey, listApiKeys, listTenants, revokeApiKey, tenantStats } from "../core/tenants/tenants";
+import { listJobFailures } from "../db/job-failures";
 import { openDatabase } from "../db/scope";
 import type { Env } from "../env";
 import { AppError, permissionDenied, toAppError } from "../errors";
 import { errorResponse } from "../http/responses";
-import { validationError } from "../mcp/validation";
-import { reachCovers, SCOPES, scopeAllows, timingSafeEqual, type KeyReach, type Scope } from "./api-keys";
+import { validationError } from "../validation";
+import { reachCovers, SCOPES, scopeAllows, type KeyReach, type Scope } from "../core/tenants/api-keys";
+import { timingSafeEqual } from "../crypto";
 import { presentedKey } from "./middleware";
 
 /**

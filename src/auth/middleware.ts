@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import { findActiveKey, touchApiKey } from "../core/tenants";
+import { findActiveKey, touchApiKey } from "../core/tenants/tenants";
 import { openDatabase, tenantScope } from "../db/scope";
 import type { AppBindings } from "../http/context";
 import { jsonRpcErrorBody } from "../http/responses";

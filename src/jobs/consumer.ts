@@ -1,13 +1,13 @@
 import { tenantScope } from "../db/scope";
 import type { Env } from "../env";
 import { buildServices } from "../services";
-import { autoLinkItems } from "../core/auto-link";
-import { getConversation, summarizeConversation } from "../core/conversations";
-import { embedItems } from "../core/embedding";
-import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index";
+import { autoLinkItems } from "../core/graph/auto-link";
+import { getConversation, summarizeConversation } from "../core/conversations/conversations";
+import { embedItems } from "../core/memory/embedding";
+import { reindexHeartbeat, reindexLegacyBatches } from "../core/memory/keyword-index";
 import { QueueProducer } from "../adapters/queue-producer";
-import { recordFailure } from "./failures";
-import type { JobMessage } from "./messages";
+import { recordFailure } from "../db/job-failures";
+import type { JobMessage } from "../ports";
 
 /** Deliveries before a message is dead-lettered: wrangler.toml `max_retries` (5) + the first try. */
 export const MAX_ATTEMPTS = 6;

@@ -1,9 +1,9 @@
 import type { Env } from "../env";
 import { QueueProducer } from "../adapters/queue-producer";
 import { readConfig } from "../config";
-import { needsSummary } from "../core/conversations";
-import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index";
-import type { JobMessage } from "./messages";
+import { needsSummary } from "../core/conversations/conversations";
+import { reindexHeartbeat, reindexLegacyBatches } from "../core/memory/keyword-index";
+import type { JobMessage } from "../ports";
 
 /** Items still unembedded this long after writing are taken to have lost their job. */
 export const LOST_JOB_AFTER_MS = 10 * 60_000;

@@ -1,9 +1,9 @@
-import { scopeAllows } from "../auth/api-keys";
-import { recordToolCall } from "../core/usage-log";
+import { scopeAllows } from "../core/tenants/api-keys";
+import { recordToolCall } from "../core/tenants/usage-log";
 import { AppError, invalidParameter, permissionDenied, toAppError } from "../errors";
 import { requiredScope, type AnyTool, type ToolContext } from "../tools/registry";
 import type { Toolset } from "../tools/toolsets";
-import { validationError } from "./validation";
+import { validationError } from "../validation";
 
 /** Argument names that carry a project / a conversation, in the seeds' vocabularies. */
 const PROJECT_ARGUMENTS = ["project_id", "namespace", "project"] as const;

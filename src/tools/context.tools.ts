@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { buildContextWindow } from "../core/context-window";
-import { MAX_ITEM_CHARS } from "../core/item-types";
-import { buildMemoryContext } from "../core/memory-context";
-import { readAroundChunk } from "../core/neighbors";
-import { cacheStats, clearCache } from "../core/semantic-cache";
+import { buildContextWindow } from "../core/context/context-window";
+import { MAX_ITEM_CHARS } from "../core/memory/item-types";
+import { buildMemoryContext } from "../core/context/memory-context";
+import { readAroundChunk } from "../core/memory/neighbors";
+import { cacheStats, clearCache } from "../core/context/semantic-cache";
 import { notFound } from "../errors";
-import { strictInput } from "../mcp/validation";
+import { strictInput } from "../validation";
 import { iso, projectName, readableProjects } from "./params";
 import { defineTool } from "./registry";
 

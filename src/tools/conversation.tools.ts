@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { conversationEdges, conversationNotFound, getConversation, latestSummary, readConversationWhole, listConversations, requireConversation, summarizeConversation, type StoredSummary } from "../core/conversations";
-import { traverseLinks } from "../core/graph";
-import { IMPORTANCE_LEVELS, importanceLevel } from "../core/item-types";
-import { writeItems } from "../core/items";
-import { contextMetrics } from "../core/metrics";
-import { contextText, mermaidDiagram } from "../core/visualize";
+import { conversationEdges, conversationNotFound, getConversation, latestSummary, readConversationWhole, listConversations, requireConversation, summarizeConversation, type StoredSummary } from "../core/conversations/conversations";
+import { traverseLinks } from "../core/graph/graph";
+import { IMPORTANCE_LEVELS, importanceLevel } from "../core/memory/item-types";
+import { writeItems } from "../core/memory/items";
+import { contextMetrics } from "../core/conversations/metrics";
+import { contextText, mermaidDiagram } from "../core/conversations/visualize";
 import { contentParam, conversationIdParam, iso, metadataParam, parseTimestamp, projectName, readableProjects, requireProjectAccess, tagsParam, timestampParam } from "./params";
 import { defineTool } from "./registry";
 

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import type { ContextDescriptors } from "../core/context-usage";
-import { ITEM_TYPES, MAX_ITEM_CHARS, type ItemType } from "../core/item-types";
-import type { SegmentFilter } from "../core/segment-filters";
+import type { ContextDescriptors } from "../core/context/context-usage";
+import { ITEM_TYPES, MAX_ITEM_CHARS, type ItemType } from "../core/memory/item-types";
+import type { SegmentFilter } from "../core/working-set/segment-filters";
 import { invalidParameter } from "../errors";
-import { strictInput, validationError } from "../mcp/validation";
+import { strictInput, validationError } from "../validation";
 import { iso, itemTypeParam, parseTimestamp, tagsParam, timestampParam } from "./params";
 
 // Seed 004's `filters` and `context_descriptors` arrive as objects or as their JSON strings. tools/list

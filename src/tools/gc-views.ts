@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { PruningCandidate } from "../core/gc";
-import type { Segment } from "../core/segments";
+import type { PruningCandidate } from "../core/working-set/gc";
+import type { Segment } from "../core/working-set/segments";
 import { iso } from "./params";
 
 // Seed 004's response shapes for segments, GC candidates and per-segment errors.

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { analyzeUsage, DEFAULT_TOKEN_LIMIT, ingestDescriptors, type ContextDescriptors, type IngestedContext } from "../core/context-usage";
-import { analyzeGarbage, GC_POLICY, planPruning, pruneSegments, setPinned } from "../core/gc";
-import { listProjects } from "../core/projects";
-import { retrieveStashed, searchStashed, stashMatching } from "../core/stash";
-import { readWorkingSet, resolveTask } from "../core/working-set";
+import { analyzeUsage, DEFAULT_TOKEN_LIMIT, ingestDescriptors, type ContextDescriptors, type IngestedContext } from "../core/context/context-usage";
+import { analyzeGarbage, GC_POLICY, planPruning, pruneSegments, setPinned } from "../core/working-set/gc";
+import { listProjects } from "../core/memory/projects";
+import { retrieveStashed, searchStashed, stashMatching } from "../core/working-set/stash";
+import { readWorkingSet, resolveTask } from "../core/working-set/working-set";
 import { invalidParameter } from "../errors";
 import { descriptorsParam, filtersParam, parseDescriptors, parseFilters, taskIdParam } from "./gc-params";
 import { candidateSchema, candidateView, segmentErrorSchema, segmentSchema, segmentView } from "./gc-views";

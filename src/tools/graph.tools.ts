@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { contextLinksForMessage, messagesForChunk, storeContextLinks } from "../core/context-links";
-import { CONTEXT_RELATIONSHIPS, conversationEdges, linkConversations, requireConversation } from "../core/conversations";
-import { autoLinkDocument, documentRelationships, queryResourceGraph } from "../core/graph-queries";
-import { linkItems, RESOURCE_RELATIONSHIPS } from "../core/links";
+import { contextLinksForMessage, messagesForChunk, storeContextLinks } from "../core/conversations/context-links";
+import { CONTEXT_RELATIONSHIPS, conversationEdges, linkConversations, requireConversation } from "../core/conversations/conversations";
+import { autoLinkDocument, documentRelationships, queryResourceGraph } from "../core/graph/graph-queries";
+import { linkItems, RESOURCE_RELATIONSHIPS } from "../core/graph/links";
 import { conversationIdParam, iso, readableProjects } from "./params";
 import { defineTool } from "./registry";
 

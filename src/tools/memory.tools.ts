@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { MAX_BATCH_ITEMS } from "../core/item-types";
-import { writeItems } from "../core/items";
-import { strictInput } from "../mcp/validation";
+import { MAX_BATCH_ITEMS } from "../core/memory/item-types";
+import { writeItems } from "../core/memory/items";
+import { strictInput } from "../validation";
 import { defineTool } from "./registry";
 import { contentParam, iso, itemTypeParam, metadataParam, projectName, tagsParam } from "./params";
 

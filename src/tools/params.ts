@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { invalidParameter, permissionDenied } from "../errors";
-import { ITEM_TYPES, MAX_ITEM_CHARS } from "../core/item-types";
+import { ITEM_TYPES, MAX_ITEM_CHARS } from "../core/memory/item-types";
 import type { ToolContext } from "./registry";
 
 /** Shared parameter shapes, so every tool states the same limits in the same words. */

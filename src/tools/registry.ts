@@ -1,9 +1,9 @@
 import type { z } from "zod";
-import type { Scope } from "../auth/api-keys";
-import type { AuthenticatedKey } from "../core/tenants";
+import type { Scope } from "../core/tenants/api-keys";
+import type { AuthenticatedKey } from "../core/tenants/tenants";
 import type { TenantScope } from "../db/scope";
-import { strictInput } from "../mcp/validation";
-import type { Services } from "../services";
+import { strictInput } from "../validation";
+import type { Services } from "../ports";
 
 /** Tool families. Each is also a toolset a client can enable with `/mcp?toolsets=...`. */
 export const CATEGORIES = ["meta", "memory", "context", "conversation", "graph", "gc"] as const;

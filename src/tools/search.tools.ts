@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { ITEM_KINDS, ITEM_TYPES } from "../core/item-types";
-import { readItemContents } from "../core/items";
-import { searchChunks, type SearchHit } from "../core/search";
+import { ITEM_KINDS, ITEM_TYPES } from "../core/memory/item-types";
+import { readItemContents } from "../core/memory/items";
+import { searchChunks, type SearchHit } from "../core/memory/search";
 import { invalidParameter } from "../errors";
 import { defineTool } from "./registry";
 import { iso, parseTimestamp, projectName, readableProjects, tagsParam, timestampParam, conversationIdParam } from "./params";

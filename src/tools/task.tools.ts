@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { createTaskSnapshot, readTaskContext, setCurrentTask } from "../core/tasks";
-import { resolveTask } from "../core/working-set";
+import { createTaskSnapshot, readTaskContext, setCurrentTask } from "../core/working-set/tasks";
+import { resolveTask } from "../core/working-set/working-set";
 import { invalidParameter } from "../errors";
 import { taskIdParam } from "./gc-params";
 import { segmentSchema, segmentView } from "./gc-views";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { contextUsageStatistics } from "../core/context-links";
-import { toolConversations } from "../core/metrics";
+import { contextUsageStatistics } from "../core/conversations/context-links";
+import { toolConversations } from "../core/conversations/metrics";
 import { defineTool } from "./registry";
 
 const readAnnotations = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };

@@ -1,0 +1,45 @@
+#!/usr/bin/env node
+// `npm run dev`: one command from a fresh clone to a running server with a ready dev API key.
+// 1. .dev.vars from .dev.vars.example when missing; 2. local D1 migrations; 3. the dev tenant and key;
+// 4. `wrangler dev` (local mode: offline, remote bindings off). Extra arguments go to wrangler dev.
+import { spawnSync, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { copyFileSync, existsSync, readFileSync } from "node:fs";
+
+const wrangler = ["node_modules/wrangler/bin/wrangler.js"];
+
+if (!existsSync(".dev.vars")) {
+  copyFileSync(".dev.vars.example", ".dev.vars");
+  console.log("Created .dev.vars from .dev.vars.example");
+}
+const vars = Object.fromEntries(
+  readFileSync(".dev.vars", "utf8")
+    .split("\n")
+    .map((line) => line.match(/^\s*([A-Z0-9_]+)\s*=\s*(.*?)\s*$/))
+    .filter(Boolean)
+    .map((m) => [m[1], m[2].replace(/^"(.*)"$/, "$1")]),
+);
+
+run([...wrangler, "d1", "migrations", "apply", "DB", "--local"]);
+
+if (vars.DEV_API_KEY) {
+  const hash = createHash("sha256").update(vars.DEV_API_KEY).digest("hex");
+  const now = Date.now();
+  const sql =
+    `INSERT OR IGNORE INTO tenants (id, name, created_at) VALUES ('dev', 'Local development', ${now}); ` +
+    `INSERT OR IGNORE INTO api_keys (id, tenant_id, name, key_hash, key_prefix, scopes, projects, created_at) ` +
+    `VALUES ('key_dev', 'dev', 'dev key from .dev.vars', '${hash}', '${vars.DEV_API_KEY.slice(0, 10)}', '["read","write","admin"]', NULL, ${now}); ` +
+    `UPDATE api_keys SET key_hash = '${hash}', key_prefix = '${vars.DEV_API_KEY.slice(0, 10)}', revoked_at = NULL WHERE id = 'key_dev';`;
+  run([...wrangler, "d1", "execute", "DB", "--local", "--command", sql]);
+  console.log(`\nDev tenant 'dev' is ready. API key (from .dev.vars): ${vars.DEV_API_KEY}`);
+  console.log(`MCP endpoint: http://localhost:8787/mcp   JSON-RPC: http://localhost:8787/jsonrpc\n`);
+}
+
+const dev = spawn(process.execPath, [...wrangler, "dev", "--local", ...process.argv.slice(2)], { stdio: "inherit" });
+dev.on("exit", (code) => process.exit(code ?? 0));
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => dev.kill(signal));
+
+function run(args) {
+  const result = spawnSync(process.execPath, args, { stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, CI: "true" } });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}

@@ -1,0 +1,126 @@
+import type { TenantScope } from "../../db/scope";
+import type { Services } from "../../ports";
+import { ALL_PROJECTS } from "./cache-generation";
+import { summarizeToFit } from "../shared/extractive";
+import { traverseLinks } from "../graph/graph";
+import { readItems, type StoredItem } from "../memory/items";
+import { searchChunks } from "../memory/search";
+import { countCacheOutcome, lookupCached, paramsHash, storeCached } from "./semantic-cache";
+
+export type ContextStrategy = "relevance" | "importance" | "recency";
+
+export interface MemoryContextRequest {
+  query: string;
+  tokenBudget: number;
+  topK: number;
+  includeRelated: boolean;
+  maxDepth: number;
+  autoSummarize: boolean;
+  minSimilarity: number;
+  /** The namespace asked for, or null to search every project in `projects`. */
+  namespace: string | null;
+  /** Projects the caller may read (undefined = all). */
+  projects: string[] | undefined;
+  useCache: boolean;
+  strategy: ContextStrategy;
+}
+
+export interface ContextMemory {
+  id: string;
+  content: string;
+  tokens: number;
+  similarity: number;
+  source: "direct" | "related";
+  summarized: boolean;
+}
+
+export interface MemoryContext {
+  memories: ContextMemory[];
+  total_tokens: number;
+  token_budget: number;
+  memory_count: number;
+  cache_hit: boolean;
+  truncated: boolean;
+}
+
+/** A memory shorter than this is not worth summarizing into the leftover budget. */
+const MIN_SUMMARY_TOKENS = 8;
+
+/**
+ * Builds the memories that best answer a query within a token budget: hybrid search for direct
+ * matches, BFS over links for related ones (score = match score x link weights), ordered by strategy,
+ * each taken whole while it fits, else summarized extractively into what is left. Token counts are
+ * the stored js-tiktoken counts (or the exact count of a summary); their sum stays within
+ * budget x (1 - LLM_MEMORY_TOKEN_BUFFER_RATIO).
+ */
+export async function buildMemoryContext(scope: TenantScope, services: Services, request: MemoryContextRequest): Promise<MemoryContext> {
+  const { config } = services;
+  const cacheOn = request.useCache && config.cache.enabled;
+  const cacheProject = request.namespace ?? ALL_PROJECTS;
+  const maxDepth = Math.min(request.maxDepth, config.graphMaxDepth);
+  const queryVector = (await services.embedder.embed([request.query]))[0]!;
+  const params = cacheOn ? await paramsHash({ ...request, query: undefined, useCache: undefined, maxDepth, encoding: config.tokenEncoding, buffer: config.tokenBufferRatio }) : "";
+  let generation = 0;
+  if (cacheOn) {
+    const cached = await lookupCached<MemoryContext>(scope, services.cache, config.cache, cacheProject, params, queryVector);
+    services.waitUntil(countCacheOutcome(scope, cached.value !== null));
+    if (cached.value) return { ...cached.value, cache_hit: true };
+    generation = cached.generation;
+  }
+
+  const budget = Math.floor(request.tokenBudget * (1 - config.tokenBufferRatio));
+  const hits = await searchChunks(scope, services, request.query, { projects: request.projects }, request.topK * 3, "hybrid", queryVector);
+  const direct = new Map<string, number>();
+  for (const hit of hits) {
+    if (direct.size >= request.topK) break;
+    if (hit.score >= request.minSimilarity && !direct.has(hit.itemId)) direct.set(hit.itemId, hit.score);
+  }
+  const related = request.includeRelated && direct.size > 0 ? await traverseLinks(scope, "item", direct, { maxDepth, maxResults: config.graphMaxResults }) : [];
+  const items = await readItems(scope, [...direct.keys(), ...related.map((r) => r.id)]);
+  const allowed = (item: StoredItem | undefined): item is StoredItem =>
+    item !== undefined && item.tier === "active" && (request.projects === undefined || request.projects.includes(item.project));
+  const candidates = [
+    ...[...direct].map(([id, score]) => ({ item: items.get(id), similarity: score, source: "direct" as const })),
+    ...related.map((r) => ({ item: items.get(r.id), similarity: r.score, source: "related" as const })),
+  ].filter((c): c is { item: StoredItem; similarity: number; source: "direct" | "related" } => allowed(c.item));
+  candidates.sort(ORDER[request.strategy]);
+
+  const counter = await services.tokens();
+  const memories: ContextMemory[] = [];
+  let used = 0;
+  let truncated = false;
+  for (const { item, similarity, source } of candidates) {
+    const left = budget - used;
+    if (item.tokens <= left) {
+      memories.push({ id: item.id, content: item.content, tokens: item.tokens, similarity: round(similarity), source, summarized: false });
+      used += item.tokens;
+      continue;
+    }
+    truncated = true;
+    if (!request.autoSummarize || left < MIN_SUMMARY_TOKENS) continue;
+    const summary = summarizeToFit(item.content, request.query, left, counter);
+    if (!summary) continue;
+    memories.push({ id: item.id, content: summary.content, tokens: summary.tokens, similarity: round(similarity), source, summarized: true });
+    used += summary.tokens;
+  }
+  const result: MemoryContext = { memories, total_tokens: used, token_budget: request.tokenBudget, memory_count: memories.length, cache_hit: false, truncated };
+  if (cacheOn) {
+    services.waitUntil(
+      storeCached(scope, services.cache, config.cache, { project: cacheProject, params, generation, query: request.query, vector: queryVector, value: result }).catch((e) =>
+        console.error("cache store failed", e),
+      ),
+    );
+  }
+  return result;
+}
+
+type Candidate = { item: StoredItem; similarity: number };
+const ORDER: Record<ContextStrategy, (a: Candidate, b: Candidate) => number> = {
+  relevance: (a, b) => b.similarity - a.similarity,
+  importance: (a, b) => b.item.importance - a.item.importance || b.similarity - a.similarity,
+  recency: (a, b) => b.item.createdAt - a.item.createdAt || b.similarity - a.similarity,
+};
+
+function round(n: number): number {
+  return Math.round(n * 10_000) / 10_000;
+}

@@ -1,0 +1,169 @@
+import { dot, fromBytes, toBytes } from "../shared/vector-math";
+import type { Config } from "../../config";
+import { sha256Hex } from "../../crypto";
+import { projectClause, type TenantScope } from "../../db/scope";
+
+/**
+ * Semantic cache for built contexts. D1's cache_entries is the index (project, generation, parameters,
+ * query vector, size); KV holds the values. A lookup is a hit when the parameters match, the entry's
+ * generation is the project's current one (any write bumps it, see cache-generation.ts), and the
+ * query embeddings' cosine reaches the threshold.
+ */
+export interface CacheLookup<T> {
+  value: T | null;
+  /** The generation the caller's freshly built value belongs to (pass it to storeCached). */
+  generation: number;
+}
+
+export interface CacheStats {
+  size: number;
+  hitCount: number;
+  missCount: number;
+  bytes: number;
+}
+
+export async function paramsHash(params: unknown): Promise<string> {
+  return (await sha256Hex(JSON.stringify(params))).slice(0, 32);
+}
+
+export async function lookupCached<T>(
+  scope: TenantScope,
+  kv: KVNamespace,
+  config: Config["cache"],
+  project: string,
+  params: string,
+  vector: Float32Array,
+): Promise<CacheLookup<T>> {
+  const now = Date.now();
+  const { results } = await scope.d1
+    .prepare(
+      `SELECT g.generation AS current, e.key, e.vector FROM (SELECT COALESCE((SELECT generation FROM cache_generations WHERE tenant_id = ?1 AND project = ?2), 0) AS generation) g
+       LEFT JOIN cache_entries e ON e.tenant_id = ?1 AND e.project = ?2 AND e.generation = g.generation AND e.params_hash = ?3 AND e.expires_at > ?4`,
+    )
+    .bind(scope.tenantId, project, params, now)
+    .all<{ current: number; key: string | null; vector: ArrayBuffer | null }>();
+  const generation = results[0]?.current ?? 0;
+  let best: { key: string; similarity: number } | null = null;
+  for (const row of results) {
+    if (row.key === null || row.vector === null) continue;
+    const stored = fromBytes(row.vector);
+    if (stored.length !== vector.length) continue;
+    const similarity = dot(vector, stored);
+    if (similarity >= config.similarityThreshold && (!best || similarity > best.similarity)) best = { key: row.key, similarity };
+  }
+  const value = best ? await kv.get<T>(best.key, "json") : null;
+  return { value, generation };
+}
+
+export async function storeCached(
+  scope: TenantScope,
+  kv: KVNamespace,
+  config: Config["cache"],
+  entry: { project: string; params: string; generation: number; query: string; vector: Float32Array; value: unknown },
+): Promise<void> {
+  const now = Date.now();
+  const json = JSON.stringify(entry.value);
+  // Hashed parts keep the key within KV's 512 bytes whatever the namespace holds (200 letters of any script).
+  const [project, query] = await Promise.all([sha256Hex(entry.project), sha256Hex(entry.query)]);
+  const key = `ctx:${scope.tenantId}:${project.slice(0, 16)}:${entry.generation}:${entry.params}:${query.slice(0, 16)}`;
+  await kv.put(key, json, { expirationTtl: config.ttlSeconds });
+  await scope.d1.batch([
+    scope.d1
+      .prepare(
+        `INSERT INTO cache_entries (tenant_id, key, project, generation, params_hash, query, vector, bytes, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (tenant_id, key) DO UPDATE SET vector = excluded.vector, bytes = excluded.bytes, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+      )
+      .bind(scope.tenantId, key, entry.project, entry.generation, entry.params, entry.query.slice(0, 1000), toBytes(entry.vector), new TextEncoder().encode(json).length, now, now + config.ttlSeconds * 1000),
+    // Expired and superseded entries leave the index (their KV values expire on their own).
+    scope.d1
+      .prepare(
+        `DELETE FROM cache_entries WHERE tenant_id = ?1 AND (expires_at <= ?2 OR generation < COALESCE((SELECT generation FROM cache_generations g WHERE g.tenant_id = ?1 AND g.project = cache_entries.project), 0))`,
+      )
+      .bind(scope.tenantId, now),
+    // Size bound: the oldest entries go first.
+    scope.d1
+      .prepare(`DELETE FROM cache_entries WHERE tenant_id = ?1 AND key IN (SELECT key FROM cache_entries WHERE tenant_id = ?1 ORDER BY created_at DESC LIMIT -1 OFFSET ?2)`)
+      .bind(scope.tenantId, config.maxSize),
+  ]);
+}
+
+export async function countCacheOutcome(scope: TenantScope, hit: boolean): Promise<void> {
+  await scope.d1
+    .prepare(
+      `INSERT INTO cache_counters (tenant_id, hits, misses) VALUES (?, ?, ?) ON CONFLICT (tenant_id) DO UPDATE SET hits = hits + excluded.hits, misses = misses + excluded.misses`,
+    )
+    .bind(scope.tenantId, hit ? 1 : 0, hit ? 0 : 1)
+    .run();
+}
+
+/** Live entries only: unexpired and of their project's current generation. */
+export async function cacheStats(scope: TenantScope): Promise<CacheStats> {
+  const [entries, counters] = await scope.d1.batch<Record<string, number | null>>([
+    scope.d1
+      .prepare(
+        `SELECT COUNT(*) AS size, COALESCE(SUM(e.bytes), 0) AS bytes FROM cache_entries e
+         WHERE e.tenant_id = ?1 AND e.expires_at > ?2
+           AND e.generation = COALESCE((SELECT generation FROM cache_generations g WHERE g.tenant_id = ?1 AND g.project = e.project), 0)`,
+      )
+      .bind(scope.tenantId, Date.now()),
+    scope.d1.prepare("SELECT hits, misses FROM cache_counters WHERE tenant_id = ?").bind(scope.tenantId),
+  ]);
+  const e = entries!.results[0] ?? {};
+  const c = counters!.results[0] ?? {};
+  return { size: e.size ?? 0, bytes: e.bytes ?? 0, hitCount: c.hits ?? 0, missCount: c.misses ?? 0 };
+}
+
+/**
+ * Removes entries from the index (so they can never be served again); with a pattern, only those whose
+ * query or project matches it (`*` and `?` wildcards; no wildcard = substring). Values expire in KV.
+ */
+export async function clearCache(scope: TenantScope, pattern: string | null): Promise<number> {
+  // A project-limited key clears entries of its own projects only.
+  const own = projectClause(scope, "project");
+  if (pattern === null) {
+    const result = await scope.d1.prepare(`DELETE FROM cache_entries WHERE tenant_id = ?${own.sql}`).bind(scope.tenantId, ...own.params).run();
+    return result.meta.changes;
+  }
+  // Matched here, not with SQL GLOB: D1 refuses GLOB patterns over 50 bytes, and a tenant's index is
+  // bounded by LLM_MEMORY_CACHE_MAX_SIZE rows, so reading its keys is cheap.
+  const glob = [.../[*?]/.test(pattern) ? pattern : `*${pattern}*`];
+  const { results } = await scope.d1
+    .prepare(`SELECT key, query, project FROM cache_entries WHERE tenant_id = ?${own.sql}`)
+    .bind(scope.tenantId, ...own.params)
+    .all<{ key: string; query: string; project: string }>();
+  const lowered = glob.map((ch) => ch.toLowerCase());
+  const keys = results.filter((r) => globMatches(lowered, [...r.query.toLowerCase()]) || globMatches(glob, [...r.project])).map((r) => r.key);
+  if (keys.length === 0) return 0;
+  const result = await scope.d1
+    .prepare("DELETE FROM cache_entries WHERE tenant_id = ? AND key IN (SELECT value FROM json_each(?))")
+    .bind(scope.tenantId, JSON.stringify(keys))
+    .run();
+  return result.meta.changes;
+}
+
+/**
+ * `*` any run, `?` one character, the rest literal. The greedy two-pointer walk backtracks only to the
+ * last `*`, so it takes O(pattern × text) steps whatever the pattern: no regular expression to blow up.
+ */
+export function globMatches(pattern: readonly string[], text: readonly string[]): boolean {
+  let p = 0;
+  let t = 0;
+  let star = -1;
+  let resume = 0;
+  while (t < text.length) {
+    if (p < pattern.length && (pattern[p] === "?" || (pattern[p] !== "*" && pattern[p] === text[t]))) {
+      p++;
+      t++;
+    } else if (p < pattern.length && pattern[p] === "*") {
+      star = p++;
+      resume = t;
+    } else if (star !== -1) {
+      p = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.length && pattern[p] === "*") p++;
+  return p === pattern.length;
+}

@@ -1,0 +1,82 @@
+import type { TokenCounter } from "../shared/tokens";
+
+export interface TextChunk {
+  content: string;
+  tokens: number;
+}
+
+export interface ChunkOptions {
+  /** Largest chunk, in tokens of the counting encoding; kept under the embedder's input limit. */
+  maxTokens: number;
+  /** Tokens of the previous chunk's tail repeated at the start of the next. */
+  overlapTokens: number;
+}
+
+export const DEFAULT_CHUNKING: ChunkOptions = { maxTokens: 350, overlapTokens: 40 };
+
+/**
+ * Splits text on paragraph, then sentence boundaries, packing pieces greedily up to maxTokens.
+ * A sentence longer than maxTokens is cut at token boundaries. `totalTokens` is the text's stored
+ * count, so a text that fits in one chunk is not tokenized twice.
+ */
+export function chunkText(text: string, totalTokens: number, counter: TokenCounter, options: ChunkOptions = DEFAULT_CHUNKING): TextChunk[] {
+  if (totalTokens <= options.maxTokens) return [{ content: text, tokens: totalTokens }];
+  const pieces = splitPieces(text, counter, options.maxTokens);
+  const chunks: TextChunk[] = [];
+  let current: Piece[] = [];
+  let currentTokens = 0;
+  let hasNewText = false; // false while `current` holds only the previous chunk's overlap
+  const flush = () => {
+    const content = current.map((p) => p.text).join(" ");
+    chunks.push({ content, tokens: counter.count(content) });
+    const carried: Piece[] = [];
+    let carriedTokens = 0;
+    for (let i = current.length - 1; i >= 0; i--) {
+      const piece = current[i]!;
+      if (carriedTokens + piece.tokens + 1 > options.overlapTokens) break;
+      carried.unshift(piece);
+      carriedTokens += piece.tokens + 1;
+    }
+    current = carried;
+    currentTokens = carriedTokens;
+    hasNewText = false;
+  };
+  for (const piece of pieces) {
+    // +1 for the joining space; the exact count is taken on the final chunk text
+    if (hasNewText && currentTokens + piece.tokens + 1 > options.maxTokens) flush();
+    if (currentTokens + piece.tokens + 1 > options.maxTokens) {
+      current = []; // overlap would push a maximal piece over the limit: drop it
+      currentTokens = 0;
+    }
+    current.push(piece);
+    currentTokens += piece.tokens + 1;
+    hasNewText = true;
+  }
+  if (hasNewText) flush();
+  return chunks;
+}
+
+interface Piece {
+  text: string;
+  tokens: number;
+}
+
+function splitPieces(text: string, counter: TokenCounter, maxTokens: number): Piece[] {
+  const pieces: Piece[] = [];
+  for (const paragraph of text.split(/\n\s*\n/)) {
+    for (const sentence of paragraph.split(/(?<=[.!?。！？])\s+|\n/)) {
+      const trimmed = sentence.trim();
+      if (!trimmed) continue;
+      const tokens = counter.encode(trimmed);
+      if (tokens.length <= maxTokens) {
+        pieces.push({ text: trimmed, tokens: tokens.length });
+        continue;
+      }
+      for (let i = 0; i < tokens.length; i += maxTokens) {
+        const slice = counter.decode(tokens.slice(i, i + maxTokens));
+        pieces.push({ text: slice, tokens: counter.count(slice) });
+      }
+    }
+  }
+  return pieces;
+}

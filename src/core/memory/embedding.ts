@@ -1,0 +1,51 @@
+import type { TenantScope } from "../../db/scope";
+import type { Services } from "../../ports";
+
+const IN_LIST = 90;
+
+/**
+ * Embeds every chunk of the given items and upserts the vectors, then marks the items embedded.
+ * Idempotent: vectors are keyed by chunk id, so a re-delivered message rewrites the same vectors.
+ */
+export async function embedItems(scope: TenantScope, services: Services, itemIds: string[]): Promise<number> {
+  let embedded = 0;
+  for (let i = 0; i < itemIds.length; i += IN_LIST) {
+    const ids = itemIds.slice(i, i + IN_LIST);
+    const { results: chunks } = await scope.d1
+      .prepare(
+        `SELECT c.id, c.item_id, c.content, c.context, i.project, i.kind, i.type FROM chunks c JOIN items i ON i.id = c.item_id
+         WHERE c.tenant_id = ? AND i.tenant_id = ? AND c.item_id IN (${ids.map(() => "?").join(",")}) ORDER BY c.id`,
+      )
+      .bind(scope.tenantId, scope.tenantId, ...ids)
+      .all<{ id: number; item_id: string; content: string; context: string; project: string; kind: string; type: string }>();
+    for (let j = 0; j < chunks.length; j += services.embedder.maxBatch) {
+      const batch = chunks.slice(j, j + services.embedder.maxBatch);
+      const vectors = await services.embedder.embed(batch.map((c) => (c.context ? `${c.context}\n${c.content}` : c.content)));
+      await services.vectors.upsert(
+        scope.tenantId,
+        batch.map((c, k) => ({ chunkId: c.id, itemId: c.item_id, project: c.project, kind: c.kind, type: c.type, values: vectors[k]! })),
+      );
+      await dropVectorsOfDeletedChunks(scope, services, batch.map((c) => c.id));
+      embedded += batch.length;
+    }
+    await scope.d1
+      .prepare(`UPDATE items SET embedded_at = ? WHERE tenant_id = ? AND id IN (${ids.map(() => "?").join(",")})`)
+      .bind(Date.now(), scope.tenantId, ...ids)
+      .run();
+  }
+  if (services.config.conversations.useVectorDb && services.config.conversations.useGraphDb && itemIds.length > 0) {
+    await services.jobs.send([{ type: "link", tenantId: scope.tenantId, itemIds }]);
+  }
+  return embedded;
+}
+
+/** An item deleted while its chunks were being embedded must not leave their vectors behind. */
+async function dropVectorsOfDeletedChunks(scope: TenantScope, services: Services, chunkIds: number[]): Promise<void> {
+  const { results } = await scope.d1
+    .prepare("SELECT id FROM chunks WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))")
+    .bind(scope.tenantId, JSON.stringify(chunkIds))
+    .all<{ id: number }>();
+  const alive = new Set(results.map((r) => r.id));
+  const gone = chunkIds.filter((id) => !alive.has(id));
+  if (gone.length > 0) await services.vectors.delete(scope.tenantId, gone);
+}

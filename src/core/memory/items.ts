@@ -1,0 +1,323 @@
+import { sha256Hex } from "../../crypto";
+import { IN_JSON, projectClause, scopeAllowsProject, type TenantScope } from "../../db/scope";
+import { AppError, invalidParameter, permissionDenied } from "../../errors";
+import type { Services } from "../../ports";
+import { bumpCacheGenerations } from "../context/cache-generation";
+import { chunkText } from "./chunking";
+import { needsSummary } from "../conversations/conversations";
+import { countKeywordChunks, keywordRow } from "./keyword-index";
+import { MAX_ITEM_CHARS, type ItemKind, type ItemType, type Tier } from "./item-types";
+
+export interface NewItem {
+  project: string;
+  kind: ItemKind;
+  type: ItemType;
+  content: string;
+  conversationId?: string | null;
+  role?: string | null;
+  /** Who said a message (e.g. log_chat's agent_name); indexed as context. Defaults to the role. */
+  speaker?: string | null;
+  tags?: string[];
+  importance?: number;
+  metadata?: Record<string, unknown>;
+  tier?: Tier;
+  taskId?: string | null;
+  filePath?: string | null;
+  lineStart?: number | null;
+  lineEnd?: number | null;
+  /** Epoch ms; defaults to now (imports pass the original time). */
+  createdAt?: number;
+}
+
+export interface WrittenItem {
+  id: string;
+  /** Set when identical content already existed in the project: then `id` is that item's id. */
+  duplicateOf: string | null;
+  project: string;
+  tokens: number;
+  chunkCount: number;
+  createdAt: number;
+}
+
+const IN_LIST = 90; // D1: at most 100 bound parameters per statement
+/** Ids per read when the list travels as one JSON parameter. */
+const ITEMS_PER_READ = 500;
+/** How much of the previous turn a message's context carries. */
+const PREVIOUS_TURN_CHARS = 300;
+
+/**
+ * Writes items atomically (one D1 batch: conversations, items, chunks, FTS rows), counting tokens
+ * once, deduplicating by content hash within each project (messages excepted), then queues embedding.
+ * Keyword search finds the items at once; vector search once the embed job has run.
+ */
+export async function writeItems(scope: TenantScope, services: Services, inputs: NewItem[]): Promise<WrittenItem[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await writeItemsOnce(scope, services, inputs);
+    } catch (error) {
+      // A concurrent writer stored the same content between our dedupe read and our batch, which then
+      // rolled back whole: a second pass finds that item and answers duplicate_of, as a serial call would.
+      if (!(error instanceof ConcurrentDuplicate) || attempt >= 3) throw error instanceof ConcurrentDuplicate ? error.conflict : error;
+    }
+  }
+}
+
+class ConcurrentDuplicate extends Error {
+  readonly conflict = new AppError("CONFLICT", "The same content was written concurrently; retry the call to get the existing id");
+}
+
+async function writeItemsOnce(scope: TenantScope, services: Services, inputs: NewItem[]): Promise<WrittenItem[]> {
+  inputs.forEach((item, i) => {
+    if (!scopeAllowsProject(scope, item.project)) {
+      throw permissionDenied(`This key may not touch project '${item.project}'; it is limited to: ${scope.projects!.join(", ")}`, { allowed_projects: scope.projects });
+    }
+    if (item.content.trim().length === 0) throw invalidParameter("content", `content must not be empty${inputs.length > 1 ? ` (item ${i})` : ""}`);
+    if (item.content.length > MAX_ITEM_CHARS) {
+      throw invalidParameter("content", `content is ${item.content.length} characters; the limit is ${MAX_ITEM_CHARS}${inputs.length > 1 ? ` (item ${i})` : ""}`);
+    }
+  });
+  const counter = await services.tokens();
+  const now = Date.now();
+  const hashes = await Promise.all(inputs.map((item) => sha256Hex(item.content)));
+  const existing = await findByHash(scope, inputs, hashes);
+  const previousTurn = await conversationTails(scope, inputs);
+
+  const statements: D1PreparedStatement[] = [];
+  const conversationStatements: number[] = [];
+  const results: WrittenItem[] = [];
+  const seenInBatch = new Map<string, string>();
+  const newIds: string[] = [];
+  let keywordChunks = 0;
+  let keywordTokens = 0;
+  inputs.forEach((item, i) => {
+    const hash = hashes[i]!;
+    const dedupeKey = `${item.project}\u0000${hash}`;
+    const duplicate = item.conversationId ? undefined : (existing.get(dedupeKey) ?? seenInBatch.get(dedupeKey));
+    if (duplicate) {
+      results.push({ id: duplicate, duplicateOf: duplicate, project: item.project, tokens: 0, chunkCount: 0, createdAt: now });
+      return;
+    }
+    const id = crypto.randomUUID();
+    if (!item.conversationId) seenInBatch.set(dedupeKey, id);
+    const createdAt = item.createdAt ?? now;
+    const tokens = counter.count(item.content);
+    const chunks = chunkText(item.content, tokens, counter);
+    const context = chunkContext(item, item.conversationId ? previousTurn.get(item.conversationId) : undefined);
+    if (item.conversationId) {
+      conversationStatements.push(statements.length);
+      statements.push(upsertConversation(scope, item, tokens, createdAt));
+      previousTurn.set(item.conversationId, item.content);
+    }
+    statements.push(insertItem(scope, id, item, hash, tokens, createdAt));
+    chunks.forEach((chunk, index) => {
+      const indexed = keywordRow(scope.tenantId, chunk.content, context);
+      keywordChunks++;
+      keywordTokens += indexed.tokens;
+      statements.push(
+        scope.d1
+          .prepare("INSERT INTO chunks (tenant_id, item_id, chunk_index, content, context, tokens, fts_tokens) VALUES (?, ?, ?, ?, ?, ?, ?)")
+          .bind(scope.tenantId, id, index, chunk.content, context, chunk.tokens, indexed.tokens),
+        scope.d1.prepare("INSERT INTO chunks_fts (rowid, content, context) VALUES (last_insert_rowid(), ?, ?)").bind(indexed.content, indexed.context),
+      );
+    });
+    newIds.push(id);
+    results.push({ id, duplicateOf: null, project: item.project, tokens, chunkCount: chunks.length, createdAt });
+  });
+
+  if (statements.length > 0) {
+    statements.push(...bumpCacheGenerations(scope, new Set(inputs.map((i) => i.project))));
+    if (keywordChunks > 0) statements.push(countKeywordChunks(scope, keywordChunks, keywordTokens));
+    try {
+      const batch = await scope.d1.batch<ConversationCounters>(statements);
+      await queueSummaries(scope, services, conversationStatements.map((i) => batch[i]!.results[0]!));
+    } catch (error) {
+      if (String(error).includes("UNIQUE constraint failed: items")) throw new ConcurrentDuplicate();
+      throw error;
+    }
+  }
+  if (newIds.length > 0) await queueEmbedding(scope, services, newIds);
+  return results;
+}
+
+/** Queues embedding; if the queue is unavailable the cron sweep finds the items (embedded_at IS NULL). */
+export async function queueEmbedding(scope: TenantScope, services: Services, itemIds: string[]): Promise<void> {
+  const messages = [];
+  for (let i = 0; i < itemIds.length; i += 100) messages.push({ type: "embed" as const, tenantId: scope.tenantId, itemIds: itemIds.slice(i, i + 100) });
+  try {
+    await services.jobs.send(messages);
+  } catch (error) {
+    console.error("could not queue embedding; the cron sweep will retry", error);
+  }
+}
+
+async function findByHash(scope: TenantScope, inputs: NewItem[], hashes: string[]): Promise<Map<string, string>> {
+  const wanted = [...new Set(hashes.filter((_, i) => !inputs[i]!.conversationId))];
+  const found = new Map<string, string>();
+  for (let i = 0; i < wanted.length; i += IN_LIST) {
+    const slice = wanted.slice(i, i + IN_LIST);
+    const { results } = await scope.d1
+      .prepare(`SELECT id, project, content_hash FROM items WHERE tenant_id = ? AND conversation_id IS NULL AND content_hash IN (${slice.map(() => "?").join(",")})`)
+      .bind(scope.tenantId, ...slice)
+      .all<{ id: string; project: string; content_hash: string }>();
+    for (const row of results) found.set(`${row.project}\u0000${row.content_hash}`, row.id);
+  }
+  return found;
+}
+
+/**
+ * Context makes a chunk findable by what its text leaves implicit ("Yes, last week!" answers a
+ * question about the previous turn; the speaker's name is rarely in their own words). Measured on
+ * LoCoMo: plain BM25 finds 57.9% of evidence in the top 10, BM25 with this context 74.2%.
+ */
+function chunkContext(item: NewItem, previousTurn: string | undefined): string {
+  if (item.conversationId) {
+    const speaker = item.speaker ?? item.role ?? "";
+    return [speaker, previousTurn?.slice(0, PREVIOUS_TURN_CHARS)].filter(Boolean).join("\n");
+  }
+  return [item.filePath, ...(item.tags ?? [])].filter(Boolean).join(" ");
+}
+
+/**
+ * The latest message of each conversation the inputs append to. A conversation belongs to one project:
+ * a message for a conversation of another project is refused before anything is written.
+ */
+async function conversationTails(scope: TenantScope, inputs: NewItem[]): Promise<Map<string, string>> {
+  const projectOf = new Map<string, string>();
+  for (const item of inputs) {
+    if (!item.conversationId) continue;
+    const project = projectOf.get(item.conversationId);
+    if (project !== undefined && project !== item.project) throw conversationConflict(item.conversationId);
+    projectOf.set(item.conversationId, item.project);
+  }
+  const conversations = [...projectOf.keys()];
+  const found = new Map<string, string>();
+  if (conversations.length === 0) return found;
+  const rows = await scope.d1.batch<{ project: string; content: string | null }>(
+    conversations.map((conversationId) =>
+      scope.d1
+        .prepare(
+          `SELECT c.project, (SELECT content FROM items i WHERE i.tenant_id = c.tenant_id AND i.conversation_id = c.id ORDER BY position DESC LIMIT 1) AS content
+           FROM conversations c WHERE c.tenant_id = ? AND c.id = ?`,
+        )
+        .bind(scope.tenantId, conversationId),
+    ),
+  );
+  rows.forEach((result, i) => {
+    const row = result.results[0];
+    if (!row) return;
+    if (row.project !== projectOf.get(conversations[i]!)) throw conversationConflict(conversations[i]!);
+    if (row.content !== null) found.set(conversations[i]!, row.content);
+  });
+  return found;
+}
+
+function conversationConflict(conversationId: string): AppError {
+  return new AppError("CONFLICT", `Conversation '${conversationId}' belongs to another project; a conversation keeps the project it was created in`, {
+    parameter: "conversation_id",
+  });
+}
+
+type ConversationCounters = { id: string; message_count: number; tokens: number; summarized_count: number; summarized_tokens: number };
+
+/** Auto-summarize: a job for each conversation whose new messages or tokens cross seed 003's thresholds. */
+async function queueSummaries(scope: TenantScope, services: Services, counters: ConversationCounters[]): Promise<void> {
+  const latest = new Map(counters.map((c) => [c.id, c])); // the last row per conversation has the final counts
+  const jobs = [...latest.values()]
+    .filter((c) => needsSummary({ messageCount: c.message_count, tokens: c.tokens, summarizedCount: c.summarized_count, summarizedTokens: c.summarized_tokens }, services.config.conversations))
+    .map((c) => ({ type: "summarize" as const, tenantId: scope.tenantId, conversationId: c.id, messageCount: c.message_count }));
+  if (jobs.length === 0) return;
+  try {
+    await services.jobs.send(jobs);
+  } catch (error) {
+    console.error("could not queue summaries; the cron sweep will retry", error);
+  }
+}
+
+function upsertConversation(scope: TenantScope, item: NewItem, tokens: number, at: number): D1PreparedStatement {
+  return scope.d1
+    .prepare(
+      "INSERT INTO conversations (tenant_id, id, project, message_count, tokens, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?, ?) " +
+        "ON CONFLICT (tenant_id, id) DO UPDATE SET message_count = message_count + 1, tokens = tokens + excluded.tokens, updated_at = MAX(updated_at, excluded.updated_at) " +
+        "RETURNING id, message_count, tokens, summarized_count, summarized_tokens",
+    )
+    .bind(scope.tenantId, item.conversationId, item.project, tokens, at, at);
+}
+
+function insertItem(scope: TenantScope, id: string, item: NewItem, hash: string, tokens: number, createdAt: number): D1PreparedStatement {
+  return scope.d1
+    .prepare(
+      `INSERT INTO items (id, tenant_id, project, kind, type, conversation_id, position, role, content, tags, importance, metadata, tier, task_id,
+        file_path, line_start, line_end, tokens, content_hash, created_at, touched_at)
+       VALUES (?, ?, ?, ?, ?, ?, ${item.conversationId ? "(SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE tenant_id = ? AND conversation_id = ?)" : "NULL"},
+        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(
+      id,
+      scope.tenantId,
+      item.project,
+      item.kind,
+      item.type,
+      item.conversationId ?? null,
+      ...(item.conversationId ? [scope.tenantId, item.conversationId] : []),
+      item.role ?? null,
+      item.content,
+      JSON.stringify(item.tags ?? []),
+      item.importance ?? 0.5,
+      JSON.stringify(item.metadata ?? {}),
+      item.tier ?? "active",
+      item.taskId ?? null,
+      item.filePath ?? null,
+      item.lineStart ?? null,
+      item.lineEnd ?? null,
+      tokens,
+      hash,
+      createdAt,
+      createdAt,
+    );
+}
+
+/** Full content of items by id (tenant-scoped). */
+export async function readItemContents(scope: TenantScope, ids: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const visible = projectClause(scope, "project");
+  for (let i = 0; i < ids.length; i += ITEMS_PER_READ) {
+    const { results } = await scope.d1
+      .prepare(`SELECT id, content FROM items WHERE tenant_id = ? AND id ${IN_JSON}${visible.sql}`)
+      .bind(scope.tenantId, JSON.stringify(ids.slice(i, i + ITEMS_PER_READ)), ...visible.params)
+      .all<{ id: string; content: string }>();
+    for (const row of results) out.set(row.id, row.content);
+  }
+  return out;
+}
+
+export interface StoredItem {
+  id: string;
+  project: string;
+  kind: string;
+  type: string;
+  content: string;
+  tokens: number;
+  importance: number;
+  tier: string;
+  conversationId: string | null;
+  createdAt: number;
+}
+
+/** Items by id (tenant-scoped); missing ids are absent from the map. */
+export async function readItems(scope: TenantScope, ids: string[]): Promise<Map<string, StoredItem>> {
+  const out = new Map<string, StoredItem>();
+  const visible = projectClause(scope, "project");
+  for (let i = 0; i < ids.length; i += ITEMS_PER_READ) {
+    const { results } = await scope.d1
+      .prepare(
+        `SELECT id, project, kind, type, content, tokens, importance, tier, conversation_id, created_at FROM items
+         WHERE tenant_id = ? AND id ${IN_JSON}${visible.sql}`,
+      )
+      .bind(scope.tenantId, JSON.stringify(ids.slice(i, i + ITEMS_PER_READ)), ...visible.params)
+      .all<{ id: string; project: string; kind: string; type: string; content: string; tokens: number; importance: number; tier: string; conversation_id: string | null; created_at: number }>();
+    for (const r of results) {
+      out.set(r.id, { id: r.id, project: r.project, kind: r.kind, type: r.type, content: r.content, tokens: r.tokens, importance: r.importance, tier: r.tier, conversationId: r.conversation_id, createdAt: r.created_at });
+    }
+  }
+  return out;
+}

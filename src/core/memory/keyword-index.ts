@@ -1,0 +1,208 @@
+import type { TenantScope } from "../../db/scope";
+import { keywordCode, queryPhrases, storedTerm, tenantIndexText } from "../shared/fts-text";
+
+/**
+ * Keyword ranking that depends on the caller's own data only.
+ *
+ * `chunks_fts` is one FTS5 table for every tenant, and FTS5's bm25() reads table-wide statistics
+ * (document frequencies, row count, average length): one tenant's writes would reorder another's
+ * results and reveal which words others use. So:
+ * - each tenant indexes its tokens under a private prefix (fts-text.ts), so its postings are its own
+ *   and a lookup never walks other tenants' postings;
+ * - BM25 is computed here in SQL, with FTS5's formula (k1 = 1.2, b = 0.75, column weights content 1.0,
+ *   context 0.5, IDF floored at 1e-6), from the tenant's postings read through `chunks_fts_instance`
+ *   (fts5vocab), its chunk lengths (chunks.fts_tokens) and its totals (keyword_stats);
+ * - every statement joins the tenant's chunks, so even colliding prefixes cannot mix tenants.
+ * Rows written before this scheme (fts_tokens IS NULL) are re-indexed in bounded batches by the cron
+ * sweep; while a tenant has some left its queries also look up the plain terms of those rows.
+ */
+
+/** BM25 column weights of chunks_fts (content, context), FTS5's k1 and b. */
+const CONTEXT_WEIGHT = 0.5;
+const K1 = 1.2;
+const B = 0.75;
+
+export interface KeywordRow {
+  content: string;
+  context: string;
+  /** Tokens in both columns: the row's BM25 document length. */
+  tokens: number;
+}
+
+/** A chunk's chunks_fts row in the tenant's private term space. */
+export function keywordRow(tenantId: string, content: string, context: string): KeywordRow {
+  const code = keywordCode(tenantId);
+  const a = tenantIndexText(code, content);
+  const b = tenantIndexText(code, context);
+  return { content: a.text, context: b.text, tokens: a.tokens + b.tokens };
+}
+
+/** Adds newly indexed chunks to the tenant's statistics (in the batch that inserts them). */
+export function countKeywordChunks(scope: TenantScope, chunks: number, tokens: number): D1PreparedStatement {
+  return scope.d1
+    .prepare(
+      "INSERT INTO keyword_stats (tenant_id, chunks, tokens) VALUES (?, ?, ?) " +
+        "ON CONFLICT (tenant_id) DO UPDATE SET chunks = chunks + excluded.chunks, tokens = tokens + excluded.tokens",
+    )
+    .bind(scope.tenantId, chunks, tokens);
+}
+
+/**
+ * Removes the chunks of the items in `itemIdsJson` (a JSON array) from the tenant's statistics; must
+ * run in the deleting batch before the chunks are deleted.
+ */
+export function uncountKeywordChunks(scope: TenantScope, itemIdsJson: string): D1PreparedStatement {
+  return scope.d1
+    .prepare(
+      `UPDATE keyword_stats SET chunks = MAX(0, chunks - s.n), tokens = MAX(0, tokens - s.t), legacy_chunks = MAX(0, legacy_chunks - s.legacy)
+       FROM (SELECT COUNT(fts_tokens) AS n, COALESCE(SUM(fts_tokens), 0) AS t, COUNT(*) - COUNT(fts_tokens) AS legacy
+             FROM chunks WHERE tenant_id = ? AND item_id IN (SELECT value FROM json_each(?))) AS s
+       WHERE keyword_stats.tenant_id = ?`,
+    )
+    .bind(scope.tenantId, itemIdsJson, scope.tenantId);
+}
+
+/** [phrase index, position in phrase, phrase length, stored term, 1 if a legacy (unprefixed) term]. */
+type TermRow = [number, number, number, string, 0 | 1];
+
+/**
+ * The query's terms as chunks_fts stores them, as one JSON array (bound as one parameter), or null
+ * when the query has no searchable word.
+ */
+export function keywordQueryTerms(tenantId: string, query: string): string | null {
+  const phrases = queryPhrases(query);
+  if (phrases === null) return null;
+  const code = keywordCode(tenantId);
+  const rows: TermRow[] = [];
+  phrases.forEach((tokens, phrase) => {
+    tokens.forEach((token, pos) => {
+      rows.push([phrase, pos, tokens.length, storedTerm(code, token), 0]);
+      rows.push([phrase, pos, tokens.length, storedTerm("", token), 1]);
+    });
+  });
+  return JSON.stringify(rows);
+}
+
+/**
+ * A CTE list ending in `keyword_scores(chunk_id, score)`: BM25 of the tenant's chunks matching any
+ * phrase of the query (higher is better). Binds, in order: the terms JSON, then the tenant id 3 times
+ * (`keywordScoresParams`).
+ */
+export const KEYWORD_SCORES_SQL = `
+  keyword_terms(phrase, pos, size, term) AS MATERIALIZED (
+    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3 FROM json_each(?) j
+    WHERE j.value ->> 4 = 0 OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ? AND fts_tokens IS NULL)
+  ),
+  -- CROSS JOIN: the terms drive the lookups (one index seek per term); the other order would scan
+  -- the whole index.
+  keyword_hits(phrase, doc, col, n) AS (
+    -- a one-token phrase: its occurrences per row and column
+    SELECT t.phrase, v.doc, v.col, COUNT(*)
+    FROM keyword_terms t CROSS JOIN chunks_fts_instance v
+    WHERE v.term = t.term AND t.size = 1
+    GROUP BY t.phrase, v.doc, v.col
+    UNION ALL
+    -- a longer phrase (a CJK run): places where every token sits at its offset from a common start
+    SELECT phrase, doc, col, COUNT(*) FROM (
+      SELECT t.phrase, v.doc, v.col
+      FROM keyword_terms t CROSS JOIN chunks_fts_instance v
+      WHERE v.term = t.term AND t.size > 1
+      GROUP BY t.phrase, v.doc, v.col, v."offset" - t.pos
+      HAVING COUNT(*) = MAX(t.size)
+    ) GROUP BY phrase, doc, col
+  ),
+  keyword_freq(phrase, doc, f, len) AS (
+    SELECT h.phrase, h.doc, SUM(h.n * CASE h.col WHEN 'content' THEN 1.0 ELSE ${CONTEXT_WEIGHT} END), c.fts_tokens
+    FROM keyword_hits h JOIN chunks c ON c.id = h.doc
+    WHERE c.tenant_id = ?
+    GROUP BY h.phrase, h.doc
+  ),
+  keyword_totals(n, avgdl) AS (
+    SELECT COALESCE(k.chunks, 0) + COALESCE(k.legacy_chunks, 0),
+           CASE WHEN k.chunks > 0 AND k.tokens > 0 THEN CAST(k.tokens AS REAL) / k.chunks ELSE 1.0 END
+    FROM (SELECT 1) LEFT JOIN keyword_stats k ON k.tenant_id = ?
+  ),
+  keyword_idf(phrase, w) AS (
+    SELECT f.phrase, MAX(COALESCE(ln((s.n - COUNT(*) + 0.5) / (COUNT(*) + 0.5)), 0.0), 1e-6)
+    FROM keyword_freq f, keyword_totals s GROUP BY f.phrase
+  ),
+  keyword_scores(chunk_id, score) AS (
+    SELECT f.doc, SUM(i.w * f.f * ${K1 + 1} / (f.f + ${K1} * (${1 - B} + ${B} * COALESCE(f.len, s.avgdl) / s.avgdl)))
+    FROM keyword_freq f JOIN keyword_idf i ON i.phrase = f.phrase, keyword_totals s
+    GROUP BY f.doc
+  )`;
+
+export function keywordScoresParams(scope: TenantScope, termsJson: string): unknown[] {
+  return [termsJson, scope.tenantId, scope.tenantId, scope.tenantId];
+}
+
+/** Chunks re-indexed per batch, and the most text (prefixed, as JSON) one batch binds. */
+export const REINDEX_BATCH = 200;
+const REINDEX_MAX_CHARS = 500_000;
+
+/** The rows of a re-index batch that still need it (JSON [[id, content, context, tokens]...]). */
+const PENDING = `(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value ->> 2 AS context, j.value ->> 3 AS tokens
+  FROM json_each(?) j JOIN chunks c ON c.id = j.value ->> 0 WHERE c.fts_tokens IS NULL)`;
+
+/**
+ * Re-indexes up to `limit` chunks written before tenant-private terms (tenant by tenant, so each
+ * tenant's queries stop looking up plain terms as soon as its own rows are done): rewrites their
+ * chunks_fts rows with the prefixed terms, records their length and moves them from the tenant's
+ * legacy count to its statistics, all in one batch. Safe to run concurrently or to repeat (rows
+ * already rewritten or deleted meanwhile are skipped). Returns how many chunks it read; fewer than
+ * `limit` means none are left.
+ */
+export async function reindexLegacyChunks(d1: D1Database, limit = REINDEX_BATCH): Promise<number> {
+  const { results } = await d1
+    .prepare("SELECT id, tenant_id, content, context FROM chunks WHERE fts_tokens IS NULL ORDER BY tenant_id, id LIMIT ?")
+    .bind(limit)
+    .all<{ id: number; tenant_id: string; content: string; context: string }>();
+  if (results.length === 0) return 0;
+  const rows: [number, string, string, number][] = [];
+  let chars = 0;
+  for (const chunk of results) {
+    const row = keywordRow(chunk.tenant_id, chunk.content, chunk.context);
+    chars += row.content.length + row.context.length;
+    if (rows.length > 0 && chars > REINDEX_MAX_CHARS) break;
+    rows.push([chunk.id, row.content, row.context, row.tokens]);
+  }
+  const json = JSON.stringify(rows);
+  await d1.batch([
+    d1
+      .prepare(
+        `UPDATE keyword_stats SET chunks = chunks + s.n, tokens = tokens + s.t, legacy_chunks = MAX(0, legacy_chunks - s.n)
+         FROM (SELECT c.tenant_id, COUNT(*) AS n, SUM(p.tokens) AS t FROM ${PENDING} p JOIN chunks c ON c.id = p.id GROUP BY c.tenant_id) AS s
+         WHERE keyword_stats.tenant_id = s.tenant_id`,
+      )
+      .bind(json),
+    d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM ${PENDING})`).bind(json),
+    d1.prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${PENDING}`).bind(json),
+    d1.prepare(`UPDATE chunks SET fts_tokens = p.tokens FROM ${PENDING} AS p WHERE chunks.id = p.id`).bind(json),
+  ]);
+  return rows.length < results.length ? limit : results.length;
+}
+
+/** Runs re-index batches until none are left or `maxBatches` ran; true if chunks may remain. */
+export async function reindexLegacyBatches(d1: D1Database, maxBatches: number): Promise<boolean> {
+  for (let i = 0; i < maxBatches; i++) {
+    if ((await reindexLegacyChunks(d1)) < REINDEX_BATCH) return false;
+  }
+  return true;
+}
+
+/** A re-index job chain that has not run for this long is taken to be lost. */
+export const REINDEX_CHAIN_STALE_MS = 10 * 60_000;
+
+/**
+ * Records that a re-index job chain is alive. With `onlyIfStale`, claims the chain only when none ran
+ * within REINDEX_CHAIN_STALE_MS (returns false if another one is alive), so sweeps do not pile up chains.
+ */
+export async function reindexHeartbeat(d1: D1Database, now: number, onlyIfStale = false): Promise<boolean> {
+  const claimed = await d1
+    .prepare(
+      "INSERT INTO keyword_reindex (id, heartbeat_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at WHERE heartbeat_at <= ? RETURNING id",
+    )
+    .bind(now, onlyIfStale ? now - REINDEX_CHAIN_STALE_MS : now)
+    .first();
+  return claimed !== null;
+}

@@ -1,0 +1,162 @@
+import { projectClause, type TenantScope } from "../../db/scope";
+import { invalidParameter } from "../../errors";
+import { keywordCode, phraseMatch, queryPhrases } from "../shared/fts-text";
+import type { Tier } from "../memory/item-types";
+import { REFCOUNT_SQL, SEGMENT_COLUMNS, snapshotLinkCounts, snapshotLinkMap, toSegment, withoutSnapshotLinks, type Segment, type SegmentRow } from "./segments";
+
+/** Seed 004's metadata filters (context_stash, context_search_stashed, context_retrieve_stashed). */
+export interface SegmentFilter {
+  /** The item's file path, or a path ending in "/" + this (relative paths match absolute ones). */
+  filePath?: string;
+  taskId?: string;
+  /** Any of these tags. A tag `snapshot:<id>` also matches every segment that snapshot captured. */
+  tags?: string[];
+  type?: string;
+  /** Epoch ms, inclusive, on created_at. */
+  createdAfter?: number;
+  createdBefore?: number;
+}
+
+export interface SegmentSelection {
+  /** Projects to look in; undefined = every project of the tenant. */
+  projects?: string[];
+  tiers: readonly Tier[];
+  /** Words that must all occur in the segment's text (see keywordClauses). */
+  query?: string;
+  filter?: SegmentFilter;
+  /** The working-set rule: this task's segments plus segments that belong to no task. */
+  workingSetTask?: string;
+  /** Snapshot records are not context: the working set, stash and retrieve leave them out. */
+  excludeSnapshots?: boolean;
+}
+
+/** The tag prefix that names a task snapshot (context_create_task_snapshot). */
+export const SNAPSHOT_TAG_PREFIX = "snapshot:";
+/** Most query words a keyword match uses (each is one FTS5 lookup). */
+export const MAX_KEYWORD_TERMS = 16;
+
+/**
+ * WHERE clauses (items aliased `i`) for a selection, tenant-scoped. Lists travel as one JSON parameter
+ * each, so a selection never nears D1's 100 bound parameters (at most 2 per keyword term + 12).
+ */
+export function selectionWhere(scope: TenantScope, selection: SegmentSelection): { sql: string; params: unknown[] } {
+  const visible = projectClause(scope, "i.project");
+  const clauses = [`i.tenant_id = ?${visible.sql}`, "i.tier IN (SELECT value FROM json_each(?))"];
+  const params: unknown[] = [scope.tenantId, ...visible.params, JSON.stringify(selection.tiers)];
+  if (selection.projects !== undefined) {
+    clauses.push("i.project IN (SELECT value FROM json_each(?))");
+    params.push(JSON.stringify(selection.projects));
+  }
+  if (selection.excludeSnapshots) clauses.push("i.kind <> 'snapshot'");
+  if (selection.workingSetTask !== undefined) {
+    clauses.push("(i.task_id = ? OR i.task_id IS NULL)");
+    params.push(selection.workingSetTask);
+  }
+  const filter = selection.filter ?? {};
+  if (filter.filePath !== undefined) {
+    clauses.push("(i.file_path = ? OR (length(i.file_path) > length(?) AND substr(i.file_path, -length(?)) = ?))");
+    const suffix = "/" + filter.filePath.replace(/^\/+/, "");
+    params.push(filter.filePath, suffix, suffix, suffix);
+  }
+  if (filter.taskId !== undefined) {
+    clauses.push("i.task_id = ?");
+    params.push(filter.taskId);
+  }
+  if (filter.type !== undefined) {
+    clauses.push("i.type = ?");
+    params.push(filter.type);
+  }
+  if (filter.createdAfter !== undefined) {
+    clauses.push("i.created_at >= ?");
+    params.push(filter.createdAfter);
+  }
+  if (filter.createdBefore !== undefined) {
+    clauses.push("i.created_at <= ?");
+    params.push(filter.createdBefore);
+  }
+  if (filter.tags !== undefined && filter.tags.length > 0) {
+    const tags = JSON.stringify(filter.tags);
+    const snapshotTags = filter.tags.filter((t) => t.startsWith(SNAPSHOT_TAG_PREFIX));
+    const own = "EXISTS (SELECT 1 FROM json_each(i.tags) t WHERE t.value IN (SELECT value FROM json_each(?)))";
+    if (snapshotTags.length === 0) {
+      clauses.push(own);
+      params.push(tags);
+    } else {
+      // A snapshot stands for the segments it captured (its metadata.segment_ids).
+      clauses.push(
+        `(${own} OR i.id IN (SELECT j.value FROM items s, json_each(s.metadata, '$.segment_ids') j
+           WHERE s.tenant_id = ? AND s.kind = 'snapshot' AND EXISTS (SELECT 1 FROM json_each(s.tags) st WHERE st.value IN (SELECT value FROM json_each(?)))))`,
+      );
+      params.push(tags, scope.tenantId, JSON.stringify(snapshotTags));
+    }
+  }
+  if (selection.query !== undefined) {
+    for (const term of keywordTerms(scope.tenantId, selection.query)) {
+      clauses.push("i.id IN (SELECT c.item_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? AND c.tenant_id = ?)");
+      params.push(`content : ${term}`, scope.tenantId);
+    }
+  }
+  return { sql: clauses.join(" AND "), params };
+}
+
+/**
+ * Keyword matching for stash and retrieval: every word of the query must occur in the segment's text
+ * (in any of its chunks; FTS5 with the index's stemming, so "bugs" finds "bug"). AND, not BM25's OR,
+ * because these calls move segments: "old documentation" must not stash everything that says "old".
+ * Stopwords are dropped unless the query has nothing else; a query with no word at all is an error.
+ */
+export function keywordTerms(tenantId: string, query: string): string[] {
+  const phrases = queryPhrases(query);
+  if (phrases === null) throw invalidParameter("query", `Invalid parameter 'query': '${query.slice(0, 80)}' has no searchable words`);
+  // The tenant's private terms; the plain ones find rows indexed before those (none once re-indexed,
+  // and then the lookup finds an empty posting list).
+  const code = keywordCode(tenantId);
+  return phrases.slice(0, MAX_KEYWORD_TERMS).map((phrase) => `(${phraseMatch(phrase, code)} OR ${phraseMatch(phrase, "")})`);
+}
+
+const ORDER = "ORDER BY i.touched_at DESC, i.id";
+
+export interface SelectedSegments {
+  /** Every match. */
+  total: number;
+  totalTokens: number;
+  /** The first `limit` matches, most recently touched first. */
+  segments: Segment[];
+}
+
+/** Counts a selection and reads its first `limit` segments (refcounts only for those): one round trip. */
+export async function selectSegments(scope: TenantScope, selection: SegmentSelection, limit: number): Promise<SelectedSegments> {
+  const where = selectionWhere(scope, selection);
+  const [totals, page, snapshotLinks] = await scope.d1.batch<Record<string, unknown>>([
+    scope.d1.prepare(`SELECT COUNT(*) AS n, COALESCE(SUM(i.tokens), 0) AS tokens FROM items i WHERE ${where.sql}`).bind(...where.params),
+    scope.d1
+      // Materialized first, so refcounts are computed for the page only, not for every match.
+      .prepare(`WITH page AS MATERIALIZED (SELECT * FROM items i WHERE ${where.sql} ${ORDER} LIMIT ?) SELECT ${SEGMENT_COLUMNS}, ${REFCOUNT_SQL} AS refcount FROM page i ${ORDER}`)
+      .bind(...where.params, limit),
+    snapshotLinkCounts(scope, selection.projects),
+  ]);
+  const count = totals!.results[0] as { n: number; tokens: number };
+  const fromSnapshots = snapshotLinkMap(snapshotLinks!.results);
+  return {
+    total: count.n,
+    totalTokens: count.tokens,
+    segments: (page!.results as SegmentRow[]).map((row) => toSegment({ ...row, refcount: withoutSnapshotLinks(row.refcount, row.id, fromSnapshots) })),
+  };
+}
+
+export interface SegmentBrief {
+  id: string;
+  project: string;
+  tokens: number;
+  pinned: boolean;
+}
+
+/** Every match of a selection, without text (what a bulk stash or restore needs). */
+export async function selectSegmentBriefs(scope: TenantScope, selection: SegmentSelection): Promise<SegmentBrief[]> {
+  const where = selectionWhere(scope, selection);
+  const { results } = await scope.d1
+    .prepare(`SELECT i.id, i.project, i.tokens, i.pinned FROM items i WHERE ${where.sql} ${ORDER}`)
+    .bind(...where.params)
+    .all<{ id: string; project: string; tokens: number; pinned: number }>();
+  return results.map((r) => ({ id: r.id, project: r.project, tokens: r.tokens, pinned: r.pinned === 1 }));
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+// `npm run bench [-- suite ...]`: starts the worker with `wrangler dev` (offline, fresh state) and runs
+// the suites through its public tools, printing figures. Not a timed test: nothing here passes or fails.
+import { runContext } from "./context.mjs";
+import { runGc } from "./gc.mjs";
+import { runGraph } from "./graph.mjs";
+import { runLocomo } from "./locomo.mjs";
+import { runMsmarco } from "./msmarco.mjs";
+import { runScale } from "./scale.mjs";
+import { runTokenizer } from "./tokenizer.mjs";
+import { newTenant, startWorker } from "./worker.mjs";
+
+const SUITES = { locomo: runLocomo, msmarco: runMsmarco, scale: runScale, context: runContext, graph: runGraph, gc: runGc, tokenizer: runTokenizer };
+const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(SUITES);
+for (const name of chosen) if (!SUITES[name]) throw new Error(`unknown suite '${name}' (have: ${Object.keys(SUITES).join(", ")})`);
+
+let worker = await startWorker();
+/** A fresh worker (new isolate, empty state) for suites that measure cold starts. */
+const restart = async () => {
+  await worker.stop();
+  worker = await startWorker();
+};
+try {
+  for (const name of chosen) {
+    const started = performance.now();
+    const lines = await SUITES[name](newTenant, { restart });
+    console.log(`\n${lines.join("\n")}\n  (${name}: ${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  }
+} finally {
+  await worker.stop();
+}

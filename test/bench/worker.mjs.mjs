@@ -1,0 +1,132 @@
+// Starts the real worker with `wrangler dev` on a fresh local state, offline, and talks to it over HTTP.
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+
+// BENCH_PORT lets two benches run side by side; each port has its own local state.
+const PORT = Number(process.env.BENCH_PORT ?? 8799);
+const DIR = `.bench/${PORT}`;
+const STATE = `${DIR}/state`;
+const VARS = `${DIR}/bench.vars`;
+const WRANGLER = "node_modules/wrangler/bin/wrangler.js";
+export const BASE = `http://127.0.0.1:${PORT}`;
+export const ADMIN_TOKEN = "bench-admin-token";
+
+export async function startWorker() {
+  rmSync(DIR, { recursive: true, force: true });
+  mkdirSync(DIR, { recursive: true });
+  // HYBRID_VECTOR_WEIGHT from the caller's environment lets one compare fusion weights.
+  const weight = process.env.HYBRID_VECTOR_WEIGHT ? `HYBRID_VECTOR_WEIGHT=${process.env.HYBRID_VECTOR_WEIGHT}\n` : "";
+  writeFileSync(VARS, `ADMIN_TOKEN=${ADMIN_TOKEN}\nEMBEDDER=local\nVECTOR_INDEX=local\nEMBEDDING_DIMENSIONS=256\n${weight}`);
+  const migrate = spawnSync(process.execPath, [WRANGLER, "d1", "migrations", "apply", "DB", "--local", "--persist-to", STATE], {
+    stdio: ["ignore", "ignore", "inherit"],
+    env: { ...process.env, CI: "true" },
+  });
+  if (migrate.status !== 0) throw new Error("migrations failed");
+  const child = spawn(
+    process.execPath,
+    [WRANGLER, "dev", "--local", "--port", String(PORT), "--persist-to", STATE, "--env-file", VARS, "--log-level", "error", "--show-interactive-dev-session=false"],
+    { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, CI: "true" } },
+  );
+  for (let i = 0; i < 120; i++) {
+    try {
+      if ((await fetch(`${BASE}/health`)).ok) return { stop: () => stopChild(child) };
+    } catch {}
+    await sleep(500);
+  }
+  child.kill("SIGTERM");
+  throw new Error("worker did not start");
+}
+
+/** Resolves once wrangler has exited and the port no longer answers, so a restart can bind it. */
+async function stopChild(child) {
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+  }
+  for (let i = 0; i < 40; i++) {
+    try {
+      await fetch(`${BASE}/health`);
+    } catch {
+      return;
+    }
+    await sleep(250);
+  }
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** The operator admin API (ADMIN_TOKEN), for tenants and keys. */
+export async function admin(method, path, body) {
+  const response = await fetch(`${BASE}/admin${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`admin ${method} ${path}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+/**
+ * A tenant as a client sees it. Keys rotate before the per-key rate limit (600/min) would bite, so
+ * the figures measure the server, not the limiter.
+ */
+export async function newTenant(name) {
+  const tenant = await admin("POST", "/tenants", { name });
+  let key = null;
+  let used = 0;
+  /** The limit counts tool calls: a batch of 50 spends 50. */
+  const currentKey = async (calls = 1) => {
+    if (!key || used + calls > 500) {
+      key = (await admin("POST", `/tenants/${tenant.tenant_id}/keys`, { name: "bench", scopes: ["write"] })).api_key;
+      used = 0;
+    }
+    used += calls;
+    return key;
+  };
+  /** One tools/call; returns the tool result and the client-observed latency in ms. */
+  const call = async (name, args) => {
+    const started = performance.now();
+    const body = await post(await currentKey(), { jsonrpc: "2.0", method: "tools/call", params: { name, arguments: args }, id: 1 });
+    const ms = performance.now() - started;
+    if (body.error) throw new Error(`${name}: ${JSON.stringify(body.error)}`);
+    return { result: body.result, ms };
+  };
+  /** Many tools/calls in JSON-RPC batches of ≤ 50. */
+  const callMany = async (calls) => {
+    const results = [];
+    for (let i = 0; i < calls.length; i += 50) {
+      const slice = calls.slice(i, i + 50);
+      const body = await post(
+        await currentKey(slice.length),
+        slice.map(([name, args], j) => ({ jsonrpc: "2.0", method: "tools/call", params: { name, arguments: args }, id: i + j })),
+      );
+      for (const answer of body.sort((a, b) => a.id - b.id)) {
+        if (answer.error) throw new Error(JSON.stringify(answer.error));
+        results.push(answer.result);
+      }
+    }
+    return results;
+  };
+  const stats = () => admin("GET", `/tenants/${tenant.tenant_id}/stats`);
+  /** Waits until the queue consumer has embedded everything; returns the seconds it took. */
+  const drainEmbeddings = async () => {
+    const started = performance.now();
+    for (;;) {
+      const s = await stats();
+      if (s.pending_embeddings === 0) return (performance.now() - started) / 1000;
+      await sleep(250);
+    }
+  };
+  return { id: tenant.tenant_id, call, callMany, stats, drainEmbeddings };
+}
+
+async function post(key, body) {
+  const response = await fetch(`${BASE}/jsonrpc`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (response.status === 429) throw new Error("rate limited");
+  return response.json();
+}
