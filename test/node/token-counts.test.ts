@@ -77,7 +77,11 @@ const CORPUS: Record<string, string> = {
   random: randomText(1, 60_000),
   randomSecond: randomText(2, 20_000),
   readme: readFileSync("README.md", "utf8"),
-  sources: readdirSync("src/core").map((name) => readFileSync(`src/core/${name}`, "utf8")).join("\n"),
+  sources: readdirSync("src/core", { recursive: true, encoding: "utf8" })
+    .filter((name) => name.endsWith(".ts"))
+    .sort()
+    .map((name) => readFileSync(`src/core/${name}`, "utf8"))
+    .join("\n"),
 };
 
 describe.each(TOKEN_ENCODINGS)("%s counts exactly as js-tiktoken", { timeout: 60_000 }, (encoding) => {
