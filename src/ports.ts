@@ -32,7 +32,7 @@ export interface VectorMatch {
 export interface VectorIndex {
   readonly name: string;
   upsert(tenantId: string, records: VectorRecord[]): Promise<void>;
-  query(tenantId: string, vector: Float32Array, options: { topK: number; projects?: string[] }): Promise<VectorMatch[]>;
+  query(tenantId: string, vector: Float32Array, options: { topK: number; projects?: readonly string[] }): Promise<VectorMatch[]>;
   /** Stored vectors by chunk id (missing ids are absent from the map). */
   getVectors(tenantId: string, chunkIds: number[]): Promise<Map<number, Float32Array>>;
   delete(tenantId: string, chunkIds: number[]): Promise<void>;

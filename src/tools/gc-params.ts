@@ -107,7 +107,10 @@ export function parseFilters(value: ObjectArg): ParsedFilters {
   if (f.file_path != null) applied.file_path = filter.filePath = f.file_path;
   if (f.task_id != null) applied.task_id = filter.taskId = f.task_id;
   if (f.tags != null && f.tags.length > 0) applied.tags = filter.tags = f.tags;
-  if (f.type != null) applied.type = filter.type = f.type;
+  if (f.type != null) {
+    applied.type = f.type;
+    filter.types = [f.type];
+  }
   if (f.created_after != null) {
     filter.createdAfter = parseTimestamp(f.created_after, "filters.created_after");
     applied.created_after = iso(filter.createdAfter!);

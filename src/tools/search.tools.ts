@@ -3,10 +3,9 @@ import { ITEM_KINDS, ITEM_TYPES } from "../core/memory/item-types";
 import { readItemContents } from "../core/memory/items";
 import { searchChunks, type SearchHit } from "../core/memory/search";
 import { invalidParameter } from "../errors";
-import { defineTool } from "./registry";
+import { ANNOTATIONS, defineTool } from "./registry";
 import { iso, parseTimestamp, projectName, readableProjects, tagsParam, timestampParam, conversationIdParam } from "./params";
 
-const readAnnotations = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
 const queryParam = z.string().max(2000).refine((q) => q.trim().length > 0, "must not be empty");
 
 export const search = defineTool({
@@ -51,7 +50,7 @@ export const search = defineTool({
     total: z.number().int(),
     query: z.string(),
   }),
-  annotations: readAnnotations,
+  annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     const hits = await searchChunks(
       ctx.scope,
@@ -64,8 +63,8 @@ export const search = defineTool({
         types: input.types,
         kinds: input.kinds,
         tags: input.tags,
-        after: parseTimestamp(input.after, "after"),
-        before: parseTimestamp(input.before, "before"),
+        createdAfter: parseTimestamp(input.after, "after"),
+        createdBefore: parseTimestamp(input.before, "before"),
         tiers: input.include_stashed ? ["active", "stashed"] : ["active"],
       },
       input.limit,
@@ -116,7 +115,7 @@ export const retrieveByType = defineTool({
     total_results: z.number().int(),
     query_type: z.string(),
   }),
-  annotations: readAnnotations,
+  annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     if (!(ITEM_TYPES as readonly string[]).includes(input.doc_type)) {
       throw invalidParameter("doc_type", `Invalid parameter 'doc_type': '${input.doc_type}' is not a known type; use one of ${ITEM_TYPES.join(", ")}`);
@@ -146,7 +145,7 @@ export const getSimilarContexts = defineTool({
     limit: z.number().int().min(1).max(50).default(5),
   }),
   output: z.array(z.object({ contextId: z.string(), similarity: z.number() })),
-  annotations: readAnnotations,
+  annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     const hits = await searchChunks(ctx.scope, ctx.services, input.query, { projects: readableProjects(ctx, undefined), kinds: ["message"] }, 100);
     return bestPerKey(

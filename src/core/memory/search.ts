@@ -1,23 +1,11 @@
 import { dot } from "../shared/vector-math";
-import { IN_JSON, projectClause, type TenantScope } from "../../db/scope";
+import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
+import { itemFilterSql, type ItemFilter } from "./item-filters";
 import { KEYWORD_SCORES_SQL, keywordQueryTerms, keywordScoresParams } from "./keyword-index";
-import type { Tier } from "./item-types";
 
-export interface SearchFilters {
-  /** Projects to search; undefined = every project the caller may touch. */
-  projects?: string[];
-  kinds?: string[];
-  types?: string[];
-  /** Items carrying any of these tags. */
-  tags?: string[];
-  tiers?: Tier[];
-  conversationId?: string;
-  roles?: string[];
-  /** Epoch ms, inclusive. */
-  after?: number;
-  before?: number;
-}
+/** Search filters: the shared item vocabulary; tiers default to the active working set. */
+export type SearchFilters = ItemFilter;
 
 export interface SearchHit {
   chunkId: number;
@@ -196,41 +184,9 @@ async function fillMissingSimilarities(
   }
 }
 
-/**
- * The filters as SQL over items aliased `i`, always within the scope's projects. Every list is bound
- * as one JSON parameter, so a statement's parameter count stays constant whatever the lists hold.
- */
+/** The filters as SQL; searches look at active items unless told otherwise. */
 function filterSql(scope: TenantScope, filters: SearchFilters): { sql: string; params: unknown[] } {
-  const visible = projectClause(scope, "i.project");
-  const clauses: string[] = [];
-  const params: unknown[] = [...visible.params];
-  const inList = (column: string, values: readonly unknown[] | undefined) => {
-    if (!values || values.length === 0) return;
-    clauses.push(`${column} ${IN_JSON}`);
-    params.push(JSON.stringify(values));
-  };
-  inList("i.project", filters.projects);
-  inList("i.kind", filters.kinds);
-  inList("i.type", filters.types);
-  inList("i.role", filters.roles);
-  inList("i.tier", filters.tiers ?? ["active"]);
-  if (filters.conversationId !== undefined) {
-    clauses.push("i.conversation_id = ?");
-    params.push(filters.conversationId);
-  }
-  if (filters.after !== undefined) {
-    clauses.push("i.created_at >= ?");
-    params.push(filters.after);
-  }
-  if (filters.before !== undefined) {
-    clauses.push("i.created_at <= ?");
-    params.push(filters.before);
-  }
-  if (filters.tags && filters.tags.length > 0) {
-    clauses.push(`EXISTS (SELECT 1 FROM json_each(i.tags) WHERE json_each.value ${IN_JSON})`);
-    params.push(JSON.stringify(filters.tags));
-  }
-  return { sql: visible.sql + clauses.map((c) => ` AND ${c}`).join(""), params };
+  return itemFilterSql(scope, { ...filters, tiers: filters.tiers ?? ["active"] });
 }
 
 function toHit(row: Row, score: number, similarity: number | null, keywordRank: number | null, vectorRank: number | null): SearchHit {

@@ -1,21 +1,12 @@
-import { projectClause, type TenantScope } from "../../db/scope";
+import type { TenantScope } from "../../db/scope";
 import { invalidParameter } from "../../errors";
 import { keywordCode, phraseMatch, queryPhrases } from "../shared/fts-text";
+import { itemFilterSql, type ItemFilter } from "../memory/item-filters";
 import type { Tier } from "../memory/item-types";
 import { REFCOUNT_SQL, SEGMENT_COLUMNS, snapshotLinkCounts, snapshotLinkMap, toSegment, withoutSnapshotLinks, type Segment, type SegmentRow } from "./segments";
 
 /** Seed 004's metadata filters (context_stash, context_search_stashed, context_retrieve_stashed). */
-export interface SegmentFilter {
-  /** The item's file path, or a path ending in "/" + this (relative paths match absolute ones). */
-  filePath?: string;
-  taskId?: string;
-  /** Any of these tags. A tag `snapshot:<id>` also matches every segment that snapshot captured. */
-  tags?: string[];
-  type?: string;
-  /** Epoch ms, inclusive, on created_at. */
-  createdAfter?: number;
-  createdBefore?: number;
-}
+export type SegmentFilter = Pick<ItemFilter, "filePath" | "taskId" | "tags" | "types" | "createdAfter" | "createdBefore">;
 
 export interface SegmentSelection {
   /** Projects to look in; undefined = every project of the tenant. */
@@ -30,8 +21,6 @@ export interface SegmentSelection {
   excludeSnapshots?: boolean;
 }
 
-/** The tag prefix that names a task snapshot (context_create_task_snapshot). */
-export const SNAPSHOT_TAG_PREFIX = "snapshot:";
 /** Most query words a keyword match uses (each is one FTS5 lookup). */
 export const MAX_KEYWORD_TERMS = 16;
 
@@ -40,55 +29,13 @@ export const MAX_KEYWORD_TERMS = 16;
  * each, so a selection never nears D1's 100 bound parameters (at most 2 per keyword term + 12).
  */
 export function selectionWhere(scope: TenantScope, selection: SegmentSelection): { sql: string; params: unknown[] } {
-  const visible = projectClause(scope, "i.project");
-  const clauses = [`i.tenant_id = ?${visible.sql}`, "i.tier IN (SELECT value FROM json_each(?))"];
-  const params: unknown[] = [scope.tenantId, ...visible.params, JSON.stringify(selection.tiers)];
-  if (selection.projects !== undefined) {
-    clauses.push("i.project IN (SELECT value FROM json_each(?))");
-    params.push(JSON.stringify(selection.projects));
-  }
+  const filter = itemFilterSql(scope, { ...selection.filter, projects: selection.projects, tiers: selection.tiers }, { snapshotTags: true });
+  const clauses = [`i.tenant_id = ?${filter.sql}`];
+  const params: unknown[] = [scope.tenantId, ...filter.params];
   if (selection.excludeSnapshots) clauses.push("i.kind <> 'snapshot'");
   if (selection.workingSetTask !== undefined) {
     clauses.push("(i.task_id = ? OR i.task_id IS NULL)");
     params.push(selection.workingSetTask);
-  }
-  const filter = selection.filter ?? {};
-  if (filter.filePath !== undefined) {
-    clauses.push("(i.file_path = ? OR (length(i.file_path) > length(?) AND substr(i.file_path, -length(?)) = ?))");
-    const suffix = "/" + filter.filePath.replace(/^\/+/, "");
-    params.push(filter.filePath, suffix, suffix, suffix);
-  }
-  if (filter.taskId !== undefined) {
-    clauses.push("i.task_id = ?");
-    params.push(filter.taskId);
-  }
-  if (filter.type !== undefined) {
-    clauses.push("i.type = ?");
-    params.push(filter.type);
-  }
-  if (filter.createdAfter !== undefined) {
-    clauses.push("i.created_at >= ?");
-    params.push(filter.createdAfter);
-  }
-  if (filter.createdBefore !== undefined) {
-    clauses.push("i.created_at <= ?");
-    params.push(filter.createdBefore);
-  }
-  if (filter.tags !== undefined && filter.tags.length > 0) {
-    const tags = JSON.stringify(filter.tags);
-    const snapshotTags = filter.tags.filter((t) => t.startsWith(SNAPSHOT_TAG_PREFIX));
-    const own = "EXISTS (SELECT 1 FROM json_each(i.tags) t WHERE t.value IN (SELECT value FROM json_each(?)))";
-    if (snapshotTags.length === 0) {
-      clauses.push(own);
-      params.push(tags);
-    } else {
-      // A snapshot stands for the segments it captured (its metadata.segment_ids).
-      clauses.push(
-        `(${own} OR i.id IN (SELECT j.value FROM items s, json_each(s.metadata, '$.segment_ids') j
-           WHERE s.tenant_id = ? AND s.kind = 'snapshot' AND EXISTS (SELECT 1 FROM json_each(s.tags) st WHERE st.value IN (SELECT value FROM json_each(?)))))`,
-      );
-      params.push(tags, scope.tenantId, JSON.stringify(snapshotTags));
-    }
   }
   if (selection.query !== undefined) {
     for (const term of keywordTerms(scope.tenantId, selection.query)) {

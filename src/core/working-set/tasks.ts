@@ -3,7 +3,8 @@ import type { TenantScope } from "../../db/scope";
 import { invalidParameter } from "../../errors";
 import type { Services } from "../../ports";
 import { writeItems } from "../memory/items";
-import { selectionWhere, selectSegments, SNAPSHOT_TAG_PREFIX, type SelectedSegments } from "./segment-filters";
+import { SNAPSHOT_TAG_PREFIX } from "../memory/item-filters";
+import { selectionWhere, selectSegments, type SelectedSegments } from "./segment-filters";
 import { workingSetSelection } from "./working-set";
 
 /** Sets (or with null clears) a project's current task; returns the task that was current before. */
