@@ -7,9 +7,8 @@ import { cacheStats, clearCache } from "../core/context/semantic-cache";
 import { notFound } from "../errors";
 import { strictInput } from "../validation";
 import { iso, projectName, readableProjects } from "./params";
-import { defineTool } from "./registry";
+import { ANNOTATIONS, defineTool } from "./registry";
 
-const readAnnotations = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
 
 export const buildContext = defineTool({
   name: "build_context",
@@ -32,7 +31,7 @@ export const buildContext = defineTool({
     documents_truncated: z.number().int(),
     documents_omitted: z.number().int(),
   }),
-  annotations: readAnnotations,
+  annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     const window = buildContextWindow(input.documents, input.max_tokens, await ctx.services.tokens());
     return {
@@ -86,7 +85,7 @@ export const memoryContextBuild = defineTool({
     cache_hit: z.boolean(),
     truncated: z.boolean(),
   }),
-  annotations: readAnnotations,
+  annotations: ANNOTATIONS.read,
   handler: async (input, ctx) =>
     buildMemoryContext(ctx.scope, ctx.services, {
       query: input.query,
@@ -112,7 +111,7 @@ export const memoryCacheClear = defineTool({
     "wildcards; without one, a substring match). Writes already invalidate affected entries; use this to force fresh results.",
   input: z.object({ pattern: z.string().min(1).max(200).nullable().default(null) }),
   output: z.object({ cleared: z.boolean(), entries_removed: z.number().int() }),
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => ({ cleared: true, entries_removed: await clearCache(ctx.scope, input.pattern) }),
 });
 
@@ -134,7 +133,7 @@ export const memoryCacheStats = defineTool({
     ttl_seconds: z.number().int(),
     memory_usage_bytes: z.number().int(),
   }),
-  annotations: readAnnotations,
+  annotations: ANNOTATIONS.read,
   handler: async (_input, ctx) => {
     const stats = await cacheStats(ctx.scope);
     const lookups = stats.hitCount + stats.missCount;
@@ -168,7 +167,7 @@ export const getContext = defineTool({
     count: z.number().int().min(1).max(10).default(3),
   }),
   output: z.object({ anchor: chunkView, before: z.array(chunkView), after: z.array(chunkView), session_id: z.string(), project: z.string() }),
-  annotations: readAnnotations,
+  annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     const around = await readAroundChunk(ctx.scope, input.chunk_id, input.direction === "after" ? 0 : input.count, input.direction === "before" ? 0 : input.count);
     if (!around) throw notFound("Chunk not found", { parameter: "chunk_id", chunk_id: input.chunk_id });

@@ -6,10 +6,8 @@ import { writeItems } from "../core/memory/items";
 import { contextMetrics } from "../core/conversations/metrics";
 import { contextText, mermaidDiagram } from "../core/conversations/visualize";
 import { contentParam, conversationIdParam, iso, metadataParam, parseTimestamp, projectName, readableProjects, requireProjectAccess, tagsParam, timestampParam } from "./params";
-import { defineTool } from "./registry";
+import { ANNOTATIONS, defineTool } from "./registry";
 
-const writeAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
-const readAnnotations = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
 
 export const logChat = defineTool({
   name: "log_chat",
@@ -35,7 +33,7 @@ export const logChat = defineTool({
     tokens: z.number().int(),
     timestamp: z.string(),
   }),
-  annotations: writeAnnotations,
+  annotations: ANNOTATIONS.append,
   handler: async (input, ctx) => {
     const [written] = await writeItems(ctx.scope, ctx.services, [
       {
@@ -75,7 +73,7 @@ export const addMessage = defineTool({
     tags: tagsParam.default([]),
   }),
   output: z.object({ success: z.literal(true), messageId: z.string() }),
-  annotations: writeAnnotations,
+  annotations: ANNOTATIONS.append,
   handler: async (input, ctx) => {
     // A message joins its conversation's project (seed 003 names none); a new conversation starts in "default".
     const project = (await getConversation(ctx.scope, input.contextId))?.project ?? "default";
@@ -139,7 +137,7 @@ export const retrieveContext = defineTool({
   description: "Retrieve all messages and the latest summary for a given context ID, oldest message first.",
   input: z.object({ contextId: conversationIdParam }),
   output: z.object({ success: z.literal(true), contextId: z.string(), messages: z.array(messageShape), hasSummary: z.boolean(), summary: summaryShape.nullable() }),
-  annotations: readAnnotations,
+  annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     const whole = await readConversationWhole(ctx.scope, input.contextId);
     if (!whole) throw conversationNotFound(input.contextId);
@@ -164,7 +162,7 @@ export const summarizeContext = defineTool({
     "key insights and an importance score (0..1). Contexts are also summarized automatically every 5 new messages.",
   input: z.object({ contextId: conversationIdParam }),
   output: summaryShape,
-  annotations: writeAnnotations,
+  annotations: ANNOTATIONS.append,
   handler: async (input, ctx) => {
     await requireConversation(ctx.scope, input.contextId);
     return summaryView((await summarizeConversation(ctx.scope, ctx.services, input.contextId))!);
@@ -196,7 +194,7 @@ export const visualizeContext = defineTool({
     diagram: z.string().optional(),
     sessions: z.array(z.string()).optional(),
   }),
-  annotations: readAnnotations,
+  annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     if (input.contextId === undefined) {
       return { success: true as const, sessions: await listConversations(ctx.scope, readableProjects(ctx, undefined)), format: input.format };
@@ -239,6 +237,6 @@ export const getContextMetrics = defineTool({
     }),
     period: z.string(),
   }),
-  annotations: readAnnotations,
+  annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => ({ success: true as const, metrics: await contextMetrics(ctx.scope, input.period), period: input.period }),
 });

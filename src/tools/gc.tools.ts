@@ -2,31 +2,23 @@ import { z } from "zod";
 import { analyzeUsage, DEFAULT_TOKEN_LIMIT, ingestDescriptors, type ContextDescriptors, type IngestedContext } from "../core/context/context-usage";
 import { analyzeGarbage, GC_POLICY, planPruning, pruneSegments, setPinned } from "../core/working-set/gc";
 import { listProjects } from "../core/memory/projects";
-import { retrieveStashed, searchStashed, stashMatching } from "../core/working-set/stash";
 import { readWorkingSet, resolveTask } from "../core/working-set/working-set";
 import { invalidParameter } from "../errors";
-import { descriptorsParam, filtersParam, parseDescriptors, parseFilters, taskIdParam } from "./gc-params";
+import { descriptorsParam, parseDescriptors, taskIdParam } from "./gc-params";
 import { candidateSchema, candidateView, segmentErrorSchema, segmentSchema, segmentView } from "./gc-views";
-import { iso, projectName, readableProjects } from "./params";
-import { defineTool, type AnyTool, type ToolContext } from "./registry";
+import { iso, projectName } from "./params";
+import { ANNOTATIONS, defineTool, type AnyTool, type ToolContext } from "./registry";
+import { STASH_TOOLS } from "./stash.tools";
 import { TASK_TOOLS } from "./task.tools";
 
 // Seed 004 (Out of Context): an agent's context as a managed heap. Segments are the items every other
 // tool stores, so anything can be measured, pinned, stashed, retrieved and snapshotted here.
-
-const readOnly = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
-const writes = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
 /** Most candidates one context_gc_analyze lists (total_candidates and estimated_tokens_freed count all). */
 const MAX_LISTED_CANDIDATES = 100;
 const MAX_SEGMENT_IDS = 1000;
 
 const segmentIdsParam = z.array(z.string().min(1).max(200)).min(1).max(MAX_SEGMENT_IDS);
-const queryParam = z.string().max(2000).optional();
-
-function cleanQuery(query: string | undefined): string | undefined {
-  return query !== undefined && query.trim().length > 0 ? query : undefined;
-}
 
 /** Descriptors ingested into the project under the call's task (task_id, else task_info, else the current task). */
 async function ingestForCall(
@@ -86,7 +78,7 @@ const contextAnalyzeUsage = defineTool({
     task_id: z.string().nullable(),
     segments_ingested: z.number().int(),
   }),
-  annotations: { ...writes, idempotentHint: false },
+  annotations: ANNOTATIONS.append,
   handler: async (input, ctx) => {
     const { descriptors, taskId, ingested } = await ingestForCall(ctx, input.project_id, input.task_id, input.context_descriptors);
     const tokenLimit = input.token_limit ?? descriptors?.tokenUsage?.limit ?? ctx.services.config.contextTokenLimit;
@@ -150,7 +142,7 @@ const contextGetWorkingSet = defineTool({
     segment_count: z.number().int(),
     truncated: z.boolean(),
   }),
-  annotations: readOnly,
+  annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     const taskId = await resolveTask(ctx.scope, input.project_id, input.task_id);
     const set = await readWorkingSet(ctx.scope, input.project_id, taskId, input.limit);
@@ -200,7 +192,7 @@ const contextGcAnalyze = defineTool({
     analyzed_segments: z.number().int(),
     task_id: z.string().nullable(),
   }),
-  annotations: { ...writes, idempotentHint: false },
+  annotations: ANNOTATIONS.append,
   handler: async (input, ctx) => {
     const { taskId, ingested } = await ingestForCall(ctx, input.project_id, input.task_id, input.context_descriptors);
     const analysis = await analyzeGarbage(ctx.scope, { project: input.project_id, taskId, rootIds: ingested.rootIds, rootFiles: ingested.rootFiles, advanceGenerations: true });
@@ -242,7 +234,7 @@ const contextGcPrune = defineTool({
     confirm: z.boolean().default(false).describe("Must be true for action delete."),
   }),
   output: z.object({ pruned_segments: z.array(z.string()), tokens_freed: z.number().int(), action: z.enum(["stashed", "deleted"]), errors: z.array(segmentErrorSchema) }),
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  annotations: ANNOTATIONS.destroy,
   handler: async (input, ctx) => {
     if (input.action === "delete" && !input.confirm) {
       throw invalidParameter("confirm", "Delete action requires confirm=true: deleting removes the segments for good (use action \"stash\" to keep them retrievable)");
@@ -263,7 +255,7 @@ const contextGcPin = defineTool({
     "leave them in place. Unknown ids come back in errors (SEGMENT_NOT_FOUND). Pinning twice is harmless.",
   input: pinInput,
   output: z.object({ pinned_segments: z.array(z.string()), errors: z.array(segmentErrorSchema) }),
-  annotations: writes,
+  annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
     const outcome = await setPinned(ctx.scope, input.project_id, input.segment_ids, true);
     return { pinned_segments: outcome.segmentIds, errors: outcome.errors };
@@ -277,7 +269,7 @@ const contextGcUnpin = defineTool({
   description: "Unpin segments to allow pruning. They can become pruning candidates again. Unknown ids come back in errors (SEGMENT_NOT_FOUND).",
   input: pinInput,
   output: z.object({ unpinned_segments: z.array(z.string()), errors: z.array(segmentErrorSchema) }),
-  annotations: writes,
+  annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
     const outcome = await setPinned(ctx.scope, input.project_id, input.segment_ids, false);
     return { unpinned_segments: outcome.segmentIds, errors: outcome.errors };
@@ -286,86 +278,6 @@ const contextGcUnpin = defineTool({
 
 // ---------------------------------------------------------------------------------------------------
 // Stashing
-
-const KEYWORD_NOTE = "query matches segments containing every one of its words (stemmed: \"bugs\" finds \"bug\").";
-
-const contextStash = defineTool({
-  name: "context_stash",
-  category: "gc",
-  title: "Stash segments",
-  description:
-    "PUT CONTEXT: Move segments from active context to stashed storage by filtering. This is the primary tool for freeing up active " +
-    `context space: every active segment of the project matching query and filters is stashed (nothing is deleted). ${KEYWORD_NOTE} ` +
-    "Give query or filters (or both). Pinned segments stay and are listed in errors. A tag \"snapshot:<id>\" selects the segments that snapshot captured.",
-  input: z.object({
-    project_id: projectName.default("default").describe("Default 'default'; name the project when you can."),
-    query: queryParam,
-    filters: filtersParam,
-  }),
-  output: z.object({ stashed_segments: z.array(z.string()), tokens_stashed: z.number().int(), segments_matched: z.number().int(), errors: z.array(segmentErrorSchema) }),
-  annotations: { ...writes, idempotentHint: true },
-  handler: async (input, ctx) => {
-    const { filter, applied } = parseFilters(input.filters);
-    const query = cleanQuery(input.query);
-    if (query === undefined && Object.keys(applied).length === 0) {
-      throw invalidParameter("query", "Give a query or filters to choose what to stash (to stash everything, use filters {\"created_before\": <now>})");
-    }
-    const outcome = await stashMatching(ctx.scope, input.project_id, query, filter);
-    return { stashed_segments: outcome.stashedSegments, tokens_stashed: outcome.tokensStashed, segments_matched: outcome.segmentsMatched, errors: outcome.errors };
-  },
-});
-
-const contextSearchStashed = defineTool({
-  name: "context_search_stashed",
-  category: "gc",
-  title: "Search the stash",
-  description:
-    "SEARCH STASHED: Search stashed segments by keyword and metadata filters (read-only). Use it to discover what is in stashed storage " +
-    `before retrieving; task snapshots are stashed records of type "snapshot" and are found here too. ${KEYWORD_NOTE} Without project_id ` +
-    "every project this key may read is searched. total_matches counts all matches; segments lists the first `limit`, most recently touched first.",
-  input: z.object({
-    project_id: projectName.optional().describe("Omit to search all projects."),
-    query: queryParam,
-    filters: filtersParam,
-    limit: z.number().int().min(1).max(500).default(50),
-  }),
-  output: z.object({ segments: z.array(segmentSchema), total_matches: z.number().int(), query: z.string().nullable(), filters_applied: z.record(z.string(), z.unknown()) }),
-  annotations: readOnly,
-  handler: async (input, ctx) => {
-    const { filter, applied } = parseFilters(input.filters);
-    const query = cleanQuery(input.query);
-    const found = await searchStashed(ctx.scope, readableProjects(ctx, input.project_id), query, filter, input.limit);
-    return { segments: found.segments.map(segmentView), total_matches: found.total, query: query ?? null, filters_applied: applied };
-  },
-});
-
-const contextRetrieveStashed = defineTool({
-  name: "context_retrieve_stashed",
-  category: "gc",
-  title: "Retrieve stashed segments",
-  description:
-    "FETCH CONTEXT: Retrieve stashed segments by searching with query and filters. This is the primary tool for accessing previously " +
-    `stashed context. ${KEYWORD_NOTE} With move_to_active: true every match (not only the listed ones) returns to the working set. ` +
-    'To restore a task snapshot in one call: filters {"tags": ["snapshot:<snapshot_id>"]} with move_to_active: true.',
-  input: z.object({
-    project_id: projectName.default("default").describe("Default 'default'."),
-    query: queryParam,
-    filters: filtersParam,
-    move_to_active: z.boolean().default(false),
-    limit: z.number().int().min(1).max(500).default(50).describe("Most segments listed in retrieved_segments (segments_found counts all)."),
-  }),
-  output: z.object({ retrieved_segments: z.array(segmentSchema), moved_to_active: z.array(z.string()).optional(), segments_found: z.number().int() }),
-  annotations: { ...writes, idempotentHint: true },
-  handler: async (input, ctx) => {
-    const { filter } = parseFilters(input.filters);
-    const outcome = await retrieveStashed(ctx.scope, input.project_id, cleanQuery(input.query), filter, input.limit, input.move_to_active);
-    return {
-      retrieved_segments: outcome.segments.map(segmentView),
-      ...(outcome.movedToActive !== null ? { moved_to_active: outcome.movedToActive } : {}),
-      segments_found: outcome.segmentsFound,
-    };
-  },
-});
 
 const contextListProjects = defineTool({
   name: "context_list_projects",
@@ -376,7 +288,7 @@ const contextListProjects = defineTool({
     "know the project_id or want to search across projects.",
   input: z.object({}),
   output: z.object({ projects: z.array(z.string()) }),
-  annotations: readOnly,
+  annotations: ANNOTATIONS.read,
   handler: async (_input, ctx) => ({ projects: await listProjects(ctx.scope, ctx.caller.projects) }),
 });
 
@@ -388,9 +300,7 @@ export const GC_TOOLS: AnyTool[] = [
   contextGcPrune,
   contextGcPin,
   contextGcUnpin,
-  contextStash,
-  contextSearchStashed,
-  contextRetrieveStashed,
+  ...STASH_TOOLS,
   contextListProjects,
   ...TASK_TOOLS,
 ];

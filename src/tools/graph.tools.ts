@@ -4,7 +4,7 @@ import { CONTEXT_RELATIONSHIPS, conversationEdges, linkConversations, requireCon
 import { autoLinkDocument, documentRelationships, queryResourceGraph } from "../core/graph/graph-queries";
 import { linkItems, RESOURCE_RELATIONSHIPS } from "../core/graph/links";
 import { conversationIdParam, iso, readableProjects } from "./params";
-import { defineTool } from "./registry";
+import { ANNOTATIONS, defineTool } from "./registry";
 
 export const linkResources = defineTool({
   name: "link_resources",
@@ -28,7 +28,7 @@ export const linkResources = defineTool({
     relationship_type: z.string(),
     created_at: z.string(),
   }),
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
     const link = await linkItems(ctx.scope, { sourceId: input.source_id, targetId: input.target_id, relationshipType: input.relationship_type, weight: input.weight });
     return {
@@ -42,7 +42,6 @@ export const linkResources = defineTool({
   },
 });
 
-const readAnnotations = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
 const contextType = z.enum(CONTEXT_RELATIONSHIPS);
 
 export const addRelationship = defineTool({
@@ -57,7 +56,7 @@ export const addRelationship = defineTool({
     weight: z.number().min(0).max(1).default(0.8),
   }),
   output: z.object({ success: z.literal(true), sourceContextId: z.string(), targetContextId: z.string(), relationshipType: z.string() }),
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
     await linkConversations(ctx.scope, { sourceId: input.sourceContextId, targetId: input.targetContextId, type: input.relationshipType, weight: input.weight });
     return { success: true as const, sourceContextId: input.sourceContextId, targetContextId: input.targetContextId, relationshipType: input.relationshipType };
@@ -75,7 +74,7 @@ export const getRelatedContexts = defineTool({
     direction: z.enum(["incoming", "outgoing", "both"]).default("both"),
   }),
   output: z.array(z.string()),
-  annotations: readAnnotations,
+  annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     await requireConversation(ctx.scope, input.contextId);
     const edges = await conversationEdges(ctx.scope, input.contextId, input.direction, input.relationshipType);
@@ -94,7 +93,7 @@ export const storeContextLinksTool = defineTool({
     "embedding similarity of message and chunk (1 when either is not embedded yet). All ids must exist, else nothing is stored.",
   input: z.object({ message_id: z.string().min(1).max(200), chunk_ids: z.array(chunkIdParam).min(1).max(100) }),
   output: z.object({ success: z.literal(true), links_created: z.number().int(), message_id: z.string(), linked_chunks: z.array(z.number().int()) }),
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
     const linked = await storeContextLinks(ctx.scope, ctx.services, input.message_id, input.chunk_ids);
     return { success: true as const, links_created: linked.length, message_id: input.message_id, linked_chunks: linked };
@@ -113,7 +112,7 @@ export const getContextLinksForMessage = defineTool({
     context_links: z.array(z.object({ chunk_id: z.number().int(), content: z.string(), resource_id: z.string(), link_strength: z.number() })),
     total_links: z.number().int(),
   }),
-  annotations: readAnnotations,
+  annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     const links = await contextLinksForMessage(ctx.scope, input.message_id);
     return {
@@ -137,7 +136,7 @@ export const getMessagesForChunk = defineTool({
     messages: z.array(z.object({ message_id: z.string(), content: z.string(), conversation_id: z.string().nullable(), timestamp: z.string() })),
     total_messages: z.number().int(),
   }),
-  annotations: readAnnotations,
+  annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     const messages = await messagesForChunk(ctx.scope, input.chunk_id);
     return {
@@ -174,7 +173,7 @@ export const queryGraph = defineTool({
     ),
     total_results: z.number().int(),
   }),
-  annotations: readAnnotations,
+  annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     const results = await queryResourceGraph(ctx.scope, ctx.services, input.query, input.relationship_types, readableProjects(ctx, undefined), input.limit);
     return {
@@ -205,7 +204,7 @@ export const autoLinkDocuments = defineTool({
     links_created: z.number().int(),
     similar_documents: z.array(z.object({ document_id: z.string(), similarity_score: z.number(), relationship_type: z.string() })),
   }),
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
     const { item, similar } = await autoLinkDocument(ctx.scope, ctx.services, input.document_id, input.similarity_threshold);
     const type = item.conversationId ? "similar" : "similar_content";
@@ -233,7 +232,7 @@ export const getDocumentRelationships = defineTool({
     total_relationships: z.number().int(),
     max_depth_reached: z.number().int(),
   }),
-  annotations: readAnnotations,
+  annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     const reached = await documentRelationships(ctx.scope, input.document_id, input.max_depth);
     const relationships: Record<string, { document_id: string; relationship_type: string; strength: number; path?: string[] }[]> = {};

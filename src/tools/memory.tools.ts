@@ -2,10 +2,9 @@ import { z } from "zod";
 import { MAX_BATCH_ITEMS } from "../core/memory/item-types";
 import { writeItems } from "../core/memory/items";
 import { strictInput } from "../validation";
-import { defineTool } from "./registry";
+import { ANNOTATIONS, defineTool } from "./registry";
 import { contentParam, iso, itemTypeParam, metadataParam, projectName, tagsParam } from "./params";
 
-const writeAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
 export const storeMemory = defineTool({
   name: "store_memory",
@@ -32,7 +31,7 @@ export const storeMemory = defineTool({
     tokens: z.number().int(),
     duplicate_of: z.string().nullable(),
   }),
-  annotations: writeAnnotations,
+  annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
     const [written] = await writeItems(ctx.scope, ctx.services, [
       {
@@ -82,7 +81,7 @@ export const memoryStore = defineTool({
     duplicate: z.boolean(),
     duplicate_of: z.string().nullable(),
   }),
-  annotations: writeAnnotations,
+  annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
     const [written] = await writeItems(ctx.scope, ctx.services, [
       { project: input.namespace, kind: "memory", type: input.type, content: input.content, tags: input.tags, importance: input.importance, metadata: input.metadata },
@@ -116,7 +115,7 @@ export const memoryBatchStore = defineTool({
     namespace: z.string(),
     total_tokens: z.number().int(),
   }),
-  annotations: writeAnnotations,
+  annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
     const written = await writeItems(
       ctx.scope,

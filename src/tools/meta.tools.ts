@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "./registry";
+import { ANNOTATIONS, defineTool } from "./registry";
 
 export const ping = defineTool({
   name: "ping",
@@ -11,7 +11,7 @@ export const ping = defineTool({
     random_string: z.string().optional().describe("Ignored; lets clients that always send an argument call this tool."),
   }),
   output: z.literal("pong"),
-  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  annotations: ANNOTATIONS.read,
   handler: async () => "pong" as const,
 });
 
@@ -30,7 +30,7 @@ export const listToolIdentifiers = defineTool({
     total_tools: z.number().int(),
     categories: z.array(z.string()),
   }),
-  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  annotations: ANNOTATIONS.read,
   handler: async (_input, ctx) => {
     const tools = ctx.catalog.map((t) => ({ name: t.name, category: t.category, description: firstSentence(t.description) }));
     return {

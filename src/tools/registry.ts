@@ -16,6 +16,19 @@ export interface ToolAnnotations {
   openWorldHint?: boolean;
 }
 
+/**
+ * The annotation presets every tool picks from. readOnlyHint also decides the scope a call needs
+ * (read vs write); idempotentHint says whether repeating the call changes more than the first did.
+ */
+export const ANNOTATIONS = {
+  read: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  /** Writes that converge: repeating them leaves the same state (store with dedupe, tag, pin). */
+  write: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  /** Writes that add each time (log a message, create a task or snapshot). */
+  append: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  destroy: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+} as const satisfies Record<string, ToolAnnotations>;
+
 export interface ToolContext {
   scope: TenantScope;
   caller: AuthenticatedKey;

@@ -5,12 +5,10 @@ import { invalidParameter } from "../errors";
 import { taskIdParam } from "./gc-params";
 import { segmentSchema, segmentView } from "./gc-views";
 import { iso, projectName } from "./params";
-import { defineTool, type AnyTool } from "./registry";
+import { ANNOTATIONS, defineTool, type AnyTool } from "./registry";
 
 // Seed 004's task tools: the current task of a project, a task's segments, and task snapshots.
 
-const readOnly = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
-const writes = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
 const contextSetCurrentTask = defineTool({
   name: "context_set_current_task",
@@ -22,7 +20,7 @@ const contextSetCurrentTask = defineTool({
     "task_id null clears the current task. Returns the task that was current before.",
   input: z.object({ project_id: projectName, task_id: taskIdParam.nullable().default(null) }),
   output: z.object({ project_id: z.string(), task_id: z.string().nullable(), previous_task_id: z.string().nullable() }),
-  annotations: { ...writes, idempotentHint: false },
+  annotations: ANNOTATIONS.append,
   handler: async (input, ctx) => {
     const { previousTaskId } = await setCurrentTask(ctx.scope, input.project_id, input.task_id);
     return { project_id: input.project_id, task_id: input.task_id, previous_task_id: previousTaskId };
@@ -42,7 +40,7 @@ const contextGetTaskContext = defineTool({
     limit: z.number().int().min(0).max(1000).default(100),
   }),
   output: z.object({ task_id: z.string(), segments: z.array(segmentSchema), total_tokens: z.number().int(), segment_count: z.number().int(), truncated: z.boolean() }),
-  annotations: readOnly,
+  annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     const taskId = await resolveTask(ctx.scope, input.project_id, input.task_id);
     if (taskId === null) throw invalidParameter("task_id", `Invalid parameter 'task_id': none given and project '${input.project_id}' has no current task (context_set_current_task)`);
@@ -66,7 +64,7 @@ const contextCreateTaskSnapshot = defineTool({
     name: z.string().min(1).max(200).optional(),
   }),
   output: z.object({ snapshot_id: z.string(), task_id: z.string().nullable(), name: z.string().nullable(), segments_snapshot: z.number().int(), tokens_snapshot: z.number().int(), created_at: z.string() }),
-  annotations: { ...writes, idempotentHint: false },
+  annotations: ANNOTATIONS.append,
   handler: async (input, ctx) => {
     const taskId = await resolveTask(ctx.scope, input.project_id, input.task_id);
     const snapshot = await createTaskSnapshot(ctx.scope, ctx.services, input.project_id, taskId, input.name ?? null);

@@ -1,9 +1,8 @@
 import { z } from "zod";
 import { contextUsageStatistics } from "../core/conversations/context-links";
 import { toolConversations } from "../core/conversations/metrics";
-import { defineTool } from "./registry";
+import { ANNOTATIONS, defineTool } from "./registry";
 
-const readAnnotations = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
 
 export const getContextUsageStatistics = defineTool({
   name: "get_context_usage_statistics",
@@ -24,7 +23,7 @@ export const getContextUsageStatistics = defineTool({
       context_usage_trends: z.object({ daily_average: z.number(), peak_usage_hour: z.number().int().nullable() }),
     }),
   }),
-  annotations: readAnnotations,
+  annotations: ANNOTATIONS.read,
   handler: async (_input, ctx) => ({ success: true as const, statistics: await contextUsageStatistics(ctx.scope) }),
 });
 
@@ -43,6 +42,6 @@ export const getToolConversations = defineTool({
     total_conversations: z.number().int(),
     usage_statistics: z.object({ total_invocations: z.number().int(), average_per_conversation: z.number() }),
   }),
-  annotations: readAnnotations,
+  annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => ({ success: true as const, tool_name: input.tool_name, ...(await toolConversations(ctx.scope, input.tool_name, input.limit)) }),
 });
