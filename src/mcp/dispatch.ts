@@ -1,5 +1,5 @@
 import { scopeAllows } from "../core/tenants/api-keys";
-import { recordToolCall } from "../core/tenants/usage-log";
+import { recordToolCalls, type ToolCallRecord } from "../core/tenants/usage-log";
 import { AppError, invalidParameter, permissionDenied, toAppError } from "../errors";
 import { requiredScope, type AnyTool, type ToolContext } from "../tools/registry";
 import type { Toolset } from "../tools/toolsets";
@@ -22,14 +22,74 @@ export async function callTool(
   args: unknown,
   ctx: ToolContext,
 ): Promise<ToolOutcome> {
+  const [outcome] = await callTools(catalog, toolset, [{ name, args }], ctx);
+  return outcome!;
+}
+
+/** A call that passed every check, waiting for its handler. */
+interface PreparedCall {
+  tool: AnyTool;
+  input: Record<string, unknown>;
+  startedAt: number;
+}
+
+/**
+ * Several calls in order (a JSON-RPC batch), each checked on its own as callTool does. A run of
+ * consecutive calls to one tool that has `handleMany` (log_chat, ...) runs as one handler call, so a
+ * batch of 50 messages is one D1 write instead of 50; if that group fails, its calls run one by one
+ * so each error reaches its own call (a failed group wrote nothing: writes are one atomic batch).
+ */
+export async function callTools(
+  catalog: ReadonlyMap<string, AnyTool>,
+  toolset: Toolset,
+  calls: readonly { name: unknown; args: unknown }[],
+  ctx: ToolContext,
+): Promise<ToolOutcome[]> {
+  const outcomes: ToolOutcome[] = new Array(calls.length);
+  const records: ToolCallRecord[] = [];
+  let group: { index: number; call: PreparedCall }[] = [];
+  const flush = async () => {
+    if (group.length === 0) return;
+    const done = group;
+    group = [];
+    const results = await runGroup(done.map((g) => g.call), ctx);
+    done.forEach((g, i) => {
+      outcomes[g.index] = results[i]!;
+      records.push(usageRecord(ctx, g.call.tool, g.call.input, g.call.startedAt, results[i]!));
+    });
+  };
+  for (let index = 0; index < calls.length; index++) {
+    const { name, args } = calls[index]!;
+    const startedAt = Date.now();
+    const prepared = await prepareCall(catalog, toolset, name, args, ctx);
+    if (!prepared.ok) {
+      await flush();
+      outcomes[index] = prepared;
+      if (prepared.tool) records.push(usageRecord(ctx, prepared.tool, isRecord(args) ? args : {}, startedAt, prepared));
+      continue;
+    }
+    const call = { ...prepared.call, startedAt };
+    if (group.length > 0 && (group[0]!.call.tool !== call.tool || !call.tool.handleMany)) await flush();
+    group.push({ index, call });
+    if (!call.tool.handleMany) await flush();
+  }
+  await flush();
+  ctx.services.waitUntil(recordToolCalls(ctx.scope, records).catch((e) => console.error("usage log write failed", e)));
+  return outcomes;
+}
+
+async function prepareCall(
+  catalog: ReadonlyMap<string, AnyTool>,
+  toolset: Toolset,
+  name: unknown,
+  args: unknown,
+  ctx: ToolContext,
+): Promise<{ ok: true; call: Omit<PreparedCall, "startedAt"> } | { ok: false; error: AppError; tool?: AnyTool }> {
   const tool = typeof name === "string" ? catalog.get(name) : undefined;
   if (!tool) {
     const shown = typeof name === "string" ? `'${name}'` : "(missing)";
     return { ok: false, error: invalidParameter("name", `Unknown tool ${shown}. Call tools/list or list_tool_identifiers for the tools this server has.`) };
   }
-  const startedAt = Date.now();
-  let outcome: ToolOutcome;
-  let parsedArgs: Record<string, unknown> | undefined;
   try {
     checkToolset(tool, toolset);
     if (!(await ctx.chargeToolCall())) {
@@ -44,25 +104,48 @@ export async function callTool(
     rejectIllFormedText(args);
     const parsed = tool.input.safeParse(args ?? {}, { reportInput: true });
     if (!parsed.success) throw validationError(parsed.error);
-    parsedArgs = parsed.data as Record<string, unknown>;
-    checkProjects(parsedArgs, ctx.caller.projects);
-    outcome = { ok: true, value: await tool.handler(parsedArgs, ctx) };
+    const input = parsed.data as Record<string, unknown>;
+    checkProjects(input, ctx.caller.projects);
+    return { ok: true, call: { tool, input } };
   } catch (error) {
-    outcome = { ok: false, error: toAppError(error) };
+    return { ok: false, error: toAppError(error), tool };
   }
-  const source = parsedArgs ?? (isRecord(args) ? args : {});
-  ctx.services.waitUntil(
-    recordToolCall(ctx.scope, {
-      keyId: ctx.caller.keyId,
-      tool: tool.name,
-      project: firstString(source, PROJECT_ARGUMENTS),
-      conversationId: firstString(source, CONVERSATION_ARGUMENTS),
-      startedAt,
-      durationMs: Date.now() - startedAt,
-      errorCode: outcome.ok ? null : outcome.error.code,
-    }).catch((e) => console.error("usage log write failed", e)),
-  );
-  return outcome;
+}
+
+async function runGroup(calls: PreparedCall[], ctx: ToolContext): Promise<ToolOutcome[]> {
+  const tool = calls[0]!.tool;
+  if (calls.length > 1 && tool.handleMany) {
+    try {
+      const values = await tool.handleMany(
+        calls.map((c) => c.input),
+        ctx,
+      );
+      return values.map((value) => ({ ok: true, value }));
+    } catch {
+      // One call spoiled the group; one by one, each gets its own answer.
+    }
+  }
+  const outcomes: ToolOutcome[] = [];
+  for (const call of calls) {
+    try {
+      outcomes.push({ ok: true, value: await tool.handler(call.input, ctx) });
+    } catch (error) {
+      outcomes.push({ ok: false, error: toAppError(error) });
+    }
+  }
+  return outcomes;
+}
+
+function usageRecord(ctx: ToolContext, tool: AnyTool, source: Record<string, unknown>, startedAt: number, outcome: ToolOutcome): ToolCallRecord {
+  return {
+    keyId: ctx.caller.keyId,
+    tool: tool.name,
+    project: firstString(source, PROJECT_ARGUMENTS),
+    conversationId: firstString(source, CONVERSATION_ARGUMENTS),
+    startedAt,
+    durationMs: Date.now() - startedAt,
+    errorCode: outcome.ok ? null : outcome.error.code,
+  };
 }
 
 function checkToolset(tool: AnyTool, toolset: Toolset): void {

@@ -2,7 +2,7 @@ import type { AppError } from "../errors";
 import { TOOLS, TOOLS_BY_NAME } from "../tools/index";
 import type { ToolContext } from "../tools/registry";
 import type { Toolset } from "../tools/toolsets";
-import { callTool } from "./dispatch";
+import { callTool, callTools } from "./dispatch";
 import { checkEnvelope, checkToolCallParams, JSON_RPC, parseBody, type Id } from "./envelope";
 import { listedTool } from "./tool-schemas";
 
@@ -25,17 +25,47 @@ export async function handleJsonRpc(body: string, toolset: Toolset, ctx: ToolCon
       return { status: 400, payload: error(null, JSON_RPC.INVALID_REQUEST, `Invalid Request: a batch holds at most ${MAX_BATCH} calls (got ${message.length})`) };
     }
     ctx.reserveToolCalls(message.filter(isToolCall).length);
-    const answers: JsonRpcResponse[] = [];
-    for (const entry of message) {
-      const answer = await handleOne(entry, toolset, ctx);
-      if (answer) answers.push(answer);
-    }
+    const answers = await handleBatch(message, toolset, ctx);
     return answers.length > 0 ? { status: 200, payload: answers } : null;
   }
   const answer = await handleOne(message, toolset, ctx);
   if (!answer) return null;
   const invalid = "error" in answer && answer.error.code === JSON_RPC.INVALID_REQUEST;
   return { status: invalid ? 400 : 200, payload: answer };
+}
+
+/**
+ * A batch in order. Consecutive well-formed tools/call entries go to dispatch together, so calls that
+ * can share one write (log_chat, ...) do; everything else is answered one entry at a time.
+ */
+async function handleBatch(entries: unknown[], toolset: Toolset, ctx: ToolContext): Promise<JsonRpcResponse[]> {
+  const answers: JsonRpcResponse[] = [];
+  let run: { id: Id; hasId: boolean; name: unknown; args: unknown }[] = [];
+  const flush = async () => {
+    if (run.length === 0) return;
+    const calls = run;
+    run = [];
+    const outcomes = await callTools(TOOLS_BY_NAME, toolset, calls, ctx);
+    calls.forEach((call, i) => {
+      const outcome = outcomes[i]!;
+      if (call.hasId) answers.push(outcome.ok ? { jsonrpc: "2.0", id: call.id, result: outcome.value } : toolError(call.id, outcome.error));
+    });
+  };
+  for (const entry of entries) {
+    const checked = checkEnvelope(entry);
+    if (checked.ok && checked.envelope.method === "tools/call") {
+      const call = checkToolCallParams(checked.envelope.id, checked.envelope.params);
+      if (call.ok) {
+        run.push({ id: checked.envelope.id, hasId: checked.envelope.hasId, name: call.name, args: call.args });
+        continue;
+      }
+    }
+    await flush();
+    const answer = await handleOne(entry, toolset, ctx);
+    if (answer) answers.push(answer);
+  }
+  await flush();
+  return answers;
 }
 
 async function handleOne(message: unknown, toolset: Toolset, ctx: ToolContext): Promise<JsonRpcResponse | null> {

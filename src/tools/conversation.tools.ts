@@ -2,12 +2,22 @@ import { z } from "zod";
 import { conversationEdges, conversationNotFound, getConversation, latestSummary, readConversationWhole, listConversations, requireConversation, summarizeConversation, type StoredSummary } from "../core/conversations/conversations";
 import { traverseLinks } from "../core/graph/graph";
 import { IMPORTANCE_LEVELS, importanceLevel } from "../core/memory/item-types";
-import { writeItems } from "../core/memory/items";
+import { writeItems, type NewItem, type WrittenItem } from "../core/memory/items";
 import { contextMetrics } from "../core/conversations/metrics";
 import { contextText, mermaidDiagram } from "../core/conversations/visualize";
 import { contentParam, conversationIdParam, iso, metadataParam, parseTimestamp, projectName, readableProjects, requireProjectAccess, tagsParam, timestampParam } from "./params";
 import { ANNOTATIONS, defineTool } from "./registry";
 
+const logChatInput = z.object({
+  conversation_id: conversationIdParam,
+  role: z.enum(["user", "assistant", "system", "tool"]),
+  content: contentParam,
+  agent_name: z.string().max(200).optional(),
+  project_id: projectName.default("default"),
+  tags: tagsParam.default([]),
+  metadata: metadataParam.default({}),
+  timestamp: timestampParam.optional().describe("When the message was said (ISO 8601 or epoch ms); defaults to now."),
+});
 
 export const logChat = defineTool({
   name: "log_chat",
@@ -16,16 +26,7 @@ export const logChat = defineTool({
   description:
     "Log chat messages with context: appends one message to a conversation (created on first use), searchable with " +
     "search and readable around a hit with get_context. Returns the message id for linking.",
-  input: z.object({
-    conversation_id: conversationIdParam,
-    role: z.enum(["user", "assistant", "system", "tool"]),
-    content: contentParam,
-    agent_name: z.string().max(200).optional(),
-    project_id: projectName.default("default"),
-    tags: tagsParam.default([]),
-    metadata: metadataParam.default({}),
-    timestamp: timestampParam.optional().describe("When the message was said (ISO 8601 or epoch ms); defaults to now."),
-  }),
+  input: logChatInput,
   output: z.object({
     success: z.literal(true),
     message_id: z.string(),
@@ -35,29 +36,36 @@ export const logChat = defineTool({
   }),
   annotations: ANNOTATIONS.append,
   handler: async (input, ctx) => {
-    const [written] = await writeItems(ctx.scope, ctx.services, [
-      {
-        project: input.project_id,
-        kind: "message",
-        type: "message",
-        content: input.content,
-        conversationId: input.conversation_id,
-        role: input.role,
-        speaker: input.agent_name,
-        tags: input.tags,
-        metadata: input.agent_name ? { ...input.metadata, agent_name: input.agent_name } : input.metadata,
-        createdAt: parseTimestamp(input.timestamp, "timestamp"),
-      },
-    ]);
-    return {
-      success: true as const,
-      message_id: written!.id,
-      conversation_id: input.conversation_id,
-      tokens: written!.tokens,
-      timestamp: iso(written!.createdAt),
-    };
+    const [written] = await writeItems(ctx.scope, ctx.services, [logChatItem(input)]);
+    return logChatResult(input, written!);
+  },
+  // A JSON-RPC batch of messages is one atomic write, in the batch's order.
+  handleMany: async (inputs, ctx) => {
+    const written = await writeItems(ctx.scope, ctx.services, inputs.map(logChatItem));
+    return inputs.map((input, i) => logChatResult(input, written[i]!));
   },
 });
+
+type LogChatInput = z.output<typeof logChatInput>;
+
+function logChatItem(input: LogChatInput): NewItem {
+  return {
+    project: input.project_id,
+    kind: "message",
+    type: "message",
+    content: input.content,
+    conversationId: input.conversation_id,
+    role: input.role,
+    speaker: input.agent_name,
+    tags: input.tags,
+    metadata: input.agent_name ? { ...input.metadata, agent_name: input.agent_name } : input.metadata,
+    createdAt: parseTimestamp(input.timestamp, "timestamp"),
+  };
+}
+
+function logChatResult(input: LogChatInput, written: WrittenItem) {
+  return { success: true as const, message_id: written.id, conversation_id: input.conversation_id, tokens: written.tokens, timestamp: iso(written.createdAt) };
+}
 
 export const addMessage = defineTool({
   name: "add_message",

@@ -54,6 +54,11 @@ export interface ToolDefinition<Input extends z.ZodObject, Output> {
   output: z.ZodType<Output>;
   annotations: ToolAnnotations;
   handler: (input: z.output<Input>, ctx: ToolContext) => Promise<Output>;
+  /**
+   * Optional: many calls at once, results in the same order, all or nothing (one D1 batch). A JSON-RPC
+   * batch's consecutive calls to the tool run through it.
+   */
+  handleMany?: (inputs: z.output<Input>[], ctx: ToolContext) => Promise<Output[]>;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -39,7 +39,6 @@ export interface WrittenItem {
   createdAt: number;
 }
 
-const IN_LIST = 90; // D1: at most 100 bound parameters per statement
 /** Ids per read when the list travels as one JSON parameter. */
 const ITEMS_PER_READ = 500;
 /** How much of the previous turn a message's context carries. */
@@ -79,8 +78,7 @@ async function writeItemsOnce(scope: TenantScope, services: Services, inputs: Ne
   const counter = await services.tokens();
   const now = Date.now();
   const hashes = await Promise.all(inputs.map((item) => sha256Hex(item.content)));
-  const existing = await findByHash(scope, inputs, hashes);
-  const previousTurn = await conversationTails(scope, inputs);
+  const { existing, previousTurn } = await readBeforeWrite(scope, inputs, hashes);
 
   const statements: D1PreparedStatement[] = [];
   const conversationStatements: number[] = [];
@@ -150,20 +148,6 @@ export async function queueEmbedding(scope: TenantScope, services: Services, ite
   }
 }
 
-async function findByHash(scope: TenantScope, inputs: NewItem[], hashes: string[]): Promise<Map<string, string>> {
-  const wanted = [...new Set(hashes.filter((_, i) => !inputs[i]!.conversationId))];
-  const found = new Map<string, string>();
-  for (let i = 0; i < wanted.length; i += IN_LIST) {
-    const slice = wanted.slice(i, i + IN_LIST);
-    const { results } = await scope.d1
-      .prepare(`SELECT id, project, content_hash FROM items WHERE tenant_id = ? AND conversation_id IS NULL AND content_hash IN (${slice.map(() => "?").join(",")})`)
-      .bind(scope.tenantId, ...slice)
-      .all<{ id: string; project: string; content_hash: string }>();
-    for (const row of results) found.set(`${row.project}\u0000${row.content_hash}`, row.id);
-  }
-  return found;
-}
-
 /**
  * Context makes a chunk findable by what its text leaves implicit ("Yes, last week!" answers a
  * question about the previous turn; the speaker's name is rarely in their own words). Measured on
@@ -178,10 +162,16 @@ function chunkContext(item: NewItem, previousTurn: string | undefined): string {
 }
 
 /**
- * The latest message of each conversation the inputs append to. A conversation belongs to one project:
- * a message for a conversation of another project is refused before anything is written.
+ * What a write needs to know first, in one round trip: items that already hold the same content (for
+ * dedupe; messages are exempt) and the latest message of each conversation the inputs append to. A
+ * conversation belongs to one project: a message for a conversation of another project is refused
+ * before anything is written.
  */
-async function conversationTails(scope: TenantScope, inputs: NewItem[]): Promise<Map<string, string>> {
+async function readBeforeWrite(
+  scope: TenantScope,
+  inputs: NewItem[],
+  hashes: string[],
+): Promise<{ existing: Map<string, string>; previousTurn: Map<string, string> }> {
   const projectOf = new Map<string, string>();
   for (const item of inputs) {
     if (!item.conversationId) continue;
@@ -190,25 +180,40 @@ async function conversationTails(scope: TenantScope, inputs: NewItem[]): Promise
     projectOf.set(item.conversationId, item.project);
   }
   const conversations = [...projectOf.keys()];
-  const found = new Map<string, string>();
-  if (conversations.length === 0) return found;
-  const rows = await scope.d1.batch<{ project: string; content: string | null }>(
-    conversations.map((conversationId) =>
-      scope.d1
-        .prepare(
-          `SELECT c.project, (SELECT content FROM items i WHERE i.tenant_id = c.tenant_id AND i.conversation_id = c.id ORDER BY position DESC LIMIT 1) AS content
-           FROM conversations c WHERE c.tenant_id = ? AND c.id = ?`,
-        )
-        .bind(scope.tenantId, conversationId),
-    ),
+  const wanted = [...new Set(hashes.filter((_, i) => !inputs[i]!.conversationId))];
+  const wantedProjects = [...new Set(inputs.filter((item) => !item.conversationId).map((item) => item.project))];
+  const statements: D1PreparedStatement[] = conversations.map((conversationId) =>
+    scope.d1
+      .prepare(
+        `SELECT c.project, (SELECT content FROM items i WHERE i.tenant_id = c.tenant_id AND i.conversation_id = c.id ORDER BY position DESC LIMIT 1) AS content
+         FROM conversations c WHERE c.tenant_id = ? AND c.id = ?`,
+      )
+      .bind(scope.tenantId, conversationId),
   );
-  rows.forEach((result, i) => {
-    const row = result.results[0];
+  if (wanted.length > 0) {
+    statements.push(
+      scope.d1
+        // Both lists as IN: the lookup walks the unique (tenant, project, hash) index, not the tenant's rows.
+        .prepare(`SELECT id, project, content_hash FROM items WHERE tenant_id = ? AND project ${IN_JSON} AND conversation_id IS NULL AND content_hash ${IN_JSON}`)
+        .bind(scope.tenantId, JSON.stringify(wantedProjects), JSON.stringify(wanted)),
+    );
+  }
+  const existing = new Map<string, string>();
+  const previousTurn = new Map<string, string>();
+  if (statements.length === 0) return { existing, previousTurn };
+  const results = await scope.d1.batch<Record<string, string | null>>(statements);
+  conversations.forEach((conversationId, i) => {
+    const row = results[i]!.results[0] as { project: string; content: string | null } | undefined;
     if (!row) return;
-    if (row.project !== projectOf.get(conversations[i]!)) throw conversationConflict(conversations[i]!);
-    if (row.content !== null) found.set(conversations[i]!, row.content);
+    if (row.project !== projectOf.get(conversationId)) throw conversationConflict(conversationId);
+    if (row.content !== null) previousTurn.set(conversationId, row.content);
   });
-  return found;
+  if (wanted.length > 0) {
+    for (const row of results[conversations.length]!.results as { id: string; project: string; content_hash: string }[]) {
+      existing.set(`${row.project}\u0000${row.content_hash}`, row.id);
+    }
+  }
+  return { existing, previousTurn };
 }
 
 function conversationConflict(conversationId: string): AppError {

@@ -12,6 +12,9 @@ export interface ToolCallRecord {
   errorCode: string | null;
 }
 
-export async function recordToolCall(scope: TenantScope, call: ToolCallRecord): Promise<void> {
-  await scope.db.insert(toolCalls).values({ tenantId: scope.tenantId, ...call });
+/** The calls of one request in one round trip (a JSON-RPC batch logs up to 50). */
+export async function recordToolCalls(scope: TenantScope, calls: ToolCallRecord[]): Promise<void> {
+  if (calls.length === 0) return;
+  const [first, ...rest] = calls.map((call) => scope.db.insert(toolCalls).values({ tenantId: scope.tenantId, ...call }));
+  await scope.db.batch([first!, ...rest]);
 }

@@ -1,0 +1,75 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { call, jsonrpc, newTenant, type RpcResponse } from "./helpers";
+
+// A JSON-RPC batch's consecutive log_chat calls share one write (tools with handleMany); each call is
+// still checked, answered and logged on its own, and one bad call never costs the others.
+
+const message = (id: number, conversation: string, content: string, project = "p") => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name: "log_chat", arguments: { conversation_id: conversation, role: id % 2 ? "user" : "assistant", content, project_id: project } },
+});
+
+async function batch(apiKey: string, body: unknown[]): Promise<RpcResponse[]> {
+  const response = await jsonrpc(apiKey, body);
+  expect(response.status).toBe(200);
+  return (await response.json<RpcResponse[]>()).sort((a, b) => Number(a.id) - Number(b.id));
+}
+
+describe("log_chat in a JSON-RPC batch", () => {
+  it("writes the batch's messages in order, interleaved conversations included, with a ping in the middle", async () => {
+    const t = await newTenant();
+    const body: unknown[] = [];
+    for (let i = 1; i <= 30; i++) body.push(message(i, i % 3 === 0 ? "two" : "one", `turn ${i} about topic ${i}`));
+    body.splice(10, 0, { jsonrpc: "2.0", id: 100, method: "ping" });
+    const answers = await batch(t.apiKey, body);
+    expect(answers).toHaveLength(31);
+    expect(answers.every((a) => !a.error)).toBe(true);
+    expect(new Set(answers.filter((a) => a.id !== 100).map((a) => a.result.message_id)).size).toBe(30);
+
+    const one = await call(t.apiKey, "retrieve_context", { contextId: "one" });
+    const two = await call(t.apiKey, "retrieve_context", { contextId: "two" });
+    const turns = (r: { messages: { content: string }[] }) => r.messages.map((m) => Number(m.content.split(" ")[1]));
+    expect(turns(one)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1).filter((i) => i % 3 !== 0));
+    expect(turns(two)).toEqual([3, 6, 9, 12, 15, 18, 21, 24, 27, 30]);
+  });
+
+  it("answers a bad call with its own error and still writes every other message", async () => {
+    const t = await newTenant();
+    await call(t.apiKey, "log_chat", { conversation_id: "elsewhere", role: "user", content: "first", project_id: "other" });
+    const body = [
+      message(1, "c", "alpha one"),
+      message(2, "c", "alpha two"),
+      // This conversation belongs to project "other": CONFLICT for this call only.
+      message(3, "elsewhere", "intruder", "p"),
+      message(4, "c", "alpha four"),
+      { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "log_chat", arguments: { conversation_id: "c", role: "robot", content: "x" } } },
+      message(6, "c", "alpha six"),
+    ];
+    const answers = await batch(t.apiKey, body);
+    expect(answers.map((a) => (a.error ? a.error.data?.code : "ok"))).toEqual(["ok", "ok", "CONFLICT", "ok", "INVALID_PARAMETER", "ok"]);
+    expect(answers[4]!.error!.message).toContain("role");
+    const c = await call(t.apiKey, "retrieve_context", { contextId: "c" });
+    expect(c.messages.map((m: { content: string }) => m.content)).toEqual(["alpha one", "alpha two", "alpha four", "alpha six"]);
+    const elsewhere = await call(t.apiKey, "retrieve_context", { contextId: "elsewhere" });
+    expect(elsewhere.messages.map((m: { content: string }) => m.content)).toEqual(["first"]);
+  });
+
+  it("logs every call of the batch in the usage log, errors with their codes", async () => {
+    const t = await newTenant();
+    const answers = await batch(t.apiKey, [message(1, "u", "one"), message(2, "u", "two"), { ...message(3, "u", "three"), params: { name: "log_chat", arguments: { role: "user" } } }]);
+    expect(answers.filter((a) => a.error)).toHaveLength(1);
+    let rows: { tool: string; error_code: string | null }[] = [];
+    for (let i = 0; i < 50 && rows.length < 3; i++) {
+      rows = (await env.DB.prepare("SELECT tool, error_code FROM tool_calls WHERE tenant_id = ? ORDER BY id").bind(t.tenantId).all<{ tool: string; error_code: string | null }>()).results;
+      if (rows.length < 3) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(rows).toEqual([
+      { tool: "log_chat", error_code: null },
+      { tool: "log_chat", error_code: null },
+      { tool: "log_chat", error_code: "INVALID_PARAMETER" },
+    ]);
+  });
+});
