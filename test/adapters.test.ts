@@ -72,6 +72,23 @@ describe("local vector index", () => {
   });
 });
 
+describe("queryMany", () => {
+  for (const adapter of ["local", "vectorize"] as const) {
+    it(`answers as many single queries would, in order (${adapter})`, async () => {
+      const index: VectorIndex = adapter === "local" ? new LocalVectorIndex(env.DB, DIMS) : new VectorizeVectorIndex(new FakeVectorize(DIMS) as unknown as Vectorize, DIMS);
+      const tenant = `many-${adapter}`;
+      await index.upsert(tenant, await Promise.all(["red apples", "green pears", "ripe bananas", "apple pie", "pear tart", "car engine", "engine oil"].map((t, i) => record(i + 1, t))));
+      const queries = await embedder.embed(["apples", "pears", "engine", "nothing alike"]);
+      const many = await index.queryMany(tenant, queries, { topK: 3 });
+      const single = await Promise.all(queries.map((q) => index.query(tenant, q, { topK: 3 })));
+      expect(many).toEqual(single);
+      expect(many[0]![0]!.chunkId).toBe(1);
+      expect(many[2]!.slice(0, 2).map((m) => m.chunkId).sort()).toEqual([6, 7]);
+      expect(await index.queryMany(tenant, [], { topK: 3 })).toEqual([]);
+    });
+  }
+});
+
 describe("tenant isolation in hybrid search, with either vector adapter", () => {
   for (const adapter of ["local", "vectorize"] as const) {
     it(`never returns another tenant's items (${adapter})`, async () => {

@@ -34,18 +34,26 @@ export class LocalVectorIndex implements VectorIndex {
     await this.db.batch(records.map((r) => statement.bind(tenantId, r.chunkId, r.itemId, r.project, r.kind, r.type, toBytes(r.values))));
   }
 
-  async query(tenantId: string, vector: Float32Array, options: { topK: number; projects?: string[] }): Promise<VectorMatch[]> {
-    this.checkLength(vector);
-    const slice = await this.freshSlice(tenantId, options.projects ?? []);
-    const top: VectorMatch[] = [];
-    for (const [chunkId, stored] of slice.vectors) {
-      if (stored.length !== vector.length) throw this.mismatch(stored.length);
-      insertTopK(top, { chunkId, score: dot(vector, stored) }, options.topK);
-    }
-    return top;
+  async query(tenantId: string, vector: Float32Array, options: { topK: number; projects?: readonly string[] }): Promise<VectorMatch[]> {
+    return (await this.queryMany(tenantId, [vector], options))[0]!;
   }
 
-  private async freshSlice(tenantId: string, projects: string[], reloaded = false): Promise<Slice> {
+  /** One refresh of the in-isolate copy serves every query. */
+  async queryMany(tenantId: string, vectors: Float32Array[], options: { topK: number; projects?: readonly string[] }): Promise<VectorMatch[][]> {
+    for (const vector of vectors) this.checkLength(vector);
+    if (vectors.length === 0) return [];
+    const slice = await this.freshSlice(tenantId, options.projects ?? []);
+    return vectors.map((vector) => {
+      const top: VectorMatch[] = [];
+      for (const [chunkId, stored] of slice.vectors) {
+        if (stored.length !== vector.length) throw this.mismatch(stored.length);
+        insertTopK(top, { chunkId, score: dot(vector, stored) }, options.topK);
+      }
+      return top;
+    });
+  }
+
+  private async freshSlice(tenantId: string, projects: readonly string[], reloaded = false): Promise<Slice> {
     const key = `${tenantId}\u0000${[...projects].sort().join("\u0000")}`;
     // The project list travels as one JSON parameter: a key may have many projects (D1: 100 parameters).
     const where = projects.length > 0 ? " AND project IN (SELECT value FROM json_each(?))" : "";

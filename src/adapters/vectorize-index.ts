@@ -8,6 +8,8 @@ export const VECTORIZE_LIMITS = {
   getByIdsBatch: 20,
   deleteBatch: 1000,
 } as const;
+/** Queries in flight at once in queryMany. */
+const PARALLEL_QUERIES = 6;
 
 /**
  * Vectorize: one namespace per tenant; vector ids are `<tenant>:<chunk>` because ids are unique per
@@ -37,7 +39,7 @@ export class VectorizeVectorIndex implements VectorIndex {
     }
   }
 
-  async query(tenantId: string, vector: Float32Array, options: { topK: number; projects?: string[] }): Promise<VectorMatch[]> {
+  async query(tenantId: string, vector: Float32Array, options: { topK: number; projects?: readonly string[] }): Promise<VectorMatch[]> {
     await this.checkDimensions();
     const projects = options.projects;
     const result = await this.index.query(vector, {
@@ -45,12 +47,21 @@ export class VectorizeVectorIndex implements VectorIndex {
       namespace: tenantId,
       returnValues: false,
       returnMetadata: "none",
-      ...(projects && projects.length > 0 ? { filter: { project: projects.length === 1 ? projects[0]! : { $in: projects } } } : {}),
+      ...(projects && projects.length > 0 ? { filter: { project: projects.length === 1 ? projects[0]! : { $in: [...projects] } } } : {}),
     });
     return result.matches.flatMap((m) => {
       const chunkId = chunkIdOf(tenantId, m.id);
       return chunkId === null ? [] : [{ chunkId, score: m.score }];
     });
+  }
+
+  /** Vectorize answers one query per call: these run a few at a time (a Worker's open-connection budget). */
+  async queryMany(tenantId: string, vectors: Float32Array[], options: { topK: number; projects?: readonly string[] }): Promise<VectorMatch[][]> {
+    const answers: VectorMatch[][] = [];
+    for (let i = 0; i < vectors.length; i += PARALLEL_QUERIES) {
+      answers.push(...(await Promise.all(vectors.slice(i, i + PARALLEL_QUERIES).map((vector) => this.query(tenantId, vector, options)))));
+    }
+    return answers;
   }
 
   async getVectors(tenantId: string, chunkIds: number[]): Promise<Map<number, Float32Array>> {

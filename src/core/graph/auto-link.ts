@@ -1,5 +1,5 @@
 import { randomId } from "../../crypto";
-import type { TenantScope } from "../../db/scope";
+import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
 import { readItems, type StoredItem } from "../memory/items";
@@ -12,47 +12,83 @@ export interface SimilarRecord {
 }
 
 /**
- * Nearest neighbours of an item by its first chunk's vector, one entry per neighbour, at or above
- * `threshold`. For a conversation message the neighbours are other conversations; otherwise other
- * stand-alone items (memories, documents). Returns null while the item has no vector yet.
+ * Nearest neighbours of items by their first chunk's vector, one entry per neighbour, at or above the
+ * item's threshold. For a conversation message the neighbours are other conversations; otherwise other
+ * stand-alone items (memories, documents). Null for an item without a vector yet. A constant number of
+ * round trips whatever the number of items: first chunks, their vectors, the vector queries (one
+ * refresh of the local index, parallel Vectorize queries), the matched chunks' items.
  */
-export async function similarRecords(scope: TenantScope, services: Services, item: StoredItem, threshold: number): Promise<SimilarRecord[] | null> {
-  const first = await scope.d1.prepare("SELECT id FROM chunks WHERE tenant_id = ? AND item_id = ? ORDER BY chunk_index LIMIT 1").bind(scope.tenantId, item.id).first<{ id: number }>();
-  if (!first) return [];
-  const vector = (await services.vectors.getVectors(scope.tenantId, [first.id])).get(first.id);
-  if (!vector) return null;
-  const matches = (await services.vectors.query(scope.tenantId, vector, { topK: NEIGHBOURS + 1, projects: [item.project] })).filter((m) => m.score >= threshold);
-  if (matches.length === 0) return [];
-  const { results } = await scope.d1
-    .prepare(
-      `SELECT c.id, c.item_id, i.conversation_id FROM chunks c JOIN items i ON i.id = c.item_id
-       WHERE c.tenant_id = ? AND i.tenant_id = ? AND i.tier = 'active' AND c.id IN (${matches.map(() => "?").join(",")})`,
-    )
-    .bind(scope.tenantId, scope.tenantId, ...matches.map((m) => m.chunkId))
-    .all<{ id: number; item_id: string; conversation_id: string | null }>();
-  const byChunk = new Map(results.map((r) => [r.id, r]));
-  const best = new Map<string, number>();
-  for (const match of matches) {
-    const row = byChunk.get(match.chunkId);
-    if (!row || row.item_id === item.id) continue;
-    const key = item.conversationId ? row.conversation_id : row.conversation_id === null ? row.item_id : null;
-    if (key === null || key === item.conversationId) continue;
-    best.set(key, Math.max(best.get(key) ?? -1, match.score));
+export async function similarRecordsMany(
+  scope: TenantScope,
+  services: Services,
+  items: StoredItem[],
+  thresholdOf: (item: StoredItem) => number,
+): Promise<Map<string, SimilarRecord[] | null>> {
+  const out = new Map<string, SimilarRecord[] | null>();
+  if (items.length === 0) return out;
+  const { results: firsts } = await scope.d1
+    .prepare(`SELECT item_id, MIN(id) AS id FROM chunks WHERE tenant_id = ? AND item_id ${IN_JSON} GROUP BY item_id`)
+    .bind(scope.tenantId, JSON.stringify(items.map((i) => i.id)))
+    .all<{ item_id: string; id: number }>();
+  const firstChunk = new Map(firsts.map((r) => [r.item_id, r.id]));
+  const vectors = await services.vectors.getVectors(scope.tenantId, [...firstChunk.values()]);
+  const queried: { item: StoredItem; vector: Float32Array }[] = [];
+  for (const item of items) {
+    const chunk = firstChunk.get(item.id);
+    const vector = chunk === undefined ? undefined : vectors.get(chunk);
+    if (chunk === undefined) out.set(item.id, []);
+    else if (!vector) out.set(item.id, null);
+    else queried.push({ item, vector });
   }
-  return [...best].map(([id, similarity]) => ({ id, similarity: Math.round(similarity * 10_000) / 10_000 })).sort((a, b) => b.similarity - a.similarity);
+  // Queries are per project (the index filters on it); a job's items are nearly always one project.
+  const byProject = new Map<string, typeof queried>();
+  for (const q of queried) byProject.set(q.item.project, [...(byProject.get(q.item.project) ?? []), q]);
+  const matchesOf = new Map<string, { chunkId: number; score: number }[]>();
+  for (const [project, group] of byProject) {
+    const answers = await services.vectors.queryMany(
+      scope.tenantId,
+      group.map((q) => q.vector),
+      { topK: NEIGHBOURS + 1, projects: [project] },
+    );
+    group.forEach((q, i) => matchesOf.set(q.item.id, answers[i]!.filter((m) => m.score >= thresholdOf(q.item))));
+  }
+  const matchedChunks = [...new Set([...matchesOf.values()].flatMap((matches) => matches.map((m) => m.chunkId)))];
+  const { results } =
+    matchedChunks.length === 0
+      ? { results: [] }
+      : await scope.d1
+          .prepare(
+            `SELECT c.id, c.item_id, i.conversation_id FROM chunks c JOIN items i ON i.id = c.item_id
+             WHERE c.tenant_id = ? AND i.tenant_id = ? AND i.tier = 'active' AND c.id ${IN_JSON}`,
+          )
+          .bind(scope.tenantId, scope.tenantId, JSON.stringify(matchedChunks))
+          .all<{ id: number; item_id: string; conversation_id: string | null }>();
+  const byChunk = new Map(results.map((r) => [r.id, r]));
+  for (const { item } of queried) {
+    const best = new Map<string, number>();
+    for (const match of matchesOf.get(item.id) ?? []) {
+      const row = byChunk.get(match.chunkId);
+      if (!row || row.item_id === item.id) continue;
+      const key = item.conversationId ? row.conversation_id : row.conversation_id === null ? row.item_id : null;
+      if (key === null || key === item.conversationId) continue;
+      best.set(key, Math.max(best.get(key) ?? -1, match.score));
+    }
+    out.set(item.id, [...best].map(([id, similarity]) => ({ id, similarity: Math.round(similarity * 10_000) / 10_000 })).sort((a, b) => b.similarity - a.similarity));
+  }
+  return out;
 }
 
 /**
- * Links an item to its neighbours: conversations get `similar` links between conversations above
+ * Links items to their neighbours: conversations get `similar` links between conversations above
  * SIMILARITY_THRESHOLD, other items `similar_content` links above the document threshold (or the one
  * given); weight = similarity. Upserts, so running it twice changes nothing. Null = not embedded yet.
+ * All links of all items go in one batch; cache generations are bumped once, and only when a link is
+ * new or stronger.
  */
-export async function autoLinkItem(scope: TenantScope, services: Services, item: StoredItem, threshold?: number): Promise<SimilarRecord[] | null> {
+export async function autoLinkMany(scope: TenantScope, services: Services, items: StoredItem[], threshold?: number): Promise<Map<string, SimilarRecord[] | null>> {
   const { conversations } = services.config;
-  const conversation = item.conversationId !== null;
-  const similar = await similarRecords(scope, services, item, threshold ?? (conversation ? conversations.similarityThreshold : conversations.documentSimilarityThreshold));
-  if (!similar || similar.length === 0) return similar;
-  const nodeType = conversation ? "conversation" : "item";
+  const thresholdOf = (item: StoredItem) => threshold ?? (item.conversationId !== null ? conversations.similarityThreshold : conversations.documentSimilarityThreshold);
+  const similar = await similarRecordsMany(scope, services, items, thresholdOf);
   const statement = scope.d1.prepare(
     `INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (tenant_id, source_type, source_id, target_type, target_id, relationship_type) DO UPDATE SET weight = excluded.weight
@@ -60,30 +96,40 @@ export async function autoLinkItem(scope: TenantScope, services: Services, item:
      RETURNING id`,
   );
   const now = Date.now();
-  const written = await scope.d1.batch(
-    similar.map((s) =>
-      statement.bind(randomId("rel_"), scope.tenantId, nodeType, conversation ? item.conversationId : item.id, nodeType, s.id, conversation ? "similar" : "similar_content", s.similarity, now),
-    ),
-  );
-  // Cached contexts change only when a link is new or stronger; a re-run that changes nothing keeps them.
-  // Bumping after the write is safe: a context built in between is stored under the old generation and
-  // invalidated by this bump, never served stale.
-  const changed = written.some((result) => result.results.length > 0);
-  if (changed && !conversation) await scope.d1.batch(bumpCacheGenerations(scope, [item.project]));
+  const writes: D1PreparedStatement[] = [];
+  const itemProjects: string[] = [];
+  for (const item of items) {
+    const conversation = item.conversationId !== null;
+    const nodeType = conversation ? "conversation" : "item";
+    for (const s of similar.get(item.id) ?? []) {
+      writes.push(statement.bind(randomId("rel_"), scope.tenantId, nodeType, conversation ? item.conversationId : item.id, nodeType, s.id, conversation ? "similar" : "similar_content", s.similarity, now));
+      itemProjects.push(conversation ? "" : item.project);
+    }
+  }
+  if (writes.length === 0) return similar;
+  const written = await scope.d1.batch(writes);
+  // Cached contexts change only when an item link is new or stronger; a re-run that changes nothing
+  // keeps them. Bumping after the write is safe: a context built in between is stored under the old
+  // generation and invalidated by this bump, never served stale.
+  const changed = new Set(written.flatMap((result, i) => (result.results.length > 0 && itemProjects[i] ? [itemProjects[i]!] : [])));
+  if (changed.size > 0) await scope.d1.batch(bumpCacheGenerations(scope, changed));
   return similar;
 }
 
-/** The auto-link job: links each item, then marks it linked (items without vectors stay pending). */
+/** One item's neighbours, linked (get_similar_contexts with a threshold). */
+export async function autoLinkItem(scope: TenantScope, services: Services, item: StoredItem, threshold?: number): Promise<SimilarRecord[] | null> {
+  return (await autoLinkMany(scope, services, [item], threshold)).get(item.id) ?? null;
+}
+
+/** The auto-link job: links the items, then marks them linked (items without vectors stay pending). */
 export async function autoLinkItems(scope: TenantScope, services: Services, itemIds: string[]): Promise<number> {
-  const items = await readItems(scope, itemIds);
-  const linked: string[] = [];
-  for (const item of items.values()) {
-    // Snapshot records list other segments; linking them would only inflate refcounts.
-    if (item.kind === "snapshot" || (await autoLinkItem(scope, services, item)) !== null) linked.push(item.id);
-  }
-  for (let i = 0; i < linked.length; i += 90) {
-    const ids = linked.slice(i, i + 90);
-    await scope.d1.prepare(`UPDATE items SET linked_at = ? WHERE tenant_id = ? AND id IN (${ids.map(() => "?").join(",")})`).bind(Date.now(), scope.tenantId, ...ids).run();
+  const items = [...(await readItems(scope, itemIds)).values()];
+  // Snapshot records list other segments; linking them would only inflate refcounts.
+  const linkable = items.filter((item) => item.kind !== "snapshot");
+  const similar = await autoLinkMany(scope, services, linkable);
+  const linked = items.filter((item) => item.kind === "snapshot" || similar.get(item.id) !== null).map((item) => item.id);
+  if (linked.length > 0) {
+    await scope.d1.prepare(`UPDATE items SET linked_at = ? WHERE tenant_id = ? AND id ${IN_JSON}`).bind(Date.now(), scope.tenantId, JSON.stringify(linked)).run();
   }
   return linked.length;
 }
