@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { LocalEmbedder } from "../src/adapters/local-embedder";
-import { LocalVectorIndex } from "../src/adapters/local-vector-index";
+import { EXACT_SCAN_UP_TO, LocalVectorIndex } from "../src/adapters/local-vector-index";
 import { VectorizeVectorIndex } from "../src/adapters/vectorize-index";
 import { WorkersAiEmbedder } from "../src/adapters/workers-ai-embedder";
 import { WorkersAiSummarizer } from "../src/adapters/workers-ai-summarizer";
@@ -87,6 +87,18 @@ describe("queryMany", () => {
       expect(await index.queryMany(tenant, [], { topK: 3 })).toEqual([]);
     });
   }
+});
+
+describe("local queryMany over a large slice (inverted lists)", () => {
+  it(`still finds each stored vector's own record first above ${EXACT_SCAN_UP_TO} vectors`, async () => {
+    const index = new LocalVectorIndex(env.DB, DIMS);
+    const words = ["river", "stone", "maple", "copper", "violin", "harbor", "lantern", "meadow", "falcon", "glacier", "orchid", "canyon"];
+    const texts = Array.from({ length: EXACT_SCAN_UP_TO + 300 }, (_, i) => `${words[i % 12]} ${words[(i * 7) % 12]} ${words[(i * 5 + 3) % 12]} record ${i} tag${i % 97}`);
+    for (let i = 0; i < texts.length; i += 500) await index.upsert("many-large", await Promise.all(texts.slice(i, i + 500).map((t, j) => record(i + j + 1, t))));
+    const probes = [5, 777, 1500, 2222, 2290];
+    const answers = await index.queryMany("many-large", await embedder.embed(probes.map((i) => texts[i]!)), { topK: 5 });
+    expect(answers.map((a) => a[0]!.chunkId)).toEqual(probes.map((i) => i + 1));
+  });
 });
 
 describe("tenant isolation in hybrid search, with either vector adapter", () => {

@@ -1,14 +1,23 @@
 import type { VectorIndex, VectorMatch, VectorRecord } from "../ports";
 import { dot, fromBytes, toBytes } from "../core/shared/vector-math";
+import { insertTopK, InvertedLists } from "./inverted-lists";
 
 const IN_CHUNK = 90; // D1: at most 100 bound parameters per statement
 /** Most vectors the isolate keeps in memory across all (tenant, projects) copies (~25 MB at 256 dims). */
 const MAX_CACHED_VECTORS = 25_000;
 
+/**
+ * Up to this many vectors, queryMany (auto-linking) scans them all; above, it probes inverted lists,
+ * so linking N items costs about N·√N dot products, not N². Single queries (search) stay exact.
+ */
+export const EXACT_SCAN_UP_TO = 2000;
+
 /** An in-isolate copy of one (tenant, projects) slice of the index, refreshed by rowid. */
 interface Slice {
   vectors: Map<number, Float32Array>;
   loadedUpTo: number;
+  /** Built at the first queryMany over EXACT_SCAN_UP_TO vectors; rebuilt when the slice doubles. */
+  lists?: InvertedLists;
 }
 const slices = new Map<string, Slice>();
 
@@ -38,11 +47,16 @@ export class LocalVectorIndex implements VectorIndex {
     return (await this.queryMany(tenantId, [vector], options))[0]!;
   }
 
-  /** One refresh of the in-isolate copy serves every query. */
+  /** One refresh of the in-isolate copy serves every query; large slices are probed, not scanned. */
   async queryMany(tenantId: string, vectors: Float32Array[], options: { topK: number; projects?: readonly string[] }): Promise<VectorMatch[][]> {
     for (const vector of vectors) this.checkLength(vector);
     if (vectors.length === 0) return [];
     const slice = await this.freshSlice(tenantId, options.projects ?? []);
+    if (slice.vectors.size > EXACT_SCAN_UP_TO) {
+      if (!slice.lists || slice.vectors.size > 2 * slice.lists.builtFor) slice.lists = new InvertedLists(slice.vectors);
+      const lists = slice.lists;
+      return vectors.map((vector) => lists.query(vector, options.topK, lists.probes));
+    }
     return vectors.map((vector) => {
       const top: VectorMatch[] = [];
       for (const [chunkId, stored] of slice.vectors) {
@@ -58,13 +72,15 @@ export class LocalVectorIndex implements VectorIndex {
     // The project list travels as one JSON parameter: a key may have many projects (D1: 100 parameters).
     const where = projects.length > 0 ? " AND project IN (SELECT value FROM json_each(?))" : "";
     const projectParams = projects.length > 0 ? [JSON.stringify(projects)] : [];
-    const slice = slices.get(key) ?? { vectors: new Map(), loadedUpTo: 0 };
+    const slice: Slice = slices.get(key) ?? { vectors: new Map(), loadedUpTo: 0 };
     const [fresh, count] = await this.db.batch<{ rowid?: number; chunk_id?: number; vector?: ArrayBuffer; n?: number }>([
       this.db.prepare(`SELECT rowid, chunk_id, vector FROM local_vectors WHERE tenant_id = ?${where} AND rowid > ? ORDER BY rowid`).bind(tenantId, ...projectParams, slice.loadedUpTo),
       this.db.prepare(`SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?${where}`).bind(tenantId, ...projectParams),
     ]);
     for (const row of fresh!.results) {
-      slice.vectors.set(row.chunk_id!, fromBytes(row.vector!));
+      const vector = fromBytes(row.vector!);
+      slice.vectors.set(row.chunk_id!, vector);
+      slice.lists?.add(row.chunk_id!, vector);
       slice.loadedUpTo = Math.max(slice.loadedUpTo, row.rowid!);
     }
     if (slice.vectors.size !== count!.results[0]!.n && !reloaded) {
@@ -112,13 +128,4 @@ export class LocalVectorIndex implements VectorIndex {
   private mismatch(found: number): Error {
     return new Error(`Configuration error: vector has ${found} dimensions but the index is configured for ${this.dimensions} (EMBEDDING_DIMENSIONS)`);
   }
-}
-
-/** Keeps `top` sorted by score, descending, at most k long. */
-function insertTopK(top: VectorMatch[], match: VectorMatch, k: number): void {
-  if (top.length === k && top[k - 1]!.score >= match.score) return;
-  let i = top.length;
-  while (i > 0 && top[i - 1]!.score < match.score) i--;
-  top.splice(i, 0, match);
-  if (top.length > k) top.pop();
 }
