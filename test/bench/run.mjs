@@ -4,13 +4,14 @@
 import { runContext } from "./context.mjs";
 import { runGc } from "./gc.mjs";
 import { runGraph } from "./graph.mjs";
+import { runIngest } from "./ingest.mjs";
 import { runLocomo } from "./locomo.mjs";
 import { runMsmarco } from "./msmarco.mjs";
 import { runScale } from "./scale.mjs";
 import { runTokenizer } from "./tokenizer.mjs";
 import { newTenant, startWorker } from "./worker.mjs";
 
-const SUITES = { locomo: runLocomo, msmarco: runMsmarco, scale: runScale, context: runContext, graph: runGraph, gc: runGc, tokenizer: runTokenizer };
+const SUITES = { locomo: runLocomo, msmarco: runMsmarco, scale: runScale, context: runContext, graph: runGraph, gc: runGc, tokenizer: runTokenizer, ingest: runIngest };
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(SUITES);
 for (const name of chosen) if (!SUITES[name]) throw new Error(`unknown suite '${name}' (have: ${Object.keys(SUITES).join(", ")})`);
 

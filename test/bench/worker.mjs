@@ -118,7 +118,16 @@ export async function newTenant(name) {
       await sleep(250);
     }
   };
-  return { id: tenant.tenant_id, call, callMany, stats, drainEmbeddings };
+  /** Waits until every item is embedded and auto-linked; returns the seconds it took. */
+  const settle = async () => {
+    const started = performance.now();
+    for (;;) {
+      const s = await stats();
+      if (s.pending_embeddings === 0 && s.pending_links === 0) return (performance.now() - started) / 1000;
+      await sleep(250);
+    }
+  };
+  return { id: tenant.tenant_id, call, callMany, stats, drainEmbeddings, settle };
 }
 
 async function post(key, body) {

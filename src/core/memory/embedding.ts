@@ -1,7 +1,8 @@
-import type { TenantScope } from "../../db/scope";
+import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 
-const IN_LIST = 90;
+/** Items per read: their ids travel as one JSON parameter (an embed job holds ≤ 100). */
+const ITEMS_PER_READ = 500;
 
 /**
  * Embeds every chunk of the given items and upserts the vectors, then marks the items embedded.
@@ -9,14 +10,14 @@ const IN_LIST = 90;
  */
 export async function embedItems(scope: TenantScope, services: Services, itemIds: string[]): Promise<number> {
   let embedded = 0;
-  for (let i = 0; i < itemIds.length; i += IN_LIST) {
-    const ids = itemIds.slice(i, i + IN_LIST);
+  for (let i = 0; i < itemIds.length; i += ITEMS_PER_READ) {
+    const ids = itemIds.slice(i, i + ITEMS_PER_READ);
     const { results: chunks } = await scope.d1
       .prepare(
         `SELECT c.id, c.item_id, c.content, c.context, i.project, i.kind, i.type FROM chunks c JOIN items i ON i.id = c.item_id
-         WHERE c.tenant_id = ? AND i.tenant_id = ? AND c.item_id IN (${ids.map(() => "?").join(",")}) ORDER BY c.id`,
+         WHERE c.tenant_id = ? AND i.tenant_id = ? AND c.item_id ${IN_JSON} ORDER BY c.id`,
       )
-      .bind(scope.tenantId, scope.tenantId, ...ids)
+      .bind(scope.tenantId, scope.tenantId, JSON.stringify(ids))
       .all<{ id: number; item_id: string; content: string; context: string; project: string; kind: string; type: string }>();
     for (let j = 0; j < chunks.length; j += services.embedder.maxBatch) {
       const batch = chunks.slice(j, j + services.embedder.maxBatch);
@@ -29,8 +30,8 @@ export async function embedItems(scope: TenantScope, services: Services, itemIds
       embedded += batch.length;
     }
     await scope.d1
-      .prepare(`UPDATE items SET embedded_at = ? WHERE tenant_id = ? AND id IN (${ids.map(() => "?").join(",")})`)
-      .bind(Date.now(), scope.tenantId, ...ids)
+      .prepare(`UPDATE items SET embedded_at = ? WHERE tenant_id = ? AND id ${IN_JSON}`)
+      .bind(Date.now(), scope.tenantId, JSON.stringify(ids))
       .run();
   }
   if (services.config.conversations.useVectorDb && services.config.conversations.useGraphDb && itemIds.length > 0) {
