@@ -134,6 +134,10 @@ const contextGetWorkingSet = defineTool({
     project_id: projectName,
     task_id: taskIdParam.optional().describe("Default: the project's current task (context_set_current_task)."),
     limit: z.number().int().min(0).max(1000).default(100).describe("Most segments listed (totals count all)."),
+    include_gc_candidates: z
+      .boolean()
+      .default(false)
+      .describe(`Also list the ${MAX_LISTED_CANDIDATES} highest-scoring pruning candidates as context_gc_analyze scores them, without running a GC cycle (no survivals recorded).`),
   }),
   output: z.object({
     working_set: z.object({ project_id: z.string(), task_id: z.string().nullable(), total_tokens: z.number().int(), last_updated: z.string().nullable() }),
@@ -141,17 +145,22 @@ const contextGetWorkingSet = defineTool({
     total_tokens: z.number().int(),
     segment_count: z.number().int(),
     truncated: z.boolean(),
+    gc_candidates: z.array(candidateSchema).optional(),
   }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     const taskId = await resolveTask(ctx.scope, input.project_id, input.task_id);
-    const set = await readWorkingSet(ctx.scope, input.project_id, taskId, input.limit);
+    const [set, analysis] = await Promise.all([
+      readWorkingSet(ctx.scope, input.project_id, taskId, input.limit),
+      input.include_gc_candidates ? analyzeGarbage(ctx.scope, { project: input.project_id, taskId, advanceGenerations: false }) : null,
+    ]);
     return {
       working_set: { project_id: input.project_id, task_id: taskId, total_tokens: set.totalTokens, last_updated: set.lastUpdated === null ? null : iso(set.lastUpdated) },
       segments: set.segments.map(segmentView),
       total_tokens: set.totalTokens,
       segment_count: set.segmentCount,
       truncated: set.segments.length < set.segmentCount,
+      ...(analysis ? { gc_candidates: analysis.candidates.slice(0, MAX_LISTED_CANDIDATES).map(candidateView) } : {}),
     };
   },
 });

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { contextLinksForMessage, messagesForChunk, storeContextLinks } from "../core/conversations/context-links";
 import { CONTEXT_RELATIONSHIPS, conversationEdges, linkConversations, requireConversation } from "../core/conversations/conversations";
 import { autoLinkDocument, documentRelationships, queryResourceGraph } from "../core/graph/graph-queries";
+import { knowledgeGraph } from "../core/graph/graph-export";
 import { linkItems, RESOURCE_RELATIONSHIPS } from "../core/graph/links";
 import { conversationIdParam, iso, readableProjects } from "./params";
 import { ANNOTATIONS, defineTool } from "./registry";
@@ -245,6 +246,51 @@ export const getDocumentRelationships = defineTool({
       relationships,
       total_relationships: reached.length,
       max_depth_reached: reached.reduce((m, r) => Math.max(m, r.depth), 0),
+    };
+  },
+});
+
+export const getKnowledgeGraph = defineTool({
+  name: "get_knowledge_graph",
+  category: "graph",
+  title: "The knowledge graph",
+  description:
+    "The knowledge graph as nodes and edges, for drawing or analysis: every link between items (relationships, auto-links, context " +
+    "links counted to the chunk's item) and between conversations. Nodes are the items and conversations with at least one link, most " +
+    "connected first, at most max_nodes; edges are the links among them. Filter by project and relationship types.",
+  input: z.object({
+    project: z.string().min(1).max(200).optional().describe("Only links whose two ends lie in this project; default: every project the key may read."),
+    relationship_types: z.array(z.string().min(1).max(100)).max(20).optional(),
+    max_nodes: z.number().int().min(1).max(5000).default(500),
+  }),
+  output: z.object({
+    nodes: z.array(
+      z.object({
+        id: z.string(),
+        node_type: z.enum(["item", "conversation"]),
+        project: z.string(),
+        kind: z.string(),
+        type: z.string(),
+        label: z.string(),
+        tokens: z.number().int(),
+        importance: z.number().nullable(),
+        degree: z.number().int(),
+      }),
+    ),
+    edges: z.array(z.object({ source: z.string(), source_type: z.string(), target: z.string(), target_type: z.string(), relationship_type: z.string(), weight: z.number() })),
+    total_nodes: z.number().int(),
+    total_edges: z.number().int(),
+    truncated: z.boolean(),
+  }),
+  annotations: ANNOTATIONS.read,
+  handler: async (input, ctx) => {
+    const graph = await knowledgeGraph(ctx.scope, { projects: readableProjects(ctx, input.project), relationshipTypes: input.relationship_types, maxNodes: input.max_nodes });
+    return {
+      nodes: graph.nodes.map((n) => ({ id: n.id, node_type: n.nodeType, project: n.project, kind: n.kind, type: n.type, label: n.label, tokens: n.tokens, importance: n.importance, degree: n.degree })),
+      edges: graph.edges.map((e) => ({ source: e.source, source_type: e.sourceType, target: e.target, target_type: e.targetType, relationship_type: e.relationshipType, weight: e.weight })),
+      total_nodes: graph.totalNodes,
+      total_edges: graph.totalEdges,
+      truncated: graph.nodes.length < graph.totalNodes,
     };
   },
 });

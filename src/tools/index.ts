@@ -6,31 +6,37 @@ import {
   autoLinkDocuments,
   getContextLinksForMessage,
   getDocumentRelationships,
+  getKnowledgeGraph,
   getMessagesForChunk,
   getRelatedContexts,
   linkResources,
   queryGraph,
   storeContextLinksTool,
 } from "./graph.tools";
+import { ITEM_TOOLS } from "./item.tools";
 import { memoryBatchStore, memoryStore, storeMemory } from "./memory.tools";
-import { listToolIdentifiers, ping } from "./meta.tools";
+import { listToolIdentifiers, ping, whoami } from "./meta.tools";
 import type { AnyTool } from "./registry";
 import { getSimilarContexts, retrieveByType, search } from "./search.tools";
-import { getContextUsageStatistics, getToolConversations } from "./usage.tools";
+import { getContextUsageStatistics, getToolConversations, getUsageReport } from "./usage.tools";
 
 /** The registry: every tool the server has, declared once. Adding a tool is adding it here. */
 export const TOOLS: readonly AnyTool[] = [
   // meta
   ping,
   listToolIdentifiers,
+  whoami,
   getContextUsageStatistics,
   getToolConversations,
+  getUsageReport,
   // memory: store and search
   memoryStore,
   memoryBatchStore,
   storeMemory,
   search,
   retrieveByType,
+  // memory: browse and correct one item
+  ...ITEM_TOOLS,
   // context building
   buildContext,
   memoryContextBuild,
@@ -55,6 +61,7 @@ export const TOOLS: readonly AnyTool[] = [
   queryGraph,
   autoLinkDocuments,
   getDocumentRelationships,
+  getKnowledgeGraph,
   // working set, GC, stash, tasks
   ...GC_TOOLS,
 ];

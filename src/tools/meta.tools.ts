@@ -46,3 +46,21 @@ function firstSentence(text: string): string {
   const end = text.search(/\.(\s|$)/);
   return end === -1 ? text : text.slice(0, end + 1);
 }
+
+export const whoami = defineTool({
+  name: "whoami",
+  category: "meta",
+  title: "Who am I",
+  description:
+    "What the key of this connection may do: its tenant, its key id, its scopes (read < write < admin) and the projects it is " +
+    "limited to (null = every project of the tenant).",
+  input: z.object({}),
+  output: z.object({
+    tenant_id: z.string(),
+    key_id: z.string(),
+    scopes: z.array(z.enum(["read", "write", "admin"])),
+    projects: z.array(z.string()).nullable(),
+  }),
+  annotations: ANNOTATIONS.read,
+  handler: async (_input, ctx) => ({ tenant_id: ctx.caller.tenantId, key_id: ctx.caller.keyId, scopes: ctx.caller.scopes, projects: ctx.caller.projects }),
+});

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { contextUsageStatistics } from "../core/conversations/context-links";
 import { toolConversations } from "../core/conversations/metrics";
+import { usageReport } from "../core/tenants/usage-report";
+import { iso } from "./params";
 import { ANNOTATIONS, defineTool } from "./registry";
 
 
@@ -44,4 +46,39 @@ export const getToolConversations = defineTool({
   }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => ({ success: true as const, tool_name: input.tool_name, ...(await toolConversations(ctx.scope, input.tool_name, input.limit)) }),
+});
+
+export const getUsageReport = defineTool({
+  name: "get_usage_report",
+  category: "meta",
+  title: "Usage report",
+  description:
+    "Tool calls over time from the usage log, for charts: calls per tool in time buckets (1 hour for a day, 6 hours for a week, " +
+    "1 day for a month), errors and server-side latency p50/p95 per bucket and per tool, and tokens stored per project " +
+    "(stashed tokens included, and counted apart).",
+  input: z.object({ period: z.enum(["day", "week", "month"]).default("day") }),
+  output: z.object({
+    period: z.string(),
+    since: z.string(),
+    bucket_ms: z.number().int(),
+    buckets: z.array(
+      z.object({ start: z.string(), calls: z.record(z.string(), z.number()), errors: z.number().int(), p50_ms: z.number().nullable(), p95_ms: z.number().nullable() }),
+    ),
+    tools: z.array(z.object({ tool: z.string(), calls: z.number().int(), errors: z.number().int(), p50_ms: z.number(), p95_ms: z.number() })),
+    total_calls: z.number().int(),
+    projects: z.array(z.object({ project: z.string(), items: z.number().int(), tokens: z.number().int(), stashed_tokens: z.number().int() })),
+  }),
+  annotations: ANNOTATIONS.read,
+  handler: async (input, ctx) => {
+    const report = await usageReport(ctx.scope, input.period);
+    return {
+      period: input.period,
+      since: iso(report.since),
+      bucket_ms: report.bucketMs,
+      buckets: report.buckets.map((b) => ({ start: iso(b.start), calls: b.calls, errors: b.errors, p50_ms: b.p50Ms, p95_ms: b.p95Ms })),
+      tools: report.tools.map((t) => ({ tool: t.tool, calls: t.calls, errors: t.errors, p50_ms: t.p50Ms, p95_ms: t.p95Ms })),
+      total_calls: report.totalCalls,
+      projects: report.projects.map((p) => ({ project: p.project, items: p.items, tokens: p.tokens, stashed_tokens: p.stashedTokens })),
+    };
+  },
 });

@@ -1,0 +1,107 @@
+import { projectClause, type TenantScope } from "../../db/scope";
+
+/**
+ * Usage over time from the usage log, for charts: calls per tool in fixed time buckets, latency
+ * percentiles (nearest rank, server-side duration of each call) per bucket and per tool, and what each
+ * project stores. A project-limited key sees the calls that named one of its projects and its projects'
+ * storage only, as get_context_metrics does.
+ */
+
+export type UsagePeriod = "day" | "week" | "month";
+
+const HOUR = 3_600_000;
+export const USAGE_PERIODS: Record<UsagePeriod, { spanMs: number; bucketMs: number }> = {
+  day: { spanMs: 24 * HOUR, bucketMs: HOUR },
+  week: { spanMs: 7 * 24 * HOUR, bucketMs: 6 * HOUR },
+  month: { spanMs: 30 * 24 * HOUR, bucketMs: 24 * HOUR },
+};
+
+export interface UsageBucket {
+  start: number;
+  calls: Record<string, number>;
+  errors: number;
+  p50Ms: number | null;
+  p95Ms: number | null;
+}
+
+export interface ToolUsage {
+  tool: string;
+  calls: number;
+  errors: number;
+  p50Ms: number;
+  p95Ms: number;
+}
+
+export interface ProjectStorage {
+  project: string;
+  items: number;
+  tokens: number;
+  stashedTokens: number;
+}
+
+export interface UsageReport {
+  since: number;
+  bucketMs: number;
+  buckets: UsageBucket[];
+  tools: ToolUsage[];
+  totalCalls: number;
+  projects: ProjectStorage[];
+}
+
+/** p50 and p95 by nearest rank over `partition` (rank = ceil(p x n), in integers). */
+const percentiles = (partition: string, where: string) => `
+  WITH ranked AS (
+    SELECT ${partition} AS k, duration_ms AS d, error_code,
+      ROW_NUMBER() OVER (PARTITION BY ${partition} ORDER BY duration_ms) AS rn, COUNT(*) OVER (PARTITION BY ${partition}) AS n
+    FROM tool_calls WHERE ${where}
+  )
+  SELECT k, MAX(n) AS n, SUM(error_code IS NOT NULL) AS errors,
+    MAX(CASE WHEN rn = (n * 50 + 99) / 100 THEN d END) AS p50, MAX(CASE WHEN rn = (n * 95 + 99) / 100 THEN d END) AS p95
+  FROM ranked GROUP BY k`;
+
+export async function usageReport(scope: TenantScope, period: UsagePeriod, now = Date.now()): Promise<UsageReport> {
+  const { spanMs, bucketMs } = USAGE_PERIODS[period];
+  const since = Math.floor((now - spanMs) / bucketMs + 1) * bucketMs;
+  const own = projectClause(scope, "project");
+  const where = `tenant_id = ? AND started_at >= ?${own.sql}`;
+  const bucket = `CAST(started_at / ${bucketMs} AS INTEGER)`;
+  const args = [scope.tenantId, since, ...own.params];
+  const [perToolBucket, perBucket, perTool, storage] = await scope.d1.batch<Record<string, string | number | null>>([
+    scope.d1.prepare(`SELECT ${bucket} AS k, tool, COUNT(*) AS n FROM tool_calls WHERE ${where} GROUP BY k, tool`).bind(...args),
+    scope.d1.prepare(percentiles(bucket, where)).bind(...args),
+    scope.d1.prepare(`${percentiles("tool", where)} ORDER BY n DESC, k`).bind(...args),
+    scope.d1
+      .prepare(
+        `SELECT project, COUNT(*) AS items, COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(CASE WHEN tier = 'stashed' THEN tokens ELSE 0 END), 0) AS stashed
+         FROM items WHERE tenant_id = ?${own.sql} GROUP BY project ORDER BY tokens DESC, project`,
+      )
+      .bind(scope.tenantId, ...own.params),
+  ]);
+  const buckets = new Map<number, UsageBucket>();
+  for (let start = since; start <= now; start += bucketMs) buckets.set(start, { start, calls: {}, errors: 0, p50Ms: null, p95Ms: null });
+  const at = (k: number) => buckets.get(k * bucketMs);
+  for (const r of perToolBucket!.results) {
+    const b = at(r.k as number);
+    if (b) b.calls[r.tool as string] = r.n as number;
+  }
+  for (const r of perBucket!.results) {
+    const b = at(r.k as number);
+    if (!b) continue;
+    b.errors = r.errors as number;
+    b.p50Ms = round(r.p50 as number);
+    b.p95Ms = round(r.p95 as number);
+  }
+  const tools = perTool!.results.map((r) => ({ tool: r.k as string, calls: r.n as number, errors: r.errors as number, p50Ms: round(r.p50 as number), p95Ms: round(r.p95 as number) }));
+  return {
+    since,
+    bucketMs,
+    buckets: [...buckets.values()],
+    tools,
+    totalCalls: tools.reduce((sum, t) => sum + t.calls, 0),
+    projects: storage!.results.map((r) => ({ project: r.project as string, items: r.items as number, tokens: r.tokens as number, stashedTokens: r.stashed as number })),
+  };
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}
