@@ -4,6 +4,7 @@ import { cors } from "hono/cors";
 import { adminRoutes } from "./auth/admin-routes";
 import { rateLimitPerKey, requireApiKey, toolCallCharger } from "./auth/middleware";
 import { readConfig } from "./config";
+import { dashboardRoutes } from "./dashboard/routes";
 import { AppError, toAppError } from "./errors";
 import type { AppBindings } from "./http/context";
 import { jsonRpcErrorBody } from "./http/responses";
@@ -70,6 +71,7 @@ app.post("/jsonrpc", async (c) => {
 });
 
 app.route("/admin", adminRoutes);
+app.route("/dashboard", dashboardRoutes);
 
 app.notFound((c) => c.json({ error: { code: "NOT_FOUND", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}` } }, 404));
 
