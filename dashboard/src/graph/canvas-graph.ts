@@ -26,6 +26,9 @@ export interface GraphStats {
   /** Work per frame (simulation tick + draw), in ms. */
   frameMsAvg: number;
   frameMsMax: number;
+  /** The latest redraw alone (also after a pan or zoom), in ms. */
+  lastDrawMs: number;
+  draws: number;
   settled: boolean;
 }
 
@@ -36,7 +39,8 @@ export interface GraphOptions {
   onSelect(node: GraphNode | null): void;
 }
 
-const RADIUS = 4;
+/** Node radius on screen, in CSS pixels (constant at any zoom): 3 for a leaf, up to 8 for a hub. */
+const radius = (n: { degree: number }) => 3 + Math.min(5, Math.sqrt(n.degree) - 1);
 
 export class CanvasGraph {
   private nodes: GraphNode[] = [];
@@ -52,7 +56,7 @@ export class CanvasGraph {
   private readonly ctx: CanvasRenderingContext2D;
   private readonly resize: ResizeObserver;
   private started = 0;
-  readonly stats: GraphStats = { nodes: 0, edges: 0, firstDrawMs: 0, frames: 0, frameMsAvg: 0, frameMsMax: 0, settled: false };
+  readonly stats: GraphStats = { nodes: 0, edges: 0, firstDrawMs: 0, frames: 0, frameMsAvg: 0, frameMsMax: 0, lastDrawMs: 0, draws: 0, settled: false };
 
   constructor(
     private readonly canvas: HTMLCanvasElement,
@@ -76,11 +80,11 @@ export class CanvasGraph {
     this.edges = edges;
     this.selected = null;
     this.touched = false;
-    Object.assign(this.stats, { nodes: nodes.length, edges: edges.length, firstDrawMs: 0, frames: 0, frameMsAvg: 0, frameMsMax: 0, settled: false });
+    Object.assign(this.stats, { nodes: nodes.length, edges: edges.length, firstDrawMs: 0, frames: 0, frameMsAvg: 0, frameMsMax: 0, lastDrawMs: 0, draws: 0, settled: false });
     const n = nodes.length;
     this.simulation = forceSimulation(nodes)
       .force("link", forceLink<GraphNode, GraphEdge>(edges).id((d) => d.key).distance(24).strength(0.4))
-      .force("charge", forceManyBody<GraphNode>().strength(n > 1000 ? -14 : -30).theta(0.95).distanceMax(400))
+      .force("charge", forceManyBody<GraphNode>().strength(n > 1000 ? -24 : -40).theta(0.95).distanceMax(500))
       .force("x", forceX<GraphNode>(0).strength(0.06))
       .force("y", forceY<GraphNode>(0).strength(0.06))
       .alphaDecay(0.035)
@@ -88,6 +92,7 @@ export class CanvasGraph {
     this.fitView();
     this.draw();
     this.stats.firstDrawMs = round(performance.now() - this.started);
+    this.publish();
     this.loop();
   }
 
@@ -134,9 +139,14 @@ export class CanvasGraph {
         s.settled = true;
         if (!this.touched) this.fitView(), this.draw();
       }
-      this.canvas.dataset.stats = JSON.stringify(s);
+      this.publish();
     });
   };
+
+  /** The figures on the canvas element (data-stats), where a test or a curious person can read them. */
+  private publish(): void {
+    this.canvas.dataset.stats = JSON.stringify(this.stats);
+  }
 
   private fitCanvas(): void {
     const dpr = window.devicePixelRatio || 1;
@@ -171,6 +181,14 @@ export class CanvasGraph {
   }
 
   private draw(): void {
+    const started = performance.now();
+    this.paint();
+    this.stats.lastDrawMs = round(performance.now() - started);
+    this.stats.draws++;
+    if (this.simulation && this.stats.settled) this.publish();
+  }
+
+  private paint(): void {
     const ctx = this.ctx;
     const dpr = window.devicePixelRatio || 1;
     const { x, y, k } = this.transform;
@@ -193,7 +211,7 @@ export class CanvasGraph {
     }
     ctx.globalAlpha = 1;
     const byKind = groupBy(this.nodes, (n) => n.kind);
-    const r = (n: GraphNode) => RADIUS + Math.min(6, Math.sqrt(n.degree));
+    const r = (n: GraphNode) => radius(n) / k;
     for (const [kind, nodes] of byKind) {
       ctx.beginPath();
       for (const n of nodes) {
@@ -234,7 +252,7 @@ export class CanvasGraph {
     const gx = (clientX - rect.left - this.transform.x) / this.transform.k;
     const gy = (clientY - rect.top - this.transform.y) / this.transform.k;
     this.tree ??= quadtree<GraphNode>().x((d) => d.x ?? 0).y((d) => d.y ?? 0).addAll(this.nodes);
-    return this.tree.find(gx, gy, (RADIUS + 8) / Math.min(1, this.transform.k)) ?? null;
+    return this.tree.find(gx, gy, 10 / this.transform.k) ?? null;
   }
 
   private onPointerDown = (e: PointerEvent): void => {
