@@ -32,7 +32,8 @@ if (vars.DEV_API_KEY) {
     `UPDATE api_keys SET key_hash = '${hash}', key_prefix = '${vars.DEV_API_KEY.slice(0, 10)}', revoked_at = NULL WHERE id = 'key_dev';`;
   run([...wrangler, "d1", "execute", "DB", "--local", "--command", sql]);
   console.log(`\nDev tenant 'dev' is ready. API key (from .dev.vars): ${vars.DEV_API_KEY}`);
-  console.log(`MCP endpoint: http://localhost:8787/mcp   JSON-RPC: http://localhost:8787/jsonrpc\n`);
+  console.log(`MCP endpoint: http://localhost:8787/mcp   JSON-RPC: http://localhost:8787/jsonrpc`);
+  console.log(`Dashboard: http://localhost:8787/dashboard (sign in with the key above)\n`);
 }
 
 const dev = spawn(process.execPath, [...wrangler, "dev", "--local", ...process.argv.slice(2)], { stdio: "inherit" });
