@@ -18,3 +18,4 @@ export async function callerForAccessToken(env: Env, requestUrl: string, token: 
   const key = await findActiveKeyById(openDatabase(env.DB), validated.props.keyId);
   return key ? tokenCaller(key, validated.props, validated.scope) : null;
 }
+

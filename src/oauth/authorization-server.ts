@@ -1,5 +1,6 @@
 import { OAuthAuthorizationServer } from "@cloudflare/workers-oauth-provider";
 import type { Env } from "../env";
+import { refuseRevokedKeys } from "./grant-props";
 
 /**
  * The OAuth 2.1 authorization server (@cloudflare/workers-oauth-provider) in this Worker. Its one protected
@@ -52,6 +53,7 @@ function buildServer(origin: string): OAuthAuthorizationServer<Env> | null {
       refreshTokenTTL: REFRESH_TOKEN_IDLE_TTL_SECONDS,
       refreshTokenIdleTTL: REFRESH_TOKEN_IDLE_TTL_SECONDS,
       clientIdMetadataDocumentEnabled: true,
+      tokenExchangeCallback: refuseRevokedKeys,
     });
   } catch {
     // The library refuses a non-loopback http issuer; such an origin simply offers no OAuth.

@@ -1,8 +1,10 @@
+import { OAuthError, type TokenExchangeCallbackOptions } from "@cloudflare/workers-oauth-provider";
 import { and, eq, isNull } from "drizzle-orm";
 import { scopeAllows, SCOPES, type Scope } from "../core/tenants/api-keys";
 import type { AuthenticatedKey } from "../core/tenants/tenants";
 import { apiKeys } from "../db/schema";
-import type { Database } from "../db/scope";
+import { openDatabase, type Database } from "../db/scope";
+import type { Env } from "../env";
 
 /**
  * What a grant carries (the library encrypts it with the token): the tenant, the API key the person signed
@@ -70,4 +72,16 @@ function narrowProjects(keyProjects: string[] | null, grantProjects: string[] | 
   if (keyProjects === null) return grantProjects;
   if (grantProjects === null) return keyProjects;
   return grantProjects.filter((p) => keyProjects.includes(p));
+}
+
+/**
+ * Called by the token endpoint before it issues tokens for a code or a refresh token: a grant whose key has
+ * been revoked gets nothing more. invalid_grant also makes the library delete the grant (the cleanup the
+ * key's revocation may not have finished).
+ */
+export async function refuseRevokedKeys(options: TokenExchangeCallbackOptions<Env>): Promise<void> {
+  const keyId = isGrantProps(options.props) ? options.props.keyId : options.userId;
+  if (!(await findActiveKeyById(openDatabase(options.env.DB), keyId))) {
+    throw new OAuthError("invalid_grant", { description: "The API key this connection signed in with has been revoked" });
+  }
 }
