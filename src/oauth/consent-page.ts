@@ -1,5 +1,5 @@
 import type { ConsentDescription } from "@cloudflare/workers-oauth-provider";
-import { OAUTH_SCOPES, type OAuthScope } from "./authorization-server";
+import { AUTHORIZE_PATH, OAUTH_SCOPES, type OAuthScope } from "./authorization-server";
 
 /**
  * The consent page, server-rendered, with no script and no external asset. Everything a client chose (its
@@ -45,7 +45,7 @@ export function consentPage(details: ConsentDescription, form: ConsentForm, nonc
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>Connect ${name} to Context Edge</title>
 <style nonce="${nonce}">${STYLE}</style>
 </head>
@@ -59,11 +59,12 @@ export function consentPage(details: ConsentDescription, form: ConsentForm, nonc
   </dl>
   ${loopback}
   ${error}
-  <form method="post">
+  <form method="post" action="${AUTHORIZE_PATH}">
     <input type="hidden" name="handle" value="${escapeHtml(form.handle)}">
-    <label for="api_key">Sign in with an API key of your tenant (<code>write</code> or <code>admin</code> scope)</label>
+    <label for="api_key">Sign in with your API key</label>
     <input id="api_key" name="api_key" type="password" autocomplete="off" spellcheck="false" placeholder="ce_…" required>
-    <p class="muted">The app acts as this key, never beyond it, and loses access when the key is revoked.</p>
+    <p class="muted">A key of your tenant with the <code>write</code> or <code>admin</code> scope. The app acts as this key,
+      never beyond it, and loses access when the key is revoked.</p>
     <fieldset>
       <legend>Allow</legend>
       ${scopes}

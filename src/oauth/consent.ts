@@ -118,7 +118,8 @@ async function renderConsent(oauth: OAuthHelpers, request: AuthRequest, form: Om
   const headers = consent.headers;
   headers.set("Content-Type", "text/html; charset=utf-8");
   headers.set("Content-Security-Policy", pagePolicy(nonce, details.redirectUri));
-  headers.set("Referrer-Policy", "no-referrer");
+  // same-origin, not no-referrer: with no-referrer the browser posts the form with `Origin: null`.
+  headers.set("Referrer-Policy", "same-origin");
   return new Response(consentPage(details, { ...form, handle: consent.handle }, nonce), { status, headers });
 }
 
