@@ -279,3 +279,17 @@ describe("bad input to the OAuth endpoints", () => {
     }
   });
 });
+
+describe("an origin that cannot be an issuer", () => {
+  it("plain http on a public host offers no OAuth: no metadata, no resource_metadata in the challenge; keys still work", async () => {
+    const at = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://context-edge.example${path}`, init));
+    expect((await at("/.well-known/oauth-protected-resource/mcp")).status).toBe(404);
+    expect((await at("/.well-known/oauth-authorization-server")).status).toBe(404);
+    const challenge = await at("/mcp", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(listTools) });
+    expect(challenge.status).toBe(401);
+    expect(challenge.headers.get("www-authenticate")).toBe('Bearer realm="context-edge"');
+    const t = await newTenant();
+    const listed = await at("/mcp", { method: "POST", headers: { "content-type": "application/json", accept: "application/json", authorization: `Bearer ${t.apiKey}` }, body: JSON.stringify(listTools) });
+    expect(listed.status).toBe(200);
+  });
+});

@@ -77,10 +77,14 @@ export function protectedResourceMetadata(requestUrl: string | URL) {
   };
 }
 
-/** The 401 challenge on /mcp (RFC 6750, RFC 9728 §5.1): it names the metadata a client discovers OAuth from. */
+/**
+ * The 401 challenge on /mcp (RFC 6750, RFC 9728 §5.1): it names the metadata a client discovers OAuth from,
+ * on an origin that can offer OAuth.
+ */
 export function oauthChallenge(requestUrl: string | URL, error?: { code: string; description: string }): string {
   const metadataUrl = new URL(requestUrl).origin + PROTECTED_RESOURCE_METADATA_PATH;
-  const parts = [`realm="context-edge"`, `resource_metadata="${metadataUrl}"`, `scope="${OAUTH_SCOPES.join(" ")}"`];
+  const parts = [`realm="context-edge"`];
+  if (authorizationServerFor(requestUrl)) parts.push(`resource_metadata="${metadataUrl}"`, `scope="${OAUTH_SCOPES.join(" ")}"`);
   if (error) parts.push(`error="${error.code}"`, `error_description="${error.description}"`);
   return "Bearer " + parts.join(", ");
 }

@@ -27,9 +27,10 @@ const limitOAuthBody = bodyLimit({
 
 const PUBLIC_CORS = { "Access-Control-Allow-Origin": "*", "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS", "Access-Control-Allow-Headers": "mcp-protocol-version" };
 
-oauthRoutes.on(["GET", "HEAD"], PROTECTED_RESOURCE_METADATA_PATH, (c) =>
-  c.json(protectedResourceMetadata(c.req.url), 200, { ...PUBLIC_CORS, "Cache-Control": "public, max-age=3600" }),
-);
+oauthRoutes.on(["GET", "HEAD"], PROTECTED_RESOURCE_METADATA_PATH, (c) => {
+  if (!authorizationServerFor(c.req.url)) return c.json({ error: "invalid_request", error_description: "OAuth needs https (or http on localhost)" }, 404, PUBLIC_CORS);
+  return c.json(protectedResourceMetadata(c.req.url), 200, { ...PUBLIC_CORS, "Cache-Control": "public, max-age=3600" });
+});
 oauthRoutes.options(PROTECTED_RESOURCE_METADATA_PATH, () => new Response(null, { status: 204, headers: PUBLIC_CORS }));
 
 const delegate = (c: Context<{ Bindings: Env }>) => {
