@@ -56,7 +56,8 @@ export async function submitConsent(c: Ctx): Promise<Response> {
   }
   const handle = String(form.get("handle") ?? "");
   try {
-    if (form.get("decision") === "deny") {
+    // Anything but an explicit Approve declines.
+    if (form.get("decision") !== "approve") {
       const denied = await oauth.denyConsent(c.req.raw, handle, { description: "The person declined the connection" });
       return new Response(null, { status: 302, headers: denied.headers });
     }
