@@ -2,7 +2,7 @@ import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { adminRoutes } from "./auth/admin-routes";
-import { rateLimitPerKey, requireApiKey, toolCallCharger } from "./auth/middleware";
+import { rateLimitPerKey, requireApiKey, requireKeyOrAccessToken, toolCallCharger } from "./auth/middleware";
 import { readConfig } from "./config";
 import { dashboardRoutes } from "./dashboard/routes";
 import { AppError, toAppError } from "./errors";
@@ -10,6 +10,8 @@ import type { AppBindings } from "./http/context";
 import { jsonRpcErrorBody } from "./http/responses";
 import { handleJsonRpc, JSON_RPC } from "./mcp/jsonrpc-endpoint";
 import { handleMcpPost, SERVER_INFO } from "./mcp/mcp-endpoint";
+import { KEY_ONLY_MCP_PATH, MCP_PATH } from "./oauth/authorization-server";
+import { oauthRoutes } from "./oauth/routes";
 import { buildServices } from "./services";
 import { TOOLS } from "./tools/index";
 import type { ToolContext } from "./tools/registry";
@@ -44,23 +46,28 @@ const limitBody: MiddlewareHandler<AppBindings> = (c, next) => {
   })(c, next);
 };
 
-for (const path of ["/mcp", "/jsonrpc"]) {
+// /mcp takes an API key or an OAuth access token (Claude.ai, ChatGPT); /mcp-key and /jsonrpc take keys only and
+// advertise no OAuth, for clients that stop sending a configured header once a server offers OAuth.
+const authFor = { [MCP_PATH]: requireKeyOrAccessToken, [KEY_ONLY_MCP_PATH]: requireApiKey, "/jsonrpc": requireApiKey };
+for (const [path, authenticate] of Object.entries(authFor)) {
   app.use(path, corsForAllowedOrigins, validateOrigin);
-  app.on(["POST", "GET", "DELETE"], path, requireApiKey, rateLimitPerKey);
+  app.on(["POST", "GET", "DELETE"], path, authenticate, rateLimitPerKey);
   app.post(path, limitBody);
 }
 
-app.post("/mcp", async (c) => {
-  const toolset = resolveToolset(c, "core");
-  if (toolset instanceof Response) return toolset;
-  return handleMcpPost(c.req.raw, toolset, toolContext(c));
-});
+for (const path of [MCP_PATH, KEY_ONLY_MCP_PATH]) {
+  app.post(path, async (c) => {
+    const toolset = resolveToolset(c, "core");
+    if (toolset instanceof Response) return toolset;
+    return handleMcpPost(c.req.raw, toolset, toolContext(c));
+  });
 
-/** Stateless server: no standalone SSE stream and no sessions to end (spec: 405). */
-app.on(["GET", "DELETE"], "/mcp", (c) => {
-  c.header("Allow", "POST");
-  return c.json(jsonRpcErrorBody(-32000, "Method not allowed: this server is stateless; send JSON-RPC messages with POST"), 405);
-});
+  /** Stateless server: no standalone SSE stream and no sessions to end (spec: 405). */
+  app.on(["GET", "DELETE"], path, (c) => {
+    c.header("Allow", "POST");
+    return c.json(jsonRpcErrorBody(-32000, "Method not allowed: this server is stateless; send JSON-RPC messages with POST"), 405);
+  });
+}
 
 app.post("/jsonrpc", async (c) => {
   const toolset = resolveToolset(c, "all");
@@ -72,6 +79,7 @@ app.post("/jsonrpc", async (c) => {
 
 app.route("/admin", adminRoutes);
 app.route("/dashboard", dashboardRoutes);
+app.route("/", oauthRoutes);
 
 app.notFound((c) => c.json({ error: { code: "NOT_FOUND", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}` } }, 404));
 

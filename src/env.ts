@@ -4,6 +4,8 @@ import type { JobMessage } from "./ports";
 export interface Env {
   DB: D1Database;
   CACHE: KVNamespace;
+  /** OAuth clients, grants, codes and tokens (@cloudflare/workers-oauth-provider reads this binding name). */
+  OAUTH_KV: KVNamespace;
   JOBS: Queue<JobMessage>;
   RATE_LIMITER: RateLimit;
   VECTORIZE: Vectorize;

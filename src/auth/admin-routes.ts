@@ -9,14 +9,16 @@ import { errorResponse } from "../http/responses";
 import { validationError } from "../validation";
 import { reachCovers, SCOPES, scopeAllows, type KeyReach, type Scope } from "../core/tenants/api-keys";
 import { timingSafeEqual } from "../crypto";
+import { grantAdminRoutes } from "../oauth/admin-grant-routes";
+import { revokeGrantsOfKey } from "../oauth/key-grants";
 import { presentedKey } from "./middleware";
 
 /**
  * Who may call /admin: the operator (the ADMIN_TOKEN secret, every tenant) or a tenant admin
  * (an API key with the `admin` scope, confined to its own tenant's keys).
  */
-type AdminPrincipal = { kind: "operator" } | { kind: "tenant"; tenantId: string; reach: KeyReach };
-type AdminBindings = { Bindings: Env; Variables: { principal: AdminPrincipal } };
+export type AdminPrincipal = { kind: "operator" } | { kind: "tenant"; tenantId: string; reach: KeyReach };
+export type AdminBindings = { Bindings: Env; Variables: { principal: AdminPrincipal } };
 
 const tenantBody = z.object({
   name: z.string().trim().min(1).max(200),
@@ -134,6 +136,9 @@ export const adminRoutes = new Hono<AdminBindings>()
     const tenantId = principal.kind === "tenant" ? principal.tenantId : null;
     const db = openDatabase(c.env.DB);
     requireReach(c, await getApiKey(db, c.req.param("keyId"), tenantId), "revoke");
-    return c.json(await revokeApiKey(db, c.req.param("keyId"), tenantId));
+    const revoked = await revokeApiKey(db, c.req.param("keyId"), tenantId);
+    // The key's OAuth grants and tokens go with it (tokens are refused from now on even if this fails).
+    return c.json({ ...revoked, oauth_grants_revoked: await revokeGrantsOfKey(c.env, c.req.url, revoked.key_id) });
   })
+  .route("/", grantAdminRoutes)
   .onError((error, c) => errorResponse(c, toAppError(error)));

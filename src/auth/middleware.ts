@@ -1,8 +1,11 @@
 import type { MiddlewareHandler } from "hono";
-import { findActiveKey, touchApiKey } from "../core/tenants/tenants";
+import { API_KEY_PREFIX } from "../core/tenants/api-keys";
+import { findActiveKey, touchApiKey, type AuthenticatedKey } from "../core/tenants/tenants";
 import { openDatabase, tenantScope } from "../db/scope";
 import type { AppBindings } from "../http/context";
 import { jsonRpcErrorBody } from "../http/responses";
+import { callerForAccessToken } from "../oauth/access-tokens";
+import { oauthChallenge } from "../oauth/authorization-server";
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 const RATE_LIMIT_PERIOD_SECONDS = 60;
@@ -14,23 +17,46 @@ export function presentedKey(headers: Headers): string | null {
   return bearer || headers.get("x-api-key")?.trim() || null;
 }
 
-/** API key -> tenant. 401 with WWW-Authenticate when the key is missing, unknown or revoked. */
-export const requireApiKey: MiddlewareHandler<AppBindings> = async (c, next) => {
-  const secret = presentedKey(c.req.raw.headers);
-  const key = secret ? await findActiveKey(openDatabase(c.env.DB), secret) : null;
-  if (!key) {
-    const message = secret ? "Invalid or revoked API key" : "Unauthorized: missing API key; send Authorization: Bearer <key> or x-api-key";
-    c.header("WWW-Authenticate", `Bearer realm="context-edge", error="invalid_token", error_description="${message}"`);
-    return c.json(jsonRpcErrorBody(-32001, message), 401);
-  }
-  c.set("caller", key);
-  c.set("scope", tenantScope(c.env.DB, key.tenantId, key.projects));
-  const now = Date.now();
-  if (key.lastUsedAt === null || now - key.lastUsedAt > LAST_USED_RESOLUTION_MS) {
-    c.executionCtx.waitUntil(touchApiKey(openDatabase(c.env.DB), key.keyId, now).catch(() => undefined));
-  }
-  await next();
-};
+/** API key -> tenant (/jsonrpc, /mcp-key). 401 with WWW-Authenticate when the key is missing, unknown or revoked. */
+export const requireApiKey = authenticate(false);
+
+/**
+ * API key or OAuth access token -> tenant (/mcp). Both end as the same caller (a key's identity, scopes and
+ * projects), so scopes, projects, the rate limit and the usage log apply to both alike. The 401 names the
+ * protected resource metadata, which is how a connector discovers OAuth (RFC 9728).
+ */
+export const requireKeyOrAccessToken = authenticate(true);
+
+function authenticate(acceptAccessTokens: boolean): MiddlewareHandler<AppBindings> {
+  return async (c, next) => {
+    const secret = presentedKey(c.req.raw.headers);
+    const isKey = secret?.startsWith(API_KEY_PREFIX) ?? false;
+    let key: AuthenticatedKey | null = null;
+    if (secret && (isKey || !acceptAccessTokens)) key = await findActiveKey(openDatabase(c.env.DB), secret);
+    else if (secret) key = await callerForAccessToken(c.env, c.req.url, secret);
+    if (!key) {
+      const message = !secret
+        ? `Unauthorized: missing API key; send Authorization: Bearer <key>${acceptAccessTokens ? " (or an OAuth access token)" : ""} or x-api-key`
+        : isKey || !acceptAccessTokens
+          ? "Invalid or revoked API key"
+          : "Invalid, expired or revoked OAuth access token";
+      c.header(
+        "WWW-Authenticate",
+        acceptAccessTokens
+          ? oauthChallenge(c.req.url, secret ? { code: "invalid_token", description: message } : undefined)
+          : `Bearer realm="context-edge", error="invalid_token", error_description="${message}"`,
+      );
+      return c.json(jsonRpcErrorBody(-32001, message), 401);
+    }
+    c.set("caller", key);
+    c.set("scope", tenantScope(c.env.DB, key.tenantId, key.projects));
+    const now = Date.now();
+    if (key.lastUsedAt === null || now - key.lastUsedAt > LAST_USED_RESOLUTION_MS) {
+      c.executionCtx.waitUntil(touchApiKey(openDatabase(c.env.DB), key.keyId, now).catch(() => undefined));
+    }
+    await next();
+  };
+}
 
 /**
  * The per-key rate limit counts tool calls, not HTTP requests: the request itself pays for its first
