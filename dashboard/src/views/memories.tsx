@@ -145,7 +145,7 @@ export function MemoriesView({ session }: { session: Session }) {
       <ErrorNote error={projects.error ?? rows.error} />
       <Section title={applied.query.trim() ? `Results for “${applied.query.trim()}”` : "Newest first"}>
         <Loading when={rows.loading} />
-        {rows.data && rows.data.rows.length === 0 && <p class="muted">Nothing matches.</p>}
+        {rows.data && rows.data.rows.length === 0 && <p class="muted">{applied === EMPTY ? "Nothing stored yet." : "Nothing matches."}</p>}
         {rows.data && (
           <ul class="rows" aria-label="Memories" aria-busy={rows.loading}>
             {rows.data.rows.map((r) => (
@@ -166,13 +166,13 @@ export function MemoriesView({ session }: { session: Session }) {
             ))}
           </ul>
         )}
-        {rows.data?.total != null && (
+        {rows.data?.total != null && rows.data.total > PAGE && (
           <nav class="pager" aria-label="Pages">
             <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
               Previous
             </button>
             <span>
-              {rows.data.total === 0 ? 0 : offset + 1}–{Math.min(offset + PAGE, rows.data.total)} of {formatNumber(rows.data.total)}
+              {offset + 1}–{Math.min(offset + PAGE, rows.data.total)} of {formatNumber(rows.data.total)}
             </span>
             <button type="button" disabled={offset + PAGE >= rows.data.total} onClick={() => setOffset(offset + PAGE)}>
               Next

@@ -87,7 +87,7 @@ function ProjectSet({ session, project }: { session: Session; project: string })
   return (
     <>
       <p class="muted">
-        {formatNumber(set.segment_count)} segments, {formatNumber(set.total_tokens)} tokens in the working set of {project}.
+        {formatNumber(set.segment_count)} segment{set.segment_count === 1 ? "" : "s"}, {formatNumber(set.total_tokens)} tokens in the working set of {project}.
       </p>
       <Section title={`Pinned (${pinned.length})`}>
         <SegmentList segments={pinned} empty="No pinned segments." />
