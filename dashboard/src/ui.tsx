@@ -113,11 +113,3 @@ export function formatNumber(n: number): string {
 export function splitList(text: string): string[] {
   return [...new Set(text.split(",").map((t) => t.trim()).filter(Boolean))];
 }
-
-/** A stable color for a name from a small palette readable on light and dark backgrounds. */
-const PALETTE = ["#2f7ed8", "#e4572e", "#29a36a", "#b04fc4", "#d99a00", "#17a2b8", "#7a6fd1", "#c2416b", "#5d8c2e", "#8d6e4a", "#4f6d7a", "#e07b39"];
-export function colorFor(name: string): string {
-  let hash = 0;
-  for (let i = 0; i < name.length; i++) hash = (hash * 31 + name.charCodeAt(i)) | 0;
-  return PALETTE[Math.abs(hash) % PALETTE.length]!;
-}

@@ -1,5 +1,5 @@
 import type { TenantScope } from "../../db/scope";
-import { ITEM_LINK_TYPES } from "../working-set/segments";
+import { ITEM_LINK_TYPES_SQL as ITEM_TYPES_SQL } from "../working-set/segments";
 
 /**
  * The knowledge graph as nodes and edges, for drawing: every stored link between items (a context link
@@ -38,7 +38,6 @@ export interface KnowledgeGraph {
 
 /** Characters of an item's text its node label carries. */
 const LABEL_CHARS = 80;
-const ITEM_TYPES_SQL = ITEM_LINK_TYPES.map((t) => `'${t}'`).join(", ");
 
 /**
  * ?1 tenant, ?2 the scope's projects (JSON, NULL = all), ?3 the requested projects (JSON, NULL = all),

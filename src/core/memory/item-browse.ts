@@ -2,7 +2,7 @@ import { projectClause, type TenantScope } from "../../db/scope";
 import { invalidParameter, notFound } from "../../errors";
 import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
-import { ITEM_LINK_TYPES } from "../working-set/segments";
+import { ITEM_LINK_TYPES_SQL as ITEM_TYPES_SQL } from "../working-set/segments";
 import { itemFilterSql, type ItemFilter } from "./item-filters";
 import { queueEmbedding } from "./items";
 import { keywordRow } from "./keyword-index";
@@ -17,7 +17,6 @@ import { keywordRow } from "./keyword-index";
 export const PREVIEW_CHARS = 300;
 /** Most links one item view lists (strongest first). */
 const MAX_ITEM_LINKS = 200;
-const ITEM_TYPES_SQL = ITEM_LINK_TYPES.map((t) => `'${t}'`).join(", ");
 
 export interface ItemRow {
   id: string;

@@ -30,7 +30,8 @@ export interface Segment {
 
 /** Link endpoint types that name an item by its id (links to chunks name the chunk id instead). */
 export const ITEM_LINK_TYPES = ["item", "message", "memory", "segment", "document", "resource"] as const;
-const ITEM_LINK_TYPES_SQL = ITEM_LINK_TYPES.map((t) => `'${t}'`).join(", ");
+/** ITEM_LINK_TYPES as an SQL list, for `IN (...)`. */
+export const ITEM_LINK_TYPES_SQL = ITEM_LINK_TYPES.map((t) => `'${t}'`).join(", ");
 
 /**
  * refcount of the item aliased `i`: links whose target is the item, plus links whose target is one of its
