@@ -2,7 +2,8 @@ import type { AuthenticatedKey } from "../core/tenants/tenants";
 import { openDatabase } from "../db/scope";
 import type { Env } from "../env";
 import { authorizationServerFor, mcpResource } from "./authorization-server";
-import { findActiveKeyById, isGrantProps, tokenCaller } from "./grant-props";
+import { findActiveKeyById } from "../core/tenants/tenants";
+import { isGrantProps, tokenCaller } from "./grant-props";
 
 /**
  * An OAuth access token presented at /mcp -> the caller it acts as, or null (401). The library checks the

@@ -1,9 +1,7 @@
 import { OAuthError, type TokenExchangeCallbackOptions } from "@cloudflare/workers-oauth-provider";
-import { and, eq, isNull } from "drizzle-orm";
 import { scopeAllows, SCOPES, type Scope } from "../core/tenants/api-keys";
-import type { AuthenticatedKey } from "../core/tenants/tenants";
-import { apiKeys } from "../db/schema";
-import { openDatabase, type Database } from "../db/scope";
+import { findActiveKeyById, type AuthenticatedKey } from "../core/tenants/tenants";
+import { openDatabase } from "../db/scope";
 import type { Env } from "../env";
 
 /**
@@ -36,23 +34,6 @@ export function isGrantProps(value: unknown): value is GrantProps {
     v.scopes.every((s) => SCOPES.includes(s)) &&
     (v.projects === null || (Array.isArray(v.projects) && v.projects.every((p) => typeof p === "string")))
   );
-}
-
-/** An active (unrevoked) key by id, as authentication sees it; null when it is revoked or gone. */
-export async function findActiveKeyById(db: Database, keyId: string): Promise<AuthenticatedKey | null> {
-  const row = await db
-    .select()
-    .from(apiKeys)
-    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
-    .get();
-  if (!row) return null;
-  return {
-    keyId: row.id,
-    tenantId: row.tenantId,
-    scopes: JSON.parse(row.scopes) as Scope[],
-    projects: row.projects === null ? null : (JSON.parse(row.projects) as string[]),
-    lastUsedAt: row.lastUsedAt,
-  };
 }
 
 /**

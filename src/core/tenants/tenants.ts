@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull } from "drizzle-orm";
+import { and, desc, eq, isNull, type SQL } from "drizzle-orm";
 import { generateApiKey, hashApiKey, type Scope } from "./api-keys";
 import { randomId } from "../../crypto";
 import type { Database } from "../../db/scope";
@@ -89,12 +89,18 @@ export async function revokeApiKey(db: Database, keyId: string, tenantId: string
   return toKeyInfo({ ...row, revokedAt });
 }
 
+/** The unrevoked key whose secret this is, as authentication sees it. */
 export async function findActiveKey(db: Database, secret: string): Promise<AuthenticatedKey | null> {
-  const row = await db
-    .select()
-    .from(apiKeys)
-    .where(and(eq(apiKeys.keyHash, await hashApiKey(secret)), isNull(apiKeys.revokedAt)))
-    .get();
+  return activeKeyWhere(db, eq(apiKeys.keyHash, await hashApiKey(secret)));
+}
+
+/** An unrevoked key by id (OAuth tokens name their key); null when it is revoked or gone. */
+export function findActiveKeyById(db: Database, keyId: string): Promise<AuthenticatedKey | null> {
+  return activeKeyWhere(db, eq(apiKeys.id, keyId));
+}
+
+async function activeKeyWhere(db: Database, condition: SQL): Promise<AuthenticatedKey | null> {
+  const row = await db.select().from(apiKeys).where(and(condition, isNull(apiKeys.revokedAt))).get();
   if (!row) return null;
   return {
     keyId: row.id,
