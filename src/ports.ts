@@ -38,6 +38,17 @@ export interface VectorIndex {
   /** Stored vectors by chunk id (missing ids are absent from the map). */
   getVectors(tenantId: string, chunkIds: number[]): Promise<Map<number, Float32Array>>;
   delete(tenantId: string, chunkIds: number[]): Promise<void>;
+  /**
+   * Chunk ids the index holds vectors for, ascending, after `afterChunkId`: one tenant's or every tenant's.
+   * Reconciliation and tenant deletion walk it. Vectorize cannot list, so its adapter answers from a D1
+   * record of the ids it wrote (vector_ids): ids that may exist there, not proof that they do.
+   */
+  listIds(options: { tenantId?: string; afterChunkId: number; limit: number }): Promise<StoredVectorId[]>;
+}
+
+export interface StoredVectorId {
+  tenantId: string;
+  chunkId: number;
 }
 
 /** Background work. Adapter: Cloudflare Queues (miniflare locally). */
@@ -76,7 +87,9 @@ export type JobMessage =
   /** Link items to their nearest neighbours (after embedding). */
   | { type: "link"; tenantId: string; itemIds: string[] }
   /** Re-index chunks written before tenant-private keyword terms (every tenant's; queues itself again while some are left). */
-  | { type: "reindex"; tenantId: null };
+  | { type: "reindex"; tenantId: null }
+  /** Delete a tenant (project null) or one of its projects, a few bounded steps a job; queues itself again until done. */
+  | { type: "delete"; tenantId: string; project: string | null };
 
 /**
  * What tools and jobs get from the platform: configuration and the ports' adapters, chosen by

@@ -21,7 +21,7 @@ export function buildServices(env: Env, waitUntil: (promise: Promise<unknown>) =
     embedder: buildEmbedder(env, config),
     vectors:
       config.vectorIndex === "vectorize"
-        ? new VectorizeVectorIndex(env.VECTORIZE, config.embeddingDimensions)
+        ? new VectorizeVectorIndex(env.VECTORIZE, config.embeddingDimensions, env.DB)
         : new LocalVectorIndex(env.DB, config.embeddingDimensions),
     jobs: new QueueProducer(env.JOBS),
     cache: env.CACHE,

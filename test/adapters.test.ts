@@ -24,7 +24,7 @@ const record = async (chunkId: number, text: string, project = "p") => ({ chunkI
 describe("Vectorize adapter (against a fake of the binding)", () => {
   it("keeps one namespace per tenant and filters by project", async () => {
     const fake = new FakeVectorize(DIMS);
-    const index = new VectorizeVectorIndex(fake as unknown as Vectorize, DIMS);
+    const index = new VectorizeVectorIndex(fake as unknown as Vectorize, DIMS, env.DB);
     await index.upsert("tenantA", [await record(1, "red apples"), await record(2, "green apples", "q")]);
     await index.upsert("tenantB", [await record(1, "red apples")]);
     expect([...fake.vectors.keys()].sort()).toEqual(["tenantA:1", "tenantA:2", "tenantB:1"]);
@@ -39,7 +39,7 @@ describe("Vectorize adapter (against a fake of the binding)", () => {
 
   it("respects topK and batch limits", async () => {
     const fake = new FakeVectorize(DIMS);
-    const index = new VectorizeVectorIndex(fake as unknown as Vectorize, DIMS);
+    const index = new VectorizeVectorIndex(fake as unknown as Vectorize, DIMS, env.DB);
     await index.upsert("t", await Promise.all(Array.from({ length: 150 }, (_, i) => record(i + 1, `document number ${i}`))));
     const query = (await embedder.embed(["document"]))[0]!;
     expect(await index.query("t", query, { topK: 500 })).toHaveLength(100); // clamped, no metadata returned
@@ -52,7 +52,7 @@ describe("Vectorize adapter (against a fake of the binding)", () => {
   });
 
   it("reports a dimension mismatch as a configuration error", async () => {
-    const index = new VectorizeVectorIndex(new FakeVectorize(768) as unknown as Vectorize, DIMS);
+    const index = new VectorizeVectorIndex(new FakeVectorize(768) as unknown as Vectorize, DIMS, env.DB);
     await expect(index.query("t", new Float32Array(DIMS), { topK: 5 })).rejects.toThrow(/index has 768 dimensions but the embedder produces 256/);
   });
 });
@@ -75,7 +75,7 @@ describe("local vector index", () => {
 describe("queryMany", () => {
   for (const adapter of ["local", "vectorize"] as const) {
     it(`answers as many single queries would, in order (${adapter})`, async () => {
-      const index: VectorIndex = adapter === "local" ? new LocalVectorIndex(env.DB, DIMS) : new VectorizeVectorIndex(new FakeVectorize(DIMS) as unknown as Vectorize, DIMS);
+      const index: VectorIndex = adapter === "local" ? new LocalVectorIndex(env.DB, DIMS) : new VectorizeVectorIndex(new FakeVectorize(DIMS) as unknown as Vectorize, DIMS, env.DB);
       const tenant = `many-${adapter}`;
       await index.upsert(tenant, await Promise.all(["red apples", "green pears", "ripe bananas", "apple pie", "pear tart", "car engine", "engine oil"].map((t, i) => record(i + 1, t))));
       const queries = await embedder.embed(["apples", "pears", "engine", "nothing alike"]);
@@ -105,7 +105,7 @@ describe("tenant isolation in hybrid search, with either vector adapter", () => 
   for (const adapter of ["local", "vectorize"] as const) {
     it(`never returns another tenant's items (${adapter})`, async () => {
       const base = buildServices(env, () => {});
-      const vectors: VectorIndex = adapter === "local" ? new LocalVectorIndex(env.DB, DIMS) : new VectorizeVectorIndex(new FakeVectorize(DIMS) as unknown as Vectorize, DIMS);
+      const vectors: VectorIndex = adapter === "local" ? new LocalVectorIndex(env.DB, DIMS) : new VectorizeVectorIndex(new FakeVectorize(DIMS) as unknown as Vectorize, DIMS, env.DB);
       const services: Services = { ...base, vectors, jobs: { send: async () => {} } };
       const a = tenantScope(env.DB, `iso-a-${adapter}`);
       const b = tenantScope(env.DB, `iso-b-${adapter}`);

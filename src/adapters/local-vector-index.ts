@@ -1,4 +1,4 @@
-import type { VectorIndex, VectorMatch, VectorRecord } from "../ports";
+import type { StoredVectorId, VectorIndex, VectorMatch, VectorRecord } from "../ports";
 import { dot, fromBytes, toBytes } from "../core/shared/vector-math";
 import { insertTopK, InvertedLists } from "./inverted-lists";
 
@@ -119,6 +119,15 @@ export class LocalVectorIndex implements VectorIndex {
       statements.push(this.db.prepare(`DELETE FROM local_vectors WHERE tenant_id = ? AND chunk_id IN (${ids.map(() => "?").join(",")})`).bind(tenantId, ...ids));
     }
     if (statements.length > 0) await this.db.batch(statements);
+  }
+
+  async listIds(options: { tenantId?: string; afterChunkId: number; limit: number }): Promise<StoredVectorId[]> {
+    const tenant = options.tenantId === undefined ? "" : " AND tenant_id = ?";
+    const { results } = await this.db
+      .prepare(`SELECT tenant_id, chunk_id FROM local_vectors WHERE chunk_id > ?${tenant} ORDER BY chunk_id LIMIT ?`)
+      .bind(options.afterChunkId, ...(options.tenantId === undefined ? [] : [options.tenantId]), options.limit)
+      .all<{ tenant_id: string; chunk_id: number }>();
+    return results.map((r) => ({ tenantId: r.tenant_id, chunkId: r.chunk_id }));
   }
 
   private checkLength(vector: Float32Array): void {

@@ -1,4 +1,4 @@
-import type { VectorIndex, VectorMatch, VectorRecord } from "../ports";
+import type { StoredVectorId, VectorIndex, VectorMatch, VectorRecord } from "../ports";
 
 /** Vectorize limits (https://developers.cloudflare.com/vectorize/platform/limits/). */
 export const VECTORIZE_LIMITS = {
@@ -15,6 +15,8 @@ const PARALLEL_QUERIES = 6;
  * Vectorize: one namespace per tenant; vector ids are `<tenant>:<chunk>` because ids are unique per
  * index, not per namespace. Metadata carries project, kind, type and item id; `project` is the one
  * metadata index queried (create it before the first upsert, README "Deploying").
+ * The binding cannot list ids, so the adapter records the ids it writes in D1 (vector_ids): a row goes in
+ * before the upsert and out after the delete, so every vector the index may hold has one (listIds).
  */
 export class VectorizeVectorIndex implements VectorIndex {
   readonly name = "vectorize";
@@ -23,10 +25,16 @@ export class VectorizeVectorIndex implements VectorIndex {
   constructor(
     private readonly index: Vectorize,
     private readonly dimensions: number,
+    private readonly db: D1Database,
   ) {}
 
   async upsert(tenantId: string, records: VectorRecord[]): Promise<void> {
     await this.checkDimensions();
+    if (records.length === 0) return;
+    await this.db
+      .prepare("INSERT OR IGNORE INTO vector_ids (tenant_id, chunk_id) SELECT ?, value FROM json_each(?)")
+      .bind(tenantId, JSON.stringify(records.map((r) => r.chunkId)))
+      .run();
     for (let i = 0; i < records.length; i += VECTORIZE_LIMITS.upsertBatch) {
       await this.index.upsert(
         records.slice(i, i + VECTORIZE_LIMITS.upsertBatch).map((r) => ({
@@ -78,8 +86,19 @@ export class VectorizeVectorIndex implements VectorIndex {
 
   async delete(tenantId: string, chunkIds: number[]): Promise<void> {
     for (let i = 0; i < chunkIds.length; i += VECTORIZE_LIMITS.deleteBatch) {
-      await this.index.deleteByIds(chunkIds.slice(i, i + VECTORIZE_LIMITS.deleteBatch).map((id) => vectorId(tenantId, id)));
+      const ids = chunkIds.slice(i, i + VECTORIZE_LIMITS.deleteBatch);
+      await this.index.deleteByIds(ids.map((id) => vectorId(tenantId, id)));
+      await this.db.prepare("DELETE FROM vector_ids WHERE tenant_id = ? AND chunk_id IN (SELECT value FROM json_each(?))").bind(tenantId, JSON.stringify(ids)).run();
     }
+  }
+
+  async listIds(options: { tenantId?: string; afterChunkId: number; limit: number }): Promise<StoredVectorId[]> {
+    const tenant = options.tenantId === undefined ? "" : " AND tenant_id = ?";
+    const { results } = await this.db
+      .prepare(`SELECT tenant_id, chunk_id FROM vector_ids WHERE chunk_id > ?${tenant} ORDER BY chunk_id LIMIT ?`)
+      .bind(options.afterChunkId, ...(options.tenantId === undefined ? [] : [options.tenantId]), options.limit)
+      .all<{ tenant_id: string; chunk_id: number }>();
+    return results.map((r) => ({ tenantId: r.tenant_id, chunkId: r.chunk_id }));
   }
 
   /** A mismatch between embedder and index is a configuration error, reported once, clearly. */

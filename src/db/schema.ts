@@ -8,7 +8,26 @@ export const tenants = sqliteTable("tenants", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
   createdAt: integer("created_at").notNull(),
+  /**
+   * Set when deletion starts (src/core/ownership/delete-tenant.ts), when its keys are revoked; refreshed
+   * by each deletion job, so the cron sweep resumes only a deletion that stalled.
+   */
+  deletingAt: integer("deleting_at"),
 });
+
+/**
+ * A project being deleted (src/core/ownership/delete-project.ts). `updated_at`: requested, or last
+ * progressed by a deletion job; the cron sweep resumes a deletion that stalled.
+ */
+export const projectDeletions = sqliteTable(
+  "project_deletions",
+  {
+    tenantId: text("tenant_id").notNull(),
+    project: text("project").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.project] })],
+);
 
 export const apiKeys = sqliteTable(
   "api_keys",
@@ -210,8 +229,31 @@ export const localVectors = sqliteTable(
   (t) => [
     primaryKey({ columns: [t.tenantId, t.chunkId] }),
     index("local_vectors_scope").on(t.tenantId, t.project),
+    // Reconciliation walks every tenant's vectors in chunk id order.
+    index("local_vectors_chunk").on(t.chunkId),
   ],
 );
+
+/**
+ * Ids the Vectorize adapter has written (its binding cannot list ids): a row is added before each upsert
+ * and removed after each delete, so every vector Vectorize may hold has a row here. Reconciliation walks
+ * it to find vectors whose chunk is gone; tenant deletion walks it to delete every vector of the tenant.
+ */
+export const vectorIds = sqliteTable(
+  "vector_ids",
+  {
+    tenantId: text("tenant_id").notNull(),
+    chunkId: integer("chunk_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.chunkId] }), index("vector_ids_chunk").on(t.chunkId)],
+);
+
+/** Where the cron's D1 ↔ vector index reconciliation pass stopped (one row). */
+export const reconcileState = sqliteTable("reconcile_state", {
+  id: integer("id").primaryKey(),
+  cursor: integer("cursor").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
 
 /** Jobs that exhausted their retries (dead-lettered), for an operator to inspect and replay. */
 export const jobFailures = sqliteTable(

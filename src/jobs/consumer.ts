@@ -7,6 +7,8 @@ import { embedItems } from "../core/memory/embedding";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/memory/keyword-index";
 import { QueueProducer } from "../adapters/queue-producer";
 import { recordFailure } from "../db/job-failures";
+import { runDeletionSteps } from "../core/ownership/run-deletion";
+import { deleteGrantsOfKeys } from "../oauth/key-grants";
 import type { JobMessage } from "../ports";
 
 /** Deliveries before a message is dead-lettered: wrangler.toml `max_retries` (5) + the first try. */
@@ -15,6 +17,8 @@ export const DEAD_LETTER_QUEUE = "context-edge-jobs-dlq";
 
 /** Re-index batches one "reindex" job runs before it queues the next (bounded work per invocation). */
 export const REINDEX_BATCHES_PER_JOB = 10;
+/** Bounded deletion steps one "delete" job runs before it queues the next (src/core/ownership/). */
+export const DELETION_STEPS_PER_JOB = 20;
 
 /** Queue consumer: runs each job; a failure is retried with exponential backoff, then dead-lettered. */
 export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
@@ -49,6 +53,11 @@ async function runJob(job: JobMessage, env: Env, services: ReturnType<typeof bui
       await reindexHeartbeat(env.DB, Date.now());
       if (await reindexLegacyBatches(env.DB, REINDEX_BATCHES_PER_JOB)) await new QueueProducer(env.JOBS).send([job]);
       return;
+    case "delete": {
+      const run = await runDeletionSteps(env.DB, services, job, (keyIds) => deleteGrantsOfKeys(env, keyIds), DELETION_STEPS_PER_JOB);
+      if (!run.done) await new QueueProducer(env.JOBS).send([job]);
+      return;
+    }
   }
 }
 

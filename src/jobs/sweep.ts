@@ -4,6 +4,10 @@ import { readConfig } from "../config";
 import { needsSummary } from "../core/conversations/conversations";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/memory/keyword-index";
 import type { JobMessage } from "../ports";
+import { unfinishedTenantDeletions } from "../core/ownership/delete-tenant";
+import { unfinishedProjectDeletions } from "../core/ownership/delete-project";
+import { reconcileVectors, type ReconcileReport } from "../core/memory/reconcile-vectors";
+import { buildServices } from "../services";
 
 /** Items still unembedded this long after writing are taken to have lost their job. */
 export const LOST_JOB_AFTER_MS = 10 * 60_000;
@@ -17,7 +21,8 @@ const SWEEP_REINDEX_BATCHES = 5;
  * the thresholds with no summary covering them. Jobs are idempotent, so a spurious one is harmless.
  * It also re-indexes chunks written before tenant-private keyword terms, a few batches at a time,
  * and, while some are left and no re-index job chain has run lately, starts one ("reindex" jobs
- * re-queue themselves until none are left).
+ * re-queue themselves until none are left). It resumes tenant and project deletions that stalled (their
+ * job chain lost), and runs one bounded pass of D1 ↔ vector index reconciliation (reconcileCron).
  */
 export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number> {
   const config = readConfig(env);
@@ -28,7 +33,10 @@ export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number>
     env.DB.prepare("SELECT tenant_id, id FROM items WHERE embedded_at IS NOT NULL AND linked_at IS NULL AND created_at < ? ORDER BY tenant_id LIMIT ?").bind(autoLink ? cutoff : 0, SWEEP_LIMIT),
     env.DB.prepare("SELECT tenant_id, id, message_count, tokens, summarized_count, summarized_tokens FROM conversations WHERE updated_at < ? AND message_count > summarized_count LIMIT ?").bind(cutoff, SWEEP_LIMIT),
   ]);
+  const [tenants, projects] = await Promise.all([unfinishedTenantDeletions(env.DB, cutoff), unfinishedProjectDeletions(env.DB, cutoff)]);
   const messages: JobMessage[] = [
+    ...tenants.map((tenantId) => ({ type: "delete" as const, tenantId, project: null })),
+    ...projects.map((p) => ({ type: "delete" as const, tenantId: p.tenantId, project: p.project })),
     ...perTenant(unembedded!.results, (tenantId, itemIds) => ({ type: "embed", tenantId, itemIds })),
     ...perTenant(unlinked!.results, (tenantId, itemIds) => ({ type: "link", tenantId, itemIds })),
     ...unsummarized!.results
@@ -44,7 +52,25 @@ export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number>
   } catch (error) {
     console.error("keyword re-index failed; the next sweep retries", error);
   }
+  try {
+    await reconcileCron(env, now);
+  } catch (error) {
+    console.error("vector reconciliation failed; the next sweep retries", error);
+  }
   return messages.length;
+}
+
+/**
+ * One bounded reconciliation run a sweep, continuing where the last one stopped (reconcile_state); a pass
+ * that reaches the end starts again at 0 next time.
+ */
+export async function reconcileCron(env: Env, now = Date.now()): Promise<ReconcileReport> {
+  const state = await env.DB.prepare("SELECT cursor FROM reconcile_state WHERE id = 1").first<{ cursor: number }>();
+  const report = await reconcileVectors(env.DB, buildServices(env, () => undefined), { cursor: state?.cursor ?? 0, now });
+  await env.DB.prepare("INSERT INTO reconcile_state (id, cursor, updated_at) VALUES (1, ?1, ?2) ON CONFLICT (id) DO UPDATE SET cursor = ?1, updated_at = ?2")
+    .bind(report.next_cursor ?? 0, now)
+    .run();
+  return report;
 }
 
 function perTenant(rows: Record<string, string | number>[], message: (tenantId: string, itemIds: string[]) => JobMessage): JobMessage[] {

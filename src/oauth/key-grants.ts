@@ -58,6 +58,18 @@ export async function revokeGrantsOfKey(env: Env, requestUrl: string, keyId: str
   }
 }
 
+/**
+ * Tenant deletion: every grant of these keys goes. Unlike revokeGrantsOfKey it throws when one cannot be
+ * removed, so the deletion step is retried before the keys' rows (which name the grants' owner) are gone.
+ */
+export async function deleteGrantsOfKeys(env: Env, keyIds: readonly string[]): Promise<void> {
+  const origin = "http://localhost"; // grants are stored by key id whatever the issuer
+  for (const keyId of keyIds) {
+    const grants = await grantsOfKey(env, origin, keyId);
+    await Promise.all(grants.map((g) => revokeGrant(env, origin, keyId, g.grant_id)));
+  }
+}
+
 function toGrantInfo(grant: GrantSummary): GrantInfo {
   const meta = (grant.metadata ?? {}) as Partial<GrantMetadata>;
   return {

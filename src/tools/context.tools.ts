@@ -112,7 +112,7 @@ export const memoryCacheClear = defineTool({
   input: z.object({ pattern: z.string().min(1).max(200).nullable().default(null) }),
   output: z.object({ cleared: z.boolean(), entries_removed: z.number().int() }),
   annotations: ANNOTATIONS.write,
-  handler: async (input, ctx) => ({ cleared: true, entries_removed: await clearCache(ctx.scope, input.pattern) }),
+  handler: async (input, ctx) => ({ cleared: true, entries_removed: await clearCache(ctx.scope, ctx.services.cache, input.pattern) }),
 });
 
 export const memoryCacheStats = defineTool({

@@ -172,8 +172,9 @@ export const summarizeContext = defineTool({
   output: summaryShape,
   annotations: ANNOTATIONS.append,
   handler: async (input, ctx) => {
-    await requireConversation(ctx.scope, input.contextId);
-    return summaryView((await summarizeConversation(ctx.scope, ctx.services, input.contextId))!);
+    const summary = await summarizeConversation(ctx.scope, ctx.services, input.contextId);
+    if (!summary) throw conversationNotFound(input.contextId); // deleted while it was being summarized
+    return summaryView(summary);
   },
 });
 

@@ -67,24 +67,50 @@ export async function storeCached(
   const [project, query] = await Promise.all([sha256Hex(entry.project), sha256Hex(entry.query)]);
   const key = `ctx:${scope.tenantId}:${project.slice(0, 16)}:${entry.generation}:${entry.params}:${query.slice(0, 16)}`;
   await kv.put(key, json, { expirationTtl: config.ttlSeconds });
-  await scope.d1.batch([
+  const [, stale, evicted] = await scope.d1.batch<{ key: string }>([
     scope.d1
       .prepare(
         `INSERT INTO cache_entries (tenant_id, key, project, generation, params_hash, query, vector, bytes, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (tenant_id, key) DO UPDATE SET vector = excluded.vector, bytes = excluded.bytes, created_at = excluded.created_at, expires_at = excluded.expires_at`,
       )
       .bind(scope.tenantId, key, entry.project, entry.generation, entry.params, entry.query.slice(0, 1000), toBytes(entry.vector), new TextEncoder().encode(json).length, now, now + config.ttlSeconds * 1000),
-    // Expired and superseded entries leave the index (their KV values expire on their own).
-    scope.d1
-      .prepare(
-        `DELETE FROM cache_entries WHERE tenant_id = ?1 AND (expires_at <= ?2 OR generation < COALESCE((SELECT generation FROM cache_generations g WHERE g.tenant_id = ?1 AND g.project = cache_entries.project), 0))`,
-      )
-      .bind(scope.tenantId, now),
+    staleEntries(scope, now),
     // Size bound: the oldest entries go first.
     scope.d1
-      .prepare(`DELETE FROM cache_entries WHERE tenant_id = ?1 AND key IN (SELECT key FROM cache_entries WHERE tenant_id = ?1 ORDER BY created_at DESC LIMIT -1 OFFSET ?2)`)
+      .prepare(`DELETE FROM cache_entries WHERE tenant_id = ?1 AND key IN (SELECT key FROM cache_entries WHERE tenant_id = ?1 ORDER BY created_at DESC LIMIT -1 OFFSET ?2) RETURNING key`)
       .bind(scope.tenantId, config.maxSize),
   ]);
+  await deleteCacheValues(kv, [...stale!.results, ...evicted!.results].map((r) => r.key));
+}
+
+/**
+ * Expired and superseded entries (an older generation than their project's) leave the index and KV
+ * together: a superseded value may quote what a write since then changed or deleted.
+ */
+function staleEntries(scope: TenantScope, now: number): D1PreparedStatement {
+  return scope.d1
+    .prepare(
+      `DELETE FROM cache_entries WHERE tenant_id = ?1 AND (expires_at <= ?2 OR generation < COALESCE((SELECT generation FROM cache_generations g WHERE g.tenant_id = ?1 AND g.project = cache_entries.project), 0)) RETURNING key`,
+    )
+    .bind(scope.tenantId, now);
+}
+
+/** Removes the tenant's superseded and expired entries from the index and their values from KV. */
+export async function dropStaleCacheEntries(scope: TenantScope, kv: KVNamespace): Promise<number> {
+  const { results } = await staleEntries(scope, Date.now()).all<{ key: string }>();
+  await deleteCacheValues(kv, results.map((r) => r.key));
+  return results.length;
+}
+
+/** KV values by key, a few at a time (each is one KV call). */
+export async function deleteCacheValues(kv: KVNamespace, keys: readonly string[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += KV_DELETES_IN_FLIGHT) await Promise.all(keys.slice(i, i + KV_DELETES_IN_FLIGHT).map((key) => kv.delete(key)));
+}
+const KV_DELETES_IN_FLIGHT = 50;
+
+/** The prefix of every KV key of a tenant's cache, or of one of its projects (see storeCached). */
+export async function cacheKeyPrefix(tenantId: string, project?: string): Promise<string> {
+  return project === undefined ? `ctx:${tenantId}:` : `ctx:${tenantId}:${(await sha256Hex(project)).slice(0, 16)}:`;
 }
 
 export async function countCacheOutcome(scope: TenantScope, hit: boolean): Promise<void> {
@@ -114,15 +140,16 @@ export async function cacheStats(scope: TenantScope): Promise<CacheStats> {
 }
 
 /**
- * Removes entries from the index (so they can never be served again); with a pattern, only those whose
- * query or project matches it (`*` and `?` wildcards; no wildcard = substring). Values expire in KV.
+ * Removes entries from the index (so they can never be served again) and their values from KV; with a
+ * pattern, only those whose query or project matches it (`*` and `?` wildcards; no wildcard = substring).
  */
-export async function clearCache(scope: TenantScope, pattern: string | null): Promise<number> {
+export async function clearCache(scope: TenantScope, kv: KVNamespace, pattern: string | null): Promise<number> {
   // A project-limited key clears entries of its own projects only.
   const own = projectClause(scope, "project");
   if (pattern === null) {
-    const result = await scope.d1.prepare(`DELETE FROM cache_entries WHERE tenant_id = ?${own.sql}`).bind(scope.tenantId, ...own.params).run();
-    return result.meta.changes;
+    const { results } = await scope.d1.prepare(`DELETE FROM cache_entries WHERE tenant_id = ?${own.sql} RETURNING key`).bind(scope.tenantId, ...own.params).all<{ key: string }>();
+    await deleteCacheValues(kv, results.map((r) => r.key));
+    return results.length;
   }
   // Matched here, not with SQL GLOB: D1 refuses GLOB patterns over 50 bytes, and a tenant's index is
   // bounded by LLM_MEMORY_CACHE_MAX_SIZE rows, so reading its keys is cheap.
@@ -134,11 +161,12 @@ export async function clearCache(scope: TenantScope, pattern: string | null): Pr
   const lowered = glob.map((ch) => ch.toLowerCase());
   const keys = results.filter((r) => globMatches(lowered, [...r.query.toLowerCase()]) || globMatches(glob, [...r.project])).map((r) => r.key);
   if (keys.length === 0) return 0;
-  const result = await scope.d1
-    .prepare("DELETE FROM cache_entries WHERE tenant_id = ? AND key IN (SELECT value FROM json_each(?))")
+  const deleted = await scope.d1
+    .prepare("DELETE FROM cache_entries WHERE tenant_id = ? AND key IN (SELECT value FROM json_each(?)) RETURNING key")
     .bind(scope.tenantId, JSON.stringify(keys))
-    .run();
-  return result.meta.changes;
+    .all<{ key: string }>();
+  await deleteCacheValues(kv, deleted.results.map((r) => r.key));
+  return deleted.results.length;
 }
 
 /**

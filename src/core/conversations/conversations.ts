@@ -128,7 +128,8 @@ export async function latestSummary(scope: TenantScope, conversationId: string):
 /**
  * Writes a new summary version of a conversation (version = previous + 1) and records how many
  * messages and tokens it covers, both in one batch. With `ifCovering`, does nothing when a summary
- * already covers that many messages (re-delivered auto-summarize jobs change nothing).
+ * already covers that many messages (re-delivered auto-summarize jobs change nothing), and writes
+ * nothing for a conversation deleted meanwhile (null).
  */
 export async function summarizeConversation(scope: TenantScope, services: Services, conversationId: string, ifCovering?: number): Promise<StoredSummary | null> {
   const conversation = await requireConversation(scope, conversationId);
@@ -143,6 +144,7 @@ export async function summarizeConversation(scope: TenantScope, services: Servic
       .prepare(
         `INSERT INTO summaries (tenant_id, conversation_id, version, summary, code_blocks, key_insights, importance_score, message_count, tokens_used, token_limit, created_at)
          SELECT ?1, ?2, COALESCE(MAX(version), 0) + 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 FROM summaries WHERE tenant_id = ?1 AND conversation_id = ?2
+         HAVING EXISTS (SELECT 1 FROM conversations WHERE tenant_id = ?1 AND id = ?2)
          RETURNING *`,
       )
       .bind(
@@ -161,7 +163,9 @@ export async function summarizeConversation(scope: TenantScope, services: Servic
       .prepare("UPDATE conversations SET summarized_count = MAX(summarized_count, ?), summarized_tokens = MAX(summarized_tokens, ?) WHERE tenant_id = ? AND id = ?")
       .bind(messages.length, conversation.tokens, scope.tenantId, conversationId),
   ]);
-  return toSummary(inserted!.results[0]!);
+  // A conversation deleted while the summary was being written gets none (HAVING EXISTS above).
+  const row = inserted!.results[0];
+  return row ? toSummary(row) : null;
 }
 
 /** Whether new messages or tokens since the last summary cross seed 003's thresholds. */

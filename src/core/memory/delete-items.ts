@@ -1,6 +1,7 @@
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
+import { dropStaleCacheEntries } from "../context/semantic-cache";
 import { uncountKeywordChunks } from "./keyword-index";
 import { ITEM_LINK_TYPES, slices, type SegmentKey } from "../working-set/segments";
 
@@ -13,12 +14,14 @@ const CHUNK_ID_STRINGS = `(SELECT CAST(id AS TEXT) FROM chunks WHERE tenant_id =
  * The one destructive path: removes items with everything derived from them, so nothing is left
  * orphaned. Vectors go first (the port: Vectorize by id, or the local index's rows); then one D1
  * batch removes FTS rows, links from or to the items or their chunks, chunks, the items themselves,
- * adjusts their conversations' counters, and bumps the cache generations of their projects (cached
- * contexts that held them are never served again). If the vector deletion fails nothing in D1 has
- * changed and the call can be repeated; if the batch fails, the items keep working by keyword and a
- * repeated delete finishes the job.
+ * adjusts their conversations' counters, removes every summary of a conversation that lost a message
+ * (a summary may quote it), and bumps the cache generations of their projects; then the superseded cache
+ * entries leave the index and KV, and the conversations whose summaries went are queued to be summarized
+ * again from what is left. If the vector deletion fails nothing in D1 has changed and the call can be
+ * repeated; if the batch fails, the items keep working by keyword and a repeated delete finishes the job.
+ * `resummarize: false` for callers that delete the conversations too (tenant and project deletion).
  */
-export async function deleteItems(scope: TenantScope, services: Services, items: readonly SegmentKey[]): Promise<SegmentKey[]> {
+export async function deleteItems(scope: TenantScope, services: Services, items: readonly SegmentKey[], options: { resummarize?: boolean } = {}): Promise<SegmentKey[]> {
   if (items.length === 0) return [];
   const groups = slices(items.map((i) => i.id));
   const chunkRows = await scope.d1.batch<{ id: number }>(
@@ -31,7 +34,9 @@ export async function deleteItems(scope: TenantScope, services: Services, items:
   const statements: D1PreparedStatement[] = [];
   for (const ids of groups) {
     const json = JSON.stringify(ids);
+    const conversationsOfItems = `(SELECT conversation_id FROM items WHERE tenant_id = ? AND conversation_id IS NOT NULL AND id IN ${IDS})`;
     statements.push(
+      scope.d1.prepare(`DELETE FROM summaries WHERE tenant_id = ? AND conversation_id IN ${conversationsOfItems} RETURNING conversation_id AS summarized`).bind(t, t, json),
       scope.d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN ${CHUNK_IDS}`).bind(t, json),
       scope.d1.prepare(`DELETE FROM links WHERE tenant_id = ? AND source_type IN (${ITEM_TYPES_SQL}) AND source_id IN ${IDS}`).bind(t, json),
       scope.d1.prepare(`DELETE FROM links WHERE tenant_id = ? AND target_type IN (${ITEM_TYPES_SQL}) AND target_id IN ${IDS}`).bind(t, json),
@@ -43,7 +48,8 @@ export async function deleteItems(scope: TenantScope, services: Services, items:
         .prepare(
           `UPDATE conversations SET
              message_count = MAX(0, message_count - (SELECT COUNT(*) FROM items i WHERE i.tenant_id = conversations.tenant_id AND i.conversation_id = conversations.id AND i.id IN ${IDS})),
-             tokens = MAX(0, tokens - (SELECT COALESCE(SUM(i.tokens), 0) FROM items i WHERE i.tenant_id = conversations.tenant_id AND i.conversation_id = conversations.id AND i.id IN ${IDS}))
+             tokens = MAX(0, tokens - (SELECT COALESCE(SUM(i.tokens), 0) FROM items i WHERE i.tenant_id = conversations.tenant_id AND i.conversation_id = conversations.id AND i.id IN ${IDS})),
+             summarized_count = 0, summarized_tokens = 0
            WHERE tenant_id = ? AND id IN (SELECT conversation_id FROM items WHERE tenant_id = ? AND conversation_id IS NOT NULL AND id IN ${IDS})`,
         )
         .bind(json, json, t, t, json),
@@ -51,7 +57,19 @@ export async function deleteItems(scope: TenantScope, services: Services, items:
     );
   }
   statements.push(...bumpCacheGenerations(scope, new Set(items.map((i) => i.project))));
-  const results = await scope.d1.batch<{ id?: string }>(statements);
+  const results = await scope.d1.batch<{ id?: string; summarized?: string }>(statements);
   const deleted = new Set(results.flatMap((r) => r.results.flatMap((row) => (typeof row.id === "string" ? [row.id] : []))));
+  const unsummarized = new Set(results.flatMap((r) => r.results.flatMap((row) => (typeof row.summarized === "string" ? [row.summarized] : []))));
+  await dropStaleCacheEntries(scope, services.cache);
+  if (options.resummarize !== false && unsummarized.size > 0) await queueSummaries(scope, services, [...unsummarized]);
   return items.filter((i) => deleted.has(i.id));
+}
+
+/** A conversation whose summaries were removed gets a new one from the messages left (if any are). */
+async function queueSummaries(scope: TenantScope, services: Services, conversationIds: string[]): Promise<void> {
+  const { results } = await scope.d1
+    .prepare(`SELECT id, message_count FROM conversations WHERE tenant_id = ? AND message_count > 0 AND id IN ${IDS}`)
+    .bind(scope.tenantId, JSON.stringify(conversationIds))
+    .all<{ id: string; message_count: number }>();
+  await services.jobs.send(results.map((c) => ({ type: "summarize", tenantId: scope.tenantId, conversationId: c.id, messageCount: c.message_count })));
 }

@@ -1,0 +1,68 @@
+import { Hono } from "hono";
+import type { AdminBindings } from "./admin-routes";
+import { beginProjectDeletion } from "../core/ownership/delete-project";
+import { beginTenantDeletion } from "../core/ownership/delete-tenant";
+import { runDeletionSteps, type DeletionTarget } from "../core/ownership/run-deletion";
+import { reconcileVectors, RECONCILE_BATCH } from "../core/memory/reconcile-vectors";
+import { invalidParameter, notFound, permissionDenied } from "../errors";
+import type { Env } from "../env";
+import { deleteGrantsOfKeys } from "../oauth/key-grants";
+import { buildServices } from "../services";
+
+/** Bounded deletion steps a request runs; the rest goes to the queue ("delete" jobs, src/jobs/consumer.ts). */
+export const DELETION_STEPS_PER_REQUEST = 1;
+const MAX_PROJECT_NAME = 200;
+const MAX_RECONCILE_LIMIT = 1000;
+
+/**
+ * Deleting data and repairing vector drift (mounted under /admin, behind its authentication).
+ * DELETE /tenants/:tenantId           operator only; 202 while deleting, 200 when done, 404 once gone
+ * DELETE /tenants/:tenantId/projects/:project   operator, or that tenant's admin key reaching the project
+ * POST /reconcile?tenant=&cursor=&limit=        operator only
+ */
+export const deletionRoutes = new Hono<AdminBindings>()
+  .delete("/tenants/:tenantId", async (c) => {
+    if (c.get("principal").kind !== "operator") throw permissionDenied("Only the operator (ADMIN_TOKEN) may delete a tenant");
+    const tenantId = c.req.param("tenantId");
+    const state = await beginTenantDeletion(c.env.DB, tenantId);
+    if (state === "absent") throw notFound(`Tenant '${tenantId}' does not exist (or its deletion has finished)`, { tenant_id: tenantId });
+    return c.json(...(await deleteSome(c.env, (p) => c.executionCtx.waitUntil(p), { tenantId, project: null })));
+  })
+  .delete("/tenants/:tenantId/projects/:project", async (c) => {
+    const { tenantId, project } = c.req.param();
+    if (project.length > MAX_PROJECT_NAME) throw invalidParameter("project", `project is ${project.length} characters long; at most ${MAX_PROJECT_NAME}`);
+    const principal = c.get("principal");
+    if (principal.kind === "tenant" && principal.tenantId !== tenantId) throw permissionDenied("This key may only manage its own tenant");
+    if (principal.kind === "tenant" && principal.reach.projects !== null && !principal.reach.projects.includes(project)) {
+      throw permissionDenied(`This key may not delete project '${project}' (its projects: ${principal.reach.projects.join(", ")})`, { projects: principal.reach.projects });
+    }
+    if (!(await beginProjectDeletion(c.env.DB, tenantId, project))) throw notFound(`Tenant '${tenantId}' does not exist (or is being deleted)`, { tenant_id: tenantId });
+    return c.json(...(await deleteSome(c.env, (p) => c.executionCtx.waitUntil(p), { tenantId, project })));
+  })
+  .post("/reconcile", async (c) => {
+    if (c.get("principal").kind !== "operator") throw permissionDenied("Only the operator (ADMIN_TOKEN) may reconcile");
+    const tenantId = c.req.query("tenant");
+    const cursor = integerQuery(c.req.query("cursor"), "cursor", 0, Number.MAX_SAFE_INTEGER, 0);
+    const limit = integerQuery(c.req.query("limit"), "limit", 1, MAX_RECONCILE_LIMIT, RECONCILE_BATCH);
+    if (tenantId !== undefined && !(await c.env.DB.prepare("SELECT 1 FROM tenants WHERE id = ?").bind(tenantId).first())) {
+      throw notFound(`Tenant '${tenantId}' does not exist`, { parameter: "tenant", tenant_id: tenantId });
+    }
+    const services = buildServices(c.env, (p) => c.executionCtx.waitUntil(p));
+    return c.json(await reconcileVectors(c.env.DB, services, { tenantId, cursor, limit }));
+  });
+
+/** Runs the request's share of a deletion and queues the rest: 200 when it finished, else 202. */
+async function deleteSome(env: Env, waitUntil: (promise: Promise<unknown>) => void, target: DeletionTarget): Promise<[Record<string, unknown>, 200 | 202]> {
+  const services = buildServices(env, waitUntil);
+  const run = await runDeletionSteps(env.DB, services, target, (keyIds) => deleteGrantsOfKeys(env, keyIds), DELETION_STEPS_PER_REQUEST);
+  if (!run.done) await services.jobs.send([{ type: "delete", ...target }]);
+  const body = { tenant_id: target.tenantId, ...(target.project === null ? {} : { project: target.project }), status: run.done ? "deleted" : "deleting" };
+  return [body, run.done ? 200 : 202];
+}
+
+function integerQuery(raw: string | undefined, name: string, min: number, max: number, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min || n > max) throw invalidParameter(name, `${name} must be an integer from ${min} to ${max} (got '${raw.slice(0, 40)}')`);
+  return n;
+}
