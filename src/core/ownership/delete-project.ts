@@ -1,26 +1,23 @@
 import { IN_JSON, tenantScope, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { ALL_PROJECTS, bumpCacheGenerations } from "../context/cache-generation";
+import { ALL_PROJECTS } from "../context/cache-generation";
 import { cacheKeyPrefix } from "../context/semantic-cache";
 import { deleteCacheEntries, deleteCacheValuesByPrefix, deleteItemBatch, deleteRows, DELETION_LIMITS, type DeletionStep } from "./deletion-steps";
 
 /**
- * Records that a project is being deleted (the cron sweep resumes a deletion whose job was lost) and
- * bumps its cache generations, so no cached context of it is served from now on. False when the tenant
- * does not exist or is itself being deleted.
+ * Records that a project is being deleted (the cron sweep resumes a deletion whose job was lost). False
+ * when the tenant does not exist or is itself being deleted. (Cached contexts stop being served with the
+ * first batch of items deleted: deleteItems bumps the project's cache generation.)
  */
 export async function beginProjectDeletion(d1: D1Database, tenantId: string, project: string, now = Date.now()): Promise<boolean> {
-  const [marked] = await d1.batch([
-    d1
-      .prepare(
-        `INSERT INTO project_deletions (tenant_id, project, updated_at) SELECT ?1, ?2, ?3 FROM tenants WHERE id = ?1 AND deleting_at IS NULL
-         ON CONFLICT (tenant_id, project) DO NOTHING RETURNING tenant_id`,
-      )
-      .bind(tenantId, project, now),
-    ...bumpCacheGenerations(tenantScope(d1, tenantId), [project]),
-  ]);
-  if (marked!.results.length > 0) return true;
-  return (await d1.prepare("SELECT 1 FROM tenants WHERE id = ? AND deleting_at IS NULL").bind(tenantId).first()) !== null;
+  const marked = await d1
+    .prepare(
+      `INSERT INTO project_deletions (tenant_id, project, updated_at) SELECT ?1, ?2, ?3 FROM tenants WHERE id = ?1 AND deleting_at IS NULL
+       ON CONFLICT (tenant_id, project) DO UPDATE SET updated_at = excluded.updated_at RETURNING tenant_id`,
+    )
+    .bind(tenantId, project, now)
+    .all();
+  return marked.results.length > 0;
 }
 
 /**

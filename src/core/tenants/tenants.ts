@@ -3,7 +3,7 @@ import { generateApiKey, hashApiKey, type Scope } from "./api-keys";
 import { randomId } from "../../crypto";
 import type { Database } from "../../db/scope";
 import { apiKeys, tenants } from "../../db/schema";
-import { notFound } from "../../errors";
+import { AppError, notFound } from "../../errors";
 
 export interface Tenant {
   tenant_id: string;
@@ -49,8 +49,9 @@ export async function createApiKey(
   db: Database,
   input: { tenantId: string; name: string; scopes: Scope[]; projects: string[] | null; secret?: string },
 ): Promise<ApiKeyInfo & { api_key: string }> {
-  const tenant = await db.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, input.tenantId)).get();
+  const tenant = await db.select({ id: tenants.id, deletingAt: tenants.deletingAt }).from(tenants).where(eq(tenants.id, input.tenantId)).get();
   if (!tenant) throw notFound(`Tenant '${input.tenantId}' does not exist`, { tenant_id: input.tenantId });
+  if (tenant.deletingAt !== null) throw new AppError("CONFLICT", `Tenant '${input.tenantId}' is being deleted`, { tenant_id: input.tenantId });
   const secret = input.secret ?? generateApiKey();
   const row = {
     id: randomId("key_"),

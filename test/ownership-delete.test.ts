@@ -1,0 +1,168 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import worker from "../src/index";
+import { DELETION_LIMITS } from "../src/core/ownership/deletion-steps";
+import { admin, call, callTool, jsonrpc, newKey, newTenant, waitForEmbeddings } from "./helpers";
+import { adminWith, chunkIdsOf, deliverJobs, kvKeysOf, lostQueue, populate, rowsOfTenant } from "./ownership-fixtures";
+import { authorizeWithKey, exchangeCode, mcpTool } from "./oauth-flow";
+
+const nonZero = (counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0));
+const tenantRow = (tenantId: string) => env.DB.prepare("SELECT deleting_at FROM tenants WHERE id = ?").bind(tenantId).first<{ deleting_at: number | null }>();
+
+describe("DELETE /admin/tenants/:tenant", () => {
+  it("removes every row, vector, cache value and OAuth grant of the tenant and nothing of another", async () => {
+    const doomed = await newTenant();
+    const other = await newTenant();
+    await populate(doomed, "default", "walrus");
+    await populate(other, "default", "walrus");
+    const second = await newKey(doomed.tenantId, { scopes: ["read", "write", "admin"] });
+    const { client, code, verifier } = await authorizeWithKey(doomed.apiKey);
+    const tokens = await exchangeCode(client, code, verifier);
+    expect((await mcpTool(tokens.access_token, "ping")).status).toBe(200);
+    await env.DB.prepare("INSERT INTO job_failures (tenant_id, message_id, job_type, body, attempts, failed_at) VALUES (?, ?, 'embed', '{}', 6, 0)").bind(doomed.tenantId, `failure-${doomed.tenantId}`).run();
+
+    const chunkIds = await chunkIdsOf(doomed.tenantId);
+    const before = await rowsOfTenant(doomed.tenantId, chunkIds);
+    for (const table of ["items", "chunks", "chunks_fts", "local_vectors", "summaries", "conversations", "links", "project_tasks", "cache_entries", "cache_generations", "keyword_stats", "tool_calls", "job_failures", "api_keys", "tenants"]) {
+      expect(before[table], table).toBeGreaterThan(0);
+    }
+    expect(await kvKeysOf(doomed.tenantId)).not.toHaveLength(0);
+    // Grants, and the tokens stored under them, name the key they were issued through.
+    const grantKeys = async () => (await env.OAUTH_KV.list()).keys.filter((k) => k.name.includes(`:${doomed.keyId}:`)).length;
+    expect(await grantKeys()).toBeGreaterThanOrEqual(1);
+    const otherBefore = await rowsOfTenant(other.tenantId, await chunkIdsOf(other.tenantId));
+
+    const response = await admin("DELETE", `/tenants/${doomed.tenantId}`);
+    expect(response.status).toBe(202);
+    expect(await response.json()).toEqual({ tenant_id: doomed.tenantId, status: "deleting" });
+    // Its keys and tokens are refused at once, whatever is left to delete.
+    expect((await jsonrpc(doomed.apiKey, { jsonrpc: "2.0", method: "tools/list", id: 1 })).status).toBe(401);
+    expect((await jsonrpc(second.apiKey, { jsonrpc: "2.0", method: "tools/list", id: 1 })).status).toBe(401);
+    expect((await mcpTool(tokens.access_token, "ping")).status).toBe(401);
+    expect((await admin("GET", `/tenants/${doomed.tenantId}/keys`, undefined, second.apiKey)).status).toBe(401);
+    expect((await admin("POST", `/tenants/${doomed.tenantId}/keys`, { name: "late" })).status).toBe(409);
+
+    // The real queue consumer finishes the job.
+    await expect.poll(() => tenantRow(doomed.tenantId), { timeout: 20_000, interval: 100 }).toBeNull();
+    expect(nonZero(await rowsOfTenant(doomed.tenantId, chunkIds))).toEqual({});
+    expect(await kvKeysOf(doomed.tenantId)).toEqual([]);
+    expect(await grantKeys()).toBe(0);
+
+    // Idempotent: once gone, 404 (documented); another tenant's rows are exactly as they were, and it still finds its data.
+    const again = await admin("DELETE", `/tenants/${doomed.tenantId}`);
+    expect(again.status).toBe(404);
+    expect(((await again.json()) as any).error.code).toBe("NOT_FOUND");
+    expect(await rowsOfTenant(other.tenantId, await chunkIdsOf(other.tenantId))).toEqual(otherBefore);
+    const found = await call(other.apiKey, "search", { query: "walrus harbour" });
+    expect(found.results.length).toBeGreaterThan(0);
+    expect((await admin("GET", "/tenants")).status).toBe(200);
+    expect(((await (await admin("GET", "/tenants")).json()) as any).tenants.some((t: any) => t.tenant_id === doomed.tenantId)).toBe(false);
+  }, 60_000);
+
+  it("works in bounded steps and resumes after an interruption (request, repeated request, then the queue job)", async () => {
+    const t = await newTenant();
+    const total = DELETION_LIMITS.items + 150;
+    for (let start = 0; start < total; start += 100) {
+      await call(t.apiKey, "memory_batch_store", { memories: Array.from({ length: Math.min(100, total - start) }, (_, i) => ({ content: `bulk record ${start + i} of the archive` })) });
+    }
+    await waitForEmbeddings(t.tenantId, 60_000);
+    const chunkIds = await chunkIdsOf(t.tenantId);
+    const items = async () => (await env.DB.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ?").bind(t.tenantId).first<{ n: number }>())!.n;
+
+    // First request: one bounded step; its queue message is lost.
+    const lost = lostQueue();
+    const first = await adminWith({ JOBS: lost.binding }, "DELETE", `/tenants/${t.tenantId}`);
+    expect(first.status).toBe(202);
+    expect(await items()).toBe(total - DELETION_LIMITS.items);
+    expect(lost.sent).toEqual([{ type: "delete", tenantId: t.tenantId, project: null }]);
+    expect((await callTool(t.apiKey, "ping")).error).toBeDefined();
+
+    // The cron sweep re-queues a deletion that stalled.
+    await env.DB.prepare("UPDATE tenants SET deleting_at = ? WHERE id = ?").bind(Date.now() - 3_600_000, t.tenantId).run();
+    const swept = lostQueue();
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ cron: "*/15 * * * *" }), { ...env, JOBS: swept.binding }, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(swept.sent).toContainEqual({ type: "delete", tenantId: t.tenantId, project: null });
+
+    // Repeating the request resumes (another step) and is still 202.
+    const second = await adminWith({ JOBS: lost.binding }, "DELETE", `/tenants/${t.tenantId}`);
+    expect(second.status).toBe(202);
+    expect(await items()).toBe(0);
+
+    // The queued job runs the rest (re-queueing itself while work is left) to the end.
+    let pending = [lost.sent.at(-1)!];
+    for (let round = 0; pending.length > 0 && round < 10; round++) {
+      const next = lostQueue();
+      await deliverJobs(pending, { JOBS: next.binding });
+      pending = next.sent.filter((m) => m.type === "delete");
+    }
+    expect(await tenantRow(t.tenantId)).toBeNull();
+    expect(nonZero(await rowsOfTenant(t.tenantId, chunkIds))).toEqual({});
+    expect((await admin("DELETE", `/tenants/${t.tenantId}`)).status).toBe(404);
+  }, 120_000);
+
+  it("is for the operator only", async () => {
+    const t = await newTenant({ scopes: ["read", "write", "admin"] });
+    const response = await admin("DELETE", `/tenants/${t.tenantId}`, undefined, t.apiKey);
+    expect(response.status).toBe(403);
+    expect(await tenantRow(t.tenantId)).toEqual({ deleting_at: null });
+    expect((await admin("DELETE", "/tenants/tn_never_existed")).status).toBe(404);
+  });
+});
+
+describe("DELETE /admin/tenants/:tenant/projects/:project", () => {
+  it("removes the project from every store, leaves the tenant's other projects alone, and is idempotent", async () => {
+    const t = await newTenant();
+    await populate(t, "doomed", "otter");
+    await populate(t, "kept", "heron");
+    const projectRows = async (project: string) => {
+      const tables = ["items", "conversations", "cache_entries", "cache_generations", "tool_calls", "project_tasks", "local_vectors"];
+      const counts: Record<string, number> = {};
+      for (const table of tables) counts[table] = (await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ? AND project = ?`).bind(t.tenantId, project).first<{ n: number }>())!.n;
+      return counts;
+    };
+    const doomedItems = (await env.DB.prepare("SELECT id FROM items WHERE tenant_id = ? AND project = 'doomed'").bind(t.tenantId).all<{ id: string }>()).results.map((r) => r.id);
+    const doomedChunks = (await env.DB.prepare("SELECT id FROM chunks WHERE item_id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(doomedItems)).all<{ id: number }>()).results.map((r) => r.id);
+    expect(nonZero(await projectRows("doomed"))).toMatchObject({ items: 9, conversations: 1, local_vectors: 9 });
+    const keptBefore = await projectRows("kept");
+
+    // A project-limited admin key may delete its own project only.
+    const narrow = await newKey(t.tenantId, { scopes: ["read", "write", "admin"], projects: ["doomed"] });
+    expect((await admin("DELETE", `/tenants/${t.tenantId}/projects/kept`, undefined, narrow.apiKey)).status).toBe(403);
+    const stranger = await newTenant({ scopes: ["read", "write", "admin"] });
+    expect((await admin("DELETE", `/tenants/${t.tenantId}/projects/doomed`, undefined, stranger.apiKey)).status).toBe(403);
+    const tooLong = await admin("DELETE", `/tenants/${t.tenantId}/projects/${"p".repeat(201)}`);
+    expect(tooLong.status).toBe(400);
+    expect(await tooLong.json()).toMatchObject({ error: { code: "INVALID_PARAMETER", details: { parameter: "project" } } });
+
+    const response = await admin("DELETE", `/tenants/${t.tenantId}/projects/doomed`, undefined, narrow.apiKey);
+    expect(response.status).toBe(202);
+    expect(await response.json()).toEqual({ tenant_id: t.tenantId, project: "doomed", status: "deleting" });
+    await expect
+      .poll(() => env.DB.prepare("SELECT COUNT(*) AS n FROM project_deletions WHERE tenant_id = ?").bind(t.tenantId).first("n"), { timeout: 20_000, interval: 100 })
+      .toBe(0);
+
+    expect(nonZero(await projectRows("doomed"))).toEqual({});
+    // Deleting it again finds nothing left: 200 at once (a project has no row of its own to be missing).
+    const again = await admin("DELETE", `/tenants/${t.tenantId}/projects/doomed`);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ tenant_id: t.tenantId, project: "doomed", status: "deleted" });
+    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM summaries WHERE tenant_id = ? AND conversation_id = 'otter-chat'").bind(t.tenantId).first("n"))).toBe(0);
+    const doomedIds = JSON.stringify([...doomedItems, ...doomedChunks.map(String), "otter-chat"]);
+    const links = "SELECT COUNT(*) AS n FROM links WHERE tenant_id = ?1 AND (source_id IN (SELECT value FROM json_each(?2)) OR target_id IN (SELECT value FROM json_each(?2)))";
+    expect(await env.DB.prepare(links).bind(t.tenantId, doomedIds).first("n")).toBe(0);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))").bind(JSON.stringify(doomedChunks)).first("n")).toBe(0);
+    expect((await call(t.apiKey, "search", { query: "otter", mode: "keyword" })).results).toEqual([]);
+    expect((await call(t.apiKey, "search", { query: "otter harbour", project: "doomed" })).results).toEqual([]);
+
+    // The other project is as it was and still found; the key and the tenant still work.
+    const keptAfter = await projectRows("kept");
+    expect(keptAfter).toEqual({ ...keptBefore, tool_calls: keptAfter.tool_calls });
+    expect(keptAfter.tool_calls).toBeGreaterThanOrEqual(keptBefore.tool_calls!);
+    expect((await call(t.apiKey, "search", { query: "heron harbour", project: "kept" })).results.length).toBeGreaterThan(0);
+
+    expect((await admin("DELETE", `/tenants/tn_never_existed/projects/doomed`)).status).toBe(404);
+  }, 60_000);
+});
