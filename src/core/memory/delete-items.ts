@@ -3,6 +3,7 @@ import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
 import { dropStaleCacheEntries } from "../context/semantic-cache";
 import { uncountKeywordChunks } from "./keyword-index";
+import { followersStatement, refreshMessageContexts } from "./message-context";
 import { ITEM_LINK_TYPES, slices, type SegmentKey } from "../working-set/segments";
 
 const ITEM_TYPES_SQL = ITEM_LINK_TYPES.map((t) => `'${t}'`).join(", ");
@@ -17,17 +18,22 @@ const CHUNK_ID_STRINGS = `(SELECT CAST(id AS TEXT) FROM chunks WHERE tenant_id =
  * adjusts their conversations' counters, removes every summary of a conversation that lost a message
  * (a summary may quote it), and bumps the cache generations of their projects; then the superseded cache
  * entries leave the index and KV, and the conversations whose summaries went are queued to be summarized
- * again from what is left. If the vector deletion fails nothing in D1 has changed and the call can be
+ * again from what is left, and the messages that followed deleted ones get their context (which quotes
+ * the turn before) rebuilt. If the vector deletion fails nothing in D1 has changed and the call can be
  * repeated; if the batch fails, the items keep working by keyword and a repeated delete finishes the job.
- * `resummarize: false` for callers that delete the conversations too (tenant and project deletion).
+ * `conversationsGoToo` for callers that delete the conversations as well (tenant and project deletion).
  */
-export async function deleteItems(scope: TenantScope, services: Services, items: readonly SegmentKey[], options: { resummarize?: boolean } = {}): Promise<SegmentKey[]> {
+export async function deleteItems(scope: TenantScope, services: Services, items: readonly SegmentKey[], options: { conversationsGoToo?: boolean } = {}): Promise<SegmentKey[]> {
   if (items.length === 0) return [];
   const groups = slices(items.map((i) => i.id));
-  const chunkRows = await scope.d1.batch<{ id: number }>(
-    groups.map((ids) => scope.d1.prepare(`SELECT id FROM chunks WHERE tenant_id = ? AND item_id IN ${IDS}`).bind(scope.tenantId, JSON.stringify(ids))),
-  );
-  const chunkIds = chunkRows.flatMap((r) => r.results.map((c) => c.id));
+  const deletedJson = JSON.stringify(items.map((i) => i.id));
+  const keepConversations = options.conversationsGoToo !== true;
+  const reads = await scope.d1.batch<{ id?: number; follower?: string | null }>([
+    ...groups.map((ids) => scope.d1.prepare(`SELECT id FROM chunks WHERE tenant_id = ? AND item_id IN ${IDS}`).bind(scope.tenantId, JSON.stringify(ids))),
+    ...(keepConversations ? groups.map((ids) => followersStatement(scope, JSON.stringify(ids), deletedJson)) : []),
+  ]);
+  const chunkIds = reads.slice(0, groups.length).flatMap((r) => r.results.map((c) => c.id!));
+  const followers = [...new Set(reads.slice(groups.length).flatMap((r) => r.results.flatMap((row) => (typeof row.follower === "string" ? [row.follower] : []))))];
   if (chunkIds.length > 0) await services.vectors.delete(scope.tenantId, chunkIds);
 
   const t = scope.tenantId;
@@ -61,7 +67,10 @@ export async function deleteItems(scope: TenantScope, services: Services, items:
   const deleted = new Set(results.flatMap((r) => r.results.flatMap((row) => (typeof row.id === "string" ? [row.id] : []))));
   const unsummarized = new Set(results.flatMap((r) => r.results.flatMap((row) => (typeof row.summarized === "string" ? [row.summarized] : []))));
   await dropStaleCacheEntries(scope, services.cache);
-  if (options.resummarize !== false && unsummarized.size > 0) await queueSummaries(scope, services, [...unsummarized]);
+  if (keepConversations) {
+    await refreshMessageContexts(scope, services, followers);
+    if (unsummarized.size > 0) await queueSummaries(scope, services, [...unsummarized]);
+  }
   return items.filter((i) => deleted.has(i.id));
 }
 

@@ -5,7 +5,7 @@ import { bumpCacheGenerations } from "../context/cache-generation";
 import { ITEM_LINK_TYPES_SQL as ITEM_TYPES_SQL } from "../working-set/segments";
 import { itemFilterSql, type ItemFilter } from "./item-filters";
 import { queueEmbedding } from "./items";
-import { keywordRow } from "./keyword-index";
+import { rewriteChunkContexts } from "./keyword-index";
 
 /**
  * Items one at a time, as a person browses them: a filtered, newest-first listing, one item whole with
@@ -231,23 +231,8 @@ export async function editItem(scope: TenantScope, services: Services, id: strin
       .bind(scope.tenantId, id)
       .all<{ id: number; content: string; context: string; fts_tokens: number | null }>();
     const changed = chunks.filter((c) => c.context !== context || c.fts_tokens === null);
-    if (changed.length > 0) {
-      const rows = changed.map((c) => ({ ...keywordRow(scope.tenantId, c.content, context), id: c.id, old: c.fts_tokens }));
-      const json = JSON.stringify(rows.map((r) => [r.id, r.content, r.context, r.tokens]));
-      const rowsOf = "(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value ->> 2 AS context, j.value ->> 3 AS tokens FROM json_each(?) j)";
-      const legacy = rows.filter((r) => r.old === null).length;
-      const tokenDelta = rows.reduce((sum, r) => sum + r.tokens - (r.old ?? 0), 0);
-      statements.push(
-        scope.d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM ${rowsOf})`).bind(json),
-        scope.d1.prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${rowsOf}`).bind(json),
-        scope.d1.prepare(`UPDATE chunks SET context = ?, fts_tokens = p.tokens FROM ${rowsOf} AS p WHERE chunks.id = p.id AND chunks.tenant_id = ?`).bind(context, json, scope.tenantId),
-        // Rows indexed the old way move from the legacy count to the tenant's statistics, as the re-index sweep does.
-        scope.d1
-          .prepare("UPDATE keyword_stats SET chunks = chunks + ?, tokens = tokens + ?, legacy_chunks = MAX(0, legacy_chunks - ?) WHERE tenant_id = ?")
-          .bind(legacy, tokenDelta, legacy, scope.tenantId),
-      );
-      reindexed = rows.length;
-    }
+    statements.push(...rewriteChunkContexts(scope, changed.map((c) => ({ id: c.id, content: c.content, context, ftsTokens: c.fts_tokens }))));
+    reindexed = changed.length;
   }
   statements.push(
     scope.d1

@@ -148,16 +148,18 @@ export async function queueEmbedding(scope: TenantScope, services: Services, ite
   }
 }
 
+/** A message's chunk context: its speaker, then the start of the turn it answers. */
+export function messageContext(speaker: string, previousTurn: string | null | undefined): string {
+  return [speaker, previousTurn?.slice(0, PREVIOUS_TURN_CHARS)].filter(Boolean).join("\n");
+}
+
 /**
  * Context makes a chunk findable by what its text leaves implicit ("Yes, last week!" answers a
  * question about the previous turn; the speaker's name is rarely in their own words). Measured on
  * LoCoMo: plain BM25 finds 57.9% of evidence in the top 10, BM25 with this context 74.2%.
  */
 function chunkContext(item: NewItem, previousTurn: string | undefined): string {
-  if (item.conversationId) {
-    const speaker = item.speaker ?? item.role ?? "";
-    return [speaker, previousTurn?.slice(0, PREVIOUS_TURN_CHARS)].filter(Boolean).join("\n");
-  }
+  if (item.conversationId) return messageContext(item.speaker ?? item.role ?? "", previousTurn);
   return [item.filePath, ...(item.tags ?? [])].filter(Boolean).join(" ");
 }
 

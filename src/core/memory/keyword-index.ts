@@ -62,6 +62,29 @@ export function uncountKeywordChunks(scope: TenantScope, itemIdsJson: string): D
     .bind(scope.tenantId, itemIdsJson, scope.tenantId);
 }
 
+/**
+ * Statements that give chunks a new context (the indexed second column): their chunks_fts rows are
+ * rewritten in the tenant's term space, chunks.context and fts_tokens follow, and the tenant's BM25
+ * statistics take the difference (rows indexed the old way move from the legacy count, as the re-index
+ * sweep does). The caller re-queues embedding: the context is embedded with each chunk.
+ */
+export function rewriteChunkContexts(scope: TenantScope, chunks: { id: number; content: string; context: string; ftsTokens: number | null }[]): D1PreparedStatement[] {
+  if (chunks.length === 0) return [];
+  const rows = chunks.map((c) => ({ ...keywordRow(scope.tenantId, c.content, c.context), id: c.id, raw: c.context, old: c.ftsTokens }));
+  const json = JSON.stringify(rows.map((r) => [r.id, r.content, r.context, r.tokens, r.raw]));
+  const rowsOf = "(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value ->> 2 AS context, j.value ->> 3 AS tokens, j.value ->> 4 AS raw FROM json_each(?) j)";
+  const legacy = rows.filter((r) => r.old === null).length;
+  const tokenDelta = rows.reduce((sum, r) => sum + r.tokens - (r.old ?? 0), 0);
+  return [
+    scope.d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM ${rowsOf})`).bind(json),
+    scope.d1.prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${rowsOf}`).bind(json),
+    scope.d1.prepare(`UPDATE chunks SET context = p.raw, fts_tokens = p.tokens FROM ${rowsOf} AS p WHERE chunks.id = p.id AND chunks.tenant_id = ?`).bind(json, scope.tenantId),
+    scope.d1
+      .prepare("UPDATE keyword_stats SET chunks = chunks + ?, tokens = tokens + ?, legacy_chunks = MAX(0, legacy_chunks - ?) WHERE tenant_id = ?")
+      .bind(legacy, tokenDelta, legacy, scope.tenantId),
+  ];
+}
+
 /** [phrase index, position in phrase, phrase length, stored term, 1 if a legacy (unprefixed) term]. */
 type TermRow = [number, number, number, string, 0 | 1];
 

@@ -34,8 +34,8 @@ export async function deleteItemBatch(scope: TenantScope, services: Services, pr
     .all<{ id: string; project: string; kind: string; tier: string; pinned: number; tokens: number; conversation_id: string | null }>();
   if (results.length === 0) return 0;
   const keys: SegmentKey[] = results.map((r) => ({ id: r.id, project: r.project, kind: r.kind, tier: r.tier, pinned: r.pinned === 1, tokens: r.tokens, conversationId: r.conversation_id }));
-  // Conversations go too, so their summaries are not rebuilt.
-  await deleteItems(scope, services, keys, { resummarize: false });
+  // Their conversations go too: no summary is rebuilt, no message context refreshed.
+  await deleteItems(scope, services, keys, { conversationsGoToo: true });
   return results.length;
 }
 
