@@ -103,6 +103,10 @@ async function stillOrphaned(d1: D1Database, candidates: StoredVectorId[]): Prom
 
 function byTenant<T, V>(rows: T[], tenantOf: (row: T) => string, value: (row: T) => V): Map<string, V[]> {
   const out = new Map<string, V[]>();
-  for (const row of rows) out.set(tenantOf(row), [...(out.get(tenantOf(row)) ?? []), value(row)]);
+  for (const row of rows) {
+    const list = out.get(tenantOf(row));
+    if (list) list.push(value(row));
+    else out.set(tenantOf(row), [value(row)]);
+  }
   return out;
 }

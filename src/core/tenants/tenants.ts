@@ -9,6 +9,8 @@ export interface Tenant {
   tenant_id: string;
   name: string;
   created_at: string;
+  /** Set while the tenant is being deleted (DELETE /admin/tenants/:tenant). */
+  deleting_since?: string;
 }
 
 export interface ApiKeyInfo {
@@ -42,7 +44,7 @@ export async function createTenant(db: Database, name: string, id = randomId("tn
 
 export async function listTenants(db: Database): Promise<Tenant[]> {
   const rows = await db.select().from(tenants).orderBy(tenants.createdAt);
-  return rows.map((t) => ({ tenant_id: t.id, name: t.name, created_at: iso(t.createdAt)! }));
+  return rows.map((t) => ({ tenant_id: t.id, name: t.name, created_at: iso(t.createdAt)!, ...(t.deletingAt === null ? {} : { deleting_since: iso(t.deletingAt)! }) }));
 }
 
 export async function createApiKey(
