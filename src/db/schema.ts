@@ -44,6 +44,9 @@ export const toolCalls = sqliteTable(
     durationMs: real("duration_ms").notNull(),
     /** NULL when the call succeeded, else the error code. */
     errorCode: text("error_code"),
+    /** D1 round trips before the answer (NULL for calls logged before this was counted). */
+    d1RoundTrips: real("d1_round_trips"),
+    d1Ms: real("d1_ms"),
   },
   (t) => [
     index("tool_calls_tenant_time").on(t.tenantId, t.startedAt),
