@@ -56,11 +56,11 @@ export async function callTools(
     group = [];
     const trips: RoundTripCounter = { count: 0, ms: 0 };
     const results = await runGroup(done.map((g) => g.call), { ...ctx, scope: countedScope(ctx.scope, trips) });
-    // A group's calls share its round trips (50 batched log_chat turns: one write, 1/50 each).
-    const tripsEach = { count: trips.count / done.length, ms: trips.ms / done.length };
+    // A group's calls share its time and round trips (50 batched log_chat turns: one write, 1/50 each).
+    const share = { ms: (Date.now() - done[0]!.call.startedAt) / done.length, d1: { count: trips.count / done.length, ms: trips.ms / done.length } };
     done.forEach((g, i) => {
       outcomes[g.index] = results[i]!;
-      records.push(usageRecord(ctx, g.call.tool, g.call.input, g.call.startedAt, results[i]!, tripsEach));
+      records.push(usageRecord(ctx, g.call.tool, g.call.input, g.call.startedAt, results[i]!, share));
     });
   };
   for (let index = 0; index < calls.length; index++) {
@@ -70,7 +70,7 @@ export async function callTools(
     if (!prepared.ok) {
       await flush();
       outcomes[index] = prepared;
-      if (prepared.tool) records.push(usageRecord(ctx, prepared.tool, isRecord(args) ? args : {}, startedAt, prepared, { count: 0, ms: 0 }));
+      if (prepared.tool) records.push(usageRecord(ctx, prepared.tool, isRecord(args) ? args : {}, startedAt, prepared, { ms: Date.now() - startedAt, d1: { count: 0, ms: 0 } }));
       continue;
     }
     const call = { ...prepared.call, startedAt };
@@ -147,7 +147,7 @@ function usageRecord(
   source: Record<string, unknown>,
   startedAt: number,
   outcome: ToolOutcome,
-  d1: RoundTripCounter,
+  spent: { ms: number; d1: RoundTripCounter },
 ): ToolCallRecord {
   return {
     keyId: ctx.caller.keyId,
@@ -155,10 +155,10 @@ function usageRecord(
     project: firstString(source, PROJECT_ARGUMENTS),
     conversationId: firstString(source, CONVERSATION_ARGUMENTS),
     startedAt,
-    durationMs: Date.now() - startedAt,
+    durationMs: spent.ms,
     errorCode: outcome.ok ? null : outcome.error.code,
-    d1RoundTrips: d1.count,
-    d1Ms: d1.ms,
+    d1RoundTrips: spent.d1.count,
+    d1Ms: spent.d1.ms,
   };
 }
 
