@@ -1,3 +1,4 @@
+import { insertChunkRows, type ChunkRow } from "./chunk-rows";
 import { sha256Hex } from "../../crypto";
 import { IN_JSON, projectClause, scopeAllowsProject, type TenantScope } from "../../db/scope";
 import { AppError, invalidParameter, permissionDenied } from "../../errors";
@@ -85,6 +86,7 @@ async function writeItemsOnce(scope: TenantScope, services: Services, inputs: Ne
   const results: WrittenItem[] = [];
   const seenInBatch = new Map<string, string>();
   const newIds: string[] = [];
+  const chunkRows: ChunkRow[] = [];
   let keywordChunks = 0;
   let keywordTokens = 0;
   inputs.forEach((item, i) => {
@@ -111,18 +113,14 @@ async function writeItemsOnce(scope: TenantScope, services: Services, inputs: Ne
       const indexed = keywordRow(scope.tenantId, chunk.content, context);
       keywordChunks++;
       keywordTokens += indexed.tokens;
-      statements.push(
-        scope.d1
-          .prepare("INSERT INTO chunks (tenant_id, item_id, chunk_index, content, context, tokens, fts_tokens) VALUES (?, ?, ?, ?, ?, ?, ?)")
-          .bind(scope.tenantId, id, index, chunk.content, context, chunk.tokens, indexed.tokens),
-        scope.d1.prepare("INSERT INTO chunks_fts (rowid, content, context) VALUES (last_insert_rowid(), ?, ?)").bind(indexed.content, indexed.context),
-      );
+      chunkRows.push({ itemId: id, index, content: chunk.content, context, tokens: chunk.tokens, ftsContent: indexed.content, ftsContext: indexed.context, ftsTokens: indexed.tokens });
     });
     newIds.push(id);
     results.push({ id, duplicateOf: null, project: item.project, tokens, chunkCount: chunks.length, createdAt });
   });
 
   if (statements.length > 0) {
+    statements.push(...insertChunkRows(scope, chunkRows));
     statements.push(...bumpCacheGenerations(scope, new Set(inputs.map((i) => i.project))));
     if (keywordChunks > 0) statements.push(countKeywordChunks(scope, keywordChunks, keywordTokens));
     try {
