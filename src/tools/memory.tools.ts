@@ -3,7 +3,7 @@ import { MAX_BATCH_ITEMS } from "../core/memory/item-types";
 import { writeItems } from "../core/memory/items";
 import { strictInput } from "../validation";
 import { ANNOTATIONS, defineTool } from "./registry";
-import { contentParam, iso, itemTypeParam, metadataParam, projectName, tagsParam } from "./params";
+import { contentParam, factKeyParam, iso, itemTypeParam, metadataParam, projectName, tagsParam } from "./params";
 
 
 export const storeMemory = defineTool({
@@ -61,6 +61,7 @@ const memoryFields = {
   importance: z.number().min(0).max(1).default(0.5).describe("0..1; raises the memory under the 'importance' strategy."),
   metadata: metadataParam.default({}),
   type: itemTypeParam.default("note"),
+  key: factKeyParam.optional(),
 };
 
 export const memoryStore = defineTool({
@@ -70,6 +71,7 @@ export const memoryStore = defineTool({
   title: "Store a memory",
   description:
     "Store one memory (a fact, preference, decision, snippet) in a namespace. Token count is computed once and stored; " +
+    "with a key (e.g. user.city) it replaces the namespace's current memory of that key, which stays as history (memory_get with include_history); " +
     "identical content already in the namespace returns the existing id with duplicate: true.",
   input: z.object({ ...memoryFields, namespace: projectName.default("default") }),
   output: z.object({
@@ -80,11 +82,22 @@ export const memoryStore = defineTool({
     created_at: z.string(),
     duplicate: z.boolean(),
     duplicate_of: z.string().nullable(),
+    key: z.string().nullable().describe("The fact's key, when one was given"),
+    superseded: z.array(z.string()).describe("Ids of the earlier items of this key that this one replaced (kept as history)"),
   }),
   annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
     const [written] = await writeItems(ctx.scope, ctx.services, [
-      { project: input.namespace, kind: "memory", type: input.type, content: input.content, tags: input.tags, importance: input.importance, metadata: input.metadata },
+      {
+        project: input.namespace,
+        kind: "memory",
+        type: input.type,
+        content: input.content,
+        tags: input.tags,
+        importance: input.importance,
+        metadata: input.metadata,
+        key: input.key,
+      },
     ]);
     return {
       success: true as const,
@@ -94,6 +107,8 @@ export const memoryStore = defineTool({
       created_at: iso(written!.createdAt),
       duplicate: written!.duplicateOf !== null,
       duplicate_of: written!.duplicateOf,
+      key: input.key ?? null,
+      superseded: written!.superseded,
     };
   },
 });
@@ -120,7 +135,16 @@ export const memoryBatchStore = defineTool({
     const written = await writeItems(
       ctx.scope,
       ctx.services,
-      input.memories.map((m) => ({ project: input.namespace, kind: "memory" as const, type: m.type, content: m.content, tags: m.tags, importance: m.importance, metadata: m.metadata })),
+      input.memories.map((m) => ({
+        project: input.namespace,
+        kind: "memory" as const,
+        type: m.type,
+        content: m.content,
+        tags: m.tags,
+        importance: m.importance,
+        metadata: m.metadata,
+        key: m.key,
+      })),
     );
     const duplicates = written.filter((w) => w.duplicateOf !== null).length;
     return {
