@@ -9,8 +9,11 @@ export interface Embedder {
   readonly semantic: boolean;
   /** Most texts one call accepts; callers batch to it. */
   readonly maxBatch: number;
-  embed(texts: string[]): Promise<Float32Array[]>;
+  /** A query and the documents it should find may be embedded differently (asymmetric retrieval models). */
+  embed(texts: string[], purpose?: EmbeddingPurpose): Promise<Float32Array[]>;
 }
+
+export type EmbeddingPurpose = "query" | "document";
 
 /** What the vector index keeps beside each chunk vector. Only `project` is used as a filter there. */
 export interface VectorRecord {

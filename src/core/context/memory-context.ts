@@ -58,7 +58,7 @@ export async function buildMemoryContext(scope: TenantScope, services: Services,
   const cacheOn = request.useCache && config.cache.enabled;
   const cacheProject = request.namespace ?? ALL_PROJECTS;
   const maxDepth = Math.min(request.maxDepth, config.graphMaxDepth);
-  const queryVector = (await services.embedder.embed([request.query]))[0]!;
+  const queryVector = (await services.embedder.embed([request.query], "query"))[0]!;
   const params = cacheOn ? await paramsHash({ ...request, query: undefined, useCache: undefined, maxDepth, encoding: config.tokenEncoding, buffer: config.tokenBufferRatio }) : "";
   let generation = 0;
   if (cacheOn) {

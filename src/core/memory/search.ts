@@ -81,7 +81,7 @@ export async function searchChunks(
   /** The query's embedding when the caller already has it (saves an embedder call). */
   knownQueryVector?: Float32Array,
 ): Promise<SearchHit[]> {
-  const embedQuery = async () => knownQueryVector ?? (await services.embedder.embed([query]))[0] ?? null;
+  const embedQuery = async () => knownQueryVector ?? (await services.embedder.embed([query], "query"))[0] ?? null;
   const pool = Math.min(MAX_CANDIDATES, Math.max(50, limit * 4));
   const vectorWeight = services.config.hybridVectorWeight ?? DEFAULT_VECTOR_WEIGHT[services.embedder.semantic ? "semantic" : "lexical"];
   const vectorVotes = mode === "vector" || (mode === "hybrid" && vectorWeight > 0);
