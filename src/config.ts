@@ -41,6 +41,8 @@ export interface Config {
   contextTokenLimit: number;
   summarizer: "extractive" | "workers-ai";
   summaryModel: string;
+  /** Search's rerank stage (RERANK_MODEL, e.g. @cf/baai/bge-reranker-base): the best `candidates` fused hits are reordered; null = off. */
+  rerank: { model: string; candidates: number } | null;
 }
 
 /**
@@ -93,6 +95,7 @@ export function readConfig(env: Env): Config {
     contextTokenLimit: positiveInt(env.CONTEXT_TOKEN_LIMIT, 1_000_000),
     summarizer: oneOf(env.SUMMARIZER, ["extractive", "workers-ai"] as const, "SUMMARIZER"),
     summaryModel: env.SUMMARY_MODEL || "@cf/meta/llama-3.1-8b-instruct",
+    rerank: env.RERANK_MODEL ? { model: env.RERANK_MODEL, candidates: Math.min(100, positiveInt(env.RERANK_CANDIDATES, 20)) } : null,
   };
 }
 

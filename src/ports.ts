@@ -15,6 +15,12 @@ export interface Embedder {
 
 export type EmbeddingPurpose = "query" | "document";
 
+/** Scores how well each text answers the query (higher is better), in the texts' order. */
+export interface Reranker {
+  readonly name: string;
+  rerank(query: string, texts: string[]): Promise<number[]>;
+}
+
 /** What the vector index keeps beside each chunk vector. Only `project` is used as a filter there. */
 export interface VectorRecord {
   chunkId: number;
@@ -93,6 +99,8 @@ export interface Services {
   /** KV namespace of the semantic cache. */
   cache: KVNamespace;
   summarizer(): Promise<Summarizer>;
+  /** The optional rerank stage of search (RERANK_MODEL); absent when off. */
+  reranker?: Reranker;
   tokens(): Promise<TokenCounter>;
   /** Work that may finish after the response (usage log). */
   waitUntil(promise: Promise<unknown>): void;

@@ -6,6 +6,7 @@ import { assetTokenTables } from "./adapters/asset-token-tables";
 import { VectorizeVectorIndex } from "./adapters/vectorize-index";
 import { WorkersAiEmbedder } from "./adapters/workers-ai-embedder";
 import { checkEmbeddingSettings } from "./adapters/embedding-models";
+import { WorkersAiReranker } from "./adapters/workers-ai-reranker";
 import { readConfig, type Config } from "./config";
 import { tokenCounter } from "./core/shared/tokens";
 import type { Env } from "./env";
@@ -25,6 +26,7 @@ export function buildServices(env: Env, waitUntil: (promise: Promise<unknown>) =
         ? new VectorizeVectorIndex(env.VECTORIZE, config.embeddingDimensions)
         : new LocalVectorIndex(env.DB, config.embeddingDimensions),
     jobs: new QueueProducer(env.JOBS),
+    ...(config.rerank ? { reranker: new WorkersAiReranker(env.AI, config.rerank.model) } : {}),
     cache: env.CACHE,
     tokens,
     summarizer: async () => {

@@ -7,6 +7,7 @@ import { WorkersAiEmbedder } from "../src/adapters/workers-ai-embedder";
 import { checkEmbeddingSettings, QUERY_INSTRUCTION } from "../src/adapters/embedding-models";
 import { readConfig } from "../src/config";
 import { WorkersAiSummarizer } from "../src/adapters/workers-ai-summarizer";
+import { WorkersAiReranker } from "../src/adapters/workers-ai-reranker";
 import { truncateToTokens } from "../src/core/shared/extractive";
 import { ExtractiveSummarizer } from "../src/core/conversations/extractive-summarizer";
 import { writeItems } from "../src/core/memory/items";
@@ -184,6 +185,45 @@ describe("Workers AI embedding models (against a fake of the binding)", () => {
       embeddingModel: "@cf/qwen/qwen3-embedding-0.6b",
       embeddingDimensions: 768,
     });
+  });
+});
+
+describe("rerank stage (Workers AI reranker against a fake of the binding)", () => {
+  const fakeAi = (seen: unknown[]) => ({
+    run: async (model: string, input: { query: string; contexts: { text: string }[]; top_k: number }) => {
+      seen.push({ model, ...input });
+      // Scores a text by whether it holds the word "answer"; the response lists best first, as the model does.
+      const scored = input.contexts.map((c, id) => ({ id, score: c.text.includes("answer") ? 0.9 : 0.1 }));
+      return { response: scored.sort((a, b) => b.score - a.score) };
+    },
+  });
+
+  it("reorders the best fused hits by the reranker's scores; a failing reranker leaves the fused order", async () => {
+    const base = buildServices(env, () => {});
+    const scope = tenantScope(env.DB, `rerank-${crypto.randomUUID()}`);
+    const written = await writeItems(scope, { ...base, jobs: { send: async () => {} } }, [
+      { project: "p", kind: "memory", type: "note", content: "lighthouse lighthouse lighthouse keeper" },
+      { project: "p", kind: "memory", type: "note", content: "the lighthouse keeper's answer was to wait" },
+    ]);
+    const fused = await searchChunks(scope, base, "lighthouse keeper", {}, 2, "keyword");
+    expect(fused.map((h) => h.itemId)).toEqual([written[0]!.id, written[1]!.id]);
+
+    const seen: any[] = [];
+    const rerank = { model: "@cf/baai/bge-reranker-base", candidates: 20 };
+    const withReranker = { ...base, config: { ...base.config, rerank }, reranker: new WorkersAiReranker(fakeAi(seen) as unknown as Ai, rerank.model) };
+    const reranked = await searchChunks(scope, withReranker, "lighthouse keeper", {}, 1, "keyword");
+    expect(reranked.map((h) => h.itemId)).toEqual([written[1]!.id]);
+    expect(seen).toEqual([{ model: rerank.model, query: "lighthouse keeper", contexts: fused.map((h) => ({ text: h.chunkContent })), top_k: 2 }]);
+
+    const failing = { ...withReranker, reranker: { name: "down", rerank: async () => Promise.reject(new Error("AI unavailable")) } };
+    expect((await searchChunks(scope, failing, "lighthouse keeper", {}, 1, "keyword")).map((h) => h.itemId)).toEqual([written[0]!.id]);
+  });
+
+  it("refuses a response that does not score every text", async () => {
+    const ai = { run: async () => ({ response: [{ id: 0, score: 0.5 }] }) };
+    await expect(new WorkersAiReranker(ai as unknown as Ai, "@cf/baai/bge-reranker-base").rerank("q", ["a", "b"])).rejects.toThrow("scored 1 of 2 texts");
+    expect(buildServices({ ...env, RERANK_MODEL: "@cf/baai/bge-reranker-base" }, () => {}).reranker?.name).toBe("workers-ai:@cf/baai/bge-reranker-base");
+    expect(buildServices(env, () => {}).reranker).toBeUndefined();
   });
 });
 
