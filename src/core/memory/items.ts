@@ -138,7 +138,8 @@ async function writeItemsOnce(scope: TenantScope, services: Services, inputs: Ne
       for (const [result, statement] of supersedeStatements) results[result]!.superseded = (batch[statement]!.results as unknown as { id: string }[]).map((r) => r.id);
       await queueSummaries(scope, services, conversationStatements.map((i) => batch[i]!.results[0]!));
     } catch (error) {
-      if (String(error).includes("UNIQUE constraint failed: items")) throw new ConcurrentDuplicate();
+      // SQLite names the columns of a plain index, but only the name of one over an expression (items_tenant_hash).
+      if (/UNIQUE constraint failed: (items\.|index 'items_tenant_hash')/.test(String(error))) throw new ConcurrentDuplicate();
       throw error;
     }
   }
