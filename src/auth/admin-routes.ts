@@ -12,6 +12,7 @@ import { timingSafeEqual } from "../crypto";
 import { grantAdminRoutes } from "../oauth/admin-grant-routes";
 import { revokeGrantsOfKey } from "../oauth/key-grants";
 import { presentedKey } from "./middleware";
+import { ownershipRoutes } from "./ownership-routes";
 
 /**
  * Who may call /admin: the operator (the ADMIN_TOKEN secret, every tenant) or a tenant admin
@@ -141,4 +142,5 @@ export const adminRoutes = new Hono<AdminBindings>()
     return c.json({ ...revoked, oauth_grants_revoked: await revokeGrantsOfKey(c.env, c.req.url, revoked.key_id) });
   })
   .route("/", grantAdminRoutes)
+  .route("/", ownershipRoutes)
   .onError((error, c) => errorResponse(c, toAppError(error)));

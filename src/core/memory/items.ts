@@ -163,7 +163,7 @@ export async function queueEmbedding(scope: TenantScope, services: Services, ite
  * question about the previous turn; the speaker's name is rarely in their own words). Measured on
  * LoCoMo: plain BM25 finds 57.9% of evidence in the top 10, BM25 with this context 74.2%.
  */
-function chunkContext(item: NewItem, previousTurn: string | undefined): string {
+export function chunkContext(item: NewItem, previousTurn: string | undefined): string {
   if (item.conversationId) {
     const speaker = item.speaker ?? item.role ?? "";
     return [speaker, previousTurn?.slice(0, PREVIOUS_TURN_CHARS)].filter(Boolean).join("\n");
