@@ -23,6 +23,8 @@ export interface Env {
   HYBRID_VECTOR_WEIGHT?: string;
   SUMMARIZER?: string;
   SUMMARY_MODEL?: string;
+  RERANK_MODEL?: string;
+  RERANK_CANDIDATES?: string;
   MESSAGE_LIMIT_THRESHOLD?: string;
   TOKEN_LIMIT_PERCENTAGE?: string;
   MODEL_TOKEN_LIMIT?: string;

@@ -9,7 +9,16 @@ export interface Embedder {
   readonly semantic: boolean;
   /** Most texts one call accepts; callers batch to it. */
   readonly maxBatch: number;
-  embed(texts: string[]): Promise<Float32Array[]>;
+  /** A query and the documents it should find may be embedded differently (asymmetric retrieval models). */
+  embed(texts: string[], purpose?: EmbeddingPurpose): Promise<Float32Array[]>;
+}
+
+export type EmbeddingPurpose = "query" | "document";
+
+/** Scores how well each text answers the query (higher is better), in the texts' order. */
+export interface Reranker {
+  readonly name: string;
+  rerank(query: string, texts: string[]): Promise<number[]>;
 }
 
 /** What the vector index keeps beside each chunk vector. Only `project` is used as a filter there. */
@@ -103,6 +112,8 @@ export interface Services {
   /** KV namespace of the semantic cache. */
   cache: KVNamespace;
   summarizer(): Promise<Summarizer>;
+  /** The optional rerank stage of search (RERANK_MODEL); absent when off. */
+  reranker?: Reranker;
   tokens(): Promise<TokenCounter>;
   /** Work that may finish after the response (usage log). */
   waitUntil(promise: Promise<unknown>): void;

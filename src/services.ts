@@ -5,6 +5,8 @@ import { QueueProducer } from "./adapters/queue-producer";
 import { assetTokenTables } from "./adapters/asset-token-tables";
 import { VectorizeVectorIndex } from "./adapters/vectorize-index";
 import { WorkersAiEmbedder } from "./adapters/workers-ai-embedder";
+import { checkEmbeddingSettings } from "./adapters/embedding-models";
+import { WorkersAiReranker } from "./adapters/workers-ai-reranker";
 import { readConfig, type Config } from "./config";
 import { tokenCounter } from "./core/shared/tokens";
 import type { Env } from "./env";
@@ -24,6 +26,7 @@ export function buildServices(env: Env, waitUntil: (promise: Promise<unknown>) =
         ? new VectorizeVectorIndex(env.VECTORIZE, config.embeddingDimensions, env.DB)
         : new LocalVectorIndex(env.DB, config.embeddingDimensions),
     jobs: new QueueProducer(env.JOBS),
+    ...(config.rerank ? { reranker: new WorkersAiReranker(env.AI, config.rerank.model) } : {}),
     cache: env.CACHE,
     tokens,
     summarizer: async () => {
@@ -39,6 +42,7 @@ export function buildServices(env: Env, waitUntil: (promise: Promise<unknown>) =
 function buildEmbedder(env: Env, config: Config): Embedder {
   switch (config.embedder) {
     case "workers-ai":
+      checkEmbeddingSettings(config.embeddingModel, config.embeddingDimensions);
       return new WorkersAiEmbedder(env.AI, config.embeddingModel, config.embeddingDimensions);
     case "openai":
       if (!env.OPENAI_BASE_URL) throw new Error("Configuration error: EMBEDDER=openai needs OPENAI_BASE_URL");

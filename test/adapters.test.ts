@@ -4,7 +4,10 @@ import { LocalEmbedder } from "../src/adapters/local-embedder";
 import { EXACT_SCAN_UP_TO, LocalVectorIndex } from "../src/adapters/local-vector-index";
 import { VectorizeVectorIndex } from "../src/adapters/vectorize-index";
 import { WorkersAiEmbedder } from "../src/adapters/workers-ai-embedder";
+import { checkEmbeddingSettings, QUERY_INSTRUCTION } from "../src/adapters/embedding-models";
+import { readConfig } from "../src/config";
 import { WorkersAiSummarizer } from "../src/adapters/workers-ai-summarizer";
+import { WorkersAiReranker } from "../src/adapters/workers-ai-reranker";
 import { truncateToTokens } from "../src/core/shared/extractive";
 import { ExtractiveSummarizer } from "../src/core/conversations/extractive-summarizer";
 import { writeItems } from "../src/core/memory/items";
@@ -138,6 +141,89 @@ describe("Workers AI embedder (against a fake of the binding)", () => {
     expect(Array.from(vectors[0]!).map((x) => Math.round(x * 1000) / 1000)).toEqual([0.6, 0.8, 0, 0]);
     const wrong = new WorkersAiEmbedder(ai as unknown as Ai, "@cf/baai/bge-base-en-v1.5", 768);
     await expect(wrong.embed(["x"])).rejects.toThrow(/returned 4-dimensional vectors but EMBEDDING_DIMENSIONS is 768/);
+  });
+});
+
+describe("Workers AI embedding models (against a fake of the binding)", () => {
+  const fakeAi = (dimensions: number, seen: unknown[]) => ({
+    run: async (_model: string, input: Record<string, string[]>) => {
+      seen.push(input);
+      const texts = input.queries ?? input.documents ?? input.text ?? [];
+      return { data: texts.map(() => Array.from({ length: dimensions }, (_, i) => (i < 2 ? 1 : 0.001))) };
+    },
+  });
+
+  it("embeds queries and documents as each model expects them", async () => {
+    const seen: unknown[] = [];
+    const qwen = new WorkersAiEmbedder(fakeAi(1024, seen) as unknown as Ai, "@cf/qwen/qwen3-embedding-0.6b", 1024);
+    await qwen.embed(["where do I live"], "query");
+    await qwen.embed(["I live in Lyon"]);
+    const gemma = new WorkersAiEmbedder(fakeAi(768, seen) as unknown as Ai, "@cf/google/embeddinggemma-300m", 768);
+    await gemma.embed(["where do I live"], "query");
+    await gemma.embed(["I live in Lyon"], "document");
+    const bge = new WorkersAiEmbedder(fakeAi(768, seen) as unknown as Ai, "@cf/baai/bge-base-en-v1.5", 768);
+    await bge.embed(["where do I live"], "query");
+    expect(seen).toEqual([
+      { queries: ["where do I live"], instruction: QUERY_INSTRUCTION },
+      { documents: ["I live in Lyon"] },
+      { text: ["task: search result | query: where do I live"] },
+      { text: ["title: none | text: I live in Lyon"] },
+      { text: ["where do I live"] },
+    ]);
+  });
+
+  it("cuts a Matryoshka model's vectors to EMBEDDING_DIMENSIONS and renormalises; refuses what a model cannot give", async () => {
+    const qwen = new WorkersAiEmbedder(fakeAi(1024, []) as unknown as Ai, "@cf/qwen/qwen3-embedding-0.6b", 768);
+    const [vector] = await qwen.embed(["x"]);
+    expect(vector!.length).toBe(768);
+    expect(Math.hypot(...vector!)).toBeCloseTo(1, 5);
+    expect(() => checkEmbeddingSettings("@cf/qwen/qwen3-embedding-0.6b", 768)).not.toThrow();
+    expect(() => checkEmbeddingSettings("@cf/qwen/qwen3-embedding-0.6b", 1536)).toThrow("EMBEDDING_DIMENSIONS is 1536 but @cf/qwen/qwen3-embedding-0.6b has 1024");
+    expect(() => checkEmbeddingSettings("@cf/baai/bge-base-en-v1.5", 512)).toThrow(/cannot be shortened; use 768 or a Matryoshka model/);
+    expect(() => buildServices({ ...env, EMBEDDER: "workers-ai", EMBEDDING_MODEL: "@cf/baai/bge-m3", EMBEDDING_DIMENSIONS: "768" }, () => {})).toThrow(/bge-m3/);
+    expect(readConfig({ ...env, EMBEDDING_MODEL: undefined, EMBEDDING_DIMENSIONS: undefined })).toMatchObject({
+      embeddingModel: "@cf/qwen/qwen3-embedding-0.6b",
+      embeddingDimensions: 768,
+    });
+  });
+});
+
+describe("rerank stage (Workers AI reranker against a fake of the binding)", () => {
+  const fakeAi = (seen: unknown[]) => ({
+    run: async (model: string, input: { query: string; contexts: { text: string }[]; top_k: number }) => {
+      seen.push({ model, ...input });
+      // Scores a text by whether it holds the word "answer"; the response lists best first, as the model does.
+      const scored = input.contexts.map((c, id) => ({ id, score: c.text.includes("answer") ? 0.9 : 0.1 }));
+      return { response: scored.sort((a, b) => b.score - a.score) };
+    },
+  });
+
+  it("reorders the best fused hits by the reranker's scores; a failing reranker leaves the fused order", async () => {
+    const base = buildServices(env, () => {});
+    const scope = tenantScope(env.DB, `rerank-${crypto.randomUUID()}`);
+    const written = await writeItems(scope, { ...base, jobs: { send: async () => {} } }, [
+      { project: "p", kind: "memory", type: "note", content: "lighthouse lighthouse lighthouse keeper" },
+      { project: "p", kind: "memory", type: "note", content: "the lighthouse keeper's answer was to wait" },
+    ]);
+    const fused = await searchChunks(scope, base, "lighthouse keeper", {}, 2, "keyword");
+    expect(fused.map((h) => h.itemId)).toEqual([written[0]!.id, written[1]!.id]);
+
+    const seen: any[] = [];
+    const rerank = { model: "@cf/baai/bge-reranker-base", candidates: 20 };
+    const withReranker = { ...base, config: { ...base.config, rerank }, reranker: new WorkersAiReranker(fakeAi(seen) as unknown as Ai, rerank.model) };
+    const reranked = await searchChunks(scope, withReranker, "lighthouse keeper", {}, 1, "keyword");
+    expect(reranked.map((h) => h.itemId)).toEqual([written[1]!.id]);
+    expect(seen).toEqual([{ model: rerank.model, query: "lighthouse keeper", contexts: fused.map((h) => ({ text: h.chunkContent })), top_k: 2 }]);
+
+    const failing = { ...withReranker, reranker: { name: "down", rerank: async () => Promise.reject(new Error("AI unavailable")) } };
+    expect((await searchChunks(scope, failing, "lighthouse keeper", {}, 1, "keyword")).map((h) => h.itemId)).toEqual([written[0]!.id]);
+  });
+
+  it("refuses a response that does not score every text", async () => {
+    const ai = { run: async () => ({ response: [{ id: 0, score: 0.5 }] }) };
+    await expect(new WorkersAiReranker(ai as unknown as Ai, "@cf/baai/bge-reranker-base").rerank("q", ["a", "b"])).rejects.toThrow("scored 1 of 2 texts");
+    expect(buildServices({ ...env, RERANK_MODEL: "@cf/baai/bge-reranker-base" }, () => {}).reranker?.name).toBe("workers-ai:@cf/baai/bge-reranker-base");
+    expect(buildServices(env, () => {}).reranker).toBeUndefined();
   });
 });
 

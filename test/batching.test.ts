@@ -73,3 +73,35 @@ describe("log_chat in a JSON-RPC batch", () => {
     ]);
   });
 });
+
+describe("memory_store and store_memory in a JSON-RPC batch", () => {
+  const tool = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+
+  it("answer as if called one by one (duplicates name the earlier call, a key's last memory wins) and write in one round trip", async () => {
+    const t = await newTenant();
+    const answers = await batch(t.apiKey, [
+      tool(1, "memory_store", { content: "Deploys happen on Tuesdays", namespace: "ops" }),
+      tool(2, "memory_store", { content: "Deploys happen on Tuesdays", namespace: "ops" }),
+      tool(3, "memory_store", { content: "On call: Ana", key: "oncall", namespace: "ops" }),
+      tool(4, "memory_store", { content: "On call: Bo", key: "oncall", namespace: "ops" }),
+      tool(5, "store_memory", { file_name: "runbook.md", content: "Restart the queue consumer first.", project_id: "ops" }),
+      tool(6, "store_memory", { file_name: "faq.md", content: "Ask in #ops.", project_id: "ops" }),
+    ]);
+    const r = answers.map((a) => a.result);
+    expect(r[1]).toMatchObject({ duplicate: true, duplicate_of: r[0].id });
+    expect(r[3]).toMatchObject({ key: "oncall", superseded: [r[2].id] });
+    expect(r[4]).toMatchObject({ file_name: "runbook.md", chunk_count: 1, duplicate_of: null });
+    expect(await call(t.apiKey, "memory_get", { key: "oncall", namespace: "ops" })).toMatchObject({ id: r[3].id });
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the usage log is written after the response
+    const { results } = await env.DB.prepare("SELECT tool, d1_round_trips AS trips FROM tool_calls WHERE tenant_id = ? ORDER BY id").bind(t.tenantId).all<{ tool: string; trips: number }>();
+    // Two groups (memory_store x4, store_memory x2), each one read before its write and the write.
+    expect(results.slice(0, 6).map((x) => [x.tool, x.trips])).toEqual([
+      ["memory_store", 0.5],
+      ["memory_store", 0.5],
+      ["memory_store", 0.5],
+      ["memory_store", 0.5],
+      ["store_memory", 1],
+      ["store_memory", 1],
+    ]);
+  });
+});

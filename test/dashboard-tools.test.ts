@@ -174,7 +174,7 @@ describe("get_usage_report", () => {
     const report = await call(t.apiKey, "get_usage_report", { period: "day" });
     expect(report).toMatchObject({ period: "day", bucket_ms: 3_600_000 });
     expect(report.buckets).toHaveLength(24);
-    expect(report.tools.find((x: any) => x.tool === "search")).toEqual({ tool: "search", calls: 20, errors: 1, p50_ms: 10, p95_ms: 19 });
+    expect(report.tools.find((x: any) => x.tool === "search")).toEqual({ tool: "search", calls: 20, errors: 1, p50_ms: 10, p95_ms: 19, d1_round_trips: null, d1_ms: null, worker_p50_ms: null, worker_p95_ms: null });
     expect(report.tools.find((x: any) => x.tool === "ping")).toMatchObject({ calls: 1, p50_ms: 500 });
     const last = report.buckets[report.buckets.length - 1];
     expect(last.calls.search).toBe(20);

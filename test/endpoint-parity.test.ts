@@ -50,7 +50,7 @@ describe("/mcp and /jsonrpc answer the same mistake alike", () => {
     expect(viaMcp.result.isError).toBe(true);
     expect(JSON.parse(viaMcp.result.content[0].text).error).toMatchObject({ code: "INVALID_PARAMETER", message: viaJsonRpc.error.message });
     const unknown = await (await post("/jsonrpc", t.apiKey, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "memory_store", arguments: { content: "x", namespce: "p" } } })).json<any>();
-    expect(unknown.error.message).toBe("Invalid parameter 'namespce': unknown parameter 'namespce'; accepted parameters: content, tags, importance, metadata, type, namespace");
+    expect(unknown.error.message).toBe("Invalid parameter 'namespce': unknown parameter 'namespce'; accepted parameters: content, tags, importance, metadata, type, key, namespace");
   });
 
   it("says what a multi-shape parameter accepts", async () => {

@@ -1,7 +1,12 @@
-import type { Embedder } from "../ports";
+import type { Embedder, EmbeddingPurpose } from "../ports";
 import { normalize } from "../core/shared/vector-math";
+import { EMBEDDING_MODELS, embeddingInput } from "./embedding-models";
 
-/** Workers AI text embeddings (default @cf/baai/bge-base-en-v1.5, 768 dims, ≤100 texts a call). */
+/**
+ * Workers AI text embeddings (default @cf/qwen/qwen3-embedding-0.6b cut to 768 dims, ≤100 texts a call).
+ * Queries and documents go in as the model expects them; a Matryoshka model's vectors are cut to the
+ * configured dimensions and renormalised.
+ */
 export class WorkersAiEmbedder implements Embedder {
   readonly name: string;
   readonly maxBatch = 100;
@@ -15,15 +20,16 @@ export class WorkersAiEmbedder implements Embedder {
     this.name = `workers-ai:${model}`;
   }
 
-  async embed(texts: string[]): Promise<Float32Array[]> {
+  async embed(texts: string[], purpose: EmbeddingPurpose = "document"): Promise<Float32Array[]> {
     const out: Float32Array[] = [];
+    const cut = EMBEDDING_MODELS[this.model]?.matryoshka === true;
     for (let i = 0; i < texts.length; i += this.maxBatch) {
       const batch = texts.slice(i, i + this.maxBatch);
-      const result = (await this.ai.run(this.model as keyof AiModels, { text: batch } as never)) as { data?: number[][] };
+      const result = (await this.ai.run(this.model as keyof AiModels, embeddingInput(this.model, batch, purpose) as never)) as { data?: number[][] };
       if (!Array.isArray(result.data) || result.data.length !== batch.length) {
         throw new Error(`Workers AI model ${this.model} returned ${result.data?.length ?? "no"} embeddings for ${batch.length} texts`);
       }
-      for (const values of result.data) out.push(checkedVector(values, this.dimensions, this.name));
+      for (const values of result.data) out.push(checkedVector(cut && values.length > this.dimensions ? values.slice(0, this.dimensions) : values, this.dimensions, this.name));
     }
     return out;
   }

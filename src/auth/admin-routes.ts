@@ -13,6 +13,7 @@ import { grantAdminRoutes } from "../oauth/admin-grant-routes";
 import { revokeGrantsOfKey } from "../oauth/key-grants";
 import { presentedKey } from "./middleware";
 import { deletionRoutes } from "./deletion-routes";
+import { ownershipRoutes } from "./ownership-routes";
 
 /**
  * Who may call /admin: the operator (the ADMIN_TOKEN secret, every tenant) or a tenant admin
@@ -143,4 +144,5 @@ export const adminRoutes = new Hono<AdminBindings>()
   })
   .route("/", grantAdminRoutes)
   .route("/", deletionRoutes)
+  .route("/", ownershipRoutes)
   .onError((error, c) => errorResponse(c, toAppError(error)));

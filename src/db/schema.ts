@@ -63,6 +63,9 @@ export const toolCalls = sqliteTable(
     durationMs: real("duration_ms").notNull(),
     /** NULL when the call succeeded, else the error code. */
     errorCode: text("error_code"),
+    /** D1 round trips before the answer (NULL for calls logged before this was counted). */
+    d1RoundTrips: real("d1_round_trips"),
+    d1Ms: real("d1_ms"),
   },
   (t) => [
     index("tool_calls_tenant_time").on(t.tenantId, t.startedAt),
@@ -108,6 +111,10 @@ export const items = sqliteTable(
     embeddedAt: integer("embedded_at"),
     /** When auto-link last linked the item to its neighbours; NULL while that job is pending. */
     linkedAt: integer("linked_at"),
+    /** A keyed fact's key (e.g. user.city): storing the key again in the project supersedes this item. */
+    key: text("key"),
+    /** The item that superseded this one (its tier is then 'superseded'). */
+    supersededBy: text("superseded_by"),
   },
   (t) => [
     index("items_tenant_project").on(t.tenantId, t.project, t.tier),
@@ -115,10 +122,12 @@ export const items = sqliteTable(
     index("items_pending_embed").on(t.embeddedAt, t.createdAt),
     index("items_pending_link").on(t.linkedAt, t.createdAt),
     index("items_tenant_task").on(t.tenantId, t.project, t.taskId),
-    // Dedupe: identical content in one project is one item (messages excepted: "ok" twice is two turns).
+    // Dedupe: identical content in one project is one item (messages excepted: "ok" twice is two turns),
+    // among current items of one key (or of none): a fact may return to a value it had before.
     uniqueIndex("items_tenant_hash")
-      .on(t.tenantId, t.project, t.contentHash)
-      .where(sql`conversation_id IS NULL`),
+      .on(t.tenantId, t.project, t.contentHash, sql`coalesce(${t.key}, '')`)
+      .where(sql`conversation_id IS NULL AND tier <> 'superseded'`),
+    index("items_tenant_key").on(t.tenantId, t.project, t.key).where(sql`key IS NOT NULL`),
   ],
 );
 

@@ -1,5 +1,6 @@
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
 import * as schema from "./schema";
+import { countedD1, type RoundTripCounter } from "./counted-d1";
 
 export type Database = DrizzleD1Database<typeof schema>;
 
@@ -40,4 +41,10 @@ export function projectClause(scope: TenantScope, column: string): { sql: string
 /** Whether the scope may touch a project. */
 export function scopeAllowsProject(scope: TenantScope, project: string): boolean {
   return scope.projects === null || scope.projects.includes(project);
+}
+
+/** The same scope, its D1 round trips counted (the usage log records them per tool call). */
+export function countedScope(scope: TenantScope, counter: RoundTripCounter): TenantScope {
+  const d1 = countedD1(scope.d1, counter);
+  return { ...scope, d1, db: openDatabase(d1) };
 }

@@ -1,3 +1,5 @@
+import type { RoundTripCounter } from "../db/counted-d1";
+import { countedScope } from "../db/scope";
 import { scopeAllows } from "../core/tenants/api-keys";
 import { recordToolCalls, type ToolCallRecord } from "../core/tenants/usage-log";
 import { AppError, invalidParameter, permissionDenied, toAppError } from "../errors";
@@ -52,10 +54,13 @@ export async function callTools(
     if (group.length === 0) return;
     const done = group;
     group = [];
-    const results = await runGroup(done.map((g) => g.call), ctx);
+    const trips: RoundTripCounter = { count: 0, ms: 0 };
+    const results = await runGroup(done.map((g) => g.call), { ...ctx, scope: countedScope(ctx.scope, trips) });
+    // A group's calls share its time and round trips (50 batched log_chat turns: one write, 1/50 each).
+    const share = { ms: (Date.now() - done[0]!.call.startedAt) / done.length, d1: { count: trips.count / done.length, ms: trips.ms / done.length } };
     done.forEach((g, i) => {
       outcomes[g.index] = results[i]!;
-      records.push(usageRecord(ctx, g.call.tool, g.call.input, g.call.startedAt, results[i]!));
+      records.push(usageRecord(ctx, g.call.tool, g.call.input, g.call.startedAt, results[i]!, share));
     });
   };
   for (let index = 0; index < calls.length; index++) {
@@ -65,7 +70,7 @@ export async function callTools(
     if (!prepared.ok) {
       await flush();
       outcomes[index] = prepared;
-      if (prepared.tool) records.push(usageRecord(ctx, prepared.tool, isRecord(args) ? args : {}, startedAt, prepared));
+      if (prepared.tool) records.push(usageRecord(ctx, prepared.tool, isRecord(args) ? args : {}, startedAt, prepared, { ms: Date.now() - startedAt, d1: { count: 0, ms: 0 } }));
       continue;
     }
     const call = { ...prepared.call, startedAt };
@@ -136,15 +141,24 @@ async function runGroup(calls: PreparedCall[], ctx: ToolContext): Promise<ToolOu
   return outcomes;
 }
 
-function usageRecord(ctx: ToolContext, tool: AnyTool, source: Record<string, unknown>, startedAt: number, outcome: ToolOutcome): ToolCallRecord {
+function usageRecord(
+  ctx: ToolContext,
+  tool: AnyTool,
+  source: Record<string, unknown>,
+  startedAt: number,
+  outcome: ToolOutcome,
+  spent: { ms: number; d1: RoundTripCounter },
+): ToolCallRecord {
   return {
     keyId: ctx.caller.keyId,
     tool: tool.name,
     project: firstString(source, PROJECT_ARGUMENTS),
     conversationId: firstString(source, CONVERSATION_ARGUMENTS),
     startedAt,
-    durationMs: Date.now() - startedAt,
+    durationMs: spent.ms,
     errorCode: outcome.ok ? null : outcome.error.code,
+    d1RoundTrips: spent.d1.count,
+    d1Ms: spent.d1.ms,
   };
 }
 

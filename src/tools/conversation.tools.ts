@@ -6,6 +6,7 @@ import { writeItems, type NewItem, type WrittenItem } from "../core/memory/items
 import { contextMetrics } from "../core/conversations/metrics";
 import { contextText, mermaidDiagram } from "../core/conversations/visualize";
 import { contentParam, conversationIdParam, iso, metadataParam, parseTimestamp, projectName, readableProjects, requireProjectAccess, tagsParam, timestampParam } from "./params";
+import { itemWrites } from "./item-writes";
 import { ANNOTATIONS, defineTool } from "./registry";
 
 const logChatInput = z.object({
@@ -35,15 +36,8 @@ export const logChat = defineTool({
     timestamp: z.string(),
   }),
   annotations: ANNOTATIONS.append,
-  handler: async (input, ctx) => {
-    const [written] = await writeItems(ctx.scope, ctx.services, [logChatItem(input)]);
-    return logChatResult(input, written!);
-  },
   // A JSON-RPC batch of messages is one atomic write, in the batch's order.
-  handleMany: async (inputs, ctx) => {
-    const written = await writeItems(ctx.scope, ctx.services, inputs.map(logChatItem));
-    return inputs.map((input, i) => logChatResult(input, written[i]!));
-  },
+  ...itemWrites(logChatItem, logChatResult),
 });
 
 type LogChatInput = z.output<typeof logChatInput>;

@@ -149,13 +149,14 @@ const contextGetWorkingSet = defineTool({
   }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
-    const taskId = await resolveTask(ctx.scope, input.project_id, input.task_id);
+    // GC scoring needs the task first; the plain read resolves the current task in its own query.
+    const taskId = input.include_gc_candidates ? await resolveTask(ctx.scope, input.project_id, input.task_id) : input.task_id;
     const [set, analysis] = await Promise.all([
-      readWorkingSet(ctx.scope, input.project_id, taskId, input.limit),
-      input.include_gc_candidates ? analyzeGarbage(ctx.scope, { project: input.project_id, taskId, advanceGenerations: false }) : null,
+      readWorkingSet(ctx.scope, input.project_id, taskId ?? undefined, input.limit),
+      input.include_gc_candidates ? analyzeGarbage(ctx.scope, { project: input.project_id, taskId: taskId ?? null, advanceGenerations: false }) : null,
     ]);
     return {
-      working_set: { project_id: input.project_id, task_id: taskId, total_tokens: set.totalTokens, last_updated: set.lastUpdated === null ? null : iso(set.lastUpdated) },
+      working_set: { project_id: input.project_id, task_id: set.taskId, total_tokens: set.totalTokens, last_updated: set.lastUpdated === null ? null : iso(set.lastUpdated) },
       segments: set.segments.map(segmentView),
       total_tokens: set.totalTokens,
       segment_count: set.segmentCount,

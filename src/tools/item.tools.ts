@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { editItem, getItem, listItems, PREVIEW_CHARS } from "../core/memory/item-browse";
 import { ITEM_KINDS, ITEM_TYPES } from "../core/memory/item-types";
-import { iso, parseTimestamp, projectName, readableProjects, tagsParam, timestampParam } from "./params";
+import { currentItemOfKey, keyHistory } from "../core/memory/keyed-facts";
+import { invalidParameter } from "../errors";
+import { factKeyParam, iso, parseTimestamp, projectName, readableProjects, tagsParam, timestampParam } from "./params";
 import { ANNOTATIONS, defineTool } from "./registry";
 
 // Browsing and correcting stored items one at a time (what the dashboard's memory view shows): a listing
@@ -98,10 +100,16 @@ export const memoryGet = defineTool({
   category: "memory",
   title: "Get a memory",
   description:
-    "One stored item whole by id: its text, tags, importance, tokens, metadata, tier and pin, conversation, its links in both " +
+    "One stored item whole by id (or the current memory of a fact key): its text, tags, importance, tokens, metadata, tier and pin, conversation, its links in both " +
     "directions (to other items, and context links from or to its chunks; strongest first, each with the other item's start), and its " +
     "history: created, embedded, auto-linked, last touched, GC generation and survivals.",
-  input: z.object({ id: itemIdParam }),
+  input: z.object({
+    id: itemIdParam.optional(),
+    key: factKeyParam.optional().describe("Instead of id: the current memory of this fact key in `namespace`."),
+    // No default: a project-limited key reading by id names no project.
+    namespace: projectName.optional().describe("With key: the namespace the key lives in (default 'default')."),
+    include_history: z.boolean().default(false).describe("Add `versions`: every version of the item's key, current first."),
+  }),
   output: z.object({
     id: z.string(),
     project: z.string(),
@@ -132,6 +140,12 @@ export const memoryGet = defineTool({
         created_at: z.string(),
       }),
     ),
+    key: z.string().nullable().describe("The fact key it was stored with (memory_store key), or null"),
+    superseded_by: z.string().nullable().describe("The item that replaced it under its key; null while current"),
+    versions: z
+      .array(z.object({ id: z.string(), content: z.string(), created_at: z.string(), superseded_by: z.string().nullable() }))
+      .optional()
+      .describe("With include_history and a key: all versions, current first"),
     history: z.object({
       created_at: z.string(),
       embedded_at: z.string().nullable().describe("null while the embed job is pending (vector search does not see it yet)"),
@@ -143,7 +157,9 @@ export const memoryGet = defineTool({
   }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
-    const item = await getItem(ctx.scope, input.id);
+    if ((input.id === undefined) === (input.key === undefined)) throw invalidParameter("id", "Give either id, or key (with namespace)");
+    const item = await getItem(ctx.scope, input.id ?? (await currentItemOfKey(ctx.scope, input.namespace ?? "default", input.key!)));
+    const versions = input.include_history && item.key !== null ? await keyHistory(ctx.scope, item.project, item.key) : undefined;
     return {
       id: item.id,
       project: item.project,
@@ -172,6 +188,9 @@ export const memoryGet = defineTool({
         other_preview: l.otherPreview,
         created_at: iso(l.createdAt),
       })),
+      key: item.key,
+      superseded_by: item.supersededBy,
+      ...(versions ? { versions: versions.map((v) => ({ id: v.id, content: v.content, created_at: iso(v.createdAt), superseded_by: v.supersededBy })) } : {}),
       history: {
         created_at: iso(item.createdAt),
         embedded_at: isoOrNull(item.embeddedAt),

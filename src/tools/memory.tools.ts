@@ -1,10 +1,20 @@
 import { z } from "zod";
 import { MAX_BATCH_ITEMS } from "../core/memory/item-types";
-import { writeItems } from "../core/memory/items";
+import { writeItems, type NewItem } from "../core/memory/items";
+import { itemWrites } from "./item-writes";
 import { strictInput } from "../validation";
 import { ANNOTATIONS, defineTool } from "./registry";
-import { contentParam, iso, itemTypeParam, metadataParam, projectName, tagsParam } from "./params";
+import { contentParam, factKeyParam, iso, itemTypeParam, metadataParam, projectName, tagsParam } from "./params";
 
+
+const storeMemoryInput = z.object({
+  file_name: z.string().min(1).max(500).describe("Name or path of the document."),
+  content: contentParam,
+  resource_type: itemTypeParam.default("document").describe("Type used by retrieve_by_type."),
+  project_id: projectName.default("default"),
+  tags: tagsParam.default([]),
+  metadata: metadataParam.default({}),
+});
 
 export const storeMemory = defineTool({
   name: "store_memory",
@@ -15,14 +25,7 @@ export const storeMemory = defineTool({
     "Store documents with vector indexing: the text is chunked, counted in tokens, indexed for keyword search at once " +
     "and embedded for semantic search shortly after. Identical content already stored in the project is not stored " +
     "twice; duplicate_of then names the existing resource.",
-  input: z.object({
-    file_name: z.string().min(1).max(500).describe("Name or path of the document."),
-    content: contentParam,
-    resource_type: itemTypeParam.default("document").describe("Type used by retrieve_by_type."),
-    project_id: projectName.default("default"),
-    tags: tagsParam.default([]),
-    metadata: metadataParam.default({}),
-  }),
+  input: storeMemoryInput,
   output: z.object({
     success: z.literal(true),
     resource_id: z.string(),
@@ -32,27 +35,25 @@ export const storeMemory = defineTool({
     duplicate_of: z.string().nullable(),
   }),
   annotations: ANNOTATIONS.write,
-  handler: async (input, ctx) => {
-    const [written] = await writeItems(ctx.scope, ctx.services, [
-      {
-        project: input.project_id,
-        kind: "document",
-        type: input.resource_type,
-        content: input.content,
-        tags: input.tags,
-        filePath: input.file_name,
-        metadata: { ...input.metadata, file_name: input.file_name },
-      },
-    ]);
-    return {
+  ...itemWrites(
+    (input: z.output<typeof storeMemoryInput>): NewItem => ({
+      project: input.project_id,
+      kind: "document",
+      type: input.resource_type,
+      content: input.content,
+      tags: input.tags,
+      filePath: input.file_name,
+      metadata: { ...input.metadata, file_name: input.file_name },
+    }),
+    (input, written) => ({
       success: true as const,
-      resource_id: written!.id,
+      resource_id: written.id,
       file_name: input.file_name,
-      chunk_count: written!.chunkCount,
-      tokens: written!.tokens,
-      duplicate_of: written!.duplicateOf,
-    };
-  },
+      chunk_count: written.chunkCount,
+      tokens: written.tokens,
+      duplicate_of: written.duplicateOf,
+    }),
+  ),
 });
 
 const memoryFields = {
@@ -61,7 +62,10 @@ const memoryFields = {
   importance: z.number().min(0).max(1).default(0.5).describe("0..1; raises the memory under the 'importance' strategy."),
   metadata: metadataParam.default({}),
   type: itemTypeParam.default("note"),
+  key: factKeyParam.optional(),
 };
+
+const memoryStoreInput = z.object({ ...memoryFields, namespace: projectName.default("default") });
 
 export const memoryStore = defineTool({
   name: "memory_store",
@@ -70,8 +74,9 @@ export const memoryStore = defineTool({
   title: "Store a memory",
   description:
     "Store one memory (a fact, preference, decision, snippet) in a namespace. Token count is computed once and stored; " +
+    "with a key (e.g. user.city) it replaces the namespace's current memory of that key, which stays as history (memory_get with include_history); " +
     "identical content already in the namespace returns the existing id with duplicate: true.",
-  input: z.object({ ...memoryFields, namespace: projectName.default("default") }),
+  input: memoryStoreInput,
   output: z.object({
     success: z.literal(true),
     id: z.string(),
@@ -80,22 +85,33 @@ export const memoryStore = defineTool({
     created_at: z.string(),
     duplicate: z.boolean(),
     duplicate_of: z.string().nullable(),
+    key: z.string().nullable().describe("The fact's key, when one was given"),
+    superseded: z.array(z.string()).describe("Ids of the earlier items of this key that this one replaced (kept as history)"),
   }),
   annotations: ANNOTATIONS.write,
-  handler: async (input, ctx) => {
-    const [written] = await writeItems(ctx.scope, ctx.services, [
-      { project: input.namespace, kind: "memory", type: input.type, content: input.content, tags: input.tags, importance: input.importance, metadata: input.metadata },
-    ]);
-    return {
+  ...itemWrites(
+    (input: z.output<typeof memoryStoreInput>): NewItem => ({
+      project: input.namespace,
+      kind: "memory",
+      type: input.type,
+      content: input.content,
+      tags: input.tags,
+      importance: input.importance,
+      metadata: input.metadata,
+      key: input.key,
+    }),
+    (input, written) => ({
       success: true as const,
-      id: written!.id,
+      id: written.id,
       namespace: input.namespace,
-      tokens: written!.tokens,
-      created_at: iso(written!.createdAt),
-      duplicate: written!.duplicateOf !== null,
-      duplicate_of: written!.duplicateOf,
-    };
-  },
+      tokens: written.tokens,
+      created_at: iso(written.createdAt),
+      duplicate: written.duplicateOf !== null,
+      duplicate_of: written.duplicateOf,
+      key: input.key ?? null,
+      superseded: written.superseded,
+    }),
+  ),
 });
 
 export const memoryBatchStore = defineTool({
@@ -120,7 +136,16 @@ export const memoryBatchStore = defineTool({
     const written = await writeItems(
       ctx.scope,
       ctx.services,
-      input.memories.map((m) => ({ project: input.namespace, kind: "memory" as const, type: m.type, content: m.content, tags: m.tags, importance: m.importance, metadata: m.metadata })),
+      input.memories.map((m) => ({
+        project: input.namespace,
+        kind: "memory" as const,
+        type: m.type,
+        content: m.content,
+        tags: m.tags,
+        importance: m.importance,
+        metadata: m.metadata,
+        key: m.key,
+      })),
     );
     const duplicates = written.filter((w) => w.duplicateOf !== null).length;
     return {

@@ -10,6 +10,13 @@ export const tagsParam = z.array(z.string().min(1).max(100)).max(50);
 export const metadataParam = z.record(z.string(), z.unknown());
 export const itemTypeParam = z.enum(ITEM_TYPES);
 export const conversationIdParam = z.string().min(1).max(200);
+/** A keyed fact's name, e.g. user.city: one current memory per key and namespace. */
+export const factKeyParam = z
+  .string()
+  .trim()
+  .min(1)
+  .max(200)
+  .describe("Optional fact key (e.g. user.city): storing the key again supersedes this memory; history is kept.");
 
 /** The instants a JavaScript Date can hold: ±8.64e15 ms around 1970 (ECMA-262 time values). */
 export const MAX_EPOCH_MS = 8.64e15;

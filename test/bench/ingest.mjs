@@ -40,6 +40,7 @@ async function logChat(newTenant) {
   return [
     `Ingest: log_chat, ${calls.length} LoCoMo turns in JSON-RPC batches of 50`,
     `  ${fmt(calls.length / writeSeconds, 0)} turns/s (${fmt(writeSeconds, 1)} s); jobs (embed, link) settled ${fmt(settle, 1)} s after the last write (${fmt(settle / writeSeconds, 2)}x the write time)`,
+    await serverSide(tenant, "log_chat", 50),
   ];
 }
 
@@ -63,5 +64,16 @@ async function batchStore(newTenant) {
     `Ingest: memory_batch_store, ${DOCS} MS MARCO passages in one project (100 per call, auto-link on)`,
     `  ${windows.map((w) => `${fmt(w.rate, 0)} docs/s up to ${w.upTo}`).join(", ")} (${fmt(DOCS / writeSeconds, 0)} docs/s overall, ${fmt(writeSeconds, 1)} s)`,
     `  jobs (embed, link) settled ${fmt(settle, 1)} s after the last write (${fmt(settle / writeSeconds, 2)}x the write time)`,
+    await serverSide(tenant, "memory_batch_store", 1),
   ];
+}
+
+/** Where a request's time went, inside the worker (the usage log): D1 wait and the worker's own time. */
+async function serverSide(tenant, tool, callsPerRequest) {
+  const row = (await tenant.call("get_usage_report", { period: "day" })).result.tools.find((t) => t.tool === tool);
+  const per = (x) => fmt(x * callsPerRequest, 1);
+  return (
+    `  inside the worker, per request of ${callsPerRequest}: p50 ${per(row.p50_ms)} ms, of which D1 ${per(row.d1_ms)} ms (mean, ${per(row.d1_round_trips)} round trips) ` +
+    `and the worker's own time p50 ${per(row.worker_p50_ms)} ms`
+  );
 }

@@ -58,7 +58,7 @@ export async function buildMemoryContext(scope: TenantScope, services: Services,
   const cacheOn = request.useCache && config.cache.enabled;
   const cacheProject = request.namespace ?? ALL_PROJECTS;
   const maxDepth = Math.min(request.maxDepth, config.graphMaxDepth);
-  const queryVector = (await services.embedder.embed([request.query]))[0]!;
+  const queryVector = (await services.embedder.embed([request.query], "query"))[0]!;
   const params = cacheOn ? await paramsHash({ ...request, query: undefined, useCache: undefined, maxDepth, encoding: config.tokenEncoding, buffer: config.tokenBufferRatio }) : "";
   let generation = 0;
   if (cacheOn) {
@@ -75,8 +75,13 @@ export async function buildMemoryContext(scope: TenantScope, services: Services,
     if (direct.size >= request.topK) break;
     if (hit.score >= request.minSimilarity && !direct.has(hit.itemId)) direct.set(hit.itemId, hit.score);
   }
-  const related = request.includeRelated && direct.size > 0 ? await traverseLinks(scope, "item", direct, { maxDepth, maxResults: config.graphMaxResults }) : [];
-  const items = await readItems(scope, [...direct.keys(), ...related.map((r) => r.id)]);
+  // The direct hits' rows and their links are read side by side; only linked items wait for the links.
+  const [directItems, related] = await Promise.all([
+    readItems(scope, [...direct.keys()]),
+    request.includeRelated && direct.size > 0 ? traverseLinks(scope, "item", direct, { maxDepth, maxResults: config.graphMaxResults }) : [],
+  ]);
+  const relatedIds = related.map((r) => r.id).filter((id) => !directItems.has(id));
+  const items = relatedIds.length > 0 ? new Map([...directItems, ...(await readItems(scope, relatedIds))]) : directItems;
   const allowed = (item: StoredItem | undefined): item is StoredItem =>
     item !== undefined && item.tier === "active" && (request.projects === undefined || request.projects.includes(item.project));
   const candidates = [

@@ -121,6 +121,9 @@ export interface ItemDetail {
   touchedAt: number;
   embeddedAt: number | null;
   linkedAt: number | null;
+  /** A keyed fact's key, and the item that superseded it (null while it is current). */
+  key: string | null;
+  supersededBy: string | null;
   links: ItemLink[];
 }
 
@@ -197,6 +200,8 @@ export async function getItem(scope: TenantScope, id: string): Promise<ItemDetai
     touchedAt: row.touched_at as number,
     embeddedAt: row.embedded_at as number | null,
     linkedAt: row.linked_at as number | null,
+    key: row.key as string | null,
+    supersededBy: row.superseded_by as string | null,
     links,
   };
 }

@@ -6,7 +6,7 @@ export type ItemKind = (typeof ITEM_KINDS)[number];
 export const ITEM_TYPES = ["note", "document", "code", "message", "log", "config", "data", "decision", "error", "reference", "summary", "task", "test", "snapshot"] as const;
 export type ItemType = (typeof ITEM_TYPES)[number];
 
-export const TIERS = ["active", "stashed"] as const;
+export const TIERS = ["active", "stashed", "superseded"] as const;
 export type Tier = (typeof TIERS)[number];
 
 /** Seed 003's importance levels on the 0..1 scale items use. */

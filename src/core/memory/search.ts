@@ -1,3 +1,4 @@
+import { rerankTop } from "./rerank";
 import { dot } from "../shared/vector-math";
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
@@ -81,7 +82,7 @@ export async function searchChunks(
   /** The query's embedding when the caller already has it (saves an embedder call). */
   knownQueryVector?: Float32Array,
 ): Promise<SearchHit[]> {
-  const embedQuery = async () => knownQueryVector ?? (await services.embedder.embed([query]))[0] ?? null;
+  const embedQuery = async () => knownQueryVector ?? (await services.embedder.embed([query], "query"))[0] ?? null;
   const pool = Math.min(MAX_CANDIDATES, Math.max(50, limit * 4));
   const vectorWeight = services.config.hybridVectorWeight ?? DEFAULT_VECTOR_WEIGHT[services.embedder.semantic ? "semantic" : "lexical"];
   const vectorVotes = mode === "vector" || (mode === "hybrid" && vectorWeight > 0);
@@ -103,7 +104,8 @@ export async function searchChunks(
     fused.set(row.chunk_id, entry);
   });
   const best = (keyword.length > 0 && vector.rows.length > 0 ? 1 + vectorWeight : 1) / (RRF_K + 1);
-  const top = [...fused.values()].sort((a, b) => b.score - a.score || a.row.chunk_id - b.row.chunk_id).slice(0, limit);
+  const ranked = [...fused.values()].sort((a, b) => b.score - a.score || a.row.chunk_id - b.row.chunk_id);
+  const top = await rerankTop(services, query, ranked, limit, (e) => e.row.chunk_content);
   const queryVector = vector.queryVector ?? (top.length > 0 ? await embedQuery() : null);
   await fillMissingSimilarities(scope, services, queryVector, top);
   return top.map((e) => toHit(e.row, Math.min(1, e.score / best), e.similarity, e.keywordRank, e.vectorRank));

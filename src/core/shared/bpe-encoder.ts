@@ -2,6 +2,13 @@ import { TOKEN_NOT_FOUND, type TokenTable } from "./token-table";
 
 /** Pieces longer than this merge with a heap: the simple scan is quadratic (a 30k-character CJK run took 9 s). */
 const LONG_PIECE_BYTES = 256;
+/** Pieces per generation of count()'s cache (two generations: at most 100k short strings). */
+const PIECE_CACHE_GENERATION = 50_000;
+/**
+ * Longer pieces are not remembered: V8 copies a substring shorter than 13 characters but makes a longer
+ * one a slice that keeps its whole source text alive, and long pieces are rare words anyway.
+ */
+const PIECE_CACHE_MAX_LENGTH = 12;
 /** Heap keys pack (rank, start) into one number: lower rank first, then the leftmost pair. */
 const START_SPAN = 2 ** 24;
 
@@ -16,6 +23,13 @@ export class BpeEncoder {
   private readonly encoder = new TextEncoder();
   private readonly decoder = new TextDecoder("utf-8");
   private readonly specialBytes = new Map<number, Uint8Array>();
+  /**
+   * Tokens per piece already counted: words repeat (Zipf), so most pieces skip UTF-8 encoding and
+   * merging. Two generations make a cheap LRU: when the recent one fills it becomes the older one,
+   * so pieces in use survive and the rest age out.
+   */
+  private recentCounts = new Map<string, number>();
+  private olderCounts = new Map<string, number>();
   /** UTF-8 of the current piece, reused across pieces (grown when a piece needs more). */
   private scratch = new Uint8Array(1024);
 
@@ -32,8 +46,24 @@ export class BpeEncoder {
 
   count(text: string): number {
     let count = 0;
-    for (const match of text.matchAll(this.pattern)) count += this.encodePiece(match[0], null);
+    for (const match of text.matchAll(this.pattern)) {
+      const piece = match[0];
+      let n = this.recentCounts.get(piece);
+      if (n === undefined) {
+        n = this.olderCounts.get(piece) ?? this.encodePiece(piece, null);
+        if (piece.length <= PIECE_CACHE_MAX_LENGTH) this.rememberCount(piece, n);
+      }
+      count += n;
+    }
     return count;
+  }
+
+  private rememberCount(piece: string, n: number): void {
+    if (this.recentCounts.size >= PIECE_CACHE_GENERATION) {
+      this.olderCounts = this.recentCounts;
+      this.recentCounts = new Map();
+    }
+    this.recentCounts.set(piece, n);
   }
 
   /** Like js-tiktoken's decode: unknown ranks are skipped, invalid UTF-8 becomes U+FFFD. */

@@ -10,6 +10,10 @@ export interface ToolCallRecord {
   startedAt: number;
   durationMs: number;
   errorCode: string | null;
+  /** D1 round trips the call waited on (statements run alone, plus batches); a batched group's share. */
+  d1RoundTrips: number;
+  /** Time spent waiting on those round trips (the rest of durationMs is the worker's own work and other I/O). */
+  d1Ms: number;
 }
 
 /** The calls of one request in one round trip (a JSON-RPC batch logs up to 50). */

@@ -2,7 +2,8 @@ import { projectClause, type TenantScope } from "../../db/scope";
 
 /**
  * Usage over time from the usage log, for charts: calls per tool in fixed time buckets, latency
- * percentiles (nearest rank, server-side duration of each call) per bucket and per tool, and what each
+ * percentiles (nearest rank, server-side duration of each call) per bucket and per tool, D1 round trips and
+ * the worker's own time per tool, and what each
  * project stores. A project-limited key sees the calls that named one of its projects and its projects'
  * storage only, as get_context_metrics does.
  */
@@ -30,6 +31,12 @@ export interface ToolUsage {
   errors: number;
   p50Ms: number;
   p95Ms: number;
+  /** Mean D1 round trips per call and mean time waiting on them; null when none of its calls were counted. */
+  d1RoundTrips: number | null;
+  d1Ms: number | null;
+  /** Percentiles of each call's duration less its D1 wait: the worker's own time (CPU and other I/O). */
+  workerP50Ms: number | null;
+  workerP95Ms: number | null;
 }
 
 export interface ProjectStorage {
@@ -48,14 +55,14 @@ export interface UsageReport {
   projects: ProjectStorage[];
 }
 
-/** p50 and p95 by nearest rank over `partition` (rank = ceil(p x n), in integers). */
-const percentiles = (partition: string, where: string) => `
+/** p50 and p95 of `value` by nearest rank over `partition` (rank = ceil(p x n), in integers). */
+const percentiles = (partition: string, where: string, value = "duration_ms") => `
   WITH ranked AS (
-    SELECT ${partition} AS k, duration_ms AS d, error_code,
-      ROW_NUMBER() OVER (PARTITION BY ${partition} ORDER BY duration_ms) AS rn, COUNT(*) OVER (PARTITION BY ${partition}) AS n
+    SELECT ${partition} AS k, ${value} AS d, error_code, d1_round_trips AS trips, d1_ms,
+      ROW_NUMBER() OVER (PARTITION BY ${partition} ORDER BY ${value}) AS rn, COUNT(*) OVER (PARTITION BY ${partition}) AS n
     FROM tool_calls WHERE ${where}
   )
-  SELECT k, MAX(n) AS n, SUM(error_code IS NOT NULL) AS errors,
+  SELECT k, MAX(n) AS n, SUM(error_code IS NOT NULL) AS errors, AVG(trips) AS trips, AVG(d1_ms) AS d1_ms,
     MAX(CASE WHEN rn = (n * 50 + 99) / 100 THEN d END) AS p50, MAX(CASE WHEN rn = (n * 95 + 99) / 100 THEN d END) AS p95
   FROM ranked GROUP BY k`;
 
@@ -66,10 +73,11 @@ export async function usageReport(scope: TenantScope, period: UsagePeriod, now =
   const where = `tenant_id = ? AND started_at >= ?${own.sql}`;
   const bucket = `CAST(started_at / ${bucketMs} AS INTEGER)`;
   const args = [scope.tenantId, since, ...own.params];
-  const [perToolBucket, perBucket, perTool, storage] = await scope.d1.batch<Record<string, string | number | null>>([
+  const [perToolBucket, perBucket, perTool, workerTime, storage] = await scope.d1.batch<Record<string, string | number | null>>([
     scope.d1.prepare(`SELECT ${bucket} AS k, tool, COUNT(*) AS n FROM tool_calls WHERE ${where} GROUP BY k, tool`).bind(...args),
     scope.d1.prepare(percentiles(bucket, where)).bind(...args),
     scope.d1.prepare(`${percentiles("tool", where)} ORDER BY n DESC, k`).bind(...args),
+    scope.d1.prepare(percentiles("tool", `${where} AND d1_ms IS NOT NULL`, "duration_ms - d1_ms")).bind(...args),
     scope.d1
       .prepare(
         `SELECT project, COUNT(*) AS items, COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(CASE WHEN tier = 'stashed' THEN tokens ELSE 0 END), 0) AS stashed
@@ -91,7 +99,18 @@ export async function usageReport(scope: TenantScope, period: UsagePeriod, now =
     b.p50Ms = round(r.p50 as number);
     b.p95Ms = round(r.p95 as number);
   }
-  const tools = perTool!.results.map((r) => ({ tool: r.k as string, calls: r.n as number, errors: r.errors as number, p50Ms: round(r.p50 as number), p95Ms: round(r.p95 as number) }));
+  const worker = new Map(workerTime!.results.map((r) => [r.k as string, r]));
+  const tools = perTool!.results.map((r) => ({
+    tool: r.k as string,
+    calls: r.n as number,
+    errors: r.errors as number,
+    p50Ms: round(r.p50 as number),
+    p95Ms: round(r.p95 as number),
+    d1RoundTrips: nullableRound(r.trips),
+    d1Ms: nullableRound(r.d1_ms),
+    workerP50Ms: nullableRound(worker.get(r.k as string)?.p50),
+    workerP95Ms: nullableRound(worker.get(r.k as string)?.p95),
+  }));
   return {
     since,
     bucketMs,
@@ -104,4 +123,8 @@ export async function usageReport(scope: TenantScope, period: UsagePeriod, now =
 
 function round(ms: number): number {
   return Math.round(ms * 10) / 10;
+}
+
+function nullableRound(value: string | number | null | undefined): number | null {
+  return typeof value === "number" ? round(value) : null;
 }

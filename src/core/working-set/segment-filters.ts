@@ -15,10 +15,22 @@ export interface SegmentSelection {
   /** Words that must all occur in the segment's text (see keywordClauses). */
   query?: string;
   filter?: SegmentFilter;
-  /** The working-set rule: this task's segments plus segments that belong to no task. */
-  workingSetTask?: string;
+  /**
+   * The working-set rule: this task's segments plus segments that belong to no task. CURRENT_TASK
+   * means the project's current task (context_set_current_task), read in the same query.
+   */
+  workingSetTask?: string | typeof CURRENT_TASK;
   /** Snapshot records are not context: the working set, stash and retrieve leave them out. */
   excludeSnapshots?: boolean;
+}
+
+/** The project's current task, whatever it is when the query runs (every segment when it has none). */
+export const CURRENT_TASK = Symbol("the project's current task");
+
+/** The current task of the selection's one project, as a scalar subquery with its parameters. */
+function currentTaskSql(scope: TenantScope, selection: SegmentSelection): { sql: string; params: unknown[] } {
+  if (selection.projects?.length !== 1) throw new Error("CURRENT_TASK needs a selection of exactly one project");
+  return { sql: "(SELECT current_task_id FROM project_tasks WHERE tenant_id = ? AND project = ?)", params: [scope.tenantId, selection.projects[0]] };
 }
 
 /** Most query words a keyword match uses (each is one FTS5 lookup). */
@@ -33,7 +45,12 @@ export function selectionWhere(scope: TenantScope, selection: SegmentSelection):
   const clauses = [`i.tenant_id = ?${filter.sql}`];
   const params: unknown[] = [scope.tenantId, ...filter.params];
   if (selection.excludeSnapshots) clauses.push("i.kind <> 'snapshot'");
-  if (selection.workingSetTask !== undefined) {
+  if (selection.workingSetTask === CURRENT_TASK) {
+    // No current task: COALESCE falls back to the segment's own task, so every segment stays.
+    const current = currentTaskSql(scope, selection);
+    clauses.push(`(i.task_id IS NULL OR i.task_id = COALESCE(${current.sql}, i.task_id))`);
+    params.push(...current.params);
+  } else if (selection.workingSetTask !== undefined) {
     clauses.push("(i.task_id = ? OR i.task_id IS NULL)");
     params.push(selection.workingSetTask);
   }
@@ -69,24 +86,28 @@ export interface SelectedSegments {
   totalTokens: number;
   /** The first `limit` matches, most recently touched first. */
   segments: Segment[];
+  /** The task the selection used: the one given, the project's current task for CURRENT_TASK, else null. */
+  taskId: string | null;
 }
 
 /** Counts a selection and reads its first `limit` segments (refcounts only for those): one round trip. */
 export async function selectSegments(scope: TenantScope, selection: SegmentSelection, limit: number): Promise<SelectedSegments> {
   const where = selectionWhere(scope, selection);
+  const task = selection.workingSetTask === CURRENT_TASK ? currentTaskSql(scope, selection) : { sql: "NULL", params: [] };
   const [totals, page, snapshotLinks] = await scope.d1.batch<Record<string, unknown>>([
-    scope.d1.prepare(`SELECT COUNT(*) AS n, COALESCE(SUM(i.tokens), 0) AS tokens FROM items i WHERE ${where.sql}`).bind(...where.params),
+    scope.d1.prepare(`SELECT COUNT(*) AS n, COALESCE(SUM(i.tokens), 0) AS tokens, ${task.sql} AS task_id FROM items i WHERE ${where.sql}`).bind(...task.params, ...where.params),
     scope.d1
       // Materialized first, so refcounts are computed for the page only, not for every match.
       .prepare(`WITH page AS MATERIALIZED (SELECT * FROM items i WHERE ${where.sql} ${ORDER} LIMIT ?) SELECT ${SEGMENT_COLUMNS}, ${REFCOUNT_SQL} AS refcount FROM page i ${ORDER}`)
       .bind(...where.params, limit),
     snapshotLinkCounts(scope, selection.projects),
   ]);
-  const count = totals!.results[0] as { n: number; tokens: number };
+  const count = totals!.results[0] as { n: number; tokens: number; task_id: string | null };
   const fromSnapshots = snapshotLinkMap(snapshotLinks!.results);
   return {
     total: count.n,
     totalTokens: count.tokens,
+    taskId: typeof selection.workingSetTask === "string" ? selection.workingSetTask : count.task_id,
     segments: (page!.results as SegmentRow[]).map((row) => toSegment({ ...row, refcount: withoutSnapshotLinks(row.refcount, row.id, fromSnapshots) })),
   };
 }

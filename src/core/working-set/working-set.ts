@@ -1,5 +1,5 @@
 import type { TenantScope } from "../../db/scope";
-import { selectionWhere, selectSegments, type SegmentSelection } from "./segment-filters";
+import { CURRENT_TASK, selectionWhere, selectSegments, type SegmentSelection } from "./segment-filters";
 import { REFCOUNT_SQL, snapshotLinkCounts, snapshotLinkMap, withoutSnapshotLinks, type Segment } from "./segments";
 
 /**
@@ -8,7 +8,7 @@ import { REFCOUNT_SQL, snapshotLinkCounts, snapshotLinkMap, withoutSnapshotLinks
  * memories, documents and messages stored by other tools carry no task and stay visible to every task,
  * while other tasks' segments drop out.
  */
-export function workingSetSelection(project: string, taskId: string | null): SegmentSelection {
+export function workingSetSelection(project: string, taskId: string | null | typeof CURRENT_TASK): SegmentSelection {
   return { projects: [project], tiers: ["active"], excludeSnapshots: true, ...(taskId !== null ? { workingSetTask: taskId } : {}) };
 }
 
@@ -43,15 +43,16 @@ export interface WorkingSet {
   segments: Segment[];
 }
 
-export async function readWorkingSet(scope: TenantScope, project: string, taskId: string | null, limit: number): Promise<WorkingSet> {
-  const selection = workingSetSelection(project, taskId);
+/** The working set of a task; with no task given, of the project's current task, resolved in the same round trip. */
+export async function readWorkingSet(scope: TenantScope, project: string, task: string | undefined, limit: number): Promise<WorkingSet> {
+  const selection = workingSetSelection(project, task ?? CURRENT_TASK);
   const selected = await selectSegments(scope, selection, limit);
   let lastUpdated = selected.segments[0]?.touchedAt ?? null;
   if (selected.total > 0 && limit === 0) {
     const where = selectionWhere(scope, selection);
     lastUpdated = (await scope.d1.prepare(`SELECT MAX(i.touched_at) AS t FROM items i WHERE ${where.sql}`).bind(...where.params).first<{ t: number | null }>())?.t ?? null;
   }
-  return { project, taskId, totalTokens: selected.totalTokens, segmentCount: selected.total, lastUpdated, segments: selected.segments };
+  return { project, taskId: selected.taskId, totalTokens: selected.totalTokens, segmentCount: selected.total, lastUpdated, segments: selected.segments };
 }
 
 /** What GC scoring and usage metrics read for each working-set segment: no text, refcount included. */

@@ -1,0 +1,59 @@
+import { Hono, type Context } from "hono";
+import { exportStream } from "../core/ownership/export-records";
+import { IMPORT_FORMATS, parseImport, type ImportFormat } from "../core/ownership/import-lines";
+import { importRecords } from "../core/ownership/import-records";
+import { tenantScope } from "../db/scope";
+import { AppError, invalidParameter, notFound, permissionDenied } from "../errors";
+import { buildServices } from "../services";
+import type { AdminBindings } from "./admin-routes";
+
+/** Largest import body: a Worker's request body may be 100 MB on Workers Paid; 50 MB of NDJSON is ~100k memories. */
+export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
+
+/**
+ * Taking a tenant's data out and bringing it (or another memory server's) in: the operator for any
+ * tenant, a tenant admin key for its own (a project-limited one: its projects only).
+ */
+export const ownershipRoutes = new Hono<AdminBindings>()
+  .get("/tenants/:tenantId/export", async (c) => {
+    const scope = await scopeFor(c, c.req.query("project"));
+    const project = c.req.query("project") ?? null;
+    const name = `${scope.tenantId}${project ? `-${project.replace(/[^A-Za-z0-9_-]/g, "_")}` : ""}.ndjson`;
+    return new Response(exportStream(scope, project), {
+      headers: { "content-type": "application/x-ndjson; charset=utf-8", "content-disposition": `attachment; filename="${name}"`, "cache-control": "no-store" },
+    });
+  })
+  .post("/tenants/:tenantId/import", async (c) => {
+    const project = c.req.query("project");
+    const scope = await scopeFor(c, project);
+    const format = c.req.query("format");
+    if (format !== undefined && !(IMPORT_FORMATS as readonly string[]).includes(format)) {
+      throw invalidParameter("format", `format must be one of ${IMPORT_FORMATS.join(", ")} (or left out to detect it)`);
+    }
+    const declared = Number(c.req.header("content-length") ?? 0);
+    if (declared > IMPORT_MAX_BYTES) throw tooLarge();
+    const body = await c.req.text();
+    if (body.length > IMPORT_MAX_BYTES) throw tooLarge();
+    if (body.trim() === "") throw invalidParameter("body", "The import body is empty");
+    const records = parseImport(body, format as ImportFormat | undefined);
+    const services = buildServices(c.env, (p) => c.executionCtx.waitUntil(p));
+    return c.json(await importRecords(scope, services, records, project), 200);
+  });
+
+function tooLarge(): AppError {
+  return invalidParameter("body", `An import body may hold at most ${IMPORT_MAX_BYTES} bytes; split the file`);
+}
+
+/** The tenant's storage as this caller may see it; 404 for a tenant that does not exist. */
+async function scopeFor(c: Context<AdminBindings>, project: string | undefined) {
+  const tenantId = c.req.param("tenantId")!;
+  const principal = c.get("principal");
+  if (principal.kind === "tenant" && principal.tenantId !== tenantId) throw permissionDenied("This key may only manage its own tenant");
+  const reach = principal.kind === "tenant" ? principal.reach.projects : null;
+  if (project !== undefined && reach !== null && !reach.includes(project)) {
+    throw permissionDenied(`This key may not reach project '${project}'; it is limited to: ${reach.join(", ")}`, { parameter: "project" });
+  }
+  const exists = await c.env.DB.prepare("SELECT 1 FROM tenants WHERE id = ?").bind(tenantId).first();
+  if (!exists) throw notFound(`No tenant '${tenantId}'`, { tenant_id: tenantId });
+  return tenantScope(c.env.DB, tenantId, reach);
+}

@@ -1,0 +1,62 @@
+import type { TenantScope } from "../../db/scope";
+
+/** One chunk as written: its row in `chunks` and its keyword-index row in `chunks_fts`. */
+export interface ChunkRow {
+  itemId: string;
+  index: number;
+  content: string;
+  context: string;
+  tokens: number;
+  /** The keyword index's text (tenant-coded terms) and its token count. */
+  ftsContent: string;
+  ftsContext: string;
+  ftsTokens: number;
+}
+
+/** JSON characters per statement: D1 caps a bound value at 2 MB, and one UTF-16 unit takes at most 3 bytes of UTF-8. */
+const JSON_CHARS_PER_STATEMENT = 600_000;
+
+/**
+ * Statements that insert the chunks and their keyword rows: two per group of rows bound as one JSON
+ * array, instead of two per chunk (a batch of 100 documents: 2 statements, not 200). Run them after the
+ * items' inserts in the same batch; the keyword rows find their chunk ids by (item, index), row by row
+ * through the (tenant, item, index) index (CROSS JOIN keeps the JSON rows outside).
+ */
+export function insertChunkRows(scope: TenantScope, rows: ChunkRow[]): D1PreparedStatement[] {
+  const statements: D1PreparedStatement[] = [];
+  const encoded = rows.map((r) => JSON.stringify([r.itemId, r.index, r.content, r.context, r.tokens, r.ftsContent, r.ftsContext, r.ftsTokens]));
+  for (const json of jsonArrays(encoded)) {
+    statements.push(
+      scope.d1
+        .prepare(
+          `INSERT INTO chunks (tenant_id, item_id, chunk_index, content, context, tokens, fts_tokens)
+           SELECT ?, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 7 FROM json_each(?) j`,
+        )
+        .bind(scope.tenantId, json),
+      scope.d1
+        .prepare(
+          `INSERT INTO chunks_fts (rowid, content, context)
+           SELECT c.id, j.value ->> 5, j.value ->> 6 FROM json_each(?1) j
+           CROSS JOIN chunks c ON c.tenant_id = ?2 AND c.item_id = j.value ->> 0 AND c.chunk_index = j.value ->> 1`,
+        )
+        .bind(json, scope.tenantId),
+    );
+  }
+  return statements;
+}
+
+/** The rows joined into JSON arrays of at most JSON_CHARS_PER_STATEMENT characters (a longer row stands alone). */
+function* jsonArrays(encoded: string[]): Generator<string> {
+  let group: string[] = [];
+  let chars = 2;
+  for (const row of encoded) {
+    if (group.length > 0 && chars + row.length + 1 > JSON_CHARS_PER_STATEMENT) {
+      yield `[${group.join(",")}]`;
+      group = [];
+      chars = 2;
+    }
+    group.push(row);
+    chars += row.length + 1;
+  }
+  if (group.length > 0) yield `[${group.join(",")}]`;
+}

@@ -1,0 +1,134 @@
+import { projectClause, type TenantScope } from "../../db/scope";
+
+/**
+ * A tenant's data as NDJSON: a header line, then one line per record. Items carry every field a user
+ * gave or the server decided (tier, pin, task, timestamps, GC state, key); what is derived again on
+ * import is left out (token counts, content hashes, chunks, vectors, embed/link marks), and so are
+ * API keys and the usage log. A context link to a chunk names the chunk by (item, index), since chunk
+ * ids are renumbered by an import. An item's own type travels as `item_type` (`type` names the record).
+ * Read page by page, so a tenant of any size streams in bounded memory.
+ */
+
+export const EXPORT_FORMAT = "context-edge-export";
+export const EXPORT_VERSION = 1;
+/** Rows per read. */
+const PAGE = 500;
+
+export type ExportLine = Record<string, unknown> & { type: string };
+
+export function exportStream(scope: TenantScope, project: string | null, now = Date.now()): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const lines = exportLines(scope, project, now);
+  return new ReadableStream({
+    async pull(controller) {
+      const next = await lines.next();
+      if (next.done) return controller.close();
+      controller.enqueue(encoder.encode(`${JSON.stringify(next.value)}\n`));
+    },
+  });
+}
+
+/** The records in a fixed order (conversations before the messages that need them, items before links). */
+export async function* exportLines(scope: TenantScope, project: string | null, now = Date.now()): AsyncGenerator<ExportLine> {
+  yield { type: "header", format: EXPORT_FORMAT, version: EXPORT_VERSION, tenant_id: scope.tenantId, project, exported_at: new Date(now).toISOString() };
+  const where = (column: string) => {
+    const own = projectClause(scope, column);
+    return project === null ? own : { sql: `${own.sql} AND ${column} = ?`, params: [...own.params, project] };
+  };
+  const t = scope.tenantId;
+  const conv = where("project");
+  yield* paged(scope, "conversation", (after) =>
+    scope.d1
+      .prepare(
+        `SELECT id, project, summarized_count, summarized_tokens, created_at, updated_at FROM conversations
+         WHERE tenant_id = ? AND id > ?${conv.sql} ORDER BY id LIMIT ${PAGE}`,
+      )
+      .bind(t, after, ...conv.params),
+  );
+  const items = where("project");
+  yield* paged(scope, "item", (after) =>
+    scope.d1
+      .prepare(
+        `SELECT id, project, kind, type AS item_type, conversation_id, position, role, content, tags, importance, metadata, tier, pinned, task_id,
+           file_path, line_start, line_end, key, superseded_by, generation, gc_survival_count, created_at, touched_at
+         FROM items WHERE tenant_id = ? AND id > ?${items.sql} ORDER BY id LIMIT ${PAGE}`,
+      )
+      .bind(t, after, ...items.params),
+    (row) => ({ ...row, tags: JSON.parse(row.tags as string), metadata: JSON.parse(row.metadata as string), pinned: row.pinned === 1 }),
+  );
+  const summaries = where("c.project");
+  yield* paged(scope, "summary", (after) =>
+    scope.d1
+      .prepare(
+        `SELECT s.conversation_id || ':' || printf('%09d', s.version) AS id, s.conversation_id, s.version, s.summary, s.code_blocks, s.key_insights,
+           s.importance_score, s.message_count, s.tokens_used, s.token_limit, s.created_at
+         FROM summaries s JOIN conversations c ON c.tenant_id = s.tenant_id AND c.id = s.conversation_id
+         WHERE s.tenant_id = ? AND s.conversation_id || ':' || printf('%09d', s.version) > ?${summaries.sql} ORDER BY 1 LIMIT ${PAGE}`,
+      )
+      .bind(t, after, ...summaries.params),
+    ({ id: _, ...row }) => ({ ...row, code_blocks: JSON.parse(row.code_blocks as string), key_insights: JSON.parse(row.key_insights as string) }),
+  );
+  const tasks = where("project");
+  yield* paged(scope, "project_task", (after) =>
+    scope.d1
+      .prepare(`SELECT project AS id, project, current_task_id, previous_task_id, updated_at FROM project_tasks WHERE tenant_id = ? AND project > ?${tasks.sql} ORDER BY project LIMIT ${PAGE}`)
+      .bind(t, after, ...tasks.params),
+    ({ id: _, ...row }) => row,
+  );
+  yield* paged(
+    scope,
+    "link",
+    (after) => linkPage(scope, project, after),
+    ({ source_chunk, target_chunk, ...row }) => ({
+      ...row,
+      source_id: source_chunk ? chunkRef(source_chunk as string) : row.source_id,
+      target_id: target_chunk ? chunkRef(target_chunk as string) : row.target_id,
+      metadata: JSON.parse(row.metadata as string),
+    }),
+  );
+}
+
+/** A chunk named by its item and index ("<item id>#<index>"): chunk ids are renumbered by an import. */
+function chunkRef(json: string): string {
+  const [itemId, index] = JSON.parse(json) as [string, number];
+  return `${itemId}#${index}`;
+}
+
+/** Rows page by page by their `id` column (keyset: each page starts after the last id of the one before). */
+async function* paged(
+  scope: TenantScope,
+  type: string,
+  page: (after: string) => D1PreparedStatement,
+  shape: (row: Record<string, unknown>) => Record<string, unknown> = (row) => row,
+): AsyncGenerator<ExportLine> {
+  let after = "";
+  for (;;) {
+    const { results } = await page(after).all<Record<string, unknown>>();
+    for (const row of results) yield { type, ...shape(row) };
+    if (results.length < PAGE) return;
+    after = String(results[results.length - 1]!.id);
+  }
+}
+
+/**
+ * Links whose ends the export holds: item and conversation ends in the scope (and project), a chunk end
+ * as its item and index. A link to something outside (another project) would dangle in the copy.
+ */
+function linkPage(scope: TenantScope, project: string | null, after: string): D1PreparedStatement {
+  const own = projectClause(scope, "n.project");
+  const inProject = project === null ? "" : " AND n.project = ?";
+  const end = (side: "source" | "target") => `
+    CASE WHEN l.${side}_type = 'chunk' THEN (SELECT 1 FROM chunks c JOIN items n ON n.id = c.item_id WHERE c.tenant_id = l.tenant_id AND c.id = CAST(l.${side}_id AS INTEGER)${own.sql}${inProject})
+         WHEN l.${side}_type = 'conversation' THEN (SELECT 1 FROM conversations n WHERE n.tenant_id = l.tenant_id AND n.id = l.${side}_id${own.sql}${inProject})
+         ELSE (SELECT 1 FROM items n WHERE n.tenant_id = l.tenant_id AND n.id = l.${side}_id${own.sql}${inProject}) END`;
+  const endParams = [...own.params, ...(project === null ? [] : [project])];
+  const chunkRef = (side: "source" | "target") =>
+    `CASE WHEN l.${side}_type = 'chunk' THEN (SELECT json_array(c.item_id, c.chunk_index) FROM chunks c WHERE c.tenant_id = l.tenant_id AND c.id = CAST(l.${side}_id AS INTEGER)) END`;
+  return scope.d1
+    .prepare(
+      `SELECT l.id, l.source_type, l.source_id, ${chunkRef("source")} AS source_chunk, l.target_type, l.target_id, ${chunkRef("target")} AS target_chunk,
+         l.relationship_type, l.weight, l.metadata, l.created_at
+       FROM links l WHERE l.tenant_id = ? AND l.id > ? AND ${end("source")} = 1 AND ${end("target")} = 1 ORDER BY l.id LIMIT ${PAGE}`,
+    )
+    .bind(scope.tenantId, after, ...endParams, ...endParams, ...endParams, ...endParams, ...endParams, ...endParams);
+}

@@ -1,0 +1,216 @@
+import { z } from "zod";
+import { AppError } from "../../errors";
+import { ITEM_KINDS, ITEM_TYPES, MAX_ITEM_CHARS, TIERS } from "../memory/item-types";
+import { EXPORT_FORMAT, EXPORT_VERSION } from "./export-records";
+import { fromMcpMemory, fromMem0 } from "./foreign-formats";
+
+/** The records of an import, validated: what export-records writes, in any order after the header. */
+const name = z.string().min(1).max(200);
+const nullableName = name.nullable().default(null);
+/** Epoch ms a Date can hold. */
+const instant = z.number().int().min(-8.64e15).max(8.64e15);
+const tags = z.array(z.string().min(1).max(100)).max(50);
+
+const itemRecord = z.strictObject({
+  type: z.literal("item"),
+  id: name,
+  project: name,
+  kind: z.enum(ITEM_KINDS),
+  conversation_id: nullableName,
+  position: z.number().int().min(0).nullable().default(null),
+  role: z.string().max(50).nullable().default(null),
+  content: z.string().min(1).max(MAX_ITEM_CHARS),
+  tags: tags.default([]),
+  importance: z.number().min(0).max(1).default(0.5),
+  metadata: z.record(z.string(), z.unknown()).default({}),
+  tier: z.enum(TIERS).default("active"),
+  pinned: z.boolean().default(false),
+  task_id: nullableName,
+  file_path: z.string().max(1000).nullable().default(null),
+  line_start: z.number().int().nullable().default(null),
+  line_end: z.number().int().nullable().default(null),
+  key: nullableName,
+  superseded_by: nullableName,
+  generation: z.enum(["young", "old"]).default("young"),
+  gc_survival_count: z.number().int().min(0).default(0),
+  created_at: instant,
+  touched_at: instant.optional(),
+});
+
+export type ItemRecord = z.output<typeof itemRecord> & { item_type: (typeof ITEM_TYPES)[number]; line: number };
+
+const conversationRecord = z.strictObject({
+  type: z.literal("conversation"),
+  id: name,
+  project: name,
+  summarized_count: z.number().int().min(0).default(0),
+  summarized_tokens: z.number().int().min(0).default(0),
+  created_at: instant,
+  updated_at: instant,
+});
+
+const summaryRecord = z.strictObject({
+  type: z.literal("summary"),
+  conversation_id: name,
+  version: z.number().int().min(1),
+  summary: z.string().max(MAX_ITEM_CHARS),
+  code_blocks: z.array(z.unknown()).default([]),
+  key_insights: z.array(z.unknown()).default([]),
+  importance_score: z.number(),
+  message_count: z.number().int().min(0),
+  tokens_used: z.number().int().min(0),
+  token_limit: z.number().int().min(0),
+  created_at: instant,
+});
+
+const projectTaskRecord = z.strictObject({
+  type: z.literal("project_task"),
+  project: name,
+  current_task_id: nullableName,
+  previous_task_id: nullableName,
+  updated_at: instant,
+});
+
+/** A link end: an item or conversation id, or a chunk as "<item id>#<index>". */
+const linkRecord = z.strictObject({
+  type: z.literal("link"),
+  id: name,
+  source_type: z.string().min(1).max(50),
+  source_id: z.string().min(1).max(250),
+  target_type: z.string().min(1).max(50),
+  target_id: z.string().min(1).max(250),
+  relationship_type: z.string().min(1).max(100),
+  weight: z.number().min(0).max(1),
+  metadata: z.record(z.string(), z.unknown()).default({}),
+  created_at: instant,
+});
+
+export type ConversationRecord = z.output<typeof conversationRecord>;
+export type SummaryRecord = z.output<typeof summaryRecord>;
+export type ProjectTaskRecord = z.output<typeof projectTaskRecord>;
+export type LinkRecord = z.output<typeof linkRecord>;
+
+export interface ImportRecords {
+  format: ImportFormat;
+  conversations: ConversationRecord[];
+  items: ItemRecord[];
+  summaries: SummaryRecord[];
+  projectTasks: ProjectTaskRecord[];
+  links: LinkRecord[];
+}
+
+export const IMPORT_FORMATS = ["context-edge", "mcp-memory", "mem0"] as const;
+export type ImportFormat = (typeof IMPORT_FORMATS)[number];
+
+/** A file that cannot be imported: the line (1-based) and why. Nothing is written. */
+export function badLine(line: number, reason: string): AppError {
+  return new AppError("INVALID_PARAMETER", `Line ${line}: ${reason}`, { parameter: "body", line });
+}
+
+/**
+ * Reads an import body: our NDJSON export, the MCP reference memory server's JSONL (entities and
+ * relations) or a mem0 export (a JSON list), detected from the content unless `format` says.
+ * Every line is checked before anything is written.
+ */
+export function parseImport(text: string, format?: ImportFormat): ImportRecords {
+  const detected = format ?? detectFormat(text);
+  if (detected === "mem0") return fromMem0(text);
+  const lines = ndjsonLines(text);
+  if (detected === "mcp-memory") return fromMcpMemory(lines);
+  return fromExport(lines);
+}
+
+function detectFormat(text: string): ImportFormat {
+  const start = text.trimStart();
+  if (start.startsWith("[")) return "mem0";
+  if (start.startsWith("{")) {
+    const firstLine = start.split("\n", 1)[0]!;
+    try {
+      const first = JSON.parse(firstLine) as Record<string, unknown>;
+      if (first.type === "entity" || first.type === "relation") return "mcp-memory";
+      if (first.type === "header") return "context-edge";
+    } catch {
+      // a JSON document over several lines: mem0's {"results": [...]}
+    }
+    if (!start.includes("\n") || /^\{\s*"results"/.test(start)) return "mem0";
+  }
+  return "context-edge";
+}
+
+/** Non-empty lines parsed as JSON, with their 1-based line numbers. */
+export function ndjsonLines(text: string): { line: number; value: unknown }[] {
+  const out: { line: number; value: unknown }[] = [];
+  text.split("\n").forEach((raw, i) => {
+    if (raw.trim() === "") return;
+    try {
+      out.push({ line: i + 1, value: JSON.parse(raw) });
+    } catch {
+      throw badLine(i + 1, "not valid JSON");
+    }
+  });
+  return out;
+}
+
+function fromExport(lines: { line: number; value: unknown }[]): ImportRecords {
+  const header = lines[0];
+  const head = header?.value as Record<string, unknown> | undefined;
+  if (!header || head?.type !== "header" || head.format !== EXPORT_FORMAT) {
+    throw badLine(header?.line ?? 1, `the first line must be the header {"type":"header","format":"${EXPORT_FORMAT}",...}`);
+  }
+  if (head.version !== EXPORT_VERSION) throw badLine(header.line, `export version ${String(head.version)} is not supported (this server reads version ${EXPORT_VERSION})`);
+  const records: ImportRecords = { format: "context-edge", conversations: [], items: [], summaries: [], projectTasks: [], links: [] };
+  for (const { line, value } of lines.slice(1)) {
+    const type = (value as { type?: unknown } | null)?.type;
+    switch (type) {
+      case "item": {
+        // The item's own "type" (note, message, ...) travels as `item_type`: `type` names the record.
+        const { item_type, ...rest } = (value ?? {}) as Record<string, unknown>;
+        const parsed = check(itemRecord, rest, line);
+        const itemType = z.enum(ITEM_TYPES).safeParse(item_type);
+        if (!itemType.success) throw badLine(line, `item_type must be one of ${ITEM_TYPES.join(", ")}`);
+        records.items.push({ ...parsed, item_type: itemType.data, line });
+        break;
+      }
+      case "conversation":
+        records.conversations.push(check(conversationRecord, value, line));
+        break;
+      case "summary":
+        records.summaries.push(check(summaryRecord, value, line));
+        break;
+      case "project_task":
+        records.projectTasks.push(check(projectTaskRecord, value, line));
+        break;
+      case "link":
+        records.links.push(check(linkRecord, value, line));
+        break;
+      default:
+        throw badLine(line, `unknown record type ${JSON.stringify(type)} (expected item, conversation, summary, project_task or link)`);
+    }
+  }
+  checkReferences(records);
+  return records;
+}
+
+/** Cross-record rules: a message names a conversation of its own project; ids are unique. */
+export function checkReferences(records: ImportRecords): void {
+  const conversations = new Map(records.conversations.map((c) => [c.id, c]));
+  const seen = new Set<string>();
+  for (const item of records.items) {
+    const line = item.line;
+    if (seen.has(item.id)) throw badLine(line, `item id '${item.id}' appears twice`);
+    seen.add(item.id);
+    if (item.conversation_id === null) continue;
+    const conversation = conversations.get(item.conversation_id);
+    if (conversation && conversation.project !== item.project) {
+      throw badLine(line, `message of conversation '${item.conversation_id}' is in project '${item.project}' but the conversation is in '${conversation.project}'`);
+    }
+  }
+}
+
+export function check<T extends z.ZodType>(schema: T, value: unknown, line: number): z.output<T> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const field = issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
+  throw badLine(line, `${field}${issue.message}`);
+}

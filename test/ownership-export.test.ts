@@ -1,0 +1,173 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import mcpMemory from "./fixtures/mcp-memory.jsonl?raw";
+import mem0Export from "./fixtures/mem0-export.json?raw";
+import { admin, call, newKey, newTenant, request, type TestTenant } from "./helpers";
+
+async function exportOf(tenantId: string, token?: string, query = ""): Promise<Response> {
+  return request(`/admin/tenants/${tenantId}/export${query}`, { headers: { authorization: `Bearer ${token ?? "test-admin-token"}` } });
+}
+
+async function importInto(tenantId: string, body: string, query = "", token?: string): Promise<Response> {
+  return request(`/admin/tenants/${tenantId}/import${query}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token ?? "test-admin-token"}`, "content-type": "application/x-ndjson" },
+    body,
+  });
+}
+
+/** An export with the parts that must differ taken out: the tenant id, its id suffix, the export time. */
+function normalised(ndjson: string, tenantId: string): string[] {
+  return ndjson
+    .trimEnd()
+    .split("\n")
+    .map((line) => line.replaceAll(tenantId, "<tenant>").replace(/~[0-9a-f]{8}/g, "").replace(/"exported_at":"[^"]+"/, '"exported_at":"<time>"'));
+}
+
+async function rowCount(tenantId: string): Promise<Record<string, number>> {
+  const count = async (table: string) => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ?`).bind(tenantId).first<{ n: number }>())!.n;
+  return { items: await count("items"), chunks: await count("chunks"), conversations: await count("conversations"), summaries: await count("summaries"), links: await count("links") };
+}
+
+/** A tenant with one of everything an export carries. */
+async function populated(): Promise<TestTenant> {
+  const t = await newTenant();
+  const key = (await newKey(t.tenantId)).apiKey;
+  await call(key, "memory_store", { content: "The user lives in Paris", key: "user.city", namespace: "me", tags: ["home"], importance: 0.9 });
+  await call(key, "memory_store", { content: "The user lives in Lyon", key: "user.city", namespace: "me" });
+  const doc = await call(key, "store_memory", {
+    file_name: "guide.md",
+    project_id: "docs",
+    content: Array.from({ length: 40 }, (_, i) => `Step ${i}: check the valve number ${i} and write it down in the log.`).join("\n\n"),
+  });
+  const other = await call(key, "store_memory", { file_name: "faq.md", project_id: "docs", content: "Valves are checked every morning." });
+  await call(key, "link_resources", { source_id: doc.resource_id, target_id: other.resource_id, relationship_type: "references" });
+  for (let i = 0; i < 6; i++) {
+    await call(key, "log_chat", { conversation_id: "chat-1", project_id: "me", role: i % 2 ? "assistant" : "user", agent_name: i % 2 ? "Bot" : "Ana", content: `turn ${i} about the valves and the log` });
+  }
+  await call(key, "summarize_context", { contextId: "chat-1" });
+  await call(key, "context_set_current_task", { project_id: "me", task_id: "t-1" });
+  const hit = (await call(key, "search", { query: "valve number 12", project: "docs", mode: "keyword", limit: 1 })).results[0];
+  const message = (await call(key, "search", { query: "turn 3 valves", project: "me", mode: "keyword", limit: 1 })).results[0];
+  await call(key, "store_context_links", { message_id: message.item_id, chunk_ids: [hit.chunk_id] });
+  return t;
+}
+
+describe("export and import (NDJSON)", () => {
+  it("round trip: export A, import into an empty B, export B gives the same records", async () => {
+    const a = await populated();
+    const first = await exportOf(a.tenantId);
+    expect(first.status).toBe(200);
+    expect(first.headers.get("content-type")).toContain("application/x-ndjson");
+    const exported = await first.text();
+    const lines = exported.trimEnd().split("\n").map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({ type: "header", format: "context-edge-export", version: 1, tenant_id: a.tenantId, project: null });
+    const types = lines.map((l) => l.type);
+    for (const type of ["conversation", "item", "summary", "project_task", "link"]) expect(types).toContain(type);
+    expect(lines.find((l) => l.type === "item" && l.content === "The user lives in Paris")).toMatchObject({ tier: "superseded", key: "user.city", tags: ["home"], importance: 0.9 });
+    expect(lines.some((l) => l.type === "link" && /#\d+$/.test(l.target_id))).toBe(true); // a context link names its chunk by item and index
+    expect(exported).not.toMatch(/"tokens"|content_hash|api_key|embedded_at/);
+
+    const b = await newTenant();
+    const imported = await importInto(b.tenantId, exported);
+    expect(imported.status).toBe(200);
+    const summary = await imported.json<any>();
+    expect(summary).toMatchObject({ format: "context-edge", imported: { conversations: 1, summaries: 1, project_tasks: 1, links: 2 } });
+    expect(summary.imported.items).toBe(lines.filter((l) => l.type === "item").length);
+    const again = await (await exportOf(b.tenantId)).text();
+    expect(normalised(again, b.tenantId)).toEqual(normalised(exported, a.tenantId));
+    expect(await rowCount(b.tenantId)).toEqual(await rowCount(a.tenantId));
+
+    // The copy works: keyword search at once, the keyed fact's history, the conversation in order.
+    const bKey = b.apiKey;
+    expect((await call(bKey, "search", { query: "valve number 12", project: "docs", mode: "keyword", limit: 1 })).results[0].content).toContain("valve number 12");
+    expect((await call(bKey, "memory_get", { key: "user.city", namespace: "me", include_history: true })).versions.map((v: any) => v.content)).toEqual([
+      "The user lives in Lyon",
+      "The user lives in Paris",
+    ]);
+    expect((await call(bKey, "retrieve_context", { contextId: "chat-1" })).messages.map((m: any) => m.content)).toEqual(
+      Array.from({ length: 6 }, (_, i) => `turn ${i} about the valves and the log`),
+    );
+
+    // Importing the same file again adds nothing.
+    const twice = await (await importInto(b.tenantId, exported)).json<any>();
+    expect(twice.imported).toEqual({ items: 0, conversations: 0, summaries: 0, links: 0, project_tasks: 0 });
+    expect(twice.skipped.items).toBe(summary.imported.items);
+    expect(await rowCount(b.tenantId)).toEqual(await rowCount(a.tenantId));
+  });
+
+  it("a bad line answers 400 with its number and reason and writes nothing", async () => {
+    const t = await newTenant();
+    const header = JSON.stringify({ type: "header", format: "context-edge-export", version: 1 });
+    const item = (i: number) => JSON.stringify({ type: "item", id: `m${i}`, project: "p", kind: "memory", item_type: "note", content: `memory ${i}`, created_at: 1_700_000_000_000 + i });
+    const lines = [header, ...Array.from({ length: 999 }, (_, i) => item(i))];
+    lines[2] = JSON.stringify({ type: "item", id: "bad", project: "p", kind: "memory", item_type: "note", content: "", created_at: 1 });
+    const response = await importInto(t.tenantId, lines.join("\n"));
+    expect(response.status).toBe(400);
+    const body = await response.json<any>();
+    expect(body.error).toMatchObject({ code: "INVALID_PARAMETER", details: { line: 3 } });
+    expect(body.error.message).toMatch(/^Line 3: content: /);
+    expect(await rowCount(t.tenantId)).toEqual({ items: 0, chunks: 0, conversations: 0, summaries: 0, links: 0 });
+
+    for (const [body, message] of [
+      ["not json", "Line 1: not valid JSON"],
+      [`{"type":"item"}`, "Line 1: the first line must be the header"],
+      [`${header}\n{"type":"widget"}`, 'Line 2: unknown record type "widget"'],
+      [`${header}\n{oops`, "Line 2: not valid JSON"],
+    ] as const) {
+      const answer = await (await importInto(t.tenantId, body, "?format=context-edge")).json<any>();
+      expect(answer.error.message).toContain(message);
+    }
+  });
+
+  it("reads the MCP memory server's JSONL and a mem0 export", async () => {
+    const t = await newTenant();
+    const fromMcp = await (await importInto(t.tenantId, mcpMemory, "?project=kg")).json<any>();
+    expect(fromMcp).toMatchObject({ format: "mcp-memory", imported: { items: 3, links: 2 } });
+    const alice = await call(t.apiKey, "memory_get", { key: "entity:Alice Moreau", namespace: "kg" });
+    expect(alice.content).toBe("Alice Moreau (person)\n- Works as a marine biologist\n- Prefers tea over coffee\n- Lives in Brest");
+    expect(alice.tags).toEqual(["person"]);
+    expect(alice.links.map((l: any) => [l.relationship_type, l.other_preview.split("\n")[0]]).sort()).toEqual([
+      ["leads", "Project Kelp (project)"],
+      ["works_at", "Brest Aquarium (organization)"],
+    ]);
+    expect((await call(t.apiKey, "search", { query: "seal rescue", project: "kg" })).results[0].content).toContain("Brest Aquarium");
+
+    const fromMem0 = await (await importInto(t.tenantId, mem0Export, "?project=alex")).json<any>();
+    expect(fromMem0).toMatchObject({ format: "mem0", imported: { items: 3 } });
+    const hit = (await call(t.apiKey, "search", { query: "peanuts allergy", project: "alex" })).results[0];
+    const peanuts = await call(t.apiKey, "memory_get", { id: hit.item_id });
+    expect(peanuts).toMatchObject({ content: "User is allergic to peanuts", tags: ["health"], metadata: { mem0_id: "f7a1c2d3-0000-4000-8000-000000000002", user_id: "alex", source: "mem0" } });
+    expect(peanuts.history.created_at).toBe("2024-06-02T10:15:00.000Z");
+    expect((await (await importInto(t.tenantId, mem0Export, "?project=alex")).json<any>()).imported.items).toBe(0);
+
+    const broken = await (await importInto(t.tenantId, '{"type":"entity","name":"A","entityType":"x"}\n{"type":"relation","from":"A","to":"Nobody","relationType":"knows"}')).json<any>();
+    expect(broken.error).toMatchObject({ message: "Line 2: relation names entity 'Nobody', which the file does not define", details: { line: 2 } });
+  });
+
+  it("a tenant admin key exports its own tenant only, and a project-limited one its projects only", async () => {
+    const a = await populated();
+    const b = await newTenant();
+    const adminOfA = (await newKey(a.tenantId, { scopes: ["admin"] })).apiKey;
+    const docsAdmin = (await newKey(a.tenantId, { scopes: ["admin"], projects: ["docs"] })).apiKey;
+    expect((await exportOf(b.tenantId, adminOfA)).status).toBe(403);
+    expect((await importInto(b.tenantId, mem0Export, "", adminOfA)).status).toBe(403);
+    expect((await exportOf("no-such-tenant")).status).toBe(404);
+    const docsOnly = (await (await exportOf(a.tenantId, docsAdmin)).text()).trimEnd().split("\n").slice(1).map((l) => JSON.parse(l));
+    expect(docsOnly.length).toBeGreaterThan(0);
+    expect(docsOnly.every((l) => l.type === "link" || l.project === "docs")).toBe(true);
+    expect((await exportOf(a.tenantId, docsAdmin, "?project=me")).status).toBe(403);
+    expect((await importInto(a.tenantId, mem0Export, "?project=me", docsAdmin)).status).toBe(403);
+  });
+
+  it("streams a large tenant page by page", async () => {
+    const t = await newTenant();
+    for (let i = 0; i < 12; i++) {
+      const key = (await newKey(t.tenantId)).apiKey;
+      await call(key, "memory_batch_store", { namespace: "bulk", memories: Array.from({ length: 100 }, (_, j) => ({ content: `bulk memory ${i * 100 + j}` })) });
+    }
+    const lines = (await (await exportOf(t.tenantId, undefined, "?project=bulk")).text()).trimEnd().split("\n");
+    expect(lines).toHaveLength(1 + 1200);
+    expect(new Set(lines.slice(1).map((l) => JSON.parse(l).id)).size).toBe(1200);
+  });
+});

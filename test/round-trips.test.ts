@@ -1,0 +1,78 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { countedD1 } from "../src/db/counted-d1";
+import { call, jsonrpc, newTenant, waitForEmbeddings } from "./helpers";
+
+/** The usage log's round trips per call of one tool, in call order. */
+async function loggedTrips(tenantId: string, tool: string): Promise<number[]> {
+  await new Promise((r) => setTimeout(r, 50)); // the usage log row is written after the response
+  const { results } = await env.DB.prepare("SELECT d1_round_trips AS n FROM tool_calls WHERE tenant_id = ? AND tool = ? ORDER BY id").bind(tenantId, tool).all<{ n: number }>();
+  return results.map((r) => r.n);
+}
+
+describe("counted D1", () => {
+  it("counts a statement run alone as one trip and a batch of any size as one", async () => {
+    const counter = { count: 0, ms: 0 };
+    const d1 = countedD1(env.DB, counter);
+    expect(await d1.prepare("SELECT ? AS x").bind(7).first("x")).toBe(7);
+    await d1.prepare("SELECT 1").all();
+    await d1.prepare("SELECT 1").raw();
+    expect(counter.count).toBe(3);
+    const results = await d1.batch([d1.prepare("SELECT 1 AS a"), d1.prepare("SELECT ? AS b").bind(2), env.DB.prepare("SELECT 3 AS c")]);
+    expect(results.map((r) => r.results[0])).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }]);
+    expect(counter.count).toBe(4);
+  });
+});
+
+describe("round trips per tool call, as the usage log records them", () => {
+  it("reads in one round trip where the data allows and shares a batch's write among its calls", async () => {
+    const t = await newTenant();
+    await call(t.apiKey, "memory_batch_store", {
+      namespace: "p",
+      memories: ["The lighthouse keeper logs the tide twice a day", "Tide tables are printed every spring", "The keeper's cat sleeps on the logbook"].map((content) => ({ content })),
+    });
+    await waitForEmbeddings(t.tenantId);
+    const hit = (await call(t.apiKey, "search", { query: "lighthouse tide", project: "p" })).results[0];
+    await call(t.apiKey, "get_context", { chunk_id: hit.chunk_id, count: 2 });
+    await call(t.apiKey, "context_get_working_set", { project_id: "p" });
+    await call(t.apiKey, "context_set_current_task", { project_id: "p", task_id: "t1" });
+    const set = await call(t.apiKey, "context_get_working_set", { project_id: "p" });
+    expect(set.working_set.task_id).toBe("t1");
+    await call(t.apiKey, "memory_context_build", { query: "lighthouse tide", namespace: "p", token_budget: 1000, use_cache: false, include_related: false });
+    await call(t.apiKey, "ping");
+
+    // The keyword list, and the vector list's rows side by side with it (two trips, one wait).
+    expect(await loggedTrips(t.tenantId, "search"), "search").toEqual([2]);
+    expect(await loggedTrips(t.tenantId, "get_context"), "get_context").toEqual([1]);
+    expect(await loggedTrips(t.tenantId, "context_get_working_set"), "context_get_working_set").toEqual([1, 1]);
+    // search as above, then the direct hits' rows (links not followed here).
+    expect(await loggedTrips(t.tenantId, "memory_context_build"), "memory_context_build").toEqual([3]);
+    expect(await loggedTrips(t.tenantId, "ping"), "ping").toEqual([0]);
+
+    const turns = Array.from({ length: 10 }, (_, i) => ({
+      jsonrpc: "2.0",
+      id: i,
+      method: "tools/call",
+      params: { name: "log_chat", arguments: { conversation_id: "c", project_id: "p", role: "user", content: `turn ${i}` } },
+    }));
+    expect((await (await jsonrpc(t.apiKey, turns)).json<any[]>()).every((r) => r.result && !r.result.isError)).toBe(true);
+    const shares = await loggedTrips(t.tenantId, "log_chat");
+    expect(shares).toHaveLength(10);
+    expect(new Set(shares).size).toBe(1);
+    expect(shares[0]! * 10).toBeLessThanOrEqual(3); // the read before the write, the write, the summary counters
+  });
+
+  it("get_usage_report gives each tool's mean round trips, D1 wait and the worker's own time", async () => {
+    const t = await newTenant();
+    await call(t.apiKey, "memory_store", { content: "one stored memory", namespace: "p" });
+    await call(t.apiKey, "search", { query: "memory", project: "p" });
+    await new Promise((r) => setTimeout(r, 50));
+    const report = await call(t.apiKey, "get_usage_report", { period: "day" });
+    const search = report.tools.find((x: any) => x.tool === "search");
+    expect(search.calls).toBe(1);
+    expect(search.d1_round_trips).toBe((await loggedTrips(t.tenantId, "search"))[0]);
+    expect(search.d1_ms).toBeGreaterThanOrEqual(0);
+    expect(search.worker_p50_ms).toBeLessThanOrEqual(search.p50_ms);
+    expect(report.tools.find((x: any) => x.tool === "memory_store").d1_round_trips).toBeGreaterThanOrEqual(1);
+  });
+});
