@@ -94,21 +94,23 @@ export async function searchChunks(
   const chance = services.config.embeddingChanceSimilarity ?? DEFAULT_CHANCE_SIMILARITY[kind];
   const [keyword, vector] = await Promise.all([
     mode !== "vector" ? keywordCandidates(scope, query, filters, pool) : [],
-    vectorWeight > 0 ? vectorCandidates(scope, services, embedQuery, filters, pool) : [],
+    vectorWeight > 0 ? vectorCandidates(scope, services, embedQuery, filters, pool) : { rows: [], complete: true },
   ]);
   const candidates = new Map<number, Candidate>();
   keyword.forEach((row, rank) => {
     candidates.set(row.chunk_id, { row, bm25: row.bm25, keyword: keywordPart(row.bm25, row.known, row.known_share), keywordRank: rank + 1, vectorRank: null, similarity: null, score: 0 });
   });
-  vector.forEach(({ row, similarity }, rank) => {
+  vector.rows.forEach(({ row, similarity }, rank) => {
     const entry = candidates.get(row.chunk_id) ?? { row, bm25: 0, keyword: 0, keywordRank: null, vectorRank: null, similarity: null, score: 0 };
     entry.vectorRank = rank + 1;
     entry.similarity = similarity;
     candidates.set(row.chunk_id, entry);
   });
   const all = [...candidates.values()];
-  // A keyword hit outside the vector list still has a cosine; it counts when the vector part does.
-  if (vectorWeight > 0) await fillMissingSimilarities(scope, services, await embedQuery(), all);
+  // A keyword hit outside the vector list still has a cosine, read from its stored vector, unless the
+  // list held every embedded chunk (then it has none). Indexes may be approximate, so the list's last
+  // cosine is no bound.
+  if (vectorWeight > 0 && !vector.complete) await fillMissingSimilarities(scope, services, await embedQuery(), all);
   for (const c of all) {
     const vector = vectorPart(c.similarity, chance);
     c.score = mode === "vector" ? vector : fusedScore(c.keyword, vector, vectorWeight);
@@ -140,28 +142,33 @@ async function keywordCandidates(scope: TenantScope, query: string, filters: Sea
   return results;
 }
 
+/** The vector list; `complete` when the index returned fewer than asked, i.e. every embedded chunk. */
 async function vectorCandidates(
   scope: TenantScope,
   services: Services,
   embedQuery: () => Promise<Float32Array | null>,
   filters: SearchFilters,
   pool: number,
-): Promise<{ row: Row; similarity: number }[]> {
+): Promise<{ rows: { row: Row; similarity: number }[]; complete: boolean }> {
   const queryVector = await embedQuery();
-  if (!queryVector) return [];
+  if (!queryVector) return { rows: [], complete: true };
   const projects = filters.projects ?? (scope.projects === null ? undefined : [...scope.projects]);
   const matches = await services.vectors.query(scope.tenantId, queryVector, { topK: pool, projects });
-  if (matches.length === 0) return [];
+  const complete = matches.length < pool;
+  if (matches.length === 0) return { rows: [], complete };
   const rows = await rowsByChunkIds(
     scope,
     matches.map((m) => m.chunkId),
     filters,
   );
   const byId = new Map(rows.map((r) => [r.chunk_id, r]));
-  return matches.flatMap((m) => {
-    const row = byId.get(m.chunkId);
-    return row ? [{ row, similarity: m.score }] : [];
-  });
+  return {
+    rows: matches.flatMap((m) => {
+      const row = byId.get(m.chunkId);
+      return row ? [{ row, similarity: m.score }] : [];
+    }),
+    complete,
+  };
 }
 
 /** Chunk rows by id that pass the filters (vector hits are re-checked against D1: tier, tags, time). */
