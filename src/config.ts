@@ -10,8 +10,10 @@ export interface Config {
   embeddingModel: string;
   embeddingDimensions: number;
   vectorIndex: "vectorize" | "local";
-  /** Weight of the vector list in reciprocal rank fusion (keyword list: 1); null = by embedder. */
+  /** Weight of the vector part in the fused search score (keyword part: 1); null = by embedder. */
   hybridVectorWeight: number | null;
+  /** Cosine unrelated texts reach by chance with the embedder (search's vector part starts above it); null = by embedder. */
+  embeddingChanceSimilarity: number | null;
   /** Seed 001's semantic cache settings (LLM_MEMORY_CACHE_*). */
   cache: { enabled: boolean; maxSize: number; ttlSeconds: number; similarityThreshold: number };
   /** Share of a token budget kept free (LLM_MEMORY_TOKEN_BUFFER_RATIO). */
@@ -72,6 +74,7 @@ export function readConfig(env: Env): Config {
     embeddingDimensions: positiveInt(env.EMBEDDING_DIMENSIONS, DEFAULT_EMBEDDING_DIMENSIONS),
     vectorIndex: oneOf(env.VECTOR_INDEX, ["vectorize", "local"] as const, "VECTOR_INDEX"),
     hybridVectorWeight: env.HYBRID_VECTOR_WEIGHT ? nonNegative(env.HYBRID_VECTOR_WEIGHT, "HYBRID_VECTOR_WEIGHT") : null,
+    embeddingChanceSimilarity: env.EMBEDDING_CHANCE_SIMILARITY ? chance(env.EMBEDDING_CHANCE_SIMILARITY) : null,
     cache: {
       enabled: bool(env.LLM_MEMORY_CACHE_ENABLED, true),
       maxSize: positiveInt(env.LLM_MEMORY_CACHE_MAX_SIZE, 1000),
@@ -119,6 +122,12 @@ function ratio(value: string | undefined, fallback: number, name: string): numbe
   if (value === undefined || value === "") return fallback;
   const n = Number(value);
   if (!Number.isFinite(n) || n < 0 || n >= 1.000001) throw new Error(`Configuration error: ${name} '${value}' is not between 0 and 1`);
+  return n;
+}
+
+function chance(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || n >= 1) throw new Error(`Configuration error: EMBEDDING_CHANCE_SIMILARITY '${value}' is not a number in [0, 1)`);
   return n;
 }
 

@@ -53,8 +53,9 @@ export const memoryContextBuild = defineTool({
   description:
     "Build an optimal set of memories within a token budget: hybrid search for direct matches, link traversal (BFS) for " +
     "related memories, long memories summarized extractively to fit. Sum of tokens stays within token_budget minus the " +
-    "configured buffer (10%); each tokens value is the exact js-tiktoken count of its content. similarity is the hybrid " +
-    "relevance score (0..1) for direct matches, times link weights for related ones. Results are cached per namespace " +
+    "configured buffer (10%); each tokens value is the exact js-tiktoken count of its content. similarity is search's " +
+    "absolute score (0..1, the same scale for every query, so min_similarity means the same everywhere) for direct matches, " +
+    "times link weights for related ones. Results are cached per namespace " +
     "and invalidated by any write to it.",
   input: z.object({
     query: z.string().min(1).max(2000),

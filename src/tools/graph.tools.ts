@@ -154,7 +154,7 @@ export const queryGraph = defineTool({
   category: "graph",
   title: "Query the knowledge graph",
   description:
-    "Find resources matching a query (hybrid search) with their relationships; with relationship_types, only resources that " +
+    "Find resources matching a query (hybrid search; relevance_score is its absolute score, 0..1) with their relationships; with relationship_types, only resources that " +
     "have at least one relationship of those types, and only those relationships.",
   input: z.object({
     query: z.string().min(1).max(2000),

@@ -16,7 +16,9 @@ export const search = defineTool({
   description:
     "Search everything stored (memories, documents, conversation messages) with hybrid keyword (BM25) + semantic " +
     "ranking. Each result is a chunk with its chunk_id, session_id, project, role, timestamp, content and score; " +
-    "call get_context with a chunk_id to read the messages around it. Stashed items are left out unless include_stashed.",
+    "call get_context with a chunk_id to read the messages around it. score is absolute (0..1, how much of the query the " +
+    "chunk holds; the same scale for every query), and nothing is returned when nothing stored is relevant. Stashed " +
+    "items are left out unless include_stashed.",
   input: z.object({
     query: queryParam,
     limit: z.number().int().min(1).max(50).default(10),
@@ -29,7 +31,7 @@ export const search = defineTool({
     after: timestampParam.optional().describe("Only items created at or after (ISO 8601 or epoch ms)."),
     before: timestampParam.optional().describe("Only items created at or before (ISO 8601 or epoch ms)."),
     include_stashed: z.boolean().default(false),
-    mode: z.enum(["hybrid", "keyword", "vector"]).default("hybrid").describe("hybrid (default) fuses keyword BM25 and vector ranks; keyword or vector uses one list."),
+    mode: z.enum(["hybrid", "keyword", "vector"]).default("hybrid").describe("hybrid (default) combines the keyword (BM25) and vector scores; keyword or vector scores by one alone."),
   }),
   output: z.object({
     results: z.array(
@@ -94,7 +96,7 @@ export const retrieveByType = defineTool({
   name: "retrieve_by_type",
   category: "memory",
   title: "Retrieve documents by type",
-  description: `Retrieve documents filtered by type using semantic search; one result per document, best first. doc_type is one of: ${ITEM_TYPES.join(", ")}.`,
+  description: `Retrieve documents filtered by type using semantic search; one result per document, best first, similarity_score being search's absolute score (0..1). doc_type is one of: ${ITEM_TYPES.join(", ")}.`,
   input: z.object({
     query: queryParam,
     doc_type: z.string(),
@@ -139,7 +141,9 @@ export const getSimilarContexts = defineTool({
   category: "conversation",
   core: true,
   title: "Find similar contexts",
-  description: "Find contexts (conversations) that are semantically similar to a query; one entry per context, most similar first.",
+  description:
+    "Find contexts (conversations) that are semantically similar to a query; one entry per context, most similar first. " +
+    "similarity is the search score (0..1, absolute) of the context's best-matching message; no entry when nothing is relevant.",
   input: z.object({
     query: queryParam,
     limit: z.number().int().min(1).max(50).default(5),

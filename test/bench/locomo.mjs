@@ -2,6 +2,7 @@
 // every question asked with `search`, evidence recall@k. The baseline is plain FTS5 BM25 over the
 // same turn texts: a second tenant stores each turn as a standalone memory (no conversation, so no
 // context column) and is searched with mode "keyword".
+import { measureAbstention } from "./abstention.mjs";
 import { loadLocomo, parseLocomoDate } from "./data.mjs";
 import { fmt, mean, pct, percentile, recallAt, uniqueInOrder } from "./metrics.mjs";
 
@@ -83,6 +84,9 @@ export async function runLocomo(newTenant) {
     lines.push(`    ${cat} ${label.padEnd(12)} n=${String(n).padStart(4)}  ${pct(recall("hybrid", 10, only)).padStart(5)} / ${pct(recall("bm25", 10, only)).padStart(5)}`);
   }
   lines.push(`  search latency (hybrid, limit 20, ~${Math.round(turns / samples.length)} turns per project): p50 ${fmt(percentile(latency, 50))} ms, p95 ${fmt(percentile(latency, 95))} ms`);
+  const texts = samples.flatMap((s) => Object.entries(s.conversation).flatMap(([k, v]) => (k.startsWith("session_") && Array.isArray(v) ? v.map((t) => `${t.text} ${t.blip_caption ?? ""}`) : [])));
+  texts.push(...samples.flatMap((s) => [s.conversation.speaker_a, s.conversation.speaker_b]));
+  lines.push(...(await measureAbstention(tenant, samples.map((s) => s.sample_id), texts, "message")));
   return lines;
 }
 

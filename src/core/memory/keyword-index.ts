@@ -108,8 +108,12 @@ export function keywordQueryTerms(tenantId: string, query: string): string | nul
 
 /**
  * A CTE list ending in `keyword_scores(chunk_id, score)`: BM25 of the tenant's chunks matching any
- * phrase of the query (higher is better). Binds, in order: the terms JSON, then the tenant id 3 times
- * (`keywordScoresParams`).
+ * phrase of the query (higher is better); and `keyword_query_info(known, known_share)`, what an
+ * absolute score needs (relevance.ts): `known` is the BM25 of a chunk of average length holding each
+ * phrase that occurs in the tenant once (the sum of their IDF), `known_share` the share of the query's
+ * information held by phrases that occur at all, with Lucene's IDF ln(1 + (N - n + 0.5) / (n + 0.5)),
+ * which stays positive where FTS5's is floored (a phrase in most chunks, a tenant of a few chunks).
+ * Binds, in order: the terms JSON, then the tenant id 3 times (`keywordScoresParams`).
  */
 export const KEYWORD_SCORES_SQL = `
   keyword_terms(phrase, pos, size, term) AS MATERIALIZED (
@@ -145,9 +149,15 @@ export const KEYWORD_SCORES_SQL = `
            CASE WHEN k.chunks > 0 AND k.tokens > 0 THEN CAST(k.tokens AS REAL) / k.chunks ELSE 1.0 END
     FROM (SELECT 1) LEFT JOIN keyword_stats k ON k.tenant_id = ?
   ),
-  keyword_idf(phrase, w) AS (
-    SELECT f.phrase, MAX(COALESCE(ln((s.n - COUNT(*) + 0.5) / (COUNT(*) + 0.5)), 0.0), 1e-6)
+  keyword_idf(phrase, w, df) AS (
+    SELECT f.phrase, MAX(COALESCE(ln((s.n - COUNT(*) + 0.5) / (COUNT(*) + 0.5)), 0.0), 1e-6), COUNT(*)
     FROM keyword_freq f, keyword_totals s GROUP BY f.phrase
+  ),
+  keyword_query_info(known, known_share) AS (
+    SELECT COALESCE(SUM(i.w), 0),
+           SUM(CASE WHEN i.df IS NULL THEN 0 ELSE ln(1 + (MAX(s.n - i.df, 0) + 0.5) / (i.df + 0.5)) END)
+             / SUM(ln(1 + (MAX(s.n - COALESCE(i.df, 0), 0) + 0.5) / (COALESCE(i.df, 0) + 0.5)))
+    FROM (SELECT DISTINCT phrase FROM keyword_terms) p LEFT JOIN keyword_idf i ON i.phrase = p.phrase, keyword_totals s
   ),
   keyword_scores(chunk_id, score) AS (
     SELECT f.doc, SUM(i.w * f.f * ${K1 + 1} / (f.f + ${K1} * (${1 - B} + ${B} * COALESCE(f.len, s.avgdl) / s.avgdl)))

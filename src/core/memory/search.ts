@@ -4,6 +4,7 @@ import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { itemFilterSql, type ItemFilter } from "./item-filters";
 import { KEYWORD_SCORES_SQL, keywordQueryTerms, keywordScoresParams } from "./keyword-index";
+import { DEFAULT_CHANCE_SIMILARITY, MIN_RELEVANCE, fusedScore, keywordPart, vectorPart } from "./relevance";
 
 /** Search filters: the shared item vocabulary; tiers default to the active working set. */
 export type SearchFilters = ItemFilter;
@@ -25,7 +26,7 @@ export interface SearchHit {
   importance: number;
   tier: string;
   createdAt: number;
-  /** Fused relevance in 0..1 (1 = first in both the keyword and the vector list). */
+  /** Absolute relevance in 0..1, comparable across queries (relevance.ts); hits below MIN_RELEVANCE are left out. */
   score: number;
   /** Cosine similarity between query and chunk embeddings, when the chunk is embedded. */
   similarity: number | null;
@@ -35,13 +36,11 @@ export interface SearchHit {
 
 export type SearchMode = "hybrid" | "keyword" | "vector";
 
-/** Reciprocal rank fusion constant (Cormack et al.); 60 is the usual choice. */
-const RRF_K = 60;
 /**
- * Vector-list weight when HYBRID_VECTOR_WEIGHT is unset. A lexical embedder's list repeats the BM25
- * signal with more noise; measured with `npm run bench`, weights 0 / 0.1 / 0.3 / 1 give LoCoMo
- * recall@10 73.4 / 72.9 / 67.8 / 61.3 % and MS MARCO nDCG@10 0.616 / 0.607 / 0.590 / 0.573. So a
- * lexical list does not vote; it is used only when no keyword matches.
+ * Vector-part weight when HYBRID_VECTOR_WEIGHT is unset. A lexical embedder repeats the BM25 signal
+ * with more noise; measured with `npm run bench` (rank fusion, before absolute scores), weights
+ * 0 / 0.1 / 0.3 / 1 gave LoCoMo recall@10 73.4 / 72.9 / 67.8 / 61.3 % and MS MARCO nDCG@10
+ * 0.616 / 0.607 / 0.590 / 0.573. So with the local embedder the vector part does not count.
  */
 const DEFAULT_VECTOR_WEIGHT = { semantic: 1, lexical: 0 };
 const MAX_CANDIDATES = 100;
@@ -68,9 +67,15 @@ type Row = {
   created_at: number;
 };
 
+type KeywordRow = Row & { bm25: number; known: number; known_share: number };
+
+type Candidate = { row: Row; bm25: number; keyword: number; keywordRank: number | null; vectorRank: number | null; similarity: number | null; score: number };
+
 /**
- * Hybrid retrieval: FTS5 BM25 and vector similarity lists over chunks, fused by reciprocal rank.
- * Every statement filters on the scope's tenant; stashed items are excluded unless `tiers` asks.
+ * Hybrid retrieval: FTS5 BM25 and vector similarity lists over chunks, each hit scored on an absolute
+ * scale (relevance.ts) and ordered by that score; hits below MIN_RELEVANCE are dropped, so a query
+ * that nothing in the project answers gets no hits. Every statement filters on the scope's tenant;
+ * stashed items are excluded unless `tiers` asks.
  */
 export async function searchChunks(
   scope: TenantScope,
@@ -82,64 +87,76 @@ export async function searchChunks(
   /** The query's embedding when the caller already has it (saves an embedder call). */
   knownQueryVector?: Float32Array,
 ): Promise<SearchHit[]> {
-  const embedQuery = async () => knownQueryVector ?? (await services.embedder.embed([query], "query"))[0] ?? null;
+  let queryVector: Promise<Float32Array | null> | null = knownQueryVector ? Promise.resolve(knownQueryVector) : null;
+  const embedQuery = () => (queryVector ??= services.embedder.embed([query], "query").then((v) => v[0] ?? null));
   const pool = Math.min(MAX_CANDIDATES, Math.max(50, limit * 4));
-  const vectorWeight = services.config.hybridVectorWeight ?? DEFAULT_VECTOR_WEIGHT[services.embedder.semantic ? "semantic" : "lexical"];
-  const vectorVotes = mode === "vector" || (mode === "hybrid" && vectorWeight > 0);
-  const [keyword, voted] = await Promise.all([
-    mode === "vector" ? [] : keywordCandidates(scope, query, filters, pool),
-    vectorVotes ? vectorCandidates(scope, services, embedQuery, filters, pool) : null,
+  const kind = services.embedder.semantic ? "semantic" : "lexical";
+  const vectorWeight = mode === "vector" ? 1 : mode === "keyword" ? 0 : (services.config.hybridVectorWeight ?? DEFAULT_VECTOR_WEIGHT[kind]);
+  const chance = services.config.embeddingChanceSimilarity ?? DEFAULT_CHANCE_SIMILARITY[kind];
+  const [keyword, vector] = await Promise.all([
+    mode !== "vector" ? keywordCandidates(scope, query, filters, pool) : [],
+    vectorWeight > 0 ? vectorCandidates(scope, services, embedQuery, filters, pool) : { rows: [], complete: true },
   ]);
-  // With a silent vector list, hybrid still falls back to it when no keyword matches.
-  const vector = voted ?? (mode === "hybrid" && keyword.length === 0 ? await vectorCandidates(scope, services, embedQuery, filters, pool) : { rows: [], queryVector: null });
-  const fused = new Map<number, { row: Row; score: number; keywordRank: number | null; vectorRank: number | null; similarity: number | null }>();
+  const candidates = new Map<number, Candidate>();
   keyword.forEach((row, rank) => {
-    fused.set(row.chunk_id, { row, score: 1 / (RRF_K + rank + 1), keywordRank: rank + 1, vectorRank: null, similarity: null });
+    candidates.set(row.chunk_id, { row, bm25: row.bm25, keyword: keywordPart(row.bm25, row.known, row.known_share), keywordRank: rank + 1, vectorRank: null, similarity: null, score: 0 });
   });
   vector.rows.forEach(({ row, similarity }, rank) => {
-    const entry = fused.get(row.chunk_id) ?? { row, score: 0, keywordRank: null, vectorRank: null, similarity: null };
-    entry.score += (keyword.length > 0 ? vectorWeight : 1) / (RRF_K + rank + 1);
+    const entry = candidates.get(row.chunk_id) ?? { row, bm25: 0, keyword: 0, keywordRank: null, vectorRank: null, similarity: null, score: 0 };
     entry.vectorRank = rank + 1;
     entry.similarity = similarity;
-    fused.set(row.chunk_id, entry);
+    candidates.set(row.chunk_id, entry);
   });
-  const best = (keyword.length > 0 && vector.rows.length > 0 ? 1 + vectorWeight : 1) / (RRF_K + 1);
-  const ranked = [...fused.values()].sort((a, b) => b.score - a.score || a.row.chunk_id - b.row.chunk_id);
-  const top = await rerankTop(services, query, ranked, limit, (e) => e.row.chunk_content);
-  const queryVector = vector.queryVector ?? (top.length > 0 ? await embedQuery() : null);
-  await fillMissingSimilarities(scope, services, queryVector, top);
-  return top.map((e) => toHit(e.row, Math.min(1, e.score / best), e.similarity, e.keywordRank, e.vectorRank));
+  const all = [...candidates.values()];
+  // A keyword hit outside the vector list still has a cosine, read from its stored vector, unless the
+  // list held every embedded chunk (then it has none). Indexes may be approximate, so the list's last
+  // cosine is no bound.
+  if (vectorWeight > 0 && !vector.complete) await fillMissingSimilarities(scope, services, await embedQuery(), all);
+  for (const c of all) {
+    const vector = vectorPart(c.similarity, chance);
+    c.score = mode === "vector" ? vector : fusedScore(c.keyword, vector, vectorWeight);
+  }
+  const ranked = all
+    .filter((c) => c.score >= MIN_RELEVANCE)
+    .sort((a, b) => b.score - a.score || b.bm25 - a.bm25 || (b.similarity ?? -1) - (a.similarity ?? -1) || a.row.chunk_id - b.row.chunk_id);
+  const top = await rerankTop(services, query, ranked, limit, (c) => c.row.chunk_content);
+  // `similarity` is reported for every hit, whatever counted in its score.
+  if (top.length > 0) await fillMissingSimilarities(scope, services, await embedQuery(), top);
+  return top.map((c) => toHit(c.row, c.score, c.similarity, c.keywordRank, c.vectorRank));
 }
 
 /** BM25 over the tenant's own keyword index (src/core/keyword-index.ts): ranking depends on its data only. */
-async function keywordCandidates(scope: TenantScope, query: string, filters: SearchFilters, pool: number): Promise<Row[]> {
+async function keywordCandidates(scope: TenantScope, query: string, filters: SearchFilters, pool: number): Promise<KeywordRow[]> {
   const terms = keywordQueryTerms(scope.tenantId, query);
   if (terms === null) return [];
   const where = filterSql(scope, filters);
   const { results } = await scope.d1
     .prepare(
       `WITH ${KEYWORD_SCORES_SQL}
-       SELECT ${ROW_COLUMNS} FROM keyword_scores s CROSS JOIN chunks c CROSS JOIN items i
+       SELECT ${ROW_COLUMNS}, s.score AS bm25, q.known, q.known_share
+       FROM keyword_scores s CROSS JOIN keyword_query_info q CROSS JOIN chunks c CROSS JOIN items i
        WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ? AND i.tenant_id = ?${where.sql}
        ORDER BY s.score DESC, c.id LIMIT ?`,
     )
     .bind(...keywordScoresParams(scope, terms), scope.tenantId, scope.tenantId, ...where.params, pool)
-    .all<Row>();
+    .all<KeywordRow>();
   return results;
 }
 
+/** The vector list; `complete` when the index returned fewer than asked, i.e. every embedded chunk. */
 async function vectorCandidates(
   scope: TenantScope,
   services: Services,
   embedQuery: () => Promise<Float32Array | null>,
   filters: SearchFilters,
   pool: number,
-): Promise<{ rows: { row: Row; similarity: number }[]; queryVector: Float32Array | null }> {
+): Promise<{ rows: { row: Row; similarity: number }[]; complete: boolean }> {
   const queryVector = await embedQuery();
-  if (!queryVector) return { rows: [], queryVector: null };
+  if (!queryVector) return { rows: [], complete: true };
   const projects = filters.projects ?? (scope.projects === null ? undefined : [...scope.projects]);
   const matches = await services.vectors.query(scope.tenantId, queryVector, { topK: pool, projects });
-  if (matches.length === 0) return { rows: [], queryVector };
+  const complete = matches.length < pool;
+  if (matches.length === 0) return { rows: [], complete };
   const rows = await rowsByChunkIds(
     scope,
     matches.map((m) => m.chunkId),
@@ -151,7 +168,7 @@ async function vectorCandidates(
       const row = byId.get(m.chunkId);
       return row ? [{ row, similarity: m.score }] : [];
     }),
-    queryVector,
+    complete,
   };
 }
 

@@ -1,0 +1,55 @@
+/**
+ * What a search `score` means: an absolute relevance in 0..1, comparable across queries, so an agent
+ * can tell "found it" (near 1) from "shares a word" (near 0) and a threshold means the same everywhere.
+ *
+ * - Keyword part: how much of the query's information the chunk holds, as a product of two shares.
+ *   Match: the chunk's BM25 over the BM25 of a chunk of average length holding once each query term
+ *   that occurs in the tenant (the sum of their IDF; capped at 1, repeating a term in a short chunk
+ *   is not more than a full match). It is BM25 divided by a per-query constant, so it orders hits
+ *   exactly as BM25 does. Known: the share of the query's information (sum of IDF) carried by terms
+ *   that occur in the tenant at all; a term nothing holds has the largest IDF, so a query about
+ *   things the project never mentions scores low even where one of its common words matches.
+ *   ("zebra quantum chromodynamics" matches nothing and gets no hit.)
+ * - Vector part: the cosine above what unrelated texts reach by chance with this embedder, rescaled
+ *   to 0..1: max(0, (cos - chance) / (1 - chance)).
+ * - Fused: 1 - (1 - keyword) x (1 - vector)^w, w = HYBRID_VECTOR_WEIGHT (0 with the local embedder,
+ *   so the score is the keyword part). The parts are read as independent evidence: either one alone
+ *   keeps its value (an exact match not embedded yet still scores as one; a paraphrase with no shared
+ *   word scores its vector part), agreement raises the score, and 0 + 0 stays 0. A weighted mean
+ *   would halve a keyword match whose vector is missing or unremarkable. `mode` keyword or vector
+ *   scores one part alone.
+ */
+
+/**
+ * Hits scoring below this share nothing but incidental words with the query and are not returned. On
+ * LoCoMo no evidence in the top 10 scores below it (at 0.15 some would): the floor cuts noise, not answers.
+ */
+export const MIN_RELEVANCE = 0.1;
+
+/**
+ * Cosine that unrelated texts reach by chance when EMBEDDING_CHANCE_SIMILARITY is unset. The local
+ * embedder is lexical: unrelated English texts share character trigrams and hash buckets, and the best
+ * of ~400 LoCoMo turns reaches 0.32 (256 dimensions) or 0.29 (768) for an off-topic question. Semantic
+ * models crowd their vectors in a cone (bge-base-en-v1.5 gives unrelated sentences 0.3-0.5); 0.5 is not
+ * measured here (no model offline), so set the variable from your model's scores of unrelated pairs.
+ */
+export const DEFAULT_CHANCE_SIMILARITY = { semantic: 0.5, lexical: 0.4 };
+
+/**
+ * The keyword part from a chunk's BM25, the BM25 of an average chunk holding each known query term
+ * once (`known`), and the share of the query's information its known terms carry (`knownShare`).
+ */
+export function keywordPart(bm25: number, known: number, knownShare: number): number {
+  return known > 0 ? Math.min(1, Math.max(0, bm25 / known)) * Math.min(1, Math.max(0, knownShare)) : 0;
+}
+
+/** The vector part from a cosine; 0 at or below the embedder's chance level. */
+export function vectorPart(cosine: number | null, chance: number): number {
+  if (cosine === null) return 0;
+  return Math.min(1, Math.max(0, (cosine - chance) / (1 - chance)));
+}
+
+/** The fused score of a hybrid hit (see above); vectorWeight 0 gives the keyword part. */
+export function fusedScore(keyword: number, vector: number, vectorWeight: number): number {
+  return 1 - (1 - keyword) * (1 - vector) ** vectorWeight;
+}
