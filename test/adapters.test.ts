@@ -14,7 +14,8 @@ import { writeItems } from "../src/core/memory/items";
 import { searchChunks } from "../src/core/memory/search";
 import { tenantScope } from "../src/db/scope";
 import { embedItems } from "../src/core/memory/embedding";
-import type { VectorIndex } from "../src/ports";
+import type { JobMessage, VectorIndex } from "../src/ports";
+import { QueueProducer } from "../src/adapters/queue-producer";
 import type { Services } from "../src/ports";
 import { buildServices } from "../src/services";
 import { FakeVectorize } from "./fakes/fake-vectorize";
@@ -224,6 +225,22 @@ describe("rerank stage (Workers AI reranker against a fake of the binding)", () 
     await expect(new WorkersAiReranker(ai as unknown as Ai, "@cf/baai/bge-reranker-base").rerank("q", ["a", "b"])).rejects.toThrow("scored 1 of 2 texts");
     expect(buildServices({ ...env, RERANK_MODEL: "@cf/baai/bge-reranker-base" }, () => {}).reranker?.name).toBe("workers-ai:@cf/baai/bge-reranker-base");
     expect(buildServices(env, () => {}).reranker).toBeUndefined();
+  });
+});
+
+describe("Queue producer", () => {
+  it("sends at most 100 messages and ~200 KB per sendBatch, in order", async () => {
+    const sent: unknown[][] = [];
+    const queue = { sendBatch: async (batch: { body: unknown }[]) => void sent.push(batch.map((m) => m.body)) };
+    const ids = (n: number) => Array.from({ length: 100 }, (_, i) => `${crypto.randomUUID()}~${n}-${i}`);
+    const messages = Array.from({ length: 120 }, (_, n) => ({ type: "embed" as const, tenantId: "t", itemIds: ids(n) }));
+    await new QueueProducer(queue as unknown as Queue<JobMessage>).send(messages);
+    expect(sent.flat()).toEqual(messages);
+    for (const batch of sent) {
+      expect(batch.length).toBeLessThanOrEqual(100);
+      expect(JSON.stringify(batch).length).toBeLessThan(256 * 1024);
+    }
+    expect(sent.length).toBeGreaterThan(2); // 120 messages of ~5 KB need more than the two a count limit alone gives
   });
 });
 

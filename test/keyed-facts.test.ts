@@ -10,9 +10,10 @@ describe("keyed facts (memory_store key)", () => {
     expect(london.superseded).toEqual([paris.id]);
     await waitForEmbeddings(t.tenantId);
 
-    const hits = (await call(t.apiKey, "search", { query: "where does the user live", project: "me" })).results;
+    // Words the memories hold (a query mostly of words the project never used is answered with nothing).
+    const hits = (await call(t.apiKey, "search", { query: "the user lives in", project: "me" })).results;
     expect(hits.map((h: any) => h.item_id)).toEqual([london.id]);
-    const context = await call(t.apiKey, "memory_context_build", { query: "which city does the user live in", namespace: "me", token_budget: 500, use_cache: false });
+    const context = await call(t.apiKey, "memory_context_build", { query: "the user lives in", namespace: "me", token_budget: 500, use_cache: false, min_similarity: 0 });
     expect(context.memories.map((m: any) => m.id)).toEqual([london.id]);
 
     const current = await call(t.apiKey, "memory_get", { key: "user.city", namespace: "me", include_history: true });

@@ -1,14 +1,31 @@
 import type { JobMessage } from "../ports";
 import type { JobQueue } from "../ports";
 
-const SEND_BATCH = 100; // Queues: at most 100 messages per sendBatch
+/** Queues' sendBatch limits: 100 messages and 256 KB in all; the bytes are kept well under (JSON length as the size). */
+const SEND_BATCH = 100;
+const SEND_BATCH_BYTES = 200_000;
 
 export class QueueProducer implements JobQueue {
   constructor(private readonly queue: Queue<JobMessage>) {}
 
   async send(messages: JobMessage[]): Promise<void> {
-    for (let i = 0; i < messages.length; i += SEND_BATCH) {
-      await this.queue.sendBatch(messages.slice(i, i + SEND_BATCH).map((body) => ({ body })));
-    }
+    for (const batch of batches(messages)) await this.queue.sendBatch(batch.map((body) => ({ body })));
   }
+}
+
+/** Consecutive messages grouped under both limits (an import of 10,000 items queues 100 embed jobs of ~5 KB). */
+export function* batches(messages: JobMessage[]): Generator<JobMessage[]> {
+  let batch: JobMessage[] = [];
+  let bytes = 0;
+  for (const message of messages) {
+    const size = JSON.stringify(message).length;
+    if (batch.length > 0 && (batch.length === SEND_BATCH || bytes + size > SEND_BATCH_BYTES)) {
+      yield batch;
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(message);
+    bytes += size;
+  }
+  if (batch.length > 0) yield batch;
 }
