@@ -153,6 +153,10 @@ describe("export and import (NDJSON)", () => {
     expect((await exportOf(b.tenantId, adminOfA)).status).toBe(403);
     expect((await importInto(b.tenantId, mem0Export, "", adminOfA)).status).toBe(403);
     expect((await exportOf("no-such-tenant")).status).toBe(404);
+    const leaving = await newTenant();
+    await env.DB.prepare("UPDATE tenants SET deleting_at = ? WHERE id = ?").bind(Date.now(), leaving.tenantId).run();
+    expect((await exportOf(leaving.tenantId)).status).toBe(409);
+    expect((await importInto(leaving.tenantId, mem0Export)).status).toBe(409);
     const docsOnly = (await (await exportOf(a.tenantId, docsAdmin)).text()).trimEnd().split("\n").slice(1).map((l) => JSON.parse(l));
     expect(docsOnly.length).toBeGreaterThan(0);
     expect(docsOnly.every((l) => l.type === "link" || l.project === "docs")).toBe(true);

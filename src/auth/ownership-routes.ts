@@ -44,7 +44,7 @@ function tooLarge(): AppError {
   return invalidParameter("body", `An import body may hold at most ${IMPORT_MAX_BYTES} bytes; split the file`);
 }
 
-/** The tenant's storage as this caller may see it; 404 for a tenant that does not exist. */
+/** The tenant's storage as this caller may see it; 404 for a tenant that does not exist, 409 while it is being deleted. */
 async function scopeFor(c: Context<AdminBindings>, project: string | undefined) {
   const tenantId = c.req.param("tenantId")!;
   const principal = c.get("principal");
@@ -53,7 +53,8 @@ async function scopeFor(c: Context<AdminBindings>, project: string | undefined) 
   if (project !== undefined && reach !== null && !reach.includes(project)) {
     throw permissionDenied(`This key may not reach project '${project}'; it is limited to: ${reach.join(", ")}`, { parameter: "project" });
   }
-  const exists = await c.env.DB.prepare("SELECT 1 FROM tenants WHERE id = ?").bind(tenantId).first();
-  if (!exists) throw notFound(`No tenant '${tenantId}'`, { tenant_id: tenantId });
+  const tenant = await c.env.DB.prepare("SELECT deleting_at FROM tenants WHERE id = ?").bind(tenantId).first<{ deleting_at: number | null }>();
+  if (!tenant) throw notFound(`No tenant '${tenantId}'`, { tenant_id: tenantId });
+  if (tenant.deleting_at !== null) throw new AppError("CONFLICT", `Tenant '${tenantId}' is being deleted`, { tenant_id: tenantId });
   return tenantScope(c.env.DB, tenantId, reach);
 }
