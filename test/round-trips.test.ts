@@ -49,6 +49,11 @@ describe("round trips per tool call, as the usage log records them", () => {
     expect(await loggedTrips(t.tenantId, "memory_context_build"), "memory_context_build").toEqual([3]);
     expect(await loggedTrips(t.tenantId, "ping"), "ping").toEqual([0]);
 
+    // add_message learns its conversation's project in the write's own read: a read and a write.
+    await call(t.apiKey, "add_message", { contextId: "ctx", message: "first words", role: "user" });
+    await call(t.apiKey, "add_message", { contextId: "ctx", message: "second words", role: "assistant" });
+    expect(await loggedTrips(t.tenantId, "add_message"), "add_message").toEqual([2, 2]);
+
     const turns = Array.from({ length: 10 }, (_, i) => ({
       jsonrpc: "2.0",
       id: i,

@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { conversationEdges, conversationNotFound, getConversation, latestSummary, readConversationWhole, listConversations, requireConversation, summarizeConversation, type StoredSummary } from "../core/conversations/conversations";
+import { conversationEdges, conversationNotFound, latestSummary, readConversationWhole, listConversations, requireConversation, summarizeConversation, type StoredSummary } from "../core/conversations/conversations";
 import { traverseLinks } from "../core/graph/graph";
 import { IMPORTANCE_LEVELS, importanceLevel } from "../core/memory/item-types";
 import { writeItems, type NewItem, type WrittenItem } from "../core/memory/items";
 import { contextMetrics } from "../core/conversations/metrics";
 import { contextText, mermaidDiagram } from "../core/conversations/visualize";
-import { contentParam, conversationIdParam, iso, metadataParam, parseTimestamp, projectName, readableProjects, requireProjectAccess, tagsParam, timestampParam } from "./params";
+import { contentParam, conversationIdParam, iso, metadataParam, parseTimestamp, projectName, readableProjects, tagsParam, timestampParam } from "./params";
 import { itemWrites } from "./item-writes";
 import { ANNOTATIONS, defineTool } from "./registry";
 
@@ -77,12 +77,12 @@ export const addMessage = defineTool({
   output: z.object({ success: z.literal(true), messageId: z.string() }),
   annotations: ANNOTATIONS.append,
   handler: async (input, ctx) => {
-    // A message joins its conversation's project (seed 003 names none); a new conversation starts in "default".
-    const project = (await getConversation(ctx.scope, input.contextId))?.project ?? "default";
-    requireProjectAccess(ctx, project);
+    // A message joins its conversation's project (seed 003 names none), learnt in the write's own read;
+    // a new conversation starts in "default".
     const [written] = await writeItems(ctx.scope, ctx.services, [
       {
-        project,
+        project: "default",
+        projectFromConversation: true,
         kind: "message",
         type: "message",
         content: input.message,

@@ -30,6 +30,8 @@ export interface NewItem {
   createdAt?: number;
   /** A keyed fact: the item supersedes the project's current item of this key (messages have none). */
   key?: string | null;
+  /** A message that joins its conversation's project when the conversation exists (`project` is then the fallback). */
+  projectFromConversation?: boolean;
 }
 
 export interface WrittenItem {
@@ -70,20 +72,30 @@ class ConcurrentDuplicate extends Error {
   readonly conflict = new AppError("CONFLICT", "The same content was written concurrently; retry the call to get the existing id");
 }
 
-async function writeItemsOnce(scope: TenantScope, services: Services, inputs: NewItem[]): Promise<WrittenItem[]> {
-  inputs.forEach((item, i) => {
+async function writeItemsOnce(scope: TenantScope, services: Services, given: NewItem[]): Promise<WrittenItem[]> {
+  const checkReach = (item: NewItem) => {
     if (!scopeAllowsProject(scope, item.project)) {
       throw permissionDenied(`This key may not touch project '${item.project}'; it is limited to: ${scope.projects!.join(", ")}`, { allowed_projects: scope.projects });
     }
-    if (item.content.trim().length === 0) throw invalidParameter("content", `content must not be empty${inputs.length > 1 ? ` (item ${i})` : ""}`);
+  };
+  given.forEach((item, i) => {
+    if (!item.projectFromConversation) checkReach(item);
+    if (item.content.trim().length === 0) throw invalidParameter("content", `content must not be empty${given.length > 1 ? ` (item ${i})` : ""}`);
     if (item.content.length > MAX_ITEM_CHARS) {
-      throw invalidParameter("content", `content is ${item.content.length} characters; the limit is ${MAX_ITEM_CHARS}${inputs.length > 1 ? ` (item ${i})` : ""}`);
+      throw invalidParameter("content", `content is ${item.content.length} characters; the limit is ${MAX_ITEM_CHARS}${given.length > 1 ? ` (item ${i})` : ""}`);
     }
   });
   const counter = await services.tokens();
   const now = Date.now();
-  const hashes = await Promise.all(inputs.map((item) => sha256Hex(item.content)));
-  const { existing, previousTurn } = await readBeforeWrite(scope, inputs, hashes);
+  const hashes = await Promise.all(given.map((item) => sha256Hex(item.content)));
+  const { existing, previousTurn, conversationProjects } = await readBeforeWrite(scope, given, hashes);
+  // A message that joins its conversation's project learns it from the same read, then passes the same check.
+  const inputs = given.map((item) => {
+    if (!item.projectFromConversation) return item;
+    const joined = { ...item, project: conversationProjects.get(item.conversationId!) ?? item.project };
+    checkReach(joined);
+    return joined;
+  });
 
   const statements: D1PreparedStatement[] = [];
   const conversationStatements: number[] = [];
@@ -183,15 +195,15 @@ async function readBeforeWrite(
   scope: TenantScope,
   inputs: NewItem[],
   hashes: string[],
-): Promise<{ existing: Map<string, string>; previousTurn: Map<string, string> }> {
+): Promise<{ existing: Map<string, string>; previousTurn: Map<string, string>; conversationProjects: Map<string, string> }> {
   const projectOf = new Map<string, string>();
   for (const item of inputs) {
-    if (!item.conversationId) continue;
+    if (!item.conversationId || item.projectFromConversation) continue;
     const project = projectOf.get(item.conversationId);
     if (project !== undefined && project !== item.project) throw conversationConflict(item.conversationId);
     projectOf.set(item.conversationId, item.project);
   }
-  const conversations = [...projectOf.keys()];
+  const conversations = [...new Set(inputs.flatMap((item) => (item.conversationId ? [item.conversationId] : [])))];
   const wanted = [...new Set(hashes.filter((_, i) => !inputs[i]!.conversationId))];
   const wantedProjects = [...new Set(inputs.filter((item) => !item.conversationId).map((item) => item.project))];
   const statements: D1PreparedStatement[] = conversations.map((conversationId) =>
@@ -216,12 +228,15 @@ async function readBeforeWrite(
   }
   const existing = new Map<string, string>();
   const previousTurn = new Map<string, string>();
-  if (statements.length === 0) return { existing, previousTurn };
+  const conversationProjects = new Map<string, string>();
+  if (statements.length === 0) return { existing, previousTurn, conversationProjects };
   const results = await scope.d1.batch<Record<string, string | null>>(statements);
   conversations.forEach((conversationId, i) => {
     const row = results[i]!.results[0] as { project: string; content: string | null } | undefined;
     if (!row) return;
-    if (row.project !== projectOf.get(conversationId)) throw conversationConflict(conversationId);
+    const given = projectOf.get(conversationId);
+    if (given !== undefined && row.project !== given) throw conversationConflict(conversationId);
+    conversationProjects.set(conversationId, row.project);
     if (row.content !== null) previousTurn.set(conversationId, row.content);
   });
   if (wanted.length > 0) {
@@ -229,7 +244,7 @@ async function readBeforeWrite(
       existing.set(`${row.project}\u0000${row.key ?? ""}\u0000${row.content_hash}`, row.id);
     }
   }
-  return { existing, previousTurn };
+  return { existing, previousTurn, conversationProjects };
 }
 
 function conversationConflict(conversationId: string): AppError {
