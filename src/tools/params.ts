@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { invalidParameter, permissionDenied } from "../errors";
+import { invalidParameter } from "../errors";
 import { ITEM_TYPES, MAX_ITEM_CHARS } from "../core/memory/item-types";
 import type { ToolContext } from "./registry";
 
@@ -52,12 +52,4 @@ export function readableProjects(ctx: ToolContext, requested: string | undefined
 export function iso(ms: number): string {
   const clamped = Number.isFinite(ms) ? Math.max(-MAX_EPOCH_MS, Math.min(MAX_EPOCH_MS, ms)) : 0;
   return new Date(clamped).toISOString();
-}
-
-/** For tools whose project is implied (seed 003 has none): a project-limited key must still be allowed it. */
-export function requireProjectAccess(ctx: ToolContext, project: string): void {
-  const allowed = ctx.caller.projects;
-  if (allowed !== null && !allowed.includes(project)) {
-    throw permissionDenied(`This key may not touch project '${project}'; it is limited to: ${allowed.join(", ")}`, { allowed_projects: allowed });
-  }
 }
