@@ -162,6 +162,12 @@ describe("export and import (NDJSON)", () => {
     expect(docsOnly.every((l) => l.type === "link" || l.project === "docs")).toBe(true);
     expect((await exportOf(a.tenantId, docsAdmin, "?project=me")).status).toBe(403);
     expect((await importInto(a.tenantId, mem0Export, "?project=me", docsAdmin)).status).toBe(403);
+    // Records that name no project reach only the key's projects: a summary or a link onto chat-1 (project "me") is skipped.
+    const header = JSON.stringify({ type: "header", format: "context-edge-export", version: 1 });
+    const summary = JSON.stringify({ type: "summary", conversation_id: "chat-1", version: 99, summary: "planted", importance_score: 0.5, message_count: 1, tokens_used: 1, token_limit: 100, created_at: 1 });
+    const link = JSON.stringify({ type: "link", id: "planted", source_type: "conversation", source_id: "chat-1", target_type: "conversation", target_id: "chat-1", relationship_type: "related", weight: 1, created_at: 1 });
+    const planted = await (await importInto(a.tenantId, [header, summary, link].join("\n"), "", docsAdmin)).json<any>();
+    expect(planted).toMatchObject({ imported: { summaries: 0, links: 0 }, skipped: { summaries: 1, links: 1 } });
   });
 
   it("streams a large tenant page by page", async () => {

@@ -1,5 +1,5 @@
 import { sha256Hex } from "../../crypto";
-import { IN_JSON, scopeAllowsProject, type TenantScope } from "../../db/scope";
+import { IN_JSON, projectClause, scopeAllowsProject, type TenantScope } from "../../db/scope";
 import { permissionDenied } from "../../errors";
 import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
@@ -171,6 +171,7 @@ export async function importRecords(scope: TenantScope, services: Services, reco
   }
 
   const conversationIds = JSON.stringify([...conversations.keys()]);
+  const conversationReach = projectClause(scope, "c.project");
   const after: D1PreparedStatement[] = [
     // Counts follow the messages (imported now or before), as appending them one by one would have left them.
     scope.d1
@@ -183,10 +184,26 @@ export async function importRecords(scope: TenantScope, services: Services, reco
     ...records.summaries.map((s) =>
       scope.d1
         .prepare(
+          // Only onto a conversation of the caller's projects.
           `INSERT OR IGNORE INTO summaries (tenant_id, conversation_id, version, summary, code_blocks, key_insights, importance_score, message_count, tokens_used, token_limit, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM conversations c WHERE c.tenant_id = ? AND c.id = ?${conversationReach.sql})`,
         )
-        .bind(scope.tenantId, s.conversation_id, s.version, s.summary, JSON.stringify(s.code_blocks), JSON.stringify(s.key_insights), s.importance_score, s.message_count, s.tokens_used, s.token_limit, s.created_at),
+        .bind(
+          scope.tenantId,
+          s.conversation_id,
+          s.version,
+          s.summary,
+          JSON.stringify(s.code_blocks),
+          JSON.stringify(s.key_insights),
+          s.importance_score,
+          s.message_count,
+          s.tokens_used,
+          s.token_limit,
+          s.created_at,
+          scope.tenantId,
+          s.conversation_id,
+          ...conversationReach.params,
+        ),
     ),
     ...records.projectTasks.map((t) =>
       scope.d1
@@ -220,12 +237,20 @@ export async function importRecords(scope: TenantScope, services: Services, reco
 
 /** A link end as SQL: an item id remapped, a conversation id as is, a chunk ("<item id>#<index>") looked up. */
 function linkEnd(scope: TenantScope, type: string, id: string, newId: (id: string) => string): { sql: string; params: unknown[] } {
-  if (type === "conversation") return { sql: "?", params: [id] };
+  // Each end must exist in the tenant and lie in the caller's projects (a project-limited key links only there).
+  const item = projectClause(scope, "i.project");
+  if (type === "conversation") {
+    const own = projectClause(scope, "c.project");
+    return { sql: `(SELECT c.id FROM conversations c WHERE c.tenant_id = ? AND c.id = ?${own.sql})`, params: [scope.tenantId, id, ...own.params] };
+  }
   if (type === "chunk") {
     const at = id.lastIndexOf("#");
-    return { sql: "(SELECT CAST(id AS TEXT) FROM chunks WHERE tenant_id = ? AND item_id = ? AND chunk_index = ?)", params: [scope.tenantId, newId(id.slice(0, at)), Number(id.slice(at + 1))] };
+    return {
+      sql: `(SELECT CAST(c.id AS TEXT) FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.tenant_id = ? AND c.item_id = ? AND c.chunk_index = ?${item.sql})`,
+      params: [scope.tenantId, newId(id.slice(0, at)), Number(id.slice(at + 1)), ...item.params],
+    };
   }
-  return { sql: "(SELECT id FROM items WHERE tenant_id = ? AND id = ?)", params: [scope.tenantId, newId(id)] };
+  return { sql: `(SELECT i.id FROM items i WHERE i.tenant_id = ? AND i.id = ?${item.sql})`, params: [scope.tenantId, newId(id), ...item.params] };
 }
 
 function speakerOf(item: ItemRecord): string | null {
