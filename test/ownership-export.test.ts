@@ -89,6 +89,13 @@ describe("export and import (NDJSON)", () => {
       Array.from({ length: 6 }, (_, i) => `turn ${i} about the valves and the log`),
     );
 
+    // A conversation keeps its project: moving it with ?project= is a conflict that writes nothing.
+    const before = await rowCount(b.tenantId);
+    const moved = await importInto(b.tenantId, exported, "?project=elsewhere");
+    expect(moved.status).toBe(409);
+    expect((await moved.json<any>()).error.message).toBe("Conversation 'chat-1' is in project 'me' here; the file puts it in 'elsewhere'");
+    expect(await rowCount(b.tenantId)).toEqual(before);
+
     // Importing the same file again adds nothing.
     const twice = await (await importInto(b.tenantId, exported)).json<any>();
     expect(twice.imported).toEqual({ items: 0, conversations: 0, summaries: 0, links: 0, project_tasks: 0 });
@@ -153,6 +160,8 @@ describe("export and import (NDJSON)", () => {
     expect((await exportOf(b.tenantId, adminOfA)).status).toBe(403);
     expect((await importInto(b.tenantId, mem0Export, "", adminOfA)).status).toBe(403);
     expect((await exportOf("no-such-tenant")).status).toBe(404);
+    const emptyProject = await (await importInto(a.tenantId, mem0Export, "?project=")).json<any>();
+    expect(emptyProject.error).toMatchObject({ code: "INVALID_PARAMETER", message: "project must be 1 to 200 characters (got 0)" });
     const leaving = await newTenant();
     await env.DB.prepare("UPDATE tenants SET deleting_at = ? WHERE id = ?").bind(Date.now(), leaving.tenantId).run();
     expect((await exportOf(leaving.tenantId)).status).toBe(409);

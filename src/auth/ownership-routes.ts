@@ -47,6 +47,9 @@ function tooLarge(): AppError {
 /** The tenant's storage as this caller may see it; 404 for a tenant that does not exist, 409 while it is being deleted. */
 async function scopeFor(c: Context<AdminBindings>, project: string | undefined) {
   const tenantId = c.req.param("tenantId")!;
+  if (project !== undefined && (project.length === 0 || project.length > 200)) {
+    throw invalidParameter("project", `project must be 1 to 200 characters (got ${project.length})`);
+  }
   const principal = c.get("principal");
   if (principal.kind === "tenant" && principal.tenantId !== tenantId) throw permissionDenied("This key may only manage its own tenant");
   const reach = principal.kind === "tenant" ? principal.reach.projects : null;

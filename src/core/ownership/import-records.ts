@@ -1,6 +1,6 @@
 import { sha256Hex } from "../../crypto";
 import { IN_JSON, projectClause, scopeAllowsProject, type TenantScope } from "../../db/scope";
-import { permissionDenied } from "../../errors";
+import { AppError, permissionDenied } from "../../errors";
 import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
 import { chunkText } from "../memory/chunking";
@@ -56,6 +56,17 @@ export async function importRecords(scope: TenantScope, services: Services, reco
     }
   }
   if (conversations.size > 0) {
+    // A conversation keeps the project it was created in: a file that puts it elsewhere writes nothing.
+    const { results: stored } = await scope.d1
+      .prepare(`SELECT id, project FROM conversations WHERE tenant_id = ? AND id ${IN_JSON}`)
+      .bind(scope.tenantId, JSON.stringify([...conversations.keys()]))
+      .all<{ id: string; project: string }>();
+    for (const row of stored) {
+      const wanted = conversations.get(row.id)!.project;
+      if (row.project !== wanted) {
+        throw new AppError("CONFLICT", `Conversation '${row.id}' is in project '${row.project}' here; the file puts it in '${wanted}'`, { conversation_id: row.id });
+      }
+    }
     const json = JSON.stringify([...conversations.values()].map((c) => [c.id, c.project, c.summarized_count, c.summarized_tokens, c.created_at, c.updated_at]));
     const [inserted] = await scope.d1.batch([
       scope.d1
