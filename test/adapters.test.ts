@@ -119,7 +119,7 @@ describe("tenant isolation in hybrid search, with either vector adapter", () => 
       const own = await searchChunks(a, services, "vault combination", {}, 10);
       expect(own[0]).toMatchObject({ itemId: written[0]!.id, keywordRank: 1, vectorRank: 1 });
       for (const mode of ["hybrid", "keyword", "vector"] as const) {
-        const other = await searchChunks(b, services, "vault combination", {}, 50, mode);
+        const other = await searchChunks(b, services, "vault combination", {}, 50, { mode });
         expect(other.map((h) => h.itemId)).not.toContain(written[0]!.id);
       }
     });
@@ -206,18 +206,18 @@ describe("rerank stage (Workers AI reranker against a fake of the binding)", () 
       { project: "p", kind: "memory", type: "note", content: "lighthouse lighthouse lighthouse keeper" },
       { project: "p", kind: "memory", type: "note", content: "the lighthouse keeper's answer was to wait" },
     ]);
-    const fused = await searchChunks(scope, base, "lighthouse keeper", {}, 2, "keyword");
+    const fused = await searchChunks(scope, base, "lighthouse keeper", {}, 2, { mode: "keyword" });
     expect(fused.map((h) => h.itemId)).toEqual([written[0]!.id, written[1]!.id]);
 
     const seen: any[] = [];
     const rerank = { model: "@cf/baai/bge-reranker-base", candidates: 20 };
     const withReranker = { ...base, config: { ...base.config, rerank }, reranker: new WorkersAiReranker(fakeAi(seen) as unknown as Ai, rerank.model) };
-    const reranked = await searchChunks(scope, withReranker, "lighthouse keeper", {}, 1, "keyword");
+    const reranked = await searchChunks(scope, withReranker, "lighthouse keeper", {}, 1, { mode: "keyword" });
     expect(reranked.map((h) => h.itemId)).toEqual([written[1]!.id]);
     expect(seen).toEqual([{ model: rerank.model, query: "lighthouse keeper", contexts: fused.map((h) => ({ text: h.chunkContent })), top_k: 2 }]);
 
     const failing = { ...withReranker, reranker: { name: "down", rerank: async () => Promise.reject(new Error("AI unavailable")) } };
-    expect((await searchChunks(scope, failing, "lighthouse keeper", {}, 1, "keyword")).map((h) => h.itemId)).toEqual([written[0]!.id]);
+    expect((await searchChunks(scope, failing, "lighthouse keeper", {}, 1, { mode: "keyword" })).map((h) => h.itemId)).toEqual([written[0]!.id]);
   });
 
   it("refuses a response that does not score every text", async () => {

@@ -95,7 +95,10 @@ describe("knowledge graph (seed 000)", () => {
     expect(all.results.map((r: any) => r.resource_id)).not.toContain(other);
     expect((await call(t.apiKey, "query_graph", { query: "authentication screen" })).results[0].resource_id).toBe(other);
     const filtered = await call(t.apiKey, "query_graph", { query: "authentication implementation", relationship_types: ["depends_on"] });
-    expect(filtered.results.map((r: any) => r.resource_id)).toEqual([jwt]);
+    // The signing keys share no word with the query: they come through their link, scored 0.3 x its
+    // weight x the JWT note's score.
+    expect(filtered.results.map((r: any) => r.resource_id)).toEqual([jwt, keys]);
+    expect(filtered.results[1].relevance_score).toBeCloseTo(0.3 * 0.95 * filtered.results[0].relevance_score, 3);
     expect((await call(t.apiKey, "query_graph", { query: "authentication", relationship_types: ["supersedes"] })).total_results).toBe(0);
   });
 

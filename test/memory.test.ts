@@ -116,14 +116,20 @@ describe("search", () => {
     expect(vectorOnly.results.map((r: any) => r.content)).not.toContain("Our team lunch is every Thursday at noon.");
   });
 
-  it("finds a message by its speaker and by the turn it answers (context), ranking own words first", async () => {
+  it("finds a message by its speaker and by the turn it answers (context), ranking own words first unless asked when of its speaker", async () => {
     const t = await newTenant();
     await call(t.apiKey, "log_chat", { conversation_id: "run", role: "user", agent_name: "Melanie", content: "Did you finish the marathon in Berlin?" });
     const reply = await call(t.apiKey, "log_chat", { conversation_id: "run", role: "assistant", agent_name: "Caroline", content: "Yes, last Sunday! My legs still hurt." });
     const bySpeaker = await call(t.apiKey, "search", { query: "Caroline", mode: "keyword" });
-    expect(bySpeaker.results.map((r: any) => r.item_id)).toEqual([reply.message_id]);
-    const byTopic = await call(t.apiKey, "search", { query: "When did Caroline finish the Berlin marathon?", mode: "keyword" });
+    expect(bySpeaker.results[0].item_id).toBe(reply.message_id);
+    // The turn before it follows as its neighbour, with a share of its score (search-expansion.ts).
+    expect(bySpeaker.results.slice(1).map((r: any) => r.content)).toEqual(["Did you finish the marathon in Berlin?"]);
+    expect(bySpeaker.results[1].score).toBeLessThanOrEqual(0.3 * bySpeaker.results[0].score + 1e-4);
+    const byTopic = await call(t.apiKey, "search", { query: "finish the Berlin marathon", mode: "keyword" });
     expect(byTopic.results.map((r: any) => r.content)).toEqual(["Did you finish the marathon in Berlin?", "Yes, last Sunday! My legs still hurt."]);
+    // Asked when, of Caroline: her answer, which states a time, comes first (query-context.ts).
+    const when = await call(t.apiKey, "search", { query: "When did Caroline finish the Berlin marathon?", mode: "keyword" });
+    expect(when.results.map((r: any) => r.content)).toEqual(["Yes, last Sunday! My legs still hurt.", "Did you finish the marathon in Berlin?"]);
     const row = await env.DB.prepare("SELECT context FROM chunks WHERE item_id = ?").bind(reply.message_id).first<{ context: string }>();
     expect(row!.context).toBe("Caroline\nDid you finish the marathon in Berlin?");
     const doc = await call(t.apiKey, "store_memory", { file_name: "src/payments/refund.ts", content: "export function issue() {}", tags: ["billing"] });

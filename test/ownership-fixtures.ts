@@ -6,7 +6,7 @@ import type { JobMessage } from "../src/ports";
 import { ADMIN_TOKEN, BASE, call, type TestTenant } from "./helpers";
 
 /** Tables that hold no tenant's data (the FTS table is checked by rowid instead). */
-const SHARED_TABLES = new Set(["d1_migrations", "sqlite_sequence", "_cf_KV", "_cf_METADATA", "keyword_reindex", "reconcile_state", "chunks_fts", "chunks_fts_instance"]);
+const SHARED_TABLES = new Set(["d1_migrations", "sqlite_sequence", "_cf_KV", "_cf_METADATA", "keyword_reindex", "reconcile_state", "chunks_fts", "chunks_fts_instance", "chunks_fts_row"]);
 const FTS_SHADOW = /^chunks_fts_(data|idx|content|docsize|config)$/;
 
 /**

@@ -45,9 +45,9 @@ describe("scores are absolute", () => {
   it("a weak match's first hit scores below 1 and below a strong match's; an exact match scores near 1", async () => {
     const t = await loadedTenant();
     const strong = await call(t.apiKey, "search", { query: "nightly Postgres backups", limit: 5 });
-    const weak = await call(t.apiKey, "search", { query: "nightly pizza recipe for the zebra", limit: 5 });
+    const weak = await call(t.apiKey, "search", { query: "nightly pizza", limit: 5 });
     expect(strong.results[0].content).toBe(MEMORIES[0]);
-    expect(weak.results[0].content).toBe(MEMORIES[0]); // the same memory, found by one word of five
+    expect(weak.results[0].content).toBe(MEMORIES[0]); // the same memory, found by one word of two
     expect(strong.results[0].score).toBeGreaterThan(0.8);
     expect(weak.results[0].score).toBeLessThan(0.5);
     expect(weak.results[0].score).toBeLessThan(strong.results[0].score);
@@ -71,7 +71,7 @@ describe("scores are absolute", () => {
 describe("thresholds mean the same across queries", () => {
   it("memory_context_build's similarity is search's score, and min_similarity keeps exactly the hits at or above it", async () => {
     const t = await loadedTenant();
-    for (const query of ["nightly Postgres backups", "nightly pizza recipe for the zebra", "rotate passwords every ninety days", "team lunch on Thursday"]) {
+    for (const query of ["nightly Postgres backups", "nightly pizza", "rotate passwords every ninety days", "team lunch on Thursday"]) {
       const found = await call(t.apiKey, "search", { query, project: "ops", limit: 50 });
       const scoreOf = new Map<string, number>();
       for (const r of found.results) if (!scoreOf.has(r.item_id)) scoreOf.set(r.item_id, r.score);
@@ -97,7 +97,7 @@ describe("similarity is a similarity", () => {
     const found = await call(t.apiKey, "search", { query: "train to Lyon", kinds: ["message"], limit: 1 });
     expect(trip[0].similarity).toBe(found.results[0].score);
     // One shared word ("pasta") among words stored nowhere: a weak similarity, not 1.
-    const weak = await call(t.apiKey, "get_similar_contexts", { query: "pasta carbonara with guanciale and pecorino", limit: 5 });
+    const weak = await call(t.apiKey, "get_similar_contexts", { query: "pasta with pecorino", limit: 5 });
     expect(weak.map((c: any) => c.contextId)).toEqual(["cooking"]);
     expect(weak[0].similarity).toBeLessThan(0.5);
     expect(weak[0].similarity).toBeGreaterThan(0);

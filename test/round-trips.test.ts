@@ -41,12 +41,13 @@ describe("round trips per tool call, as the usage log records them", () => {
     await call(t.apiKey, "memory_context_build", { query: "lighthouse tide", namespace: "p", token_budget: 1000, use_cache: false, include_related: false });
     await call(t.apiKey, "ping");
 
-    // The keyword list, and the vector list's rows side by side with it (two trips, one wait).
-    expect(await loggedTrips(t.tenantId, "search"), "search").toEqual([2]);
+    // The keyword list, and the vector list's rows side by side with it (two trips, one wait), then
+    // what the hits point to (feedback words, neighbours, links: one batch).
+    expect(await loggedTrips(t.tenantId, "search"), "search").toEqual([3]);
     expect(await loggedTrips(t.tenantId, "get_context"), "get_context").toEqual([1]);
     expect(await loggedTrips(t.tenantId, "context_get_working_set"), "context_get_working_set").toEqual([1, 1]);
     // search as above, then the direct hits' rows (links not followed here).
-    expect(await loggedTrips(t.tenantId, "memory_context_build"), "memory_context_build").toEqual([3]);
+    expect(await loggedTrips(t.tenantId, "memory_context_build"), "memory_context_build").toEqual([4]);
     expect(await loggedTrips(t.tenantId, "ping"), "ping").toEqual([0]);
 
     // add_message learns its conversation's project in the write's own read: a read and a write.

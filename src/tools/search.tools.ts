@@ -70,7 +70,7 @@ export const search = defineTool({
         tiers: input.include_stashed ? ["active", "stashed"] : ["active"],
       },
       input.limit,
-      input.mode,
+      { mode: input.mode },
     );
     return {
       results: hits.map((h) => ({

@@ -69,7 +69,7 @@ export async function buildMemoryContext(scope: TenantScope, services: Services,
   }
 
   const budget = Math.floor(request.tokenBudget * (1 - config.tokenBufferRatio));
-  const hits = await searchChunks(scope, services, request.query, { projects: request.projects }, request.topK * 3, "hybrid", queryVector);
+  const hits = await searchChunks(scope, services, request.query, { projects: request.projects }, request.topK * 3, { queryVector, expandLinks: false });
   const direct = new Map<string, number>();
   for (const hit of hits) {
     if (direct.size >= request.topK) break;

@@ -85,8 +85,8 @@ export function rewriteChunkContexts(scope: TenantScope, chunks: { id: number; c
   ];
 }
 
-/** [phrase index, position in phrase, phrase length, stored term, 1 if a legacy (unprefixed) term]. */
-type TermRow = [number, number, number, string, 0 | 1];
+/** [phrase index, position in phrase, phrase length, stored term, 1 if a legacy (unprefixed) term, weight]. */
+type TermRow = [number, number, number, string, 0 | 1, number];
 
 /**
  * The query's terms as chunks_fts stores them, as one JSON array (bound as one parameter), or null
@@ -99,48 +99,73 @@ export function keywordQueryTerms(tenantId: string, query: string): string | nul
   const rows: TermRow[] = [];
   phrases.forEach((tokens, phrase) => {
     tokens.forEach((token, pos) => {
-      rows.push([phrase, pos, tokens.length, storedTerm(code, token), 0]);
-      rows.push([phrase, pos, tokens.length, storedTerm("", token), 1]);
+      rows.push([phrase, pos, tokens.length, storedTerm(code, token), 0, 1]);
+      rows.push([phrase, pos, tokens.length, storedTerm("", token), 1, 1]);
     });
   });
   return JSON.stringify(rows);
 }
 
+/** Weighted single-token terms (relevance feedback) in the same JSON form, the tenant's own terms only. */
+export function weightedKeywordTerms(tenantId: string, terms: { token: string; weight: number }[]): string {
+  const code = keywordCode(tenantId);
+  return JSON.stringify(terms.map((t, phrase): TermRow => [phrase, 0, 1, storedTerm(code, t.token), 0, t.weight]));
+}
+
+/** Feedback terms kept for the second query: the strongest by weight x IDF. */
+export const FEEDBACK_TERMS = 10;
+
 /**
  * A CTE list ending in `keyword_scores(chunk_id, score)`: BM25 of the tenant's chunks matching any
  * phrase of the query (higher is better); and `keyword_query_info(known, known_share)`, what an
  * absolute score needs (relevance.ts): `known` is the BM25 of a chunk of average length holding each
- * phrase that occurs in the tenant once (the sum of their IDF), `known_share` the share of the query's
- * information held by phrases that occur at all, with Lucene's IDF ln(1 + (N - n + 0.5) / (n + 0.5)),
- * which stays positive where FTS5's is floored (a phrase in most chunks, a tenant of a few chunks).
- * Binds, in order: the terms JSON, then the tenant id 3 times (`keywordScoresParams`).
+ * phrase that occurs in the tenant once (the weighted sum of their IDF), `known_share` the share of
+ * the query's information held by phrases that occur at all, with Lucene's IDF
+ * ln(1 + (N - n + 0.5) / (n + 0.5)), which stays positive where FTS5's is floored (a phrase in most
+ * chunks, a tenant of a few chunks).
+ * A query's phrases weigh 1 each. With `feedback`, the terms are candidate expansion terms weighted by
+ * how much the first hits hold them: only the FEEDBACK_TERMS strongest by weight x IDF are kept, their
+ * weights scaled so the strongest weighs 1 (relevance feedback, search-expansion.ts).
+ * Binds, in order: the terms JSON, then the tenant id 4 times (`keywordScoresParams`).
  */
-export const KEYWORD_SCORES_SQL = `
-  keyword_terms(phrase, pos, size, term) AS MATERIALIZED (
-    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3 FROM json_each(?) j
+export function keywordScoresSql(feedback = false): string {
+  const terms = feedback
+    ? // Candidates' document frequencies come from chunks_fts_row (one seek per term): only the
+      // strongest are looked up in the postings below.
+      `keyword_terms(phrase, pos, size, term, weight) AS MATERIALIZED (
+    SELECT j.value ->> 0, 0, 1, j.value ->> 3, j.value ->> 5
+    FROM json_each(?) j CROSS JOIN chunks_fts_row r
+    WHERE r.term = j.value ->> 3
+    ORDER BY (j.value ->> 5) * MAX(ln(((SELECT COALESCE(MAX(chunks), 0) FROM keyword_stats WHERE tenant_id = ?) - r.doc + 0.5) / (r.doc + 0.5)), 1e-6) DESC, 1
+    LIMIT ${FEEDBACK_TERMS}
+  )`
+    : `keyword_terms(phrase, pos, size, term, weight) AS MATERIALIZED (
+    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, 1.0 FROM json_each(?) j
     WHERE j.value ->> 4 = 0 OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ? AND fts_tokens IS NULL)
-  ),
+  )`;
+  const weights = feedback
+    ? "keyword_weight(phrase, weight) AS (SELECT i.phrase, t.weight * i.w / MAX(t.weight * i.w) OVER () FROM keyword_idf i JOIN keyword_terms t ON t.phrase = i.phrase)"
+    : "keyword_weight(phrase, weight) AS (SELECT phrase, 1.0 FROM keyword_idf)";
+  return `
+  ${terms},
+  -- Term frequencies per phrase and chunk (content counts 1, context ${CONTEXT_WEIGHT}), with the chunk's length.
   -- CROSS JOIN: the terms drive the lookups (one index seek per term); the other order would scan
-  -- the whole index.
-  keyword_hits(phrase, doc, col, n) AS (
-    -- a one-token phrase: its occurrences per row and column
-    SELECT t.phrase, v.doc, v.col, COUNT(*)
-    FROM keyword_terms t CROSS JOIN chunks_fts_instance v
-    WHERE v.term = t.term AND t.size = 1
-    GROUP BY t.phrase, v.doc, v.col
+  -- the whole index. A one-token phrase is counted in one grouping, with its chunk joined inline.
+  keyword_freq(phrase, doc, f, len) AS (
+    SELECT t.phrase, v.doc, SUM(CASE v.col WHEN 'content' THEN 1.0 ELSE ${CONTEXT_WEIGHT} END), c.fts_tokens
+    FROM keyword_terms t CROSS JOIN chunks_fts_instance v JOIN chunks c ON c.id = v.doc
+    WHERE v.term = t.term AND t.size = 1 AND c.tenant_id = ?
+    GROUP BY t.phrase, v.doc
     UNION ALL
     -- a longer phrase (a CJK run): places where every token sits at its offset from a common start
-    SELECT phrase, doc, col, COUNT(*) FROM (
+    SELECT h.phrase, h.doc, SUM(CASE h.col WHEN 'content' THEN 1.0 ELSE ${CONTEXT_WEIGHT} END), c.fts_tokens
+    FROM (
       SELECT t.phrase, v.doc, v.col
       FROM keyword_terms t CROSS JOIN chunks_fts_instance v
       WHERE v.term = t.term AND t.size > 1
       GROUP BY t.phrase, v.doc, v.col, v."offset" - t.pos
       HAVING COUNT(*) = MAX(t.size)
-    ) GROUP BY phrase, doc, col
-  ),
-  keyword_freq(phrase, doc, f, len) AS (
-    SELECT h.phrase, h.doc, SUM(h.n * CASE h.col WHEN 'content' THEN 1.0 ELSE ${CONTEXT_WEIGHT} END), c.fts_tokens
-    FROM keyword_hits h JOIN chunks c ON c.id = h.doc
+    ) h JOIN chunks c ON c.id = h.doc
     WHERE c.tenant_id = ?
     GROUP BY h.phrase, h.doc
   ),
@@ -153,20 +178,22 @@ export const KEYWORD_SCORES_SQL = `
     SELECT f.phrase, MAX(COALESCE(ln((s.n - COUNT(*) + 0.5) / (COUNT(*) + 0.5)), 0.0), 1e-6), COUNT(*)
     FROM keyword_freq f, keyword_totals s GROUP BY f.phrase
   ),
+  ${weights},
   keyword_query_info(known, known_share) AS (
-    SELECT COALESCE(SUM(i.w), 0),
+    SELECT (SELECT COALESCE(SUM(i.w * kw.weight), 0) FROM keyword_weight kw JOIN keyword_idf i ON i.phrase = kw.phrase),
            SUM(CASE WHEN i.df IS NULL THEN 0 ELSE ln(1 + (MAX(s.n - i.df, 0) + 0.5) / (i.df + 0.5)) END)
              / SUM(ln(1 + (MAX(s.n - COALESCE(i.df, 0), 0) + 0.5) / (COALESCE(i.df, 0) + 0.5)))
     FROM (SELECT DISTINCT phrase FROM keyword_terms) p LEFT JOIN keyword_idf i ON i.phrase = p.phrase, keyword_totals s
   ),
   keyword_scores(chunk_id, score) AS (
-    SELECT f.doc, SUM(i.w * f.f * ${K1 + 1} / (f.f + ${K1} * (${1 - B} + ${B} * COALESCE(f.len, s.avgdl) / s.avgdl)))
-    FROM keyword_freq f JOIN keyword_idf i ON i.phrase = f.phrase, keyword_totals s
+    SELECT f.doc, SUM(kw.weight * i.w * f.f * ${K1 + 1} / (f.f + ${K1} * (${1 - B} + ${B} * COALESCE(f.len, s.avgdl) / s.avgdl)))
+    FROM keyword_freq f JOIN keyword_idf i ON i.phrase = f.phrase JOIN keyword_weight kw ON kw.phrase = f.phrase, keyword_totals s
     GROUP BY f.doc
   )`;
+}
 
 export function keywordScoresParams(scope: TenantScope, termsJson: string): unknown[] {
-  return [termsJson, scope.tenantId, scope.tenantId, scope.tenantId];
+  return [termsJson, scope.tenantId, scope.tenantId, scope.tenantId, scope.tenantId];
 }
 
 /** Chunks re-indexed per batch, and the most text (prefixed, as JSON) one batch binds. */

@@ -38,9 +38,16 @@ export const DEFAULT_CHANCE_SIMILARITY = { semantic: 0.5, lexical: 0.4 };
 /**
  * The keyword part from a chunk's BM25, the BM25 of an average chunk holding each known query term
  * once (`known`), and the share of the query's information its known terms carry (`knownShare`).
+ * The share counts twice: once because a chunk can hold at most the known part of the query, and once
+ * as the odds that the query is about this tenant's data at all, since a word nothing stored ever used
+ * ("Turing" in "What is a Turing machine?") says the question is about something else. Measured on the
+ * LoCoMo tenant: with the share once, 20 of 60 off-topic questions got nothing (one everyday word
+ * matched); squared, 48 of 60, while 786 of 997 real questions have every word known and lose nothing
+ * (evidence recall@10 with every stage on: 80.4% once, 80.5% squared).
  */
 export function keywordPart(bm25: number, known: number, knownShare: number): number {
-  return known > 0 ? Math.min(1, Math.max(0, bm25 / known)) * Math.min(1, Math.max(0, knownShare)) : 0;
+  const share = Math.min(1, Math.max(0, knownShare));
+  return known > 0 ? Math.min(1, Math.max(0, bm25 / known)) * share * share : 0;
 }
 
 /** The vector part from a cosine; 0 at or below the embedder's chance level. */
@@ -53,3 +60,42 @@ export function vectorPart(cosine: number | null, chance: number): number {
 export function fusedScore(keyword: number, vector: number, vectorWeight: number): number {
   return 1 - (1 - keyword) * (1 - vector) ** vectorWeight;
 }
+
+/** Independent pieces of evidence combined: 1 - (1 - a)(1 - b); 0 adds nothing, 1 is certain. */
+export function eitherEvidence(a: number, b: number): number {
+  return 1 - (1 - a) * (1 - b);
+}
+
+/*
+ * Evidence beyond the hit's own match (search.ts, search-expansion.ts). Each was measured on LoCoMo
+ * (evidence recall@10 with the local embedder, `npm run bench -- locomo`), all stages on, by taking
+ * that one away: 80.7% with all; without feedback -1.2, neighbours -2.5, the time range -1.9, the
+ * speaker -0.6, the time statement -0.3 points. Diversifying across sessions was measured too and
+ * lowered recall at every strength (evidence of one question clusters in its session), so it is not done.
+ */
+
+/**
+ * Weight of relevance feedback: a chunk matching the words the best first hits share gets this share
+ * of its feedback score, times the best first hit's score (weak first hits feed back weakly).
+ */
+export const FEEDBACK_WEIGHT = 0.5;
+
+/**
+ * Weight of a neighbour's evidence at distance 1 in reading order (a half at distance 2): the next or
+ * previous turn of a hit is often the answer ("What got you into running?" -> "My kids, they ...").
+ * 0.2 / 0.3 / 0.4 / 0.5: 80.2 / 80.7 / 80.8 / 79.6%; reach 1 / 2 / 3 messages: 79.7 / 80.7 / 80.9%.
+ */
+export const NEIGHBOUR_WEIGHT = 0.3;
+
+/** Weight of a linked item's evidence, times the link's weight (at most 1). */
+export const LINK_WEIGHT = 0.3;
+
+/**
+ * A message whose speaker the query names ("What does Melanie ...") gains this share: 82% of LoCoMo
+ * evidence for a question naming one participant is that participant's own turn. 0.1 / 0.2 / 0.3:
+ * 80.3 / 80.5 / 80.9% (but questions about what one person said of the other lose at 0.3).
+ */
+export const SPEAKER_WEIGHT = 0.2;
+
+/** A question asking when gains this share on text that states a time (temporal category +1.3 points). */
+export const STATES_TIME_WEIGHT = 0.3;

@@ -2,12 +2,24 @@ import { rerankTop } from "./rerank";
 import { dot } from "../shared/vector-math";
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { itemFilterSql, type ItemFilter } from "./item-filters";
-import { KEYWORD_SCORES_SQL, keywordQueryTerms, keywordScoresParams } from "./keyword-index";
-import { DEFAULT_CHANCE_SIMILARITY, MIN_RELEVANCE, fusedScore, keywordPart, vectorPart } from "./relevance";
+import { keywordQueryTerms } from "./keyword-index";
+import {
+  DEFAULT_CHANCE_SIMILARITY,
+  FEEDBACK_WEIGHT,
+  LINK_WEIGHT,
+  MIN_RELEVANCE,
+  NEIGHBOUR_WEIGHT,
+  eitherEvidence,
+  fusedScore,
+  keywordPart,
+  vectorPart,
+} from "./relevance";
+import { queryTimeRange, withoutTimeWords, type TimeRange } from "./query-time";
+import { queryContext } from "./query-context";
+import { readExpansion } from "./search-expansion";
+import { SEARCH_ROW_COLUMNS, keywordStatement, searchFilterSql, type KeywordRow, type SearchFilters, type SearchRow } from "./search-rows";
 
-/** Search filters: the shared item vocabulary; tiers default to the active working set. */
-export type SearchFilters = ItemFilter;
+export type { SearchFilters };
 
 export interface SearchHit {
   chunkId: number;
@@ -36,6 +48,17 @@ export interface SearchHit {
 
 export type SearchMode = "hybrid" | "keyword" | "vector";
 
+export interface SearchOptions {
+  /** hybrid (default), or one part alone. */
+  mode?: SearchMode;
+  /** The query's embedding when the caller already has it (saves an embedder call). */
+  queryVector?: Float32Array;
+  /** Hits' linked items join the results (default true; memory_context_build follows links itself). */
+  expandLinks?: boolean;
+  /** The instant relative times in the query count from ("yesterday"); default now. */
+  now?: number;
+}
+
 /**
  * Vector-part weight when HYBRID_VECTOR_WEIGHT is unset. A lexical embedder repeats the BM25 signal
  * with more noise; measured with `npm run bench` (rank fusion, before absolute scores), weights
@@ -45,37 +68,29 @@ export type SearchMode = "hybrid" | "keyword" | "vector";
 const DEFAULT_VECTOR_WEIGHT = { semantic: 1, lexical: 0 };
 const MAX_CANDIDATES = 100;
 
-const ROW_COLUMNS = `c.id AS chunk_id, c.chunk_index, c.content AS chunk_content, c.tokens AS chunk_tokens, i.id AS item_id, i.project, i.kind, i.type,
-  i.role, i.conversation_id, i.position, i.tags, i.metadata, i.importance, i.tier, i.created_at`;
-
-type Row = {
-  chunk_id: number;
-  chunk_index: number;
-  chunk_content: string;
-  chunk_tokens: number;
-  item_id: string;
-  project: string;
-  kind: string;
-  type: string;
-  role: string | null;
-  conversation_id: string | null;
-  position: number | null;
-  tags: string;
-  metadata: string;
-  importance: number;
-  tier: string;
-  created_at: number;
+type Candidate = {
+  row: SearchRow;
+  bm25: number;
+  /** The match parts: keyword, relevance feedback, and the fused match (keyword and vector). */
+  keyword: number;
+  feedback: number;
+  match: number;
+  keywordRank: number | null;
+  vectorRank: number | null;
+  similarity: number | null;
+  /** The hit's own evidence (match, feedback, time, speaker), then with its neighbours' and links'. */
+  own: number;
+  score: number;
 };
 
-type KeywordRow = Row & { bm25: number; known: number; known_share: number };
-
-type Candidate = { row: Row; bm25: number; keyword: number; keywordRank: number | null; vectorRank: number | null; similarity: number | null; score: number };
-
 /**
- * Hybrid retrieval: FTS5 BM25 and vector similarity lists over chunks, each hit scored on an absolute
- * scale (relevance.ts) and ordered by that score; hits below MIN_RELEVANCE are dropped, so a query
- * that nothing in the project answers gets no hits. Every statement filters on the scope's tenant;
- * stashed items are excluded unless `tiers` asks.
+ * Retrieval in two round trips, every hit scored on an absolute scale (relevance.ts):
+ * 1. FTS5 BM25 and vector lists over chunks (a date in the query is matched against the items' times
+ *    instead of their words);
+ * 2. what the first hits point to (search-expansion.ts): feedback words, neighbours in reading order,
+ *    linked items, which add their evidence.
+ * Hits below MIN_RELEVANCE are dropped, so a query that nothing in the project answers gets no hits.
+ * Every statement filters on the scope's tenant; stashed items are excluded unless `tiers` asks.
  */
 export async function searchChunks(
   scope: TenantScope,
@@ -83,64 +98,123 @@ export async function searchChunks(
   query: string,
   filters: SearchFilters,
   limit: number,
-  mode: SearchMode = "hybrid",
-  /** The query's embedding when the caller already has it (saves an embedder call). */
-  knownQueryVector?: Float32Array,
+  options: SearchOptions = {},
 ): Promise<SearchHit[]> {
-  let queryVector: Promise<Float32Array | null> | null = knownQueryVector ? Promise.resolve(knownQueryVector) : null;
+  const mode = options.mode ?? "hybrid";
+  let queryVector: Promise<Float32Array | null> | null = options.queryVector ? Promise.resolve(options.queryVector) : null;
   const embedQuery = () => (queryVector ??= services.embedder.embed([query], "query").then((v) => v[0] ?? null));
+  const named = queryTimeRange(query, options.now ?? Date.now());
   const pool = Math.min(MAX_CANDIDATES, Math.max(50, limit * 4));
   const kind = services.embedder.semantic ? "semantic" : "lexical";
   const vectorWeight = mode === "vector" ? 1 : mode === "keyword" ? 0 : (services.config.hybridVectorWeight ?? DEFAULT_VECTOR_WEIGHT[kind]);
   const chance = services.config.embeddingChanceSimilarity ?? DEFAULT_CHANCE_SIMILARITY[kind];
   const [keyword, vector] = await Promise.all([
-    mode !== "vector" ? keywordCandidates(scope, query, filters, pool) : [],
+    mode !== "vector" ? keywordCandidates(scope, query, named, filters, pool) : { rows: [], textQuery: query },
     vectorWeight > 0 ? vectorCandidates(scope, services, embedQuery, filters, pool) : { rows: [], complete: true },
   ]);
   const candidates = new Map<number, Candidate>();
-  keyword.forEach((row, rank) => {
-    candidates.set(row.chunk_id, { row, bm25: row.bm25, keyword: keywordPart(row.bm25, row.known, row.known_share), keywordRank: rank + 1, vectorRank: null, similarity: null, score: 0 });
-  });
-  vector.rows.forEach(({ row, similarity }, rank) => {
-    const entry = candidates.get(row.chunk_id) ?? { row, bm25: 0, keyword: 0, keywordRank: null, vectorRank: null, similarity: null, score: 0 };
-    entry.vectorRank = rank + 1;
-    entry.similarity = similarity;
-    candidates.set(row.chunk_id, entry);
-  });
-  const all = [...candidates.values()];
+  const candidate = (row: SearchRow) => {
+    let entry = candidates.get(row.chunk_id);
+    if (!entry) {
+      entry = { row, bm25: 0, keyword: 0, feedback: 0, match: 0, keywordRank: null, vectorRank: null, similarity: null, own: 0, score: 0 };
+      candidates.set(row.chunk_id, entry);
+    }
+    return entry;
+  };
+  const textQuery = keyword.textQuery;
+  keyword.rows.forEach((row, rank) => Object.assign(candidate(row), { bm25: row.bm25, keyword: keywordPart(row.bm25, row.known, row.known_share), keywordRank: rank + 1 }));
+  vector.rows.forEach(({ row, similarity }, rank) => Object.assign(candidate(row), { vectorRank: rank + 1, similarity }));
+  const first = [...candidates.values()];
   // A keyword hit outside the vector list still has a cosine, read from its stored vector, unless the
   // list held every embedded chunk (then it has none). Indexes may be approximate, so the list's last
   // cosine is no bound.
-  if (vectorWeight > 0 && !vector.complete) await fillMissingSimilarities(scope, services, await embedQuery(), all);
-  for (const c of all) {
-    const vector = vectorPart(c.similarity, chance);
-    c.score = mode === "vector" ? vector : fusedScore(c.keyword, vector, vectorWeight);
+  if (vectorWeight > 0 && !vector.complete) await fillMissingSimilarities(scope, services, embedQuery, first);
+  for (const c of first) {
+    const vectorScore = vectorPart(c.similarity, chance);
+    c.match = mode === "vector" ? vectorScore : fusedScore(c.keyword, vectorScore, vectorWeight);
   }
-  const ranked = all
+
+  const context = queryContext(query, named, first.map((c) => c.row));
+  const sources = first
+    .map((c) => ({ c, own: Math.min(1, c.match * context.multiplier(c.row)) }))
+    .filter((s) => s.own >= MIN_RELEVANCE)
+    .sort((a, b) => b.own - a.own || a.c.row.chunk_id - b.c.row.chunk_id)
+    .map((s) => s.c);
+  // The likely hits' cosines are read while the expansion is (the rest, if any, after ranking).
+  const cosines = sources.length > 0 ? fillMissingSimilarities(scope, services, embedQuery, sources.slice(0, limit)) : null;
+  if (sources.length > 0) {
+    const expansion = await readExpansion(scope, {
+      query: textQuery,
+      filters,
+      pool,
+      feedbackFrom: mode === "vector" ? [] : feedbackSources(first),
+      neighboursOf: sources.map((c) => c.row.chunk_id),
+      linksOf: options.expandLinks === false ? [] : [...new Set(sources.map((c) => c.row.item_id))],
+    });
+    const best = Math.max(...first.map((c) => c.match));
+    for (const row of expansion.feedback) candidate(row).feedback = FEEDBACK_WEIGHT * best * keywordPart(row.bm25, row.known, row.known_share);
+    for (const c of candidates.values()) c.own = Math.min(1, eitherEvidence(c.match, c.feedback) * context.multiplier(c.row));
+    for (const c of candidates.values()) c.score = c.own;
+    const ownOfItem = new Map<string, number>();
+    for (const c of candidates.values()) ownOfItem.set(c.row.item_id, Math.max(ownOfItem.get(c.row.item_id) ?? 0, c.own));
+    for (const row of expansion.neighbours) {
+      const source = candidates.get(row.source)!;
+      const c = candidate(row);
+      c.score = eitherEvidence(c.score, (NEIGHBOUR_WEIGHT * source.own) / Math.max(1, row.distance));
+    }
+    for (const row of expansion.links) {
+      const c = candidate(row);
+      c.score = eitherEvidence(c.score, LINK_WEIGHT * Math.min(1, Math.max(0, row.weight)) * (ownOfItem.get(row.source) ?? 0));
+    }
+  }
+  const ranked = [...candidates.values()]
     .filter((c) => c.score >= MIN_RELEVANCE)
     .sort((a, b) => b.score - a.score || b.bm25 - a.bm25 || (b.similarity ?? -1) - (a.similarity ?? -1) || a.row.chunk_id - b.row.chunk_id);
   const top = await rerankTop(services, query, ranked, limit, (c) => c.row.chunk_content);
   // `similarity` is reported for every hit, whatever counted in its score.
-  if (top.length > 0) await fillMissingSimilarities(scope, services, await embedQuery(), top);
-  return top.map((c) => toHit(c.row, c.score, c.similarity, c.keywordRank, c.vectorRank));
+  await cosines;
+  if (top.length > 0) await fillMissingSimilarities(scope, services, embedQuery, top);
+  return top.map(toHit);
 }
 
-/** BM25 over the tenant's own keyword index (src/core/keyword-index.ts): ranking depends on its data only. */
-async function keywordCandidates(scope: TenantScope, query: string, filters: SearchFilters, pool: number): Promise<KeywordRow[]> {
-  const terms = keywordQueryTerms(scope.tenantId, query);
-  if (terms === null) return [];
-  const where = filterSql(scope, filters);
-  const { results } = await scope.d1
-    .prepare(
-      `WITH ${KEYWORD_SCORES_SQL}
-       SELECT ${ROW_COLUMNS}, s.score AS bm25, q.known, q.known_share
-       FROM keyword_scores s CROSS JOIN keyword_query_info q CROSS JOIN chunks c CROSS JOIN items i
-       WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ? AND i.tenant_id = ?${where.sql}
-       ORDER BY s.score DESC, c.id LIMIT ?`,
-    )
-    .bind(...keywordScoresParams(scope, terms), scope.tenantId, scope.tenantId, ...where.params, pool)
-    .all<KeywordRow>();
-  return results;
+/** The best keyword hits, best first: their words feed back (search-expansion.ts). */
+function feedbackSources(first: Candidate[]): { content: string; score: number }[] {
+  return first
+    .filter((c) => c.keyword >= MIN_RELEVANCE)
+    .sort((a, b) => b.keyword - a.keyword || b.bm25 - a.bm25)
+    .map((c) => ({ content: c.row.chunk_content, score: c.keyword }));
+}
+
+/**
+ * BM25 over the tenant's own keyword index (keyword-index.ts): ranking depends on its data only. When
+ * the query names a time, its time words are matched against the items' times instead of their text,
+ * and the best hits from that time join the list (they may rank low on words alone); if nothing was
+ * written then, the words were about something else and the plain query's hits are used. One round
+ * trip either way.
+ */
+async function keywordCandidates(
+  scope: TenantScope,
+  query: string,
+  named: TimeRange | null,
+  filters: SearchFilters,
+  pool: number,
+): Promise<{ rows: KeywordRow[]; textQuery: string }> {
+  const plain = keywordQueryTerms(scope.tenantId, query);
+  if (!named) return { rows: plain === null ? [] : (await keywordStatement(scope, plain, filters, pool).all<KeywordRow>()).results, textQuery: query };
+  const textQuery = withoutTimeWords(query, named);
+  const terms = keywordQueryTerms(scope.tenantId, textQuery);
+  if (terms === null) return { rows: [], textQuery };
+  const during: SearchFilters = {
+    ...filters,
+    createdAfter: Math.max(filters.createdAfter ?? -Infinity, named.from),
+    createdBefore: Math.min(filters.createdBefore ?? Infinity, named.to - 1),
+  };
+  const statements = [keywordStatement(scope, terms, filters, pool), keywordStatement(scope, terms, during, pool)];
+  if (textQuery !== query && plain !== null) statements.push(keywordStatement(scope, plain, filters, pool));
+  const [all, then, unchanged] = (await scope.d1.batch<KeywordRow>(statements)).map((r) => r.results);
+  if (then!.length === 0 && unchanged) return { rows: unchanged, textQuery: query };
+  const seen = new Set(all!.map((r) => r.chunk_id));
+  return { rows: [...all!, ...then!.filter((r) => !seen.has(r.chunk_id))], textQuery };
 }
 
 /** The vector list; `complete` when the index returned fewer than asked, i.e. every embedded chunk. */
@@ -150,7 +224,7 @@ async function vectorCandidates(
   embedQuery: () => Promise<Float32Array | null>,
   filters: SearchFilters,
   pool: number,
-): Promise<{ rows: { row: Row; similarity: number }[]; complete: boolean }> {
+): Promise<{ rows: { row: SearchRow; similarity: number }[]; complete: boolean }> {
   const queryVector = await embedQuery();
   if (!queryVector) return { rows: [], complete: true };
   const projects = filters.projects ?? (scope.projects === null ? undefined : [...scope.projects]);
@@ -173,16 +247,16 @@ async function vectorCandidates(
 }
 
 /** Chunk rows by id that pass the filters (vector hits are re-checked against D1: tier, tags, time). */
-async function rowsByChunkIds(scope: TenantScope, chunkIds: number[], filters: SearchFilters): Promise<Row[]> {
+async function rowsByChunkIds(scope: TenantScope, chunkIds: number[], filters: SearchFilters): Promise<SearchRow[]> {
   if (chunkIds.length === 0) return [];
-  const where = filterSql(scope, filters);
+  const where = searchFilterSql(scope, filters);
   const { results } = await scope.d1
     .prepare(
-      `SELECT ${ROW_COLUMNS} FROM chunks c JOIN items i ON i.id = c.item_id
+      `SELECT ${SEARCH_ROW_COLUMNS} FROM chunks c JOIN items i ON i.id = c.item_id
        WHERE c.tenant_id = ? AND i.tenant_id = ? AND c.id ${IN_JSON}${where.sql}`,
     )
     .bind(scope.tenantId, scope.tenantId, JSON.stringify(chunkIds), ...where.params)
-    .all<Row>();
+    .all<SearchRow>();
   return results;
 }
 
@@ -190,12 +264,13 @@ async function rowsByChunkIds(scope: TenantScope, chunkIds: number[], filters: S
 async function fillMissingSimilarities(
   scope: TenantScope,
   services: Services,
-  queryVector: Float32Array | null,
-  entries: { row: Row; similarity: number | null }[],
+  embedQuery: () => Promise<Float32Array | null>,
+  entries: { row: SearchRow; similarity: number | null }[],
 ): Promise<void> {
-  if (!queryVector) return;
   const missing = entries.filter((e) => e.similarity === null).map((e) => e.row.chunk_id);
   if (missing.length === 0) return;
+  const queryVector = await embedQuery();
+  if (!queryVector) return;
   const vectors = await services.vectors.getVectors(scope.tenantId, missing);
   for (const entry of entries) {
     const stored = vectors.get(entry.row.chunk_id);
@@ -203,12 +278,8 @@ async function fillMissingSimilarities(
   }
 }
 
-/** The filters as SQL; searches look at active items unless told otherwise. */
-function filterSql(scope: TenantScope, filters: SearchFilters): { sql: string; params: unknown[] } {
-  return itemFilterSql(scope, { ...filters, tiers: filters.tiers ?? ["active"] });
-}
-
-function toHit(row: Row, score: number, similarity: number | null, keywordRank: number | null, vectorRank: number | null): SearchHit {
+function toHit(c: Candidate): SearchHit {
+  const row = c.row;
   return {
     chunkId: row.chunk_id,
     chunkIndex: row.chunk_index,
@@ -226,10 +297,10 @@ function toHit(row: Row, score: number, similarity: number | null, keywordRank: 
     importance: row.importance,
     tier: row.tier,
     createdAt: row.created_at,
-    score: round(score),
-    similarity: similarity === null ? null : round(similarity),
-    keywordRank,
-    vectorRank,
+    score: round(c.score),
+    similarity: c.similarity === null ? null : round(c.similarity),
+    keywordRank: c.keywordRank,
+    vectorRank: c.vectorRank,
   };
 }
 

@@ -1,0 +1,57 @@
+import type { TenantScope } from "../../db/scope";
+import { itemFilterSql, type ItemFilter } from "./item-filters";
+import { keywordScoresParams, keywordScoresSql } from "./keyword-index";
+
+/** A chunk as search reads it, over `chunks c JOIN items i`. */
+export type SearchRow = {
+  chunk_id: number;
+  chunk_index: number;
+  chunk_content: string;
+  chunk_tokens: number;
+  item_id: string;
+  project: string;
+  kind: string;
+  type: string;
+  role: string | null;
+  conversation_id: string | null;
+  position: number | null;
+  tags: string;
+  metadata: string;
+  importance: number;
+  tier: string;
+  created_at: number;
+  /** Who said a message (its context's first line); null for other items. */
+  speaker: string | null;
+};
+
+export const SEARCH_ROW_COLUMNS = `c.id AS chunk_id, c.chunk_index, c.content AS chunk_content, c.tokens AS chunk_tokens, i.id AS item_id, i.project, i.kind, i.type,
+  i.role, i.conversation_id, i.position, i.tags, i.metadata, i.importance, i.tier, i.created_at,
+  CASE WHEN i.conversation_id IS NULL THEN NULL ELSE substr(c.context, 1, instr(c.context || char(10), char(10)) - 1) END AS speaker`;
+
+/** Search filters: the shared item vocabulary; tiers default to the active working set. */
+export type SearchFilters = ItemFilter;
+
+/** The filters as SQL over `i`; searches look at active items unless told otherwise. */
+export function searchFilterSql(scope: TenantScope, filters: SearchFilters): { sql: string; params: unknown[] } {
+  return itemFilterSql(scope, { ...filters, tiers: filters.tiers ?? ["active"] });
+}
+
+/** A keyword hit: its row, its BM25 and what the absolute score needs (keyword-index.ts). */
+export type KeywordRow = SearchRow & { bm25: number; known: number; known_share: number };
+
+/**
+ * BM25 over the tenant's own keyword index (keyword-index.ts), best first, through the filters: the
+ * query's terms, or with `feedback` weighted feedback terms.
+ */
+export function keywordStatement(scope: TenantScope, termsJson: string, filters: SearchFilters, pool: number, feedback = false): D1PreparedStatement {
+  const where = searchFilterSql(scope, filters);
+  return scope.d1
+    .prepare(
+      `WITH ${keywordScoresSql(feedback)}
+       SELECT ${SEARCH_ROW_COLUMNS}, s.score AS bm25, q.known, q.known_share
+       FROM keyword_scores s CROSS JOIN keyword_query_info q CROSS JOIN chunks c CROSS JOIN items i
+       WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ? AND i.tenant_id = ?${where.sql}
+       ORDER BY s.score DESC, c.id LIMIT ?`,
+    )
+    .bind(...keywordScoresParams(scope, termsJson), scope.tenantId, scope.tenantId, ...where.params, pool);
+}
