@@ -43,6 +43,8 @@ export interface Config {
   contextTokenLimit: number;
   summarizer: "extractive" | "workers-ai";
   summaryModel: string;
+  /** Search's stages beyond the match itself (SEARCH_STAGES; default all): see src/core/memory/search.ts. */
+  searchStages: ReadonlySet<SearchStage>;
   /** Search's rerank stage (RERANK_MODEL, e.g. @cf/baai/bge-reranker-base): the best `candidates` fused hits are reordered; null = off. */
   rerank: { model: string; candidates: number } | null;
 }
@@ -55,6 +57,10 @@ export interface Config {
  */
 export const DEFAULT_EMBEDDING_MODEL = "@cf/qwen/qwen3-embedding-0.6b";
 export const DEFAULT_EMBEDDING_DIMENSIONS = 768;
+
+/** What search weighs besides a hit's own match (README "Memory, search and limits"). */
+export const SEARCH_STAGES = ["time", "speaker", "when", "feedback", "neighbours", "links"] as const;
+export type SearchStage = (typeof SEARCH_STAGES)[number];
 
 /** KV refuses TTLs under 60 seconds. */
 export const KV_MIN_TTL_SECONDS = 60;
@@ -98,6 +104,7 @@ export function readConfig(env: Env): Config {
     contextTokenLimit: positiveInt(env.CONTEXT_TOKEN_LIMIT, 1_000_000),
     summarizer: oneOf(env.SUMMARIZER, ["extractive", "workers-ai"] as const, "SUMMARIZER"),
     summaryModel: env.SUMMARY_MODEL || "@cf/meta/llama-3.1-8b-instruct",
+    searchStages: searchStages(env.SEARCH_STAGES),
     rerank: env.RERANK_MODEL ? { model: env.RERANK_MODEL, candidates: Math.min(100, positiveInt(env.RERANK_CANDIDATES, 20)) } : null,
   };
 }
@@ -106,6 +113,16 @@ function oneOf<T extends string>(value: string | undefined, allowed: readonly T[
   const v = value || allowed[0]!;
   if (!(allowed as readonly string[]).includes(v)) throw new Error(`Configuration error: ${name} '${v}' is not one of ${allowed.join(", ")}`);
   return v as T;
+}
+
+/** A comma-separated list of stages ("" = none); unset = all. */
+function searchStages(value: string | undefined): ReadonlySet<SearchStage> {
+  if (value === undefined) return new Set(SEARCH_STAGES);
+  const names = value.split(",").map((s) => s.trim()).filter(Boolean);
+  for (const name of names) {
+    if (!(SEARCH_STAGES as readonly string[]).includes(name)) throw new Error(`Configuration error: SEARCH_STAGES names '${name}'; the stages are ${SEARCH_STAGES.join(", ")}`);
+  }
+  return new Set(names as SearchStage[]);
 }
 
 function positiveInt(value: string | undefined, fallback: number): number {

@@ -21,6 +21,7 @@ export interface Env {
   OPENAI_API_KEY?: string;
   VECTOR_INDEX?: string;
   HYBRID_VECTOR_WEIGHT?: string;
+  SEARCH_STAGES?: string;
   EMBEDDING_CHANCE_SIMILARITY?: string;
   SUMMARIZER?: string;
   SUMMARY_MODEL?: string;

@@ -7,13 +7,13 @@ import { runContext } from "./context.mjs";
 import { runGc } from "./gc.mjs";
 import { runGraph } from "./graph.mjs";
 import { runIngest } from "./ingest.mjs";
-import { runLocomo } from "./locomo.mjs";
+import { runLocomo, runStages } from "./locomo.mjs";
 import { runMsmarco } from "./msmarco.mjs";
 import { runScale } from "./scale.mjs";
 import { runTokenizer } from "./tokenizer.mjs";
 import { newTenant, startWorker } from "./worker.mjs";
 
-const SUITES = { locomo: runLocomo, msmarco: runMsmarco, scale: runScale, context: runContext, graph: runGraph, gc: runGc, tokenizer: runTokenizer, ingest: runIngest, calls: runCalls, ownership: runOwnership };
+const SUITES = { locomo: runLocomo, stages: runStages, msmarco: runMsmarco, scale: runScale, context: runContext, graph: runGraph, gc: runGc, tokenizer: runTokenizer, ingest: runIngest, calls: runCalls, ownership: runOwnership };
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(SUITES);
 for (const name of chosen) if (!SUITES[name]) throw new Error(`unknown suite '${name}' (have: ${Object.keys(SUITES).join(", ")})`);
 

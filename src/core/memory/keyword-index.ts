@@ -115,6 +115,16 @@ export function weightedKeywordTerms(tenantId: string, terms: { token: string; w
 /** Feedback terms kept for the second query: the strongest by weight x IDF. */
 export const FEEDBACK_TERMS = 10;
 
+/** How a keyword CTE list is built (`keywordScoresSql`). */
+export interface KeywordScoresOptions {
+  /** Weighted feedback terms instead of the query's own (relevance feedback, search-expansion.ts). */
+  feedback?: boolean;
+  /** Score only these chunks: a SQL set of chunk ids (statistics stay the tenant's). */
+  onlyChunks?: string;
+  /** Number of the first parameter: the terms JSON is ?first, the tenant id ?first+1. */
+  first?: number;
+}
+
 /**
  * A CTE list ending in `keyword_scores(chunk_id, score)`: BM25 of the tenant's chunks matching any
  * phrase of the query (higher is better); and `keyword_query_info(known, known_share)`, what an
@@ -125,36 +135,52 @@ export const FEEDBACK_TERMS = 10;
  * chunks, a tenant of a few chunks).
  * A query's phrases weigh 1 each. With `feedback`, the terms are candidate expansion terms weighted by
  * how much the first hits hold them: only the FEEDBACK_TERMS strongest by weight x IDF are kept, their
- * weights scaled so the strongest weighs 1 (relevance feedback, search-expansion.ts).
- * Binds, in order: the terms JSON, then the tenant id 4 times (`keywordScoresParams`).
+ * weights scaled so the strongest weighs 1; their document frequencies come from chunks_fts_row (one
+ * seek per term), so `onlyChunks` can limit the scoring to a few chunks without changing the IDF.
+ * Binds (`keywordScoresParams`): the terms JSON as ?first, the tenant id as ?first+1.
  */
-export function keywordScoresSql(feedback = false): string {
-  const terms = feedback
-    ? // Candidates' document frequencies come from chunks_fts_row (one seek per term): only the
-      // strongest are looked up in the postings below.
-      `keyword_terms(phrase, pos, size, term, weight) AS MATERIALIZED (
-    SELECT j.value ->> 0, 0, 1, j.value ->> 3, j.value ->> 5
-    FROM json_each(?) j CROSS JOIN chunks_fts_row r
+export function keywordScoresSql(options: KeywordScoresOptions = {}): string {
+  const first = options.first ?? 1;
+  const terms = `?${first}`;
+  const tenant = `?${first + 1}`;
+  const only = options.onlyChunks ? ` AND v.doc IN ${options.onlyChunks}` : "";
+  const selection = options.feedback
+    ? `keyword_terms(phrase, pos, size, term, weight, df) AS MATERIALIZED (
+    SELECT j.value ->> 0, 0, 1, j.value ->> 3, j.value ->> 5, r.doc
+    FROM json_each(${terms}) j CROSS JOIN chunks_fts_row r, keyword_totals s
     WHERE r.term = j.value ->> 3
-    ORDER BY (j.value ->> 5) * MAX(ln(((SELECT COALESCE(MAX(chunks), 0) FROM keyword_stats WHERE tenant_id = ?) - r.doc + 0.5) / (r.doc + 0.5)), 1e-6) DESC, 1
+    ORDER BY (j.value ->> 5) * MAX(ln((s.n - r.doc + 0.5) / (r.doc + 0.5)), 1e-6) DESC, 1
     LIMIT ${FEEDBACK_TERMS}
   )`
-    : `keyword_terms(phrase, pos, size, term, weight) AS MATERIALIZED (
-    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, 1.0 FROM json_each(?) j
-    WHERE j.value ->> 4 = 0 OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ? AND fts_tokens IS NULL)
+    : `keyword_terms(phrase, pos, size, term, weight, df) AS MATERIALIZED (
+    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, 1.0, NULL FROM json_each(${terms}) j
+    WHERE j.value ->> 4 = 0 OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ${tenant} AND fts_tokens IS NULL)
   )`;
-  const weights = feedback
+  const idf = options.feedback
+    ? `keyword_idf(phrase, w, df) AS (
+    SELECT t.phrase, MAX(ln((s.n - t.df + 0.5) / (t.df + 0.5)), 1e-6), t.df FROM keyword_terms t, keyword_totals s
+  )`
+    : `keyword_idf(phrase, w, df) AS (
+    SELECT f.phrase, MAX(COALESCE(ln((s.n - COUNT(*) + 0.5) / (COUNT(*) + 0.5)), 0.0), 1e-6), COUNT(*)
+    FROM keyword_freq f, keyword_totals s GROUP BY f.phrase
+  )`;
+  const weights = options.feedback
     ? "keyword_weight(phrase, weight) AS (SELECT i.phrase, t.weight * i.w / MAX(t.weight * i.w) OVER () FROM keyword_idf i JOIN keyword_terms t ON t.phrase = i.phrase)"
     : "keyword_weight(phrase, weight) AS (SELECT phrase, 1.0 FROM keyword_idf)";
   return `
-  ${terms},
+  keyword_totals(n, avgdl) AS (
+    SELECT COALESCE(k.chunks, 0) + COALESCE(k.legacy_chunks, 0),
+           CASE WHEN k.chunks > 0 AND k.tokens > 0 THEN CAST(k.tokens AS REAL) / k.chunks ELSE 1.0 END
+    FROM (SELECT 1) LEFT JOIN keyword_stats k ON k.tenant_id = ${tenant}
+  ),
+  ${selection},
   -- Term frequencies per phrase and chunk (content counts 1, context ${CONTEXT_WEIGHT}), with the chunk's length.
   -- CROSS JOIN: the terms drive the lookups (one index seek per term); the other order would scan
   -- the whole index. A one-token phrase is counted in one grouping, with its chunk joined inline.
   keyword_freq(phrase, doc, f, len) AS (
     SELECT t.phrase, v.doc, SUM(CASE v.col WHEN 'content' THEN 1.0 ELSE ${CONTEXT_WEIGHT} END), c.fts_tokens
     FROM keyword_terms t CROSS JOIN chunks_fts_instance v JOIN chunks c ON c.id = v.doc
-    WHERE v.term = t.term AND t.size = 1 AND c.tenant_id = ?
+    WHERE v.term = t.term AND t.size = 1 AND c.tenant_id = ${tenant}${only}
     GROUP BY t.phrase, v.doc
     UNION ALL
     -- a longer phrase (a CJK run): places where every token sits at its offset from a common start
@@ -162,22 +188,14 @@ export function keywordScoresSql(feedback = false): string {
     FROM (
       SELECT t.phrase, v.doc, v.col
       FROM keyword_terms t CROSS JOIN chunks_fts_instance v
-      WHERE v.term = t.term AND t.size > 1
+      WHERE v.term = t.term AND t.size > 1${only}
       GROUP BY t.phrase, v.doc, v.col, v."offset" - t.pos
       HAVING COUNT(*) = MAX(t.size)
     ) h JOIN chunks c ON c.id = h.doc
-    WHERE c.tenant_id = ?
+    WHERE c.tenant_id = ${tenant}
     GROUP BY h.phrase, h.doc
   ),
-  keyword_totals(n, avgdl) AS (
-    SELECT COALESCE(k.chunks, 0) + COALESCE(k.legacy_chunks, 0),
-           CASE WHEN k.chunks > 0 AND k.tokens > 0 THEN CAST(k.tokens AS REAL) / k.chunks ELSE 1.0 END
-    FROM (SELECT 1) LEFT JOIN keyword_stats k ON k.tenant_id = ?
-  ),
-  keyword_idf(phrase, w, df) AS (
-    SELECT f.phrase, MAX(COALESCE(ln((s.n - COUNT(*) + 0.5) / (COUNT(*) + 0.5)), 0.0), 1e-6), COUNT(*)
-    FROM keyword_freq f, keyword_totals s GROUP BY f.phrase
-  ),
+  ${idf},
   ${weights},
   keyword_query_info(known, known_share) AS (
     SELECT (SELECT COALESCE(SUM(i.w * kw.weight), 0) FROM keyword_weight kw JOIN keyword_idf i ON i.phrase = kw.phrase),
@@ -192,8 +210,9 @@ export function keywordScoresSql(feedback = false): string {
   )`;
 }
 
+/** The values of `keywordScoresSql`'s two parameters, in order. */
 export function keywordScoresParams(scope: TenantScope, termsJson: string): unknown[] {
-  return [termsJson, scope.tenantId, scope.tenantId, scope.tenantId, scope.tenantId];
+  return [termsJson, scope.tenantId];
 }
 
 /** Chunks re-indexed per batch, and the most text (prefixed, as JSON) one batch binds. */

@@ -1,3 +1,4 @@
+import type { SearchStage } from "../../config";
 import { indexTokens } from "../shared/fts-text";
 import { STOPWORDS } from "../shared/stopwords";
 import { asksWhen, statesTime, timeMatch, type TimeRange } from "./query-time";
@@ -25,10 +26,11 @@ export interface QueryContext {
  * - a speaker it names: messages said by that participant (log_chat's agent_name, else the role) gain;
  * - a question asking when: text that states a time gains.
  */
-export function queryContext(query: string, range: TimeRange | null, candidates: ContextualRow[]): QueryContext {
+export function queryContext(query: string, range: TimeRange | null, candidates: ContextualRow[], stages: ReadonlySet<SearchStage>): QueryContext {
   const inRange = range !== null && candidates.some((c) => timeMatch(c.created_at, range) === 1) ? range : null;
   const queryWords = new Set(indexTokens(query.toLowerCase()));
-  const when = asksWhen(query);
+  const when = stages.has("when") && asksWhen(query);
+  const speakers = stages.has("speaker");
   const named = new Map<string, boolean>();
   const speakerNamed = (speaker: string) => {
     let hit = named.get(speaker);
@@ -42,7 +44,7 @@ export function queryContext(query: string, range: TimeRange | null, candidates:
     range: inRange,
     multiplier(row) {
       let m = inRange ? timeMatch(row.created_at, inRange) : 1;
-      if (row.speaker && speakerNamed(row.speaker)) m *= 1 + SPEAKER_WEIGHT;
+      if (speakers && row.speaker && speakerNamed(row.speaker)) m *= 1 + SPEAKER_WEIGHT;
       if (when && statesTime(row.chunk_content)) m *= 1 + STATES_TIME_WEIGHT;
       return m;
     },

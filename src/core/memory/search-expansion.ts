@@ -1,24 +1,23 @@
 import type { TenantScope } from "../../db/scope";
 import { indexTokens, queryPhrases, storedTerm } from "../shared/fts-text";
 import { STOPWORDS } from "../shared/stopwords";
-import { weightedKeywordTerms } from "./keyword-index";
-import { SEARCH_ROW_COLUMNS, keywordStatement, searchFilterSql, type KeywordRow, type SearchFilters, type SearchRow } from "./search-rows";
+import { keywordScoresParams, keywordScoresSql, weightedKeywordTerms } from "./keyword-index";
+import { SEARCH_ROW_COLUMNS, SEARCH_ROW_NULLS, numbered, searchFilterSql, type SearchFilters, type SearchRow } from "./search-rows";
 
 /**
  * Search's second round trip: what the first hits point to, read in one D1 batch.
- * - Feedback: the words the best first hits share beyond the query (relevance feedback, RM3-like): a
- *   question about "Caroline's art" whose best hit speaks of her "painting" also finds the other
- *   paintings. Scored as a keyword query of the strongest FEEDBACK_TERMS words, weighted.
  * - Neighbours: the chunks next to a hit in reading order, up to two messages away in its conversation
  *   (or two chunks away in its document): the answer is often the turn after the one that matches.
  * - Links: items linked to a hit (link_resources, add_relationship on items, auto-links).
+ * - Feedback: the words the best first hits share beyond the query (relevance feedback, RM3-like): a
+ *   question about "Caroline's art" whose best hit speaks of her "painting" also finds her other
+ *   paintings. Scored as a keyword query of the strongest FEEDBACK_TERMS words, weighted, over the
+ *   first hits and the chunks around them (on LoCoMo, scoring every chunk found nothing more).
  */
 
 /** First hits whose words feed back, and the most candidate words sent to D1 (it keeps the best by IDF). */
 const FEEDBACK_DOCS = 3;
 const FEEDBACK_CANDIDATES = 40;
-/** Hits whose neighbours and links are read, and the most linked items read. */
-export const EXPANSION_SOURCES = 20;
 const MAX_LINKED = 50;
 /** How far in reading order a neighbour may be (messages in a conversation, chunks in a document). */
 export const NEIGHBOUR_REACH = 2;
@@ -27,39 +26,65 @@ export interface ExpansionRequest {
   /** The query as matched against text (time words taken out). */
   query: string;
   filters: SearchFilters;
-  pool: number;
-  /** The best first hits, best first (their text feeds back), with their scores. */
+  /** The best keyword hits, best first (their text feeds back), with their scores; none = no feedback. */
   feedbackFrom: { content: string; score: number }[];
+  /** Every first hit: feedback scores them too. */
+  candidates: number[];
   neighboursOf: number[];
   /** Item ids whose links are followed (none: links are not read). */
   linksOf: string[];
 }
 
 export interface Expansion {
-  feedback: KeywordRow[];
+  /** Feedback scores of first hits and of the chunks around them, by chunk id. */
+  feedback: Map<number, { bm25: number; known: number; known_share: number }>;
   neighbours: (SearchRow & { source: number; distance: number })[];
   links: (SearchRow & { source: string; weight: number })[];
 }
 
-/** Reads feedback hits, neighbours and linked items in one batch (statements only for what is asked). */
+
+/**
+ * Reads the chunks around the sources, and the feedback scores of the first hits and of those chunks,
+ * in one statement (the chunks around are found once and serve both).
+ */
 export async function readExpansion(scope: TenantScope, request: ExpansionRequest): Promise<Expansion> {
-  const where = searchFilterSql(scope, request.filters);
+  const out: Expansion = { feedback: new Map(), neighbours: [], links: [] };
   const terms = feedbackTerms(request.feedbackFrom, request.query);
-  const statements: D1PreparedStatement[] = [];
-  if (terms.length > 0) statements.push(keywordStatement(scope, weightedKeywordTerms(scope.tenantId, terms), request.filters, request.pool, true));
-  if (request.neighboursOf.length > 0) statements.push(aroundStatement(scope, request.neighboursOf, request.linksOf, where));
-  const out: Expansion = { feedback: [], neighbours: [], links: [] };
-  if (statements.length === 0) return out;
-  const results = await scope.d1.batch<Record<string, unknown>>(statements);
-  if (terms.length > 0) out.feedback = results.shift()!.results as KeywordRow[];
-  for (const row of (results.shift()?.results ?? []) as AroundRow[]) {
-    if (row.via === "neighbour") out.neighbours.push({ ...row, source: row.source!, distance: row.distance! });
-    else out.links.push({ ...row, source: row.source_item!, weight: row.weight! });
+  if (request.neighboursOf.length === 0 && request.linksOf.length === 0 && terms.length === 0) return out;
+  const where = searchFilterSql(scope, request.filters);
+  const params = [scope.tenantId, JSON.stringify(request.neighboursOf), JSON.stringify(request.linksOf), ...where.params, JSON.stringify(request.candidates)];
+  const { results } = await scope.d1
+    .prepare(
+      `WITH ${aroundCte(where.sql)},
+       feedback_chunks(id) AS (SELECT chunk_id FROM around UNION SELECT value FROM json_each(?${params.length})),
+       ${keywordScoresSql({ feedback: true, onlyChunks: "(SELECT id FROM feedback_chunks)", first: params.length + 1 })}
+       SELECT r.via, r.source, r.source_item, r.distance, r.weight, ${SEARCH_ROW_COLUMNS}, NULL AS fb_bm25, NULL AS fb_known, NULL AS fb_share
+       FROM around r CROSS JOIN chunks c CROSS JOIN items i WHERE c.id = r.chunk_id AND i.id = c.item_id
+       UNION ALL
+       SELECT 'score', s.chunk_id, NULL, NULL, NULL, ${SEARCH_ROW_NULLS}, s.score, q.known, q.known_share
+       FROM keyword_scores s CROSS JOIN keyword_query_info q`,
+    )
+    .bind(...params, ...keywordScoresParams(scope, weightedKeywordTerms(scope.tenantId, terms)))
+    .all<ExpansionRow>();
+  for (const row of results) {
+    if (row.via === "score") out.feedback.set(row.source!, { bm25: row.fb_bm25!, known: row.fb_known!, known_share: row.fb_share! });
+    else if (row.via === "neighbour") out.neighbours.push({ ...row, source: row.source!, distance: row.distance! });
+    else if (row.via === "link") out.links.push({ ...row, source: row.source_item!, weight: row.weight! });
   }
   return out;
 }
 
-type AroundRow = SearchRow & { via: "neighbour" | "link"; source: number | null; source_item: string | null; distance: number | null; weight: number | null };
+/** A chunk around a source (its row, how it relates), or a feedback score ('score': `source` is the chunk id, no row). */
+type ExpansionRow = SearchRow & {
+  via: "neighbour" | "link" | "score";
+  source: number | null;
+  source_item: string | null;
+  distance: number | null;
+  weight: number | null;
+  fb_bm25: number | null;
+  fb_known: number | null;
+  fb_share: number | null;
+};
 
 /**
  * Candidate feedback words: those of the best hits' text that are not the query's own, not function
@@ -84,51 +109,45 @@ export function feedbackTerms(hits: { content: string; score: number }[], query:
 }
 
 /**
- * In one statement: chunks within NEIGHBOUR_REACH of each source in reading order (`via` 'neighbour',
- * the source chunk and the distance): other messages of its conversation by position (and other chunks
- * of its own message), or other chunks of its item; then the first chunk of each item linked to a
- * source's item, either direction (`via` 'link', the source item and the link's weight). CROSS JOIN
- * keeps the index order (source, then a range of positions; source item, then its links).
+ * `around(via, source, source_item, distance, weight, chunk_id)`: chunks within NEIGHBOUR_REACH of each
+ * source chunk in reading order ('neighbour', with the distance): other messages of its conversation by
+ * position (and other chunks of its own message), or other chunks of its item; then the first chunk of
+ * each item linked to a source item, either direction ('link', with the link's weight), strongest
+ * first. Filtered like the search. CROSS JOIN keeps the index order (each source by its id, then a
+ * range of positions; source item, then its links): with `tenant_id = ? AND id IN (list)` SQLite, having
+ * no statistics, would rather walk every chunk of the tenant. Parameters: ?1 tenant, ?2 source chunk ids, ?3 source item ids (JSON),
+ * then the filter's from ?4.
  */
-function aroundStatement(scope: TenantScope, sources: number[], linksOf: string[], where: { sql: string; params: unknown[] }): D1PreparedStatement {
+function aroundCte(filterSql: string): string {
   const reach = NEIGHBOUR_REACH;
-  const filters = numbered(where.sql, 4);
-  return scope.d1
-    .prepare(
-      `WITH a AS (
-         SELECT c.id AS source, c.item_id, c.chunk_index, i.conversation_id, i.position
-         FROM chunks c CROSS JOIN items i
-         WHERE c.tenant_id = ?1 AND c.id IN (SELECT value FROM json_each(?2)) AND i.id = c.item_id AND i.tenant_id = ?1),
-       l(source_item, item_id, weight) AS (
-         SELECT source_id, target_id, weight FROM links
-         WHERE tenant_id = ?1 AND source_type = 'item' AND target_type = 'item' AND source_id IN (SELECT value FROM json_each(?3))
-         UNION ALL
-         SELECT target_id, source_id, weight FROM links
-         WHERE tenant_id = ?1 AND target_type = 'item' AND source_type = 'item' AND target_id IN (SELECT value FROM json_each(?3)))
-       SELECT 'neighbour' AS via, a.source, NULL AS source_item,
-              CASE WHEN i.id = a.item_id THEN ABS(c.chunk_index - a.chunk_index) ELSE ABS(i.position - a.position) END AS distance, NULL AS weight, ${SEARCH_ROW_COLUMNS}
-       FROM a CROSS JOIN items i CROSS JOIN chunks c
-       WHERE a.conversation_id IS NOT NULL AND i.tenant_id = ?1 AND i.conversation_id = a.conversation_id
-         AND i.position BETWEEN a.position - ${reach} AND a.position + ${reach}
-         AND c.tenant_id = ?1 AND c.item_id = i.id AND c.id != a.source AND (i.id != a.item_id OR ABS(c.chunk_index - a.chunk_index) <= ${reach})${filters}
-       UNION ALL
-       SELECT 'neighbour', a.source, NULL, ABS(c.chunk_index - a.chunk_index), NULL, ${SEARCH_ROW_COLUMNS}
-       FROM a CROSS JOIN chunks c CROSS JOIN items i
-       WHERE a.conversation_id IS NULL AND c.tenant_id = ?1 AND c.item_id = a.item_id
-         AND c.chunk_index BETWEEN a.chunk_index - ${reach} AND a.chunk_index + ${reach} AND c.id != a.source
-         AND i.id = c.item_id${filters}
-       UNION ALL
-       SELECT * FROM (
-         SELECT 'link', NULL, l.source_item, NULL, MAX(l.weight) AS weight, ${SEARCH_ROW_COLUMNS}
-         FROM l CROSS JOIN items i CROSS JOIN chunks c
-         WHERE i.tenant_id = ?1 AND i.id = l.item_id AND c.tenant_id = ?1 AND c.item_id = i.id AND c.chunk_index = 0${filters}
-         GROUP BY l.source_item, c.id ORDER BY weight DESC, c.id LIMIT ${MAX_LINKED})`,
-    )
-    .bind(scope.tenantId, JSON.stringify(sources), JSON.stringify(linksOf), ...where.params);
-}
-
-/** The filter's anonymous `?` parameters numbered from `first`, so one list of values serves several branches. */
-function numbered(sql: string, first: number): string {
-  let n = first;
-  return sql.replace(/\?/g, () => `?${n++}`);
+  const filters = numbered(filterSql, 4);
+  return `
+  a AS MATERIALIZED (
+    SELECT c.id AS source, c.item_id, c.chunk_index, i.conversation_id, i.position
+    FROM json_each(?2) j CROSS JOIN chunks c CROSS JOIN items i
+    WHERE c.id = j.value AND c.tenant_id = ?1 AND i.id = c.item_id AND i.tenant_id = ?1),
+  l(source_item, item_id, weight) AS (
+    SELECT source_id, target_id, weight FROM links
+    WHERE tenant_id = ?1 AND source_type = 'item' AND target_type = 'item' AND source_id IN (SELECT value FROM json_each(?3))
+    UNION ALL
+    SELECT target_id, source_id, weight FROM links
+    WHERE tenant_id = ?1 AND target_type = 'item' AND source_type = 'item' AND target_id IN (SELECT value FROM json_each(?3))),
+  around(via, source, source_item, distance, weight, chunk_id) AS (
+    SELECT 'neighbour', a.source, NULL, CASE WHEN i.id = a.item_id THEN ABS(c.chunk_index - a.chunk_index) ELSE ABS(i.position - a.position) END, NULL, c.id
+    FROM a CROSS JOIN items i CROSS JOIN chunks c
+    WHERE a.conversation_id IS NOT NULL AND i.tenant_id = ?1 AND i.conversation_id = a.conversation_id
+      AND i.position BETWEEN a.position - ${reach} AND a.position + ${reach}
+      AND c.tenant_id = ?1 AND c.item_id = i.id AND c.id != a.source AND (i.id != a.item_id OR ABS(c.chunk_index - a.chunk_index) <= ${reach})${filters}
+    UNION ALL
+    SELECT 'neighbour', a.source, NULL, ABS(c.chunk_index - a.chunk_index), NULL, c.id
+    FROM a CROSS JOIN chunks c CROSS JOIN items i
+    WHERE a.conversation_id IS NULL AND c.tenant_id = ?1 AND c.item_id = a.item_id
+      AND c.chunk_index BETWEEN a.chunk_index - ${reach} AND a.chunk_index + ${reach} AND c.id != a.source
+      AND i.id = c.item_id${filters}
+    UNION ALL
+    SELECT * FROM (
+      SELECT 'link', NULL, l.source_item, NULL, MAX(l.weight) AS weight, c.id
+      FROM l CROSS JOIN items i CROSS JOIN chunks c
+      WHERE i.tenant_id = ?1 AND i.id = l.item_id AND c.tenant_id = ?1 AND c.item_id = i.id AND c.chunk_index = 0${filters}
+      GROUP BY l.source_item, c.id ORDER BY weight DESC, c.id LIMIT ${MAX_LINKED}))`;
 }

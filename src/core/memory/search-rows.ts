@@ -24,9 +24,29 @@ export type SearchRow = {
   speaker: string | null;
 };
 
-export const SEARCH_ROW_COLUMNS = `c.id AS chunk_id, c.chunk_index, c.content AS chunk_content, c.tokens AS chunk_tokens, i.id AS item_id, i.project, i.kind, i.type,
-  i.role, i.conversation_id, i.position, i.tags, i.metadata, i.importance, i.tier, i.created_at,
-  CASE WHEN i.conversation_id IS NULL THEN NULL ELSE substr(c.context, 1, instr(c.context || char(10), char(10)) - 1) END AS speaker`;
+/** The columns of a SearchRow over `chunks c` and `items i`, one expression each. */
+const COLUMNS = [
+  "c.id AS chunk_id",
+  "c.chunk_index",
+  "c.content AS chunk_content",
+  "c.tokens AS chunk_tokens",
+  "i.id AS item_id",
+  "i.project",
+  "i.kind",
+  "i.type",
+  "i.role",
+  "i.conversation_id",
+  "i.position",
+  "i.tags",
+  "i.metadata",
+  "i.importance",
+  "i.tier",
+  "i.created_at",
+  "CASE WHEN i.conversation_id IS NULL THEN NULL ELSE substr(c.context, 1, instr(c.context || char(10), char(10)) - 1) END AS speaker",
+];
+export const SEARCH_ROW_COLUMNS = COLUMNS.join(", ");
+/** As many NULLs as SEARCH_ROW_COLUMNS has columns (a UNION branch that has no row to show). */
+export const SEARCH_ROW_NULLS = COLUMNS.map(() => "NULL").join(", ");
 
 /** Search filters: the shared item vocabulary; tiers default to the active working set. */
 export type SearchFilters = ItemFilter;
@@ -39,19 +59,22 @@ export function searchFilterSql(scope: TenantScope, filters: SearchFilters): { s
 /** A keyword hit: its row, its BM25 and what the absolute score needs (keyword-index.ts). */
 export type KeywordRow = SearchRow & { bm25: number; known: number; known_share: number };
 
-/**
- * BM25 over the tenant's own keyword index (keyword-index.ts), best first, through the filters: the
- * query's terms, or with `feedback` weighted feedback terms.
- */
-export function keywordStatement(scope: TenantScope, termsJson: string, filters: SearchFilters, pool: number, feedback = false): D1PreparedStatement {
+/** BM25 over the tenant's own keyword index (keyword-index.ts), best first, through the filters. */
+export function keywordStatement(scope: TenantScope, termsJson: string, filters: SearchFilters, pool: number): D1PreparedStatement {
   const where = searchFilterSql(scope, filters);
   return scope.d1
     .prepare(
-      `WITH ${keywordScoresSql(feedback)}
+      `WITH ${keywordScoresSql({ first: 1 })}
        SELECT ${SEARCH_ROW_COLUMNS}, s.score AS bm25, q.known, q.known_share
        FROM keyword_scores s CROSS JOIN keyword_query_info q CROSS JOIN chunks c CROSS JOIN items i
-       WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ? AND i.tenant_id = ?${where.sql}
-       ORDER BY s.score DESC, c.id LIMIT ?`,
+       WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ?2 AND i.tenant_id = ?2${numbered(where.sql, 3)}
+       ORDER BY s.score DESC, c.id LIMIT ?${3 + where.params.length}`,
     )
-    .bind(...keywordScoresParams(scope, termsJson), scope.tenantId, scope.tenantId, ...where.params, pool);
+    .bind(...keywordScoresParams(scope, termsJson), ...where.params, pool);
+}
+
+/** A statement's anonymous `?` parameters numbered from `first`, so one list of values can serve several places. */
+export function numbered(sql: string, first: number): string {
+  let n = first;
+  return sql.replace(/\?/g, () => `?${n++}`);
 }

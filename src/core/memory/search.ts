@@ -1,6 +1,6 @@
 import { rerankTop } from "./rerank";
 import { dot } from "../shared/vector-math";
-import { IN_JSON, type TenantScope } from "../../db/scope";
+import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { keywordQueryTerms } from "./keyword-index";
 import {
@@ -103,7 +103,8 @@ export async function searchChunks(
   const mode = options.mode ?? "hybrid";
   let queryVector: Promise<Float32Array | null> | null = options.queryVector ? Promise.resolve(options.queryVector) : null;
   const embedQuery = () => (queryVector ??= services.embedder.embed([query], "query").then((v) => v[0] ?? null));
-  const named = queryTimeRange(query, options.now ?? Date.now());
+  const stages = services.config.searchStages;
+  const named = stages.has("time") ? queryTimeRange(query, options.now ?? Date.now()) : null;
   const pool = Math.min(MAX_CANDIDATES, Math.max(50, limit * 4));
   const kind = services.embedder.semantic ? "semantic" : "lexical";
   const vectorWeight = mode === "vector" ? 1 : mode === "keyword" ? 0 : (services.config.hybridVectorWeight ?? DEFAULT_VECTOR_WEIGHT[kind]);
@@ -134,7 +135,7 @@ export async function searchChunks(
     c.match = mode === "vector" ? vectorScore : fusedScore(c.keyword, vectorScore, vectorWeight);
   }
 
-  const context = queryContext(query, named, first.map((c) => c.row));
+  const context = queryContext(query, named, first.map((c) => c.row), stages);
   const sources = first
     .map((c) => ({ c, own: Math.min(1, c.match * context.multiplier(c.row)) }))
     .filter((s) => s.own >= MIN_RELEVANCE)
@@ -146,26 +147,26 @@ export async function searchChunks(
     const expansion = await readExpansion(scope, {
       query: textQuery,
       filters,
-      pool,
-      feedbackFrom: mode === "vector" ? [] : feedbackSources(first),
-      neighboursOf: sources.map((c) => c.row.chunk_id),
-      linksOf: options.expandLinks === false ? [] : [...new Set(sources.map((c) => c.row.item_id))],
+      feedbackFrom: mode === "vector" || !stages.has("feedback") ? [] : feedbackSources(first),
+      candidates: first.map((c) => c.row.chunk_id),
+      neighboursOf: stages.has("neighbours") ? sources.map((c) => c.row.chunk_id) : [],
+      linksOf: options.expandLinks === false || !stages.has("links") ? [] : [...new Set(sources.map((c) => c.row.item_id))],
     });
+    const neighbours = expansion.neighbours.map((row) => ({ row, c: candidate(row) }));
+    const linked = expansion.links.map((row) => ({ row, c: candidate(row) }));
     const best = Math.max(...first.map((c) => c.match));
-    for (const row of expansion.feedback) candidate(row).feedback = FEEDBACK_WEIGHT * best * keywordPart(row.bm25, row.known, row.known_share);
-    for (const c of candidates.values()) c.own = Math.min(1, eitherEvidence(c.match, c.feedback) * context.multiplier(c.row));
-    for (const c of candidates.values()) c.score = c.own;
+    for (const [chunkId, f] of expansion.feedback) {
+      const c = candidates.get(chunkId);
+      if (c) c.feedback = FEEDBACK_WEIGHT * best * keywordPart(f.bm25, f.known, f.known_share);
+    }
     const ownOfItem = new Map<string, number>();
-    for (const c of candidates.values()) ownOfItem.set(c.row.item_id, Math.max(ownOfItem.get(c.row.item_id) ?? 0, c.own));
-    for (const row of expansion.neighbours) {
-      const source = candidates.get(row.source)!;
-      const c = candidate(row);
-      c.score = eitherEvidence(c.score, (NEIGHBOUR_WEIGHT * source.own) / Math.max(1, row.distance));
+    for (const c of candidates.values()) {
+      c.own = Math.min(1, eitherEvidence(c.match, c.feedback) * context.multiplier(c.row));
+      c.score = c.own;
+      ownOfItem.set(c.row.item_id, Math.max(ownOfItem.get(c.row.item_id) ?? 0, c.own));
     }
-    for (const row of expansion.links) {
-      const c = candidate(row);
-      c.score = eitherEvidence(c.score, LINK_WEIGHT * Math.min(1, Math.max(0, row.weight)) * (ownOfItem.get(row.source) ?? 0));
-    }
+    for (const { row, c } of neighbours) c.score = eitherEvidence(c.score, (NEIGHBOUR_WEIGHT * candidates.get(row.source)!.own) / Math.max(1, row.distance));
+    for (const { row, c } of linked) c.score = eitherEvidence(c.score, LINK_WEIGHT * Math.min(1, Math.max(0, row.weight)) * (ownOfItem.get(row.source) ?? 0));
   }
   const ranked = [...candidates.values()]
     .filter((c) => c.score >= MIN_RELEVANCE)
@@ -252,10 +253,12 @@ async function rowsByChunkIds(scope: TenantScope, chunkIds: number[], filters: S
   const where = searchFilterSql(scope, filters);
   const { results } = await scope.d1
     .prepare(
-      `SELECT ${SEARCH_ROW_COLUMNS} FROM chunks c JOIN items i ON i.id = c.item_id
-       WHERE c.tenant_id = ? AND i.tenant_id = ? AND c.id ${IN_JSON}${where.sql}`,
+      // Driven by the ids (CROSS JOIN): `tenant_id = ? AND id IN (list)` makes SQLite, without
+      // statistics, walk every chunk of the tenant.
+      `SELECT ${SEARCH_ROW_COLUMNS} FROM json_each(?) j CROSS JOIN chunks c CROSS JOIN items i
+       WHERE c.id = j.value AND c.tenant_id = ? AND i.id = c.item_id AND i.tenant_id = ?${where.sql}`,
     )
-    .bind(scope.tenantId, scope.tenantId, JSON.stringify(chunkIds), ...where.params)
+    .bind(JSON.stringify(chunkIds), scope.tenantId, scope.tenantId, ...where.params)
     .all<SearchRow>();
   return results;
 }
