@@ -41,6 +41,18 @@ describe("abstention", () => {
   });
 });
 
+describe("abstention when most of the query is unknown", () => {
+  it("a question whose other words nothing stored ever used gets nothing, though one of its words matches", async () => {
+    const t = await loadedTenant();
+    // "nightly" is stored; pizza, recipe and zebra never were: the question is about something else.
+    expect((await call(t.apiKey, "search", { query: "nightly pizza recipe for the zebra", limit: 10 })).results).toEqual([]);
+    // Half of the query known still answers, with a low score.
+    const half = await call(t.apiKey, "search", { query: "nightly pizza", limit: 10 });
+    expect(half.results[0].content).toBe(MEMORIES[0]);
+    expect(half.results[0].score).toBeLessThan(0.5);
+  });
+});
+
 describe("scores are absolute", () => {
   it("a weak match's first hit scores below 1 and below a strong match's; an exact match scores near 1", async () => {
     const t = await loadedTenant();

@@ -46,8 +46,16 @@ export const DEFAULT_CHANCE_SIMILARITY = { semantic: 0.5, lexical: 0.4 };
  * (evidence recall@10 with every stage on: 80.4% once, 80.5% squared).
  */
 export function keywordPart(bm25: number, known: number, knownShare: number): number {
+  return Math.min(1, keywordStrength(bm25, known, knownShare));
+}
+
+/**
+ * The keyword part before its cap at 1: how far past a full match a chunk goes (a short chunk holding
+ * every term twice). Scores report the capped part; among hits that score 1 this orders them.
+ */
+export function keywordStrength(bm25: number, known: number, knownShare: number): number {
   const share = Math.min(1, Math.max(0, knownShare));
-  return known > 0 ? Math.min(1, Math.max(0, bm25 / known)) * share * share : 0;
+  return known > 0 ? Math.max(0, bm25 / known) * share * share : 0;
 }
 
 /** The vector part from a cosine; 0 at or below the embedder's chance level. */

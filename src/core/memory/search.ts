@@ -12,6 +12,7 @@ import {
   eitherEvidence,
   fusedScore,
   keywordPart,
+  keywordStrength,
   vectorPart,
 } from "./relevance";
 import { queryTimeRange, withoutTimeWords, type TimeRange } from "./query-time";
@@ -71,6 +72,8 @@ const MAX_CANDIDATES = 100;
 type Candidate = {
   row: SearchRow;
   bm25: number;
+  /** The match uncapped, times the query context's multiplier: orders hits that all score 1. */
+  strength: number;
   /** The match parts: keyword, relevance feedback, and the fused match (keyword and vector). */
   keyword: number;
   feedback: number;
@@ -117,13 +120,20 @@ export async function searchChunks(
   const candidate = (row: SearchRow) => {
     let entry = candidates.get(row.chunk_id);
     if (!entry) {
-      entry = { row, bm25: 0, keyword: 0, feedback: 0, match: 0, keywordRank: null, vectorRank: null, similarity: null, own: 0, score: 0 };
+      entry = { row, bm25: 0, strength: 0, keyword: 0, feedback: 0, match: 0, keywordRank: null, vectorRank: null, similarity: null, own: 0, score: 0 };
       candidates.set(row.chunk_id, entry);
     }
     return entry;
   };
   const textQuery = keyword.textQuery;
-  keyword.rows.forEach((row, rank) => Object.assign(candidate(row), { bm25: row.bm25, keyword: keywordPart(row.bm25, row.known, row.known_share), keywordRank: rank + 1 }));
+  keyword.rows.forEach((row, rank) =>
+    Object.assign(candidate(row), {
+      bm25: row.bm25,
+      keyword: keywordPart(row.bm25, row.known, row.known_share),
+      strength: keywordStrength(row.bm25, row.known, row.known_share),
+      keywordRank: rank + 1,
+    }),
+  );
   vector.rows.forEach(({ row, similarity }, rank) => Object.assign(candidate(row), { vectorRank: rank + 1, similarity }));
   const first = [...candidates.values()];
   // A keyword hit outside the vector list still has a cosine, read from its stored vector, unless the
@@ -133,6 +143,7 @@ export async function searchChunks(
   for (const c of first) {
     const vectorScore = vectorPart(c.similarity, chance);
     c.match = mode === "vector" ? vectorScore : fusedScore(c.keyword, vectorScore, vectorWeight);
+    c.strength = mode === "vector" ? vectorScore : fusedScore(c.strength, vectorScore, vectorWeight);
   }
 
   const context = queryContext(query, named, first.map((c) => c.row), stages);
@@ -161,7 +172,9 @@ export async function searchChunks(
     }
     const ownOfItem = new Map<string, number>();
     for (const c of candidates.values()) {
-      c.own = Math.min(1, eitherEvidence(c.match, c.feedback) * context.multiplier(c.row));
+      const multiplier = context.multiplier(c.row);
+      c.own = Math.min(1, eitherEvidence(c.match, c.feedback) * multiplier);
+      c.strength *= multiplier;
       c.score = c.own;
       ownOfItem.set(c.row.item_id, Math.max(ownOfItem.get(c.row.item_id) ?? 0, c.own));
     }
@@ -170,7 +183,7 @@ export async function searchChunks(
   }
   const ranked = [...candidates.values()]
     .filter((c) => c.score >= MIN_RELEVANCE)
-    .sort((a, b) => b.score - a.score || b.bm25 - a.bm25 || (b.similarity ?? -1) - (a.similarity ?? -1) || a.row.chunk_id - b.row.chunk_id);
+    .sort((a, b) => b.score - a.score || b.strength - a.strength || b.bm25 - a.bm25 || (b.similarity ?? -1) - (a.similarity ?? -1) || a.row.chunk_id - b.row.chunk_id);
   const top = await rerankTop(services, query, ranked, limit, (c) => c.row.chunk_content);
   // `similarity` is reported for every hit, whatever counted in its score.
   await cosines;

@@ -1,0 +1,149 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { SEARCH_STAGES, type SearchStage } from "../src/config";
+import { writeItems, type NewItem } from "../src/core/memory/items";
+import { searchChunks } from "../src/core/memory/search";
+import { tenantScope, type TenantScope } from "../src/db/scope";
+import type { Services } from "../src/ports";
+import { buildServices } from "../src/services";
+
+// Each stage of search (src/core/memory/search.ts) against the same data with it alone, with none, and
+// with all (SEARCH_STAGES): what it is there to produce appears only with it. Keyword evidence only
+// (nothing is embedded here), so the differences are the stages'.
+
+const DAY = 86_400_000;
+
+function servicesWith(stages: readonly SearchStage[] = SEARCH_STAGES): Services {
+  return { ...buildServices({ ...env, SEARCH_STAGES: stages.join(",") }, () => {}), jobs: { send: async () => {} } };
+}
+const without = (stage: SearchStage) => servicesWith(SEARCH_STAGES.filter((s) => s !== stage));
+const only = (stage: SearchStage) => servicesWith([stage]);
+/** Unrelated memories, so that IDF means something (in a tenant of three texts every word is common). */
+const FILLER = Array.from({ length: 30 }, (_, i) => `Garden note ${i}: water the plants.`);
+
+async function store(items: Partial<NewItem>[]): Promise<{ scope: TenantScope; ids: string[] }> {
+  const scope = tenantScope(env.DB, `stages-${crypto.randomUUID()}`);
+  const written = await writeItems(
+    scope,
+    servicesWith(),
+    items.map((item) => ({ project: "p", kind: item.conversationId ? "message" : "memory", type: item.conversationId ? "message" : "note", content: "", ...item })),
+  );
+  return { scope, ids: written.map((w) => w.id) };
+}
+
+const order = async (scope: TenantScope, services: Services, query: string, now?: number) =>
+  (await searchChunks(scope, services, query, {}, 10, { now })).map((h) => h.itemId);
+
+describe("search stages", () => {
+  it("time: a date in the query prefers what was said then; a date nothing was said on changes nothing", async () => {
+    const { scope, ids } = await store([
+      { conversationId: "march", role: "user", speaker: "Ana", content: "I cooked risotto.", createdAt: Date.UTC(2024, 2, 10) },
+      { conversationId: "april", role: "user", speaker: "Ana", content: "I cooked paella, then I cooked it again for the neighbours.", createdAt: Date.UTC(2024, 3, 10) },
+    ]);
+    const [march, april] = ids;
+    // Without the stage "March" and "2024" are words nothing holds: the query reads as off-topic.
+    expect(await order(scope, without("time"), "What did Ana cook in March 2024?")).toEqual([]);
+    expect(await order(scope, only("time"), "What did Ana cook in March 2024?")).toEqual([march, april]);
+    expect(await order(scope, servicesWith(), "What did Ana cook in March 2024?")).toEqual([march, april]);
+    expect(await order(scope, servicesWith(), "What did Ana cook on 10 March, 2024?")).toEqual([march, april]);
+    // Nothing was said in 1999: the words stay words and the scores are those without the stage.
+    const plain = await searchChunks(scope, without("time"), "What did Ana cook in 1999?", {}, 10);
+    expect(await searchChunks(scope, servicesWith(), "What did Ana cook in 1999?", {}, 10)).toEqual(plain);
+  });
+
+  it("time: relative times count back from now", async () => {
+    const now = Date.UTC(2026, 10, 23, 15, 0);
+    const { scope, ids } = await store([
+      { conversationId: "a", role: "user", speaker: "Ana", content: "I cooked risotto.", createdAt: now - DAY },
+      { conversationId: "b", role: "user", speaker: "Ana", content: "I cooked paella, then I cooked it again for the neighbours.", createdAt: now - 10 * DAY },
+    ]);
+    const [yesterday, earlier] = ids;
+    expect(await order(scope, without("time"), "What did Ana cook yesterday?", now)).toEqual([]);
+    expect(await order(scope, only("time"), "What did Ana cook yesterday?", now)).toEqual([yesterday, earlier]);
+    expect(await order(scope, servicesWith(), "What did Ana cook yesterday?", now)).toEqual([yesterday, earlier]);
+    expect(await order(scope, servicesWith(), "What did Ana cook 10 days ago?", now)).toEqual([earlier, yesterday]);
+  });
+
+  it("speaker: a message said by the participant the query names comes before one that only names them", async () => {
+    const { scope, ids } = await store([
+      { conversationId: "a", role: "user", speaker: "Jon", content: "Gina, I adopted a puppy named Rex." },
+      { conversationId: "b", role: "assistant", speaker: "Gina", content: "I adopted a puppy too, named Max." },
+    ]);
+    const [jons, ginas] = ids;
+    expect(await order(scope, without("speaker"), "Which puppy did Gina adopt?")).toEqual([jons, ginas]);
+    expect(await order(scope, only("speaker"), "Which puppy did Gina adopt?")).toEqual([ginas, jons]);
+    expect(await order(scope, servicesWith(), "Which puppy did Gina adopt?")).toEqual([ginas, jons]);
+  });
+
+  it("when: a question asking when prefers text that states a time", async () => {
+    const { scope, ids } = await store([
+      { content: "The dentist appointment is on Monday." },
+      { content: "The dentist appointment: bring the insurance card to the dentist appointment." },
+    ]);
+    const [monday, card] = ids;
+    expect(await order(scope, without("when"), "When is the dentist appointment?")).toEqual([card, monday]);
+    expect(await order(scope, only("when"), "When is the dentist appointment?")).toEqual([monday, card]);
+    expect(await order(scope, servicesWith(), "When is the dentist appointment?")).toEqual([monday, card]);
+  });
+
+  it("feedback: the words the best hits share beyond the query lift the hits that hold them", async () => {
+    const { scope, ids } = await store([
+      { content: "Falcon release: the helm chart." },
+      { content: "Falcon release: helm chart." },
+      { content: "The Falcon release of the helm chart." },
+      { content: "Release notes for the helm chart." },
+      { content: "Budget release." },
+      ...FILLER.map((content) => ({ content })),
+    ]);
+    const [notes, budget] = ids.slice(3, 5);
+    // The three Falcon notes come first either way; then the shorter "release" match, unless the
+    // Falcon notes' shared words (helm chart) count.
+    const rest = async (services: Services) => (await order(scope, services, "Falcon release")).slice(3);
+    expect(await rest(without("feedback"))).toEqual([budget, notes]);
+    expect(await rest(only("feedback"))).toEqual([notes, budget]);
+    expect(await rest(servicesWith())).toEqual([notes, budget]);
+  });
+
+  it("neighbours: the turns next to a hit join the results with a share of its score, a half two turns away", async () => {
+    const { scope, ids } = await store([
+      { conversationId: "sky", role: "user", speaker: "Ana", content: "Did you see the eclipse?" },
+      { conversationId: "sky", role: "assistant", speaker: "Ben", content: "Yes! From the hill, with the kids." },
+      { conversationId: "sky", role: "user", speaker: "Ana", content: "Lucky you." },
+      { conversationId: "sky", role: "assistant", speaker: "Ben", content: "Next time come along." },
+    ]);
+    const [question, answer, lucky] = ids;
+    // Without the stage: the question, and the answer whose context quotes it.
+    const plain = await searchChunks(scope, servicesWith([]), "eclipse", {}, 10);
+    expect(plain.map((h) => h.itemId)).toEqual([question, answer]);
+    const hits = await searchChunks(scope, only("neighbours"), "eclipse", {}, 10);
+    expect(hits.map((h) => h.itemId)).toEqual([question, answer, lucky]);
+    const [q, a] = [plain[0]!.score, plain[1]!.score];
+    const either = (x: number, y: number) => 1 - (1 - x) * (1 - y);
+    expect(hits[1]!.score).toBeCloseTo(either(a, 0.3 * q), 3);
+    expect(hits[2]!.score).toBeCloseTo(either(0.3 * a, (0.3 * q) / 2), 3);
+    // Three turns away, nothing reaches it.
+    expect(hits.map((h) => h.itemId)).not.toContain(ids[3]);
+  });
+
+  it("links: an item linked to a hit joins the results, scored by the link's weight", async () => {
+    const services = servicesWith();
+    const { scope, ids } = await store([{ content: "JWT authentication with refresh tokens" }, { content: "Signing keys live in the vault" }]);
+    const [jwt, keys] = ids;
+    await env.DB.prepare(
+      "INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES (?, ?, 'item', ?, 'item', ?, 'depends_on', 0.5, 0)",
+    )
+      .bind(crypto.randomUUID(), scope.tenantId, jwt, keys)
+      .run();
+    expect(await order(scope, without("links"), "JWT authentication")).toEqual([jwt]);
+    const hits = await searchChunks(scope, only("links"), "JWT authentication", {}, 10);
+    expect(hits.map((h) => h.itemId)).toEqual([jwt, keys]);
+    expect(hits[1]!.score).toBeCloseTo(0.3 * 0.5 * hits[0]!.score, 3);
+    // memory_context_build follows links itself: its search leaves them out.
+    expect((await searchChunks(scope, services, "JWT authentication", {}, 10, { expandLinks: false })).map((h) => h.itemId)).toEqual([jwt]);
+  });
+
+  it("SEARCH_STAGES names only known stages", () => {
+    expect(() => buildServices({ ...env, SEARCH_STAGES: "time,telepathy" }, () => {})).toThrow(/telepathy/);
+    expect(buildServices({ ...env, SEARCH_STAGES: "" }, () => {}).config.searchStages.size).toBe(0);
+  });
+});
