@@ -67,6 +67,11 @@ export interface SearchOptions {
  * 0.616 / 0.607 / 0.590 / 0.573. So with the local embedder the vector part does not count.
  */
 const DEFAULT_VECTOR_WEIGHT = { semantic: 1, lexical: 0 };
+/**
+ * Candidates each list yields, whatever the limit: the stages reorder them, so a small limit must not
+ * starve them (LoCoMo recall@10 with 50 candidates 79.9%, with 80 80.3%).
+ */
+const MIN_CANDIDATES = 80;
 const MAX_CANDIDATES = 100;
 
 type Candidate = {
@@ -108,7 +113,7 @@ export async function searchChunks(
   const embedQuery = () => (queryVector ??= services.embedder.embed([query], "query").then((v) => v[0] ?? null));
   const stages = services.config.searchStages;
   const named = stages.has("time") ? queryTimeRange(query, options.now ?? Date.now()) : null;
-  const pool = Math.min(MAX_CANDIDATES, Math.max(50, limit * 4));
+  const pool = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, limit * 4));
   const kind = services.embedder.semantic ? "semantic" : "lexical";
   const vectorWeight = mode === "vector" ? 1 : mode === "keyword" ? 0 : (services.config.hybridVectorWeight ?? DEFAULT_VECTOR_WEIGHT[kind]);
   const chance = services.config.embeddingChanceSimilarity ?? DEFAULT_CHANCE_SIMILARITY[kind];
