@@ -17,8 +17,9 @@ export const search = defineTool({
     "Search everything stored (memories, documents, conversation messages) with hybrid keyword (BM25) + semantic " +
     "ranking. Each result is a chunk with its chunk_id, session_id, project, role, timestamp, content and score; " +
     "call get_context with a chunk_id to read the messages around it. score is absolute (0..1, how much of the query the " +
-    "chunk holds; the same scale for every query), and nothing is returned when nothing stored is relevant. Stashed " +
-    "items are left out unless include_stashed.",
+    "chunk holds; the same scale for every query), and nothing is returned when nothing stored is relevant. A date in the " +
+    "query ('in May 2023', 'last week') is matched against the results' timestamps, and the messages around a hit come " +
+    "with it. Stashed items are left out unless include_stashed.",
   input: z.object({
     query: queryParam,
     limit: z.number().int().min(1).max(50).default(10),
