@@ -14,9 +14,10 @@ export const ADMIN_TOKEN = "bench-admin-token";
 export async function startWorker() {
   rmSync(DIR, { recursive: true, force: true });
   mkdirSync(DIR, { recursive: true });
-  // HYBRID_VECTOR_WEIGHT from the caller's environment lets one compare fusion weights.
-  const weight = process.env.HYBRID_VECTOR_WEIGHT ? `HYBRID_VECTOR_WEIGHT=${process.env.HYBRID_VECTOR_WEIGHT}\n` : "";
-  writeFileSync(VARS, `ADMIN_TOKEN=${ADMIN_TOKEN}\nEMBEDDER=local\nVECTOR_INDEX=local\nEMBEDDING_DIMENSIONS=256\n${weight}`);
+  // HYBRID_VECTOR_WEIGHT and SEARCH_STAGES from the caller's environment let one compare fusion weights
+  // and search stages.
+  const passed = ["HYBRID_VECTOR_WEIGHT", "SEARCH_STAGES"].flatMap((name) => (process.env[name] !== undefined ? [`${name}=${process.env[name]}\n`] : [])).join("");
+  writeFileSync(VARS, `ADMIN_TOKEN=${ADMIN_TOKEN}\nEMBEDDER=local\nVECTOR_INDEX=local\nEMBEDDING_DIMENSIONS=256\n${passed}`);
   const migrate = spawnSync(process.execPath, [WRANGLER, "d1", "migrations", "apply", "DB", "--local", "--persist-to", STATE], {
     stdio: ["ignore", "ignore", "inherit"],
     env: { ...process.env, CI: "true" },
