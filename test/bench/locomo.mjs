@@ -5,7 +5,7 @@
 import { measureAbstention } from "./abstention.mjs";
 import { loadLocomo, parseLocomoDate } from "./data.mjs";
 import { fmt, mean, pct, percentile, recallAt, uniqueInOrder } from "./metrics.mjs";
-import { plainBm25 } from "./plain-bm25.mjs";
+import { locomoTurns, plainBm25 } from "./plain-bm25.mjs";
 
 const CATEGORIES = { 1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial" };
 const KS = [1, 5, 10, 20];
@@ -29,13 +29,13 @@ export async function runLocomo(newTenant) {
     const results = await tenant.callMany(questions.map((qa) => ["search", { query: qa.question, project: qa.project, limit: 20, mode }]));
     modes[mode] = results.map(loaded.rank);
   }
-  const baseline = plainBm25(samples);
+  const baseline = plainBm25(locomoTurns(samples));
   modes.bm25 = questions.map((qa) => baseline(qa.question, qa.project, 20));
 
   const recall = (name, k, filter = () => true) => recallOf(questions, modes[name], k, filter);
   const lines = [];
   lines.push(`LoCoMo: ${samples.length} conversations, ${loaded.turns} turns, ${questions.length} questions with evidence`);
-  lines.push(`  ingest (log_chat, JSON-RPC batches of 50): ${fmt(loaded.turns / loaded.ingestSeconds, 0)} turns/s; embedding drained ${fmt(loaded.embedSeconds, 1)} s after the last write`);
+  lines.push(`  ingest (log_chat, JSON-RPC batches of 50): ${fmt(loaded.turns / loaded.ingestSeconds, 0)} turns/s; embed and link jobs settled ${fmt(loaded.embedSeconds, 1)} s after the last write`);
   lines.push(`  evidence recall@k (%)      ${KS.map((k) => `R@${k}`.padStart(6)).join("")}`);
   for (const name of ["hybrid", "bm25", "keyword", "vector"]) {
     const label = { hybrid: "hybrid search (default)", bm25: "plain FTS5 BM25 baseline", keyword: "keyword only (contextual)", vector: "vector only (local)" }[name];
@@ -117,7 +117,8 @@ async function loadTenant(newTenant, samples) {
     turns += calls.length;
   }
   const ingestSeconds = (performance.now() - ingestStart) / 1000;
-  const embedSeconds = await tenant.drainEmbeddings();
+  // Embed and link jobs settled: links are search evidence, so results must not change while they land.
+  const embedSeconds = await tenant.settle();
   const questions = samples.flatMap((s) =>
     s.qa
       .map((qa) => ({ ...qa, project: s.sample_id, evidence: new Set((qa.evidence ?? []).join(" ").match(/D\d+:\d+/g) ?? []) }))

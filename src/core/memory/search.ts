@@ -186,12 +186,12 @@ export async function searchChunks(
     for (const { row, c } of neighbours) c.score = eitherEvidence(c.score, (NEIGHBOUR_WEIGHT * candidates.get(row.source)!.own) / Math.max(1, row.distance));
     for (const { row, c } of linked) c.score = eitherEvidence(c.score, LINK_WEIGHT * Math.min(1, Math.max(0, row.weight)) * (ownOfItem.get(row.source) ?? 0));
   }
+  await cosines; // read beside the expansion; awaited before ranking, which breaks ties by it
   const ranked = [...candidates.values()]
     .filter((c) => c.score >= MIN_RELEVANCE)
     .sort((a, b) => b.score - a.score || b.strength - a.strength || b.bm25 - a.bm25 || (b.similarity ?? -1) - (a.similarity ?? -1) || a.row.chunk_id - b.row.chunk_id);
   const top = await rerankTop(services, query, ranked, limit, (c) => c.row.chunk_content);
   // `similarity` is reported for every hit, whatever counted in its score.
-  await cosines;
   if (top.length > 0) await fillMissingSimilarities(scope, services, embedQuery, top);
   return top.map(toHit);
 }
