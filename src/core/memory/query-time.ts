@@ -1,3 +1,5 @@
+import { STOPWORDS } from "../shared/stopwords";
+
 /**
  * Time in a query. Stored items carry the time they were said or written (log_chat's `timestamp`,
  * created_at), so a date in a query is matched against those times rather than against words: a
@@ -5,7 +7,6 @@
  * though it holds none of those words. And a question that asks *when* is best answered by text that
  * states a time ("last Sunday", "in 2022").
  */
-import { STOPWORDS } from "../shared/stopwords";
 
 export interface TimeRange {
   /** Epoch ms, inclusive. */
