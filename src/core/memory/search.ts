@@ -157,8 +157,6 @@ export async function searchChunks(
     .filter((s) => s.own >= MIN_RELEVANCE)
     .sort((a, b) => b.own - a.own || a.c.row.chunk_id - b.c.row.chunk_id)
     .map((s) => s.c);
-  // The likely hits' cosines are read while the expansion is (the rest, if any, after ranking).
-  const cosines = sources.length > 0 ? fillMissingSimilarities(scope, services, embedQuery, sources.slice(0, limit)) : null;
   if (sources.length > 0) {
     const expansion = await readExpansion(scope, {
       query: textQuery,
@@ -186,7 +184,6 @@ export async function searchChunks(
     for (const { row, c } of neighbours) c.score = eitherEvidence(c.score, (NEIGHBOUR_WEIGHT * candidates.get(row.source)!.own) / Math.max(1, row.distance));
     for (const { row, c } of linked) c.score = eitherEvidence(c.score, LINK_WEIGHT * Math.min(1, Math.max(0, row.weight)) * (ownOfItem.get(row.source) ?? 0));
   }
-  await cosines; // read beside the expansion; awaited before ranking, which breaks ties by it
   const ranked = [...candidates.values()]
     .filter((c) => c.score >= MIN_RELEVANCE)
     .sort((a, b) => b.score - a.score || b.strength - a.strength || b.bm25 - a.bm25 || (b.similarity ?? -1) - (a.similarity ?? -1) || a.row.chunk_id - b.row.chunk_id);
