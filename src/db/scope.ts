@@ -26,7 +26,12 @@ export function tenantScope(d1: D1Database, tenantId: string, projects: readonly
   return { tenantId, projects, db: openDatabase(d1), d1 };
 }
 
-/** `IN` over a list bound as one JSON array: one parameter however long the list (D1 allows 100 a statement). */
+/**
+ * `IN` over a list bound as one JSON array: one parameter however long the list (D1 allows 100 a statement).
+ * With no table statistics SQLite takes `tenant_id = ?` for the more selective term and walks every row of
+ * the tenant, testing each against the list; a lookup by ids writes `+tenant_id = ?` (not an index term) so
+ * it walks the primary key instead (test/job-reads.test.ts).
+ */
 export const IN_JSON = "IN (SELECT value FROM json_each(?))";
 
 /**

@@ -59,7 +59,7 @@ export async function similarRecordsMany(
       : await scope.d1
           .prepare(
             `SELECT c.id, c.item_id, i.conversation_id FROM chunks c JOIN items i ON i.id = c.item_id
-             WHERE c.tenant_id = ? AND i.tenant_id = ? AND i.tier = 'active' AND c.id ${IN_JSON}`,
+             WHERE +c.tenant_id = ? AND +i.tenant_id = ? AND i.tier = 'active' AND c.id ${IN_JSON}`,
           )
           .bind(scope.tenantId, scope.tenantId, JSON.stringify(matchedChunks))
           .all<{ id: number; item_id: string; conversation_id: string | null }>();
@@ -129,7 +129,7 @@ export async function autoLinkItems(scope: TenantScope, services: Services, item
   const similar = await autoLinkMany(scope, services, linkable);
   const linked = items.filter((item) => item.kind === "snapshot" || similar.get(item.id) !== null).map((item) => item.id);
   if (linked.length > 0) {
-    await scope.d1.prepare(`UPDATE items SET linked_at = ? WHERE tenant_id = ? AND id ${IN_JSON}`).bind(Date.now(), scope.tenantId, JSON.stringify(linked)).run();
+    await scope.d1.prepare(`UPDATE items SET linked_at = ? WHERE +tenant_id = ? AND id ${IN_JSON}`).bind(Date.now(), scope.tenantId, JSON.stringify(linked)).run();
   }
   return linked.length;
 }
