@@ -76,6 +76,23 @@ describe("local vector index", () => {
   });
 });
 
+describe("local vector index: search", () => {
+  it(`keeps search exact above ${EXACT_SCAN_UP_TO} vectors (only auto-link's queryMany probes lists)`, async () => {
+    const index = new LocalVectorIndex(env.DB, DIMS);
+    const words = ["river", "stone", "maple", "copper", "violin", "harbor", "lantern", "meadow", "falcon", "glacier", "orchid", "canyon", "ember", "thistle"];
+    const texts = Array.from({ length: EXACT_SCAN_UP_TO + 500 }, (_, i) => `${words[i % 14]} ${words[(i * 3) % 13]} ${words[(i * 5 + 3) % 11]} ${words[(i * 11) % 9]} note ${i % 41}`);
+    const records = await Promise.all(texts.map((t, i) => record(i + 1, t)));
+    await index.upsert("local-exact-search", records);
+    const queries = await embedder.embed(["river maple note 3", "violin glacier", "ember canyon falcon", "stone harbor lantern note 17", "orchid meadow"]);
+    await index.queryMany("local-exact-search", queries, { topK: 10 }); // clusters the slice
+    for (const query of queries) {
+      const exact = records.map((r) => ({ chunkId: r.chunkId, score: r.values.reduce((s, x, d) => s + x * query[d]!, 0) })).sort((a, b) => b.score - a.score || a.chunkId - b.chunkId);
+      const got = await index.query("local-exact-search", query, { topK: 20 });
+      expect(got.map((m) => m.score)).toEqual(exact.slice(0, 20).map((m) => expect.closeTo(m.score, 6)));
+    }
+  });
+});
+
 describe("queryMany", () => {
   for (const adapter of ["local", "vectorize"] as const) {
     it(`answers as many single queries would, in order (${adapter})`, async () => {
@@ -89,6 +106,10 @@ describe("queryMany", () => {
       expect(many[0]![0]!.chunkId).toBe(1);
       expect(many[2]!.slice(0, 2).map((m) => m.chunkId).sort()).toEqual([6, 7]);
       expect(await index.queryMany(tenant, [], { topK: 3 })).toEqual([]);
+      const close = await index.queryMany(tenant, queries, { topK: 3, minScore: 0.3 });
+      expect(close).toEqual(single.map((matches) => matches.filter((m) => m.score >= 0.3)));
+      expect(close[0]!.length).toBeGreaterThan(0);
+      expect(close[3]).toEqual([]);
     });
   }
 });

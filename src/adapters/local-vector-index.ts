@@ -1,28 +1,29 @@
 import type { StoredVectorId, VectorIndex, VectorMatch, VectorRecord } from "../ports";
-import { dot, fromBytes, toBytes } from "../core/shared/vector-math";
-import { insertTopK, InvertedLists } from "./inverted-lists";
+import { fromBytes, toBytes } from "../core/shared/vector-math";
+import { InvertedLists } from "./inverted-lists";
 
 const IN_CHUNK = 90; // D1: at most 100 bound parameters per statement
 /** Most vectors the isolate keeps in memory across all (tenant, projects) copies (~25 MB at 256 dims). */
 const MAX_CACHED_VECTORS = 25_000;
 
 /**
- * Up to this many vectors, queryMany (auto-linking) scans them all; above, it probes inverted lists,
- * so linking N items costs about N·√N dot products, not N². Single queries (search) stay exact.
+ * Up to this many vectors a slice is one list and every query scans it all. Above, queryMany (auto-linking)
+ * probes inverted lists: a query compares the √N centroids and the vectors of the lists it probes (a sixth
+ * of them, a tenth for neighbours at ≥ 0.8; InvertedLists.probesFor). Single queries (search) still scan
+ * every list, so search stays exact.
  */
 export const EXACT_SCAN_UP_TO = 2000;
 
 /** An in-isolate copy of one (tenant, projects) slice of the index, refreshed by rowid. */
 interface Slice {
-  vectors: Map<number, Float32Array>;
+  /** One flat list up to EXACT_SCAN_UP_TO vectors; clustered at the first queryMany above, again when the slice doubles. */
+  lists: InvertedLists;
   loadedUpTo: number;
-  /** Built at the first queryMany over EXACT_SCAN_UP_TO vectors; rebuilt when the slice doubles. */
-  lists?: InvertedLists;
 }
 const slices = new Map<string, Slice>();
 
 /**
- * Offline vector index in D1: vectors as float32 blobs, exact cosine at query time.
+ * Offline vector index in D1: vectors as float32 blobs, cosine at query time.
  * Same interface and tenant scoping as Vectorize; meant for `wrangler dev` and tests.
  * Queries scan an in-isolate copy that each query brings up to date: rows past the last rowid seen
  * are read (an upsert is INSERT OR REPLACE, so a rewritten vector gets a new rowid), and a count that
@@ -43,28 +44,26 @@ export class LocalVectorIndex implements VectorIndex {
     await this.db.batch(records.map((r) => statement.bind(tenantId, r.chunkId, r.itemId, r.project, r.kind, r.type, toBytes(r.values))));
   }
 
+  /** Search: exact, every vector of the slice compared. */
   async query(tenantId: string, vector: Float32Array, options: { topK: number; projects?: readonly string[] }): Promise<VectorMatch[]> {
-    return (await this.queryMany(tenantId, [vector], options))[0]!;
+    this.checkLength(vector);
+    const slice = await this.freshSlice(tenantId, options.projects ?? []);
+    return slice.lists.query(vector, options.topK);
   }
 
-  /** One refresh of the in-isolate copy serves every query; large slices are probed, not scanned. */
-  async queryMany(tenantId: string, vectors: Float32Array[], options: { topK: number; projects?: readonly string[] }): Promise<VectorMatch[][]> {
+  /**
+   * One refresh of the in-isolate copy serves every query; above EXACT_SCAN_UP_TO vectors the queries
+   * probe the nearest lists (fewer for a high minScore: close neighbours sit in the nearest lists).
+   */
+  async queryMany(tenantId: string, vectors: Float32Array[], options: { topK: number; projects?: readonly string[]; minScore?: number }): Promise<VectorMatch[][]> {
     for (const vector of vectors) this.checkLength(vector);
     if (vectors.length === 0) return [];
     const slice = await this.freshSlice(tenantId, options.projects ?? []);
-    if (slice.vectors.size > EXACT_SCAN_UP_TO) {
-      if (!slice.lists || slice.vectors.size > 2 * slice.lists.builtFor) slice.lists = new InvertedLists(slice.vectors);
-      const lists = slice.lists;
-      return vectors.map((vector) => lists.query(vector, options.topK, lists.probes));
-    }
-    return vectors.map((vector) => {
-      const top: VectorMatch[] = [];
-      for (const [chunkId, stored] of slice.vectors) {
-        if (stored.length !== vector.length) throw this.mismatch(stored.length);
-        insertTopK(top, { chunkId, score: dot(vector, stored) }, options.topK);
-      }
-      return top;
-    });
+    const size = slice.lists.size;
+    if (size > EXACT_SCAN_UP_TO && (slice.lists.builtFor === 0 || size > 2 * slice.lists.builtFor)) slice.lists = slice.lists.rebuilt();
+    const lists = slice.lists;
+    const probes = lists.builtFor === 0 ? undefined : lists.probesFor(options.minScore);
+    return lists.queryMany(vectors, options.topK, { probes, minScore: options.minScore });
   }
 
   private async freshSlice(tenantId: string, projects: readonly string[], reloaded = false): Promise<Slice> {
@@ -72,29 +71,29 @@ export class LocalVectorIndex implements VectorIndex {
     // The project list travels as one JSON parameter: a key may have many projects (D1: 100 parameters).
     const where = projects.length > 0 ? " AND project IN (SELECT value FROM json_each(?))" : "";
     const projectParams = projects.length > 0 ? [JSON.stringify(projects)] : [];
-    const slice: Slice = slices.get(key) ?? { vectors: new Map(), loadedUpTo: 0 };
+    const slice: Slice = slices.get(key) ?? { lists: InvertedLists.flat(this.dimensions), loadedUpTo: 0 };
     const [fresh, count] = await this.db.batch<{ rowid?: number; chunk_id?: number; vector?: ArrayBuffer; n?: number }>([
       this.db.prepare(`SELECT rowid, chunk_id, vector FROM local_vectors WHERE tenant_id = ?${where} AND rowid > ? ORDER BY rowid`).bind(tenantId, ...projectParams, slice.loadedUpTo),
       this.db.prepare(`SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?${where}`).bind(tenantId, ...projectParams),
     ]);
     for (const row of fresh!.results) {
       const vector = fromBytes(row.vector!);
-      slice.vectors.set(row.chunk_id!, vector);
-      slice.lists?.add(row.chunk_id!, vector);
+      if (vector.length !== this.dimensions) throw this.mismatch(vector.length);
+      slice.lists.add(row.chunk_id!, vector);
       slice.loadedUpTo = Math.max(slice.loadedUpTo, row.rowid!);
     }
-    if (slice.vectors.size !== count!.results[0]!.n && !reloaded) {
+    if (slice.lists.size !== count!.results[0]!.n && !reloaded) {
       slices.delete(key); // rows were deleted since the copy was made
       return this.freshSlice(tenantId, projects, true);
     }
     slices.delete(key); // re-insert: most recently used last
     slices.set(key, slice);
     let cached = 0;
-    for (const s of slices.values()) cached += s.vectors.size;
+    for (const s of slices.values()) cached += s.lists.size;
     for (const [k, s] of slices) {
       if (cached <= MAX_CACHED_VECTORS || k === key) break;
       slices.delete(k);
-      cached -= s.vectors.size;
+      cached -= s.lists.size;
     }
     return slice;
   }

@@ -48,7 +48,7 @@ export async function similarRecordsMany(
     const answers = await services.vectors.queryMany(
       scope.tenantId,
       group.map((q) => q.vector),
-      { topK: NEIGHBOURS + 1, projects: [project] },
+      { topK: NEIGHBOURS + 1, projects: [project], minScore: Math.min(...group.map((q) => thresholdOf(q.item))) },
     );
     group.forEach((q, i) => matchesOf.set(q.item.id, answers[i]!.filter((m) => m.score >= thresholdOf(q.item))));
   }
