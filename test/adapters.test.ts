@@ -76,7 +76,24 @@ describe("local vector index", () => {
   });
 });
 
-describe("local vector index: search", () => {
+describe("local vector index: rows and statements", () => {
+  it("writes a job's vectors in one statement and reads them back bit for bit", async () => {
+    const prepared: string[] = [];
+    const batches: number[] = [];
+    const spy = {
+      prepare: (query: string) => (prepared.push(query), env.DB.prepare(query)),
+      batch: (statements: D1PreparedStatement[]) => (batches.push(statements.length), env.DB.batch(statements)),
+    } as unknown as D1Database;
+    const index = new LocalVectorIndex(spy, DIMS);
+    const records = await Promise.all(Array.from({ length: 100 }, (_, i) => record(1000 + i, `note number ${i} about topic ${i % 7}`)));
+    await index.upsert("local-one-statement", records);
+    expect(prepared).toHaveLength(1);
+    expect(batches.filter((n) => n > 1)).toEqual([]);
+    const stored = await index.getVectors("local-one-statement", records.map((r) => r.chunkId));
+    expect(stored.size).toBe(100);
+    for (const r of records) expect(stored.get(r.chunkId)).toEqual(r.values);
+  });
+
   it(`keeps search exact above ${EXACT_SCAN_UP_TO} vectors (only auto-link's queryMany probes lists)`, async () => {
     const index = new LocalVectorIndex(env.DB, DIMS);
     const words = ["river", "stone", "maple", "copper", "violin", "harbor", "lantern", "meadow", "falcon", "glacier", "orchid", "canyon", "ember", "thistle"];

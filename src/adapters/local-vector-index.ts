@@ -1,8 +1,11 @@
 import type { StoredVectorId, VectorIndex, VectorMatch, VectorRecord } from "../ports";
-import { fromBytes, toBytes } from "../core/shared/vector-math";
+import { fromHex, toHex } from "../core/shared/vector-math";
 import { InvertedLists } from "./inverted-lists";
 
-const IN_CHUNK = 90; // D1: at most 100 bound parameters per statement
+/** Chunk ids per statement when they travel as one JSON parameter. */
+const IDS_PER_STATEMENT = 1000;
+/** JSON characters per upsert statement: D1 caps a bound value at 2 MB, and one UTF-16 unit takes at most 3 bytes of UTF-8. */
+const JSON_CHARS_PER_STATEMENT = 600_000;
 /** Most vectors the isolate keeps in memory across all (tenant, projects) copies (~25 MB at 256 dims). */
 const MAX_CACHED_VECTORS = 25_000;
 
@@ -28,6 +31,8 @@ const slices = new Map<string, Slice>();
  * Queries scan an in-isolate copy that each query brings up to date: rows past the last rowid seen
  * are read (an upsert is INSERT OR REPLACE, so a rewritten vector gets a new rowid), and a count that
  * disagrees (a delete) reloads the slice. Without it, a query reads every blob of the project from D1.
+ * Vectors cross the D1 boundary as hex text (hex(), unhex()): locally a blob travels as an array of
+ * numbers, several times slower to send and read than its hex.
  */
 export class LocalVectorIndex implements VectorIndex {
   readonly name = "local";
@@ -37,11 +42,34 @@ export class LocalVectorIndex implements VectorIndex {
     private readonly dimensions: number,
   ) {}
 
+  /** One statement per ~600 KB of rows (vectors as hex in one JSON parameter), not one per vector. */
   async upsert(tenantId: string, records: VectorRecord[]): Promise<void> {
     if (records.length === 0) return;
     for (const r of records) this.checkLength(r.values);
-    const statement = this.db.prepare("INSERT OR REPLACE INTO local_vectors (tenant_id, chunk_id, item_id, project, kind, type, vector) VALUES (?, ?, ?, ?, ?, ?, ?)");
-    await this.db.batch(records.map((r) => statement.bind(tenantId, r.chunkId, r.itemId, r.project, r.kind, r.type, toBytes(r.values))));
+    const statements: D1PreparedStatement[] = [];
+    let group: string[] = [];
+    let chars = 2;
+    const flush = () => {
+      statements.push(
+        this.db
+          .prepare(
+            `INSERT OR REPLACE INTO local_vectors (tenant_id, chunk_id, item_id, project, kind, type, vector)
+             SELECT ?, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, unhex(j.value ->> 5) FROM json_each(?) j`,
+          )
+          .bind(tenantId, `[${group.join(",")}]`),
+      );
+      group = [];
+      chars = 2;
+    };
+    for (const r of records) {
+      const row = JSON.stringify([r.chunkId, r.itemId, r.project, r.kind, r.type, toHex(r.values)]);
+      if (group.length > 0 && chars + row.length + 1 > JSON_CHARS_PER_STATEMENT) flush();
+      group.push(row);
+      chars += row.length + 1;
+    }
+    flush();
+    if (statements.length === 1) await statements[0]!.run();
+    else await this.db.batch(statements);
   }
 
   /** Search: exact, every vector of the slice compared. */
@@ -72,12 +100,14 @@ export class LocalVectorIndex implements VectorIndex {
     const where = projects.length > 0 ? " AND project IN (SELECT value FROM json_each(?))" : "";
     const projectParams = projects.length > 0 ? [JSON.stringify(projects)] : [];
     const slice: Slice = slices.get(key) ?? { lists: InvertedLists.flat(this.dimensions), loadedUpTo: 0 };
-    const [fresh, count] = await this.db.batch<{ rowid?: number; chunk_id?: number; vector?: ArrayBuffer; n?: number }>([
-      this.db.prepare(`SELECT rowid, chunk_id, vector FROM local_vectors WHERE tenant_id = ?${where} AND rowid > ? ORDER BY rowid`).bind(tenantId, ...projectParams, slice.loadedUpTo),
+    const [fresh, count] = await this.db.batch<{ rowid?: number; chunk_id?: number; vector?: string; n?: number }>([
+      this.db
+        .prepare(`SELECT rowid, chunk_id, hex(vector) AS vector FROM local_vectors WHERE tenant_id = ?${where} AND rowid > ? ORDER BY rowid`)
+        .bind(tenantId, ...projectParams, slice.loadedUpTo),
       this.db.prepare(`SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?${where}`).bind(tenantId, ...projectParams),
     ]);
     for (const row of fresh!.results) {
-      const vector = fromBytes(row.vector!);
+      const vector = fromHex(row.vector!);
       if (vector.length !== this.dimensions) throw this.mismatch(vector.length);
       slice.lists.add(row.chunk_id!, vector);
       slice.loadedUpTo = Math.max(slice.loadedUpTo, row.rowid!);
@@ -100,22 +130,28 @@ export class LocalVectorIndex implements VectorIndex {
 
   async getVectors(tenantId: string, chunkIds: number[]): Promise<Map<number, Float32Array>> {
     const out = new Map<number, Float32Array>();
-    for (let i = 0; i < chunkIds.length; i += IN_CHUNK) {
-      const ids = chunkIds.slice(i, i + IN_CHUNK);
-      const { results } = await this.db
-        .prepare(`SELECT chunk_id, vector FROM local_vectors WHERE tenant_id = ? AND chunk_id IN (${ids.map(() => "?").join(",")})`)
-        .bind(tenantId, ...ids)
-        .all<{ chunk_id: number; vector: ArrayBuffer }>();
-      for (const row of results) out.set(row.chunk_id, fromBytes(row.vector));
+    const statements: D1PreparedStatement[] = [];
+    for (let i = 0; i < chunkIds.length; i += IDS_PER_STATEMENT) {
+      statements.push(
+        this.db
+          .prepare("SELECT chunk_id, hex(vector) AS vector FROM local_vectors WHERE tenant_id = ? AND chunk_id IN (SELECT value FROM json_each(?))")
+          .bind(tenantId, JSON.stringify(chunkIds.slice(i, i + IDS_PER_STATEMENT))),
+      );
     }
+    if (statements.length === 0) return out;
+    const results = statements.length === 1 ? [await statements[0]!.all<{ chunk_id: number; vector: string }>()] : await this.db.batch<{ chunk_id: number; vector: string }>(statements);
+    for (const { results: rows } of results) for (const row of rows) out.set(row.chunk_id, fromHex(row.vector));
     return out;
   }
 
   async delete(tenantId: string, chunkIds: number[]): Promise<void> {
     const statements = [];
-    for (let i = 0; i < chunkIds.length; i += IN_CHUNK) {
-      const ids = chunkIds.slice(i, i + IN_CHUNK);
-      statements.push(this.db.prepare(`DELETE FROM local_vectors WHERE tenant_id = ? AND chunk_id IN (${ids.map(() => "?").join(",")})`).bind(tenantId, ...ids));
+    for (let i = 0; i < chunkIds.length; i += IDS_PER_STATEMENT) {
+      statements.push(
+        this.db
+          .prepare("DELETE FROM local_vectors WHERE tenant_id = ? AND chunk_id IN (SELECT value FROM json_each(?))")
+          .bind(tenantId, JSON.stringify(chunkIds.slice(i, i + IDS_PER_STATEMENT))),
+      );
     }
     if (statements.length > 0) await this.db.batch(statements);
   }

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { LocalEmbedder } from "../../src/adapters/local-embedder";
+import { LocalEmbedder, tokenize } from "../../src/adapters/local-embedder";
 import { insertTopK, InvertedLists, type ScoredId } from "../../src/adapters/inverted-lists";
-import { dot } from "../../src/core/shared/vector-math";
+import { dot, fromHex, toHex } from "../../src/core/shared/vector-math";
 
 // The local index's auto-link path probes inverted lists instead of scanning every vector: on real
 // texts (MS MARCO passages, LoCoMo turns as log_chat indexes them; the local embedder) it must find
@@ -130,3 +130,13 @@ describe("inverted lists over LoCoMo turns", async () => {
   });
 });
 
+describe("vectors as hex", () => {
+  it("round-trip exactly, in either case", () => {
+    const v = embedder.embedOne(tokenize("Hex carries every bit of the float32 values").join(" "));
+    v[0] = -0;
+    v[1] = 1e-30;
+    expect(fromHex(toHex(v))).toEqual(v);
+    expect(fromHex(toHex(v).toUpperCase())).toEqual(v);
+    expect(toHex(Float32Array.of(1))).toBe("0000803f");
+  });
+});
