@@ -77,6 +77,20 @@ describe("local vector index", () => {
 });
 
 describe("local vector index: rows and statements", () => {
+  it("notices a deleted newest row whose rowid a new vector reuses (another isolate's delete)", async () => {
+    const index = new LocalVectorIndex(env.DB, DIMS);
+    await index.upsert("local-reuse", [await record(1, "red apples"), await record(2, "green pears")]);
+    const pears = (await embedder.embed(["pears"]))[0]!;
+    expect((await index.query("local-reuse", pears, { topK: 1 }))[0]!.chunkId).toBe(2);
+    // Behind this isolate's back: the newest row goes, and SQLite gives its rowid to the next insert.
+    await env.DB.prepare("DELETE FROM local_vectors WHERE tenant_id = ? AND chunk_id = 2").bind("local-reuse").run();
+    await index.upsert("local-reuse", [await record(3, "ripe pears")]);
+    const rowids = await env.DB.prepare("SELECT rowid, chunk_id FROM local_vectors WHERE tenant_id = ? ORDER BY rowid").bind("local-reuse").all<{ rowid: number; chunk_id: number }>();
+    expect(rowids.results.at(-1)!.chunk_id).toBe(3);
+    const matches = await index.query("local-reuse", pears, { topK: 5 });
+    expect(matches.map((m) => m.chunkId).sort()).toEqual([1, 3]);
+  });
+
   it("writes a job's vectors in one statement and reads them back bit for bit", async () => {
     const prepared: string[] = [];
     const batches: number[] = [];

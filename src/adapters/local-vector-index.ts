@@ -21,16 +21,19 @@ export const EXACT_SCAN_UP_TO = 2000;
 interface Slice {
   /** One flat list up to EXACT_SCAN_UP_TO vectors; clustered at the first queryMany above, again when the slice doubles. */
   lists: InvertedLists;
+  /** The highest rowid read, and the chunk it held. */
   loadedUpTo: number;
+  topChunk: number;
 }
 const slices = new Map<string, Slice>();
 
 /**
  * Offline vector index in D1: vectors as float32 blobs, cosine at query time.
  * Same interface and tenant scoping as Vectorize; meant for `wrangler dev` and tests.
- * Queries scan an in-isolate copy that each query brings up to date: rows past the last rowid seen
+ * Queries scan an in-isolate copy that each query brings up to date: rows from the last rowid seen on
  * are read (an upsert is INSERT OR REPLACE, so a rewritten vector gets a new rowid), and a count that
- * disagrees (a delete) reloads the slice. Without it, a query reads every blob of the project from D1.
+ * disagrees, or a last-seen row that is gone (SQLite may reuse the rowids of deleted top rows), reloads
+ * the slice. Without it, a query reads every blob of the project from D1.
  * Vectors cross the D1 boundary as hex text (hex(), unhex()): locally a blob travels as an array of
  * numbers, several times slower to send and read than its hex.
  */
@@ -99,20 +102,27 @@ export class LocalVectorIndex implements VectorIndex {
     // The project list travels as one JSON parameter: a key may have many projects (D1: 100 parameters).
     const where = projects.length > 0 ? " AND project IN (SELECT value FROM json_each(?))" : "";
     const projectParams = projects.length > 0 ? [JSON.stringify(projects)] : [];
-    const slice: Slice = slices.get(key) ?? { lists: InvertedLists.flat(this.dimensions), loadedUpTo: 0 };
+    const slice: Slice = slices.get(key) ?? { lists: InvertedLists.flat(this.dimensions), loadedUpTo: 0, topChunk: 0 };
     const [fresh, count] = await this.db.batch<{ rowid?: number; chunk_id?: number; vector?: string; n?: number }>([
       this.db
-        .prepare(`SELECT rowid, chunk_id, hex(vector) AS vector FROM local_vectors WHERE tenant_id = ?${where} AND rowid > ? ORDER BY rowid`)
+        .prepare(`SELECT rowid, chunk_id, hex(vector) AS vector FROM local_vectors WHERE tenant_id = ?${where} AND rowid >= ? ORDER BY rowid`)
         .bind(tenantId, ...projectParams, slice.loadedUpTo),
       this.db.prepare(`SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?${where}`).bind(tenantId, ...projectParams),
     ]);
-    for (const row of fresh!.results) {
-      const vector = fromHex(row.vector!);
-      if (vector.length !== this.dimensions) throw this.mismatch(vector.length);
-      slice.lists.add(row.chunk_id!, vector);
-      slice.loadedUpTo = Math.max(slice.loadedUpTo, row.rowid!);
+    const rows = fresh!.results;
+    // The row read last must still hold its chunk; if it went, rows at the top were deleted and a new row
+    // may sit under a reused rowid that `rowid >` would never show.
+    const topIntact = slice.loadedUpTo === 0 || (rows[0]?.rowid === slice.loadedUpTo && rows[0]?.chunk_id === slice.topChunk);
+    if (topIntact) {
+      for (const row of rows) {
+        const vector = fromHex(row.vector!);
+        if (vector.length !== this.dimensions) throw this.mismatch(vector.length);
+        slice.lists.add(row.chunk_id!, vector);
+        slice.loadedUpTo = row.rowid!;
+        slice.topChunk = row.chunk_id!;
+      }
     }
-    if (slice.lists.size !== count!.results[0]!.n && !reloaded) {
+    if ((!topIntact || slice.lists.size !== count!.results[0]!.n) && !reloaded) {
       slices.delete(key); // rows were deleted since the copy was made
       return this.freshSlice(tenantId, projects, true);
     }
