@@ -29,7 +29,7 @@ function rowsReadD1(inner: D1Database, log: { sql: string; rows: number }[]): D1
 }
 
 describe("background jobs read rows in proportion to the job, not the tenant", () => {
-  it("embedding and auto-linking two new items in a project of 300 read a few dozen rows per statement", async () => {
+  it("embedding and auto-linking two new items in a project of 300 read a few dozen rows per statement, links in one", async () => {
     const services = { ...buildServices(env as unknown as Env, () => {}), jobs: { send: async () => {} } };
     const tenantId = "job-reads";
     await env.DB.prepare("INSERT INTO tenants (id, name, created_at) VALUES (?, ?, 0)").bind(tenantId, tenantId).run();
@@ -42,12 +42,17 @@ describe("background jobs read rows in proportion to the job, not the tenant", (
 
     const log: { sql: string; rows: number }[] = [];
     const counted = tenantScope(rowsReadD1(env.DB, log), tenantId);
-    const fresh = await writeItems(counted, services, ["A new note about the harbour and the glacier, filed under 4", "Another about the violin"].map((content) => ({ project: "p", kind: "memory", type: "note", content })));
+    // Near copies of two earlier notes: each links to its original (and to that note's close neighbours).
+    const fresh = await writeItems(counted, services, [`${texts[4]} (copy)`, `${texts[7]} (copy)`].map((content) => ({ project: "p", kind: "memory", type: "note", content })));
     const ids = fresh.map((w) => w.id);
     log.length = 0;
     await embedItems(counted, services, ids);
     await autoLinkItems(counted, services, ids);
     expect(log.length).toBeGreaterThan(4);
     for (const { sql, rows } of log) expect(rows, sql.replace(/\s+/g, " ")).toBeLessThan(60);
+    // All the job's links in one statement.
+    expect(log.filter((l) => l.sql.includes("INSERT INTO links"))).toHaveLength(1);
+    const links = await env.DB.prepare("SELECT COUNT(*) AS n FROM links WHERE tenant_id = ? AND source_id IN (?, ?)").bind(tenantId, ...ids).first<{ n: number }>("n");
+    expect(links).toBeGreaterThanOrEqual(2);
   });
 });
