@@ -4,8 +4,13 @@ import { countedD1, type RoundTripCounter } from "./counted-d1";
 
 export type Database = DrizzleD1Database<typeof schema>;
 
+const opened = new WeakMap<D1Database, Database>();
+
+/** The drizzle database over a D1 binding, one per binding (building one walks the whole schema). */
 export function openDatabase(d1: D1Database): Database {
-  return drizzle(d1, { schema });
+  let db = opened.get(d1);
+  if (!db) opened.set(d1, (db = drizzle(d1, { schema })));
+  return db;
 }
 
 /**
@@ -23,7 +28,20 @@ export interface TenantScope {
 }
 
 export function tenantScope(d1: D1Database, tenantId: string, projects: readonly string[] | null = null): TenantScope {
-  return { tenantId, projects, db: openDatabase(d1), d1 };
+  return scopeOver(d1, tenantId, projects);
+}
+
+/** A scope whose drizzle database is opened at its first use (opening one builds the schema's relational config). */
+function scopeOver(d1: D1Database, tenantId: string, projects: readonly string[] | null): TenantScope {
+  let db: Database | undefined;
+  return {
+    tenantId,
+    projects,
+    d1,
+    get db() {
+      return (db ??= openDatabase(d1));
+    },
+  };
 }
 
 /**
@@ -50,6 +68,5 @@ export function scopeAllowsProject(scope: TenantScope, project: string): boolean
 
 /** The same scope, its D1 round trips counted (the usage log records them per tool call). */
 export function countedScope(scope: TenantScope, counter: RoundTripCounter): TenantScope {
-  const d1 = countedD1(scope.d1, counter);
-  return { ...scope, d1, db: openDatabase(d1) };
+  return scopeOver(countedD1(scope.d1, counter), scope.tenantId, scope.projects);
 }
