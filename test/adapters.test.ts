@@ -76,6 +76,54 @@ describe("local vector index", () => {
   });
 });
 
+describe("local vector index: rows and statements", () => {
+  it("notices a deleted newest row whose rowid a new vector reuses (another isolate's delete)", async () => {
+    const index = new LocalVectorIndex(env.DB, DIMS);
+    await index.upsert("local-reuse", [await record(1, "red apples"), await record(2, "green pears")]);
+    const pears = (await embedder.embed(["pears"]))[0]!;
+    expect((await index.query("local-reuse", pears, { topK: 1 }))[0]!.chunkId).toBe(2);
+    // Behind this isolate's back: the newest row goes, and SQLite gives its rowid to the next insert.
+    await env.DB.prepare("DELETE FROM local_vectors WHERE tenant_id = ? AND chunk_id = 2").bind("local-reuse").run();
+    await index.upsert("local-reuse", [await record(3, "ripe pears")]);
+    const rowids = await env.DB.prepare("SELECT rowid, chunk_id FROM local_vectors WHERE tenant_id = ? ORDER BY rowid").bind("local-reuse").all<{ rowid: number; chunk_id: number }>();
+    expect(rowids.results.at(-1)!.chunk_id).toBe(3);
+    const matches = await index.query("local-reuse", pears, { topK: 5 });
+    expect(matches.map((m) => m.chunkId).sort()).toEqual([1, 3]);
+  });
+
+  it("writes a job's vectors in one statement and reads them back bit for bit", async () => {
+    const prepared: string[] = [];
+    const batches: number[] = [];
+    const spy = {
+      prepare: (query: string) => (prepared.push(query), env.DB.prepare(query)),
+      batch: (statements: D1PreparedStatement[]) => (batches.push(statements.length), env.DB.batch(statements)),
+    } as unknown as D1Database;
+    const index = new LocalVectorIndex(spy, DIMS);
+    const records = await Promise.all(Array.from({ length: 100 }, (_, i) => record(1000 + i, `note number ${i} about topic ${i % 7}`)));
+    await index.upsert("local-one-statement", records);
+    expect(prepared).toHaveLength(1);
+    expect(batches.filter((n) => n > 1)).toEqual([]);
+    const stored = await index.getVectors("local-one-statement", records.map((r) => r.chunkId));
+    expect(stored.size).toBe(100);
+    for (const r of records) expect(stored.get(r.chunkId)).toEqual(r.values);
+  });
+
+  it(`keeps search exact above ${EXACT_SCAN_UP_TO} vectors (only auto-link's queryMany probes lists)`, async () => {
+    const index = new LocalVectorIndex(env.DB, DIMS);
+    const words = ["river", "stone", "maple", "copper", "violin", "harbor", "lantern", "meadow", "falcon", "glacier", "orchid", "canyon", "ember", "thistle"];
+    const texts = Array.from({ length: EXACT_SCAN_UP_TO + 500 }, (_, i) => `${words[i % 14]} ${words[(i * 3) % 13]} ${words[(i * 5 + 3) % 11]} ${words[(i * 11) % 9]} note ${i % 41}`);
+    const records = await Promise.all(texts.map((t, i) => record(i + 1, t)));
+    await index.upsert("local-exact-search", records);
+    const queries = await embedder.embed(["river maple note 3", "violin glacier", "ember canyon falcon", "stone harbor lantern note 17", "orchid meadow"]);
+    await index.queryMany("local-exact-search", queries, { topK: 10 }); // clusters the slice
+    for (const query of queries) {
+      const exact = records.map((r) => ({ chunkId: r.chunkId, score: r.values.reduce((s, x, d) => s + x * query[d]!, 0) })).sort((a, b) => b.score - a.score || a.chunkId - b.chunkId);
+      const got = await index.query("local-exact-search", query, { topK: 20 });
+      expect(got.map((m) => m.score)).toEqual(exact.slice(0, 20).map((m) => expect.closeTo(m.score, 6)));
+    }
+  });
+});
+
 describe("queryMany", () => {
   for (const adapter of ["local", "vectorize"] as const) {
     it(`answers as many single queries would, in order (${adapter})`, async () => {
@@ -89,6 +137,10 @@ describe("queryMany", () => {
       expect(many[0]![0]!.chunkId).toBe(1);
       expect(many[2]!.slice(0, 2).map((m) => m.chunkId).sort()).toEqual([6, 7]);
       expect(await index.queryMany(tenant, [], { topK: 3 })).toEqual([]);
+      const close = await index.queryMany(tenant, queries, { topK: 3, minScore: 0.3 });
+      expect(close).toEqual(single.map((matches) => matches.filter((m) => m.score >= 0.3)));
+      expect(close[0]!.length).toBeGreaterThan(0);
+      expect(close[3]).toEqual([]);
     });
   }
 });

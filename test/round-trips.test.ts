@@ -72,6 +72,9 @@ describe("round trips per tool call, as the usage log records them", () => {
     const t = await newTenant();
     await call(t.apiKey, "memory_store", { content: "one stored memory", namespace: "p" });
     await call(t.apiKey, "search", { query: "memory", project: "p" });
+    // 30 batched turns share their batch's 2-3 round trips: a mean under 0.1 a call must not round to 0.
+    const turns = Array.from({ length: 30 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "log_chat", arguments: { conversation_id: "c", project_id: "p", role: "user", content: `turn ${i}` } } }));
+    expect((await (await jsonrpc(t.apiKey, turns)).json<any[]>()).every((r) => r.result && !r.result.isError)).toBe(true);
     await new Promise((r) => setTimeout(r, 50));
     const report = await call(t.apiKey, "get_usage_report", { period: "day" });
     const search = report.tools.find((x: any) => x.tool === "search");
@@ -80,5 +83,8 @@ describe("round trips per tool call, as the usage log records them", () => {
     expect(search.d1_ms).toBeGreaterThanOrEqual(0);
     expect(search.worker_p50_ms).toBeLessThanOrEqual(search.p50_ms);
     expect(report.tools.find((x: any) => x.tool === "memory_store").d1_round_trips).toBeGreaterThanOrEqual(1);
+    const share = (await loggedTrips(t.tenantId, "log_chat"))[0]!;
+    expect(share * 30).toBeGreaterThanOrEqual(2);
+    expect(report.tools.find((x: any) => x.tool === "log_chat").d1_round_trips * 30).toBeCloseTo(share * 30, 0);
   });
 });

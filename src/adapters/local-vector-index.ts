@@ -1,32 +1,41 @@
 import type { StoredVectorId, VectorIndex, VectorMatch, VectorRecord } from "../ports";
-import { dot, fromBytes, toBytes } from "../core/shared/vector-math";
-import { insertTopK, InvertedLists } from "./inverted-lists";
+import { fromHex, toHex } from "../core/shared/vector-math";
+import { InvertedLists } from "./inverted-lists";
 
-const IN_CHUNK = 90; // D1: at most 100 bound parameters per statement
+/** Chunk ids per statement when they travel as one JSON parameter. */
+const IDS_PER_STATEMENT = 1000;
+/** JSON characters per upsert statement: D1 caps a bound value at 2 MB, and one UTF-16 unit takes at most 3 bytes of UTF-8. */
+const JSON_CHARS_PER_STATEMENT = 600_000;
 /** Most vectors the isolate keeps in memory across all (tenant, projects) copies (~25 MB at 256 dims). */
 const MAX_CACHED_VECTORS = 25_000;
 
 /**
- * Up to this many vectors, queryMany (auto-linking) scans them all; above, it probes inverted lists,
- * so linking N items costs about N·√N dot products, not N². Single queries (search) stay exact.
+ * Up to this many vectors a slice is one list and every query scans it all. Above, queryMany (auto-linking)
+ * probes inverted lists: a query compares the √N centroids and the vectors of the lists it probes (a sixth
+ * of them, a tenth for neighbours at ≥ 0.8; InvertedLists.probesFor). Single queries (search) still scan
+ * every list, so search stays exact.
  */
 export const EXACT_SCAN_UP_TO = 2000;
 
 /** An in-isolate copy of one (tenant, projects) slice of the index, refreshed by rowid. */
 interface Slice {
-  vectors: Map<number, Float32Array>;
+  /** One flat list up to EXACT_SCAN_UP_TO vectors; clustered at the first queryMany above, again when the slice doubles. */
+  lists: InvertedLists;
+  /** The highest rowid read, and the chunk it held. */
   loadedUpTo: number;
-  /** Built at the first queryMany over EXACT_SCAN_UP_TO vectors; rebuilt when the slice doubles. */
-  lists?: InvertedLists;
+  topChunk: number;
 }
 const slices = new Map<string, Slice>();
 
 /**
- * Offline vector index in D1: vectors as float32 blobs, exact cosine at query time.
+ * Offline vector index in D1: vectors as float32 blobs, cosine at query time.
  * Same interface and tenant scoping as Vectorize; meant for `wrangler dev` and tests.
- * Queries scan an in-isolate copy that each query brings up to date: rows past the last rowid seen
+ * Queries scan an in-isolate copy that each query brings up to date: rows from the last rowid seen on
  * are read (an upsert is INSERT OR REPLACE, so a rewritten vector gets a new rowid), and a count that
- * disagrees (a delete) reloads the slice. Without it, a query reads every blob of the project from D1.
+ * disagrees, or a last-seen row that is gone (SQLite may reuse the rowids of deleted top rows), reloads
+ * the slice. Without it, a query reads every blob of the project from D1.
+ * Vectors cross the D1 boundary as hex text (hex(), unhex()): locally a blob travels as an array of
+ * numbers, several times slower to send and read than its hex.
  */
 export class LocalVectorIndex implements VectorIndex {
   readonly name = "local";
@@ -36,35 +45,56 @@ export class LocalVectorIndex implements VectorIndex {
     private readonly dimensions: number,
   ) {}
 
+  /** One statement per ~600 KB of rows (vectors as hex in one JSON parameter), not one per vector. */
   async upsert(tenantId: string, records: VectorRecord[]): Promise<void> {
     if (records.length === 0) return;
     for (const r of records) this.checkLength(r.values);
-    const statement = this.db.prepare("INSERT OR REPLACE INTO local_vectors (tenant_id, chunk_id, item_id, project, kind, type, vector) VALUES (?, ?, ?, ?, ?, ?, ?)");
-    await this.db.batch(records.map((r) => statement.bind(tenantId, r.chunkId, r.itemId, r.project, r.kind, r.type, toBytes(r.values))));
+    const statements: D1PreparedStatement[] = [];
+    let group: string[] = [];
+    let chars = 2;
+    const flush = () => {
+      statements.push(
+        this.db
+          .prepare(
+            `INSERT OR REPLACE INTO local_vectors (tenant_id, chunk_id, item_id, project, kind, type, vector)
+             SELECT ?, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, unhex(j.value ->> 5) FROM json_each(?) j`,
+          )
+          .bind(tenantId, `[${group.join(",")}]`),
+      );
+      group = [];
+      chars = 2;
+    };
+    for (const r of records) {
+      const row = JSON.stringify([r.chunkId, r.itemId, r.project, r.kind, r.type, toHex(r.values)]);
+      if (group.length > 0 && chars + row.length + 1 > JSON_CHARS_PER_STATEMENT) flush();
+      group.push(row);
+      chars += row.length + 1;
+    }
+    flush();
+    if (statements.length === 1) await statements[0]!.run();
+    else await this.db.batch(statements);
   }
 
+  /** Search: exact, every vector of the slice compared. */
   async query(tenantId: string, vector: Float32Array, options: { topK: number; projects?: readonly string[] }): Promise<VectorMatch[]> {
-    return (await this.queryMany(tenantId, [vector], options))[0]!;
+    this.checkLength(vector);
+    const slice = await this.freshSlice(tenantId, options.projects ?? []);
+    return slice.lists.query(vector, options.topK);
   }
 
-  /** One refresh of the in-isolate copy serves every query; large slices are probed, not scanned. */
-  async queryMany(tenantId: string, vectors: Float32Array[], options: { topK: number; projects?: readonly string[] }): Promise<VectorMatch[][]> {
+  /**
+   * One refresh of the in-isolate copy serves every query; above EXACT_SCAN_UP_TO vectors the queries
+   * probe the nearest lists (fewer for a high minScore: close neighbours sit in the nearest lists).
+   */
+  async queryMany(tenantId: string, vectors: Float32Array[], options: { topK: number; projects?: readonly string[]; minScore?: number }): Promise<VectorMatch[][]> {
     for (const vector of vectors) this.checkLength(vector);
     if (vectors.length === 0) return [];
     const slice = await this.freshSlice(tenantId, options.projects ?? []);
-    if (slice.vectors.size > EXACT_SCAN_UP_TO) {
-      if (!slice.lists || slice.vectors.size > 2 * slice.lists.builtFor) slice.lists = new InvertedLists(slice.vectors);
-      const lists = slice.lists;
-      return vectors.map((vector) => lists.query(vector, options.topK, lists.probes));
-    }
-    return vectors.map((vector) => {
-      const top: VectorMatch[] = [];
-      for (const [chunkId, stored] of slice.vectors) {
-        if (stored.length !== vector.length) throw this.mismatch(stored.length);
-        insertTopK(top, { chunkId, score: dot(vector, stored) }, options.topK);
-      }
-      return top;
-    });
+    const size = slice.lists.size;
+    if (size > EXACT_SCAN_UP_TO && (slice.lists.builtFor === 0 || size > 2 * slice.lists.builtFor)) slice.lists = slice.lists.rebuilt();
+    const lists = slice.lists;
+    const probes = lists.builtFor === 0 ? undefined : lists.probesFor(options.minScore);
+    return lists.queryMany(vectors, options.topK, { probes, minScore: options.minScore });
   }
 
   private async freshSlice(tenantId: string, projects: readonly string[], reloaded = false): Promise<Slice> {
@@ -72,51 +102,66 @@ export class LocalVectorIndex implements VectorIndex {
     // The project list travels as one JSON parameter: a key may have many projects (D1: 100 parameters).
     const where = projects.length > 0 ? " AND project IN (SELECT value FROM json_each(?))" : "";
     const projectParams = projects.length > 0 ? [JSON.stringify(projects)] : [];
-    const slice: Slice = slices.get(key) ?? { vectors: new Map(), loadedUpTo: 0 };
-    const [fresh, count] = await this.db.batch<{ rowid?: number; chunk_id?: number; vector?: ArrayBuffer; n?: number }>([
-      this.db.prepare(`SELECT rowid, chunk_id, vector FROM local_vectors WHERE tenant_id = ?${where} AND rowid > ? ORDER BY rowid`).bind(tenantId, ...projectParams, slice.loadedUpTo),
+    const slice: Slice = slices.get(key) ?? { lists: InvertedLists.flat(this.dimensions), loadedUpTo: 0, topChunk: 0 };
+    const [fresh, count] = await this.db.batch<{ rowid?: number; chunk_id?: number; vector?: string; n?: number }>([
+      this.db
+        .prepare(`SELECT rowid, chunk_id, hex(vector) AS vector FROM local_vectors WHERE tenant_id = ?${where} AND rowid >= ? ORDER BY rowid`)
+        .bind(tenantId, ...projectParams, slice.loadedUpTo),
       this.db.prepare(`SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?${where}`).bind(tenantId, ...projectParams),
     ]);
-    for (const row of fresh!.results) {
-      const vector = fromBytes(row.vector!);
-      slice.vectors.set(row.chunk_id!, vector);
-      slice.lists?.add(row.chunk_id!, vector);
-      slice.loadedUpTo = Math.max(slice.loadedUpTo, row.rowid!);
+    const rows = fresh!.results;
+    // The row read last must still hold its chunk; if it went, rows at the top were deleted and a new row
+    // may sit under a reused rowid that `rowid >` would never show.
+    const topIntact = slice.loadedUpTo === 0 || (rows[0]?.rowid === slice.loadedUpTo && rows[0]?.chunk_id === slice.topChunk);
+    if (topIntact) {
+      for (const row of rows) {
+        const vector = fromHex(row.vector!);
+        if (vector.length !== this.dimensions) throw this.mismatch(vector.length);
+        slice.lists.add(row.chunk_id!, vector);
+        slice.loadedUpTo = row.rowid!;
+        slice.topChunk = row.chunk_id!;
+      }
     }
-    if (slice.vectors.size !== count!.results[0]!.n && !reloaded) {
+    if ((!topIntact || slice.lists.size !== count!.results[0]!.n) && !reloaded) {
       slices.delete(key); // rows were deleted since the copy was made
       return this.freshSlice(tenantId, projects, true);
     }
     slices.delete(key); // re-insert: most recently used last
     slices.set(key, slice);
     let cached = 0;
-    for (const s of slices.values()) cached += s.vectors.size;
+    for (const s of slices.values()) cached += s.lists.size;
     for (const [k, s] of slices) {
       if (cached <= MAX_CACHED_VECTORS || k === key) break;
       slices.delete(k);
-      cached -= s.vectors.size;
+      cached -= s.lists.size;
     }
     return slice;
   }
 
   async getVectors(tenantId: string, chunkIds: number[]): Promise<Map<number, Float32Array>> {
     const out = new Map<number, Float32Array>();
-    for (let i = 0; i < chunkIds.length; i += IN_CHUNK) {
-      const ids = chunkIds.slice(i, i + IN_CHUNK);
-      const { results } = await this.db
-        .prepare(`SELECT chunk_id, vector FROM local_vectors WHERE tenant_id = ? AND chunk_id IN (${ids.map(() => "?").join(",")})`)
-        .bind(tenantId, ...ids)
-        .all<{ chunk_id: number; vector: ArrayBuffer }>();
-      for (const row of results) out.set(row.chunk_id, fromBytes(row.vector));
+    const statements: D1PreparedStatement[] = [];
+    for (let i = 0; i < chunkIds.length; i += IDS_PER_STATEMENT) {
+      statements.push(
+        this.db
+          .prepare("SELECT chunk_id, hex(vector) AS vector FROM local_vectors WHERE tenant_id = ? AND chunk_id IN (SELECT value FROM json_each(?))")
+          .bind(tenantId, JSON.stringify(chunkIds.slice(i, i + IDS_PER_STATEMENT))),
+      );
     }
+    if (statements.length === 0) return out;
+    const results = statements.length === 1 ? [await statements[0]!.all<{ chunk_id: number; vector: string }>()] : await this.db.batch<{ chunk_id: number; vector: string }>(statements);
+    for (const { results: rows } of results) for (const row of rows) out.set(row.chunk_id, fromHex(row.vector));
     return out;
   }
 
   async delete(tenantId: string, chunkIds: number[]): Promise<void> {
     const statements = [];
-    for (let i = 0; i < chunkIds.length; i += IN_CHUNK) {
-      const ids = chunkIds.slice(i, i + IN_CHUNK);
-      statements.push(this.db.prepare(`DELETE FROM local_vectors WHERE tenant_id = ? AND chunk_id IN (${ids.map(() => "?").join(",")})`).bind(tenantId, ...ids));
+    for (let i = 0; i < chunkIds.length; i += IDS_PER_STATEMENT) {
+      statements.push(
+        this.db
+          .prepare("DELETE FROM local_vectors WHERE tenant_id = ? AND chunk_id IN (SELECT value FROM json_each(?))")
+          .bind(tenantId, JSON.stringify(chunkIds.slice(i, i + IDS_PER_STATEMENT))),
+      );
     }
     if (statements.length > 0) await this.db.batch(statements);
   }

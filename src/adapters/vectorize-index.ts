@@ -64,10 +64,12 @@ export class VectorizeVectorIndex implements VectorIndex {
   }
 
   /** Vectorize answers one query per call: these run a few at a time (a Worker's open-connection budget). */
-  async queryMany(tenantId: string, vectors: Float32Array[], options: { topK: number; projects?: readonly string[] }): Promise<VectorMatch[][]> {
+  async queryMany(tenantId: string, vectors: Float32Array[], options: { topK: number; projects?: readonly string[]; minScore?: number }): Promise<VectorMatch[][]> {
     const answers: VectorMatch[][] = [];
+    const minScore = options.minScore ?? -Infinity;
     for (let i = 0; i < vectors.length; i += PARALLEL_QUERIES) {
-      answers.push(...(await Promise.all(vectors.slice(i, i + PARALLEL_QUERIES).map((vector) => this.query(tenantId, vector, options)))));
+      const batch = await Promise.all(vectors.slice(i, i + PARALLEL_QUERIES).map((vector) => this.query(tenantId, vector, options)));
+      answers.push(...batch.map((matches) => matches.filter((m) => m.score >= minScore)));
     }
     return answers;
   }

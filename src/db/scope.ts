@@ -4,8 +4,13 @@ import { countedD1, type RoundTripCounter } from "./counted-d1";
 
 export type Database = DrizzleD1Database<typeof schema>;
 
+const opened = new WeakMap<D1Database, Database>();
+
+/** The drizzle database over a D1 binding, one per binding (building one walks the whole schema). */
 export function openDatabase(d1: D1Database): Database {
-  return drizzle(d1, { schema });
+  let db = opened.get(d1);
+  if (!db) opened.set(d1, (db = drizzle(d1, { schema })));
+  return db;
 }
 
 /**
@@ -23,10 +28,28 @@ export interface TenantScope {
 }
 
 export function tenantScope(d1: D1Database, tenantId: string, projects: readonly string[] | null = null): TenantScope {
-  return { tenantId, projects, db: openDatabase(d1), d1 };
+  return scopeOver(d1, tenantId, projects);
 }
 
-/** `IN` over a list bound as one JSON array: one parameter however long the list (D1 allows 100 a statement). */
+/** A scope whose drizzle database is opened at its first use (opening one builds the schema's relational config). */
+function scopeOver(d1: D1Database, tenantId: string, projects: readonly string[] | null): TenantScope {
+  let db: Database | undefined;
+  return {
+    tenantId,
+    projects,
+    d1,
+    get db() {
+      return (db ??= openDatabase(d1));
+    },
+  };
+}
+
+/**
+ * `IN` over a list bound as one JSON array: one parameter however long the list (D1 allows 100 a statement).
+ * With no table statistics SQLite takes `tenant_id = ?` for the more selective term and walks every row of
+ * the tenant, testing each against the list; a lookup by ids writes `+tenant_id = ?` (not an index term) so
+ * it walks the primary key instead (test/job-reads.test.ts).
+ */
 export const IN_JSON = "IN (SELECT value FROM json_each(?))";
 
 /**
@@ -45,6 +68,5 @@ export function scopeAllowsProject(scope: TenantScope, project: string): boolean
 
 /** The same scope, its D1 round trips counted (the usage log records them per tool call). */
 export function countedScope(scope: TenantScope, counter: RoundTripCounter): TenantScope {
-  const d1 = countedD1(scope.d1, counter);
-  return { ...scope, d1, db: openDatabase(d1) };
+  return scopeOver(countedD1(scope.d1, counter), scope.tenantId, scope.projects);
 }

@@ -5,6 +5,8 @@ import { bumpCacheGenerations } from "../context/cache-generation";
 import { readItems, type StoredItem } from "../memory/items";
 
 const NEIGHBOURS = 20;
+/** Links per insert statement (a job's 100 items × 20 neighbours fit in one; ~100 characters of JSON each). */
+const LINKS_PER_STATEMENT = 2000;
 
 export interface SimilarRecord {
   id: string;
@@ -48,7 +50,7 @@ export async function similarRecordsMany(
     const answers = await services.vectors.queryMany(
       scope.tenantId,
       group.map((q) => q.vector),
-      { topK: NEIGHBOURS + 1, projects: [project] },
+      { topK: NEIGHBOURS + 1, projects: [project], minScore: Math.min(...group.map((q) => thresholdOf(q.item))) },
     );
     group.forEach((q, i) => matchesOf.set(q.item.id, answers[i]!.filter((m) => m.score >= thresholdOf(q.item))));
   }
@@ -59,7 +61,7 @@ export async function similarRecordsMany(
       : await scope.d1
           .prepare(
             `SELECT c.id, c.item_id, i.conversation_id FROM chunks c JOIN items i ON i.id = c.item_id
-             WHERE c.tenant_id = ? AND i.tenant_id = ? AND i.tier = 'active' AND c.id ${IN_JSON}`,
+             WHERE +c.tenant_id = ? AND +i.tenant_id = ? AND i.tier = 'active' AND c.id ${IN_JSON}`,
           )
           .bind(scope.tenantId, scope.tenantId, JSON.stringify(matchedChunks))
           .all<{ id: number; item_id: string; conversation_id: string | null }>();
@@ -82,36 +84,45 @@ export async function similarRecordsMany(
  * Links items to their neighbours: conversations get `similar` links between conversations above
  * SIMILARITY_THRESHOLD, other items `similar_content` links above the document threshold (or the one
  * given); weight = similarity. Upserts, so running it twice changes nothing. Null = not embedded yet.
- * All links of all items go in one batch; cache generations are bumped once, and only when a link is
+ * All links of all items go in one statement; cache generations are bumped once, and only when a link is
  * new or stronger.
  */
 export async function autoLinkMany(scope: TenantScope, services: Services, items: StoredItem[], threshold?: number): Promise<Map<string, SimilarRecord[] | null>> {
   const { conversations } = services.config;
   const thresholdOf = (item: StoredItem) => threshold ?? (item.conversationId !== null ? conversations.similarityThreshold : conversations.documentSimilarityThreshold);
   const similar = await similarRecordsMany(scope, services, items, thresholdOf);
-  const statement = scope.d1.prepare(
-    `INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (tenant_id, source_type, source_id, target_type, target_id, relationship_type) DO UPDATE SET weight = excluded.weight
-       WHERE excluded.weight > links.weight
-     RETURNING id`,
-  );
   const now = Date.now();
-  const writes: D1PreparedStatement[] = [];
-  const itemProjects: string[] = [];
+  const rows: string[] = [];
+  const projectOf = new Map<string, string>();
   for (const item of items) {
     const conversation = item.conversationId !== null;
-    const nodeType = conversation ? "conversation" : "item";
+    if (!conversation) projectOf.set(item.id, item.project);
     for (const s of similar.get(item.id) ?? []) {
-      writes.push(statement.bind(randomId("rel_"), scope.tenantId, nodeType, conversation ? item.conversationId : item.id, nodeType, s.id, conversation ? "similar" : "similar_content", s.similarity, now));
-      itemProjects.push(conversation ? "" : item.project);
+      rows.push(JSON.stringify([randomId("rel_"), conversation ? "conversation" : "item", conversation ? item.conversationId : item.id, s.id, conversation ? "similar" : "similar_content", s.similarity]));
     }
   }
-  if (writes.length === 0) return similar;
-  const written = await scope.d1.batch(writes);
+  if (rows.length === 0) return similar;
+  // One statement per LINKS_PER_STATEMENT links (rows as one JSON parameter), all in one batch. A link
+  // that already exists at least as strong is left alone and returns no row.
+  const writes: D1PreparedStatement[] = [];
+  for (let i = 0; i < rows.length; i += LINKS_PER_STATEMENT) {
+    writes.push(
+      scope.d1
+        .prepare(
+          `INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at)
+           SELECT j.value ->> 0, ?, j.value ->> 1, j.value ->> 2, j.value ->> 1, j.value ->> 3, j.value ->> 4, j.value ->> 5, ? FROM json_each(?) j WHERE true
+           ON CONFLICT (tenant_id, source_type, source_id, target_type, target_id, relationship_type) DO UPDATE SET weight = excluded.weight
+             WHERE excluded.weight > links.weight
+           RETURNING source_type, source_id`,
+        )
+        .bind(scope.tenantId, now, `[${rows.slice(i, i + LINKS_PER_STATEMENT).join(",")}]`),
+    );
+  }
+  const written = writes.length === 1 ? [await writes[0]!.all<{ source_type: string; source_id: string }>()] : await scope.d1.batch<{ source_type: string; source_id: string }>(writes);
   // Cached contexts change only when an item link is new or stronger; a re-run that changes nothing
   // keeps them. Bumping after the write is safe: a context built in between is stored under the old
   // generation and invalidated by this bump, never served stale.
-  const changed = new Set(written.flatMap((result, i) => (result.results.length > 0 && itemProjects[i] ? [itemProjects[i]!] : [])));
+  const changed = new Set(written.flatMap((result) => result.results.flatMap((r) => (r.source_type === "item" && projectOf.has(r.source_id) ? [projectOf.get(r.source_id)!] : []))));
   if (changed.size > 0) await scope.d1.batch(bumpCacheGenerations(scope, changed));
   return similar;
 }
@@ -129,7 +140,7 @@ export async function autoLinkItems(scope: TenantScope, services: Services, item
   const similar = await autoLinkMany(scope, services, linkable);
   const linked = items.filter((item) => item.kind === "snapshot" || similar.get(item.id) !== null).map((item) => item.id);
   if (linked.length > 0) {
-    await scope.d1.prepare(`UPDATE items SET linked_at = ? WHERE tenant_id = ? AND id ${IN_JSON}`).bind(Date.now(), scope.tenantId, JSON.stringify(linked)).run();
+    await scope.d1.prepare(`UPDATE items SET linked_at = ? WHERE +tenant_id = ? AND id ${IN_JSON}`).bind(Date.now(), scope.tenantId, JSON.stringify(linked)).run();
   }
   return linked.length;
 }

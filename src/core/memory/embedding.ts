@@ -7,6 +7,8 @@ const ITEMS_PER_READ = 500;
 /**
  * Embeds every chunk of the given items and upserts the vectors, then marks the items embedded.
  * Idempotent: vectors are keyed by chunk id, so a re-delivered message rewrites the same vectors.
+ * Per group of items: one read, the upserts, one batch that checks the chunks still exist and marks
+ * the items. Lookups by id say `+tenant_id` so SQLite walks the primary key, not all the tenant's rows.
  */
 export async function embedItems(scope: TenantScope, services: Services, itemIds: string[]): Promise<number> {
   let embedded = 0;
@@ -26,27 +28,20 @@ export async function embedItems(scope: TenantScope, services: Services, itemIds
         scope.tenantId,
         batch.map((c, k) => ({ chunkId: c.id, itemId: c.item_id, project: c.project, kind: c.kind, type: c.type, values: vectors[k]! })),
       );
-      await dropVectorsOfDeletedChunks(scope, services, batch.map((c) => c.id));
       embedded += batch.length;
     }
-    await scope.d1
-      .prepare(`UPDATE items SET embedded_at = ? WHERE tenant_id = ? AND id ${IN_JSON}`)
-      .bind(Date.now(), scope.tenantId, JSON.stringify(ids))
-      .run();
+    const chunkIds = chunks.map((c) => c.id);
+    const [alive] = await scope.d1.batch<{ id: number }>([
+      // An item deleted while its chunks were being embedded must not leave their vectors behind.
+      scope.d1.prepare(`SELECT id FROM chunks WHERE +tenant_id = ? AND id ${IN_JSON}`).bind(scope.tenantId, JSON.stringify(chunkIds)),
+      scope.d1.prepare(`UPDATE items SET embedded_at = ? WHERE +tenant_id = ? AND id ${IN_JSON}`).bind(Date.now(), scope.tenantId, JSON.stringify(ids)),
+    ]);
+    const kept = new Set(alive!.results.map((r) => r.id));
+    const gone = chunkIds.filter((id) => !kept.has(id));
+    if (gone.length > 0) await services.vectors.delete(scope.tenantId, gone);
   }
   if (services.config.conversations.useVectorDb && services.config.conversations.useGraphDb && itemIds.length > 0) {
     await services.jobs.send([{ type: "link", tenantId: scope.tenantId, itemIds }]);
   }
   return embedded;
-}
-
-/** An item deleted while its chunks were being embedded must not leave their vectors behind. */
-async function dropVectorsOfDeletedChunks(scope: TenantScope, services: Services, chunkIds: number[]): Promise<void> {
-  const { results } = await scope.d1
-    .prepare("SELECT id FROM chunks WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))")
-    .bind(scope.tenantId, JSON.stringify(chunkIds))
-    .all<{ id: number }>();
-  const alive = new Set(results.map((r) => r.id));
-  const gone = chunkIds.filter((id) => !alive.has(id));
-  if (gone.length > 0) await services.vectors.delete(scope.tenantId, gone);
 }

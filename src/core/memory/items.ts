@@ -326,7 +326,7 @@ export async function readItemContents(scope: TenantScope, ids: string[]): Promi
   const visible = projectClause(scope, "project");
   for (let i = 0; i < ids.length; i += ITEMS_PER_READ) {
     const { results } = await scope.d1
-      .prepare(`SELECT id, content FROM items WHERE tenant_id = ? AND id ${IN_JSON}${visible.sql}`)
+      .prepare(`SELECT id, content FROM items WHERE +tenant_id = ? AND id ${IN_JSON}${visible.sql}`)
       .bind(scope.tenantId, JSON.stringify(ids.slice(i, i + ITEMS_PER_READ)), ...visible.params)
       .all<{ id: string; content: string }>();
     for (const row of results) out.set(row.id, row.content);
@@ -355,7 +355,7 @@ export async function readItems(scope: TenantScope, ids: string[]): Promise<Map<
     const { results } = await scope.d1
       .prepare(
         `SELECT id, project, kind, type, content, tokens, importance, tier, conversation_id, created_at FROM items
-         WHERE tenant_id = ? AND id ${IN_JSON}${visible.sql}`,
+         WHERE +tenant_id = ? AND id ${IN_JSON}${visible.sql}`,
       )
       .bind(scope.tenantId, JSON.stringify(ids.slice(i, i + ITEMS_PER_READ)), ...visible.params)
       .all<{ id: string; project: string; kind: string; type: string; content: string; tokens: number; importance: number; tier: string; conversation_id: string | null; created_at: number }>();

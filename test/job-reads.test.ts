@@ -1,0 +1,58 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { autoLinkItems } from "../src/core/graph/auto-link";
+import { embedItems } from "../src/core/memory/embedding";
+import { writeItems } from "../src/core/memory/items";
+import { tenantScope } from "../src/db/scope";
+import type { Env } from "../src/env";
+import { buildServices } from "../src/services";
+
+/** A D1 binding that records how many rows each statement read (D1's meta.rows_read). */
+function rowsReadD1(inner: D1Database, log: { sql: string; rows: number }[]): D1Database {
+  const INNER = Symbol("inner");
+  type Wrapped = D1PreparedStatement & { [INNER]: D1PreparedStatement; sql: string };
+  const record = <T extends D1Result>(sql: string, result: T): T => (log.push({ sql, rows: result.meta.rows_read }), result);
+  const wrap = (statement: D1PreparedStatement, sql: string): Wrapped =>
+    ({
+      [INNER]: statement,
+      sql,
+      bind: (...values: unknown[]) => wrap(statement.bind(...values), sql),
+      all: async () => record(sql, await statement.all()),
+      run: async () => record(sql, await statement.run()),
+      first: () => Promise.reject(new Error("first() reports no rows_read")),
+      raw: () => Promise.reject(new Error("raw() reports no rows_read")),
+    }) as unknown as Wrapped;
+  return {
+    prepare: (sql: string) => wrap(inner.prepare(sql), sql),
+    batch: async (statements: Wrapped[]) => (await inner.batch(statements.map((s) => s[INNER]))).map((result, i) => record(statements[i]!.sql, result)),
+  } as unknown as D1Database;
+}
+
+describe("background jobs read rows in proportion to the job, not the tenant", () => {
+  it("embedding and auto-linking two new items in a project of 300 read a few dozen rows per statement, links in one", async () => {
+    const services = { ...buildServices(env as unknown as Env, () => {}), jobs: { send: async () => {} } };
+    const tenantId = "job-reads";
+    await env.DB.prepare("INSERT INTO tenants (id, name, created_at) VALUES (?, ?, 0)").bind(tenantId, tenantId).run();
+    const scope = tenantScope(env.DB, tenantId);
+    const topics = ["harbour", "glacier", "orchard", "violin", "copper", "lantern", "falcon", "meadow", "canyon", "thistle"];
+    const texts = Array.from({ length: 300 }, (_, i) => `Note ${i} about the ${topics[i % 10]} and the ${topics[(i * 3 + 1) % 10]}, filed under ${i % 13}`);
+    const earlier = await writeItems(scope, services, texts.map((content) => ({ project: "p", kind: "memory", type: "note", content })));
+    await embedItems(scope, services, earlier.map((w) => w.id));
+    await autoLinkItems(scope, services, earlier.map((w) => w.id));
+
+    const log: { sql: string; rows: number }[] = [];
+    const counted = tenantScope(rowsReadD1(env.DB, log), tenantId);
+    // Near copies of two earlier notes: each links to its original (and to that note's close neighbours).
+    const fresh = await writeItems(counted, services, [`${texts[4]} (copy)`, `${texts[7]} (copy)`].map((content) => ({ project: "p", kind: "memory", type: "note", content })));
+    const ids = fresh.map((w) => w.id);
+    log.length = 0;
+    await embedItems(counted, services, ids);
+    await autoLinkItems(counted, services, ids);
+    expect(log.length).toBeGreaterThan(4);
+    for (const { sql, rows } of log) expect(rows, sql.replace(/\s+/g, " ")).toBeLessThan(60);
+    // All the job's links in one statement.
+    expect(log.filter((l) => l.sql.includes("INSERT INTO links"))).toHaveLength(1);
+    const links = await env.DB.prepare("SELECT COUNT(*) AS n FROM links WHERE tenant_id = ? AND source_id IN (?, ?)").bind(tenantId, ...ids).first<{ n: number }>("n");
+    expect(links).toBeGreaterThanOrEqual(2);
+  });
+});
