@@ -6,6 +6,8 @@ import { writeItems } from "../src/core/memory/items";
 import { tenantScope } from "../src/db/scope";
 import type { Env } from "../src/env";
 import { buildServices } from "../src/services";
+import { setPinned } from "../src/core/working-set/gc";
+import { stashItems, unstashItems } from "../src/core/working-set/stash";
 
 /** A D1 binding that records how many rows each statement read (D1's meta.rows_read). */
 function rowsReadD1(inner: D1Database, log: { sql: string; rows: number }[]): D1Database {
@@ -54,5 +56,26 @@ describe("background jobs read rows in proportion to the job, not the tenant", (
     expect(log.filter((l) => l.sql.includes("INSERT INTO links"))).toHaveLength(1);
     const links = await env.DB.prepare("SELECT COUNT(*) AS n FROM links WHERE tenant_id = ? AND source_id IN (?, ?)").bind(tenantId, ...ids).first<{ n: number }>("n");
     expect(links).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe("working-set writes by id read the rows they name, not the tenant's", () => {
+  it("pinning, stashing and restoring two items of 300 read a few rows per statement", async () => {
+    const services = { ...buildServices(env as unknown as Env, () => {}), jobs: { send: async () => {} } };
+    const tenantId = "set-reads";
+    await env.DB.prepare("INSERT INTO tenants (id, name, created_at) VALUES (?, ?, 0)").bind(tenantId, tenantId).run();
+    const scope = tenantScope(env.DB, tenantId);
+    const written = await writeItems(scope, services, Array.from({ length: 300 }, (_, i) => ({ project: "p", kind: "memory", type: "note", content: `Working note ${i}` })));
+    const two = [written[10]!.id, written[200]!.id];
+
+    const log: { sql: string; rows: number }[] = [];
+    const counted = tenantScope(rowsReadD1(env.DB, log), tenantId);
+    expect((await setPinned(counted, "p", [two[0]!], true)).segmentIds).toEqual([two[0]]);
+    expect((await setPinned(counted, "p", [two[0]!], false)).segmentIds).toEqual([two[0]]);
+    const segments = two.map((id) => ({ id, project: "p" }));
+    expect((await stashItems(counted, segments)).ids.sort()).toEqual([...two].sort());
+    expect((await unstashItems(counted, segments)).ids.sort()).toEqual([...two].sort());
+    expect(log.length).toBeGreaterThanOrEqual(6);
+    for (const { sql, rows } of log) expect(rows, sql.replace(/\s+/g, " ")).toBeLessThan(20);
   });
 });

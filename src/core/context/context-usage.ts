@@ -65,7 +65,7 @@ export async function ingestDescriptors(scope: TenantScope, services: Services, 
   const written = await writeItems(scope, services, items);
   const existing = [...new Set(written.filter((w) => w.duplicateOf !== null).map((w) => w.id))];
   if (existing.length > 0) {
-    const touch = scope.d1.prepare("UPDATE items SET touched_at = MAX(touched_at, ?) WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))");
+    const touch = scope.d1.prepare("UPDATE items SET touched_at = MAX(touched_at, ?) WHERE +tenant_id = ? AND id IN (SELECT value FROM json_each(?))");
     const now = Date.now();
     await scope.d1.batch(slices(existing).map((ids) => touch.bind(now, scope.tenantId, JSON.stringify(ids))));
   }

@@ -26,7 +26,7 @@ export async function storeContextLinks(scope: TenantScope, services: Services, 
       .prepare(`SELECT c.id FROM items i LEFT JOIN chunks c ON c.item_id = i.id AND c.chunk_index = 0 WHERE i.tenant_id = ? AND i.id = ?${visible.sql}`)
       .bind(scope.tenantId, messageId, ...visible.params),
     scope.d1
-      .prepare(`SELECT c.id FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.tenant_id = ? AND i.tenant_id = ? AND c.id ${IN_JSON}${visible.sql}`)
+      .prepare(`SELECT c.id FROM chunks c JOIN items i ON i.id = c.item_id WHERE +c.tenant_id = ? AND +i.tenant_id = ? AND c.id ${IN_JSON}${visible.sql}`)
       .bind(scope.tenantId, scope.tenantId, JSON.stringify(unique), ...visible.params),
   ]);
   if (message!.results.length === 0) throw notFound(`Message '${messageId}' does not exist (message_id)`, { parameter: "message_id", id: messageId });

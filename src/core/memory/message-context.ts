@@ -15,7 +15,7 @@ export function followersStatement(scope: TenantScope, groupJson: string, delete
     .prepare(
       `SELECT (SELECT n.id FROM items n WHERE n.tenant_id = d.tenant_id AND n.conversation_id = d.conversation_id AND n.position > d.position AND n.id NOT ${IN_JSON}
                ORDER BY n.position LIMIT 1) AS follower
-       FROM items d WHERE d.tenant_id = ? AND d.conversation_id IS NOT NULL AND d.id ${IN_JSON}`,
+       FROM items d WHERE +d.tenant_id = ? AND d.conversation_id IS NOT NULL AND d.id ${IN_JSON}`,
     )
     .bind(deletedJson, scope.tenantId, groupJson);
 }
@@ -27,7 +27,7 @@ export async function refreshMessageContexts(scope: TenantScope, services: Servi
     .prepare(
       `SELECT c.id, c.content, c.context, c.fts_tokens,
               (SELECT p.content FROM items p WHERE p.tenant_id = f.tenant_id AND p.conversation_id = f.conversation_id AND p.position < f.position ORDER BY p.position DESC LIMIT 1) AS previous
-       FROM items f JOIN chunks c ON c.tenant_id = f.tenant_id AND c.item_id = f.id WHERE f.tenant_id = ? AND f.id ${IN_JSON}`,
+       FROM items f JOIN chunks c ON c.tenant_id = f.tenant_id AND c.item_id = f.id WHERE +f.tenant_id = ? AND f.id ${IN_JSON}`,
     )
     .bind(scope.tenantId, JSON.stringify(messageIds))
     .all<{ id: number; content: string; context: string; fts_tokens: number | null; previous: string | null }>();

@@ -86,7 +86,7 @@ async function deleteKeys(d1: D1Database, tenantId: string, forgetKeys: ForgetKe
   if (results.length === 0) return 0;
   const ids = results.map((r) => r.id);
   await forgetKeys(ids);
-  await d1.prepare(`DELETE FROM api_keys WHERE tenant_id = ? AND id ${IN_JSON}`).bind(tenantId, JSON.stringify(ids)).run();
+  await d1.prepare(`DELETE FROM api_keys WHERE +tenant_id = ? AND id ${IN_JSON}`).bind(tenantId, JSON.stringify(ids)).run();
   return ids.length;
 }
 

@@ -49,7 +49,7 @@ export async function deleteOrphanChunks(scope: TenantScope): Promise<number> {
   const ids = JSON.stringify(results.map((r) => r.id));
   await scope.d1.batch([
     scope.d1.prepare(`DELETE FROM chunks_fts WHERE rowid ${IN_JSON}`).bind(ids),
-    scope.d1.prepare(`DELETE FROM chunks WHERE tenant_id = ? AND id ${IN_JSON}`).bind(scope.tenantId, ids),
+    scope.d1.prepare(`DELETE FROM chunks WHERE +tenant_id = ? AND id ${IN_JSON}`).bind(scope.tenantId, ids),
   ]);
   return results.length;
 }

@@ -137,7 +137,7 @@ async function recordSurvivals(scope: TenantScope, ids: string[]): Promise<void>
   const statement = scope.d1.prepare(
     `UPDATE items SET gc_survival_count = gc_survival_count + 1,
        generation = CASE WHEN gc_survival_count + 1 >= ? THEN 'old' ELSE generation END
-     WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`,
+     WHERE +tenant_id = ? AND id IN (SELECT value FROM json_each(?))`,
   );
   await scope.d1.batch(slices(ids).map((slice) => statement.bind(GC_POLICY.oldAfterSurvivals, scope.tenantId, JSON.stringify(slice))));
 }
@@ -183,7 +183,7 @@ export async function setPinned(scope: TenantScope, project: string, ids: string
   const errors = unique.filter((id) => !keys.has(id)).map((id) => segmentNotFound(id, project));
   if (found.length > 0) {
     // Pinning changes no search or context result, so no cache generation bump.
-    const statement = scope.d1.prepare("UPDATE items SET pinned = ? WHERE tenant_id = ? AND project = ? AND id IN (SELECT value FROM json_each(?))");
+    const statement = scope.d1.prepare("UPDATE items SET pinned = ? WHERE +tenant_id = ? AND +project = ? AND id IN (SELECT value FROM json_each(?))");
     await scope.d1.batch(slices(found).map((slice) => statement.bind(pinned ? 1 : 0, scope.tenantId, project, JSON.stringify(slice))));
   }
   return { segmentIds: found, errors };

@@ -146,7 +146,7 @@ export async function readSegmentKeys(scope: TenantScope, project: string, ids: 
   const results = await scope.d1.batch<{ id: string; project: string; kind: string; tier: string; pinned: number; tokens: number; conversation_id: string | null }>(
     slices(unique).map((slice) =>
       scope.d1
-        .prepare("SELECT id, project, kind, tier, pinned, tokens, conversation_id FROM items WHERE tenant_id = ? AND project = ? AND id IN (SELECT value FROM json_each(?))")
+        .prepare("SELECT id, project, kind, tier, pinned, tokens, conversation_id FROM items WHERE +tenant_id = ? AND +project = ? AND id IN (SELECT value FROM json_each(?))")
         .bind(scope.tenantId, project, JSON.stringify(slice)),
     ),
   );

@@ -13,7 +13,7 @@ import { segmentPinned, slices, type Segment, type SegmentError } from "./segmen
 export async function stashItems(scope: TenantScope, segments: readonly { id: string; project: string }[]): Promise<{ ids: string[]; tokens: number }> {
   if (segments.length === 0) return { ids: [], tokens: 0 };
   const statement = scope.d1.prepare(
-    "UPDATE items SET tier = 'stashed' WHERE tenant_id = ? AND tier = 'active' AND pinned = 0 AND id IN (SELECT value FROM json_each(?)) RETURNING id, tokens",
+    "UPDATE items SET tier = 'stashed' WHERE +tenant_id = ? AND tier = 'active' AND pinned = 0 AND id IN (SELECT value FROM json_each(?)) RETURNING id, tokens",
   );
   const updates = slices(segments.map((s) => s.id)).map((slice) => statement.bind(scope.tenantId, JSON.stringify(slice)));
   const results = await scope.d1.batch<{ id: string; tokens: number }>([...updates, ...bumpCacheGenerations(scope, new Set(segments.map((s) => s.project)))]);
@@ -24,7 +24,7 @@ export async function stashItems(scope: TenantScope, segments: readonly { id: st
 export async function unstashItems(scope: TenantScope, segments: readonly { id: string; project: string }[], now = Date.now()): Promise<{ ids: string[]; tokens: number }> {
   if (segments.length === 0) return { ids: [], tokens: 0 };
   const statement = scope.d1.prepare(
-    "UPDATE items SET tier = 'active', touched_at = ? WHERE tenant_id = ? AND tier = 'stashed' AND kind <> 'snapshot' AND id IN (SELECT value FROM json_each(?)) RETURNING id, tokens",
+    "UPDATE items SET tier = 'active', touched_at = ? WHERE +tenant_id = ? AND tier = 'stashed' AND kind <> 'snapshot' AND id IN (SELECT value FROM json_each(?)) RETURNING id, tokens",
   );
   const updates = slices(segments.map((s) => s.id)).map((slice) => statement.bind(now, scope.tenantId, JSON.stringify(slice)));
   const results = await scope.d1.batch<{ id: string; tokens: number }>([...updates, ...bumpCacheGenerations(scope, new Set(segments.map((s) => s.project)))]);
