@@ -142,6 +142,22 @@ describe("search stages", () => {
     expect((await searchChunks(scope, services, "JWT authentication", {}, 10, { expandLinks: false })).map((h) => h.itemId)).toEqual([jwt]);
   });
 
+  it("links: a similar_content link (the embedder's judgement) counts as much as the embedder does", async () => {
+    const { scope, ids } = await store([{ content: "JWT authentication with refresh tokens" }, { content: "Signing keys live in the vault" }, ...FILLER.map((content) => ({ content }))]);
+    const [jwt, keys] = ids;
+    await env.DB.prepare(
+      "INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES (?, ?, 'item', ?, 'item', ?, 'similar_content', 0.9, 0)",
+    )
+      .bind(crypto.randomUUID(), scope.tenantId, jwt, keys)
+      .run();
+    const weighing = (weight: string): Services => ({ ...buildServices({ ...env, SEARCH_STAGES: "links", HYBRID_VECTOR_WEIGHT: weight }, () => {}), jobs: { send: async () => {} } });
+    // Vectors that carry no weight in hybrid search (the local embedder's default) give their links none.
+    expect(await order(scope, weighing("0"), "JWT authentication")).toEqual([jwt]);
+    const hits = await searchChunks(scope, weighing("0.5"), "JWT authentication", {}, 10);
+    expect(hits.map((h) => h.itemId)).toEqual([jwt, keys]);
+    expect(hits[1]!.score).toBeCloseTo(0.3 * 0.9 * 0.5 * hits[0]!.score, 3);
+  });
+
   it("SEARCH_STAGES names only known stages", () => {
     expect(() => buildServices({ ...env, SEARCH_STAGES: "time,telepathy" }, () => {})).toThrow(/telepathy/);
     expect(buildServices({ ...env, SEARCH_STAGES: "" }, () => {}).config.searchStages.size).toBe(0);

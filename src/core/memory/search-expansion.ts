@@ -19,6 +19,8 @@ import { SEARCH_ROW_COLUMNS, SEARCH_ROW_NULLS, numbered, searchFilterSql, type S
 const FEEDBACK_DOCS = 3;
 const FEEDBACK_CANDIDATES = 40;
 const MAX_LINKED = 50;
+/** The relationship auto-linking writes between items (src/core/graph/auto-link.ts). */
+const SIMILAR_CONTENT = "similar_content";
 /** How far in reading order a neighbour may be (messages in a conversation, chunks in a document). */
 export const NEIGHBOUR_REACH = 2;
 
@@ -33,6 +35,11 @@ export interface ExpansionRequest {
   neighboursOf: number[];
   /** Item ids whose links are followed (none: links are not read). */
   linksOf: string[];
+  /**
+   * What a `similar_content` link (auto-link, auto_link_document) counts for, 0..1: such a link is the
+   * embedder's judgement, so it counts as much as the embedder's own evidence (the vector weight).
+   */
+  similarLinkWeight: number;
 }
 
 export interface Expansion {
@@ -55,7 +62,7 @@ export async function readExpansion(scope: TenantScope, request: ExpansionReques
   const params = [scope.tenantId, JSON.stringify(request.neighboursOf), JSON.stringify(request.linksOf), ...where.params, JSON.stringify(request.candidates)];
   const { results } = await scope.d1
     .prepare(
-      `WITH ${aroundCte(where.sql)},
+      `WITH ${aroundCte(where.sql, request.similarLinkWeight)},
        feedback_chunks(id) AS (SELECT chunk_id FROM around UNION SELECT value FROM json_each(?${params.length})),
        ${keywordScoresSql({ feedback: true, onlyChunks: "(SELECT id FROM feedback_chunks)", first: params.length + 1 })}
        SELECT r.via, r.source, r.source_item, r.distance, r.weight, ${SEARCH_ROW_COLUMNS}, NULL AS fb_bm25, NULL AS fb_known, NULL AS fb_share
@@ -118,20 +125,24 @@ export function feedbackTerms(hits: { content: string; score: number }[], query:
  * no statistics, would rather walk every chunk of the tenant. Parameters: ?1 tenant, ?2 source chunk ids, ?3 source item ids (JSON),
  * then the filter's from ?4.
  */
-function aroundCte(filterSql: string): string {
+function aroundCte(filterSql: string, similarLinkWeight: number): string {
   const reach = NEIGHBOUR_REACH;
   const filters = numbered(filterSql, 4);
+  // A number from configuration (never user input), clamped, so the statement text is one per deployment.
+  const similar = Math.min(1, Math.max(0, similarLinkWeight));
+  const linkWeight = `weight * (CASE WHEN relationship_type = '${SIMILAR_CONTENT}' THEN ${similar} ELSE 1 END)`;
+  const skipSimilar = similar === 0 ? ` AND relationship_type <> '${SIMILAR_CONTENT}'` : "";
   return `
   a AS MATERIALIZED (
     SELECT c.id AS source, c.item_id, c.chunk_index, i.conversation_id, i.position
     FROM json_each(?2) j CROSS JOIN chunks c CROSS JOIN items i
     WHERE c.id = j.value AND c.tenant_id = ?1 AND i.id = c.item_id AND i.tenant_id = ?1),
   l(source_item, item_id, weight) AS (
-    SELECT source_id, target_id, weight FROM links
-    WHERE tenant_id = ?1 AND source_type = 'item' AND target_type = 'item' AND source_id IN (SELECT value FROM json_each(?3))
+    SELECT source_id, target_id, ${linkWeight} FROM links
+    WHERE tenant_id = ?1 AND source_type = 'item' AND target_type = 'item' AND source_id IN (SELECT value FROM json_each(?3))${skipSimilar}
     UNION ALL
-    SELECT target_id, source_id, weight FROM links
-    WHERE tenant_id = ?1 AND target_type = 'item' AND source_type = 'item' AND target_id IN (SELECT value FROM json_each(?3))),
+    SELECT target_id, source_id, ${linkWeight} FROM links
+    WHERE tenant_id = ?1 AND target_type = 'item' AND source_type = 'item' AND target_id IN (SELECT value FROM json_each(?3))${skipSimilar}),
   around(via, source, source_item, distance, weight, chunk_id) AS (
     SELECT 'neighbour', a.source, NULL, CASE WHEN i.id = a.item_id THEN ABS(c.chunk_index - a.chunk_index) ELSE ABS(i.position - a.position) END, NULL, c.id
     FROM a CROSS JOIN items i CROSS JOIN chunks c

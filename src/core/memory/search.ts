@@ -165,6 +165,7 @@ export async function searchChunks(
       candidates: first.map((c) => c.row.chunk_id),
       neighboursOf: stages.has("neighbours") ? sources.map((c) => c.row.chunk_id) : [],
       linksOf: options.expandLinks === false || !stages.has("links") ? [] : [...new Set(sources.map((c) => c.row.item_id))],
+      similarLinkWeight: vectorWeight,
     });
     const neighbours = expansion.neighbours.map((row) => ({ row, c: candidate(row) }));
     const linked = expansion.links.map((row) => ({ row, c: candidate(row) }));
