@@ -30,12 +30,17 @@ function rowsReadD1(inner: D1Database, log: { sql: string; rows: number }[]): D1
   } as unknown as D1Database;
 }
 
+/** A new tenant, and services whose queue sends nothing (the jobs are run by hand). */
+async function newTenant(tenantId: string) {
+  const services = { ...buildServices(env as unknown as Env, () => {}), jobs: { send: async () => {} } };
+  await env.DB.prepare("INSERT INTO tenants (id, name, created_at) VALUES (?, ?, 0)").bind(tenantId, tenantId).run();
+  return { services, scope: tenantScope(env.DB, tenantId) };
+}
+
 describe("background jobs read rows in proportion to the job, not the tenant", () => {
   it("embedding and auto-linking two new items in a project of 300 read a few dozen rows per statement, links in one", async () => {
-    const services = { ...buildServices(env as unknown as Env, () => {}), jobs: { send: async () => {} } };
     const tenantId = "job-reads";
-    await env.DB.prepare("INSERT INTO tenants (id, name, created_at) VALUES (?, ?, 0)").bind(tenantId, tenantId).run();
-    const scope = tenantScope(env.DB, tenantId);
+    const { services, scope } = await newTenant(tenantId);
     const topics = ["harbour", "glacier", "orchard", "violin", "copper", "lantern", "falcon", "meadow", "canyon", "thistle"];
     const texts = Array.from({ length: 300 }, (_, i) => `Note ${i} about the ${topics[i % 10]} and the ${topics[(i * 3 + 1) % 10]}, filed under ${i % 13}`);
     const earlier = await writeItems(scope, services, texts.map((content) => ({ project: "p", kind: "memory", type: "note", content })));
@@ -61,10 +66,8 @@ describe("background jobs read rows in proportion to the job, not the tenant", (
 
 describe("working-set writes by id read the rows they name, not the tenant's", () => {
   it("pinning, stashing and restoring two items of 300 read a few rows per statement", async () => {
-    const services = { ...buildServices(env as unknown as Env, () => {}), jobs: { send: async () => {} } };
     const tenantId = "set-reads";
-    await env.DB.prepare("INSERT INTO tenants (id, name, created_at) VALUES (?, ?, 0)").bind(tenantId, tenantId).run();
-    const scope = tenantScope(env.DB, tenantId);
+    const { services, scope } = await newTenant(tenantId);
     const written = await writeItems(scope, services, Array.from({ length: 300 }, (_, i) => ({ project: "p", kind: "memory", type: "note", content: `Working note ${i}` })));
     const two = [written[10]!.id, written[200]!.id];
 
