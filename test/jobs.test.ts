@@ -2,6 +2,7 @@ import { createExecutionContext, createMessageBatch, createScheduledController, 
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../src/index";
+import { countedD1 } from "../src/db/counted-d1";
 import { backoffSeconds, MAX_ATTEMPTS } from "../src/jobs/consumer";
 import type { JobMessage } from "../src/ports";
 import { admin, call, newTenant, waitForEmbeddings } from "./helpers";
@@ -19,6 +20,78 @@ async function deliver(messages: { id: string; attempts: number; body: JobMessag
 }
 
 afterEach(() => vi.restoreAllMocks());
+
+describe("a batch's embed and link jobs of one tenant run merged", () => {
+  /** A queue binding that keeps what is sent (the link jobs an embed job queues). */
+  const keptQueue = (sent: JobMessage[]) => ({ sendBatch: async (messages: { body: JobMessage }[]) => void sent.push(...messages.map((m) => m.body)) });
+  const tripsOf = async (messages: { id: string; attempts: number; body: JobMessage }[]) => {
+    const counter = { count: 0, ms: 0 };
+    const sent: JobMessage[] = [];
+    const result = await deliver(messages, { DB: countedD1(env.DB, counter), JOBS: keptQueue(sent) as unknown as Queue });
+    return { trips: counter.count, acks: result.explicitAcks, sent };
+  };
+
+  it("four embed messages and four link messages cost the D1 round trips of one each", async () => {
+    const t = await newTenant();
+    const { ids } = await call(t.apiKey, "memory_batch_store", {
+      memories: ["Refunds take five business days", "Refunds take five business days to arrive", "Invoices are sent monthly", "Invoices are sent on the first of the month"].map((content) => ({ content })),
+    });
+    await waitForEmbeddings(t.tenantId);
+    const one = await tripsOf([
+      { id: "e-all", attempts: 1, body: { type: "embed", tenantId: t.tenantId, itemIds: ids } },
+      { id: "l-all", attempts: 1, body: { type: "link", tenantId: t.tenantId, itemIds: ids } },
+    ]);
+    const four = await tripsOf([
+      ...ids.map((id: string, i: number) => ({ id: `e-${i}`, attempts: 1, body: { type: "embed" as const, tenantId: t.tenantId, itemIds: [id] } })),
+      ...ids.map((id: string, i: number) => ({ id: `l-${i}`, attempts: 1, body: { type: "link" as const, tenantId: t.tenantId, itemIds: [id] } })),
+    ]);
+    expect(four.acks.sort()).toEqual(["e-0", "e-1", "e-2", "e-3", "l-0", "l-1", "l-2", "l-3"]);
+    expect(four.trips).toBe(one.trips);
+    expect(one.trips).toBeGreaterThan(0);
+    // the merged embed queued one link job for its four items, as the single message did
+    expect(four.sent).toEqual([{ type: "link", tenantId: t.tenantId, itemIds: ids }]);
+    expect(await vectorCount(t.tenantId)).toBe(4);
+    const linked = await env.DB.prepare("SELECT COUNT(*) AS n FROM links WHERE tenant_id = ? AND relationship_type = 'similar_content'").bind(t.tenantId).first("n");
+    expect(linked).toBeGreaterThan(0);
+  });
+
+  it("jobs of different tenants stay apart, and a merged embed queues its links 100 items a message", async () => {
+    const [a, b] = [await newTenant(), await newTenant()];
+    const many = Array.from({ length: 150 }, (_, i) => ({ content: `note ${i} about topic ${i % 7}` }));
+    const aIds = [...(await call(a.apiKey, "memory_batch_store", { memories: many.slice(0, 100) })).ids, ...(await call(a.apiKey, "memory_batch_store", { memories: many.slice(100) })).ids];
+    const bIds = (await call(b.apiKey, "memory_batch_store", { memories: [{ content: "only in b" }] })).ids;
+    await waitForEmbeddings(a.tenantId);
+    await waitForEmbeddings(b.tenantId);
+    const run = await tripsOf([
+      { id: "a-1", attempts: 1, body: { type: "embed", tenantId: a.tenantId, itemIds: aIds.slice(0, 100) } },
+      { id: "b-1", attempts: 1, body: { type: "embed", tenantId: b.tenantId, itemIds: bIds } },
+      { id: "a-2", attempts: 1, body: { type: "embed", tenantId: a.tenantId, itemIds: aIds.slice(100) } },
+    ]);
+    expect(run.acks.sort()).toEqual(["a-1", "a-2", "b-1"]);
+    expect(run.sent).toEqual([
+      { type: "link", tenantId: a.tenantId, itemIds: aIds.slice(0, 100) },
+      { type: "link", tenantId: a.tenantId, itemIds: aIds.slice(100) },
+      { type: "link", tenantId: b.tenantId, itemIds: bIds },
+    ]);
+  });
+
+  it("when the merged job fails, its messages run one by one and only the failing one is retried", async () => {
+    const t = await newTenant();
+    const { ids } = await call(t.apiKey, "memory_batch_store", { memories: [{ content: "fine one" }, { content: "poison pill" }, { content: "fine two" }] });
+    await waitForEmbeddings(t.tenantId);
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (_url, init) => {
+      const input = JSON.parse(String(init!.body)).input as string[];
+      if (input.some((text) => text.includes("poison"))) return new Response("cannot embed this", { status: 400 });
+      return Response.json({ data: input.map((_, index) => ({ index, embedding: Array.from({ length: 256 }, (_, d) => (d === index ? 1 : 0)) })) });
+    });
+    const result = await deliver(
+      ids.map((id: string, i: number) => ({ id: `m-${i}`, attempts: 1, body: { type: "embed" as const, tenantId: t.tenantId, itemIds: [id] } })),
+      { EMBEDDER: "openai", OPENAI_BASE_URL: "http://embeddings.test/v1" },
+    );
+    expect(result.explicitAcks.sort()).toEqual(["m-0", "m-2"]);
+    expect(result.retryMessages.map((m) => m.msgId)).toEqual(["m-1"]);
+  });
+});
 
 describe("embedding jobs", () => {
   it("the real queue consumer embeds new items; a re-delivered message changes nothing", async () => {

@@ -20,20 +20,74 @@ export const REINDEX_BATCHES_PER_JOB = 10;
 /** Bounded deletion steps one "delete" job runs before it queues the next (src/core/ownership/). */
 export const DELETION_STEPS_PER_JOB = 20;
 
-/** Queue consumer: runs each job; a failure is retried with exponential backoff, then dead-lettered. */
+/**
+ * Queue consumer: runs each job; a failure is retried with exponential backoff, then dead-lettered.
+ * Embed and link jobs of one tenant in a batch run as one job over all their items: its D1 round trips
+ * are a handful whatever the number of messages, where one message at a time paid them for every
+ * 100 items (an import of 5,000 items: ~400 trips per batch of link jobs). If the merged job fails, its
+ * messages run one by one, so only the failing one is retried.
+ */
 export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
   if (batch.queue === DEAD_LETTER_QUEUE) return recordDeadLetters(batch, env);
   const services = buildServices(env, (p) => ctx.waitUntil(p));
-  for (const message of batch.messages) {
-    try {
-      await runJob(message.body, env, services);
-      message.ack();
-    } catch (error) {
-      console.error(`job ${message.body.type} failed (attempt ${message.attempts})`, error);
-      if (message.attempts >= MAX_ATTEMPTS) await recordFailure(env, message, String(error));
-      message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+  for (const group of mergeableGroups(batch.messages)) {
+    if (group.length > 1) {
+      try {
+        await runJob(merged(group), env, services);
+        for (const message of group) message.ack();
+        continue;
+      } catch (error) {
+        console.error(`merged ${group[0]!.body.type} job of ${group.length} messages failed; running them one by one`, error);
+      }
+    }
+    for (const message of group) {
+      try {
+        await runJob(message.body, env, services);
+        message.ack();
+      } catch (error) {
+        console.error(`job ${message.body.type} failed (attempt ${message.attempts})`, error);
+        if (message.attempts >= MAX_ATTEMPTS) await recordFailure(env, message, String(error));
+        message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+      }
     }
   }
+}
+
+type ItemJob = Extract<JobMessage, { type: "embed" | "link" }>;
+
+const isItemJob = (job: JobMessage): job is ItemJob => job.type === "embed" || job.type === "link";
+
+/**
+ * The batch's messages in groups, in order of each group's first message: embed (or link) jobs of one
+ * tenant together, every other message alone. An embed always runs before the link it queues (the link
+ * is sent when the embed is done), so reordering within a batch never links before embedding.
+ */
+export function mergeableGroups(messages: readonly Message<JobMessage>[]): Message<JobMessage>[][] {
+  const groups: Message<JobMessage>[][] = [];
+  const byKey = new Map<string, Message<JobMessage>[]>();
+  for (const message of messages) {
+    const job = message.body;
+    if (!isItemJob(job)) {
+      groups.push([message]);
+      continue;
+    }
+    const key = `${job.type}\u0000${job.tenantId}`;
+    const group = byKey.get(key);
+    if (group) group.push(message);
+    else {
+      const fresh = [message];
+      byKey.set(key, fresh);
+      groups.push(fresh);
+    }
+  }
+  return groups;
+}
+
+/** One job over every item of a group's messages (each item once). */
+function merged(group: Message<JobMessage>[]): ItemJob {
+  const first = group[0]!.body as ItemJob;
+  const itemIds = [...new Set(group.flatMap((message) => (message.body as ItemJob).itemIds))];
+  return { ...first, itemIds };
 }
 
 async function runJob(job: JobMessage, env: Env, services: ReturnType<typeof buildServices>): Promise<void> {

@@ -1,8 +1,10 @@
 import { IN_JSON, type TenantScope } from "../../db/scope";
-import type { Services } from "../../ports";
+import type { JobMessage, Services } from "../../ports";
 
-/** Items per read: their ids travel as one JSON parameter (an embed job holds ≤ 100). */
+/** Items per read: their ids travel as one JSON parameter. */
 const ITEMS_PER_READ = 500;
+/** Items per queued link job, as writers queue embed jobs. */
+const ITEMS_PER_LINK_JOB = 100;
 
 /**
  * Embeds every chunk of the given items and upserts the vectors, then marks the items embedded.
@@ -41,7 +43,11 @@ export async function embedItems(scope: TenantScope, services: Services, itemIds
     if (gone.length > 0) await services.vectors.delete(scope.tenantId, gone);
   }
   if (services.config.conversations.useVectorDb && services.config.conversations.useGraphDb && itemIds.length > 0) {
-    await services.jobs.send([{ type: "link", tenantId: scope.tenantId, itemIds }]);
+    // The consumer merges a batch's jobs, so this run may hold thousands of items; a message holds 100
+    // (Queues: 128 KB a message).
+    const links: JobMessage[] = [];
+    for (let i = 0; i < itemIds.length; i += ITEMS_PER_LINK_JOB) links.push({ type: "link", tenantId: scope.tenantId, itemIds: itemIds.slice(i, i + ITEMS_PER_LINK_JOB) });
+    await services.jobs.send(links);
   }
   return embedded;
 }
