@@ -25,7 +25,7 @@ export const DELETION_STEPS_PER_JOB = 20;
  * Embed and link jobs of one tenant in a batch run as one job over all their items: its D1 round trips
  * are a handful whatever the number of messages, where one message at a time paid them for every
  * 100 items (an import of 5,000 items: ~400 trips per batch of link jobs). If the merged job fails, its
- * messages run one by one, so only the failing one is retried.
+ * messages run one by one (the jobs are idempotent), so only the failing one is retried.
  */
 export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
   if (batch.queue === DEAD_LETTER_QUEUE) return recordDeadLetters(batch, env);
@@ -62,7 +62,7 @@ const isItemJob = (job: JobMessage): job is ItemJob => job.type === "embed" || j
  * tenant together, every other message alone. An embed always runs before the link it queues (the link
  * is sent when the embed is done), so reordering within a batch never links before embedding.
  */
-export function mergeableGroups(messages: readonly Message<JobMessage>[]): Message<JobMessage>[][] {
+function mergeableGroups(messages: readonly Message<JobMessage>[]): Message<JobMessage>[][] {
   const groups: Message<JobMessage>[][] = [];
   const byKey = new Map<string, Message<JobMessage>[]>();
   for (const message of messages) {
