@@ -108,6 +108,36 @@ describe("local vector index: rows and statements", () => {
     for (const r of records) expect(stored.get(r.chunkId)).toEqual(r.values);
   });
 
+  it("an upsert writes through to the cached copy: the next query reads back only the newest row", async () => {
+    const refreshed: number[] = [];
+    const spy = {
+      prepare: (query: string) => env.DB.prepare(query),
+      batch: async (statements: D1PreparedStatement[]) => {
+        const results = await env.DB.batch(statements);
+        if (statements.length === 2) refreshed.push(results[0]!.results.length); // the refresh: new rows, then the count
+        return results;
+      },
+    } as unknown as D1Database;
+    const index = new LocalVectorIndex(spy, DIMS);
+    const tenant = "local-write-through";
+    await index.upsert(tenant, await Promise.all(Array.from({ length: 50 }, (_, i) => record(i + 1, `old note ${i} about topic ${i % 5}`))));
+    const violin = (await embedder.embed(["violin lessons"]))[0]!;
+    await index.query(tenant, violin, { topK: 3 });
+    expect(refreshed).toEqual([50]);
+    await index.upsert(tenant, await Promise.all(Array.from({ length: 50 }, (_, i) => record(100 + i, i === 7 ? "violin lessons on tuesday" : `new note ${i}`))));
+    const [best] = await index.query(tenant, violin, { topK: 3 });
+    expect(best!.chunkId).toBe(107);
+    expect(refreshed).toEqual([50, 1]);
+
+    // Another isolate's row lands between: the copy's count disagrees and it reloads, so the row is found.
+    await env.DB.prepare("INSERT INTO local_vectors (tenant_id, chunk_id, item_id, project, kind, type, vector) SELECT ?, 500, 'item-500', 'p', 'memory', 'note', vector FROM local_vectors WHERE tenant_id = ? AND chunk_id = 107")
+      .bind(tenant, tenant)
+      .run();
+    await index.upsert(tenant, [await record(600, "cello lessons")]);
+    const found = await index.query(tenant, violin, { topK: 3 });
+    expect(found.map((m) => m.chunkId).slice(0, 2).sort()).toEqual([107, 500]);
+  });
+
   it(`keeps search exact above ${EXACT_SCAN_UP_TO} vectors (only auto-link's queryMany probes lists)`, async () => {
     const index = new LocalVectorIndex(env.DB, DIMS);
     const words = ["river", "stone", "maple", "copper", "violin", "harbor", "lantern", "meadow", "falcon", "glacier", "orchid", "canyon", "ember", "thistle"];

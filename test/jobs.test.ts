@@ -37,6 +37,8 @@ describe("a batch's embed and link jobs of one tenant run merged", () => {
       memories: ["Refunds take five business days", "Refunds take five business days to arrive", "Invoices are sent monthly", "Invoices are sent on the first of the month"].map((content) => ({ content })),
     });
     await waitForEmbeddings(t.tenantId);
+    // and the real consumer's link job too, so it cannot run between the two measurements
+    await expect.poll(() => env.DB.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND linked_at IS NULL").bind(t.tenantId).first("n"), { timeout: 15_000 }).toBe(0);
     const one = await tripsOf([
       { id: "e-all", attempts: 1, body: { type: "embed", tenantId: t.tenantId, itemIds: ids } },
       { id: "l-all", attempts: 1, body: { type: "link", tenantId: t.tenantId, itemIds: ids } },
