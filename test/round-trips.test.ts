@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { readItemContents, readItems } from "../src/core/memory/items";
 import { countedD1 } from "../src/db/counted-d1";
+import { tenantScope } from "../src/db/scope";
 import { call, jsonrpc, newTenant, waitForEmbeddings } from "./helpers";
 
 /** The usage log's round trips per call of one tool, in call order. */
@@ -21,6 +23,22 @@ describe("counted D1", () => {
     const results = await d1.batch([d1.prepare("SELECT 1 AS a"), d1.prepare("SELECT ? AS b").bind(2), env.DB.prepare("SELECT 3 AS c")]);
     expect(results.map((r) => r.results[0])).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }]);
     expect(counter.count).toBe(4);
+  });
+});
+
+describe("reads by id", () => {
+  it("readItems and readItemContents read 1,100 ids (three statements) in one round trip each", async () => {
+    const t = await newTenant();
+    const { ids } = await call(t.apiKey, "memory_batch_store", { memories: [{ content: "first" }, { content: "second" }, { content: "third" }] });
+    const asked = [...Array.from({ length: 1097 }, (_, i) => `mem_missing_${i}`), ...ids];
+    const counter = { count: 0, ms: 0 };
+    const scope = tenantScope(countedD1(env.DB, counter), t.tenantId);
+    const items = await readItems(scope, asked);
+    expect([...items.keys()].sort()).toEqual([...ids].sort());
+    expect(counter.count).toBe(1);
+    const contents = await readItemContents(scope, asked);
+    expect([...contents.values()].sort()).toEqual(["first", "second", "third"]);
+    expect(counter.count).toBe(2);
   });
 });
 

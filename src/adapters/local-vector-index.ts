@@ -1,6 +1,7 @@
 import type { StoredVectorId, VectorIndex, VectorMatch, VectorRecord } from "../ports";
 import { fromHex, toHex } from "../core/shared/vector-math";
 import { InvertedLists } from "./inverted-lists";
+import { allInOneTrip } from "../db/one-trip";
 
 /** Chunk ids per statement when they travel as one JSON parameter. */
 const IDS_PER_STATEMENT = 1000;
@@ -78,7 +79,7 @@ export class LocalVectorIndex implements VectorIndex {
       chars += row.length + 1;
     }
     flush();
-    const written = statements.length === 1 ? [await statements[0]!.all<WrittenRow>()] : await this.db.batch<WrittenRow>(statements);
+    const written = await allInOneTrip<WrittenRow>(this.db, statements);
     this.writeThrough(tenantId, records, written.flatMap((r) => r.results));
   }
 
@@ -178,9 +179,7 @@ export class LocalVectorIndex implements VectorIndex {
           .bind(tenantId, JSON.stringify(chunkIds.slice(i, i + IDS_PER_STATEMENT))),
       );
     }
-    if (statements.length === 0) return out;
-    const results = statements.length === 1 ? [await statements[0]!.all<{ chunk_id: number; vector: string }>()] : await this.db.batch<{ chunk_id: number; vector: string }>(statements);
-    for (const { results: rows } of results) for (const row of rows) out.set(row.chunk_id, fromHex(row.vector));
+    for (const { results: rows } of await allInOneTrip<{ chunk_id: number; vector: string }>(this.db, statements)) for (const row of rows) out.set(row.chunk_id, fromHex(row.vector));
     return out;
   }
 

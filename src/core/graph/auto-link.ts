@@ -1,4 +1,5 @@
 import { randomId } from "../../crypto";
+import { allInOneTrip } from "../../db/one-trip";
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
@@ -118,7 +119,7 @@ export async function autoLinkMany(scope: TenantScope, services: Services, items
         .bind(scope.tenantId, now, `[${rows.slice(i, i + LINKS_PER_STATEMENT).join(",")}]`),
     );
   }
-  const written = writes.length === 1 ? [await writes[0]!.all<{ source_type: string; source_id: string }>()] : await scope.d1.batch<{ source_type: string; source_id: string }>(writes);
+  const written = await allInOneTrip<{ source_type: string; source_id: string }>(scope.d1, writes);
   // Cached contexts change only when an item link is new or stronger; a re-run that changes nothing
   // keeps them. Bumping after the write is safe: a context built in between is stored under the old
   // generation and invalidated by this bump, never served stale.

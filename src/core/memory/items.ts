@@ -1,5 +1,6 @@
 import { insertChunkRows, type ChunkRow } from "./chunk-rows";
 import { sha256Hex } from "../../crypto";
+import { allInOneTrip } from "../../db/one-trip";
 import { IN_JSON, projectClause, scopeAllowsProject, type TenantScope } from "../../db/scope";
 import { AppError, invalidParameter, permissionDenied } from "../../errors";
 import type { Services } from "../../ports";
@@ -46,7 +47,7 @@ export interface WrittenItem {
   superseded: string[];
 }
 
-/** Ids per read when the list travels as one JSON parameter. */
+/** Ids per statement when the list travels as one JSON parameter (a read of more is one batch). */
 const ITEMS_PER_READ = 500;
 /** How much of the previous turn a message's context carries. */
 const PREVIOUS_TURN_CHARS = 300;
@@ -324,14 +325,18 @@ function insertItem(scope: TenantScope, id: string, item: NewItem, hash: string,
 export async function readItemContents(scope: TenantScope, ids: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const visible = projectClause(scope, "project");
-  for (let i = 0; i < ids.length; i += ITEMS_PER_READ) {
-    const { results } = await scope.d1
-      .prepare(`SELECT id, content FROM items WHERE +tenant_id = ? AND id ${IN_JSON}${visible.sql}`)
-      .bind(scope.tenantId, JSON.stringify(ids.slice(i, i + ITEMS_PER_READ)), ...visible.params)
-      .all<{ id: string; content: string }>();
-    for (const row of results) out.set(row.id, row.content);
-  }
+  const statements = idGroups(ids).map((group) =>
+    scope.d1.prepare(`SELECT id, content FROM items WHERE +tenant_id = ? AND id ${IN_JSON}${visible.sql}`).bind(scope.tenantId, group, ...visible.params),
+  );
+  for (const { results } of await allInOneTrip<{ id: string; content: string }>(scope.d1, statements)) for (const row of results) out.set(row.id, row.content);
   return out;
+}
+
+/** Ids as JSON lists of ITEMS_PER_READ, one per statement. */
+function idGroups(ids: string[]): string[] {
+  const groups: string[] = [];
+  for (let i = 0; i < ids.length; i += ITEMS_PER_READ) groups.push(JSON.stringify(ids.slice(i, i + ITEMS_PER_READ)));
+  return groups;
 }
 
 export interface StoredItem {
@@ -351,14 +356,16 @@ export interface StoredItem {
 export async function readItems(scope: TenantScope, ids: string[]): Promise<Map<string, StoredItem>> {
   const out = new Map<string, StoredItem>();
   const visible = projectClause(scope, "project");
-  for (let i = 0; i < ids.length; i += ITEMS_PER_READ) {
-    const { results } = await scope.d1
+  const statements = idGroups(ids).map((group) =>
+    scope.d1
       .prepare(
         `SELECT id, project, kind, type, content, tokens, importance, tier, conversation_id, created_at FROM items
          WHERE +tenant_id = ? AND id ${IN_JSON}${visible.sql}`,
       )
-      .bind(scope.tenantId, JSON.stringify(ids.slice(i, i + ITEMS_PER_READ)), ...visible.params)
-      .all<{ id: string; project: string; kind: string; type: string; content: string; tokens: number; importance: number; tier: string; conversation_id: string | null; created_at: number }>();
+      .bind(scope.tenantId, group, ...visible.params),
+  );
+  type Row = { id: string; project: string; kind: string; type: string; content: string; tokens: number; importance: number; tier: string; conversation_id: string | null; created_at: number };
+  for (const { results } of await allInOneTrip<Row>(scope.d1, statements)) {
     for (const r of results) {
       out.set(r.id, { id: r.id, project: r.project, kind: r.kind, type: r.type, content: r.content, tokens: r.tokens, importance: r.importance, tier: r.tier, conversationId: r.conversation_id, createdAt: r.created_at });
     }
