@@ -64,6 +64,32 @@ describe("background jobs read rows in proportion to the job, not the tenant", (
   });
 });
 
+describe("a merged job's memory stays bounded", () => {
+  it("embedding 120 large items reads their chunks in groups of at most 250,000 tokens; linking reads no item contents", async () => {
+    const tenantId = "job-memory";
+    const { services, scope } = await newTenant(tenantId);
+    const words = ["harbour", "glacier", "orchard", "violin", "copper", "lantern", "falcon", "meadow", "canyon", "thistle", "quarry", "saddle"];
+    const big = (n: number) => Array.from({ length: 1500 }, (_, i) => `${words[(i * 7 + n) % 12]}${(i * 31 + n) % 97}`).join(" ");
+    const written = await writeItems(scope, services, Array.from({ length: 120 }, (_, n) => ({ project: "p", kind: "document" as const, type: "note", content: big(n) })));
+    const ids = written.map((w) => w.id);
+    const tokens = (await env.DB.prepare("SELECT SUM(tokens) AS n FROM items WHERE tenant_id = ?").bind(tenantId).first<number>("n"))!;
+    expect(tokens).toBeGreaterThan(250_000);
+
+    const log: { sql: string; rows: number }[] = [];
+    const counted = tenantScope(rowsReadD1(env.DB, log), tenantId);
+    await embedItems(counted, services, ids);
+    const reads = log.filter((l) => l.sql.includes("SELECT c.id, c.item_id, c.content"));
+    expect(reads.length).toBeGreaterThanOrEqual(Math.max(2, Math.ceil(tokens / 250_000)));
+    const pending = await env.DB.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND embedded_at IS NULL").bind(tenantId).first("n");
+    expect(pending).toBe(0);
+
+    log.length = 0;
+    await autoLinkItems(counted, services, ids);
+    expect(log.length).toBeGreaterThan(2);
+    for (const { sql } of log) expect(sql, sql.replace(/\s+/g, " ")).not.toMatch(/\bcontent\b/);
+  });
+});
+
 describe("working-set writes by id read the rows they name, not the tenant's", () => {
   it("pinning, stashing and restoring two items of 300 read a few rows per statement", async () => {
     const tenantId = "set-reads";

@@ -3,7 +3,10 @@ import { allInOneTrip } from "../../db/one-trip";
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
-import { readItems, type StoredItem } from "../memory/items";
+import { readItemHeads, type StoredItem } from "../memory/items";
+
+/** What linking reads of an item. */
+type LinkableItem = Pick<StoredItem, "id" | "project" | "conversationId">;
 
 const NEIGHBOURS = 20;
 /** Links per insert statement (a job's 100 items × 20 neighbours fit in one; ~100 characters of JSON each). */
@@ -24,8 +27,8 @@ export interface SimilarRecord {
 export async function similarRecordsMany(
   scope: TenantScope,
   services: Services,
-  items: StoredItem[],
-  thresholdOf: (item: StoredItem) => number,
+  items: LinkableItem[],
+  thresholdOf: (item: LinkableItem) => number,
 ): Promise<Map<string, SimilarRecord[] | null>> {
   const out = new Map<string, SimilarRecord[] | null>();
   if (items.length === 0) return out;
@@ -35,7 +38,7 @@ export async function similarRecordsMany(
     .all<{ item_id: string; id: number }>();
   const firstChunk = new Map(firsts.map((r) => [r.item_id, r.id]));
   const vectors = await services.vectors.getVectors(scope.tenantId, [...firstChunk.values()]);
-  const queried: { item: StoredItem; vector: Float32Array }[] = [];
+  const queried: { item: LinkableItem; vector: Float32Array }[] = [];
   for (const item of items) {
     const chunk = firstChunk.get(item.id);
     const vector = chunk === undefined ? undefined : vectors.get(chunk);
@@ -88,9 +91,9 @@ export async function similarRecordsMany(
  * All links of all items go in one statement; cache generations are bumped once, and only when a link is
  * new or stronger.
  */
-export async function autoLinkMany(scope: TenantScope, services: Services, items: StoredItem[], threshold?: number): Promise<Map<string, SimilarRecord[] | null>> {
+export async function autoLinkMany(scope: TenantScope, services: Services, items: LinkableItem[], threshold?: number): Promise<Map<string, SimilarRecord[] | null>> {
   const { conversations } = services.config;
-  const thresholdOf = (item: StoredItem) => threshold ?? (item.conversationId !== null ? conversations.similarityThreshold : conversations.documentSimilarityThreshold);
+  const thresholdOf = (item: LinkableItem) => threshold ?? (item.conversationId !== null ? conversations.similarityThreshold : conversations.documentSimilarityThreshold);
   const similar = await similarRecordsMany(scope, services, items, thresholdOf);
   const now = Date.now();
   const rows: string[] = [];
@@ -129,13 +132,14 @@ export async function autoLinkMany(scope: TenantScope, services: Services, items
 }
 
 /** One item's neighbours, linked (get_similar_contexts with a threshold). */
-export async function autoLinkItem(scope: TenantScope, services: Services, item: StoredItem, threshold?: number): Promise<SimilarRecord[] | null> {
+export async function autoLinkItem(scope: TenantScope, services: Services, item: LinkableItem, threshold?: number): Promise<SimilarRecord[] | null> {
   return (await autoLinkMany(scope, services, [item], threshold)).get(item.id) ?? null;
 }
 
 /** The auto-link job: links the items, then marks them linked (items without vectors stay pending). */
 export async function autoLinkItems(scope: TenantScope, services: Services, itemIds: string[]): Promise<number> {
-  const items = [...(await readItems(scope, itemIds)).values()];
+  // Heads, not contents: a merged job links thousands of items.
+  const items = [...(await readItemHeads(scope, itemIds)).values()];
   // Snapshot records list other segments; linking them would only inflate refcounts.
   const linkable = items.filter((item) => item.kind !== "snapshot");
   const similar = await autoLinkMany(scope, services, linkable);

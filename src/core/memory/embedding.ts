@@ -1,8 +1,15 @@
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { JobMessage, Services } from "../../ports";
+import { readItemHeads } from "./items";
 
-/** Items per read: their ids travel as one JSON parameter. */
+/**
+ * Items per read (their ids travel as one JSON parameter), and the most item tokens one read holds: a
+ * merged job may hold thousands of items of up to 100,000 characters, the isolate 128 MB. A job of up
+ * to SMALL_JOB items reads its chunks at once, as one queued message does.
+ */
 const ITEMS_PER_READ = 500;
+const TOKENS_PER_READ = 250_000;
+const SMALL_JOB = 100;
 /** Items per queued link job, as writers queue embed jobs. */
 const ITEMS_PER_LINK_JOB = 100;
 
@@ -14,8 +21,7 @@ const ITEMS_PER_LINK_JOB = 100;
  */
 export async function embedItems(scope: TenantScope, services: Services, itemIds: string[]): Promise<number> {
   let embedded = 0;
-  for (let i = 0; i < itemIds.length; i += ITEMS_PER_READ) {
-    const ids = itemIds.slice(i, i + ITEMS_PER_READ);
+  for (const ids of await readGroups(scope, itemIds)) {
     const { results: chunks } = await scope.d1
       .prepare(
         `SELECT c.id, c.item_id, c.content, c.context, i.project, i.kind, i.type FROM chunks c JOIN items i ON i.id = c.item_id
@@ -50,4 +56,28 @@ export async function embedItems(scope: TenantScope, services: Services, itemIds
     await services.jobs.send(links);
   }
   return embedded;
+}
+
+/**
+ * The items in order, in groups of at most ITEMS_PER_READ items and TOKENS_PER_READ tokens (an item
+ * larger than that alone). Sizes come from one read of the items' heads; a small job needs none.
+ */
+async function readGroups(scope: TenantScope, itemIds: string[]): Promise<string[][]> {
+  if (itemIds.length <= SMALL_JOB) return itemIds.length === 0 ? [] : [itemIds];
+  const heads = await readItemHeads(scope, itemIds);
+  const groups: string[][] = [];
+  let group: string[] = [];
+  let tokens = 0;
+  for (const id of itemIds) {
+    const size = heads.get(id)?.tokens ?? 0; // a deleted item has no chunks left to read
+    if (group.length > 0 && (group.length === ITEMS_PER_READ || tokens + size > TOKENS_PER_READ)) {
+      groups.push(group);
+      group = [];
+      tokens = 0;
+    }
+    group.push(id);
+    tokens += size;
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
 }

@@ -352,6 +352,25 @@ export interface StoredItem {
   createdAt: number;
 }
 
+/** What background jobs need of an item: not its content, which may be 100,000 characters. */
+export type ItemHead = Pick<StoredItem, "id" | "project" | "kind" | "tokens" | "conversationId">;
+
+/** Item heads by id (tenant-scoped), in one round trip; missing ids are absent from the map. */
+export async function readItemHeads(scope: TenantScope, ids: string[]): Promise<Map<string, ItemHead>> {
+  const out = new Map<string, ItemHead>();
+  const visible = projectClause(scope, "project");
+  const statements = idGroups(ids).map((group) =>
+    scope.d1
+      .prepare(`SELECT id, project, kind, tokens, conversation_id FROM items WHERE +tenant_id = ? AND id ${IN_JSON}${visible.sql}`)
+      .bind(scope.tenantId, group, ...visible.params),
+  );
+  type Row = { id: string; project: string; kind: string; tokens: number; conversation_id: string | null };
+  for (const { results } of await allInOneTrip<Row>(scope.d1, statements)) {
+    for (const r of results) out.set(r.id, { id: r.id, project: r.project, kind: r.kind, tokens: r.tokens, conversationId: r.conversation_id });
+  }
+  return out;
+}
+
 /** Items by id (tenant-scoped); missing ids are absent from the map. */
 export async function readItems(scope: TenantScope, ids: string[]): Promise<Map<string, StoredItem>> {
   const out = new Map<string, StoredItem>();
