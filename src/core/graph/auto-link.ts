@@ -9,7 +9,7 @@ import { readItemHeads, type StoredItem } from "../memory/items";
 type LinkableItem = Pick<StoredItem, "id" | "project" | "conversationId">;
 
 const NEIGHBOURS = 20;
-/** Links per insert statement (a job's 100 items × 20 neighbours fit in one; ~100 characters of JSON each). */
+/** Links per insert statement (100 items × 20 neighbours fit in one; ~100 characters of JSON each); a merged job's statements go in one batch. */
 const LINKS_PER_STATEMENT = 2000;
 
 export interface SimilarRecord {
