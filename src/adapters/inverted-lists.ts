@@ -1,3 +1,5 @@
+import { LANES, dots4x2, pack, scoreRows } from "./block-dots";
+
 export interface ScoredId {
   chunkId: number;
   score: number;
@@ -12,6 +14,15 @@ const REFINEMENTS = 3;
  */
 const TRAIN_PER_LIST = 48;
 const GOLDEN = (Math.sqrt(5) - 1) / 2;
+
+/** A query during queryMany: its best matches so far and the score a vector must reach to join them. */
+interface Query {
+  vector: Float32Array;
+  top: ScoredId[];
+  floor: number;
+  /** Bound on what the vector's tail can add, per unit of a stored vector's tail norm. */
+  tail: number;
+}
 
 /** One list's vectors back to back in one array, so a scan is a tight loop with no lookup per vector. */
 class VectorList {
@@ -85,6 +96,9 @@ export class InvertedLists {
   private readonly head: number;
   /** Where each vector sits: list × 2^32 + slot. */
   private readonly place = new Map<number, number>();
+  /** scanBlock's queries' heads, interleaved (block-dots.ts), and their dot products (reused). */
+  private readonly packed: Float64Array;
+  private readonly dots = new Float64Array(2 * LANES);
 
   private constructor(
     readonly dimensions: number,
@@ -95,6 +109,7 @@ export class InvertedLists {
     this.centroids = centroids;
     this.builtFor = builtFor;
     this.head = Math.floor((dimensions * 3) / 8);
+    this.packed = new Float64Array(LANES * this.head);
     this.lists = capacities.map((capacity) => new VectorList(dimensions, this.head, capacity));
   }
 
@@ -119,10 +134,10 @@ export class InvertedLists {
     const sample = sampleSize === entries.length ? entries.map(([, v]) => v) : Array.from({ length: sampleSize }, (_, i) => spread(i));
     for (let step = 0; step < refinements && k > 1; step++) {
       const sums = new Float64Array(k * dimensions);
-      for (const v of sample) {
-        const offset = nearest(v, centroids, dimensions) * dimensions;
-        for (let d = 0; d < dimensions; d++) sums[offset + d]! += v[d]!;
-      }
+      nearestOf(sample, centroids, dimensions).forEach((list, i) => {
+        const v = sample[i]!;
+        for (let d = 0; d < dimensions; d++) sums[list * dimensions + d]! += v[d]!;
+      });
       for (let list = 0; list < k; list++) {
         const offset = list * dimensions;
         let norm = 0;
@@ -132,7 +147,11 @@ export class InvertedLists {
         for (let d = 0; d < dimensions; d++) centroids[offset + d] = sums[offset + d]! / norm;
       }
     }
-    const assignment = entries.map(([, v]) => nearest(v, centroids, dimensions));
+    const assignment = nearestOf(
+      entries.map(([, v]) => v),
+      centroids,
+      dimensions,
+    );
     const sizes = new Array<number>(k).fill(0);
     for (const list of assignment) sizes[list]!++;
     // Room for the lists to grow by half before they reallocate (the owner rebuilds at double the size).
@@ -182,10 +201,27 @@ export class InvertedLists {
 
   /** Adds a vector (copied), or moves it when it was rewritten. */
   add(chunkId: number, vector: Float32Array): void {
-    if (vector.length !== this.dimensions) throw new Error(`vector has ${vector.length} dimensions, the index ${this.dimensions}`);
-    this.delete(chunkId);
-    const list = this.nearestList(vector);
-    this.place.set(chunkId, list * 2 ** 32 + this.lists[list]!.push(chunkId, vector));
+    this.addMany([[chunkId, vector]]);
+  }
+
+  /** Adds vectors (copied) in order, each to its nearest list; a rewritten one moves. */
+  addMany(entries: readonly (readonly [number, Float32Array])[]): void {
+    for (const [, vector] of entries) {
+      if (vector.length !== this.dimensions) throw new Error(`vector has ${vector.length} dimensions, the index ${this.dimensions}`);
+    }
+    const lists =
+      this.lists.length === 1
+        ? entries.map(() => 0)
+        : nearestOf(
+            entries.map(([, v]) => v),
+            this.centroids,
+            this.dimensions,
+          );
+    entries.forEach(([chunkId, vector], i) => {
+      this.delete(chunkId);
+      const list = lists[i]!;
+      this.place.set(chunkId, list * 2 ** 32 + this.lists[list]!.push(chunkId, vector));
+    });
   }
 
   delete(chunkId: number): boolean {
@@ -214,9 +250,9 @@ export class InvertedLists {
   queryMany(vectors: Float32Array[], topK: number, options: { probes?: number; minScore?: number } = {}): ScoredId[][] {
     const probes = Math.min(options.probes ?? this.lists.length, this.lists.length);
     const { dimensions, head } = this;
-    const queries = vectors.map((vector) => ({
+    const queries = vectors.map((vector): Query => ({
       vector,
-      top: [] as ScoredId[],
+      top: [],
       floor: options.minScore ?? -Infinity,
       // Cauchy–Schwarz: the tail adds at most |query's tail| × |vector's tail|, so once there is a floor
       // (minScore, or a full top list) most vectors are ruled out after 3/8 of the multiplications (on MS
@@ -227,75 +263,95 @@ export class InvertedLists {
     if (topK <= 0) return queries.map((q) => q.top);
     const probing: number[][] = this.lists.map(() => []);
     let order: number[] = [];
-    queries.forEach((q, i) => {
-      order = this.nearestLists(q.vector, probes);
-      for (const list of order) probing[list]!.push(i);
+    this.nearestLists(vectors, probes, (i, lists) => {
+      order = lists;
+      for (const list of lists) probing[list]!.push(i);
     });
     // One query visits its lists nearest first (its floor rises soonest); several, in list order.
     if (queries.length > 1) order = this.lists.map((_, list) => list);
     for (const list of order) {
       const asking = probing[list]!;
-      const { ids, data, tails, size } = this.lists[list]!;
-      this.lastScanned += size * asking.length;
-      for (const i of asking) {
-        const q = queries[i]!;
-        const { vector, top } = q;
-        for (let slot = 0; slot < size; slot++) {
-          const offset = slot * dimensions;
-          const first = dotRange(vector, data, offset, 0, head);
-          if (first + q.tail * tails[slot]! < q.floor) continue;
-          const score = first + dotRange(vector, data, offset, head, dimensions);
-          if (score < q.floor || (score === q.floor && top.length === topK)) continue;
-          let at = top.length;
-          while (at > 0 && top[at - 1]!.score < score) at--;
-          top.splice(at, 0, { chunkId: ids[slot]!, score });
-          if (top.length > topK) top.pop();
-          if (top.length === topK) q.floor = Math.max(q.floor, top[topK - 1]!.score);
-        }
+      const vectorList = this.lists[list]!;
+      this.lastScanned += vectorList.size * asking.length;
+      let i = 0;
+      for (; i + LANES <= asking.length; i += LANES) this.scanBlock(vectorList, asking.slice(i, i + LANES).map((q) => queries[q]!), topK);
+      for (; i < asking.length; i++) {
+        const q = queries[asking[i]!]!;
+        for (let slot = 0; slot < vectorList.size; slot++) admit(q, vectorList, slot, dotRange(q.vector, vectorList.data, slot * dimensions, 0, head), head, topK, true);
       }
     }
     this.lastScanned /= Math.max(1, queries.length);
     return queries.map((q) => q.top);
   }
 
-  /** Lists in order of their centroid's similarity to the vector, the first `count`. */
-  private nearestLists(vector: Float32Array, count: number): number[] {
-    if (this.lists.length === 1) return [0];
-    const scores = new Float64Array(this.lists.length);
-    for (let list = 0; list < scores.length; list++) scores[list] = dotAt(vector, this.centroids, list * this.dimensions);
-    const best: number[] = [];
-    for (let list = 0; list < scores.length; list++) {
-      if (best.length === count && scores[best[count - 1]!]! >= scores[list]!) continue;
-      let i = best.length;
-      while (i > 0 && scores[best[i - 1]!]! < scores[list]!) i--;
-      best.splice(i, 0, list);
-      if (best.length > count) best.pop();
+  /**
+   * Scans one list for LANES queries at once, two vectors at a time (block-dots.ts). Each query still
+   * meets the vectors in slot order, so its floor rises as it would alone and the answers are the same.
+   */
+  private scanBlock(vectorList: VectorList, block: Query[], topK: number): void {
+    const { head, dimensions, packed, dots } = this;
+    const { data, size } = vectorList;
+    pack(packed, block.map((q) => q.vector), 0, head);
+    for (let slot = 0; slot < size; slot += 2) {
+      // An odd last slot is read twice; its second reading is not used.
+      const second = Math.min(slot + 1, size - 1);
+      dots4x2(packed, data, slot * dimensions, second * dimensions, head, dots);
+      for (let k = 0; k < LANES; k++) admit(block[k]!, vectorList, slot, dots[k]!, head, topK);
+      if (second === slot) break;
+      for (let k = 0; k < LANES; k++) admit(block[k]!, vectorList, second, dots[LANES + k]!, head, topK);
     }
-    return best;
   }
 
-  private nearestList(vector: Float32Array): number {
-    return nearest(vector, this.centroids, this.dimensions);
+  /** Calls `visit(i, lists)` with the `count` lists whose centroids are nearest to vectors[i], nearest first. */
+  private nearestLists(vectors: readonly Float32Array[], count: number, visit: (i: number, lists: number[]) => void): void {
+    if (this.lists.length === 1) {
+      vectors.forEach((_, i) => visit(i, [0]));
+      return;
+    }
+    scoreRows(vectors, this.centroids, this.dimensions, (i, scores) => {
+      const best: number[] = [];
+      for (let list = 0; list < scores.length; list++) {
+        if (best.length === count && scores[best[count - 1]!]! >= scores[list]!) continue;
+        let at = best.length;
+        while (at > 0 && scores[best[at - 1]!]! < scores[list]!) at--;
+        best.splice(at, 0, list);
+        if (best.length > count) best.pop();
+      }
+      visit(i, best);
+    });
   }
 }
 
-/** Index of the centroid (rows of `centroids`) with the highest dot product with the vector; 0 when there are none. */
-function nearest(vector: Float32Array, centroids: Float32Array, dimensions: number): number {
-  let best = 0;
-  let bestScore = -Infinity;
-  for (let list = 0; list * dimensions < centroids.length; list++) {
-    const score = dotAt(vector, centroids, list * dimensions);
-    if (score > bestScore) {
-      best = list;
-      bestScore = score;
-    }
-  }
-  return best;
+/**
+ * Offers a vector to a query's top list, given the dot product of their heads (`first`). Cauchy–Schwarz
+ * rules most vectors out before their tails are read; the margin covers a head summed in another order
+ * (scanBlock), and a vector that passes is scored as `query` scores it (its head summed again unless
+ * `exactHead`), so every path agrees.
+ */
+function admit(q: Query, list: VectorList, slot: number, first: number, head: number, topK: number, exactHead = false): void {
+  if (first + q.tail * list.tails[slot]! + 1e-9 < q.floor) return;
+  const { data, ids } = list;
+  const dimensions = q.vector.length;
+  const offset = slot * dimensions;
+  const score = (exactHead ? first : dotRange(q.vector, data, offset, 0, head)) + dotRange(q.vector, data, offset, head, dimensions);
+  const top = q.top;
+  if (score < q.floor || (score === q.floor && top.length === topK)) return;
+  let at = top.length;
+  while (at > 0 && top[at - 1]!.score < score) at--;
+  top.splice(at, 0, { chunkId: ids[slot]!, score });
+  if (top.length > topK) top.pop();
+  if (top.length === topK) q.floor = Math.max(q.floor, top[topK - 1]!.score);
 }
 
-/** Dot product of `a` with the vector stored at `offset` in `data`. */
-function dotAt(a: Float32Array, data: Float32Array, offset: number): number {
-  return dotRange(a, data, offset, 0, a.length);
+/** For each vector, the index of the centroid (rows of `centroids`) with the highest dot product with it. */
+function nearestOf(vectors: readonly Float32Array[], centroids: Float32Array, dimensions: number): Int32Array {
+  const out = new Int32Array(vectors.length);
+  scoreRows(vectors, centroids, dimensions, (i, scores) => {
+    let best = 0;
+    for (let list = 1; list < scores.length; list++) if (scores[list]! > scores[best]!) best = list;
+    out[i] = best;
+  });
+  return out;
 }
 
 /** Dot product of a[from..to) with the same dimensions of the vector at `offset` in `data` (four sums: fewer dependent additions). */

@@ -7,6 +7,8 @@ import { allInOneTrip } from "../db/one-trip";
 const IDS_PER_STATEMENT = 1000;
 /** JSON characters per upsert statement: D1 caps a bound value at 2 MB, and one UTF-16 unit takes at most 3 bytes of UTF-8. */
 const JSON_CHARS_PER_STATEMENT = 600_000;
+/** Rows decoded and added to a copy at a time (InvertedLists.addMany places them in blocks). */
+const ADD_GROUP = 1000;
 /** Most vectors the isolate keeps in memory across all (tenant, projects) copies (~25 MB at 256 dims). */
 const MAX_CACHED_VECTORS = 25_000;
 
@@ -100,7 +102,7 @@ export class LocalVectorIndex implements VectorIndex {
       // The refresh finds a copy's newest row among its own projects' rows: a copy that holds only some
       // of these rows is left to its refresh.
       if (slice.projects.size > 0 && ![...projects].every((p) => slice.projects.has(p))) continue;
-      for (const row of ordered) slice.lists.add(row.chunk_id, byChunk.get(row.chunk_id)!.values);
+      slice.lists.addMany(ordered.map((row) => [row.chunk_id, byChunk.get(row.chunk_id)!.values]));
       slice.loadedUpTo = top.rowid;
       slice.topChunk = top.chunk_id;
     }
@@ -145,12 +147,18 @@ export class LocalVectorIndex implements VectorIndex {
     // may sit under a reused rowid that `rowid >` would never show.
     const topIntact = slice.loadedUpTo === 0 || (rows[0]?.rowid === slice.loadedUpTo && rows[0]?.chunk_id === slice.topChunk);
     if (topIntact) {
-      for (const row of rows) {
-        const vector = fromHex(row.vector!);
-        if (vector.length !== this.dimensions) throw this.mismatch(vector.length);
-        slice.lists.add(row.chunk_id!, vector);
-        slice.loadedUpTo = row.rowid!;
-        slice.topChunk = row.chunk_id!;
+      // Decoded a group at a time: a reload of many rows never holds them all twice.
+      for (let i = 0; i < rows.length; i += ADD_GROUP) {
+        const group = rows.slice(i, i + ADD_GROUP);
+        slice.lists.addMany(
+          group.map((row) => {
+            const vector = fromHex(row.vector!);
+            if (vector.length !== this.dimensions) throw this.mismatch(vector.length);
+            return [row.chunk_id!, vector];
+          }),
+        );
+        slice.loadedUpTo = group.at(-1)!.rowid!;
+        slice.topChunk = group.at(-1)!.chunk_id!;
       }
     }
     if ((!topIntact || slice.lists.size !== count!.results[0]!.n) && !reloaded) {

@@ -100,6 +100,27 @@ describe("inverted lists over 5,000 passage vectors", async () => {
     expect(copy.size).toBe(vectors.size);
   });
 
+  // queryMany scans four queries against two vectors at a time (block-dots.ts); a query must get the same
+  // answer whatever it shares a block with. 201 queries: lists probed by blocks of four and by a few left over.
+  it("answers several queries as it answers each alone, block by block", () => {
+    const queries = [...vectors.keys()].filter((id) => id % 25 === 1 || id === 2).map((id) => vectors.get(id)!);
+    expect(queries.length % 4).not.toBe(0);
+    for (const options of [{ probes: lists.probesFor(0.8), minScore: 0.8 }, { probes: lists.probesFor() }, { minScore: 0.8 }, {}]) {
+      const many = lists.queryMany(queries, 21, options);
+      expect(many).toEqual(queries.map((q) => lists.query(q, 21, options)));
+      expect(many.flat().length).toBeGreaterThan(queries.length); // not only the queries themselves
+    }
+  });
+
+  it("places vectors added together as it places them one by one", () => {
+    const added = [...vectors].slice(2500, 2613); // 113: blocks of four and one left over
+    const one = InvertedLists.clustered(256, [...vectors].slice(0, 2500));
+    const many = InvertedLists.clustered(256, [...vectors].slice(0, 2500));
+    for (const [id, v] of added) one.add(id, v);
+    many.addMany(added);
+    expect([...many.entries()].map(([id]) => id)).toEqual([...one.entries()].map(([id]) => id));
+  });
+
   it("answers exactly when every list is scanned, minScore included", () => {
     const query = vectors.get(42)!;
     const truth: ScoredId[] = [];
