@@ -2,6 +2,7 @@ import type { Embedder } from "../ports";
 import { CJK_LETTER, NON_CJK_WORD } from "../core/shared/cjk";
 import { STOPWORDS } from "../core/shared/stopwords";
 import { normalize } from "../core/shared/vector-math";
+import { FeatureCounts, fnvStep, fnvText } from "./feature-counts";
 
 /**
  * Deterministic embedder that needs no model: feature hashing of word unigrams, word bigrams and
@@ -22,42 +23,46 @@ export class LocalEmbedder implements Embedder {
   embedOne(text: string): Float32Array {
     const vector = new Float32Array(this.dimensions);
     const words = tokenize(text);
-    // feature -> [occurrences, weight per occurrence]; value = weight x (1 + ln occurrences)
-    const features = new Map<string, [number, number]>();
-    const add = (feature: string, weight: number) => {
-      const seen = features.get(feature);
-      if (seen) seen[0]++;
-      else features.set(feature, [1, weight]);
-    };
+    // Each feature is its hash: value = weight x (1 + ln occurrences), in the bucket and with the sign the
+    // hash gives. The hashes are those of the feature texts ("w:word", "b:word next", "c:" + trigram of
+    // "^word$"), computed without building the texts.
+    let units = 0;
+    for (const word of words) units += word.length;
+    counts.reset(2 * words.length + units);
     for (let i = 0; i < words.length; i++) {
       const word = words[i]!;
       if (STOPWORDS.has(word)) continue;
-      add("w:" + word, 1);
+      counts.add(fnvText(word, WORD), 1);
       const next = words[i + 1];
-      if (next !== undefined && !STOPWORDS.has(next)) add("b:" + word + " " + next, 0.5);
-      const padded = `^${word}$`;
-      if (padded.length > 4) for (let j = 0; j + 3 <= padded.length; j++) add("c:" + padded.slice(j, j + 3), 0.25);
+      if (next !== undefined && !STOPWORDS.has(next)) counts.add(fnvText(next, fnvStep(fnvText(word, BIGRAM), SPACE)), 0.5);
+      const padded = word.length + 2;
+      if (padded > 4) {
+        for (let j = 0; j + 3 <= padded; j++) {
+          let h = TRIGRAM;
+          for (let k = j; k < j + 3; k++) h = fnvStep(h, k === 0 ? CARET : k === padded - 1 ? DOLLAR : word.charCodeAt(k - 1));
+          counts.add(h, 0.25);
+        }
+      }
     }
-    for (const [feature, [occurrences, weight]] of features) {
-      const h = fnv1a(feature);
+    counts.forEach((h, occurrences, weight) => {
       vector[h % this.dimensions]! += (h & 0x80000000 ? -1 : 1) * weight * (1 + Math.log(occurrences));
-    }
+    });
     return normalize(vector);
   }
 }
+
+/** One table serves every text (embedOne runs to completion). */
+const counts = new FeatureCounts();
+const WORD = fnvText("w:");
+const BIGRAM = fnvText("b:");
+const TRIGRAM = fnvText("c:");
+const SPACE = " ".charCodeAt(0);
+const CARET = "^".charCodeAt(0);
+const DOLLAR = "$".charCodeAt(0);
 
 const WORDS = new RegExp(`${CJK_LETTER}|${NON_CJK_WORD}`, "gu");
 
 /** Lower-cased letter/digit runs; each CJK character is its own word. */
 export function tokenize(text: string): string[] {
   return text.toLowerCase().match(WORDS) ?? [];
-}
-
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
 }
