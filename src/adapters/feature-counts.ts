@@ -12,7 +12,7 @@ export class FeatureCounts {
   /** Slots in the order their features first came, so a text's features are visited as they came. */
   private order = new Int32Array(0);
   private mask = 0;
-  size = 0;
+  private size = 0;
 
   /** Empties the table, with room for at least `features` features. */
   reset(features: number): void {

@@ -147,11 +147,7 @@ export class InvertedLists {
         for (let d = 0; d < dimensions; d++) centroids[offset + d] = sums[offset + d]! / norm;
       }
     }
-    const assignment = nearestOf(
-      entries.map(([, v]) => v),
-      centroids,
-      dimensions,
-    );
+    const assignment = nearestOf(entries.map(([, v]) => v), centroids, dimensions);
     const sizes = new Array<number>(k).fill(0);
     for (const list of assignment) sizes[list]!++;
     // Room for the lists to grow by half before they reallocate (the owner rebuilds at double the size).
@@ -209,14 +205,8 @@ export class InvertedLists {
     for (const [, vector] of entries) {
       if (vector.length !== this.dimensions) throw new Error(`vector has ${vector.length} dimensions, the index ${this.dimensions}`);
     }
-    const lists =
-      this.lists.length === 1
-        ? entries.map(() => 0)
-        : nearestOf(
-            entries.map(([, v]) => v),
-            this.centroids,
-            this.dimensions,
-          );
+    const vectors = entries.map(([, v]) => v);
+    const lists = this.lists.length === 1 ? vectors.map(() => 0) : nearestOf(vectors, this.centroids, this.dimensions);
     entries.forEach(([chunkId, vector], i) => {
       this.delete(chunkId);
       const list = lists[i]!;
