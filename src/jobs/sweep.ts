@@ -4,6 +4,7 @@ import { readConfig } from "../config";
 import { needsSummary } from "../core/conversations/conversations";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/memory/keyword-index";
 import type { JobMessage } from "../ports";
+import { itemJobs } from "../core/shared/item-jobs";
 import { unfinishedTenantDeletions } from "../core/ownership/delete-tenant";
 import { unfinishedProjectDeletions } from "../core/ownership/delete-project";
 import { reconcileVectors, type ReconcileReport } from "../core/memory/reconcile-vectors";
@@ -37,8 +38,8 @@ export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number>
   const messages: JobMessage[] = [
     ...tenants.map((tenantId) => ({ type: "delete" as const, tenantId, project: null })),
     ...projects.map((p) => ({ type: "delete" as const, tenantId: p.tenantId, project: p.project })),
-    ...perTenant(unembedded!.results, (tenantId, itemIds) => ({ type: "embed", tenantId, itemIds })),
-    ...perTenant(unlinked!.results, (tenantId, itemIds) => ({ type: "link", tenantId, itemIds })),
+    ...perTenant(unembedded!.results, "embed"),
+    ...perTenant(unlinked!.results, "link"),
     ...unsummarized!.results
       .filter((c) => needsSummary({ messageCount: c.message_count as number, tokens: c.tokens as number, summarizedCount: c.summarized_count as number, summarizedTokens: c.summarized_tokens as number }, config.conversations))
       .map((c) => ({ type: "summarize" as const, tenantId: c.tenant_id as string, conversationId: c.id as string, messageCount: c.message_count as number })),
@@ -73,8 +74,8 @@ export async function reconcileCron(env: Env, now = Date.now()): Promise<Reconci
   return report;
 }
 
-function perTenant(rows: Record<string, string | number>[], message: (tenantId: string, itemIds: string[]) => JobMessage): JobMessage[] {
+function perTenant(rows: Record<string, string | number>[], type: "embed" | "link"): JobMessage[] {
   const byTenant = new Map<string, string[]>();
   for (const row of rows) byTenant.set(row.tenant_id as string, [...(byTenant.get(row.tenant_id as string) ?? []), row.id as string]);
-  return [...byTenant].flatMap(([tenantId, ids]) => Array.from({ length: Math.ceil(ids.length / 100) }, (_, i) => message(tenantId, ids.slice(i * 100, i * 100 + 100))));
+  return [...byTenant].flatMap(([tenantId, ids]) => itemJobs(type, tenantId, ids));
 }

@@ -1,5 +1,6 @@
 import { IN_JSON, type TenantScope } from "../../db/scope";
-import type { JobMessage, Services } from "../../ports";
+import type { Services } from "../../ports";
+import { itemJobs } from "../shared/item-jobs";
 import { readItemHeads } from "./items";
 
 /**
@@ -10,8 +11,6 @@ import { readItemHeads } from "./items";
 const ITEMS_PER_READ = 500;
 const TOKENS_PER_READ = 250_000;
 const SMALL_JOB = 100;
-/** Items per queued link job, as writers queue embed jobs. */
-const ITEMS_PER_LINK_JOB = 100;
 
 /**
  * Embeds every chunk of the given items and upserts the vectors, then marks the items embedded.
@@ -49,11 +48,8 @@ export async function embedItems(scope: TenantScope, services: Services, itemIds
     if (gone.length > 0) await services.vectors.delete(scope.tenantId, gone);
   }
   if (services.config.conversations.useVectorDb && services.config.conversations.useGraphDb && itemIds.length > 0) {
-    // The consumer merges a batch's jobs, so this run may hold thousands of items; a message holds 100
-    // (Queues: 128 KB a message).
-    const links: JobMessage[] = [];
-    for (let i = 0; i < itemIds.length; i += ITEMS_PER_LINK_JOB) links.push({ type: "link", tenantId: scope.tenantId, itemIds: itemIds.slice(i, i + ITEMS_PER_LINK_JOB) });
-    await services.jobs.send(links);
+    // The consumer merges a batch's jobs, so this run may hold thousands of items: split as writers split them.
+    await services.jobs.send(itemJobs("link", scope.tenantId, itemIds));
   }
   return embedded;
 }

@@ -1,6 +1,7 @@
 import { insertChunkRows, type ChunkRow } from "./chunk-rows";
 import { sha256Hex } from "../../crypto";
 import { allInOneTrip } from "../../db/one-trip";
+import { itemJobs } from "../shared/item-jobs";
 import { IN_JSON, projectClause, scopeAllowsProject, type TenantScope } from "../../db/scope";
 import { AppError, invalidParameter, permissionDenied } from "../../errors";
 import type { Services } from "../../ports";
@@ -162,10 +163,8 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
 
 /** Queues embedding; if the queue is unavailable the cron sweep finds the items (embedded_at IS NULL). */
 export async function queueEmbedding(scope: TenantScope, services: Services, itemIds: string[]): Promise<void> {
-  const messages = [];
-  for (let i = 0; i < itemIds.length; i += 100) messages.push({ type: "embed" as const, tenantId: scope.tenantId, itemIds: itemIds.slice(i, i + 100) });
   try {
-    await services.jobs.send(messages);
+    await services.jobs.send(itemJobs("embed", scope.tenantId, itemIds));
   } catch (error) {
     console.error("could not queue embedding; the cron sweep will retry", error);
   }
@@ -323,20 +322,25 @@ function insertItem(scope: TenantScope, id: string, item: NewItem, hash: string,
 
 /** Full content of items by id (tenant-scoped). */
 export async function readItemContents(scope: TenantScope, ids: string[]): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  const visible = projectClause(scope, "project");
-  const statements = idGroups(ids).map((group) =>
-    scope.d1.prepare(`SELECT id, content FROM items WHERE +tenant_id = ? AND id ${IN_JSON}${visible.sql}`).bind(scope.tenantId, group, ...visible.params),
-  );
-  for (const { results } of await allInOneTrip<{ id: string; content: string }>(scope.d1, statements)) for (const row of results) out.set(row.id, row.content);
-  return out;
+  const rows = await itemRowsById<{ id: string; content: string }>(scope, "id, content", ids);
+  return new Map(rows.map((row) => [row.id, row.content]));
 }
 
-/** Ids as JSON lists of ITEMS_PER_READ, one per statement. */
-function idGroups(ids: string[]): string[] {
-  const groups: string[] = [];
-  for (let i = 0; i < ids.length; i += ITEMS_PER_READ) groups.push(JSON.stringify(ids.slice(i, i + ITEMS_PER_READ)));
-  return groups;
+/**
+ * Rows of the items with these ids that the scope may see, in one round trip: a statement per
+ * ITEMS_PER_READ ids (each list one JSON parameter), all in one batch.
+ */
+async function itemRowsById<Row>(scope: TenantScope, columns: string, ids: string[]): Promise<Row[]> {
+  const visible = projectClause(scope, "project");
+  const statements: D1PreparedStatement[] = [];
+  for (let i = 0; i < ids.length; i += ITEMS_PER_READ) {
+    statements.push(
+      scope.d1
+        .prepare(`SELECT ${columns} FROM items WHERE +tenant_id = ? AND id ${IN_JSON}${visible.sql}`)
+        .bind(scope.tenantId, JSON.stringify(ids.slice(i, i + ITEMS_PER_READ)), ...visible.params),
+    );
+  }
+  return (await allInOneTrip<Row>(scope.d1, statements)).flatMap((result) => result.results);
 }
 
 export interface StoredItem {
@@ -357,37 +361,16 @@ export type ItemHead = Pick<StoredItem, "id" | "project" | "kind" | "tokens" | "
 
 /** Item heads by id (tenant-scoped), in one round trip; missing ids are absent from the map. */
 export async function readItemHeads(scope: TenantScope, ids: string[]): Promise<Map<string, ItemHead>> {
-  const out = new Map<string, ItemHead>();
-  const visible = projectClause(scope, "project");
-  const statements = idGroups(ids).map((group) =>
-    scope.d1
-      .prepare(`SELECT id, project, kind, tokens, conversation_id FROM items WHERE +tenant_id = ? AND id ${IN_JSON}${visible.sql}`)
-      .bind(scope.tenantId, group, ...visible.params),
-  );
   type Row = { id: string; project: string; kind: string; tokens: number; conversation_id: string | null };
-  for (const { results } of await allInOneTrip<Row>(scope.d1, statements)) {
-    for (const r of results) out.set(r.id, { id: r.id, project: r.project, kind: r.kind, tokens: r.tokens, conversationId: r.conversation_id });
-  }
-  return out;
+  const rows = await itemRowsById<Row>(scope, "id, project, kind, tokens, conversation_id", ids);
+  return new Map(rows.map((r) => [r.id, { id: r.id, project: r.project, kind: r.kind, tokens: r.tokens, conversationId: r.conversation_id }]));
 }
 
 /** Items by id (tenant-scoped); missing ids are absent from the map. */
 export async function readItems(scope: TenantScope, ids: string[]): Promise<Map<string, StoredItem>> {
-  const out = new Map<string, StoredItem>();
-  const visible = projectClause(scope, "project");
-  const statements = idGroups(ids).map((group) =>
-    scope.d1
-      .prepare(
-        `SELECT id, project, kind, type, content, tokens, importance, tier, conversation_id, created_at FROM items
-         WHERE +tenant_id = ? AND id ${IN_JSON}${visible.sql}`,
-      )
-      .bind(scope.tenantId, group, ...visible.params),
-  );
   type Row = { id: string; project: string; kind: string; type: string; content: string; tokens: number; importance: number; tier: string; conversation_id: string | null; created_at: number };
-  for (const { results } of await allInOneTrip<Row>(scope.d1, statements)) {
-    for (const r of results) {
-      out.set(r.id, { id: r.id, project: r.project, kind: r.kind, type: r.type, content: r.content, tokens: r.tokens, importance: r.importance, tier: r.tier, conversationId: r.conversation_id, createdAt: r.created_at });
-    }
-  }
-  return out;
+  const rows = await itemRowsById<Row>(scope, "id, project, kind, type, content, tokens, importance, tier, conversation_id, created_at", ids);
+  return new Map(
+    rows.map((r) => [r.id, { id: r.id, project: r.project, kind: r.kind, type: r.type, content: r.content, tokens: r.tokens, importance: r.importance, tier: r.tier, conversationId: r.conversation_id, createdAt: r.created_at }]),
+  );
 }

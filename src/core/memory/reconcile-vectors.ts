@@ -1,5 +1,6 @@
 import { IN_JSON } from "../../db/scope";
 import type { Services, StoredVectorId } from "../../ports";
+import { itemJobs } from "../shared/item-jobs";
 
 /** Chunk ids one reconciliation run examines at most (from D1 and from the index's listing each). */
 export const RECONCILE_BATCH = 500;
@@ -84,9 +85,7 @@ async function requeueEmbedding(d1: D1Database, services: Services, missing: Chu
   for (const [tenantId, itemIds] of byTenant(missing, (c) => c.tenant_id, (c) => c.item_id)) {
     const unique = [...new Set(itemIds)];
     await d1.prepare(`UPDATE items SET embedded_at = NULL WHERE tenant_id = ? AND id ${IN_JSON}`).bind(tenantId, JSON.stringify(unique)).run();
-    const messages = [];
-    for (let i = 0; i < unique.length; i += 100) messages.push({ type: "embed" as const, tenantId, itemIds: unique.slice(i, i + 100) });
-    await services.jobs.send(messages);
+    await services.jobs.send(itemJobs("embed", tenantId, unique));
   }
 }
 
