@@ -180,12 +180,7 @@ describe("cached contexts and auto-link", () => {
       namespace: "ops",
       memories: [{ content: "The release train leaves every Tuesday at noon" }, { content: "The release train leaves every Tuesday at noon sharp" }],
     });
-    for (const started = Date.now(); ; ) {
-      const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND linked_at IS NULL").bind(t.tenantId).first<{ n: number }>();
-      if (row!.n === 0) break;
-      if (Date.now() - started > 15_000) throw new Error("auto-link job did not finish");
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitForLinking(t.tenantId);
     const args = { query: "when does the release train leave", token_budget: 300, namespace: "ops" };
     expect((await call(t.apiKey, "memory_context_build", args)).cache_hit).toBe(false);
     expect((await call(t.apiKey, "memory_context_build", args)).cache_hit).toBe(true);
@@ -196,4 +191,43 @@ describe("cached contexts and auto-link", () => {
     await call(t.apiKey, "link_resources", { source_id: ids[1], target_id: ids[0], relationship_type: "supersedes" });
     expect((await call(t.apiKey, "memory_context_build", args)).cache_hit).toBe(false);
   });
+
+  it("stores a similar pair once: linking it again from the other end keeps cached contexts; a stronger link is written", async () => {
+    const t = await newTenant();
+    const similarLinks = () => count("SELECT COUNT(*) AS n FROM links WHERE tenant_id = ? AND relationship_type = 'similar_content'", t.tenantId);
+    // The first memory is linked before the second exists (it finds nothing); the second then links to it.
+    const first = (await call(t.apiKey, "memory_store", { namespace: "ops", content: "The release train leaves every Tuesday at noon" })).id;
+    await waitForLinking(t.tenantId);
+    const second = (await call(t.apiKey, "memory_store", { namespace: "ops", content: "The release train leaves every Tuesday at noon sharp" })).id;
+    await waitForLinking(t.tenantId);
+    expect(await similarLinks()).toBe(1);
+    const args = { query: "when does the release train leave", token_budget: 300, namespace: "ops" };
+    expect((await call(t.apiKey, "memory_context_build", args)).cache_hit).toBe(false);
+    expect((await call(t.apiKey, "memory_context_build", args)).cache_hit).toBe(true);
+    // Re-linking the first finds the second at the same similarity: the reverse of an existing link.
+    const relinked = await call(t.apiKey, "auto_link_documents", { document_id: first });
+    expect(relinked.similar_documents.map((d: any) => d.document_id)).toEqual([second]);
+    expect(await similarLinks()).toBe(1);
+    expect((await call(t.apiKey, "memory_context_build", args)).cache_hit).toBe(true);
+    const related = await call(t.apiKey, "get_document_relationships", { document_id: first, max_depth: 1 });
+    expect(related.relationships.depth_1.map((r: any) => r.document_id)).toEqual([second]);
+    // Weaker the other way round: this direction is written, and the cached context goes.
+    await env.DB.prepare("UPDATE links SET weight = 0.1 WHERE tenant_id = ? AND relationship_type = 'similar_content'").bind(t.tenantId).run();
+    await call(t.apiKey, "auto_link_documents", { document_id: first });
+    expect(await similarLinks()).toBe(2);
+    expect((await call(t.apiKey, "memory_context_build", args)).cache_hit).toBe(false);
+  });
 });
+
+async function count(sql: string, tenantId: string): Promise<number> {
+  return (await env.DB.prepare(sql).bind(tenantId).first<{ n: number }>())!.n;
+}
+
+/** Waits until the auto-link job has linked every item of the tenant. */
+async function waitForLinking(tenantId: string): Promise<void> {
+  for (const started = Date.now(); ; ) {
+    if ((await count("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND linked_at IS NULL", tenantId)) === 0) return;
+    if (Date.now() - started > 15_000) throw new Error("auto-link job did not finish");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -88,6 +88,8 @@ export async function similarRecordsMany(
  * Links items to their neighbours: conversations get `similar` links between conversations above
  * SIMILARITY_THRESHOLD, other items `similar_content` links above the document threshold (or the one
  * given); weight = similarity. Upserts, so running it twice changes nothing. Null = not embedded yet.
+ * Similarity is symmetric and every reader follows links both ways (traversal, search, relationships),
+ * so a pair is stored once: a link whose reverse already exists at least as strong is not written.
  * All links of all items go in one statement; cache generations are bumped once, and only when a link is
  * new or stronger.
  */
@@ -98,23 +100,31 @@ export async function autoLinkMany(scope: TenantScope, services: Services, items
   const now = Date.now();
   const rows: string[] = [];
   const projectOf = new Map<string, string>();
+  // Items of one run that find each other: the pair once, at its strongest.
+  const pairs = new Map<string, number>();
   for (const item of items) {
     const conversation = item.conversationId !== null;
     if (!conversation) projectOf.set(item.id, item.project);
+    const source = conversation ? item.conversationId! : item.id;
     for (const s of similar.get(item.id) ?? []) {
-      rows.push(JSON.stringify([randomId("rel_"), conversation ? "conversation" : "item", conversation ? item.conversationId : item.id, s.id, conversation ? "similar" : "similar_content", s.similarity]));
+      const pair = `${conversation ? "c" : "i"}\n${source < s.id ? `${source}\n${s.id}` : `${s.id}\n${source}`}`;
+      if ((pairs.get(pair) ?? -1) >= s.similarity) continue;
+      pairs.set(pair, s.similarity);
+      rows.push(JSON.stringify([randomId("rel_"), conversation ? "conversation" : "item", source, s.id, conversation ? "similar" : "similar_content", s.similarity]));
     }
   }
   if (rows.length === 0) return similar;
   // One statement per LINKS_PER_STATEMENT links (rows as one JSON parameter), all in one batch. A link
-  // that already exists at least as strong is left alone and returns no row.
+  // that already exists at least as strong, either way round, is left alone and returns no row.
   const writes: D1PreparedStatement[] = [];
   for (let i = 0; i < rows.length; i += LINKS_PER_STATEMENT) {
     writes.push(
       scope.d1
         .prepare(
           `INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at)
-           SELECT j.value ->> 0, ?, j.value ->> 1, j.value ->> 2, j.value ->> 1, j.value ->> 3, j.value ->> 4, j.value ->> 5, ? FROM json_each(?) j WHERE true
+           SELECT j.value ->> 0, ?1, j.value ->> 1, j.value ->> 2, j.value ->> 1, j.value ->> 3, j.value ->> 4, j.value ->> 5, ?2 FROM json_each(?3) j
+           WHERE NOT EXISTS (SELECT 1 FROM links r WHERE r.tenant_id = ?1 AND r.source_type = j.value ->> 1 AND r.source_id = j.value ->> 3
+             AND r.target_type = j.value ->> 1 AND r.target_id = j.value ->> 2 AND r.relationship_type = j.value ->> 4 AND r.weight >= j.value ->> 5)
            ON CONFLICT (tenant_id, source_type, source_id, target_type, target_id, relationship_type) DO UPDATE SET weight = excluded.weight
              WHERE excluded.weight > links.weight
            RETURNING source_type, source_id`,
