@@ -217,6 +217,49 @@ describe("cached contexts and auto-link", () => {
     expect(await similarLinks()).toBe(2);
     expect((await call(t.apiKey, "memory_context_build", args)).cache_hit).toBe(false);
   });
+  it("a link change drops only the cached contexts that followed a link of one of its items", async () => {
+    const t = await newTenant();
+    const { ids } = await call(t.apiKey, "memory_batch_store", {
+      namespace: "ops",
+      memories: [
+        { content: "The release train leaves every Tuesday at noon" },
+        { content: "Deploy freezes start on Friday evening" },
+        { content: "Penguins huddle together through the antarctic winter" },
+        { content: "Emperor penguins breed on sea ice" },
+        { content: "Lighthouses guide ships past rocky coasts" },
+        { content: "Volcanoes erupt molten lava" },
+      ],
+    });
+    const [train, freeze, huddle, breed, lighthouse, volcano] = ids as string[];
+    await waitForLinking(t.tenantId);
+    await call(t.apiKey, "link_resources", { source_id: train, target_id: freeze, relationship_type: "related_to" });
+    const trains = { query: "when does the release train leave", token_budget: 300, namespace: "ops" };
+    const shallow = { ...trains, max_depth: 1 };
+    const penguins = { query: "penguins antarctic winter", token_budget: 300, namespace: "ops" };
+    const build = async (args: Record<string, unknown>) => (await call(t.apiKey, "memory_context_build", args)).cache_hit as boolean;
+    const fill = async () => {
+      for (const args of [trains, shallow, penguins]) await build(args);
+      return Promise.all([trains, shallow, penguins].map(build));
+    };
+    const first = await call(t.apiKey, "memory_context_build", trains);
+    expect(first.memories.map((m: any) => [m.id, m.source])).toEqual([
+      [train, "direct"],
+      [freeze, "related"],
+    ]);
+    expect(await fill()).toEqual([true, true, true]);
+    // Between two items no cached context read: every context stays.
+    await call(t.apiKey, "link_resources", { source_id: lighthouse, target_id: volcano, relationship_type: "related_to" });
+    expect(await Promise.all([trains, shallow, penguins].map(build))).toEqual([true, true, true]);
+    // From an item the train context reached at depth 1: with max_depth 2 it follows that item's links,
+    // with max_depth 1 it stops there; the penguin context never saw it.
+    await call(t.apiKey, "link_resources", { source_id: freeze, target_id: volcano, relationship_type: "related_to" });
+    expect(await Promise.all([trains, shallow, penguins].map(build))).toEqual([false, true, true]);
+    expect((await call(t.apiKey, "memory_context_build", { ...trains, use_cache: false })).memories.map((m: any) => m.id)).toEqual([train, freeze, volcano]);
+    // A direct hit's new link drops the penguin context only.
+    expect(await fill()).toEqual([true, true, true]);
+    await call(t.apiKey, "link_resources", { source_id: huddle, target_id: breed, relationship_type: "related_to" });
+    expect(await Promise.all([trains, shallow, penguins].map(build))).toEqual([true, true, false]);
+  });
 });
 
 async function count(sql: string, tenantId: string): Promise<number> {

@@ -119,14 +119,14 @@ describe("DELETE /admin/tenants/:tenant/projects/:project", () => {
     await populate(t, "doomed", "otter");
     await populate(t, "kept", "heron");
     const projectRows = async (project: string) => {
-      const tables = ["items", "conversations", "cache_entries", "cache_generations", "tool_calls", "project_tasks", "local_vectors"];
+      const tables = ["items", "conversations", "cache_entries", "cache_generations", "cache_link_marks", "tool_calls", "project_tasks", "local_vectors"];
       const counts: Record<string, number> = {};
       for (const table of tables) counts[table] = (await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ? AND project = ?`).bind(t.tenantId, project).first<{ n: number }>())!.n;
       return counts;
     };
     const doomedItems = (await env.DB.prepare("SELECT id FROM items WHERE tenant_id = ? AND project = 'doomed'").bind(t.tenantId).all<{ id: string }>()).results.map((r) => r.id);
     const doomedChunks = (await env.DB.prepare("SELECT id FROM chunks WHERE item_id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(doomedItems)).all<{ id: number }>()).results.map((r) => r.id);
-    expect(nonZero(await projectRows("doomed"))).toMatchObject({ items: 9, conversations: 1, local_vectors: 9 });
+    expect(nonZero(await projectRows("doomed"))).toMatchObject({ items: 9, conversations: 1, local_vectors: 9, cache_link_marks: 4 });
     const keptBefore = await projectRows("kept");
 
     // A project-limited admin key may delete its own project only.

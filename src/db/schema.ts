@@ -337,12 +337,39 @@ export const cacheEntries = sqliteTable(
     bytes: integer("bytes").notNull(),
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
+    /** The tenant's link clock when the context was built (cache_link_clock). */
+    linkSeq: integer("link_seq").notNull().default(0),
+    /** Items whose links the context followed (JSON array); a later link change to one of them drops it. */
+    linkItems: text("link_items").notNull().default("[]"),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.key] }),
     index("cache_entries_lookup").on(t.tenantId, t.project, t.generation, t.paramsHash),
     index("cache_entries_age").on(t.tenantId, t.createdAt),
   ],
+);
+
+/**
+ * Link changes, for the semantic cache: a per-tenant clock that only moves forward, and for each item
+ * the clock value of the last new or strengthened link touching it. A cached context records the
+ * items whose links it followed and is served only while none of them has a later mark; a link
+ * elsewhere in the project leaves it alone (src/core/context/cache-generation.ts).
+ */
+export const cacheLinkClock = sqliteTable("cache_link_clock", {
+  tenantId: text("tenant_id").primaryKey(),
+  seq: integer("seq").notNull(),
+});
+
+export const cacheLinkMarks = sqliteTable(
+  "cache_link_marks",
+  {
+    tenantId: text("tenant_id").notNull(),
+    itemId: text("item_id").notNull(),
+    /** The item's project, so deleting a project removes its marks. */
+    project: text("project").notNull(),
+    seq: integer("seq").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.itemId] }), index("cache_link_marks_project").on(t.tenantId, t.project)],
 );
 
 export const cacheCounters = sqliteTable("cache_counters", {

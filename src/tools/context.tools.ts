@@ -121,7 +121,7 @@ export const memoryCacheStats = defineTool({
   category: "context",
   title: "Semantic cache statistics",
   description:
-    "Statistics of this tenant's semantic cache: live entries (unexpired, not invalidated by a write), exact hit and miss " +
+    "Statistics of this tenant's semantic cache: live entries (unexpired, not invalidated by a write or by a new link of an item they followed), exact hit and miss " +
     "counts, and memory_usage_bytes = UTF-8 bytes of the live cached values stored in KV.",
   input: z.object({}),
   output: z.object({

@@ -13,3 +13,25 @@ export function bumpCacheGenerations(scope: TenantScope, projects: Iterable<stri
   );
   return [...new Set([...projects, ALL_PROJECTS])].map((project) => statement.bind(scope.tenantId, project));
 }
+
+/**
+ * Statements that record a new or strengthened link touching these items: the tenant's link clock
+ * moves on and each item is marked with it. Only cached contexts that followed one of these items'
+ * links are dropped (semantic-cache.ts), so background linking leaves the rest of a project's cache
+ * alone. Run in the link write's batch or after it, never before: a context built in between then
+ * carries an older clock and is dropped, never served stale.
+ */
+export function markLinkChanges(scope: TenantScope, itemIds: Iterable<string>): D1PreparedStatement[] {
+  const ids = [...new Set(itemIds)];
+  if (ids.length === 0) return [];
+  return [
+    scope.d1.prepare("INSERT INTO cache_link_clock (tenant_id, seq) VALUES (?, 1) ON CONFLICT (tenant_id) DO UPDATE SET seq = seq + 1").bind(scope.tenantId),
+    scope.d1
+      .prepare(
+        `INSERT INTO cache_link_marks (tenant_id, item_id, project, seq)
+         SELECT ?1, i.id, i.project, (SELECT seq FROM cache_link_clock WHERE tenant_id = ?1) FROM items i WHERE +i.tenant_id = ?1 AND i.id IN (SELECT value FROM json_each(?2))
+         ON CONFLICT (tenant_id, item_id) DO UPDATE SET seq = excluded.seq`,
+      )
+      .bind(scope.tenantId, JSON.stringify(ids)),
+  ];
+}

@@ -61,11 +61,12 @@ export async function buildMemoryContext(scope: TenantScope, services: Services,
   const queryVector = (await services.embedder.embed([request.query], "query"))[0]!;
   const params = cacheOn ? await paramsHash({ ...request, query: undefined, useCache: undefined, maxDepth, encoding: config.tokenEncoding, buffer: config.tokenBufferRatio }) : "";
   let generation = 0;
+  let linkSeq = 0;
   if (cacheOn) {
     const cached = await lookupCached<MemoryContext>(scope, services.cache, config.cache, cacheProject, params, queryVector);
     services.waitUntil(countCacheOutcome(scope, cached.value !== null));
     if (cached.value) return { ...cached.value, cache_hit: true };
-    generation = cached.generation;
+    ({ generation, linkSeq } = cached);
   }
 
   const budget = Math.floor(request.tokenBudget * (1 - config.tokenBufferRatio));
@@ -111,9 +112,17 @@ export async function buildMemoryContext(scope: TenantScope, services: Services,
   const result: MemoryContext = { memories, total_tokens: used, token_budget: request.tokenBudget, memory_count: memories.length, cache_hit: false, truncated };
   if (cacheOn) {
     services.waitUntil(
-      storeCached(scope, services.cache, config.cache, { project: cacheProject, params, generation, query: request.query, vector: queryVector, value: result }).catch((e) =>
-        console.error("cache store failed", e),
-      ),
+      storeCached(scope, services.cache, config.cache, {
+        project: cacheProject,
+        params,
+        generation,
+        linkSeq,
+        // The items whose links the traversal followed: a link change elsewhere cannot alter this context.
+        linkItems: request.includeRelated ? [...direct.keys(), ...related.filter((r) => r.depth < maxDepth).map((r) => r.id)] : [],
+        query: request.query,
+        vector: queryVector,
+        value: result,
+      }).catch((e) => console.error("cache store failed", e)),
     );
   }
   return result;

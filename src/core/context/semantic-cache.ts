@@ -5,15 +5,22 @@ import { projectClause, type TenantScope } from "../../db/scope";
 
 /**
  * Semantic cache for built contexts. D1's cache_entries is the index (project, generation, parameters,
- * query vector, size); KV holds the values. A lookup is a hit when the parameters match, the entry's
- * generation is the project's current one (any write bumps it, see cache-generation.ts), and the
- * query embeddings' cosine reaches the threshold.
+ * query vector, size, the items whose links it followed); KV holds the values. A lookup is a hit when
+ * the parameters match, the entry's generation is the project's current one (any write bumps it, see
+ * cache-generation.ts), no link of its items changed since it was built, and the query embeddings'
+ * cosine reaches the threshold.
  */
 export interface CacheLookup<T> {
   value: T | null;
   /** The generation the caller's freshly built value belongs to (pass it to storeCached). */
   generation: number;
+  /** The tenant's link clock, read before the build (pass it to storeCached). */
+  linkSeq: number;
 }
+
+/** SQL true when a link of an item the entry `e` followed changed after it was built (?1 = tenant). */
+const LINKS_CHANGED = `EXISTS (SELECT 1 FROM json_each(e.link_items) j CROSS JOIN cache_link_marks m
+  WHERE m.tenant_id = ?1 AND m.item_id = j.value AND m.seq > e.link_seq)`;
 
 export interface CacheStats {
   size: number;
@@ -37,12 +44,16 @@ export async function lookupCached<T>(
   const now = Date.now();
   const { results } = await scope.d1
     .prepare(
-      `SELECT g.generation AS current, e.key, e.vector FROM (SELECT COALESCE((SELECT generation FROM cache_generations WHERE tenant_id = ?1 AND project = ?2), 0) AS generation) g
-       LEFT JOIN cache_entries e ON e.tenant_id = ?1 AND e.project = ?2 AND e.generation = g.generation AND e.params_hash = ?3 AND e.expires_at > ?4`,
+      `SELECT g.generation AS current, g.link_seq, e.key, e.vector
+       FROM (SELECT COALESCE((SELECT generation FROM cache_generations WHERE tenant_id = ?1 AND project = ?2), 0) AS generation,
+                    COALESCE((SELECT seq FROM cache_link_clock WHERE tenant_id = ?1), 0) AS link_seq) g
+       LEFT JOIN cache_entries e ON e.tenant_id = ?1 AND e.project = ?2 AND e.generation = g.generation AND e.params_hash = ?3 AND e.expires_at > ?4
+         AND NOT ${LINKS_CHANGED}`,
     )
     .bind(scope.tenantId, project, params, now)
-    .all<{ current: number; key: string | null; vector: ArrayBuffer | null }>();
+    .all<{ current: number; link_seq: number; key: string | null; vector: ArrayBuffer | null }>();
   const generation = results[0]?.current ?? 0;
+  const linkSeq = results[0]?.link_seq ?? 0;
   let best: { key: string; similarity: number } | null = null;
   for (const row of results) {
     if (row.key === null || row.vector === null) continue;
@@ -52,14 +63,14 @@ export async function lookupCached<T>(
     if (similarity >= config.similarityThreshold && (!best || similarity > best.similarity)) best = { key: row.key, similarity };
   }
   const value = best ? await kv.get<T>(best.key, "json") : null;
-  return { value, generation };
+  return { value, generation, linkSeq };
 }
 
 export async function storeCached(
   scope: TenantScope,
   kv: KVNamespace,
   config: Config["cache"],
-  entry: { project: string; params: string; generation: number; query: string; vector: Float32Array; value: unknown },
+  entry: { project: string; params: string; generation: number; linkSeq: number; linkItems: readonly string[]; query: string; vector: Float32Array; value: unknown },
 ): Promise<void> {
   const now = Date.now();
   const json = JSON.stringify(entry.value);
@@ -70,10 +81,25 @@ export async function storeCached(
   const [, stale, evicted] = await scope.d1.batch<{ key: string }>([
     scope.d1
       .prepare(
-        `INSERT INTO cache_entries (tenant_id, key, project, generation, params_hash, query, vector, bytes, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (tenant_id, key) DO UPDATE SET vector = excluded.vector, bytes = excluded.bytes, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+        `INSERT INTO cache_entries (tenant_id, key, project, generation, params_hash, query, vector, bytes, created_at, expires_at, link_seq, link_items)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (tenant_id, key) DO UPDATE SET vector = excluded.vector, bytes = excluded.bytes, created_at = excluded.created_at, expires_at = excluded.expires_at,
+           link_seq = excluded.link_seq, link_items = excluded.link_items`,
       )
-      .bind(scope.tenantId, key, entry.project, entry.generation, entry.params, entry.query.slice(0, 1000), toBytes(entry.vector), new TextEncoder().encode(json).length, now, now + config.ttlSeconds * 1000),
+      .bind(
+        scope.tenantId,
+        key,
+        entry.project,
+        entry.generation,
+        entry.params,
+        entry.query.slice(0, 1000),
+        toBytes(entry.vector),
+        new TextEncoder().encode(json).length,
+        now,
+        now + config.ttlSeconds * 1000,
+        entry.linkSeq,
+        JSON.stringify(entry.linkItems),
+      ),
     staleEntries(scope, now),
     // Size bound: the oldest entries go first.
     scope.d1
@@ -84,13 +110,16 @@ export async function storeCached(
 }
 
 /**
- * Expired and superseded entries (an older generation than their project's) leave the index and KV
- * together: a superseded value may quote what a write since then changed or deleted.
+ * Expired and superseded entries (an older generation than their project's, or links of their items
+ * changed) leave the index and KV together: a superseded value may quote what a write since then
+ * changed or deleted.
  */
 function staleEntries(scope: TenantScope, now: number): D1PreparedStatement {
   return scope.d1
     .prepare(
-      `DELETE FROM cache_entries WHERE tenant_id = ?1 AND (expires_at <= ?2 OR generation < COALESCE((SELECT generation FROM cache_generations g WHERE g.tenant_id = ?1 AND g.project = cache_entries.project), 0)) RETURNING key`,
+      `DELETE FROM cache_entries AS e WHERE e.tenant_id = ?1
+         AND (e.expires_at <= ?2 OR e.generation < COALESCE((SELECT generation FROM cache_generations g WHERE g.tenant_id = ?1 AND g.project = e.project), 0) OR ${LINKS_CHANGED})
+       RETURNING key`,
     )
     .bind(scope.tenantId, now);
 }
@@ -122,14 +151,14 @@ export async function countCacheOutcome(scope: TenantScope, hit: boolean): Promi
     .run();
 }
 
-/** Live entries only: unexpired and of their project's current generation. */
+/** Live entries only: unexpired, of their project's current generation, their items' links unchanged. */
 export async function cacheStats(scope: TenantScope): Promise<CacheStats> {
   const [entries, counters] = await scope.d1.batch<Record<string, number | null>>([
     scope.d1
       .prepare(
         `SELECT COUNT(*) AS size, COALESCE(SUM(e.bytes), 0) AS bytes FROM cache_entries e
          WHERE e.tenant_id = ?1 AND e.expires_at > ?2
-           AND e.generation = COALESCE((SELECT generation FROM cache_generations g WHERE g.tenant_id = ?1 AND g.project = e.project), 0)`,
+           AND e.generation = COALESCE((SELECT generation FROM cache_generations g WHERE g.tenant_id = ?1 AND g.project = e.project), 0) AND NOT ${LINKS_CHANGED}`,
       )
       .bind(scope.tenantId, Date.now()),
     scope.d1.prepare("SELECT hits, misses FROM cache_counters WHERE tenant_id = ?").bind(scope.tenantId),

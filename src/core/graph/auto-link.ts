@@ -2,7 +2,7 @@ import { randomId } from "../../crypto";
 import { allInOneTrip } from "../../db/one-trip";
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { bumpCacheGenerations } from "../context/cache-generation";
+import { markLinkChanges } from "../context/cache-generation";
 import { readItemHeads, type StoredItem } from "../memory/items";
 
 /** What linking reads of an item. */
@@ -90,8 +90,8 @@ export async function similarRecordsMany(
  * given); weight = similarity. Upserts, so running it twice changes nothing. Null = not embedded yet.
  * Similarity is symmetric and every reader follows links both ways (traversal, search, relationships),
  * so a pair is stored once: a link whose reverse already exists at least as strong is not written.
- * All links of all items go in one statement; cache generations are bumped once, and only when a link is
- * new or stronger.
+ * All links of all items go in one batch; the items at both ends of a new or stronger item link are
+ * then marked for the semantic cache (a re-run that changes nothing marks nothing).
  */
 export async function autoLinkMany(scope: TenantScope, services: Services, items: LinkableItem[], threshold?: number): Promise<Map<string, SimilarRecord[] | null>> {
   const { conversations } = services.config;
@@ -99,12 +99,10 @@ export async function autoLinkMany(scope: TenantScope, services: Services, items
   const similar = await similarRecordsMany(scope, services, items, thresholdOf);
   const now = Date.now();
   const rows: string[] = [];
-  const projectOf = new Map<string, string>();
   // Items of one run that find each other: the pair once, at its strongest.
   const pairs = new Map<string, number>();
   for (const item of items) {
     const conversation = item.conversationId !== null;
-    if (!conversation) projectOf.set(item.id, item.project);
     const source = conversation ? item.conversationId! : item.id;
     for (const s of similar.get(item.id) ?? []) {
       const pair = `${conversation ? "c" : "i"}\n${source < s.id ? `${source}\n${s.id}` : `${s.id}\n${source}`}`;
@@ -127,17 +125,16 @@ export async function autoLinkMany(scope: TenantScope, services: Services, items
              AND r.target_type = j.value ->> 1 AND r.target_id = j.value ->> 2 AND r.relationship_type = j.value ->> 4 AND r.weight >= j.value ->> 5)
            ON CONFLICT (tenant_id, source_type, source_id, target_type, target_id, relationship_type) DO UPDATE SET weight = excluded.weight
              WHERE excluded.weight > links.weight
-           RETURNING source_type, source_id`,
+           RETURNING source_type, source_id, target_id`,
         )
         .bind(scope.tenantId, now, `[${rows.slice(i, i + LINKS_PER_STATEMENT).join(",")}]`),
     );
   }
-  const written = await allInOneTrip<{ source_type: string; source_id: string }>(scope.d1, writes);
-  // Cached contexts change only when an item link is new or stronger; a re-run that changes nothing
-  // keeps them. Bumping after the write is safe: a context built in between is stored under the old
-  // generation and invalidated by this bump, never served stale.
-  const changed = new Set(written.flatMap((result) => result.results.flatMap((r) => (r.source_type === "item" && projectOf.has(r.source_id) ? [projectOf.get(r.source_id)!] : []))));
-  if (changed.size > 0) await scope.d1.batch(bumpCacheGenerations(scope, changed));
+  const written = await allInOneTrip<{ source_type: string; source_id: string; target_id: string }>(scope.d1, writes);
+  // Contexts follow item links only (conversation links are not traversed).
+  const changed = written.flatMap((result) => result.results.flatMap((r) => (r.source_type === "item" ? [r.source_id, r.target_id] : [])));
+  const marks = markLinkChanges(scope, changed);
+  if (marks.length > 0) await scope.d1.batch(marks);
   return similar;
 }
 

@@ -1,7 +1,7 @@
 import { randomId } from "../../crypto";
 import { projectClause, type TenantScope } from "../../db/scope";
 import { invalidParameter, notFound } from "../../errors";
-import { bumpCacheGenerations } from "../context/cache-generation";
+import { markLinkChanges } from "../context/cache-generation";
 
 /** seed 000's resource relationships (link_resources, query_graph). */
 export const RESOURCE_RELATIONSHIPS = [
@@ -29,16 +29,16 @@ export interface Link {
 
 /**
  * Creates (or reweights) a directed link between two items of the tenant. Both must exist; a link to
- * itself is refused. Related-memory contexts change, so the items' projects' caches are invalidated
- * in the same batch.
+ * itself is refused. Cached contexts that followed either item's links are dropped (the marks go in
+ * the same batch).
  */
 export async function linkItems(scope: TenantScope, input: { sourceId: string; targetId: string; relationshipType: string; weight: number }): Promise<Link> {
   if (input.sourceId === input.targetId) throw invalidParameter("target_id", "A record cannot be linked to itself (source_id equals target_id)");
   const visible = projectClause(scope, "project");
   const { results } = await scope.d1
-    .prepare(`SELECT id, project FROM items WHERE tenant_id = ? AND id IN (?, ?)${visible.sql}`)
+    .prepare(`SELECT id FROM items WHERE tenant_id = ? AND id IN (?, ?)${visible.sql}`)
     .bind(scope.tenantId, input.sourceId, input.targetId, ...visible.params)
-    .all<{ id: string; project: string }>();
+    .all<{ id: string }>();
   for (const [parameter, id] of [
     ["source_id", input.sourceId],
     ["target_id", input.targetId],
@@ -55,7 +55,7 @@ export async function linkItems(scope: TenantScope, input: { sourceId: string; t
          RETURNING id, created_at`,
       )
       .bind(id, scope.tenantId, input.sourceId, input.targetId, input.relationshipType, input.weight, createdAt),
-    ...bumpCacheGenerations(scope, new Set(results.map((r) => r.project))),
+    ...markLinkChanges(scope, [input.sourceId, input.targetId]),
   ]);
   const row = upsert!.results[0]!;
   return { id: row.id, sourceId: input.sourceId, targetId: input.targetId, relationshipType: input.relationshipType, weight: input.weight, createdAt: row.created_at };

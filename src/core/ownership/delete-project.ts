@@ -24,7 +24,7 @@ export async function beginProjectDeletion(d1: D1Database, tenantId: string, pro
  * One bounded step of deleting a project of a tenant, in this order: its items (with chunks, FTS rows,
  * vectors, links; core/memory/delete-items.ts), its conversations with their summaries and links, its
  * cache entries and those built across projects (they may quote it) with their KV values, its usage
- * log, current task and cache generation; last the deletion record. Nothing outside the project is
+ * log, current task, cache generation and link marks; last the deletion record. Nothing outside the project is
  * touched but cross-project cache entries, which are rebuilt on demand.
  */
 export async function deleteProjectStep(d1: D1Database, services: Services, tenantId: string, project: string): Promise<DeletionStep> {
@@ -37,7 +37,7 @@ export async function deleteProjectStep(d1: D1Database, services: Services, tena
       const values = await deleteCacheValuesByPrefix(services, await cacheKeyPrefix(tenantId, project));
       return values.complete ? 0 : values.deleted;
     },
-    () => deleteRows(d1, ["tool_calls", "project_tasks", "cache_generations"], "tenant_id = ? AND project = ?", [tenantId, project]),
+    () => deleteRows(d1, ["tool_calls", "project_tasks", "cache_generations", "cache_link_marks"], "tenant_id = ? AND project = ?", [tenantId, project]),
   ];
   for (const piece of pieces) {
     const removed = await piece();

@@ -23,6 +23,8 @@ export const TENANT_TABLES = [
   "project_tasks",
   "cache_entries",
   "cache_generations",
+  "cache_link_clock",
+  "cache_link_marks",
   "cache_counters",
   "keyword_stats",
   "tool_calls",
