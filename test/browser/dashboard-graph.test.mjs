@@ -94,7 +94,7 @@ test(`the graph view stays responsive at ${NODES} nodes`, async (t) => {
     requestAnimationFrame(sample);
   });
   const clicked = Date.now();
-  await page.getByRole("link", { name: "Graph" }).click();
+  await page.getByRole("link", { name: "Graph", exact: true }).click();
   await page.waitForFunction(() => document.querySelector("canvas.graph")?.dataset.stats, null, { timeout: 30_000 });
   const toFirstFrameMs = Date.now() - clicked;
   await page.waitForFunction(() => JSON.parse(document.querySelector("canvas.graph").dataset.stats).settled, null, { timeout: 60_000 });

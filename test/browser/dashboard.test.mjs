@@ -137,7 +137,7 @@ test("stored markup stays inert text", async () => {
 
 test("the graph, usage, working-set and conversation views draw without page errors", async () => {
   const { page, errors } = await signIn(tenant.key);
-  await page.getByRole("link", { name: "Graph" }).click();
+  await page.getByRole("link", { name: "Graph", exact: true }).click();
   const canvas = page.locator("canvas.graph");
   await canvas.waitFor();
   await page.waitForFunction(() => JSON.parse(document.querySelector("canvas.graph")?.dataset.stats ?? "{}").settled === true);
@@ -156,18 +156,18 @@ test("the graph, usage, working-set and conversation views draw without page err
   await page.getByRole("complementary", { name: "Selected node" }).getByText("Postgres 16 on port 6543").waitFor();
   await screenshot(page, "dashboard-06-graph");
 
-  await page.getByRole("link", { name: "Usage" }).click();
+  await page.getByRole("link", { name: "Usage", exact: true }).click();
   await page.getByRole("img", { name: /Tool calls per tool/ }).waitFor();
   assert.ok((await page.locator("main svg").count()) >= 3);
   assert.ok((await page.getByRole("cell", { name: "memory_batch_store" }).count()) >= 1);
   await screenshot(page, "dashboard-07-usage");
 
-  await page.getByRole("link", { name: "Working set" }).click();
+  await page.getByRole("link", { name: "Working set", exact: true }).click();
   await page.getByRole("img", { name: /Tokens stored per project/ }).waitFor();
   await page.getByRole("heading", { name: /GC candidates/ }).waitFor();
   await screenshot(page, "dashboard-08-working-set");
 
-  await page.getByRole("link", { name: "Conversations" }).click();
+  await page.getByRole("link", { name: "Conversations", exact: true }).click();
   await page.getByRole("link", { name: "billing-chat" }).click();
   await page.getByText("Zebulon Ltd pays in Swiss francs, billed quarterly.").waitFor();
   await screenshot(page, "dashboard-09-conversation");
