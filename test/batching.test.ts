@@ -36,6 +36,27 @@ describe("log_chat in a JSON-RPC batch", () => {
     expect(turns(two)).toEqual([3, 6, 9, 12, 15, 18, 21, 24, 27, 30]);
   });
 
+  it("numbers each conversation's messages consecutively across batches, and its counters add up", async () => {
+    const t = await newTenant();
+    await call(t.apiKey, "log_chat", { conversation_id: "one", role: "user", content: "before any batch", project_id: "p" });
+    for (const start of [1, 20]) {
+      const body = Array.from({ length: 12 }, (_, i) => message(start + i, (start + i) % 4 === 0 ? "two" : "one", `turn ${start + i}`));
+      expect((await batch(t.apiKey, body)).every((a) => !a.error)).toBe(true);
+    }
+    const rows = await env.DB.prepare("SELECT conversation_id AS c, position, content, tokens FROM items WHERE tenant_id = ? ORDER BY conversation_id, position")
+      .bind(t.tenantId)
+      .all<{ c: string; position: number; content: string; tokens: number }>();
+    for (const conversation of ["one", "two"]) {
+      const own = rows.results.filter((r) => r.c === conversation);
+      expect(own.map((r) => r.position)).toEqual(own.map((_, i) => i));
+      const counters = await env.DB.prepare("SELECT message_count, tokens FROM conversations WHERE tenant_id = ? AND id = ?").bind(t.tenantId, conversation).first();
+      expect(counters).toEqual({ message_count: own.length, tokens: own.reduce((sum, r) => sum + r.tokens, 0) });
+    }
+    const one = rows.results.filter((r) => r.c === "one").map((r) => r.content);
+    expect(one.slice(0, 3)).toEqual(["before any batch", "turn 1", "turn 2"]);
+    expect(rows.results.filter((r) => r.c === "two").map((r) => r.content)).toEqual(["turn 4", "turn 8", "turn 12", "turn 20", "turn 24", "turn 28"]);
+  });
+
   it("answers a bad call with its own error and still writes every other message", async () => {
     const t = await newTenant();
     await call(t.apiKey, "log_chat", { conversation_id: "elsewhere", role: "user", content: "first", project_id: "other" });

@@ -46,7 +46,7 @@ export function insertChunkRows(scope: TenantScope, rows: ChunkRow[]): D1Prepare
 }
 
 /** The rows joined into JSON arrays of at most JSON_CHARS_PER_STATEMENT characters (a longer row stands alone). */
-function* jsonArrays(encoded: string[]): Generator<string> {
+export function* jsonArrays(encoded: string[]): Generator<string> {
   let group: string[] = [];
   let chars = 2;
   for (const row of encoded) {

@@ -1,4 +1,5 @@
 import { insertChunkRows, type ChunkRow } from "./chunk-rows";
+import { insertItemRows, upsertConversations, type ConversationCounters, type ConversationDelta, type ItemRow } from "./item-rows";
 import { sha256Hex } from "../../crypto";
 import { allInOneTrip } from "../../db/one-trip";
 import { itemJobs } from "../shared/item-jobs";
@@ -100,7 +101,10 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
   });
 
   const statements: D1PreparedStatement[] = [];
-  const conversationStatements: number[] = [];
+  const itemRows: ItemRow[] = [];
+  /** Messages of each conversation among itemRows so far. */
+  const turnsInRows = new Map<string, number>();
+  const conversations = new Map<string, ConversationDelta>();
   const results: WrittenItem[] = [];
   const seenInBatch = new Map<string, string>();
   const newIds: string[] = [];
@@ -124,15 +128,21 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
     const chunks = chunkText(item.content, tokens, counter);
     const context = chunkContext(item, item.conversationId ? previousTurn.get(item.conversationId) : undefined);
     if (item.conversationId) {
-      conversationStatements.push(statements.length);
-      statements.push(upsertConversation(scope, item, tokens, createdAt));
+      const delta = conversations.get(item.conversationId) ?? { id: item.conversationId, project: item.project, messages: 0, tokens: 0, firstAt: createdAt, lastAt: createdAt };
+      delta.messages++;
+      delta.tokens += tokens;
+      delta.lastAt = Math.max(delta.lastAt, createdAt);
+      conversations.set(item.conversationId, delta);
       previousTurn.set(item.conversationId, item.content);
     }
     if (item.key) {
       supersedeStatements.set(results.length, statements.length);
-      statements.push(supersedeKey(scope, item.project, item.key, id, now));
+      statements.push(supersedeKey(scope, item.project, item.key, id, now), insertItem(scope, id, item, hash, tokens, createdAt));
+    } else {
+      const turnOffset = item.conversationId ? (turnsInRows.get(item.conversationId) ?? 0) : 0;
+      if (item.conversationId) turnsInRows.set(item.conversationId, turnOffset + 1);
+      itemRows.push({ id, item, hash, tokens, createdAt, turnOffset });
     }
-    statements.push(insertItem(scope, id, item, hash, tokens, createdAt));
     chunks.forEach((chunk, index) => {
       const indexed = keywordRow(scope.tenantId, chunk.content, context);
       keywordChunks++;
@@ -143,14 +153,17 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
     results.push({ id, duplicateOf: null, project: item.project, tokens, chunkCount: chunks.length, createdAt, superseded: [] });
   });
 
-  if (statements.length > 0) {
+  if (newIds.length > 0) {
+    // Keyed items (each superseding before its insert) first, then the rest in one statement per group.
+    statements.push(...insertItemRows(scope, itemRows));
+    const conversationStatement = conversations.size > 0 ? statements.push(upsertConversations(scope, [...conversations.values()])) - 1 : -1;
     statements.push(...insertChunkRows(scope, chunkRows));
     statements.push(...bumpCacheGenerations(scope, new Set(inputs.map((i) => i.project))));
     if (keywordChunks > 0) statements.push(countKeywordChunks(scope, keywordChunks, keywordTokens));
     try {
       const batch = await scope.d1.batch<ConversationCounters>(statements);
       for (const [result, statement] of supersedeStatements) results[result]!.superseded = (batch[statement]!.results as unknown as { id: string }[]).map((r) => r.id);
-      await queueSummaries(scope, services, conversationStatements.map((i) => batch[i]!.results[0]!));
+      if (conversationStatement >= 0) await queueSummaries(scope, services, batch[conversationStatement]!.results);
     } catch (error) {
       // SQLite names the columns of a plain index, but only the name of one over an expression (items_tenant_hash).
       if (/UNIQUE constraint failed: (items\.|index 'items_tenant_hash')/.test(String(error))) throw new ConcurrentDuplicate();
@@ -253,12 +266,9 @@ function conversationConflict(conversationId: string): AppError {
   });
 }
 
-type ConversationCounters = { id: string; message_count: number; tokens: number; summarized_count: number; summarized_tokens: number };
-
 /** Auto-summarize: a job for each conversation whose new messages or tokens cross seed 003's thresholds. */
 async function queueSummaries(scope: TenantScope, services: Services, counters: ConversationCounters[]): Promise<void> {
-  const latest = new Map(counters.map((c) => [c.id, c])); // the last row per conversation has the final counts
-  const jobs = [...latest.values()]
+  const jobs = counters
     .filter((c) => needsSummary({ messageCount: c.message_count, tokens: c.tokens, summarizedCount: c.summarized_count, summarizedTokens: c.summarized_tokens }, services.config.conversations))
     .map((c) => ({ type: "summarize" as const, tenantId: scope.tenantId, conversationId: c.id, messageCount: c.message_count }));
   if (jobs.length === 0) return;
@@ -267,16 +277,6 @@ async function queueSummaries(scope: TenantScope, services: Services, counters: 
   } catch (error) {
     console.error("could not queue summaries; the cron sweep will retry", error);
   }
-}
-
-function upsertConversation(scope: TenantScope, item: NewItem, tokens: number, at: number): D1PreparedStatement {
-  return scope.d1
-    .prepare(
-      "INSERT INTO conversations (tenant_id, id, project, message_count, tokens, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?, ?) " +
-        "ON CONFLICT (tenant_id, id) DO UPDATE SET message_count = message_count + 1, tokens = tokens + excluded.tokens, updated_at = MAX(updated_at, excluded.updated_at) " +
-        "RETURNING id, message_count, tokens, summarized_count, summarized_tokens",
-    )
-    .bind(scope.tenantId, item.conversationId, item.project, tokens, at, at);
 }
 
 /** Retires the project's current item(s) of a key in favour of `successor`, in the batch before the successor's insert. */
