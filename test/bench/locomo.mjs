@@ -82,6 +82,8 @@ export async function runStages(newTenant, { restart }) {
   } finally {
     if (before === undefined) delete process.env.SEARCH_STAGES;
     else process.env.SEARCH_STAGES = before;
+    // The suites after this one measure the configured search, not the last variant.
+    await restart();
   }
   return lines;
 }
