@@ -57,6 +57,17 @@ describe("log_chat in a JSON-RPC batch", () => {
     expect(rows.results.filter((r) => r.c === "two").map((r) => r.content)).toEqual(["turn 4", "turn 8", "turn 12", "turn 20", "turn 24", "turn 28"]);
   });
 
+  it("keeps positions consecutive when a batch's rows need more than one statement", async () => {
+    const t = await newTenant();
+    // ~90,000 characters a message: seven of them exceed what one statement binds, so the rows split.
+    const long = (n: number) => `message ${n} ` + "lorem ipsum dolor sit amet ".repeat(3_300);
+    const body = Array.from({ length: 7 }, (_, i) => message(i + 1, "long", long(i + 1)));
+    expect((await batch(t.apiKey, body)).every((a) => !a.error)).toBe(true);
+    const rows = await env.DB.prepare("SELECT position, substr(content, 1, 10) AS head FROM items WHERE tenant_id = ? ORDER BY position").bind(t.tenantId).all<{ position: number; head: string }>();
+    expect(rows.results.map((r) => r.position)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(rows.results.map((r) => r.head.trim())).toEqual([1, 2, 3, 4, 5, 6, 7].map((n) => `message ${n}`));
+  });
+
   it("answers a bad call with its own error and still writes every other message", async () => {
     const t = await newTenant();
     await call(t.apiKey, "log_chat", { conversation_id: "elsewhere", role: "user", content: "first", project_id: "other" });

@@ -217,6 +217,7 @@ describe("cached contexts and auto-link", () => {
     expect(await similarLinks()).toBe(2);
     expect((await call(t.apiKey, "memory_context_build", args)).cache_hit).toBe(false);
   });
+
   it("a link change drops only the cached contexts that followed a link of one of its items", async () => {
     const t = await newTenant();
     const { ids } = await call(t.apiKey, "memory_batch_store", {

@@ -14,7 +14,7 @@ export interface ChunkRow {
 }
 
 /** JSON characters per statement: D1 caps a bound value at 2 MB, and one UTF-16 unit takes at most 3 bytes of UTF-8. */
-const JSON_CHARS_PER_STATEMENT = 600_000;
+export const JSON_CHARS_PER_STATEMENT = 600_000;
 
 /**
  * Statements that insert the chunks and their keyword rows: two per group of rows bound as one JSON
@@ -46,7 +46,7 @@ export function insertChunkRows(scope: TenantScope, rows: ChunkRow[]): D1Prepare
 }
 
 /** The rows joined into JSON arrays of at most JSON_CHARS_PER_STATEMENT characters (a longer row stands alone). */
-export function* jsonArrays(encoded: string[]): Generator<string> {
+function* jsonArrays(encoded: string[]): Generator<string> {
   let group: string[] = [];
   let chars = 2;
   for (const row of encoded) {

@@ -1,5 +1,5 @@
 import type { TenantScope } from "../../db/scope";
-import { jsonArrays } from "./chunk-rows";
+import { JSON_CHARS_PER_STATEMENT } from "./chunk-rows";
 import type { NewItem } from "./items";
 
 /** An item as written by `insertItemRows`. */
@@ -9,56 +9,80 @@ export interface ItemRow {
   hash: string;
   tokens: number;
   createdAt: number;
-  /** Messages of its conversation before it in the same write (its position is the conversation's next + this). */
-  turnOffset: number;
 }
 
 /**
  * Statements that insert items without a key, bound as JSON arrays: one statement for a whole batch
  * (log_chat's 50 messages, memory_batch_store's 100 memories) instead of one per item, so D1 runs and
- * answers a few statements. A message's position is its conversation's next position plus its offset in
- * this write: SQLite computes an INSERT's SELECT before inserting any of its rows, so every row sees the
- * positions written before this statement. Keyed items, which supersede in order, are written one by one
- * before these.
+ * answers a few statements. A message's position is its conversation's next position plus the number
+ * of its conversation's messages before it in the same statement: SQLite computes an INSERT's SELECT
+ * before inserting any of its rows, so every row sees only the positions written before the statement.
+ * Keyed items, which supersede in order, are written one by one before these.
  */
 export function insertItemRows(scope: TenantScope, rows: readonly ItemRow[]): D1PreparedStatement[] {
-  const encoded = rows.map(({ id, item, hash, tokens, createdAt, turnOffset }) =>
-    JSON.stringify([
-      id,
-      item.project,
-      item.kind,
-      item.type,
-      item.conversationId ?? null,
-      turnOffset,
-      item.role ?? null,
-      item.content,
-      JSON.stringify(item.tags ?? []),
-      item.importance ?? 0.5,
-      JSON.stringify(item.metadata ?? {}),
-      item.tier ?? "active",
-      item.taskId ?? null,
-      item.filePath ?? null,
-      item.lineStart ?? null,
-      item.lineEnd ?? null,
-      tokens,
-      hash,
-      createdAt,
-    ]),
-  );
-  return [...jsonArrays(encoded)].map((json) =>
-    scope.d1
-      .prepare(
-        `INSERT INTO items (id, tenant_id, project, kind, type, conversation_id, position, role, content, tags, importance, metadata, tier, task_id,
-          file_path, line_start, line_end, tokens, content_hash, created_at, touched_at, key)
-         SELECT j.value ->> 0, ?1, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4,
-           CASE WHEN j.value ->> 4 IS NULL THEN NULL
-                ELSE (SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE tenant_id = ?1 AND conversation_id = j.value ->> 4) + (j.value ->> 5) END,
-           j.value ->> 6, j.value ->> 7, j.value ->> 8, j.value ->> 9, j.value ->> 10, j.value ->> 11, j.value ->> 12, j.value ->> 13,
-           j.value ->> 14, j.value ->> 15, j.value ->> 16, j.value ->> 17, j.value ->> 18, j.value ->> 18, NULL
-         FROM json_each(?2) j`,
-      )
-      .bind(scope.tenantId, json),
-  );
+  const statements: D1PreparedStatement[] = [];
+  let group: string[] = [];
+  let chars = 2;
+  let turns = new Map<string, number>();
+  const flush = () => {
+    if (group.length > 0) statements.push(insertStatement(scope, `[${group.join(",")}]`));
+    group = [];
+    chars = 2;
+    turns = new Map();
+  };
+  for (const row of rows) {
+    let encoded = encodeItemRow(row, turns);
+    // Offsets count within one statement: a row that starts a new statement is encoded again.
+    if (group.length > 0 && chars + encoded.length + 1 > JSON_CHARS_PER_STATEMENT) {
+      flush();
+      encoded = encodeItemRow(row, turns);
+    }
+    const conversation = row.item.conversationId;
+    if (conversation) turns.set(conversation, (turns.get(conversation) ?? 0) + 1);
+    group.push(encoded);
+    chars += encoded.length + 1;
+  }
+  flush();
+  return statements;
+}
+
+function encodeItemRow({ id, item, hash, tokens, createdAt }: ItemRow, turns: ReadonlyMap<string, number>): string {
+  return JSON.stringify([
+    id,
+    item.project,
+    item.kind,
+    item.type,
+    item.conversationId ?? null,
+    item.conversationId ? (turns.get(item.conversationId) ?? 0) : 0,
+    item.role ?? null,
+    item.content,
+    JSON.stringify(item.tags ?? []),
+    item.importance ?? 0.5,
+    JSON.stringify(item.metadata ?? {}),
+    item.tier ?? "active",
+    item.taskId ?? null,
+    item.filePath ?? null,
+    item.lineStart ?? null,
+    item.lineEnd ?? null,
+    tokens,
+    hash,
+    createdAt,
+  ]);
+}
+
+function insertStatement(scope: TenantScope, json: string): D1PreparedStatement {
+  return scope.d1
+    .prepare(
+      `INSERT INTO items (id, tenant_id, project, kind, type, conversation_id, position, role, content, tags, importance, metadata, tier, task_id,
+        file_path, line_start, line_end, tokens, content_hash, created_at, touched_at, key)
+       SELECT j.value ->> 0, ?1, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4,
+         CASE WHEN j.value ->> 4 IS NULL THEN NULL
+              ELSE (SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE tenant_id = ?1 AND conversation_id = j.value ->> 4) + (j.value ->> 5) END,
+         j.value ->> 6, j.value ->> 7, j.value ->> 8, j.value ->> 9, j.value ->> 10, j.value ->> 11, j.value ->> 12, j.value ->> 13,
+         j.value ->> 14, j.value ->> 15, j.value ->> 16, j.value ->> 17, j.value ->> 18, j.value ->> 18, NULL
+       FROM json_each(?2) j`,
+    )
+    .bind(scope.tenantId, json);
 }
 
 /** What one write adds to a conversation. */

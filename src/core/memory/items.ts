@@ -102,8 +102,6 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
 
   const statements: D1PreparedStatement[] = [];
   const itemRows: ItemRow[] = [];
-  /** Messages of each conversation among itemRows so far. */
-  const turnsInRows = new Map<string, number>();
   const conversations = new Map<string, ConversationDelta>();
   const results: WrittenItem[] = [];
   const seenInBatch = new Map<string, string>();
@@ -139,9 +137,7 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
       supersedeStatements.set(results.length, statements.length);
       statements.push(supersedeKey(scope, item.project, item.key, id, now), insertItem(scope, id, item, hash, tokens, createdAt));
     } else {
-      const turnOffset = item.conversationId ? (turnsInRows.get(item.conversationId) ?? 0) : 0;
-      if (item.conversationId) turnsInRows.set(item.conversationId, turnOffset + 1);
-      itemRows.push({ id, item, hash, tokens, createdAt, turnOffset });
+      itemRows.push({ id, item, hash, tokens, createdAt });
     }
     chunks.forEach((chunk, index) => {
       const indexed = keywordRow(scope.tenantId, chunk.content, context);
