@@ -12,12 +12,11 @@ export interface ItemRow {
 }
 
 /**
- * Statements that insert items without a key, bound as JSON arrays: one statement for a whole batch
- * (log_chat's 50 messages, memory_batch_store's 100 memories) instead of one per item, so D1 runs and
- * answers a few statements. A message's position is its conversation's next position plus the number
- * of its conversation's messages before it in the same statement: SQLite computes an INSERT's SELECT
- * before inserting any of its rows, so every row sees only the positions written before the statement.
- * Keyed items, which supersede in order, are written one by one before these.
+ * Statements that insert items, bound as JSON arrays: one statement for a whole batch (log_chat's 50
+ * messages, memory_batch_store's 100 memories) instead of one per item, so D1 runs and answers a few
+ * statements. A message's position is its conversation's next position plus the number of its
+ * conversation's messages before it in the same statement: SQLite computes an INSERT's SELECT before
+ * inserting any of its rows, so every row sees only the positions written before the statement.
  */
 export function insertItemRows(scope: TenantScope, rows: readonly ItemRow[]): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
@@ -67,6 +66,7 @@ function encodeItemRow({ id, item, hash, tokens, createdAt }: ItemRow, turns: Re
     tokens,
     hash,
     createdAt,
+    item.key ?? null,
   ]);
 }
 
@@ -79,7 +79,7 @@ function insertStatement(scope: TenantScope, json: string): D1PreparedStatement 
          CASE WHEN j.value ->> 4 IS NULL THEN NULL
               ELSE (SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE tenant_id = ?1 AND conversation_id = j.value ->> 4) + (j.value ->> 5) END,
          j.value ->> 6, j.value ->> 7, j.value ->> 8, j.value ->> 9, j.value ->> 10, j.value ->> 11, j.value ->> 12, j.value ->> 13,
-         j.value ->> 14, j.value ->> 15, j.value ->> 16, j.value ->> 17, j.value ->> 18, j.value ->> 18, NULL
+         j.value ->> 14, j.value ->> 15, j.value ->> 16, j.value ->> 17, j.value ->> 18, j.value ->> 18, j.value ->> 19
        FROM json_each(?2) j`,
     )
     .bind(scope.tenantId, json);

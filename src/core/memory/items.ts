@@ -135,7 +135,8 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
     }
     if (item.key) {
       supersedeStatements.set(results.length, statements.length);
-      statements.push(supersedeKey(scope, item.project, item.key, id, now), insertItem(scope, id, item, hash, tokens, createdAt));
+      // Each keyed item in its own statement, right after the supersede it follows.
+      statements.push(supersedeKey(scope, item.project, item.key, id, now), ...insertItemRows(scope, [{ id, item, hash, tokens, createdAt }]));
     } else {
       itemRows.push({ id, item, hash, tokens, createdAt });
     }
@@ -280,40 +281,6 @@ function supersedeKey(scope: TenantScope, project: string, key: string, successo
   return scope.d1
     .prepare("UPDATE items SET tier = 'superseded', superseded_by = ?, touched_at = ? WHERE tenant_id = ? AND project = ? AND key = ? AND tier <> 'superseded' RETURNING id")
     .bind(successor, at, scope.tenantId, project, key);
-}
-
-function insertItem(scope: TenantScope, id: string, item: NewItem, hash: string, tokens: number, createdAt: number): D1PreparedStatement {
-  return scope.d1
-    .prepare(
-      `INSERT INTO items (id, tenant_id, project, kind, type, conversation_id, position, role, content, tags, importance, metadata, tier, task_id,
-        file_path, line_start, line_end, tokens, content_hash, created_at, touched_at, key)
-       VALUES (?, ?, ?, ?, ?, ?, ${item.conversationId ? "(SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE tenant_id = ? AND conversation_id = ?)" : "NULL"},
-        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .bind(
-      id,
-      scope.tenantId,
-      item.project,
-      item.kind,
-      item.type,
-      item.conversationId ?? null,
-      ...(item.conversationId ? [scope.tenantId, item.conversationId] : []),
-      item.role ?? null,
-      item.content,
-      JSON.stringify(item.tags ?? []),
-      item.importance ?? 0.5,
-      JSON.stringify(item.metadata ?? {}),
-      item.tier ?? "active",
-      item.taskId ?? null,
-      item.filePath ?? null,
-      item.lineStart ?? null,
-      item.lineEnd ?? null,
-      tokens,
-      hash,
-      createdAt,
-      createdAt,
-      item.key ?? null,
-    );
 }
 
 /** Full content of items by id (tenant-scoped). */
