@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { toolCallCharger } from "../src/auth/middleware";
 import { admin, call, callTool, jsonrpc, newKey, newTenant, type RpcResponse } from "./helpers";
 
 /** Regression tests for issue 9's defects, each through the real HTTP routes. */
@@ -138,16 +139,40 @@ describe("concurrent identical writes", () => {
 });
 
 describe("the rate limit", () => {
+  // The test binding allows 40 a minute (vitest.config.ts).
+  const pings = (n: number) => Array.from({ length: n }, (_, id) => ({ jsonrpc: "2.0", method: "tools/call", params: { name: "ping", arguments: {} }, id }));
+  const limitedIn = (answers: RpcResponse[]) => answers.filter((a) => a.error?.code === -32029);
+
   it("counts tool calls, not requests: a batch spends one unit per call", async () => {
     const t = await newTenant();
-    // The test binding allows 40 a minute (vitest.config.ts).
-    const batch = Array.from({ length: 50 }, (_, id) => ({ jsonrpc: "2.0", method: "tools/call", params: { name: "ping", arguments: {} }, id }));
-    const answers = await (await jsonrpc(t.apiKey, batch)).json<RpcResponse[]>();
-    const limited = answers.filter((a) => a.error?.code === -32029);
+    expect(limitedIn(await (await jsonrpc(t.apiKey, pings(39))).json<RpcResponse[]>())).toEqual([]);
+    // 39 of 40 spent: the next request is admitted and pays its first call, which spends the 40th; its other 49 are refused.
+    const answers = await (await jsonrpc(t.apiKey, pings(50))).json<RpcResponse[]>();
+    const limited = limitedIn(answers);
     expect(answers.length).toBe(50);
-    expect(limited.length).toBe(10);
+    expect(limited.map((a) => a.id)).toEqual(answers.slice(1).map((a) => a.id));
     expect(limited[0]!.error!.data.code).toBe("RATE_LIMITED");
-    expect((await jsonrpc(t.apiKey, batch[0])).status).toBe(429);
+    expect((await jsonrpc(t.apiKey, pings(1)[0])).status).toBe(429);
+  });
+
+  it("admits a batch while the key is under its limit, and the batch's calls count against the next request", async () => {
+    const t = await newTenant();
+    expect(limitedIn(await (await jsonrpc(t.apiKey, pings(50))).json<RpcResponse[]>())).toEqual([]);
+    const next = await jsonrpc(t.apiKey, pings(1)[0]);
+    expect(next.status).toBe(429);
+    expect(next.headers.get("retry-after")).toBe("60");
+  });
+
+  it("charges a batch's calls in one limiter call, whose delta is their number", async () => {
+    const charged: RateLimitOptions[] = [];
+    const limiter: RateLimit = { limit: async (options) => (charged.push(options), { success: true }) };
+    const charger = toolCallCharger(limiter, "key-1");
+    charger.reserve(50);
+    expect(await Promise.all(Array.from({ length: 50 }, () => charger.charge()))).toEqual(Array(50).fill(true));
+    expect(charged).toEqual([{ key: "key-1", delta: 49 }]);
+    // A call past the batch's reservation pays for itself.
+    await charger.charge();
+    expect(charged.at(-1)).toEqual({ key: "key-1" });
   });
 });
 

@@ -60,23 +60,30 @@ function authenticate(acceptAccessTokens: boolean): MiddlewareHandler<AppBinding
 
 /**
  * The per-key rate limit counts tool calls, not HTTP requests: the request itself pays for its first
- * tool call (rateLimitPerKey), and every further call in the same request (a JSON-RPC batch) pays one more.
+ * tool call (rateLimitPerKey), and the rest of a JSON-RPC batch is charged in one limiter call whose
+ * `delta` is their number. One call, not one per tool call: locally each limiter call is a Durable
+ * Object round trip, and 49 of them (serialised there) took 29 ms of a 53 ms batch of log_chat.
+ * As the binding decides, a charge is admitted while the key's count is below the limit, so one batch
+ * may take the count past it, and every later request waits for the next window.
  */
 export function toolCallCharger(limiter: RateLimit, keyId: string): { charge(): Promise<boolean>; reserve(count: number): void } {
   let prepaid = 1;
-  let reserved: Promise<boolean>[] = [];
-  const spend = () => limiter.limit({ key: keyId }).then((outcome) => outcome.success);
+  let batch: { unspent: number; admitted: Promise<boolean> } | null = null;
   return {
-    /** A batch's calls are charged at once, in parallel (one limiter round trip each, not one after another). */
     reserve(count) {
-      reserved = Array.from({ length: Math.max(0, count - prepaid) }, spend);
+      const rest = count - prepaid;
+      batch = rest > 0 ? { unspent: rest, admitted: limiter.limit({ key: keyId, delta: rest }).then((outcome) => outcome.success) } : null;
     },
     async charge() {
       if (prepaid > 0) {
         prepaid--;
         return true;
       }
-      return (await reserved.shift()) ?? (await spend());
+      if (batch && batch.unspent > 0) {
+        batch.unspent--;
+        return batch.admitted;
+      }
+      return (await limiter.limit({ key: keyId })).success;
     },
   };
 }

@@ -37,7 +37,7 @@ export interface ToolContext {
   catalog: readonly AnyTool[];
   /** Spends one unit of the key's rate limit for a tool call; false when the limit is reached. */
   chargeToolCall(): Promise<boolean>;
-  /** Charges the tool calls of a JSON-RPC batch up front, in parallel; chargeToolCall then spends them. */
+  /** Charges the tool calls of a JSON-RPC batch up front, in one limiter call; chargeToolCall then spends them. */
   reserveToolCalls(count: number): void;
 }
 
