@@ -14,9 +14,9 @@ export const ADMIN_TOKEN = "bench-admin-token";
 export async function startWorker() {
   rmSync(DIR, { recursive: true, force: true });
   mkdirSync(DIR, { recursive: true });
-  // HYBRID_VECTOR_WEIGHT and SEARCH_STAGES from the caller's environment let one compare fusion weights
-  // and search stages.
-  const passed = ["HYBRID_VECTOR_WEIGHT", "SEARCH_STAGES"].flatMap((name) => (process.env[name] !== undefined ? [`${name}=${process.env[name]}\n`] : [])).join("");
+  // HYBRID_VECTOR_WEIGHT, SEARCH_STAGES and AUTO_SUMMARIZE from the caller's environment let one compare
+  // fusion weights, search stages, and ingest with or without auto-summarize.
+  const passed = ["HYBRID_VECTOR_WEIGHT", "SEARCH_STAGES", "AUTO_SUMMARIZE"].flatMap((name) => (process.env[name] !== undefined ? [`${name}=${process.env[name]}\n`] : [])).join("");
   writeFileSync(VARS, `ADMIN_TOKEN=${ADMIN_TOKEN}\nEMBEDDER=local\nVECTOR_INDEX=local\nEMBEDDING_DIMENSIONS=256\n${passed}`);
   const migrate = spawnSync(process.execPath, [WRANGLER, "d1", "migrations", "apply", "DB", "--local", "--persist-to", STATE], {
     stdio: ["ignore", "ignore", "inherit"],
