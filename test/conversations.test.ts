@@ -1,11 +1,15 @@
 import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { autoSummarize } from "../src/core/conversations/auto-summarize";
 import { needsSummary } from "../src/core/conversations/conversations";
+import { countedScope, tenantScope } from "../src/db/scope";
+import type { Env } from "../src/env";
+import { buildServices } from "../src/services";
 import { readConfig } from "../src/config";
 import worker from "../src/index";
 import type { JobMessage } from "../src/ports";
-import { call, callTool, newTenant, workerTokenCounter } from "./helpers";
+import { call, callTool, jsonrpc, newTenant, workerTokenCounter } from "./helpers";
 
 const versions = async (tenantId: string, contextId: string) =>
   (await env.DB.prepare("SELECT version FROM summaries WHERE tenant_id = ? AND conversation_id = ? ORDER BY version").bind(tenantId, contextId).all<{ version: number }>()).results.map((r) => r.version);
@@ -75,6 +79,35 @@ describe("contexts (seed 003)", () => {
       expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual([id]);
     }
     expect(await versions(t.tenantId, "dup")).toEqual([1]);
+  });
+
+  it("a batch's summarize jobs of one tenant run as one: each conversation due gets one version, in three round trips", async () => {
+    const t = await newTenant();
+    // Three messages each, under the auto-summarize threshold (5), so only the jobs below summarize.
+    const ids = ["m0", "m1", "m2", "m3", "m4", "m5"];
+    const batch = ids.flatMap((contextId) => [1, 2, 3].map((n) => ({ jsonrpc: "2.0", id: `${contextId}-${n}`, method: "tools/call", params: { name: "add_message", arguments: { contextId, message: `${contextId} says ${n}`, role: "user" } } })));
+    expect((await jsonrpc(t.apiKey, batch)).status).toBe(200);
+    await call(t.apiKey, "summarize_context", { contextId: "m0" }); // m0 is covered already
+    const job = (conversationId: string, messageCount = 3) => ({ conversationId, messageCount });
+    const trips = { count: 0, ms: 0 };
+    const scope = countedScope(tenantScope(env.DB, t.tenantId), trips);
+    const services = buildServices(env as unknown as Env, () => {});
+    // m1 twice (a re-delivery in the same batch), m0 covered, "gone" never existed.
+    const summarized = await autoSummarize(scope, services, [job("m0"), job("m1"), job("m1"), job("m2"), job("m3"), job("m4"), job("m5"), job("gone")]);
+    expect(summarized).toBe(5);
+    expect(trips.count).toBe(3);
+    for (const id of ids) expect(await versions(t.tenantId, id), id).toEqual([1]);
+    const summary = await call(t.apiKey, "retrieve_context", { contextId: "m3" });
+    expect(summary.summary).toMatchObject({ messageCount: 3, version: 1 });
+    expect(summary.summary.summary).toContain("m3 says");
+    // Through the queue, merged: every message is acked, and covered conversations change nothing.
+    const messages = ["m1", "m4", "m5"].map((id, i) => ({ id: `q-${i}`, timestamp: new Date(), attempts: 1, body: { type: "summarize", tenantId: t.tenantId, ...job(id) } as JobMessage }));
+    const queued = createMessageBatch<JobMessage>("context-edge-jobs", messages);
+    const ctx = createExecutionContext();
+    await worker.queue(queued, env, ctx);
+    await waitOnExecutionContext(ctx);
+    expect((await getQueueResult(queued, ctx)).explicitAcks).toEqual(["q-0", "q-1", "q-2"]);
+    for (const id of ids) expect(await versions(t.tenantId, id), id).toEqual([1]);
   });
 
   it("applies the message and token thresholds, and autoSummarize", () => {

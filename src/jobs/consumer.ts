@@ -2,7 +2,7 @@ import { tenantScope } from "../db/scope";
 import type { Env } from "../env";
 import { buildServices } from "../services";
 import { autoLinkItems } from "../core/graph/auto-link";
-import { getConversation, summarizeConversation } from "../core/conversations/conversations";
+import { autoSummarize } from "../core/conversations/auto-summarize";
 import { embedItems } from "../core/memory/embedding";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/memory/keyword-index";
 import { QueueProducer } from "../adapters/queue-producer";
@@ -22,10 +22,11 @@ export const DELETION_STEPS_PER_JOB = 20;
 
 /**
  * Queue consumer: runs each job; a failure is retried with exponential backoff, then dead-lettered.
- * Embed and link jobs of one tenant in a batch run as one job over all their items: its D1 round trips
- * are a handful whatever the number of messages, where one message at a time paid them for every
- * 100 items (an import of 5,000 items: ~400 trips per batch of link jobs). If the merged job fails, its
- * messages run one by one (the jobs are idempotent), so only the failing one is retried.
+ * Embed, link and summarize jobs of one tenant in a batch run as one job over all their items (or
+ * conversations): its D1 round trips are a handful whatever the number of messages, where one message
+ * at a time paid them for every 100 items (an import of 5,000 items: ~400 trips per batch of link
+ * jobs) or four for every conversation. If the merged job fails, its messages run one by one (the jobs
+ * are idempotent), so only the failing one is retried.
  */
 export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
   if (batch.queue === DEAD_LETTER_QUEUE) return recordDeadLetters(batch, env);
@@ -33,7 +34,7 @@ export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, 
   for (const group of mergeableGroups(batch.messages)) {
     if (group.length > 1) {
       try {
-        await runJob(merged(group), env, services);
+        await runMerged(group.map((message) => message.body as MergeableJob), env, services);
         for (const message of group) message.ack();
         continue;
       } catch (error) {
@@ -53,21 +54,22 @@ export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, 
   }
 }
 
-type ItemJob = Extract<JobMessage, { type: "embed" | "link" }>;
+type MergeableJob = Extract<JobMessage, { type: "embed" | "link" | "summarize" }>;
 
-const isItemJob = (job: JobMessage): job is ItemJob => job.type === "embed" || job.type === "link";
+const isMergeable = (job: JobMessage): job is MergeableJob => job.type === "embed" || job.type === "link" || job.type === "summarize";
 
 /**
- * The batch's messages in groups, in order of each group's first message: embed (or link) jobs of one
- * tenant together, every other message alone. An embed always runs before the link it queues (the link
- * is sent when the embed is done), so reordering within a batch never links before embedding.
+ * The batch's messages in groups, in order of each group's first message: embed (or link, or
+ * summarize) jobs of one tenant together, every other message alone. An embed always runs before the
+ * link it queues (the link is sent when the embed is done), so reordering within a batch never links
+ * before embedding.
  */
 function mergeableGroups(messages: readonly Message<JobMessage>[]): Message<JobMessage>[][] {
   const groups: Message<JobMessage>[][] = [];
   const byKey = new Map<string, Message<JobMessage>[]>();
   for (const message of messages) {
     const job = message.body;
-    if (!isItemJob(job)) {
+    if (!isMergeable(job)) {
       groups.push([message]);
       continue;
     }
@@ -83,11 +85,15 @@ function mergeableGroups(messages: readonly Message<JobMessage>[]): Message<JobM
   return groups;
 }
 
-/** One job over every item of a group's messages (each item once). */
-function merged(group: Message<JobMessage>[]): ItemJob {
-  const first = group[0]!.body as ItemJob;
-  const itemIds = [...new Set(group.flatMap((message) => (message.body as ItemJob).itemIds))];
-  return { ...first, itemIds };
+/** A group's jobs (one type, one tenant) as one: every item once, or every conversation's summary at once. */
+async function runMerged(jobs: MergeableJob[], env: Env, services: ReturnType<typeof buildServices>): Promise<void> {
+  const first = jobs[0]!;
+  if (first.type === "summarize") {
+    await autoSummarize(tenantScope(env.DB, first.tenantId), services, jobs as Extract<MergeableJob, { type: "summarize" }>[]);
+    return;
+  }
+  const itemIds = [...new Set(jobs.flatMap((job) => (job.type === "summarize" ? [] : job.itemIds)))];
+  await runJob({ ...first, itemIds }, env, services);
 }
 
 async function runJob(job: JobMessage, env: Env, services: ReturnType<typeof buildServices>): Promise<void> {
@@ -95,11 +101,9 @@ async function runJob(job: JobMessage, env: Env, services: ReturnType<typeof bui
     case "embed":
       await embedItems(tenantScope(env.DB, job.tenantId), services, job.itemIds);
       return;
-    case "summarize": {
-      const scope = tenantScope(env.DB, job.tenantId);
-      if (await getConversation(scope, job.conversationId)) await summarizeConversation(scope, services, job.conversationId, job.messageCount);
-      return; // a conversation deleted meanwhile needs no summary
-    }
+    case "summarize":
+      await autoSummarize(tenantScope(env.DB, job.tenantId), services, [job]);
+      return;
     case "link":
       await autoLinkItems(tenantScope(env.DB, job.tenantId), services, job.itemIds);
       return;

@@ -40,6 +40,16 @@ function conversationStatement(scope: TenantScope, id: string): D1PreparedStatem
     .bind(scope.tenantId, id, ...visible.params);
 }
 
+/** Conversations of the scope by id, in one statement (ids as one JSON parameter); missing ones are absent. */
+export async function readConversations(scope: TenantScope, ids: string[]): Promise<ConversationRow[]> {
+  const visible = projectClause(scope, "project");
+  const { results } = await scope.d1
+    .prepare(`SELECT id, project, message_count, tokens, summarized_count, summarized_tokens, created_at, updated_at FROM conversations WHERE tenant_id = ? AND id ${IN_JSON}${visible.sql}`)
+    .bind(scope.tenantId, JSON.stringify(ids), ...visible.params)
+    .all<Record<string, number | string>>();
+  return results.map((row) => toConversation(row)!);
+}
+
 /** A conversation of the scope (its tenant and projects); null when there is none the caller may see. */
 export async function getConversation(scope: TenantScope, id: string): Promise<ConversationRow | null> {
   return toConversation(await conversationStatement(scope, id).first<Record<string, number | string>>());
@@ -99,15 +109,15 @@ export async function listConversations(scope: TenantScope, projects: string[] |
   return results.map((r) => r.id);
 }
 
-type MessageRow = { id: string; role: string | null; content: string; importance: number; tags: string; created_at: number };
+export type MessageRow = { id: string; role: string | null; content: string; importance: number; tags: string; created_at: number };
 
-function messagesStatement(scope: TenantScope, conversationId: string): D1PreparedStatement {
+export function messagesStatement(scope: TenantScope, conversationId: string): D1PreparedStatement {
   return scope.d1
     .prepare("SELECT id, role, content, importance, tags, created_at FROM items WHERE tenant_id = ? AND conversation_id = ? ORDER BY position")
     .bind(scope.tenantId, conversationId);
 }
 
-function toMessage(r: MessageRow): StoredMessage {
+export function toMessage(r: MessageRow): StoredMessage {
   return { id: r.id, role: r.role ?? "user", content: r.content, importance: r.importance, tags: JSON.parse(r.tags) as string[], createdAt: r.created_at };
 }
 
@@ -125,21 +135,25 @@ export async function latestSummary(scope: TenantScope, conversationId: string):
   return row ? toSummary(row) : null;
 }
 
-/**
- * Writes a new summary version of a conversation (version = previous + 1) and records how many
- * messages and tokens it covers, both in one batch. With `ifCovering`, does nothing when a summary
- * already covers that many messages (re-delivered auto-summarize jobs change nothing), and writes
- * nothing for a conversation deleted meanwhile (null).
- */
-export async function summarizeConversation(scope: TenantScope, services: Services, conversationId: string, ifCovering?: number): Promise<StoredSummary | null> {
+/** Writes a new summary version of a conversation (summarize_context); null for a conversation deleted meanwhile. */
+export async function summarizeConversation(scope: TenantScope, services: Services, conversationId: string): Promise<StoredSummary | null> {
   const conversation = await requireConversation(scope, conversationId);
-  if (ifCovering !== undefined && conversation.summarizedCount >= ifCovering) return null;
   const messages = await readMessages(scope, conversationId);
+  const [inserted] = await scope.d1.batch<Record<string, string | number>>(await summaryWrites(scope, services, conversation, messages));
+  const row = inserted!.results[0];
+  return row ? toSummary(row) : null;
+}
+
+/**
+ * Summarizes the messages and returns the two statements that store it, for one batch: the new version
+ * (previous + 1, RETURNING it; nothing for a conversation deleted meanwhile) and how many messages and
+ * tokens the summaries now cover.
+ */
+export async function summaryWrites(scope: TenantScope, services: Services, conversation: ConversationRow, messages: StoredMessage[]): Promise<D1PreparedStatement[]> {
   const tokenLimit = services.config.conversations.summaryTokenLimit;
   const summary = await (await services.summarizer()).summarize(messages, tokenLimit);
   const tokensUsed = (await services.tokens()).count(summary.summary);
-  const createdAt = Date.now();
-  const [inserted] = await scope.d1.batch<Record<string, string | number>>([
+  return [
     scope.d1
       .prepare(
         `INSERT INTO summaries (tenant_id, conversation_id, version, summary, code_blocks, key_insights, importance_score, message_count, tokens_used, token_limit, created_at)
@@ -149,7 +163,7 @@ export async function summarizeConversation(scope: TenantScope, services: Servic
       )
       .bind(
         scope.tenantId,
-        conversationId,
+        conversation.id,
         summary.summary,
         JSON.stringify(summary.codeBlocks),
         JSON.stringify(summary.keyInsights),
@@ -157,15 +171,12 @@ export async function summarizeConversation(scope: TenantScope, services: Servic
         messages.length,
         tokensUsed,
         tokenLimit,
-        createdAt,
+        Date.now(),
       ),
     scope.d1
       .prepare("UPDATE conversations SET summarized_count = MAX(summarized_count, ?), summarized_tokens = MAX(summarized_tokens, ?) WHERE tenant_id = ? AND id = ?")
-      .bind(messages.length, conversation.tokens, scope.tenantId, conversationId),
-  ]);
-  // A conversation deleted while the summary was being written gets none (HAVING EXISTS above).
-  const row = inserted!.results[0];
-  return row ? toSummary(row) : null;
+      .bind(messages.length, conversation.tokens, scope.tenantId, conversation.id),
+  ];
 }
 
 /** Whether new messages or tokens since the last summary cross seed 003's thresholds. */
