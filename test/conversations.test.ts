@@ -9,7 +9,7 @@ import { buildServices } from "../src/services";
 import { readConfig } from "../src/config";
 import worker from "../src/index";
 import type { JobMessage } from "../src/ports";
-import { call, callTool, jsonrpc, newTenant, workerTokenCounter } from "./helpers";
+import { call, callTool, jsonrpc, newKey, newTenant, workerTokenCounter } from "./helpers";
 
 const versions = async (tenantId: string, contextId: string) =>
   (await env.DB.prepare("SELECT version FROM summaries WHERE tenant_id = ? AND conversation_id = ? ORDER BY version").bind(tenantId, contextId).all<{ version: number }>()).results.map((r) => r.version);
@@ -108,6 +108,22 @@ describe("contexts (seed 003)", () => {
     await waitOnExecutionContext(ctx);
     expect((await getQueueResult(queued, ctx)).explicitAcks).toEqual(["q-0", "q-1", "q-2"]);
     for (const id of ids) expect(await versions(t.tenantId, id), id).toEqual([1]);
+  });
+
+  it("a merged summarize job of more than 50 conversations runs in groups of 50", async () => {
+    const t = await newTenant();
+    const ids = Array.from({ length: 51 }, (_, i) => `g${i}`);
+    for (const part of [ids.slice(0, 50), ids.slice(50)]) {
+      const batch = part.map((contextId) => ({ jsonrpc: "2.0", id: contextId, method: "tools/call", params: { name: "add_message", arguments: { contextId, message: `${contextId} opens`, role: "user" } } }));
+      // A fresh key each time: the test limit is 40 calls a minute per key.
+      expect((await jsonrpc((await newKey(t.tenantId)).apiKey, batch)).status).toBe(200);
+    }
+    const trips = { count: 0, ms: 0 };
+    const services = buildServices(env as unknown as Env, () => {});
+    const summarized = await autoSummarize(countedScope(tenantScope(env.DB, t.tenantId), trips), services, ids.map((conversationId) => ({ conversationId, messageCount: 1 })));
+    expect(summarized).toBe(51);
+    expect(trips.count).toBe(5); // the conversations, then messages and writes for 50 and for 1
+    expect(await versions(t.tenantId, "g50")).toEqual([1]);
   });
 
   it("applies the message and token thresholds, and autoSummarize", () => {

@@ -9,6 +9,8 @@ import { messagesStatement, readConversations, summaryWrites, toMessage, type Co
 const TOKENS_PER_READ = 250_000;
 /** Conversations per read of their rows (the ids travel as one JSON parameter). */
 const CONVERSATIONS_PER_READ = 500;
+/** Conversations per group: a queue batch's worth (≤ 50 messages), so a batch of D1 statements stays small. */
+const CONVERSATIONS_PER_GROUP = 50;
 
 /** An auto-summarize job: summarize the conversation unless a summary already covers `messageCount` messages. */
 export interface SummaryRequest {
@@ -20,7 +22,7 @@ export interface SummaryRequest {
  * The auto-summarize jobs of one tenant (a queue batch's summarize messages, merged): each conversation
  * that no summary covers up to the most messages asked for gets a new version; the others, and
  * conversations deleted meanwhile, get none, so a re-delivered job changes nothing. Round trips: one
- * read of the conversations, then per group of up to TOKENS_PER_READ tokens one read of their messages
+ * read of the conversations, then per group (TOKENS_PER_READ, CONVERSATIONS_PER_GROUP) one read of their messages
  * (one batch) and one write (one batch). One job at a time paid four per conversation. Returns how
  * many conversations were summarized.
  */
@@ -39,13 +41,13 @@ export async function autoSummarize(scope: TenantScope, services: Services, requ
   return due.length;
 }
 
-/** The conversations in order, in groups of at most TOKENS_PER_READ tokens (a larger one alone). */
+/** The conversations in order, in groups of at most TOKENS_PER_READ tokens (a larger one alone) and CONVERSATIONS_PER_GROUP. */
 function tokenGroups(conversations: ConversationRow[]): ConversationRow[][] {
   const groups: ConversationRow[][] = [];
   let group: ConversationRow[] = [];
   let tokens = 0;
   for (const c of conversations) {
-    if (group.length > 0 && tokens + c.tokens > TOKENS_PER_READ) {
+    if (group.length > 0 && (group.length === CONVERSATIONS_PER_GROUP || tokens + c.tokens > TOKENS_PER_READ)) {
       groups.push(group);
       group = [];
       tokens = 0;
