@@ -19,13 +19,15 @@ export async function runContext(newTenant) {
     // Right after embedding, auto-link is still draining: its new links rightly invalidate the contexts
     // that followed links of the items they touch. Then once every job has settled, and while the
     // settled contexts' memories are linked again.
+    // The first-linking round starts as soon as embedding has drained: the link jobs follow within a
+    // queue batch (max_batch_timeout 1 s), so any earlier call would find them done.
     await tenant.drainEmbeddings();
     const build = (q, useCache) => tenant.call("memory_context_build", { query: q.text, token_budget: 4000, namespace, use_cache: useCache });
-    const off = [];
-    for (const q of queries) off.push((await build(q, false)).ms);
     const linking = (await tenant.stats()).pending_links;
     const draining = await repeatedHits(queries, build);
     const linked = linking - (await tenant.stats()).pending_links;
+    const off = [];
+    for (const q of queries) off.push((await build(q, false)).ms);
     await tenant.settle();
     const settled = await repeatedHits(queries, build);
     const relinked = await repeatedHits(queries, build, (context) => relink(tenant, context));
