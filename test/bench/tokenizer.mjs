@@ -1,6 +1,7 @@
 // Cold start of token counting. On each freshly started worker (new isolate), after a few warm pings,
 // the first build_context is the first call that counts tokens, so it pays for loading the tokenizer;
 // its latency over a warm ping is that cost. The second build_context shows the warm figure.
+import { spawnSync } from "node:child_process";
 import { fmt, percentile } from "./metrics.mjs";
 
 const DOCUMENTS = [
@@ -33,5 +34,14 @@ export async function runTokenizer(newTenant, { restart }) {
     `  ping (median of 5)            median ${fmt(percentile(pings, 50), 1)}   [${list(pings)}]`,
     `  first build_context - ping    median ${fmt(percentile(firstOverPing, 50), 1)}   [${list(firstOverPing)}]`,
     `  second build_context - ping   median ${fmt(percentile(warmOverPing, 50), 1)}   [${list(warmOverPing)}]`,
+    ...inNode(runs),
   ];
+}
+
+/** Load time and heap of the same module in Node, each run in a fresh process (scripts/measure-tokenizer.mjs). */
+function inNode(runs) {
+  const child = spawnSync(process.execPath, ["scripts/measure-tokenizer.mjs", String(runs)], { encoding: "utf8" });
+  if (child.status !== 0) throw new Error(`measure-tokenizer failed: ${child.stderr}`);
+  const [title, ...table] = child.stdout.trim().split("\n");
+  return [`Tokenizer load and heap, ${title}`, ...table.map((line) => `  ${line}`)];
 }
