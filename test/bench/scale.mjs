@@ -25,6 +25,7 @@ export async function runScale(newTenant) {
   return [
     `Scale: 10,000 items in one tenant (memory_batch_store, 100 per call)`,
     `  write throughput: ${fmt(windows[0], 0)} items/s for the first 1k, ${fmt(windows.at(-1), 0)} items/s for items 9k-10k (${fmt(10_000 / writeSeconds, 0)} items/s overall)`,
+    `  every 1k: ${windows.map((w) => fmt(w, 0)).join(", ")} items/s`,
     `  embedding (queue consumer, local embedder + D1 vector index): all 10k embedded ${fmt(embedSeconds, 1)} s after the last write`,
     `  search latency at 10k items: hybrid p50 ${fmt(percentile(latency.hybrid, 50))} ms, p95 ${fmt(percentile(latency.hybrid, 95))} ms; keyword p50 ${fmt(percentile(latency.keyword, 50))} ms, p95 ${fmt(percentile(latency.keyword, 95))} ms`,
   ];
