@@ -1,5 +1,6 @@
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
+import { boundedGroups } from "../shared/bounded-groups";
 import { messagesStatement, readConversations, summaryWrites, toMessage, type ConversationRow, type MessageRow } from "./conversations";
 
 /**
@@ -33,28 +34,10 @@ export async function autoSummarize(scope: TenantScope, services: Services, requ
   const conversations: ConversationRow[] = [];
   for (let i = 0; i < ids.length; i += CONVERSATIONS_PER_READ) conversations.push(...(await readConversations(scope, ids.slice(i, i + CONVERSATIONS_PER_READ))));
   const due = conversations.filter((c) => c.summarizedCount < covering.get(c.id)!);
-  for (const group of tokenGroups(due)) {
+  for (const group of boundedGroups(due, { count: CONVERSATIONS_PER_GROUP, size: TOKENS_PER_READ }, (c) => c.tokens)) {
     const read = await scope.d1.batch<MessageRow>(group.map((c) => messagesStatement(scope, c.id)));
     const writes = await Promise.all(group.map((c, i) => summaryWrites(scope, services, c, read[i]!.results.map(toMessage))));
     await scope.d1.batch(writes.flat());
   }
   return due.length;
-}
-
-/** The conversations in order, in groups of at most TOKENS_PER_READ tokens (a larger one alone) and CONVERSATIONS_PER_GROUP. */
-function tokenGroups(conversations: ConversationRow[]): ConversationRow[][] {
-  const groups: ConversationRow[][] = [];
-  let group: ConversationRow[] = [];
-  let tokens = 0;
-  for (const c of conversations) {
-    if (group.length > 0 && (group.length === CONVERSATIONS_PER_GROUP || tokens + c.tokens > TOKENS_PER_READ)) {
-      groups.push(group);
-      group = [];
-      tokens = 0;
-    }
-    group.push(c);
-    tokens += c.tokens;
-  }
-  if (group.length > 0) groups.push(group);
-  return groups;
 }

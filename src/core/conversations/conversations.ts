@@ -33,10 +33,13 @@ export interface StoredSummary extends ConversationSummary {
   createdAt: number;
 }
 
+/** What toConversation reads of a conversations row. */
+const CONVERSATION_COLUMNS = "id, project, message_count, tokens, summarized_count, summarized_tokens, created_at, updated_at";
+
 function conversationStatement(scope: TenantScope, id: string): D1PreparedStatement {
   const visible = projectClause(scope, "project");
   return scope.d1
-    .prepare(`SELECT id, project, message_count, tokens, summarized_count, summarized_tokens, created_at, updated_at FROM conversations WHERE tenant_id = ? AND id = ?${visible.sql}`)
+    .prepare(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE tenant_id = ? AND id = ?${visible.sql}`)
     .bind(scope.tenantId, id, ...visible.params);
 }
 
@@ -44,7 +47,7 @@ function conversationStatement(scope: TenantScope, id: string): D1PreparedStatem
 export async function readConversations(scope: TenantScope, ids: string[]): Promise<ConversationRow[]> {
   const visible = projectClause(scope, "project");
   const { results } = await scope.d1
-    .prepare(`SELECT id, project, message_count, tokens, summarized_count, summarized_tokens, created_at, updated_at FROM conversations WHERE tenant_id = ? AND id ${IN_JSON}${visible.sql}`)
+    .prepare(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE tenant_id = ? AND id ${IN_JSON}${visible.sql}`)
     .bind(scope.tenantId, JSON.stringify(ids), ...visible.params)
     .all<Record<string, number | string>>();
   return results.map((row) => toConversation(row)!);

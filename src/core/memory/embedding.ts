@@ -1,5 +1,6 @@
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
+import { boundedGroups } from "../shared/bounded-groups";
 import { itemJobs } from "../shared/item-jobs";
 import { readItemHeads } from "./items";
 
@@ -61,19 +62,6 @@ export async function embedItems(scope: TenantScope, services: Services, itemIds
 async function readGroups(scope: TenantScope, itemIds: string[]): Promise<string[][]> {
   if (itemIds.length <= SMALL_JOB) return itemIds.length === 0 ? [] : [itemIds];
   const heads = await readItemHeads(scope, itemIds);
-  const groups: string[][] = [];
-  let group: string[] = [];
-  let tokens = 0;
-  for (const id of itemIds) {
-    const size = heads.get(id)?.tokens ?? 0; // a deleted item has no chunks left to read
-    if (group.length > 0 && (group.length === ITEMS_PER_READ || tokens + size > TOKENS_PER_READ)) {
-      groups.push(group);
-      group = [];
-      tokens = 0;
-    }
-    group.push(id);
-    tokens += size;
-  }
-  if (group.length > 0) groups.push(group);
-  return groups;
+  // A deleted item has no chunks left to read.
+  return boundedGroups(itemIds, { count: ITEMS_PER_READ, size: TOKENS_PER_READ }, (id) => heads.get(id)?.tokens ?? 0);
 }
