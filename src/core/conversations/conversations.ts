@@ -124,11 +124,6 @@ export function toMessage(r: MessageRow): StoredMessage {
   return { id: r.id, role: r.role ?? "user", content: r.content, importance: r.importance, tags: JSON.parse(r.tags) as string[], createdAt: r.created_at };
 }
 
-export async function readMessages(scope: TenantScope, conversationId: string): Promise<StoredMessage[]> {
-  const { results } = await messagesStatement(scope, conversationId).all<MessageRow>();
-  return results.map(toMessage);
-}
-
 function latestSummaryStatement(scope: TenantScope, conversationId: string): D1PreparedStatement {
   return scope.d1.prepare("SELECT * FROM summaries WHERE tenant_id = ? AND conversation_id = ? ORDER BY version DESC LIMIT 1").bind(scope.tenantId, conversationId);
 }
@@ -138,10 +133,15 @@ export async function latestSummary(scope: TenantScope, conversationId: string):
   return row ? toSummary(row) : null;
 }
 
-/** Writes a new summary version of a conversation (summarize_context); null for a conversation deleted meanwhile. */
+/**
+ * Writes a new summary version of a conversation (summarize_context): the conversation and its messages
+ * in one read, the summary in one write; null for a conversation deleted meanwhile.
+ */
 export async function summarizeConversation(scope: TenantScope, services: Services, conversationId: string): Promise<StoredSummary | null> {
-  const conversation = await requireConversation(scope, conversationId);
-  const messages = await readMessages(scope, conversationId);
+  const [found, read] = await scope.d1.batch<Record<string, string | number | null>>([conversationStatement(scope, conversationId), messagesStatement(scope, conversationId)]);
+  const conversation = toConversation((found!.results[0] as Record<string, number | string> | undefined) ?? null);
+  if (!conversation) throw conversationNotFound(conversationId);
+  const messages = (read!.results as MessageRow[]).map(toMessage);
   const [inserted] = await scope.d1.batch<Record<string, string | number>>(await summaryWrites(scope, services, conversation, messages));
   const row = inserted!.results[0];
   return row ? toSummary(row) : null;
