@@ -5,7 +5,8 @@ import { defineConfig } from "vitest/config";
 // real routes, with local adapters chosen by configuration exactly as `.dev.vars` does for
 // `npm run dev`; `node` holds the few checks that need the file system (README freshness).
 export default defineConfig(async () => {
-  const migrations = await readD1Migrations("./migrations");
+  const migrations = await readD1Migrations("./migrations/shard");
+  const controlMigrations = await readD1Migrations("./migrations/control");
   return {
     test: {
       projects: [
@@ -17,6 +18,7 @@ export default defineConfig(async () => {
               miniflare: {
                 bindings: {
                   TEST_MIGRATIONS: migrations,
+                  TEST_CONTROL_MIGRATIONS: controlMigrations,
                   ADMIN_TOKEN: "test-admin-token",
                   EMBEDDER: "local",
                   VECTOR_INDEX: "local",

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // `npm run dev`: one command from a fresh clone to a running server with a ready dev API key.
-// 1. .dev.vars from .dev.vars.example when missing; 2. local D1 migrations; 3. the dev tenant and key;
+// 1. .dev.vars from .dev.vars.example when missing; 2. local D1 migrations (control and every shard);
+// 3. the dev tenant (on the first shard) and its key;
 // 4. `wrangler dev` (local mode: offline, remote bindings off). Extra arguments go to wrangler dev.
 import { spawnSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
+import { d1Bindings, migrateAll } from "./migrate.mjs";
 
 const wrangler = ["node_modules/wrangler/bin/wrangler.js"];
 
@@ -20,17 +22,21 @@ const vars = Object.fromEntries(
     .map((m) => [m[1], m[2].replace(/^"(.*)"$/, "$1")]),
 );
 
-run([...wrangler, "d1", "migrations", "apply", "DB", "--local"]);
+await migrateAll({ quiet: true }).catch((error) => {
+  console.error(error.message);
+  process.exit(1);
+});
+const [firstShard] = (await d1Bindings()).filter((b) => b.startsWith("SHARD_"));
 
 if (vars.DEV_API_KEY) {
   const hash = createHash("sha256").update(vars.DEV_API_KEY).digest("hex");
   const now = Date.now();
   const sql =
-    `INSERT OR IGNORE INTO tenants (id, name, created_at) VALUES ('dev', 'Local development', ${now}); ` +
+    `INSERT OR IGNORE INTO tenants (id, name, created_at, shard) VALUES ('dev', 'Local development', ${now}, '${firstShard}'); ` +
     `INSERT OR IGNORE INTO api_keys (id, tenant_id, name, key_hash, key_prefix, scopes, projects, created_at) ` +
     `VALUES ('key_dev', 'dev', 'dev key from .dev.vars', '${hash}', '${vars.DEV_API_KEY.slice(0, 10)}', '["read","write","admin"]', NULL, ${now}); ` +
     `UPDATE api_keys SET key_hash = '${hash}', key_prefix = '${vars.DEV_API_KEY.slice(0, 10)}', revoked_at = NULL WHERE id = 'key_dev';`;
-  run([...wrangler, "d1", "execute", "DB", "--local", "--command", sql]);
+  run([...wrangler, "d1", "execute", "CONTROL", "--local", "--command", sql]);
   console.log(`\nDev tenant 'dev' is ready. API key (from .dev.vars): ${vars.DEV_API_KEY}`);
   console.log(`MCP endpoint: http://localhost:8787/mcp   JSON-RPC: http://localhost:8787/jsonrpc`);
   console.log(`Dashboard: http://localhost:8787/dashboard (sign in with the key above)\n`);

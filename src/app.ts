@@ -33,8 +33,8 @@ const validateOrigin: MiddlewareHandler<AppBindings> = async (c, next) => {
 const corsForAllowedOrigins = cors({
   origin: (origin, c) => (originAllowed(origin, c.req.url, readConfig(c.env).allowedOrigins) ? origin : null),
   // mcp-method and mcp-name: the standard request headers of MCP 2026-07-28.
-  allowHeaders: ["authorization", "x-api-key", "content-type", "accept", "mcp-protocol-version", "mcp-session-id", "last-event-id", "mcp-method", "mcp-name"],
-  exposeHeaders: ["mcp-session-id", "mcp-protocol-version", "www-authenticate", "retry-after"],
+  allowHeaders: ["authorization", "x-api-key", "content-type", "accept", "mcp-protocol-version", "mcp-session-id", "last-event-id", "mcp-method", "mcp-name", "x-d1-bookmark"],
+  exposeHeaders: ["mcp-session-id", "mcp-protocol-version", "www-authenticate", "retry-after", "x-d1-bookmark"],
   allowMethods: ["POST", "GET", "DELETE", "OPTIONS"],
 });
 
@@ -102,7 +102,7 @@ function toolContext(c: Context<AppBindings>): ToolContext {
   return {
     scope: c.get("scope"),
     caller: c.get("caller"),
-    services: buildServices(c.env, (p) => c.executionCtx.waitUntil(p)),
+    services: buildServices(c.env, c.get("scope").d1, (p) => c.executionCtx.waitUntil(p)),
     catalog: TOOLS,
     chargeToolCall: charger.charge,
     reserveToolCalls: charger.reserve,

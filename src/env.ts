@@ -1,12 +1,17 @@
-import type { JobMessage } from "./ports";
+import type { JobMessage, UsageMessage } from "./ports";
 
 /** Bindings and vars declared in wrangler.toml, plus secrets from `.dev.vars` / `wrangler secret put`. */
 export interface Env {
-  DB: D1Database;
+  /** Tenants, keys, the shard map, job failures (src/control/). */
+  CONTROL: D1Database;
+  /** Data shards: every D1 binding named SHARD_<name> (src/control/shards.ts). */
+  [shard: `SHARD_${string}`]: D1Database | undefined;
   CACHE: KVNamespace;
   /** OAuth clients, grants, codes and tokens (@cloudflare/workers-oauth-provider reads this binding name). */
   OAUTH_KV: KVNamespace;
   JOBS: Queue<JobMessage>;
+  /** Tool calls on their way to the usage log (src/jobs/usage-consumer.ts). */
+  USAGE: Queue<UsageMessage>;
   RATE_LIMITER: RateLimit;
   VECTORIZE: Vectorize;
   AI: Ai;

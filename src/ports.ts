@@ -98,10 +98,39 @@ export type JobMessage =
   | { type: "summarize"; tenantId: string; conversationId: string; messageCount: number }
   /** Link items to their nearest neighbours (after embedding). */
   | { type: "link"; tenantId: string; itemIds: string[] }
-  /** Re-index chunks written before tenant-private keyword terms (every tenant's; queues itself again while some are left). */
-  | { type: "reindex"; tenantId: null }
+  /** Re-index chunks written before tenant-private keyword terms (every tenant's of one shard; queues itself again while some are left). */
+  | { type: "reindex"; tenantId: null; shard: string }
   /** Delete a tenant (project null) or one of its projects, a few bounded steps a job; queues itself again until done. */
   | { type: "delete"; tenantId: string; project: string | null };
+
+/** One tool call, as the usage log keeps it. Later tools read it (metrics, tool conversations, usage report). */
+export interface ToolCallRecord {
+  keyId: string;
+  tool: string;
+  project: string | null;
+  conversationId: string | null;
+  startedAt: number;
+  durationMs: number;
+  errorCode: string | null;
+  /** D1 round trips the call waited on (statements run alone, plus batches); a batched group's share. */
+  d1RoundTrips: number;
+  /** Time spent waiting on those round trips (the rest of durationMs is the worker's own work and other I/O). */
+  d1Ms: number;
+}
+
+/** The tool calls of one request, on their way to the usage log (the USAGE queue). */
+export interface UsageMessage {
+  tenantId: string;
+  calls: ToolCallRecord[];
+}
+
+/**
+ * Where tool calls are counted, off the response path. Adapter: a queue whose consumer writes a whole
+ * batch of requests in one statement (src/jobs/usage-consumer.ts).
+ */
+export interface UsageLog {
+  record(tenantId: string, calls: ToolCallRecord[]): Promise<void>;
+}
 
 /**
  * What tools and jobs get from the platform: configuration and the ports' adapters, chosen by
@@ -112,6 +141,7 @@ export interface Services {
   embedder: Embedder;
   vectors: VectorIndex;
   jobs: JobQueue;
+  usage: UsageLog;
   /** KV namespace of the semantic cache. */
   cache: KVNamespace;
   summarizer(): Promise<Summarizer>;

@@ -2,6 +2,7 @@ import { LocalEmbedder } from "./adapters/local-embedder";
 import { LocalVectorIndex } from "./adapters/local-vector-index";
 import { OpenAiCompatibleEmbedder } from "./adapters/openai-embedder";
 import { QueueProducer } from "./adapters/queue-producer";
+import { QueueUsageLog } from "./adapters/usage-queue";
 import { assetTokenTables } from "./adapters/asset-token-tables";
 import { VectorizeVectorIndex } from "./adapters/vectorize-index";
 import { WorkersAiEmbedder } from "./adapters/workers-ai-embedder";
@@ -15,7 +16,11 @@ import { truncateToTokens } from "./core/shared/extractive";
 import { ExtractiveSummarizer } from "./core/conversations/extractive-summarizer";
 import type { Embedder, Services } from "./ports";
 
-export function buildServices(env: Env, waitUntil: (promise: Promise<unknown>) => void): Services {
+/**
+ * The adapters for work on one data shard: the local vector index and Vectorize's record of written ids
+ * live in the shard that holds the tenant (`shard`, chosen by the caller from the control database).
+ */
+export function buildServices(env: Env, shard: D1Database, waitUntil: (promise: Promise<unknown>) => void): Services {
   const config = readConfig(env);
   const tokens = () => tokenCounter(config.tokenEncoding, assetTokenTables(env.ASSETS));
   return {
@@ -23,9 +28,10 @@ export function buildServices(env: Env, waitUntil: (promise: Promise<unknown>) =
     embedder: buildEmbedder(env, config),
     vectors:
       config.vectorIndex === "vectorize"
-        ? new VectorizeVectorIndex(env.VECTORIZE, config.embeddingDimensions, env.DB)
-        : new LocalVectorIndex(env.DB, config.embeddingDimensions),
+        ? new VectorizeVectorIndex(env.VECTORIZE, config.embeddingDimensions, shard)
+        : new LocalVectorIndex(shard, config.embeddingDimensions),
     jobs: new QueueProducer(env.JOBS),
+    usage: new QueueUsageLog(env.USAGE),
     ...(config.rerank ? { reranker: new WorkersAiReranker(env.AI, config.rerank.model) } : {}),
     cache: env.CACHE,
     tokens,

@@ -18,17 +18,20 @@ import type { JobMessage, VectorIndex } from "../src/ports";
 import { QueueProducer } from "../src/adapters/queue-producer";
 import type { Services } from "../src/ports";
 import { buildServices } from "../src/services";
+import { shardDatabase } from "../src/control/shards";
 import { FakeVectorize } from "./fakes/fake-vectorize";
 import { workerTokenCounter } from "./helpers";
 
 const DIMS = 256;
+/** The made-up tenants of these tests live on one shard (any would do). */
+const shard = shardDatabase(env, "SHARD_0");
 const embedder = new LocalEmbedder(DIMS);
 const record = async (chunkId: number, text: string, project = "p") => ({ chunkId, itemId: `item-${chunkId}`, project, kind: "memory", type: "note", values: (await embedder.embed([text]))[0]! });
 
 describe("Vectorize adapter (against a fake of the binding)", () => {
   it("keeps one namespace per tenant and filters by project", async () => {
     const fake = new FakeVectorize(DIMS);
-    const index = new VectorizeVectorIndex(fake as unknown as Vectorize, DIMS, env.DB);
+    const index = new VectorizeVectorIndex(fake as unknown as Vectorize, DIMS, shard);
     await index.upsert("tenantA", [await record(1, "red apples"), await record(2, "green apples", "q")]);
     await index.upsert("tenantB", [await record(1, "red apples")]);
     expect([...fake.vectors.keys()].sort()).toEqual(["tenantA:1", "tenantA:2", "tenantB:1"]);
@@ -43,7 +46,7 @@ describe("Vectorize adapter (against a fake of the binding)", () => {
 
   it("respects topK and batch limits", async () => {
     const fake = new FakeVectorize(DIMS);
-    const index = new VectorizeVectorIndex(fake as unknown as Vectorize, DIMS, env.DB);
+    const index = new VectorizeVectorIndex(fake as unknown as Vectorize, DIMS, shard);
     await index.upsert("t", await Promise.all(Array.from({ length: 150 }, (_, i) => record(i + 1, `document number ${i}`))));
     const query = (await embedder.embed(["document"]))[0]!;
     expect(await index.query("t", query, { topK: 500 })).toHaveLength(100); // clamped, no metadata returned
@@ -56,14 +59,14 @@ describe("Vectorize adapter (against a fake of the binding)", () => {
   });
 
   it("reports a dimension mismatch as a configuration error", async () => {
-    const index = new VectorizeVectorIndex(new FakeVectorize(768) as unknown as Vectorize, DIMS, env.DB);
+    const index = new VectorizeVectorIndex(new FakeVectorize(768) as unknown as Vectorize, DIMS, shard);
     await expect(index.query("t", new Float32Array(DIMS), { topK: 5 })).rejects.toThrow(/index has 768 dimensions but the embedder produces 256/);
   });
 });
 
 describe("local vector index", () => {
   it("keeps its in-isolate copy fresh across upserts, rewrites and deletes", async () => {
-    const index = new LocalVectorIndex(env.DB, DIMS);
+    const index = new LocalVectorIndex(shard, DIMS);
     await index.upsert("local-fresh", [await record(1, "red apples"), await record(2, "green pears")]);
     const apples = (await embedder.embed(["apples"]))[0]!;
     expect((await index.query("local-fresh", apples, { topK: 1 }))[0]!.chunkId).toBe(1);
@@ -78,14 +81,14 @@ describe("local vector index", () => {
 
 describe("local vector index: rows and statements", () => {
   it("notices a deleted newest row whose rowid a new vector reuses (another isolate's delete)", async () => {
-    const index = new LocalVectorIndex(env.DB, DIMS);
+    const index = new LocalVectorIndex(shard, DIMS);
     await index.upsert("local-reuse", [await record(1, "red apples"), await record(2, "green pears")]);
     const pears = (await embedder.embed(["pears"]))[0]!;
     expect((await index.query("local-reuse", pears, { topK: 1 }))[0]!.chunkId).toBe(2);
     // Behind this isolate's back: the newest row goes, and SQLite gives its rowid to the next insert.
-    await env.DB.prepare("DELETE FROM local_vectors WHERE tenant_id = ? AND chunk_id = 2").bind("local-reuse").run();
+    await shard.prepare("DELETE FROM local_vectors WHERE tenant_id = ? AND chunk_id = 2").bind("local-reuse").run();
     await index.upsert("local-reuse", [await record(3, "ripe pears")]);
-    const rowids = await env.DB.prepare("SELECT rowid, chunk_id FROM local_vectors WHERE tenant_id = ? ORDER BY rowid").bind("local-reuse").all<{ rowid: number; chunk_id: number }>();
+    const rowids = await shard.prepare("SELECT rowid, chunk_id FROM local_vectors WHERE tenant_id = ? ORDER BY rowid").bind("local-reuse").all<{ rowid: number; chunk_id: number }>();
     expect(rowids.results.at(-1)!.chunk_id).toBe(3);
     const matches = await index.query("local-reuse", pears, { topK: 5 });
     expect(matches.map((m) => m.chunkId).sort()).toEqual([1, 3]);
@@ -95,8 +98,8 @@ describe("local vector index: rows and statements", () => {
     const prepared: string[] = [];
     const batches: number[] = [];
     const spy = {
-      prepare: (query: string) => (prepared.push(query), env.DB.prepare(query)),
-      batch: (statements: D1PreparedStatement[]) => (batches.push(statements.length), env.DB.batch(statements)),
+      prepare: (query: string) => (prepared.push(query), shard.prepare(query)),
+      batch: (statements: D1PreparedStatement[]) => (batches.push(statements.length), shard.batch(statements)),
     } as unknown as D1Database;
     const index = new LocalVectorIndex(spy, DIMS);
     const records = await Promise.all(Array.from({ length: 100 }, (_, i) => record(1000 + i, `note number ${i} about topic ${i % 7}`)));
@@ -111,9 +114,9 @@ describe("local vector index: rows and statements", () => {
   it("an upsert writes through to the cached copy: the next query reads back only the newest row", async () => {
     const refreshed: number[] = [];
     const spy = {
-      prepare: (query: string) => env.DB.prepare(query),
+      prepare: (query: string) => shard.prepare(query),
       batch: async (statements: D1PreparedStatement[]) => {
-        const results = await env.DB.batch(statements);
+        const results = await shard.batch(statements);
         if (statements.length === 2) refreshed.push(results[0]!.results.length); // the refresh: new rows, then the count
         return results;
       },
@@ -130,7 +133,7 @@ describe("local vector index: rows and statements", () => {
     expect(refreshed).toEqual([50, 1]);
 
     // Another isolate's row lands between: the copy's count disagrees and it reloads, so the row is found.
-    await env.DB.prepare("INSERT INTO local_vectors (tenant_id, chunk_id, item_id, project, kind, type, vector) SELECT ?, 500, 'item-500', 'p', 'memory', 'note', vector FROM local_vectors WHERE tenant_id = ? AND chunk_id = 107")
+    await shard.prepare("INSERT INTO local_vectors (tenant_id, chunk_id, item_id, project, kind, type, vector) SELECT ?, 500, 'item-500', 'p', 'memory', 'note', vector FROM local_vectors WHERE tenant_id = ? AND chunk_id = 107")
       .bind(tenant, tenant)
       .run();
     await index.upsert(tenant, [await record(600, "cello lessons")]);
@@ -139,7 +142,7 @@ describe("local vector index: rows and statements", () => {
   });
 
   it(`keeps search exact above ${EXACT_SCAN_UP_TO} vectors (only auto-link's queryMany probes lists)`, async () => {
-    const index = new LocalVectorIndex(env.DB, DIMS);
+    const index = new LocalVectorIndex(shard, DIMS);
     const words = ["river", "stone", "maple", "copper", "violin", "harbor", "lantern", "meadow", "falcon", "glacier", "orchid", "canyon", "ember", "thistle"];
     const texts = Array.from({ length: EXACT_SCAN_UP_TO + 500 }, (_, i) => `${words[i % 14]} ${words[(i * 3) % 13]} ${words[(i * 5 + 3) % 11]} ${words[(i * 11) % 9]} note ${i % 41}`);
     const records = await Promise.all(texts.map((t, i) => record(i + 1, t)));
@@ -157,7 +160,7 @@ describe("local vector index: rows and statements", () => {
 describe("queryMany", () => {
   for (const adapter of ["local", "vectorize"] as const) {
     it(`answers as many single queries would, in order (${adapter})`, async () => {
-      const index: VectorIndex = adapter === "local" ? new LocalVectorIndex(env.DB, DIMS) : new VectorizeVectorIndex(new FakeVectorize(DIMS) as unknown as Vectorize, DIMS, env.DB);
+      const index: VectorIndex = adapter === "local" ? new LocalVectorIndex(shard, DIMS) : new VectorizeVectorIndex(new FakeVectorize(DIMS) as unknown as Vectorize, DIMS, shard);
       const tenant = `many-${adapter}`;
       await index.upsert(tenant, await Promise.all(["red apples", "green pears", "ripe bananas", "apple pie", "pear tart", "car engine", "engine oil"].map((t, i) => record(i + 1, t))));
       const queries = await embedder.embed(["apples", "pears", "engine", "nothing alike"]);
@@ -177,7 +180,7 @@ describe("queryMany", () => {
 
 describe("local queryMany over a large slice (inverted lists)", () => {
   it(`still finds each stored vector's own record first above ${EXACT_SCAN_UP_TO} vectors`, async () => {
-    const index = new LocalVectorIndex(env.DB, DIMS);
+    const index = new LocalVectorIndex(shard, DIMS);
     const words = ["river", "stone", "maple", "copper", "violin", "harbor", "lantern", "meadow", "falcon", "glacier", "orchid", "canyon"];
     const texts = Array.from({ length: EXACT_SCAN_UP_TO + 300 }, (_, i) => `${words[i % 12]} ${words[(i * 7) % 12]} ${words[(i * 5 + 3) % 12]} record ${i} tag${i % 97}`);
     for (let i = 0; i < texts.length; i += 500) await index.upsert("many-large", await Promise.all(texts.slice(i, i + 500).map((t, j) => record(i + j + 1, t))));
@@ -190,11 +193,11 @@ describe("local queryMany over a large slice (inverted lists)", () => {
 describe("tenant isolation in hybrid search, with either vector adapter", () => {
   for (const adapter of ["local", "vectorize"] as const) {
     it(`never returns another tenant's items (${adapter})`, async () => {
-      const base = buildServices(env, () => {});
-      const vectors: VectorIndex = adapter === "local" ? new LocalVectorIndex(env.DB, DIMS) : new VectorizeVectorIndex(new FakeVectorize(DIMS) as unknown as Vectorize, DIMS, env.DB);
+      const base = buildServices(env, shard, () => {});
+      const vectors: VectorIndex = adapter === "local" ? new LocalVectorIndex(shard, DIMS) : new VectorizeVectorIndex(new FakeVectorize(DIMS) as unknown as Vectorize, DIMS, shard);
       const services: Services = { ...base, vectors, jobs: { send: async () => {} } };
-      const a = tenantScope(env.DB, `iso-a-${adapter}`);
-      const b = tenantScope(env.DB, `iso-b-${adapter}`);
+      const a = tenantScope(shard, `iso-a-${adapter}`);
+      const b = tenantScope(shard, `iso-b-${adapter}`);
       const written = await writeItems(a, services, [{ project: "default", kind: "memory", type: "note", content: "The vault combination is 4-8-15-16" }]);
       await writeItems(b, services, [{ project: "default", kind: "memory", type: "note", content: "Bread recipe with flour and water" }]);
       await embedItems(a, services, [written[0]!.id]);
@@ -263,7 +266,7 @@ describe("Workers AI embedding models (against a fake of the binding)", () => {
     expect(() => checkEmbeddingSettings("@cf/qwen/qwen3-embedding-0.6b", 768)).not.toThrow();
     expect(() => checkEmbeddingSettings("@cf/qwen/qwen3-embedding-0.6b", 1536)).toThrow("EMBEDDING_DIMENSIONS is 1536 but @cf/qwen/qwen3-embedding-0.6b has 1024");
     expect(() => checkEmbeddingSettings("@cf/baai/bge-base-en-v1.5", 512)).toThrow(/cannot be shortened; use 768 or a Matryoshka model/);
-    expect(() => buildServices({ ...env, EMBEDDER: "workers-ai", EMBEDDING_MODEL: "@cf/baai/bge-m3", EMBEDDING_DIMENSIONS: "768" }, () => {})).toThrow(/bge-m3/);
+    expect(() => buildServices({ ...env, EMBEDDER: "workers-ai", EMBEDDING_MODEL: "@cf/baai/bge-m3", EMBEDDING_DIMENSIONS: "768" }, shard, () => {})).toThrow(/bge-m3/);
     expect(readConfig({ ...env, EMBEDDING_MODEL: undefined, EMBEDDING_DIMENSIONS: undefined })).toMatchObject({
       embeddingModel: "@cf/qwen/qwen3-embedding-0.6b",
       embeddingDimensions: 768,
@@ -282,8 +285,8 @@ describe("rerank stage (Workers AI reranker against a fake of the binding)", () 
   });
 
   it("reorders the best fused hits by the reranker's scores; a failing reranker leaves the fused order", async () => {
-    const base = buildServices(env, () => {});
-    const scope = tenantScope(env.DB, `rerank-${crypto.randomUUID()}`);
+    const base = buildServices(env, shard, () => {});
+    const scope = tenantScope(shard, `rerank-${crypto.randomUUID()}`);
     const written = await writeItems(scope, { ...base, jobs: { send: async () => {} } }, [
       { project: "p", kind: "memory", type: "note", content: "lighthouse lighthouse lighthouse keeper" },
       { project: "p", kind: "memory", type: "note", content: "the lighthouse keeper's answer was to wait" },
@@ -305,8 +308,8 @@ describe("rerank stage (Workers AI reranker against a fake of the binding)", () 
   it("refuses a response that does not score every text", async () => {
     const ai = { run: async () => ({ response: [{ id: 0, score: 0.5 }] }) };
     await expect(new WorkersAiReranker(ai as unknown as Ai, "@cf/baai/bge-reranker-base").rerank("q", ["a", "b"])).rejects.toThrow("scored 1 of 2 texts");
-    expect(buildServices({ ...env, RERANK_MODEL: "@cf/baai/bge-reranker-base" }, () => {}).reranker?.name).toBe("workers-ai:@cf/baai/bge-reranker-base");
-    expect(buildServices(env, () => {}).reranker).toBeUndefined();
+    expect(buildServices({ ...env, RERANK_MODEL: "@cf/baai/bge-reranker-base" }, shard, () => {}).reranker?.name).toBe("workers-ai:@cf/baai/bge-reranker-base");
+    expect(buildServices(env, shard, () => {}).reranker).toBeUndefined();
   });
 });
 
@@ -328,11 +331,11 @@ describe("Queue producer", () => {
 
 describe("fusion with the lexical embedder's default weight", () => {
   it("scores by keyword alone, and a query of words never stored gets nothing (no vector fallback)", async () => {
-    const base = buildServices({ ...env, HYBRID_VECTOR_WEIGHT: undefined }, () => {});
+    const base = buildServices({ ...env, HYBRID_VECTOR_WEIGHT: undefined }, shard, () => {});
     expect(base.config.hybridVectorWeight).toBeNull();
     expect(base.embedder.semantic).toBe(false);
     const services: Services = { ...base, jobs: { send: async () => {} } };
-    const scope = tenantScope(env.DB, "fusion-default");
+    const scope = tenantScope(shard, "fusion-default");
     const written = await writeItems(scope, services, [
       { project: "default", kind: "memory", type: "note", content: "The kubernetes cluster autoscaler adds nodes under load" },
       { project: "default", kind: "memory", type: "note", content: "Lunch menu for Friday" },

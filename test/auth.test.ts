@@ -28,7 +28,7 @@ describe("API keys", () => {
   it("stores only a hash and shows the secret once", async () => {
     const t = await newTenant();
     expect(t.apiKey).toMatch(/^ce_[A-Za-z0-9_-]{43}$/); // 256 random bits
-    const row = await env.DB.prepare("SELECT * FROM api_keys WHERE id = ?").bind(t.keyId).first<Record<string, unknown>>();
+    const row = await env.CONTROL.prepare("SELECT * FROM api_keys WHERE id = ?").bind(t.keyId).first<Record<string, unknown>>();
     expect(JSON.stringify(row)).not.toContain(t.apiKey);
     expect(row!.key_hash).toMatch(/^[0-9a-f]{64}$/);
     const list = await (await admin("GET", `/tenants/${t.tenantId}/keys`)).json<any>();

@@ -1,6 +1,5 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { call, jsonrpc, newTenant, type RpcResponse } from "./helpers";
+import { call, jsonrpc, newTenant, untilLogged, type RpcResponse } from "./helpers";
 
 // A JSON-RPC batch's consecutive log_chat calls share one write (tools with handleMany); each call is
 // still checked, answered and logged on its own, and one bad call never costs the others.
@@ -43,13 +42,13 @@ describe("log_chat in a JSON-RPC batch", () => {
       const body = Array.from({ length: 12 }, (_, i) => message(start + i, (start + i) % 4 === 0 ? "two" : "one", `turn ${start + i}`));
       expect((await batch(t.apiKey, body)).every((a) => !a.error)).toBe(true);
     }
-    const rows = await env.DB.prepare("SELECT conversation_id AS c, position, content, tokens FROM items WHERE tenant_id = ? ORDER BY conversation_id, position")
+    const rows = await t.db.prepare("SELECT conversation_id AS c, position, content, tokens FROM items WHERE tenant_id = ? ORDER BY conversation_id, position")
       .bind(t.tenantId)
       .all<{ c: string; position: number; content: string; tokens: number }>();
     for (const conversation of ["one", "two"]) {
       const own = rows.results.filter((r) => r.c === conversation);
       expect(own.map((r) => r.position)).toEqual(own.map((_, i) => i));
-      const counters = await env.DB.prepare("SELECT message_count, tokens FROM conversations WHERE tenant_id = ? AND id = ?").bind(t.tenantId, conversation).first();
+      const counters = await t.db.prepare("SELECT message_count, tokens FROM conversations WHERE tenant_id = ? AND id = ?").bind(t.tenantId, conversation).first();
       expect(counters).toEqual({ message_count: own.length, tokens: own.reduce((sum, r) => sum + r.tokens, 0) });
     }
     const one = rows.results.filter((r) => r.c === "one").map((r) => r.content);
@@ -63,7 +62,7 @@ describe("log_chat in a JSON-RPC batch", () => {
     const long = (n: number) => `message ${n} ` + "lorem ipsum dolor sit amet ".repeat(3_300);
     const body = Array.from({ length: 7 }, (_, i) => message(i + 1, "long", long(i + 1)));
     expect((await batch(t.apiKey, body)).every((a) => !a.error)).toBe(true);
-    const rows = await env.DB.prepare("SELECT position, substr(content, 1, 10) AS head FROM items WHERE tenant_id = ? ORDER BY position").bind(t.tenantId).all<{ position: number; head: string }>();
+    const rows = await t.db.prepare("SELECT position, substr(content, 1, 10) AS head FROM items WHERE tenant_id = ? ORDER BY position").bind(t.tenantId).all<{ position: number; head: string }>();
     expect(rows.results.map((r) => r.position)).toEqual([0, 1, 2, 3, 4, 5, 6]);
     expect(rows.results.map((r) => r.head.trim())).toEqual([1, 2, 3, 4, 5, 6, 7].map((n) => `message ${n}`));
   });
@@ -93,11 +92,8 @@ describe("log_chat in a JSON-RPC batch", () => {
     const t = await newTenant();
     const answers = await batch(t.apiKey, [message(1, "u", "one"), message(2, "u", "two"), { ...message(3, "u", "three"), params: { name: "log_chat", arguments: { role: "user" } } }]);
     expect(answers.filter((a) => a.error)).toHaveLength(1);
-    let rows: { tool: string; error_code: string | null }[] = [];
-    for (let i = 0; i < 50 && rows.length < 3; i++) {
-      rows = (await env.DB.prepare("SELECT tool, error_code FROM tool_calls WHERE tenant_id = ? ORDER BY id").bind(t.tenantId).all<{ tool: string; error_code: string | null }>()).results;
-      if (rows.length < 3) await new Promise((r) => setTimeout(r, 20));
-    }
+    await untilLogged(t.tenantId, 3);
+    const rows = (await t.db.prepare("SELECT tool, error_code FROM tool_calls WHERE tenant_id = ? ORDER BY id").bind(t.tenantId).all<{ tool: string; error_code: string | null }>()).results;
     expect(rows).toEqual([
       { tool: "log_chat", error_code: null },
       { tool: "log_chat", error_code: null },
@@ -124,8 +120,8 @@ describe("memory_store and store_memory in a JSON-RPC batch", () => {
     expect(r[3]).toMatchObject({ key: "oncall", superseded: [r[2].id] });
     expect(r[4]).toMatchObject({ file_name: "runbook.md", chunk_count: 1, duplicate_of: null });
     expect(await call(t.apiKey, "memory_get", { key: "oncall", namespace: "ops" })).toMatchObject({ id: r[3].id });
-    await new Promise((resolve) => setTimeout(resolve, 50)); // the usage log is written after the response
-    const { results } = await env.DB.prepare("SELECT tool, d1_round_trips AS trips FROM tool_calls WHERE tenant_id = ? ORDER BY id").bind(t.tenantId).all<{ tool: string; trips: number }>();
+    await untilLogged(t.tenantId, 7); // the usage log is written by the USAGE queue after the response
+    const { results } = await t.db.prepare("SELECT tool, d1_round_trips AS trips FROM tool_calls WHERE tenant_id = ? ORDER BY id").bind(t.tenantId).all<{ tool: string; trips: number }>();
     // Two groups (memory_store x4, store_memory x2), each one read before its write and the write.
     expect(results.slice(0, 6).map((x) => [x.tool, x.trips])).toEqual([
       ["memory_store", 0.5],

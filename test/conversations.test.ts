@@ -9,10 +9,10 @@ import { buildServices } from "../src/services";
 import { readConfig } from "../src/config";
 import worker from "../src/index";
 import type { JobMessage } from "../src/ports";
-import { call, callTool, jsonrpc, newKey, newTenant, workerTokenCounter } from "./helpers";
+import { call, callTool, jsonrpc, newKey, newTenant, tenantDb, workerTokenCounter } from "./helpers";
 
 const versions = async (tenantId: string, contextId: string) =>
-  (await env.DB.prepare("SELECT version FROM summaries WHERE tenant_id = ? AND conversation_id = ? ORDER BY version").bind(tenantId, contextId).all<{ version: number }>()).results.map((r) => r.version);
+  (await (await tenantDb(tenantId)).prepare("SELECT version FROM summaries WHERE tenant_id = ? AND conversation_id = ? ORDER BY version").bind(tenantId, contextId).all<{ version: number }>()).results.map((r) => r.version);
 
 describe("contexts (seed 003)", () => {
   it("add_message creates the context; retrieve_context returns messages and the latest summary", async () => {
@@ -90,8 +90,8 @@ describe("contexts (seed 003)", () => {
     await call(t.apiKey, "summarize_context", { contextId: "m0" }); // m0 is covered already
     const job = (conversationId: string, messageCount = 3) => ({ conversationId, messageCount });
     const trips = { count: 0, ms: 0 };
-    const scope = countedScope(tenantScope(env.DB, t.tenantId), trips);
-    const services = buildServices(env as unknown as Env, () => {});
+    const scope = countedScope(tenantScope(t.db, t.tenantId), trips);
+    const services = buildServices(env as unknown as Env, t.db, () => {});
     // m1 twice (a re-delivery in the same batch), m0 covered, "gone" never existed.
     const summarized = await autoSummarize(scope, services, [job("m0"), job("m1"), job("m1"), job("m2"), job("m3"), job("m4"), job("m5"), job("gone")]);
     expect(summarized).toBe(5);
@@ -119,8 +119,8 @@ describe("contexts (seed 003)", () => {
       expect((await jsonrpc((await newKey(t.tenantId)).apiKey, batch)).status).toBe(200);
     }
     const trips = { count: 0, ms: 0 };
-    const services = buildServices(env as unknown as Env, () => {});
-    const summarized = await autoSummarize(countedScope(tenantScope(env.DB, t.tenantId), trips), services, ids.map((conversationId) => ({ conversationId, messageCount: 1 })));
+    const services = buildServices(env as unknown as Env, t.db, () => {});
+    const summarized = await autoSummarize(countedScope(tenantScope(t.db, t.tenantId), trips), services, ids.map((conversationId) => ({ conversationId, messageCount: 1 })));
     expect(summarized).toBe(51);
     expect(trips.count).toBe(5); // the conversations, then messages and writes for 50 and for 1
     expect(await versions(t.tenantId, "g50")).toEqual([1]);
@@ -209,7 +209,7 @@ describe("relationships between contexts", () => {
     expect((await add({ relationshipType: "friend" })).error!.message).toContain("must be one of");
     expect((await add({ weight: 1.5 })).error!.message).toBe("Invalid parameter 'weight': value must be at most 1 (got 1.5)");
     expect((await add({})).error).toMatchObject({ data: { code: "NOT_FOUND", details: { parameter: "targetContextId" } } });
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM links WHERE tenant_id = ?").bind(t.tenantId).first("n");
+    const count = await t.db.prepare("SELECT COUNT(*) AS n FROM links WHERE tenant_id = ?").bind(t.tenantId).first("n");
     expect(count).toBe(0);
   });
 });

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { admin, call, callTool, newKey, newTenant, request, waitForEmbeddings } from "./helpers";
 
@@ -22,7 +21,7 @@ describe("memory_list", () => {
       memories: [{ content: "web note one", tags: ["a"] }, { content: "web decision two", type: "decision", tags: ["b"] }, { content: long, tags: ["a", "c"] }],
     });
     await call(t.apiKey, "memory_store", { content: "api note", namespace: "api", tags: ["a"] });
-    await env.DB.prepare("UPDATE items SET created_at = ? WHERE id = ?").bind(Date.parse("2024-01-15T10:00:00Z"), web.ids[0]).run();
+    await t.db.prepare("UPDATE items SET created_at = ? WHERE id = ?").bind(Date.parse("2024-01-15T10:00:00Z"), web.ids[0]).run();
 
     const all = await call(t.apiKey, "memory_list", {});
     expect(all.total).toBe(4);
@@ -98,8 +97,8 @@ describe("memory_update", () => {
     expect(await found("ops")).toEqual([]);
     const item = await call(t.apiKey, "memory_get", { id: doc.resource_id });
     expect(item).toMatchObject({ tags: ["oncall", "pager"], importance: 0.9 });
-    const stats = await env.DB.prepare("SELECT tokens, chunks FROM keyword_stats WHERE tenant_id = ?").bind(t.tenantId).first<{ tokens: number; chunks: number }>();
-    const actual = await env.DB.prepare("SELECT SUM(fts_tokens) AS tokens, COUNT(*) AS chunks FROM chunks WHERE tenant_id = ?").bind(t.tenantId).first<{ tokens: number; chunks: number }>();
+    const stats = await t.db.prepare("SELECT tokens, chunks FROM keyword_stats WHERE tenant_id = ?").bind(t.tenantId).first<{ tokens: number; chunks: number }>();
+    const actual = await t.db.prepare("SELECT SUM(fts_tokens) AS tokens, COUNT(*) AS chunks FROM chunks WHERE tenant_id = ?").bind(t.tenantId).first<{ tokens: number; chunks: number }>();
     expect(stats).toEqual(actual);
     await waitForEmbeddings(t.tenantId); // re-embedded with the new context
     expect((await call(t.apiKey, "memory_update", { id: doc.resource_id, importance: 0.2 })).tags).toEqual(["oncall", "pager"]);
@@ -164,8 +163,8 @@ describe("get_usage_report", () => {
     const t = await newTenant();
     await call(t.apiKey, "memory_store", { content: "stored in web", namespace: "web" });
     const now = Date.now();
-    const insert = env.DB.prepare("INSERT INTO tool_calls (tenant_id, key_id, tool, project, started_at, duration_ms, error_code) VALUES (?, 'k', ?, ?, ?, ?, ?)");
-    await env.DB.batch([
+    const insert = t.db.prepare("INSERT INTO tool_calls (tenant_id, key_id, tool, project, started_at, duration_ms, error_code) VALUES (?, 'k', ?, ?, ?, ?, ?)");
+    await t.db.batch([
       ...Array.from({ length: 20 }, (_, i) => insert.bind(t.tenantId, "search", "web", now - 60_000, i + 1, i === 0 ? "NOT_FOUND" : null)),
       insert.bind(t.tenantId, "ping", null, now - 3 * 3_600_000, 500, null),
       insert.bind(t.tenantId, "ping", null, now - 3 * 86_400_000, 7, null), // outside the day
@@ -191,7 +190,7 @@ describe("context_get_working_set with GC candidates", () => {
   it("lists candidates as context_gc_analyze scores them without recording a GC cycle", async () => {
     const t = await newTenant();
     const logs = await call(t.apiKey, "memory_batch_store", { namespace: "p", memories: [{ content: "build log 1", type: "log" }, { content: "a decision", type: "decision" }] });
-    const survivals = () => env.DB.prepare("SELECT SUM(gc_survival_count) AS n FROM items WHERE tenant_id = ?").bind(t.tenantId).first<{ n: number }>();
+    const survivals = () => t.db.prepare("SELECT SUM(gc_survival_count) AS n FROM items WHERE tenant_id = ?").bind(t.tenantId).first<{ n: number }>();
     const set = await call(t.apiKey, "context_get_working_set", { project_id: "p", include_gc_candidates: true });
     expect(set.gc_candidates.map((c: any) => c.segment_id)).toEqual([logs.ids[0]]);
     expect((await survivals())!.n).toBe(0);

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, jsonrpc, mcpPost, newKey, newTenant, type TestTenant } from "./helpers";
 import {
@@ -335,13 +334,13 @@ describe("registry-driven fuzz", () => {
 
   it("after the fuzz, search, the working set, the stash and every conversation still read on every fuzzed project", async () => {
     const projects = (
-      await env.DB.prepare("SELECT DISTINCT project FROM items WHERE tenant_id = ?1 UNION SELECT project FROM conversations WHERE tenant_id = ?1 ORDER BY 1 LIMIT 40")
+      await tenant.db.prepare("SELECT DISTINCT project FROM items WHERE tenant_id = ?1 UNION SELECT project FROM conversations WHERE tenant_id = ?1 ORDER BY 1 LIMIT 40")
         .bind(tenant.tenantId)
         .all<{ project: string }>()
     ).results.map((r) => r.project);
     expect(projects).toContain("fz");
     const keys = new KeyPool(tenant.tenantId);
-    const conversations = (await env.DB.prepare("SELECT id FROM conversations WHERE tenant_id = ? ORDER BY id LIMIT 20").bind(tenant.tenantId).all<{ id: string }>()).results;
+    const conversations = (await tenant.db.prepare("SELECT id FROM conversations WHERE tenant_id = ? ORDER BY id LIMIT 20").bind(tenant.tenantId).all<{ id: string }>()).results;
     const calls = [
       { name: "search", args: { query: "fuzz" } },
       ...projects.flatMap((p) => [

@@ -1,23 +1,22 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/crypto";
-import { call, callTool, mcpPost, newKey, newTenant, waitForEmbeddings, type RpcResponse } from "./helpers";
+import { call, callTool, mcpPost, newKey, newTenant, tenantDb, waitForEmbeddings, type RpcResponse } from "./helpers";
 
 // Seed 004's working set, GC, stash and task tools, through the real /jsonrpc route.
 
 const HOUR = 3_600_000;
 
-async function all<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]> {
-  return (await env.DB.prepare(sql).bind(...params).all<T>()).results;
+async function all<T = Record<string, unknown>>(db: D1Database, sql: string, ...params: unknown[]): Promise<T[]> {
+  return (await db.prepare(sql).bind(...params).all<T>()).results;
 }
 
-async function one<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T> {
-  return (await env.DB.prepare(sql).bind(...params).first<T>())!;
+async function one<T = Record<string, unknown>>(db: D1Database, sql: string, ...params: unknown[]): Promise<T> {
+  return (await db.prepare(sql).bind(...params).first<T>())!;
 }
 
 /** Makes segments look untouched (and created) `hours` ago: test setup for age-based scoring. */
-async function age(ids: string[], hours: number): Promise<void> {
-  for (const id of ids) await env.DB.prepare("UPDATE items SET touched_at = touched_at - ?, created_at = created_at - ? WHERE id = ?").bind(hours * HOUR, hours * HOUR, id).run();
+async function age(db: D1Database, ids: string[], hours: number): Promise<void> {
+  for (const id of ids) await db.prepare("UPDATE items SET touched_at = touched_at - ?, created_at = created_at - ? WHERE id = ?").bind(hours * HOUR, hours * HOUR, id).run();
 }
 
 async function store(apiKey: string, project: string, memories: { content: string; type?: string; tags?: string[] }[]): Promise<string[]> {
@@ -26,6 +25,7 @@ async function store(apiKey: string, project: string, memories: { content: strin
 
 async function itemSnapshot(tenantId: string) {
   return all<{ id: string; tier: string; pinned: number; gc_survival_count: number; generation: string }>(
+    await tenantDb(tenantId),
     "SELECT id, tier, pinned, gc_survival_count, generation FROM items WHERE tenant_id = ? ORDER BY id",
     tenantId,
   );
@@ -55,7 +55,7 @@ describe("context_get_working_set", () => {
     expect(result.working_set).toEqual({ project_id: "my-project", task_id: null, total_tokens: result.total_tokens, last_updated: ISO });
     expect(result.segment_count).toBe(3);
     expect(result.truncated).toBe(false);
-    const stored = await all<{ id: string; tokens: number }>("SELECT id, tokens FROM items WHERE tenant_id = ? AND project = 'my-project'", t.tenantId);
+    const stored = await all<{ id: string; tokens: number }>(t.db, "SELECT id, tokens FROM items WHERE tenant_id = ? AND project = 'my-project'", t.tenantId);
     expect(result.total_tokens).toBe(stored.reduce((s, r) => s + r.tokens, 0));
     expect(result.segments.map((s: any) => s.segment_id).sort()).toEqual([note, code, message.message_id].sort());
     const noteSegment = result.segments.find((s: any) => s.segment_id === note);
@@ -88,7 +88,7 @@ describe("context_get_working_set", () => {
   it("lists the most recently touched first, at most `limit`, with totals over all", async () => {
     const t = await newTenant();
     const ids = await store(t.apiKey, "p", Array.from({ length: 5 }, (_, i) => ({ content: `segment number ${i}` })));
-    for (let i = 0; i < ids.length; i++) await age([ids[i]!], 10 - i); // ids[4] is the freshest
+    for (let i = 0; i < ids.length; i++) await age(t.db, [ids[i]!], 10 - i); // ids[4] is the freshest
     const result = await call(t.apiKey, "context_get_working_set", { project_id: "p", limit: 2 });
     expect(result.segments.map((s: any) => s.segment_id)).toEqual([ids[4], ids[3]]);
     expect(result).toMatchObject({ segment_count: 5, truncated: true });
@@ -100,9 +100,9 @@ describe("context_get_working_set", () => {
   it("counts links to an item's chunks (context links) in refcount", async () => {
     const t = await newTenant();
     const [target] = await store(t.apiKey, "p", [{ content: "The cache TTL is one hour" }]);
-    const chunk = await one<{ id: number }>("SELECT id FROM chunks WHERE item_id = ?", target);
+    const chunk = await one<{ id: number }>(t.db, "SELECT id FROM chunks WHERE item_id = ?", target);
     // seed 000's store_context_links: a message linked to a chunk
-    await env.DB.prepare("INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES (?, ?, 'message', 'm1', 'chunk', ?, 'context', 1, 0)")
+    await t.db.prepare("INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES (?, ?, 'message', 'm1', 'chunk', ?, 'context', 1, 0)")
       .bind("lnk_test_1", t.tenantId, String(chunk.id))
       .run();
     const result = await call(t.apiKey, "context_get_working_set", { project_id: "p" });
@@ -119,7 +119,7 @@ describe("context_analyze_usage", () => {
       { content: "Remember to rotate the keys", type: "note" },
     ]);
     await call(t.apiKey, "context_gc_pin", { project_id: "my-project", segment_ids: [pinned] });
-    const stored = await all<{ type: string; tokens: number }>("SELECT type, tokens FROM items WHERE tenant_id = ?", t.tenantId);
+    const stored = await all<{ type: string; tokens: number }>(t.db, "SELECT type, tokens FROM items WHERE tenant_id = ?", t.tenantId);
     const total = stored.reduce((s, r) => s + r.tokens, 0);
     const tokensOf = (type: string) => stored.find((r) => r.type === type)!.tokens;
 
@@ -201,6 +201,7 @@ describe("context_analyze_usage", () => {
     // what is in context now is never a pruning candidate
     expect(result.pruning_candidates_count).toBe(0);
     const rows = await all<{ kind: string; type: string; role: string | null; task_id: string; file_path: string | null; line_start: number | null }>(
+      t.db,
       "SELECT kind, type, role, task_id, file_path, line_start FROM items WHERE tenant_id = ? ORDER BY type, content",
       t.tenantId,
     );
@@ -230,7 +231,7 @@ describe("context_analyze_usage", () => {
       "context_descriptors.recent_messages.0.timestamp",
     );
     expectInvalid(await callTool(t.apiKey, "context_analyze_usage", { token_limit: 5000 }), "project_id", "Invalid parameter 'project_id': is required (string)");
-    expect(await all("SELECT id FROM items WHERE tenant_id = ?", t.tenantId)).toEqual([]);
+    expect(await all(t.db, "SELECT id FROM items WHERE tenant_id = ?", t.tenantId)).toEqual([]);
   });
 });
 
@@ -246,7 +247,7 @@ describe("context_gc_analyze", () => {
       { content: "Standup moved to 9:30 tomorrow", type: "note" },
       { content: "Decision: ship on Friday", type: "decision" },
     ]);
-    await age([oldLog!, oldNote!, referenced!, pinnedLog!], 48);
+    await age(t.db, [oldLog!, oldNote!, referenced!, pinnedLog!], 48);
     await call(t.apiKey, "link_resources", { source_id: freshNote, target_id: referenced, relationship_type: "references" });
     await call(t.apiKey, "link_resources", { source_id: freshDecision, target_id: referenced, relationship_type: "references" });
     await call(t.apiKey, "link_resources", { source_id: oldNote, target_id: referenced, relationship_type: "references" });
@@ -255,7 +256,7 @@ describe("context_gc_analyze", () => {
     const result = await call(t.apiKey, "context_gc_analyze", { project_id: "my-project", target_tokens: 10 });
     const ids = result.pruning_candidates.map((c: any) => c.segment_id);
     expect(ids).toEqual([oldLog, oldNote]); // highest score first
-    const tokens = await all<{ id: string; tokens: number }>("SELECT id, tokens FROM items WHERE tenant_id = ?", t.tenantId);
+    const tokens = await all<{ id: string; tokens: number }>(t.db, "SELECT id, tokens FROM items WHERE tenant_id = ?", t.tenantId);
     const tokensOf = (id: string) => tokens.find((r) => r.id === id)!.tokens;
     expect(result.pruning_candidates[0]).toEqual({
       segment_id: oldLog,
@@ -304,7 +305,7 @@ describe("context_gc_analyze", () => {
     const t = await newTenant();
     const [log] = await store(t.apiKey, "p", [{ content: "tail of the server log", type: "log" }]);
     const file = (await call(t.apiKey, "store_memory", { file_name: "src/server.ts", content: "server code ".repeat(5), project_id: "p", resource_type: "log" })).resource_id as string;
-    await age([log!, file], 72);
+    await age(t.db, [log!, file], 72);
     const before = await call(t.apiKey, "context_gc_analyze", { project_id: "p" });
     expect(before.pruning_candidates.map((c: any) => c.segment_id).sort()).toEqual([log, file].sort());
     const rooted = await call(t.apiKey, "context_gc_analyze", {
@@ -320,7 +321,7 @@ describe("context_gc_prune", () => {
     const t = await newTenant();
     const [seg1, seg2, pinned] = await store(t.apiKey, "my-project", [{ content: "apricot segment" }, { content: "blueberry segment" }, { content: "cherry segment" }]);
     await call(t.apiKey, "context_gc_pin", { project_id: "my-project", segment_ids: [pinned] });
-    const tokens = await all<{ id: string; tokens: number }>("SELECT id, tokens FROM items WHERE tenant_id = ?", t.tenantId);
+    const tokens = await all<{ id: string; tokens: number }>(t.db, "SELECT id, tokens FROM items WHERE tenant_id = ?", t.tenantId);
     const result = await call(t.apiKey, "context_gc_prune", { project_id: "my-project", segment_ids: [seg1, seg2, pinned, "seg-missing"], action: "stash" });
     expect(result).toEqual({
       pruned_segments: [seg1, seg2],
@@ -353,7 +354,7 @@ describe("context_gc_prune", () => {
     expectInvalid(await callTool(t.apiKey, "context_gc_prune", { project_id: "p", segment_ids: [id], action: "delete", confirm: false }), "confirm");
     expectInvalid(await callTool(t.apiKey, "context_gc_prune", { project_id: "p", segment_ids: [], action: "stash" }), "segment_ids");
     expect(await itemSnapshot(t.tenantId)).toEqual(before);
-    expect(await one("SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ?", t.tenantId)).toEqual({ n: 1 });
+    expect(await one(t.db, "SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ?", t.tenantId)).toEqual({ n: 1 });
   });
 
   it("deletes with confirm, leaving no orphan chunk, FTS row, vector, link or cached context", async () => {
@@ -365,36 +366,36 @@ describe("context_gc_prune", () => {
     await waitForEmbeddings(t.tenantId);
     await call(t.apiKey, "link_resources", { source_id: doc, target_id: neighbour, relationship_type: "related_to" });
     await call(t.apiKey, "link_resources", { source_id: neighbour, target_id: doc, relationship_type: "references" });
-    const chunkIds = (await all<{ id: number }>("SELECT id FROM chunks WHERE item_id = ?", doc)).map((c) => c.id);
+    const chunkIds = (await all<{ id: number }>(t.db, "SELECT id FROM chunks WHERE item_id = ?", doc)).map((c) => c.id);
     expect(chunkIds.length).toBeGreaterThan(1);
-    await env.DB.prepare("INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES ('lnk_ctx', ?, 'message', ?, 'chunk', ?, 'context', 1, 0)")
+    await t.db.prepare("INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES ('lnk_ctx', ?, 'message', ?, 'chunk', ?, 'context', 1, 0)")
       .bind(t.tenantId, message, String(chunkIds[0]))
       .run();
-    expect((await all("SELECT chunk_id FROM local_vectors WHERE item_id = ?", doc)).length).toBe(chunkIds.length);
+    expect((await all(t.db, "SELECT chunk_id FROM local_vectors WHERE item_id = ?", doc)).length).toBe(chunkIds.length);
     const build = () => call(t.apiKey, "memory_context_build", { query: "zebra migration step", token_budget: 4000, namespace: "p", min_similarity: 0 });
     expect((await build()).memories.map((m: any) => m.id)).toContain(doc);
     await new Promise((r) => setTimeout(r, 200)); // the cache write finishes after the response
     expect((await build()).cache_hit).toBe(true);
 
     const result = await call(t.apiKey, "context_gc_prune", { project_id: "p", segment_ids: [doc, message], action: "delete", confirm: true });
-    const tokens = await all<{ tokens: number }>("SELECT tokens FROM items WHERE tenant_id = ?", t.tenantId);
+    const tokens = await all<{ tokens: number }>(t.db, "SELECT tokens FROM items WHERE tenant_id = ?", t.tenantId);
     expect(result).toMatchObject({ pruned_segments: [doc, message], action: "deleted", errors: [] });
     expect(result.tokens_freed).toBeGreaterThan(100);
     expect(tokens).toHaveLength(1); // only the neighbour is left
     const inList = chunkIds.map(() => "?").join(",");
-    expect(await all(`SELECT id FROM chunks WHERE item_id IN (?, ?)`, doc, message)).toEqual([]);
-    expect(await all(`SELECT rowid FROM chunks_fts WHERE rowid IN (${inList})`, ...chunkIds)).toEqual([]);
-    expect(await all(`SELECT chunk_id FROM local_vectors WHERE tenant_id = ? AND (item_id IN (?, ?) OR chunk_id IN (${inList}))`, t.tenantId, doc, message, ...chunkIds)).toEqual([]);
-    expect(await all("SELECT id FROM links WHERE tenant_id = ?", t.tenantId)).toEqual([]);
-    expect(await one("SELECT message_count, tokens FROM conversations WHERE tenant_id = ? AND id = 'conv-z'", t.tenantId)).toEqual({ message_count: 0, tokens: 0 });
+    expect(await all(t.db, `SELECT id FROM chunks WHERE item_id IN (?, ?)`, doc, message)).toEqual([]);
+    expect(await all(t.db, `SELECT rowid FROM chunks_fts WHERE rowid IN (${inList})`, ...chunkIds)).toEqual([]);
+    expect(await all(t.db, `SELECT chunk_id FROM local_vectors WHERE tenant_id = ? AND (item_id IN (?, ?) OR chunk_id IN (${inList}))`, t.tenantId, doc, message, ...chunkIds)).toEqual([]);
+    expect(await all(t.db, "SELECT id FROM links WHERE tenant_id = ?", t.tenantId)).toEqual([]);
+    expect(await one(t.db, "SELECT message_count, tokens FROM conversations WHERE tenant_id = ? AND id = 'conv-z'", t.tenantId)).toEqual({ message_count: 0, tokens: 0 });
     // every FTS row still belongs to a chunk (no orphan anywhere in the index)
-    expect(await one("SELECT COUNT(*) AS n FROM chunks_fts WHERE rowid NOT IN (SELECT id FROM chunks)")).toEqual({ n: 0 });
+    expect(await one(t.db, "SELECT COUNT(*) AS n FROM chunks_fts WHERE rowid NOT IN (SELECT id FROM chunks)")).toEqual({ n: 0 });
     const after = await build();
     expect(after.cache_hit).toBe(false);
     expect(after.memories.map((m: any) => m.id)).toEqual([neighbour]);
     expect((await call(t.apiKey, "search", { query: "zebra", include_stashed: true })).results.map((r: any) => r.item_id)).toEqual([neighbour]);
     // recorded in the usage log
-    await expect.poll(async () => all("SELECT tool, project, error_code FROM tool_calls WHERE tenant_id = ? AND tool = 'context_gc_prune'", t.tenantId)).toEqual([
+    await expect.poll(async () => all(t.db, "SELECT tool, project, error_code FROM tool_calls WHERE tenant_id = ? AND tool = 'context_gc_prune'", t.tenantId)).toEqual([
       { tool: "context_gc_prune", project: "p", error_code: null },
     ]);
     // a deleted segment is gone for good
@@ -439,7 +440,7 @@ describe("context_gc_pin / context_gc_unpin", () => {
       { content: "old pinned debug log", type: "log", tags: ["debug"] },
       { content: "old loose debug log", type: "log", tags: ["debug"] },
     ]);
-    await age([pinned!, loose!], 100);
+    await age(t.db, [pinned!, loose!], 100);
     await call(t.apiKey, "context_gc_pin", { project_id: "p", segment_ids: [pinned] });
     const analysis = await call(t.apiKey, "context_gc_analyze", { project_id: "p", target_tokens: 1_000_000 });
     expect(analysis.pruning_candidates.map((c: any) => c.segment_id)).toEqual([loose]);
@@ -448,7 +449,7 @@ describe("context_gc_pin / context_gc_unpin", () => {
     expect(deleted).toMatchObject({ pruned_segments: [], errors: [{ segment_id: pinned, code: "PERMISSION_DENIED" }] });
     const stashed = await call(t.apiKey, "context_stash", { project_id: "p", filters: { tags: ["debug"] } });
     expect(stashed).toMatchObject({ stashed_segments: [loose], segments_matched: 2, errors: [{ segment_id: pinned, code: "PERMISSION_DENIED" }] });
-    expect(await one("SELECT tier, pinned FROM items WHERE id = ?", pinned)).toEqual({ tier: "active", pinned: 1 });
+    expect(await one(t.db, "SELECT tier, pinned FROM items WHERE id = ?", pinned)).toEqual({ tier: "active", pinned: 1 });
     // once unpinned it is ordinary again
     await call(t.apiKey, "context_gc_unpin", { project_id: "p", segment_ids: [pinned] });
     expect((await call(t.apiKey, "context_gc_analyze", { project_id: "p" })).pruning_candidates.map((c: any) => c.segment_id)).toEqual([pinned]);
@@ -464,11 +465,11 @@ describe("context_stash / context_search_stashed / context_retrieve_stashed", ()
       { content: "Documentation of the old v2 endpoints", type: "note" },
       { content: "// old documentation generator", type: "code" },
     ]);
-    await env.DB.prepare("UPDATE items SET created_at = ? WHERE id IN (?, ?, ?)").bind(Date.parse("2023-06-01T00:00:00Z"), oldDocs, oldOther, oldDocsCode).run();
-    const tokens = await one<{ tokens: number }>("SELECT tokens FROM items WHERE id = ?", oldDocs);
+    await t.db.prepare("UPDATE items SET created_at = ? WHERE id IN (?, ?, ?)").bind(Date.parse("2023-06-01T00:00:00Z"), oldDocs, oldOther, oldDocsCode).run();
+    const tokens = await one<{ tokens: number }>(t.db, "SELECT tokens FROM items WHERE id = ?", oldDocs);
     const result = await call(t.apiKey, "context_stash", { query: "old documentation", filters: { type: "note", created_before: "2024-01-01T00:00:00Z" } });
     expect(result).toEqual({ stashed_segments: [oldDocs], tokens_stashed: tokens.tokens, segments_matched: 1, errors: [] });
-    const tiers = Object.fromEntries((await all<{ id: string; tier: string }>("SELECT id, tier FROM items WHERE tenant_id = ?", t.tenantId)).map((r) => [r.id, r.tier]));
+    const tiers = Object.fromEntries((await all<{ id: string; tier: string }>(t.db, "SELECT id, tier FROM items WHERE tenant_id = ?", t.tenantId)).map((r) => [r.id, r.tier]));
     expect(tiers).toEqual({ [oldDocs!]: "stashed", [oldOther!]: "active", [newDocs!]: "active", [oldDocsCode!]: "active" });
     // filters as a JSON string; keyword is stemmed ("documentations" finds "documentation")
     const byString = await call(t.apiKey, "context_stash", { project_id: "default", query: "documentations", filters: JSON.stringify({ type: "code" }) });
@@ -630,12 +631,12 @@ describe("tasks", () => {
     expect(captured).toHaveLength(4); // three of task-123 and the shared memory
 
     const snapshot = await call(t.apiKey, "context_create_task_snapshot", { project_id: "my-project", task_id: "task-123", name: "before-refactor" });
-    const tokens = await one<{ n: number }>(`SELECT SUM(tokens) AS n FROM items WHERE id IN (${captured.map(() => "?").join(",")})`, ...captured);
+    const tokens = await one<{ n: number }>(t.db, `SELECT SUM(tokens) AS n FROM items WHERE id IN (${captured.map(() => "?").join(",")})`, ...captured);
     expect(snapshot).toEqual({ snapshot_id: expect.stringMatching(/^snapshot-/), task_id: "task-123", name: "before-refactor", segments_snapshot: 4, tokens_snapshot: tokens.n, created_at: ISO });
 
     // the snapshot's listing may get auto-linked to what it captured: such links do not keep segments alive
-    const record = await one<{ id: string }>("SELECT id FROM items WHERE tenant_id = ? AND kind = 'snapshot'", t.tenantId);
-    await env.DB.prepare("INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES ('lnk_snap', ?, 'item', ?, 'item', ?, 'similar_content', 0.9, 0)")
+    const record = await one<{ id: string }>(t.db, "SELECT id FROM items WHERE tenant_id = ? AND kind = 'snapshot'", t.tenantId);
+    await t.db.prepare("INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES ('lnk_snap', ?, 'item', ?, 'item', ?, 'similar_content', 0.9, 0)")
       .bind(t.tenantId, record.id, shared)
       .run();
     const refcounts = (await call(t.apiKey, "context_get_working_set", { project_id: "my-project" })).segments.map((s: any) => s.refcount);
@@ -659,7 +660,7 @@ describe("tasks", () => {
     const restored = await call(t.apiKey, "context_retrieve_stashed", { project_id: "my-project", filters: { tags: [`snapshot:${snapshot.snapshot_id}`] }, move_to_active: true });
     expect(restored.segments_found).toBe(4);
     expect(restored.moved_to_active.sort()).toEqual(captured);
-    const active = await all<{ id: string }>("SELECT id FROM items WHERE tenant_id = ? AND tier = 'active' ORDER BY id", t.tenantId);
+    const active = await all<{ id: string }>(t.db, "SELECT id FROM items WHERE tenant_id = ? AND tier = 'active' ORDER BY id", t.tenantId);
     expect(active.map((r) => r.id)).toEqual(captured);
     expect(captured).toContain(shared);
     // the record stays in the stash, so the snapshot can be restored again

@@ -1,6 +1,5 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { call, callTool, newTenant, waitForEmbeddings } from "./helpers";
+import { call, callTool, newTenant, tenantDb, waitForEmbeddings } from "./helpers";
 
 describe("context links (seed 000)", () => {
   it("links a message to chunks and reads the links both ways", async () => {
@@ -46,7 +45,7 @@ describe("context links (seed 000)", () => {
     expect(response.error).toMatchObject({ data: { code: "NOT_FOUND", details: { parameter: "chunk_ids", missing: [foreign] } } });
     const missingMessage = await callTool(b.apiKey, "store_context_links", { message_id: "msg_404", chunk_ids: [own] });
     expect(missingMessage.error!.data.details.parameter).toBe("message_id");
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM links WHERE tenant_id = ?").bind(b.tenantId).first("n")).toBe(0);
+    expect(await b.db.prepare("SELECT COUNT(*) AS n FROM links WHERE tenant_id = ?").bind(b.tenantId).first("n")).toBe(0);
   });
 });
 
@@ -134,7 +133,7 @@ describe("knowledge graph (seed 000)", () => {
       .poll(async () => (await call(t.apiKey, "get_document_relationships", { document_id: a })).relationships.depth_1?.map((r: any) => r.document_id), { timeout: 15_000, interval: 500 })
       .toEqual([b]);
     await expect.poll(async () => call(t.apiKey, "get_related_contexts", { contextId: "trip-2" }), { timeout: 15_000, interval: 500 }).toEqual(["trip-1"]);
-    const edge = await env.DB.prepare("SELECT relationship_type, weight FROM links WHERE tenant_id = ? AND source_type = 'conversation'").bind(t.tenantId).first<any>();
+    const edge = await t.db.prepare("SELECT relationship_type, weight FROM links WHERE tenant_id = ? AND source_type = 'conversation'").bind(t.tenantId).first<any>();
     expect(edge.relationship_type).toBe("similar");
     expect(edge.weight).toBeGreaterThanOrEqual(0.6);
   }, 40_000);
@@ -212,7 +211,7 @@ describe("cached contexts and auto-link", () => {
     const related = await call(t.apiKey, "get_document_relationships", { document_id: first, max_depth: 1 });
     expect(related.relationships.depth_1.map((r: any) => r.document_id)).toEqual([second]);
     // Weaker the other way round: this direction is written, and the cached context goes.
-    await env.DB.prepare("UPDATE links SET weight = 0.1 WHERE tenant_id = ? AND relationship_type = 'similar_content'").bind(t.tenantId).run();
+    await t.db.prepare("UPDATE links SET weight = 0.1 WHERE tenant_id = ? AND relationship_type = 'similar_content'").bind(t.tenantId).run();
     await call(t.apiKey, "auto_link_documents", { document_id: first });
     expect(await similarLinks()).toBe(2);
     expect((await call(t.apiKey, "memory_context_build", args)).cache_hit).toBe(false);
@@ -264,7 +263,7 @@ describe("cached contexts and auto-link", () => {
 });
 
 async function count(sql: string, tenantId: string): Promise<number> {
-  return (await env.DB.prepare(sql).bind(tenantId).first<{ n: number }>())!.n;
+  return (await (await tenantDb(tenantId)).prepare(sql).bind(tenantId).first<{ n: number }>())!.n;
 }
 
 /** Waits until the auto-link job has linked every item of the tenant. */

@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { assetTokenTables } from "../src/adapters/asset-token-tables";
 import { tokenCounter, type TokenCounter, type TokenEncoding } from "../src/core/shared/tokens";
+import { shardDatabase } from "../src/control/shards";
 
 export const ADMIN_TOKEN = "test-admin-token";
 export const BASE = "http://localhost";
@@ -27,15 +28,25 @@ export interface TestTenant {
   tenantId: string;
   apiKey: string;
   keyId: string;
+  /** The data shard that holds the tenant (placement chose it): what a test reads to check storage. */
+  db: D1Database;
+  shard: string;
 }
 
 let counter = 0;
 
 /** A fresh tenant and key via the admin API (fresh keys keep the per-key rate limit out of the way). */
 export async function newTenant(options: { scopes?: string[]; projects?: string[] } = {}): Promise<TestTenant> {
-  const tenant = await (await admin("POST", "/tenants", { name: `tenant ${++counter}` })).json<{ tenant_id: string }>();
+  const tenant = await (await admin("POST", "/tenants", { name: `tenant ${++counter}` })).json<{ tenant_id: string; shard: string }>();
   const key = await newKey(tenant.tenant_id, options);
-  return { tenantId: tenant.tenant_id, ...key };
+  return { tenantId: tenant.tenant_id, ...key, shard: tenant.shard, db: shardDatabase(env, tenant.shard) };
+}
+
+/** The data shard that holds a tenant now, as the control database says. */
+export async function tenantDb(tenantId: string): Promise<D1Database> {
+  const row = await env.CONTROL.prepare("SELECT shard FROM tenants WHERE id = ?").bind(tenantId).first<{ shard: string }>();
+  if (!row) throw new Error(`no tenant ${tenantId}`);
+  return shardDatabase(env, row.shard);
 }
 
 export async function newKey(tenantId: string, options: { scopes?: string[]; projects?: string[] } = {}): Promise<{ apiKey: string; keyId: string }> {
@@ -90,9 +101,39 @@ export async function waitForEmbeddings(tenantId: string, timeoutMs = 20_000): P
   const { env } = await import("cloudflare:workers");
   const started = Date.now();
   for (;;) {
-    const row = await env.DB.prepare("SELECT COUNT(*) AS pending FROM items WHERE tenant_id = ? AND embedded_at IS NULL").bind(tenantId).first<{ pending: number }>();
+    const row = await (await tenantDb(tenantId)).prepare("SELECT COUNT(*) AS pending FROM items WHERE tenant_id = ? AND embedded_at IS NULL").bind(tenantId).first<{ pending: number }>();
     if (row!.pending === 0) return;
     if (Date.now() - started > timeoutMs) throw new Error(`${row!.pending} items still unembedded after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Tool calls the usage queue has written for a tenant (of one tool, or all). */
+async function loggedCalls(tenantId: string, tool?: string): Promise<number> {
+  const db = await tenantDb(tenantId);
+  const row = tool === undefined
+    ? await db.prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?").bind(tenantId).first<{ n: number }>()
+    : await db.prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND tool = ?").bind(tenantId, tool).first<{ n: number }>();
+  return row!.n;
+}
+
+/** Waits until the usage log holds at least `count` calls of a tenant: it is written by the USAGE queue's consumer, a batch after the response. */
+export async function untilLogged(tenantId: string, count: number, tool?: string, timeoutMs = 10_000): Promise<void> {
+  const started = Date.now();
+  while ((await loggedCalls(tenantId, tool)) < count) {
+    if (Date.now() - started > timeoutMs) throw new Error(`usage log of ${tenantId} has ${await loggedCalls(tenantId, tool)} calls${tool ? ` of ${tool}` : ""} after ${timeoutMs} ms; expected ${count}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Waits until no usage row of a tenant arrives for longer than a queue batch waits (1 s): every call made so far is logged. */
+export async function usageLogSettled(tenantId: string): Promise<number> {
+  let last = await loggedCalls(tenantId);
+  let stillSince = Date.now();
+  while (Date.now() - stillSince < 1_500) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = await loggedCalls(tenantId);
+    if (now !== last) [last, stillSince] = [now, Date.now()];
+  }
+  return last;
 }

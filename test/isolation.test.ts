@@ -1,6 +1,5 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { admin, call, newKey, newTenant, waitForEmbeddings, type TestTenant } from "./helpers";
+import { admin, call, newKey, newTenant, tenantDb, waitForEmbeddings, type TestTenant } from "./helpers";
 import { exampleObject, KeyPool, listTools, PROJECT_NAMES, runCalls, runOne, show, type Outcome, type ToolCall, type ToolInfo } from "./registry-cases";
 
 // Registry-driven isolation matrix (issue 9): tenant A creates one of everything in projects p1 and p2;
@@ -29,8 +28,8 @@ const CONTROL_TOOLS = ["get_context", "get_context_links_for_message", "get_docu
 
 const CONVERSATIONS = { p1: ["chat-p1", "thread-p1"], p2: ["chat-p2", "thread-p2"] } as const;
 
-async function rows<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]> {
-  return (await env.DB.prepare(sql).bind(...params).all<T>()).results;
+async function rows<T = Record<string, unknown>>(db: D1Database, sql: string, ...params: unknown[]): Promise<T[]> {
+  return (await db.prepare(sql).bind(...params).all<T>()).results;
 }
 
 /** One of everything in a project, through the tools themselves. */
@@ -46,7 +45,7 @@ async function createAll(keys: KeyPool, project: "p1" | "p2"): Promise<{ snapsho
   await call(await key(), "log_chat", { conversation_id: thread, role: "user", content: `${project} follow-up about ${word}`, project_id: project });
   await call(await key(), "link_resources", { source_id: m1.id, target_id: doc.resource_id, relationship_type: "references" });
   await call(await key(), "add_relationship", { sourceContextId: chat, targetContextId: thread, relationshipType: "continues" });
-  const docChunks = await rows<{ id: number }>("SELECT id FROM chunks WHERE item_id = ?", doc.resource_id);
+  const docChunks = await rows<{ id: number }>(await tenantDb(keys.tenantId), "SELECT id FROM chunks WHERE item_id = ?", doc.resource_id);
   await call(await key(), "store_context_links", { message_id: msg.message_id, chunk_ids: docChunks.map((c) => c.id) });
   await call(await key(), "summarize_context", { contextId: chat });
   await call(await key(), "context_set_current_task", { project_id: project, task_id: `task-${project}` });
@@ -57,10 +56,12 @@ async function createAll(keys: KeyPool, project: "p1" | "p2"): Promise<{ snapsho
 }
 
 async function collectP2Ids(tenantId: string, snapshotId: string): Promise<P2Ids> {
-  const items = await rows<{ id: string; kind: string }>("SELECT id, kind FROM items WHERE tenant_id = ? AND project = 'p2' ORDER BY created_at, id", tenantId);
-  const chunks = await rows<{ id: number; item_id: string }>("SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.tenant_id = ? AND i.project = 'p2' ORDER BY c.id", tenantId);
+  const db = await tenantDb(tenantId);
+  const items = await rows<{ id: string; kind: string }>(db, "SELECT id, kind FROM items WHERE tenant_id = ? AND project = 'p2' ORDER BY created_at, id", tenantId);
+  const chunks = await rows<{ id: number; item_id: string }>(db, "SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.tenant_id = ? AND i.project = 'p2' ORDER BY c.id", tenantId);
   const ids = items.map((i) => i.id);
   const links = await rows<{ id: string }>(
+    db,
     "SELECT id FROM links WHERE tenant_id = ?1 AND (source_id IN (SELECT value FROM json_each(?2)) OR target_id IN (SELECT value FROM json_each(?2)) OR source_id IN ('chat-p2', 'thread-p2'))",
     tenantId,
     JSON.stringify(ids),
@@ -89,8 +90,9 @@ async function fingerprint(tenantId: string, withCache: boolean): Promise<Record
     project_tasks: "SELECT project, current_task_id, previous_task_id FROM project_tasks WHERE tenant_id = ? ORDER BY project",
   };
   if (withCache) tables.cache_entries_p2 = "SELECT key, project, generation, query FROM cache_entries WHERE tenant_id = ? AND project = 'p2' ORDER BY key";
+  const db = await tenantDb(tenantId);
   const out: Record<string, string> = {};
-  for (const [name, sql] of Object.entries(tables)) out[name] = JSON.stringify(await rows(sql, tenantId));
+  for (const [name, sql] of Object.entries(tables)) out[name] = JSON.stringify(await rows(db, sql, tenantId));
   return out;
 }
 
@@ -104,7 +106,7 @@ async function settle(tenantId: string): Promise<void> {
   let last = "";
   for (let i = 0; i < 60; i++) {
     const now = JSON.stringify(await fingerprint(tenantId, true));
-    const unlinked = (await rows<{ n: number }>("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND linked_at IS NULL", tenantId))[0]!.n;
+    const unlinked = (await rows<{ n: number }>(await tenantDb(tenantId), "SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND linked_at IS NULL", tenantId))[0]!.n;
     if (now === last && unlinked === 0) return;
     last = now;
     await new Promise((r) => setTimeout(r, 250));

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { autoLinkItems } from "../src/core/graph/auto-link";
 import { embedItems } from "../src/core/memory/embedding";
 import { writeItems } from "../src/core/memory/items";
+import { shardDatabase } from "../src/control/shards";
 import { tenantScope } from "../src/db/scope";
 import type { Env } from "../src/env";
 import { buildServices } from "../src/services";
@@ -30,11 +31,14 @@ function rowsReadD1(inner: D1Database, log: { sql: string; rows: number }[]): D1
   } as unknown as D1Database;
 }
 
+/** The data shard these made-up tenants live on. */
+const db = shardDatabase(env, "SHARD_0");
+
 /** A new tenant, and services whose queue sends nothing (the jobs are run by hand). */
 async function newTenant(tenantId: string) {
-  const services = { ...buildServices(env as unknown as Env, () => {}), jobs: { send: async () => {} } };
-  await env.DB.prepare("INSERT INTO tenants (id, name, created_at) VALUES (?, ?, 0)").bind(tenantId, tenantId).run();
-  return { services, scope: tenantScope(env.DB, tenantId) };
+  const services = { ...buildServices(env as unknown as Env, db, () => {}), jobs: { send: async () => {} } };
+  await env.CONTROL.prepare("INSERT INTO tenants (id, name, created_at, shard) VALUES (?, ?, 0, 'SHARD_0')").bind(tenantId, tenantId).run();
+  return { services, scope: tenantScope(db, tenantId) };
 }
 
 describe("background jobs read rows in proportion to the job, not the tenant", () => {
@@ -48,7 +52,7 @@ describe("background jobs read rows in proportion to the job, not the tenant", (
     await autoLinkItems(scope, services, earlier.map((w) => w.id));
 
     const log: { sql: string; rows: number }[] = [];
-    const counted = tenantScope(rowsReadD1(env.DB, log), tenantId);
+    const counted = tenantScope(rowsReadD1(db, log), tenantId);
     // Near copies of two earlier notes: each links to its original (and to that note's close neighbours).
     const fresh = await writeItems(counted, services, [`${texts[4]} (copy)`, `${texts[7]} (copy)`].map((content) => ({ project: "p", kind: "memory", type: "note", content })));
     const ids = fresh.map((w) => w.id);
@@ -59,7 +63,7 @@ describe("background jobs read rows in proportion to the job, not the tenant", (
     for (const { sql, rows } of log) expect(rows, sql.replace(/\s+/g, " ")).toBeLessThan(60);
     // All the job's links in one statement.
     expect(log.filter((l) => l.sql.includes("INSERT INTO links"))).toHaveLength(1);
-    const links = await env.DB.prepare("SELECT COUNT(*) AS n FROM links WHERE tenant_id = ? AND source_id IN (?, ?)").bind(tenantId, ...ids).first<{ n: number }>("n");
+    const links = await db.prepare("SELECT COUNT(*) AS n FROM links WHERE tenant_id = ? AND source_id IN (?, ?)").bind(tenantId, ...ids).first<{ n: number }>("n");
     expect(links).toBeGreaterThanOrEqual(2);
   });
 });
@@ -72,15 +76,15 @@ describe("a merged job's memory stays bounded", () => {
     const big = (n: number) => Array.from({ length: 1500 }, (_, i) => `${words[(i * 7 + n) % 12]}${(i * 31 + n) % 97}`).join(" ");
     const written = await writeItems(scope, services, Array.from({ length: 120 }, (_, n) => ({ project: "p", kind: "document" as const, type: "note", content: big(n) })));
     const ids = written.map((w) => w.id);
-    const tokens = (await env.DB.prepare("SELECT SUM(tokens) AS n FROM items WHERE tenant_id = ?").bind(tenantId).first<number>("n"))!;
+    const tokens = (await db.prepare("SELECT SUM(tokens) AS n FROM items WHERE tenant_id = ?").bind(tenantId).first<number>("n"))!;
     expect(tokens).toBeGreaterThan(250_000);
 
     const log: { sql: string; rows: number }[] = [];
-    const counted = tenantScope(rowsReadD1(env.DB, log), tenantId);
+    const counted = tenantScope(rowsReadD1(db, log), tenantId);
     await embedItems(counted, services, ids);
     const reads = log.filter((l) => l.sql.includes("SELECT c.id, c.item_id, c.content"));
     expect(reads.length).toBeGreaterThanOrEqual(Math.max(2, Math.ceil(tokens / 250_000)));
-    const pending = await env.DB.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND embedded_at IS NULL").bind(tenantId).first("n");
+    const pending = await db.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND embedded_at IS NULL").bind(tenantId).first("n");
     expect(pending).toBe(0);
 
     log.length = 0;
@@ -98,7 +102,7 @@ describe("working-set writes by id read the rows they name, not the tenant's", (
     const two = [written[10]!.id, written[200]!.id];
 
     const log: { sql: string; rows: number }[] = [];
-    const counted = tenantScope(rowsReadD1(env.DB, log), tenantId);
+    const counted = tenantScope(rowsReadD1(db, log), tenantId);
     expect((await setPinned(counted, "p", [two[0]!], true)).segmentIds).toEqual([two[0]]);
     expect((await setPinned(counted, "p", [two[0]!], false)).segmentIds).toEqual([two[0]]);
     const segments = two.map((id) => ({ id, project: "p" }));

@@ -2,13 +2,14 @@ import { createExecutionContext, createMessageBatch, createScheduledController, 
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../src/index";
+import { shardDatabase, shardNames } from "../src/control/shards";
 import { countedD1 } from "../src/db/counted-d1";
 import { backoffSeconds, MAX_ATTEMPTS } from "../src/jobs/consumer";
 import type { JobMessage } from "../src/ports";
-import { admin, call, newTenant, waitForEmbeddings } from "./helpers";
+import { admin, call, newTenant, tenantDb, waitForEmbeddings } from "./helpers";
 
 const vectorCount = async (tenantId: string) =>
-  (await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?").bind(tenantId).first<{ n: number }>())!.n;
+  (await (await tenantDb(tenantId)).prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?").bind(tenantId).first<{ n: number }>())!.n;
 
 async function deliver(messages: { id: string; attempts: number; body: JobMessage }[], overrides: Partial<typeof env> = {}, queue = "context-edge-jobs") {
   const batch = createMessageBatch<JobMessage>(queue, messages.map((m) => ({ ...m, timestamp: new Date() })));
@@ -27,7 +28,9 @@ describe("a batch's embed and link jobs of one tenant run merged", () => {
   const tripsOf = async (messages: { id: string; attempts: number; body: JobMessage }[]) => {
     const counter = { count: 0, ms: 0 };
     const sent: JobMessage[] = [];
-    const result = await deliver(messages, { DB: countedD1(env.DB, counter), JOBS: keptQueue(sent) as unknown as Queue });
+    // every shard the jobs may work on (the control lookup of the tenant's shard is cached, so it is not the jobs' cost)
+    const d1s = Object.fromEntries(shardNames(env).map((shard) => [shard, countedD1(shardDatabase(env, shard), counter)]));
+    const result = await deliver(messages, { ...d1s, JOBS: keptQueue(sent) as unknown as Queue });
     return { trips: counter.count, acks: result.explicitAcks, sent };
   };
 
@@ -38,7 +41,7 @@ describe("a batch's embed and link jobs of one tenant run merged", () => {
     });
     await waitForEmbeddings(t.tenantId);
     // and the real consumer's link job too, so it cannot run between the two measurements
-    await expect.poll(() => env.DB.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND linked_at IS NULL").bind(t.tenantId).first("n"), { timeout: 15_000 }).toBe(0);
+    await expect.poll(() => t.db.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND linked_at IS NULL").bind(t.tenantId).first("n"), { timeout: 15_000 }).toBe(0);
     const one = await tripsOf([
       { id: "e-all", attempts: 1, body: { type: "embed", tenantId: t.tenantId, itemIds: ids } },
       { id: "l-all", attempts: 1, body: { type: "link", tenantId: t.tenantId, itemIds: ids } },
@@ -53,7 +56,7 @@ describe("a batch's embed and link jobs of one tenant run merged", () => {
     // the merged embed queued one link job for its four items, as the single message did
     expect(four.sent).toEqual([{ type: "link", tenantId: t.tenantId, itemIds: ids }]);
     expect(await vectorCount(t.tenantId)).toBe(4);
-    const linked = await env.DB.prepare("SELECT COUNT(*) AS n FROM links WHERE tenant_id = ? AND relationship_type = 'similar_content'").bind(t.tenantId).first("n");
+    const linked = await t.db.prepare("SELECT COUNT(*) AS n FROM links WHERE tenant_id = ? AND relationship_type = 'similar_content'").bind(t.tenantId).first("n");
     expect(linked).toBeGreaterThan(0);
   });
 
@@ -101,12 +104,12 @@ describe("embedding jobs", () => {
     const stored = await call(t.apiKey, "memory_batch_store", { memories: [{ content: "first fact" }, { content: "second fact" }] });
     await waitForEmbeddings(t.tenantId);
     expect(await vectorCount(t.tenantId)).toBe(2);
-    const before = await env.DB.prepare("SELECT vector FROM local_vectors WHERE tenant_id = ? ORDER BY chunk_id").bind(t.tenantId).all();
+    const before = await t.db.prepare("SELECT vector FROM local_vectors WHERE tenant_id = ? ORDER BY chunk_id").bind(t.tenantId).all();
 
     const result = await deliver([{ id: "dup-1", attempts: 1, body: { type: "embed", tenantId: t.tenantId, itemIds: stored.ids } }]);
     expect(result.explicitAcks).toEqual(["dup-1"]);
     expect(await vectorCount(t.tenantId)).toBe(2);
-    const after = await env.DB.prepare("SELECT vector FROM local_vectors WHERE tenant_id = ? ORDER BY chunk_id").bind(t.tenantId).all();
+    const after = await t.db.prepare("SELECT vector FROM local_vectors WHERE tenant_id = ? ORDER BY chunk_id").bind(t.tenantId).all();
     expect(after.results).toEqual(before.results);
   });
 
@@ -125,17 +128,17 @@ describe("embedding jobs", () => {
     expect(backoffSeconds(1)).toBe(2);
     expect(backoffSeconds(4)).toBe(16);
     expect(backoffSeconds(20)).toBe(300);
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM job_failures WHERE message_id = 'fail-1'").first("n")).toBe(0);
+    expect(await env.CONTROL.prepare("SELECT COUNT(*) AS n FROM job_failures WHERE message_id = 'fail-1'").first("n")).toBe(0);
 
     const last = await deliver([{ id: "fail-1", attempts: MAX_ATTEMPTS, body }], failing);
     expect(last.retryMessages).toHaveLength(1); // the queue dead-letters it after max_retries
-    const failure = await env.DB.prepare("SELECT tenant_id, job_type, attempts, last_error FROM job_failures WHERE message_id = 'fail-1'").first<any>();
+    const failure = await env.CONTROL.prepare("SELECT tenant_id, job_type, attempts, last_error FROM job_failures WHERE message_id = 'fail-1'").first<any>();
     expect(failure).toMatchObject({ tenant_id: t.tenantId, job_type: "embed", attempts: MAX_ATTEMPTS });
     expect(failure.last_error).toContain("503");
 
     const dead = await deliver([{ id: "fail-1", attempts: MAX_ATTEMPTS, body }], {}, "context-edge-jobs-dlq");
     expect(dead.explicitAcks).toEqual(["fail-1"]);
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM job_failures WHERE message_id = 'fail-1'").first("n")).toBe(1);
+    expect(await env.CONTROL.prepare("SELECT COUNT(*) AS n FROM job_failures WHERE message_id = 'fail-1'").first("n")).toBe(1);
 
     // an operator sees it; a tenant key cannot
     const listed = await (await admin("GET", "/job-failures")).json<any>();
@@ -147,7 +150,7 @@ describe("embedding jobs", () => {
     const t = await newTenant();
     const stored = await call(t.apiKey, "memory_batch_store", { memories: [{ content: "alpha" }, { content: "beta" }] });
     await waitForEmbeddings(t.tenantId);
-    await env.DB.prepare("DELETE FROM local_vectors WHERE tenant_id = ?").bind(t.tenantId).run();
+    await t.db.prepare("DELETE FROM local_vectors WHERE tenant_id = ?").bind(t.tenantId).run();
     const fetchSpy = vi.spyOn(globalThis, "fetch").mockImplementation(async (_url, init) => {
       const input = JSON.parse(String(init!.body)).input as string[];
       const data = input.map((_, index) => ({ index, embedding: Array.from({ length: 256 }, (_, d) => (d === index ? 1 : 0)) })).reverse();
@@ -171,21 +174,21 @@ describe("embedding jobs", () => {
     const t = await newTenant();
     const [a, b] = (await call(t.apiKey, "memory_batch_store", { memories: [{ content: "Refunds take five business days" }, { content: "Refunds take five business days to arrive" }] })).ids;
     for (let i = 0; i < 5; i++) await call(t.apiKey, "add_message", { contextId: "lost-summary", message: `turn ${i} about refunds`, role: "user" });
-    await expect.poll(() => env.DB.prepare("SELECT COUNT(*) AS n FROM summaries WHERE tenant_id = ?").bind(t.tenantId).first("n"), { timeout: 15_000 }).toBe(1);
-    await expect.poll(() => env.DB.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND linked_at IS NULL").bind(t.tenantId).first("n"), { timeout: 15_000 }).toBe(0);
+    await expect.poll(() => t.db.prepare("SELECT COUNT(*) AS n FROM summaries WHERE tenant_id = ?").bind(t.tenantId).first("n"), { timeout: 15_000 }).toBe(1);
+    await expect.poll(() => t.db.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND linked_at IS NULL").bind(t.tenantId).first("n"), { timeout: 15_000 }).toBe(0);
     const old = Date.now() - 3_600_000;
-    await env.DB.batch([
-      env.DB.prepare("DELETE FROM summaries WHERE tenant_id = ?").bind(t.tenantId),
-      env.DB.prepare("UPDATE conversations SET summarized_count = 0, summarized_tokens = 0, updated_at = ? WHERE tenant_id = ?").bind(old, t.tenantId),
-      env.DB.prepare("DELETE FROM links WHERE tenant_id = ?").bind(t.tenantId),
-      env.DB.prepare("UPDATE items SET linked_at = NULL, created_at = ? WHERE tenant_id = ?").bind(old, t.tenantId),
+    await t.db.batch([
+      t.db.prepare("DELETE FROM summaries WHERE tenant_id = ?").bind(t.tenantId),
+      t.db.prepare("UPDATE conversations SET summarized_count = 0, summarized_tokens = 0, updated_at = ? WHERE tenant_id = ?").bind(old, t.tenantId),
+      t.db.prepare("DELETE FROM links WHERE tenant_id = ?").bind(t.tenantId),
+      t.db.prepare("UPDATE items SET linked_at = NULL, created_at = ? WHERE tenant_id = ?").bind(old, t.tenantId),
     ]);
     const ctx = createExecutionContext();
     await worker.scheduled(createScheduledController({ cron: "*/15 * * * *" }), env, ctx);
     await waitOnExecutionContext(ctx);
-    await expect.poll(() => env.DB.prepare("SELECT COUNT(*) AS n FROM summaries WHERE tenant_id = ?").bind(t.tenantId).first("n"), { timeout: 15_000 }).toBe(1);
+    await expect.poll(() => t.db.prepare("SELECT COUNT(*) AS n FROM summaries WHERE tenant_id = ?").bind(t.tenantId).first("n"), { timeout: 15_000 }).toBe(1);
     await expect
-      .poll(() => env.DB.prepare("SELECT COUNT(*) AS n FROM links WHERE tenant_id = ? AND source_id IN (?, ?)").bind(t.tenantId, a, b).first("n"), { timeout: 15_000 })
+      .poll(() => t.db.prepare("SELECT COUNT(*) AS n FROM links WHERE tenant_id = ? AND source_id IN (?, ?)").bind(t.tenantId, a, b).first("n"), { timeout: 15_000 })
       .toBeGreaterThan(0);
   }, 60_000);
 
@@ -193,9 +196,9 @@ describe("embedding jobs", () => {
     const t = await newTenant();
     const stored = await call(t.apiKey, "memory_store", { content: "lost in the queue" });
     await waitForEmbeddings(t.tenantId);
-    await env.DB.batch([
-      env.DB.prepare("UPDATE items SET embedded_at = NULL, created_at = ? WHERE id = ?").bind(Date.now() - 3_600_000, stored.id),
-      env.DB.prepare("DELETE FROM local_vectors WHERE tenant_id = ?").bind(t.tenantId),
+    await t.db.batch([
+      t.db.prepare("UPDATE items SET embedded_at = NULL, created_at = ? WHERE id = ?").bind(Date.now() - 3_600_000, stored.id),
+      t.db.prepare("DELETE FROM local_vectors WHERE tenant_id = ?").bind(t.tenantId),
     ]);
     const ctx = createExecutionContext();
     await worker.scheduled(createScheduledController({ cron: "*/15 * * * *" }), env, ctx);

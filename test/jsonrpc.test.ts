@@ -1,6 +1,5 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { callTool, jsonrpc, newTenant, request } from "./helpers";
+import { callTool, jsonrpc, newTenant, request, tenantDb } from "./helpers";
 
 describe("/jsonrpc", () => {
   it("answers seed 000's curl body with the tool's own result object", async () => {
@@ -86,7 +85,7 @@ describe("usage log", () => {
     await callTool(a.apiKey, "retrieve_by_type", { doc_type: "code" });
     await callTool(b.apiKey, "ping");
     const rows = async (tenantId: string) =>
-      (await env.DB.prepare("SELECT tool, error_code, duration_ms FROM tool_calls WHERE tenant_id = ? ORDER BY id").bind(tenantId).all()).results;
+      (await (await tenantDb(tenantId)).prepare("SELECT tool, error_code, duration_ms FROM tool_calls WHERE tenant_id = ? ORDER BY id").bind(tenantId).all()).results;
     await expect.poll(async () => (await rows(a.tenantId)).length).toBe(2);
     expect(await rows(a.tenantId)).toEqual([
       { tool: "ping", error_code: null, duration_ms: expect.any(Number) },

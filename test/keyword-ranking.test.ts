@@ -3,11 +3,10 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { ftsIndexText, ftsQuery, indexTokens, keywordCode, storedTerm, tenantIndexText } from "../src/core/shared/fts-text";
+import { shardDatabase } from "../src/control/shards";
 import { REINDEX_CHAIN_STALE_MS, reindexHeartbeat, reindexLegacyChunks } from "../src/core/memory/keyword-index";
 import type { JobMessage } from "../src/ports";
-import { call, newTenant, waitForEmbeddings, type TestTenant } from "./helpers";
-
-const db = env.DB;
+import { call, newTenant, tenantDb, waitForEmbeddings, type TestTenant } from "./helpers";
 
 /** What a user sees of a search: order, ids, scores. */
 async function search(t: TestTenant, query: string, mode: string) {
@@ -22,12 +21,13 @@ async function remove(t: TestTenant, id: string) {
 }
 
 async function stats(tenantId: string) {
-  return db.prepare("SELECT chunks, tokens, legacy_chunks FROM keyword_stats WHERE tenant_id = ?").bind(tenantId).first<{ chunks: number; tokens: number; legacy_chunks: number }>();
+  return (await tenantDb(tenantId)).prepare("SELECT chunks, tokens, legacy_chunks FROM keyword_stats WHERE tenant_id = ?").bind(tenantId).first<{ chunks: number; tokens: number; legacy_chunks: number }>();
 }
 
 /** The tenant's statistics recomputed from scratch: its chunks, and the tokens FTS5 actually indexed. */
 async function recomputedStats(tenantId: string) {
   const code = keywordCode(tenantId);
+  const db = await tenantDb(tenantId);
   const [chunks, indexed] = await db.batch<{ n: number; t: number | null; legacy: number }>([
     db.prepare("SELECT COUNT(fts_tokens) AS n, SUM(fts_tokens) AS t, COUNT(*) - COUNT(fts_tokens) AS legacy FROM chunks WHERE tenant_id = ?").bind(tenantId),
     db.prepare("SELECT COUNT(*) AS n FROM chunks_fts_instance WHERE substr(term, 1, 6) = ?").bind(code),
@@ -77,14 +77,14 @@ describe("keyword ranking is per tenant", () => {
     const t = await newTenant();
     await call(t.apiKey, "memory_batch_store", { memories: B_DOCS.map((content) => ({ content })) });
     // Reference: a fresh FTS5 table (same tokenizer) holding only this tenant's rows, ranked by bm25().
-    await db.prepare("CREATE VIRTUAL TABLE IF NOT EXISTS reference_fts USING fts5(content, context, tokenize = 'porter unicode61 remove_diacritics 2')").run();
-    await db.prepare("DELETE FROM reference_fts").run();
-    const { results: rows } = await db.prepare("SELECT id, content, context FROM chunks WHERE tenant_id = ?").bind(t.tenantId).all<{ id: number; content: string; context: string }>();
-    await db.batch(rows.map((r) => db.prepare("INSERT INTO reference_fts (rowid, content, context) VALUES (?, ?, ?)").bind(r.id, ftsIndexText(r.content), ftsIndexText(r.context))));
+    await t.db.prepare("CREATE VIRTUAL TABLE IF NOT EXISTS reference_fts USING fts5(content, context, tokenize = 'porter unicode61 remove_diacritics 2')").run();
+    await t.db.prepare("DELETE FROM reference_fts").run();
+    const { results: rows } = await t.db.prepare("SELECT id, content, context FROM chunks WHERE tenant_id = ?").bind(t.tenantId).all<{ id: number; content: string; context: string }>();
+    await t.db.batch(rows.map((r) => t.db.prepare("INSERT INTO reference_fts (rowid, content, context) VALUES (?, ?, ?)").bind(r.id, ftsIndexText(r.content), ftsIndexText(r.context))));
     const contentById = new Map(rows.map((r) => [r.id, r.content]));
     for (const q of ["zephyrine garden notes", "garden", "lamp boat", "the notes", "東京の庭", "東京"]) {
       const match = ftsQuery(q);
-      const { results: expected } = await db
+      const { results: expected } = await t.db
         .prepare("SELECT rowid AS id FROM reference_fts WHERE reference_fts MATCH ? ORDER BY bm25(reference_fts, 1.0, 0.5), rowid")
         .bind(match)
         .all<{ id: number }>();
@@ -100,6 +100,7 @@ describe("keyword ranking is per tenant", () => {
       "Running runners ran quickly; generalizations, agreed feed sing is as yes yellow sky. Café naïve RÉSUMÉ Ærøskøbing łódź Straße " +
       "İstanbul Ελληνικά ς Москва ёлка हिन्दी ภาษาไทย العربية Tiếng Việt 東京タワー 한국어 ＦＵＬＬ x² 3.14159 2026-11-22 µm e\u0301te\u0301";
     const code = keywordCode("some-tenant");
+    const db = shardDatabase(env, "SHARD_0"); // scratch tables, on any shard
     await db.prepare("CREATE VIRTUAL TABLE IF NOT EXISTS terms_fts USING fts5(content, context, tokenize = 'porter unicode61 remove_diacritics 2')").run();
     await db.prepare("CREATE VIRTUAL TABLE IF NOT EXISTS terms_fts_instance USING fts5vocab(terms_fts, instance)").run();
     const indexed = tenantIndexText(code, text);
@@ -128,6 +129,7 @@ describe("keyword ranking is per tenant", () => {
 describe("rows indexed before tenant-private terms", () => {
   /** Puts a tenant's rows back into the pre-migration state: plain terms, no length, counted as legacy. */
   async function makeLegacy(tenantId: string) {
+    const db = await tenantDb(tenantId);
     const { results } = await db.prepare("SELECT id, content, context FROM chunks WHERE tenant_id = ?").bind(tenantId).all<{ id: number; content: string; context: string }>();
     await db.batch([
       ...results.flatMap((r) => [
@@ -160,8 +162,8 @@ describe("rows indexed before tenant-private terms", () => {
     expect(await stats(t.tenantId)).toMatchObject({ legacy_chunks: B_DOCS.length });
 
     // Bounded: one batch of 2 re-indexes at most 2, and the rest stays findable.
-    await expect(reindexLegacyChunks(db, 2)).resolves.toBeLessThanOrEqual(2);
-    const remaining = await db.prepare("SELECT COUNT(*) AS n FROM chunks WHERE fts_tokens IS NULL").first<number>("n");
+    await expect(reindexLegacyChunks(t.db, 2)).resolves.toBeLessThanOrEqual(2);
+    const remaining = await t.db.prepare("SELECT COUNT(*) AS n FROM chunks WHERE fts_tokens IS NULL").first<number>("n");
     expect(remaining).toBeGreaterThan(0);
     expect((await search(t, "zephyrine garden notes", "keyword")).map((r: any) => r.id)).toEqual(expect.arrayContaining([...expected.map((r: any) => r.id), extra.id]));
 
@@ -169,13 +171,13 @@ describe("rows indexed before tenant-private terms", () => {
     const ctx = createExecutionContext();
     await worker.scheduled(createScheduledController({ cron: "*/15 * * * *" }), env, ctx);
     await waitOnExecutionContext(ctx);
-    await expect.poll(() => db.prepare("SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ? AND fts_tokens IS NULL").bind(t.tenantId).first("n"), { timeout: 15_000 }).toBe(0);
+    await expect.poll(() => t.db.prepare("SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ? AND fts_tokens IS NULL").bind(t.tenantId).first("n"), { timeout: 15_000 }).toBe(0);
 
     const recomputed = await recomputedStats(t.tenantId);
     expect(await stats(t.tenantId)).toEqual({ chunks: exact.chunks + 1, tokens: recomputed.tokens, legacy_chunks: 0 });
     expect(recomputed.tokens).toBe(recomputed.indexedTokens);
     // No plain terms are left for the tenant's rows.
-    const plain = await db
+    const plain = await t.db
       .prepare("SELECT COUNT(*) AS n FROM chunks_fts_instance v JOIN chunks c ON c.id = v.doc WHERE c.tenant_id = ? AND substr(v.term, 1, 6) != ?")
       .bind(t.tenantId, keywordCode(t.tenantId))
       .first<number>("n");
@@ -191,7 +193,7 @@ describe("rows indexed before tenant-private terms", () => {
     await makeLegacy(t.tenantId);
     await remove(t, stored.ids[0]);
     expect(await stats(t.tenantId)).toEqual({ chunks: 0, tokens: 0, legacy_chunks: B_DOCS.length - 1 });
-    while ((await reindexLegacyChunks(db, 50)) > 0);
+    while ((await reindexLegacyChunks(t.db, 50)) > 0);
     const recomputed = await recomputedStats(t.tenantId);
     expect(await stats(t.tenantId)).toEqual({ chunks: B_DOCS.length - 1, tokens: recomputed.tokens, legacy_chunks: 0 });
   });
@@ -201,16 +203,16 @@ describe("rows indexed before tenant-private terms", () => {
     await call(t.apiKey, "memory_batch_store", { memories: B_DOCS.map((content) => ({ content })) });
     await makeLegacy(t.tenantId);
     const now = Date.now() + 3_600_000; // later than any heartbeat earlier tests left
-    expect(await reindexHeartbeat(db, now, true)).toBe(true);
-    expect(await reindexHeartbeat(db, now + 1000, true)).toBe(false); // a chain is alive
-    expect(await reindexHeartbeat(db, now + REINDEX_CHAIN_STALE_MS + 1, true)).toBe(true); // it was lost
+    expect(await reindexHeartbeat(t.db, now, true)).toBe(true);
+    expect(await reindexHeartbeat(t.db, now + 1000, true)).toBe(false); // a chain is alive
+    expect(await reindexHeartbeat(t.db, now + REINDEX_CHAIN_STALE_MS + 1, true)).toBe(true); // it was lost
 
-    const batch = createMessageBatch<JobMessage>("context-edge-jobs", [{ id: "reindex-1", timestamp: new Date(), attempts: 1, body: { type: "reindex", tenantId: null } }]);
+    const batch = createMessageBatch<JobMessage>("context-edge-jobs", [{ id: "reindex-1", timestamp: new Date(), attempts: 1, body: { type: "reindex", tenantId: null, shard: t.shard } }]);
     const ctx = createExecutionContext();
     await worker.queue(batch, env, ctx);
     await waitOnExecutionContext(ctx);
     expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["reindex-1"]);
-    expect(await db.prepare("SELECT COUNT(*) AS n FROM chunks WHERE fts_tokens IS NULL").first("n")).toBe(0);
+    expect(await t.db.prepare("SELECT COUNT(*) AS n FROM chunks WHERE fts_tokens IS NULL").first("n")).toBe(0);
     expect(await stats(t.tenantId)).toMatchObject({ chunks: B_DOCS.length, legacy_chunks: 0 });
   });
 });

@@ -1,6 +1,5 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, newTenant, type TestTenant } from "./helpers";
+import { call, newTenant, tenantDb, type TestTenant } from "./helpers";
 import { KeyPool, listTools, mainBranch, PROJECT_NAMES, runCalls, show, type JsonSchema, type Outcome, type ToolCall, type ToolInfo } from "./registry-cases";
 
 // Every tool once at its schema maximums (issue 9, defect 4): longest lists, largest limits and depths,
@@ -26,7 +25,7 @@ function words(length: number): string {
 }
 
 async function chunkIds(tenantId: string): Promise<number[]> {
-  return (await env.DB.prepare("SELECT id FROM chunks WHERE tenant_id = ? ORDER BY id LIMIT 1000").bind(tenantId).all<{ id: number }>()).results.map((r) => r.id);
+  return (await (await tenantDb(tenantId)).prepare("SELECT id FROM chunks WHERE tenant_id = ? ORDER BY id LIMIT 1000").bind(tenantId).all<{ id: number }>()).results.map((r) => r.id);
 }
 
 /** 120 memories linked in a web, a conversation of 120 messages, 101 more conversations (20 related to it). */

@@ -1,9 +1,8 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { call, callTool, newTenant, waitForEmbeddings } from "./helpers";
+import { call, callTool, newTenant, tenantDb, waitForEmbeddings } from "./helpers";
 
 const countItems = async (tenantId: string) =>
-  (await env.DB.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ?").bind(tenantId).first<{ n: number }>())!.n;
+  (await (await tenantDb(tenantId)).prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ?").bind(tenantId).first<{ n: number }>())!.n;
 
 describe("writing", () => {
   it("stores a memory with its token count and finds it by keyword at once", async () => {
@@ -57,7 +56,7 @@ describe("writing", () => {
     const paragraphs = Array.from({ length: 40 }, (_, i) => `Paragraph ${i} explains step ${i} of the migration in some detail, with enough words to matter.`);
     const doc = await call(t.apiKey, "store_memory", { file_name: "guide.md", content: paragraphs.join("\n\n") });
     expect(doc.chunk_count).toBeGreaterThan(1);
-    const { results } = await env.DB.prepare("SELECT id, chunk_index, content, tokens FROM chunks WHERE item_id = ? ORDER BY chunk_index")
+    const { results } = await t.db.prepare("SELECT id, chunk_index, content, tokens FROM chunks WHERE item_id = ? ORDER BY chunk_index")
       .bind(doc.resource_id)
       .all<{ id: number; chunk_index: number; content: string; tokens: number }>();
     expect(results.map((r) => r.chunk_index)).toEqual(results.map((_, i) => i));
@@ -74,7 +73,7 @@ describe("writing", () => {
     for (let i = 0; i < 5; i++) {
       await call(t.apiKey, "log_chat", { conversation_id: "s1", role: i % 2 ? "assistant" : "user", content: `turn ${i} about gardening`, timestamp: `2023-05-0${i + 1}T10:00:00Z` });
     }
-    const { results } = await env.DB.prepare("SELECT position, created_at FROM items WHERE tenant_id = ? AND conversation_id = 's1' ORDER BY position").bind(t.tenantId).all();
+    const { results } = await t.db.prepare("SELECT position, created_at FROM items WHERE tenant_id = ? AND conversation_id = 's1' ORDER BY position").bind(t.tenantId).all();
     expect(results.map((r) => r.position)).toEqual([0, 1, 2, 3, 4]);
     expect(results[0]!.created_at).toBe(Date.parse("2023-05-01T10:00:00Z"));
     const found = await call(t.apiKey, "search", { query: "gardening", session_id: "s1", after: "2023-05-03T00:00:00Z" });
@@ -88,7 +87,7 @@ describe("writing", () => {
     const t = await newTenant();
     const result = await call(t.apiKey, "add_message", { contextId: "ctx-1", message: "Ship on Friday", role: "user", importance: "HIGH", tags: ["plan"] });
     expect(result).toMatchObject({ success: true });
-    const row = await env.DB.prepare("SELECT importance, role, conversation_id, tags FROM items WHERE id = ?").bind(result.messageId).first();
+    const row = await t.db.prepare("SELECT importance, role, conversation_id, tags FROM items WHERE id = ?").bind(result.messageId).first();
     expect(row).toEqual({ importance: 0.75, role: "user", conversation_id: "ctx-1", tags: '["plan"]' });
   });
 });
@@ -130,7 +129,7 @@ describe("search", () => {
     // Asked when, of Caroline: her answer, which states a time, comes first (query-context.ts).
     const when = await call(t.apiKey, "search", { query: "When did Caroline finish the Berlin marathon?", mode: "keyword" });
     expect(when.results.map((r: any) => r.content)).toEqual(["Yes, last Sunday! My legs still hurt.", "Did you finish the marathon in Berlin?"]);
-    const row = await env.DB.prepare("SELECT context FROM chunks WHERE item_id = ?").bind(reply.message_id).first<{ context: string }>();
+    const row = await t.db.prepare("SELECT context FROM chunks WHERE item_id = ?").bind(reply.message_id).first<{ context: string }>();
     expect(row!.context).toBe("Caroline\nDid you finish the marathon in Berlin?");
     const doc = await call(t.apiKey, "store_memory", { file_name: "src/payments/refund.ts", content: "export function issue() {}", tags: ["billing"] });
     const byPath = await call(t.apiKey, "search", { query: "refund billing", mode: "keyword" });
@@ -185,7 +184,7 @@ describe("search", () => {
     expect(code.results[0].similarity_score).toBeGreaterThan(0);
     const tagged = await call(t.apiKey, "search", { query: "retry", tags: ["errors"] });
     expect(tagged.results).toHaveLength(1);
-    await env.DB.prepare("UPDATE items SET tier = 'stashed' WHERE tenant_id = ?").bind(t.tenantId).run();
+    await t.db.prepare("UPDATE items SET tier = 'stashed' WHERE tenant_id = ?").bind(t.tenantId).run();
     expect((await call(t.apiKey, "search", { query: "retry" })).results).toHaveLength(0);
     expect((await call(t.apiKey, "search", { query: "retry", include_stashed: true })).results).toHaveLength(2);
   });

@@ -16,6 +16,7 @@ import {
   toolResult,
   type Tokens,
 } from "./oauth-flow";
+import { adminWith } from "./ownership-fixtures";
 
 // OAuth 2.1 for hosted connectors, through the worker's real routes: discovery, the whole flow, and
 // every way a request must be refused.
@@ -106,8 +107,8 @@ describe("the OAuth flow", () => {
     const found = await toolResult(await mcpTool(t.apiKey, "search", { query: "connectors OAuth" }));
     expect(found.results.map((r: any) => r.item_id)).toContain(stored.id); // the token wrote into the key's tenant
     // The usage log records the call under the key the person signed in with, as for the key itself.
-    const logged = () => env.DB.prepare("SELECT key_id FROM tool_calls WHERE tenant_id = ? AND tool = 'memory_store'").bind(t.tenantId).all();
-    await expect.poll(async () => (await logged()).results).toEqual([{ key_id: t.keyId }]);
+    const logged = () => t.db.prepare("SELECT key_id FROM tool_calls WHERE tenant_id = ? AND tool = 'memory_store'").bind(t.tenantId).all();
+    await expect.poll(async () => (await logged()).results, { timeout: 10_000 }).toEqual([{ key_id: t.keyId }]); // the USAGE queue writes it
 
     // Refresh rotates: a new pair each time; once the new refresh token has been used, the old one is refused.
     const first = await refresh(client, tokens.refresh_token);
@@ -238,8 +239,12 @@ describe("the OAuth flow refuses", () => {
     const { client, code, verifier } = await authorizeWithKey(t.apiKey);
     const tokens = await exchangeCode(client, code, verifier);
     const pending = await authorizeWithKey(t.apiKey, { client: await registerClient() });
-    // Revoked behind the admin API's back: the grants stay in KV, as if their cleanup had failed.
-    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?").bind(Date.now(), t.keyId).run();
+    await toolResult(await mcpTool(tokens.access_token, "ping"));
+    // Revoked while removing its grants from KV fails: the grants stay, as if their cleanup had failed.
+    const unreachable = () => Promise.reject(new Error("KV unavailable"));
+    const brokenKv = { get: unreachable, getWithMetadata: unreachable, put: unreachable, delete: unreachable, list: unreachable } as unknown as KVNamespace;
+    const revoked = await adminWith({ OAUTH_KV: brokenKv }, "DELETE", `/keys/${t.keyId}`);
+    expect(await revoked.json()).toMatchObject({ key_id: t.keyId, oauth_grants_revoked: null });
     expect((await mcpTool(tokens.access_token, "ping")).status).toBe(401);
     const refreshed = await refresh(client, tokens.refresh_token);
     expect(refreshed.status).toBe(400);

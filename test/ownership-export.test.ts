@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import mcpMemory from "./fixtures/mcp-memory.jsonl?raw";
 import mem0Export from "./fixtures/mem0-export.json?raw";
-import { admin, call, newKey, newTenant, request, type TestTenant } from "./helpers";
+import { admin, call, newKey, newTenant, request, tenantDb, type TestTenant } from "./helpers";
 
 async function exportOf(tenantId: string, token?: string, query = ""): Promise<Response> {
   return request(`/admin/tenants/${tenantId}/export${query}`, { headers: { authorization: `Bearer ${token ?? "test-admin-token"}` } });
@@ -25,7 +25,8 @@ function normalised(ndjson: string, tenantId: string): string[] {
 }
 
 async function rowCount(tenantId: string): Promise<Record<string, number>> {
-  const count = async (table: string) => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ?`).bind(tenantId).first<{ n: number }>())!.n;
+  const db = await tenantDb(tenantId);
+  const count = async (table: string) => (await db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ?`).bind(tenantId).first<{ n: number }>())!.n;
   return { items: await count("items"), chunks: await count("chunks"), conversations: await count("conversations"), summaries: await count("summaries"), links: await count("links") };
 }
 
@@ -163,7 +164,7 @@ describe("export and import (NDJSON)", () => {
     const emptyProject = await (await importInto(a.tenantId, mem0Export, "?project=")).json<any>();
     expect(emptyProject.error).toMatchObject({ code: "INVALID_PARAMETER", message: "project must be 1 to 200 characters (got 0)" });
     const leaving = await newTenant();
-    await env.DB.prepare("UPDATE tenants SET deleting_at = ? WHERE id = ?").bind(Date.now(), leaving.tenantId).run();
+    await env.CONTROL.prepare("UPDATE tenants SET deleting_at = ? WHERE id = ?").bind(Date.now(), leaving.tenantId).run();
     expect((await exportOf(leaving.tenantId)).status).toBe(409);
     expect((await importInto(leaving.tenantId, mem0Export)).status).toBe(409);
     const docsOnly = (await (await exportOf(a.tenantId, docsAdmin)).text()).trimEnd().split("\n").slice(1).map((l) => JSON.parse(l));

@@ -3,41 +3,49 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import worker from "../src/index";
 import type { JobMessage } from "../src/ports";
-import { ADMIN_TOKEN, BASE, call, type TestTenant } from "./helpers";
+import { shardDatabase, shardNames } from "../src/control/shards";
+import { ADMIN_TOKEN, BASE, call, tenantDb, type TestTenant } from "./helpers";
 
 /** Tables that hold no tenant's data (the FTS table is checked by rowid instead). */
-const SHARED_TABLES = new Set(["d1_migrations", "sqlite_sequence", "_cf_KV", "_cf_METADATA", "keyword_reindex", "reconcile_state", "chunks_fts", "chunks_fts_instance", "chunks_fts_row"]);
+const SHARED_TABLES = new Set(["d1_migrations", "sqlite_sequence", "_cf_KV", "_cf_METADATA", "keyword_reindex", "reconcile_state", "shard_identity", "chunks_fts", "chunks_fts_instance", "chunks_fts_row"]);
 const FTS_SHADOW = /^chunks_fts_(data|idx|content|docsize|config)$/;
 
 /**
- * Rows of a tenant in every table of the database, enumerated from sqlite_master, so a table added later
- * is counted too; a new table with no tenant_id column fails here until it is classified above.
+ * Rows of a tenant in every table of the control database and of every data shard, enumerated from
+ * sqlite_master, so a table added later is counted too; a new table with no tenant_id column fails here
+ * until it is classified above. Counts of a table found in several databases add up. FTS rowids are chunk
+ * ids of the tenant's own shard (another shard reuses the numbers), so chunks_fts is counted there only.
  */
-export async function rowsOfTenant(tenantId: string, chunkIds: readonly number[]): Promise<Record<string, number>> {
-  const { results: tables } = await env.DB.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table'").all<{ name: string; sql: string }>();
+export async function rowsOfTenant(tenant: Pick<TestTenant, "tenantId" | "shard">, chunkIds: readonly number[]): Promise<Record<string, number>> {
+  const { tenantId } = tenant;
   const counts: Record<string, number> = {};
-  for (const { name, sql } of tables) {
-    if (FTS_SHADOW.test(name)) continue;
-    if (name === "tenants") {
-      counts[name] = (await env.DB.prepare("SELECT COUNT(*) AS n FROM tenants WHERE id = ?").bind(tenantId).first<{ n: number }>())!.n;
-      continue;
+  const add = (name: string, n: number) => void (counts[name] = (counts[name] ?? 0) + n);
+  for (const shard of [null, ...shardNames(env)]) {
+    const db = shard === null ? env.CONTROL : shardDatabase(env, shard);
+    const { results: tables } = await db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table'").all<{ name: string; sql: string }>();
+    for (const { name, sql } of tables) {
+      if (FTS_SHADOW.test(name)) continue;
+      if (name === "tenants") {
+        add(name, (await db.prepare("SELECT COUNT(*) AS n FROM tenants WHERE id = ?").bind(tenantId).first<{ n: number }>())!.n);
+        continue;
+      }
+      if (name === "chunks_fts") {
+        if (shard === tenant.shard) add(name, (await db.prepare("SELECT COUNT(*) AS n FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))").bind(JSON.stringify(chunkIds)).first<{ n: number }>())!.n);
+        continue;
+      }
+      // D1 refuses PRAGMA table_info; the stored CREATE TABLE text names the columns (ALTER TABLE updates it).
+      if (!/[`"\s(]tenant_id[`"\s]/.test(sql)) {
+        expect(SHARED_TABLES.has(name), `table ${name} has no tenant_id column: classify it here and delete its rows with a tenant`).toBe(true);
+        continue;
+      }
+      add(name, (await db.prepare(`SELECT COUNT(*) AS n FROM "${name}" WHERE tenant_id = ?`).bind(tenantId).first<{ n: number }>())!.n);
     }
-    if (name === "chunks_fts") {
-      counts[name] = (await env.DB.prepare("SELECT COUNT(*) AS n FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))").bind(JSON.stringify(chunkIds)).first<{ n: number }>())!.n;
-      continue;
-    }
-    // D1 refuses PRAGMA table_info; the stored CREATE TABLE text names the columns (ALTER TABLE updates it).
-    if (!/[`"\s(]tenant_id[`"\s]/.test(sql)) {
-      expect(SHARED_TABLES.has(name), `table ${name} has no tenant_id column: classify it here and delete its rows with a tenant`).toBe(true);
-      continue;
-    }
-    counts[name] = (await env.DB.prepare(`SELECT COUNT(*) AS n FROM "${name}" WHERE tenant_id = ?`).bind(tenantId).first<{ n: number }>())!.n;
   }
   return counts;
 }
 
 export async function chunkIdsOf(tenantId: string): Promise<number[]> {
-  const { results } = await env.DB.prepare("SELECT id FROM chunks WHERE tenant_id = ? ORDER BY id").bind(tenantId).all<{ id: number }>();
+  const { results } = await (await tenantDb(tenantId)).prepare("SELECT id FROM chunks WHERE tenant_id = ? ORDER BY id").bind(tenantId).all<{ id: number }>();
   return results.map((r) => r.id);
 }
 
@@ -60,7 +68,7 @@ export async function populate(t: TestTenant, project: string, word: string): Pr
     messageIds.push(logged.message_id);
   }
   await call(t.apiKey, "link_resources", { source_id: stored.ids[0], target_id: stored.ids[1], relationship_type: "related_to" });
-  const chunk = await env.DB.prepare("SELECT id FROM chunks WHERE item_id = ?").bind(stored.ids[2]).first<{ id: number }>();
+  const chunk = await t.db.prepare("SELECT id FROM chunks WHERE item_id = ?").bind(stored.ids[2]).first<{ id: number }>();
   await call(t.apiKey, "store_context_links", { message_id: messageIds[0], chunk_ids: [chunk!.id] });
   await call(t.apiKey, "context_set_current_task", { project_id: project, task_id: `${word}-task` });
   await waitForTenantJobs(t.tenantId);
@@ -73,7 +81,7 @@ export async function waitForTenantJobs(tenantId: string): Promise<void> {
   await expect
     .poll(
       async () => {
-        const row = await env.DB.prepare(
+        const row = await (await tenantDb(tenantId)).prepare(
           `SELECT (SELECT COUNT(*) FROM items WHERE tenant_id = ?1 AND (embedded_at IS NULL OR linked_at IS NULL))
                 + (SELECT COUNT(*) FROM conversations WHERE tenant_id = ?1 AND summarized_count < message_count) AS pending`,
         )

@@ -1,5 +1,4 @@
-import { env } from "cloudflare:workers";
-import { jsonrpc, mcpPost, newKey, newTenant } from "./helpers";
+import { jsonrpc, mcpPost, newKey, newTenant, tenantDb } from "./helpers";
 
 // Shared by the registry-driven tests (fuzz, isolation, maxima): the tool list as a client sees it,
 // both endpoints reduced to one outcome shape, rotating keys, and per-tenant row fingerprints.
@@ -166,7 +165,7 @@ export async function runOne(endpoint: Endpoint, keys: KeyPool, c: ToolCall): Pr
 
 /** Row counts a refused call must leave alone (auto-link and auto-summary jobs run in the background, so their rows are left out). */
 export async function writeCounts(tenantId: string): Promise<Record<string, number>> {
-  const row = await env.DB.prepare(
+  const row = await (await tenantDb(tenantId)).prepare(
     `SELECT
        (SELECT COUNT(*) FROM items WHERE tenant_id = ?1) AS items,
        (SELECT COUNT(*) FROM items WHERE tenant_id = ?1 AND tier = 'stashed') AS stashed,

@@ -3,24 +3,26 @@ import { describe, expect, it } from "vitest";
 import { readItemContents, readItems } from "../src/core/memory/items";
 import { countedD1 } from "../src/db/counted-d1";
 import { tenantScope } from "../src/db/scope";
-import { call, jsonrpc, newTenant, waitForEmbeddings } from "./helpers";
+import { shardDatabase } from "../src/control/shards";
+import { call, jsonrpc, newTenant, tenantDb, untilLogged, waitForEmbeddings } from "./helpers";
 
 /** The usage log's round trips per call of one tool, in call order. */
-async function loggedTrips(tenantId: string, tool: string): Promise<number[]> {
-  await new Promise((r) => setTimeout(r, 50)); // the usage log row is written after the response
-  const { results } = await env.DB.prepare("SELECT d1_round_trips AS n FROM tool_calls WHERE tenant_id = ? AND tool = ? ORDER BY id").bind(tenantId, tool).all<{ n: number }>();
+async function loggedTrips(tenantId: string, tool: string, calls: number): Promise<number[]> {
+  await untilLogged(tenantId, calls, tool); // the usage log is written by the USAGE queue after the response
+  const { results } = await (await tenantDb(tenantId)).prepare("SELECT d1_round_trips AS n FROM tool_calls WHERE tenant_id = ? AND tool = ? ORDER BY id").bind(tenantId, tool).all<{ n: number }>();
   return results.map((r) => r.n);
 }
 
 describe("counted D1", () => {
   it("counts a statement run alone as one trip and a batch of any size as one", async () => {
     const counter = { count: 0, ms: 0 };
-    const d1 = countedD1(env.DB, counter);
+    const shard = shardDatabase(env, "SHARD_0");
+    const d1 = countedD1(shard, counter);
     expect(await d1.prepare("SELECT ? AS x").bind(7).first("x")).toBe(7);
     await d1.prepare("SELECT 1").all();
     await d1.prepare("SELECT 1").raw();
     expect(counter.count).toBe(3);
-    const results = await d1.batch([d1.prepare("SELECT 1 AS a"), d1.prepare("SELECT ? AS b").bind(2), env.DB.prepare("SELECT 3 AS c")]);
+    const results = await d1.batch([d1.prepare("SELECT 1 AS a"), d1.prepare("SELECT ? AS b").bind(2), shard.prepare("SELECT 3 AS c")]);
     expect(results.map((r) => r.results[0])).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }]);
     expect(counter.count).toBe(4);
   });
@@ -32,7 +34,7 @@ describe("reads by id", () => {
     const { ids } = await call(t.apiKey, "memory_batch_store", { memories: [{ content: "first" }, { content: "second" }, { content: "third" }] });
     const asked = [...Array.from({ length: 1097 }, (_, i) => `mem_missing_${i}`), ...ids];
     const counter = { count: 0, ms: 0 };
-    const scope = tenantScope(countedD1(env.DB, counter), t.tenantId);
+    const scope = tenantScope(countedD1(t.db, counter), t.tenantId);
     const items = await readItems(scope, asked);
     expect([...items.keys()].sort()).toEqual([...ids].sort());
     expect(counter.count).toBe(1);
@@ -61,17 +63,17 @@ describe("round trips per tool call, as the usage log records them", () => {
 
     // The keyword list, and the vector list's rows side by side with it (two trips, one wait), then
     // what the hits point to (feedback words, neighbours, links: one batch).
-    expect(await loggedTrips(t.tenantId, "search"), "search").toEqual([3]);
-    expect(await loggedTrips(t.tenantId, "get_context"), "get_context").toEqual([1]);
-    expect(await loggedTrips(t.tenantId, "context_get_working_set"), "context_get_working_set").toEqual([1, 1]);
+    expect(await loggedTrips(t.tenantId, "search", 1), "search").toEqual([3]);
+    expect(await loggedTrips(t.tenantId, "get_context", 1), "get_context").toEqual([1]);
+    expect(await loggedTrips(t.tenantId, "context_get_working_set", 2), "context_get_working_set").toEqual([1, 1]);
     // search as above, then the direct hits' rows (links not followed here).
-    expect(await loggedTrips(t.tenantId, "memory_context_build"), "memory_context_build").toEqual([4]);
-    expect(await loggedTrips(t.tenantId, "ping"), "ping").toEqual([0]);
+    expect(await loggedTrips(t.tenantId, "memory_context_build", 1), "memory_context_build").toEqual([4]);
+    expect(await loggedTrips(t.tenantId, "ping", 1), "ping").toEqual([0]);
 
     // add_message learns its conversation's project in the write's own read: a read and a write.
     await call(t.apiKey, "add_message", { contextId: "ctx", message: "first words", role: "user" });
     await call(t.apiKey, "add_message", { contextId: "ctx", message: "second words", role: "assistant" });
-    expect(await loggedTrips(t.tenantId, "add_message"), "add_message").toEqual([2, 2]);
+    expect(await loggedTrips(t.tenantId, "add_message", 2), "add_message").toEqual([2, 2]);
 
     const turns = Array.from({ length: 10 }, (_, i) => ({
       jsonrpc: "2.0",
@@ -80,7 +82,7 @@ describe("round trips per tool call, as the usage log records them", () => {
       params: { name: "log_chat", arguments: { conversation_id: "c", project_id: "p", role: "user", content: `turn ${i}` } },
     }));
     expect((await (await jsonrpc(t.apiKey, turns)).json<any[]>()).every((r) => r.result && !r.result.isError)).toBe(true);
-    const shares = await loggedTrips(t.tenantId, "log_chat");
+    const shares = await loggedTrips(t.tenantId, "log_chat", 10);
     expect(shares).toHaveLength(10);
     expect(new Set(shares).size).toBe(1);
     expect(shares[0]! * 10).toBeLessThanOrEqual(3); // the read before the write, the write, the summary counters
@@ -93,15 +95,15 @@ describe("round trips per tool call, as the usage log records them", () => {
     // 30 batched turns share their batch's 2-3 round trips: a mean under 0.1 a call must not round to 0.
     const turns = Array.from({ length: 30 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "log_chat", arguments: { conversation_id: "c", project_id: "p", role: "user", content: `turn ${i}` } } }));
     expect((await (await jsonrpc(t.apiKey, turns)).json<any[]>()).every((r) => r.result && !r.result.isError)).toBe(true);
-    await new Promise((r) => setTimeout(r, 50));
+    await untilLogged(t.tenantId, 32);
     const report = await call(t.apiKey, "get_usage_report", { period: "day" });
     const search = report.tools.find((x: any) => x.tool === "search");
     expect(search.calls).toBe(1);
-    expect(search.d1_round_trips).toBe((await loggedTrips(t.tenantId, "search"))[0]);
+    expect(search.d1_round_trips).toBe((await loggedTrips(t.tenantId, "search", 1))[0]);
     expect(search.d1_ms).toBeGreaterThanOrEqual(0);
     expect(search.worker_p50_ms).toBeLessThanOrEqual(search.p50_ms);
     expect(report.tools.find((x: any) => x.tool === "memory_store").d1_round_trips).toBeGreaterThanOrEqual(1);
-    const share = (await loggedTrips(t.tenantId, "log_chat"))[0]!;
+    const share = (await loggedTrips(t.tenantId, "log_chat", 30))[0]!;
     expect(share * 30).toBeGreaterThanOrEqual(2);
     expect(report.tools.find((x: any) => x.tool === "log_chat").d1_round_trips * 30).toBeCloseTo(share * 30, 0);
   });

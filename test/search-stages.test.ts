@@ -6,15 +6,18 @@ import { searchChunks } from "../src/core/memory/search";
 import { tenantScope, type TenantScope } from "../src/db/scope";
 import type { Services } from "../src/ports";
 import { buildServices } from "../src/services";
+import { shardDatabase } from "../src/control/shards";
 
 // Each stage of search (src/core/memory/search.ts) against the same data with it alone, with none, and
 // with all (SEARCH_STAGES): what it is there to produce appears only with it. Keyword evidence only
 // (nothing is embedded here), so the differences are the stages'.
 
 const DAY = 86_400_000;
+/** The data shard these tenants (made up here, with no control row) are written to. */
+const data = shardDatabase(env, "SHARD_0");
 
 function servicesWith(stages: readonly SearchStage[] = SEARCH_STAGES): Services {
-  return { ...buildServices({ ...env, SEARCH_STAGES: stages.join(",") }, () => {}), jobs: { send: async () => {} } };
+  return { ...buildServices({ ...env, SEARCH_STAGES: stages.join(",") }, data, () => {}), jobs: { send: async () => {} } };
 }
 const without = (stage: SearchStage) => servicesWith(SEARCH_STAGES.filter((s) => s !== stage));
 const only = (stage: SearchStage) => servicesWith([stage]);
@@ -22,7 +25,7 @@ const only = (stage: SearchStage) => servicesWith([stage]);
 const FILLER = Array.from({ length: 30 }, (_, i) => `Garden note ${i}: water the plants.`);
 
 async function store(items: Partial<NewItem>[]): Promise<{ scope: TenantScope; ids: string[] }> {
-  const scope = tenantScope(env.DB, `stages-${crypto.randomUUID()}`);
+  const scope = tenantScope(data, `stages-${crypto.randomUUID()}`);
   const written = await writeItems(
     scope,
     servicesWith(),
@@ -129,7 +132,7 @@ describe("search stages", () => {
     const services = servicesWith();
     const { scope, ids } = await store([{ content: "JWT authentication with refresh tokens" }, { content: "Signing keys live in the vault" }]);
     const [jwt, keys] = ids;
-    await env.DB.prepare(
+    await data.prepare(
       "INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES (?, ?, 'item', ?, 'item', ?, 'depends_on', 0.5, 0)",
     )
       .bind(crypto.randomUUID(), scope.tenantId, jwt, keys)
@@ -145,12 +148,12 @@ describe("search stages", () => {
   it("links: a similar_content link (the embedder's judgement) counts as much as the embedder does", async () => {
     const { scope, ids } = await store([{ content: "JWT authentication with refresh tokens" }, { content: "Signing keys live in the vault" }, ...FILLER.map((content) => ({ content }))]);
     const [jwt, keys] = ids;
-    await env.DB.prepare(
+    await data.prepare(
       "INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES (?, ?, 'item', ?, 'item', ?, 'similar_content', 0.9, 0)",
     )
       .bind(crypto.randomUUID(), scope.tenantId, jwt, keys)
       .run();
-    const weighing = (weight: string): Services => ({ ...buildServices({ ...env, SEARCH_STAGES: "links", HYBRID_VECTOR_WEIGHT: weight }, () => {}), jobs: { send: async () => {} } });
+    const weighing = (weight: string): Services => ({ ...buildServices({ ...env, SEARCH_STAGES: "links", HYBRID_VECTOR_WEIGHT: weight }, data, () => {}), jobs: { send: async () => {} } });
     // Vectors that carry no weight in hybrid search (the local embedder's default) give their links none.
     expect(await order(scope, weighing("0"), "JWT authentication")).toEqual([jwt]);
     const hits = await searchChunks(scope, weighing("0.5"), "JWT authentication", {}, 10);
@@ -159,7 +162,7 @@ describe("search stages", () => {
   });
 
   it("SEARCH_STAGES names only known stages", () => {
-    expect(() => buildServices({ ...env, SEARCH_STAGES: "time,telepathy" }, () => {})).toThrow(/telepathy/);
-    expect(buildServices({ ...env, SEARCH_STAGES: "" }, () => {}).config.searchStages.size).toBe(0);
+    expect(() => buildServices({ ...env, SEARCH_STAGES: "time,telepathy" }, data, () => {})).toThrow(/telepathy/);
+    expect(buildServices({ ...env, SEARCH_STAGES: "" }, data, () => {}).config.searchStages.size).toBe(0);
   });
 });

@@ -1,14 +1,14 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { toolCallCharger } from "../src/auth/middleware";
-import { admin, call, callTool, jsonrpc, newKey, newTenant, type RpcResponse } from "./helpers";
+import { admin, call, callTool, jsonrpc, newKey, newTenant, tenantDb, type RpcResponse } from "./helpers";
 
 /** Regression tests for issue 9's defects, each through the real HTTP routes. */
 
 const rows = async (tenantId: string) => {
-  const [items, conversations] = await env.DB.batch<{ n: number }>([
-    env.DB.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ?").bind(tenantId),
-    env.DB.prepare("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?").bind(tenantId),
+  const db = await tenantDb(tenantId);
+  const [items, conversations] = await db.batch<{ n: number }>([
+    db.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ?").bind(tenantId),
+    db.prepare("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?").bind(tenantId),
   ]);
   return { items: items!.results[0]!.n, conversations: conversations!.results[0]!.n };
 };
@@ -36,7 +36,7 @@ describe("times outside the Date range", () => {
     await call(t.apiKey, "log_chat", { conversation_id: "c1", role: "user", content: "the oldest tale", project_id: "p", timestamp: -8.64e15 });
     await call(t.apiKey, "memory_store", { content: "a poisoned clock", namespace: "p" });
     // A value no write path accepts any more, as an older deployment could have stored it.
-    await env.DB.prepare("UPDATE items SET created_at = 1e308, touched_at = 1e308 WHERE tenant_id = ? AND content = 'a poisoned clock'").bind(t.tenantId).run();
+    await t.db.prepare("UPDATE items SET created_at = 1e308, touched_at = 1e308 WHERE tenant_id = ? AND content = 'a poisoned clock'").bind(t.tenantId).run();
     const found = await call(t.apiKey, "search", { query: "poisoned clock tale", project: "p" });
     expect(found.results.map((r: any) => r.content).sort()).toEqual(["a poisoned clock", "the oldest tale"]);
     expect(found.results.find((r: any) => r.content === "the oldest tale").timestamp).toBe("-271821-04-20T00:00:00.000Z");

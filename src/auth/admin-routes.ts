@@ -1,8 +1,12 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { z } from "zod";
-import { createApiKey, createTenant, findActiveKey, getApiKey, listApiKeys, listTenants, revokeApiKey, tenantStats } from "../core/tenants/tenants";
-import { listJobFailures } from "../db/job-failures";
-import { openDatabase } from "../db/scope";
+import { createApiKey, createTenant, getApiKey, getTenant, listApiKeys, listTenants, revokeApiKey } from "../control/tenants";
+import { tenantStats } from "../core/tenants/tenant-stats";
+import { listJobFailures } from "../control/job-failures";
+import { openControl } from "../control/control-db";
+import { placeNewTenant } from "../control/placement";
+import { forgetRoutes, routeKey } from "../control/routing";
+import { shardDatabase } from "../control/shards";
 import type { Env } from "../env";
 import { AppError, permissionDenied, toAppError } from "../errors";
 import { errorResponse } from "../http/responses";
@@ -39,7 +43,7 @@ const authenticateAdmin: MiddlewareHandler<AdminBindings> = async (c, next) => {
     c.set("principal", { kind: "operator" });
     return next();
   }
-  const key = presented ? await findActiveKey(openDatabase(c.env.DB), presented) : null;
+  const key = presented ? await routeKey(c.env.CONTROL, presented) : null;
   if (key && scopeAllows(key.scopes, "admin")) {
     c.set("principal", { kind: "tenant", tenantId: key.tenantId, reach: { scopes: key.scopes, projects: key.projects } });
     return next();
@@ -96,15 +100,17 @@ export const adminRoutes = new Hono<AdminBindings>()
   .post("/tenants", async (c) => {
     requireOperator(c);
     const body = await parseBody(c, tenantBody);
-    const db = openDatabase(c.env.DB);
-    if (body.tenant_id && (await listTenants(db)).some((t) => t.tenant_id === body.tenant_id)) {
-      throw new AppError("CONFLICT", `Tenant '${body.tenant_id}' already exists`, { tenant_id: body.tenant_id });
-    }
-    return c.json(await createTenant(db, body.name, body.tenant_id), 201);
+    const shard = await placeNewTenant(c.env, c.env.CONTROL);
+    return c.json(await createTenant(openControl(c.env.CONTROL), { name: body.name, id: body.tenant_id, shard }), 201);
   })
   .get("/tenants", async (c) => {
     requireOperator(c);
-    return c.json({ tenants: await listTenants(openDatabase(c.env.DB)) });
+    return c.json({ tenants: await listTenants(openControl(c.env.CONTROL)) });
+  })
+  .get("/tenants/:tenantId", async (c) => {
+    const tenantId = c.req.param("tenantId");
+    requireTenantAccess(c, tenantId);
+    return c.json(await getTenant(openControl(c.env.CONTROL), tenantId));
   })
   .post("/tenants/:tenantId/keys", async (c) => {
     const tenantId = c.req.param("tenantId");
@@ -112,33 +118,35 @@ export const adminRoutes = new Hono<AdminBindings>()
     const body = await parseBody(c, keyBody);
     const scopes = body.scopes as Scope[];
     requireReach(c, { scopes, projects: body.projects }, "create");
-    const key = await createApiKey(openDatabase(c.env.DB), { tenantId, name: body.name, scopes, projects: body.projects });
+    const key = await createApiKey(openControl(c.env.CONTROL), { tenantId, name: body.name, scopes, projects: body.projects });
     return c.json({ ...key, note: "Store api_key now: it is shown only once." }, 201);
   })
   .get("/tenants/:tenantId/keys", async (c) => {
     const tenantId = c.req.param("tenantId");
     requireTenantAccess(c, tenantId);
     const principal = c.get("principal");
-    const keys = await listApiKeys(openDatabase(c.env.DB), tenantId);
+    const keys = await listApiKeys(openControl(c.env.CONTROL), tenantId);
     return c.json({ keys: principal.kind === "tenant" ? keys.filter((k) => reachCovers(principal.reach, k)) : keys });
   })
   .get("/tenants/:tenantId/stats", async (c) => {
     const tenantId = c.req.param("tenantId");
     requireTenantAccess(c, tenantId);
     requireAllProjects(c);
-    return c.json(await tenantStats(c.env.DB, tenantId));
+    const tenant = await getTenant(openControl(c.env.CONTROL), tenantId);
+    return c.json(await tenantStats(shardDatabase(c.env, tenant.shard), tenantId));
   })
   .get("/job-failures", async (c) => {
     requireOperator(c);
     const limit = Math.min(500, Math.max(1, Number(c.req.query("limit") ?? 100) || 100));
-    return c.json({ failures: await listJobFailures(c.env.DB, limit) });
+    return c.json({ failures: await listJobFailures(c.env.CONTROL, limit) });
   })
   .delete("/keys/:keyId", async (c) => {
     const principal = c.get("principal");
     const tenantId = principal.kind === "tenant" ? principal.tenantId : null;
-    const db = openDatabase(c.env.DB);
+    const db = openControl(c.env.CONTROL);
     requireReach(c, await getApiKey(db, c.req.param("keyId"), tenantId), "revoke");
     const revoked = await revokeApiKey(db, c.req.param("keyId"), tenantId);
+    forgetRoutes({ keyId: revoked.key_id });
     // The key's OAuth grants and tokens go with it (tokens are refused from now on even if this fails).
     return c.json({ ...revoked, oauth_grants_revoked: await revokeGrantsOfKey(c.env, c.req.url, revoked.key_id) });
   })

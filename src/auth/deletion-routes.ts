@@ -4,7 +4,11 @@ import { beginProjectDeletion } from "../core/ownership/delete-project";
 import { beginTenantDeletion } from "../core/ownership/delete-tenant";
 import { runDeletionSteps, type DeletionTarget } from "../core/ownership/run-deletion";
 import { reconcileVectors, RECONCILE_BATCH } from "../core/memory/reconcile-vectors";
-import { invalidParameter, notFound, permissionDenied } from "../errors";
+import { AppError, invalidParameter, notFound, permissionDenied } from "../errors";
+import { openControl } from "../control/control-db";
+import { forgetRoutes } from "../control/routing";
+import { isShardName, shardDatabase, shardNames } from "../control/shards";
+import { getTenant } from "../control/tenants";
 import type { Env } from "../env";
 import { deleteGrantsOfKeys } from "../oauth/key-grants";
 import { buildServices } from "../services";
@@ -18,13 +22,15 @@ const MAX_RECONCILE_LIMIT = 1000;
  * Deleting data and repairing vector drift (mounted under /admin, behind its authentication).
  * DELETE /tenants/:tenantId           operator only; 202 while deleting, 200 when done, 404 once gone
  * DELETE /tenants/:tenantId/projects/:project   operator, or that tenant's admin key reaching the project
- * POST /reconcile?tenant=&cursor=&limit=        operator only
+ * POST /reconcile?tenant=&shard=&cursor=&limit=   operator only: one tenant, or every tenant of one shard
+ *                                                (the shard may be left out when the deployment has one)
  */
 export const deletionRoutes = new Hono<AdminBindings>()
   .delete("/tenants/:tenantId", async (c) => {
     if (c.get("principal").kind !== "operator") throw permissionDenied("Only the operator (ADMIN_TOKEN) may delete a tenant");
     const tenantId = c.req.param("tenantId");
-    const state = await beginTenantDeletion(c.env.DB, tenantId);
+    const state = await beginTenantDeletion(c.env.CONTROL, tenantId);
+    forgetRoutes({ tenantId });
     if (state === "absent") throw notFound(`Tenant '${tenantId}' does not exist (or its deletion has finished)`, { tenant_id: tenantId });
     return c.json(...(await deleteSome(c.env, (p) => c.executionCtx.waitUntil(p), { tenantId, project: null })));
   })
@@ -36,7 +42,9 @@ export const deletionRoutes = new Hono<AdminBindings>()
     if (principal.kind === "tenant" && principal.reach.projects !== null && !principal.reach.projects.includes(project)) {
       throw permissionDenied(`This key may not delete project '${project}' (its projects: ${principal.reach.projects.join(", ")})`, { projects: principal.reach.projects });
     }
-    if (!(await beginProjectDeletion(c.env.DB, tenantId, project))) throw notFound(`Tenant '${tenantId}' does not exist (or is being deleted)`, { tenant_id: tenantId });
+    const tenant = await getTenant(openControl(c.env.CONTROL), tenantId).catch(() => null);
+    if (!tenant || tenant.deleting_since) throw notFound(`Tenant '${tenantId}' does not exist (or is being deleted)`, { tenant_id: tenantId });
+    await beginProjectDeletion(shardDatabase(c.env, tenant.shard), tenantId, project);
     return c.json(...(await deleteSome(c.env, (p) => c.executionCtx.waitUntil(p), { tenantId, project })));
   })
   .post("/reconcile", async (c) => {
@@ -44,17 +52,34 @@ export const deletionRoutes = new Hono<AdminBindings>()
     const tenantId = c.req.query("tenant");
     const cursor = integerQuery(c.req.query("cursor"), "cursor", 0, Number.MAX_SAFE_INTEGER, 0);
     const limit = integerQuery(c.req.query("limit"), "limit", 1, MAX_RECONCILE_LIMIT, RECONCILE_BATCH);
-    if (tenantId !== undefined && !(await c.env.DB.prepare("SELECT 1 FROM tenants WHERE id = ?").bind(tenantId).first())) {
-      throw notFound(`Tenant '${tenantId}' does not exist`, { parameter: "tenant", tenant_id: tenantId });
+    const shard = c.req.query("shard");
+    const shards = shardNames(c.env);
+    if (shards.length === 0) throw new AppError("INTERNAL_ERROR", "This deployment has no data shard: bind at least one D1 database named SHARD_<name> (wrangler.toml)");
+    if (tenantId === undefined && shard === undefined && shards.length > 1) {
+      throw invalidParameter("shard", `Name a tenant (?tenant=) or a shard (?shard=) to reconcile; this deployment has: ${shards.join(", ")}`);
     }
-    const services = buildServices(c.env, (p) => c.executionCtx.waitUntil(p));
-    return c.json(await reconcileVectors(c.env.DB, services, { tenantId, cursor, limit }));
+    let data: D1Database;
+    if (tenantId !== undefined) {
+      const tenant = await getTenant(openControl(c.env.CONTROL), tenantId).catch(() => null);
+      if (!tenant) throw notFound(`Tenant '${tenantId}' does not exist`, { parameter: "tenant", tenant_id: tenantId });
+      if (shard !== undefined && shard !== tenant.shard) throw invalidParameter("shard", `Tenant '${tenantId}' lives on ${tenant.shard}, not ${shard}; leave shard out`);
+      data = shardDatabase(c.env, tenant.shard);
+    } else {
+      const name = shard ?? shards[0]!;
+      if (!isShardName(c.env, name)) throw invalidParameter("shard", `No data shard '${name}'; this deployment has: ${shards.join(", ")}`);
+      data = shardDatabase(c.env, name);
+    }
+    const services = buildServices(c.env, data, (p) => c.executionCtx.waitUntil(p));
+    return c.json(await reconcileVectors(data, services, { tenantId, cursor, limit }));
   });
 
 /** Runs the request's share of a deletion and queues the rest: 200 when it finished, else 202. */
 async function deleteSome(env: Env, waitUntil: (promise: Promise<unknown>) => void, target: DeletionTarget): Promise<[Record<string, unknown>, 200 | 202]> {
-  const services = buildServices(env, waitUntil);
-  const run = await runDeletionSteps(env.DB, services, target, (keyIds) => deleteGrantsOfKeys(env, keyIds), DELETION_STEPS_PER_REQUEST);
+  const tenant = await getTenant(openControl(env.CONTROL), target.tenantId).catch(() => null);
+  if (!tenant) throw new AppError("NOT_FOUND", `Tenant '${target.tenantId}' does not exist`, { tenant_id: target.tenantId });
+  const data = shardDatabase(env, tenant.shard);
+  const services = buildServices(env, data, waitUntil);
+  const run = await runDeletionSteps({ control: env.CONTROL, data }, services, target, (keyIds) => deleteGrantsOfKeys(env, keyIds), DELETION_STEPS_PER_REQUEST);
   if (!run.done) await services.jobs.send([{ type: "delete", ...target }]);
   const body = { tenant_id: target.tenantId, ...(target.project === null ? {} : { project: target.project }), status: run.done ? "deleted" : "deleting" };
   return [body, run.done ? 200 : 202];

@@ -1,7 +1,11 @@
 import type { MiddlewareHandler } from "hono";
 import { API_KEY_PREFIX } from "../core/tenants/api-keys";
-import { findActiveKey, touchApiKey, type AuthenticatedKey } from "../core/tenants/tenants";
-import { openDatabase, tenantScope } from "../db/scope";
+import { touchApiKey, type AuthenticatedKey } from "../control/tenants";
+import { openControl } from "../control/control-db";
+import { routeKey } from "../control/routing";
+import { BOOKMARK_HEADER, openTenantSession } from "../control/bookmarks";
+import { shardDatabase } from "../control/shards";
+import { tenantScope } from "../db/scope";
 import type { AppBindings } from "../http/context";
 import { jsonRpcErrorBody } from "../http/responses";
 import { callerForAccessToken } from "../oauth/access-tokens";
@@ -32,7 +36,7 @@ function authenticate(acceptAccessTokens: boolean): MiddlewareHandler<AppBinding
     const secret = presentedKey(c.req.raw.headers);
     const isKey = secret?.startsWith(API_KEY_PREFIX) ?? false;
     let key: AuthenticatedKey | null = null;
-    if (secret && (isKey || !acceptAccessTokens)) key = await findActiveKey(openDatabase(c.env.DB), secret);
+    if (secret && (isKey || !acceptAccessTokens)) key = await routeKey(c.env.CONTROL, secret);
     else if (secret) key = await callerForAccessToken(c.env, c.req.url, secret);
     if (!key) {
       const message = !secret
@@ -49,12 +53,16 @@ function authenticate(acceptAccessTokens: boolean): MiddlewareHandler<AppBinding
       return c.json(jsonRpcErrorBody(-32001, message), 401);
     }
     c.set("caller", key);
-    c.set("scope", tenantScope(c.env.DB, key.tenantId, key.projects));
+    const session = openTenantSession(shardDatabase(c.env, key.shard), key.shard, key.tenantId, c.req.header(BOOKMARK_HEADER) ?? null);
+    c.set("scope", tenantScope(session.database, key.tenantId, key.projects));
     const now = Date.now();
     if (key.lastUsedAt === null || now - key.lastUsedAt > LAST_USED_RESOLUTION_MS) {
-      c.executionCtx.waitUntil(touchApiKey(openDatabase(c.env.DB), key.keyId, now).catch(() => undefined));
+      key.lastUsedAt = now; // the cached entry too, so the next requests of this isolate do not write it again
+      c.executionCtx.waitUntil(touchApiKey(openControl(c.env.CONTROL), key.keyId, now).catch(() => undefined));
     }
     await next();
+    const bookmark = session.finish();
+    if (bookmark) c.header(BOOKMARK_HEADER, bookmark);
   };
 }
 

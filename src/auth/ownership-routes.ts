@@ -3,6 +3,9 @@ import { exportStream } from "../core/ownership/export-records";
 import { IMPORT_FORMATS, parseImport, type ImportFormat } from "../core/ownership/import-lines";
 import { importRecords } from "../core/ownership/import-records";
 import { tenantScope } from "../db/scope";
+import { openControl } from "../control/control-db";
+import { shardDatabase } from "../control/shards";
+import { getTenant } from "../control/tenants";
 import { AppError, invalidParameter, notFound, permissionDenied } from "../errors";
 import { buildServices } from "../services";
 import type { AdminBindings } from "./admin-routes";
@@ -36,7 +39,7 @@ export const ownershipRoutes = new Hono<AdminBindings>()
     if (body.length > IMPORT_MAX_BYTES) throw tooLarge();
     if (body.trim() === "") throw invalidParameter("body", "The import body is empty");
     const records = parseImport(body, format as ImportFormat | undefined);
-    const services = buildServices(c.env, (p) => c.executionCtx.waitUntil(p));
+    const services = buildServices(c.env, scope.d1, (p) => c.executionCtx.waitUntil(p));
     return c.json(await importRecords(scope, services, records, project), 200);
   });
 
@@ -56,8 +59,8 @@ async function scopeFor(c: Context<AdminBindings>, project: string | undefined) 
   if (project !== undefined && reach !== null && !reach.includes(project)) {
     throw permissionDenied(`This key may not reach project '${project}'; it is limited to: ${reach.join(", ")}`, { parameter: "project" });
   }
-  const tenant = await c.env.DB.prepare("SELECT deleting_at FROM tenants WHERE id = ?").bind(tenantId).first<{ deleting_at: number | null }>();
+  const tenant = await getTenant(openControl(c.env.CONTROL), tenantId).catch(() => null);
   if (!tenant) throw notFound(`No tenant '${tenantId}'`, { tenant_id: tenantId });
-  if (tenant.deleting_at !== null) throw new AppError("CONFLICT", `Tenant '${tenantId}' is being deleted`, { tenant_id: tenantId });
-  return tenantScope(c.env.DB, tenantId, reach);
+  if (tenant.deleting_since) throw new AppError("CONFLICT", `Tenant '${tenantId}' is being deleted`, { tenant_id: tenantId });
+  return tenantScope(shardDatabase(c.env, tenant.shard), tenantId, reach);
 }

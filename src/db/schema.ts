@@ -1,19 +1,10 @@
 import { sql } from "drizzle-orm";
 import { blob, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
+// A data shard's tables (every shard holds the same schema; migrations/shard). Tenants, keys, the shard map,
+// moves and job failures live in the control database (control-schema.ts, migrations/control).
 // All timestamps are epoch milliseconds. Every tenant-owned table carries tenant_id first in its
 // indexes, because every query filters on it (see src/db/scope.ts).
-
-export const tenants = sqliteTable("tenants", {
-  id: text("id").primaryKey(),
-  name: text("name").notNull(),
-  createdAt: integer("created_at").notNull(),
-  /**
-   * Set when deletion starts (src/core/ownership/delete-tenant.ts), when its keys are revoked; refreshed
-   * by each deletion job, so the cron sweep resumes only a deletion that stalled.
-   */
-  deletingAt: integer("deleting_at"),
-});
 
 /**
  * A project being deleted (src/core/ownership/delete-project.ts). `updated_at`: requested, or last
@@ -27,27 +18,6 @@ export const projectDeletions = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.project] })],
-);
-
-export const apiKeys = sqliteTable(
-  "api_keys",
-  {
-    id: text("id").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id),
-    name: text("name").notNull(),
-    /** SHA-256 of the secret, hex. The secret itself is never stored. */
-    keyHash: text("key_hash").notNull(),
-    /** First characters of the secret, so an operator can tell keys apart. */
-    keyPrefix: text("key_prefix").notNull(),
-    /** JSON array of "read" | "write" | "admin". */
-    scopes: text("scopes").notNull(),
-    /** JSON array of project names the key may touch; NULL means every project. */
-    projects: text("projects"),
-    createdAt: integer("created_at").notNull(),
-    lastUsedAt: integer("last_used_at"),
-    revokedAt: integer("revoked_at"),
-  },
-  (t) => [uniqueIndex("api_keys_hash").on(t.keyHash), index("api_keys_tenant").on(t.tenantId)],
 );
 
 export const toolCalls = sqliteTable(
@@ -264,22 +234,6 @@ export const reconcileState = sqliteTable("reconcile_state", {
   updatedAt: integer("updated_at").notNull(),
 });
 
-/** Jobs that exhausted their retries (dead-lettered), for an operator to inspect and replay. */
-export const jobFailures = sqliteTable(
-  "job_failures",
-  {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    tenantId: text("tenant_id"),
-    messageId: text("message_id").notNull(),
-    jobType: text("job_type").notNull(),
-    body: text("body").notNull(),
-    attempts: integer("attempts").notNull(),
-    lastError: text("last_error"),
-    failedAt: integer("failed_at").notNull(),
-  },
-  (t) => [uniqueIndex("job_failures_message").on(t.messageId)],
-);
-
 /**
  * Typed, weighted, directed edges between any two records (items, conversations, chunks):
  * relationships, context links, memory links. `id` is a stable string (`rel_...`).
@@ -376,4 +330,17 @@ export const cacheCounters = sqliteTable("cache_counters", {
   tenantId: text("tenant_id").primaryKey(),
   hits: integer("hits").notNull().default(0),
   misses: integer("misses").notNull().default(0),
+});
+
+/**
+ * Which shard this database is (one row, written by `npm run db:migrate`) and the next chunk id it hands out.
+ * Chunk ids are global across shards (clients keep them; vector ids and links carry them), so each shard
+ * draws from its own range (ordinal × 2^40), and a tenant moved in keeps its ids: copied rows never move
+ * this counter, as they would move SQLite's AUTOINCREMENT sequence.
+ */
+export const shardIdentity = sqliteTable("shard_identity", {
+  id: integer("id").primaryKey(),
+  name: text("name").notNull(),
+  ordinal: integer("ordinal").notNull(),
+  nextChunkId: integer("next_chunk_id").notNull(),
 });

@@ -1,4 +1,4 @@
-import type { AuthenticatedKey } from "../core/tenants/tenants";
+import type { AuthenticatedKey } from "../control/tenants";
 import type { TenantScope } from "../db/scope";
 import type { Env } from "../env";
 

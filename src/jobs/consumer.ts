@@ -1,4 +1,6 @@
 import { tenantScope } from "../db/scope";
+import { tenantShards } from "../control/routing";
+import { shardDatabase } from "../control/shards";
 import type { Env } from "../env";
 import { buildServices } from "../services";
 import { autoLinkItems } from "../core/graph/auto-link";
@@ -6,10 +8,10 @@ import { autoSummarize } from "../core/conversations/auto-summarize";
 import { embedItems } from "../core/memory/embedding";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/memory/keyword-index";
 import { QueueProducer } from "../adapters/queue-producer";
-import { recordFailure } from "../db/job-failures";
+import { recordFailure } from "../control/job-failures";
 import { runDeletionSteps } from "../core/ownership/run-deletion";
 import { deleteGrantsOfKeys } from "../oauth/key-grants";
-import type { JobMessage } from "../ports";
+import type { JobMessage, Services } from "../ports";
 
 /** Deliveries before a message is dead-lettered: wrangler.toml `max_retries` (5) + the first try. */
 export const MAX_ATTEMPTS = 6;
@@ -30,11 +32,17 @@ export const DELETION_STEPS_PER_JOB = 20;
  */
 export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
   if (batch.queue === DEAD_LETTER_QUEUE) return recordDeadLetters(batch, env);
-  const services = buildServices(env, (p) => ctx.waitUntil(p));
+  const shards = await shardsOfBatch(batch.messages, env, ctx);
   for (const group of mergeableGroups(batch.messages)) {
+    const shard = shards.of(group[0]!.body);
+    if (shard === null) {
+      // The tenant is gone (its deletion finished): nothing is left to embed, link, summarize or delete.
+      for (const message of group) message.ack();
+      continue;
+    }
     if (group.length > 1) {
       try {
-        await runMerged(group.map((message) => message.body as MergeableJob), env, services);
+        await runMerged(group.map((message) => message.body as MergeableJob), env, shard);
         for (const message of group) message.ack();
         continue;
       } catch (error) {
@@ -43,7 +51,7 @@ export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, 
     }
     for (const message of group) {
       try {
-        await runJob(message.body, env, services);
+        await runJob(message.body, env, shard);
         message.ack();
       } catch (error) {
         console.error(`job ${message.body.type} failed (attempt ${message.attempts})`, error);
@@ -85,34 +93,63 @@ function mergeableGroups(messages: readonly Message<JobMessage>[]): Message<JobM
   return groups;
 }
 
+/** Where a job's data lives, with the adapters built over it (one set per shard a batch touches). */
+interface ShardWork {
+  d1: D1Database;
+  services: Services;
+}
+
+/**
+ * The shard of every message of a batch, from one control query at most (routing.ts caches it): a job
+ * names its tenant, and the control database says where the tenant lives now; a re-index job names its shard.
+ */
+async function shardsOfBatch(messages: readonly Message<JobMessage>[], env: Env, ctx: ExecutionContext): Promise<{ of(job: JobMessage): ShardWork | null }> {
+  const tenantIds = messages.flatMap((m) => (m.body.tenantId === null ? [] : [m.body.tenantId]));
+  const placed = tenantIds.length > 0 ? await tenantShards(env.CONTROL, tenantIds) : new Map<string, string>();
+  const work = new Map<string, ShardWork>();
+  return {
+    of(job) {
+      const shard = job.tenantId === null ? job.shard : placed.get(job.tenantId);
+      if (shard === undefined) return null;
+      let found = work.get(shard);
+      if (!found) {
+        const d1 = shardDatabase(env, shard);
+        work.set(shard, (found = { d1, services: buildServices(env, d1, (p) => ctx.waitUntil(p)) }));
+      }
+      return found;
+    },
+  };
+}
+
 /** A group's jobs (one type, one tenant) as one: every item once, or every conversation's summary at once. */
-async function runMerged(jobs: MergeableJob[], env: Env, services: ReturnType<typeof buildServices>): Promise<void> {
+async function runMerged(jobs: MergeableJob[], env: Env, shard: ShardWork): Promise<void> {
   const first = jobs[0]!;
   if (first.type === "summarize") {
-    await autoSummarize(tenantScope(env.DB, first.tenantId), services, jobs as Extract<MergeableJob, { type: "summarize" }>[]);
+    await autoSummarize(tenantScope(shard.d1, first.tenantId), shard.services, jobs as Extract<MergeableJob, { type: "summarize" }>[]);
     return;
   }
   const itemIds = [...new Set(jobs.flatMap((job) => (job.type === "summarize" ? [] : job.itemIds)))];
-  await runJob({ ...first, itemIds }, env, services);
+  await runJob({ ...first, itemIds }, env, shard);
 }
 
-async function runJob(job: JobMessage, env: Env, services: ReturnType<typeof buildServices>): Promise<void> {
+async function runJob(job: JobMessage, env: Env, shard: ShardWork): Promise<void> {
+  const { d1, services } = shard;
   switch (job.type) {
     case "embed":
-      await embedItems(tenantScope(env.DB, job.tenantId), services, job.itemIds);
+      await embedItems(tenantScope(d1, job.tenantId), services, job.itemIds);
       return;
     case "summarize":
-      await autoSummarize(tenantScope(env.DB, job.tenantId), services, [job]);
+      await autoSummarize(tenantScope(d1, job.tenantId), services, [job]);
       return;
     case "link":
-      await autoLinkItems(tenantScope(env.DB, job.tenantId), services, job.itemIds);
+      await autoLinkItems(tenantScope(d1, job.tenantId), services, job.itemIds);
       return;
     case "reindex":
-      await reindexHeartbeat(env.DB, Date.now());
-      if (await reindexLegacyBatches(env.DB, REINDEX_BATCHES_PER_JOB)) await new QueueProducer(env.JOBS).send([job]);
+      await reindexHeartbeat(d1, Date.now());
+      if (await reindexLegacyBatches(d1, REINDEX_BATCHES_PER_JOB)) await new QueueProducer(env.JOBS).send([job]);
       return;
     case "delete": {
-      const run = await runDeletionSteps(env.DB, services, job, (keyIds) => deleteGrantsOfKeys(env, keyIds), DELETION_STEPS_PER_JOB);
+      const run = await runDeletionSteps({ control: env.CONTROL, data: d1 }, services, job, (keyIds) => deleteGrantsOfKeys(env, keyIds), DELETION_STEPS_PER_JOB);
       if (!run.done) await new QueueProducer(env.JOBS).send([job]);
       return;
     }

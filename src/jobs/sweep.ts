@@ -9,6 +9,7 @@ import { unfinishedTenantDeletions } from "../core/ownership/delete-tenant";
 import { unfinishedProjectDeletions } from "../core/ownership/delete-project";
 import { reconcileVectors, type ReconcileReport } from "../core/memory/reconcile-vectors";
 import { buildServices } from "../services";
+import { shardDatabase, shardNames } from "../control/shards";
 
 /** Items still unembedded this long after writing are taken to have lost their job. */
 export const LOST_JOB_AFTER_MS = 10 * 60_000;
@@ -23,20 +24,37 @@ const SWEEP_REINDEX_BATCHES = 5;
  * It also re-indexes chunks written before tenant-private keyword terms, a few batches at a time,
  * and, while some are left and no re-index job chain has run lately, starts one ("reindex" jobs
  * re-queue themselves until none are left). It resumes tenant and project deletions that stalled (their
- * job chain lost), and runs one bounded pass of D1 ↔ vector index reconciliation (reconcileCron).
+ * job chain lost), and runs one bounded pass of D1 ↔ vector index reconciliation (reconcileCron). Tenant
+ * deletions are read from the control database; everything else, shard by shard.
  */
 export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number> {
+  const tenants = await unfinishedTenantDeletions(env.CONTROL, now - LOST_JOB_AFTER_MS);
+  const producer = new QueueProducer(env.JOBS);
+  await producer.send(tenants.map((tenantId) => ({ type: "delete" as const, tenantId, project: null })));
+  let sent = tenants.length;
+  for (const shard of shardNames(env)) {
+    try {
+      sent += await sweepShard(env, shard, now);
+    } catch (error) {
+      console.error(`sweep of shard ${shard} failed; the next sweep retries`, error);
+    }
+  }
+  return sent;
+}
+
+/** One shard's share of the sweep: its lost jobs, stalled project deletions, re-index and reconciliation. */
+async function sweepShard(env: Env, shard: string, now: number): Promise<number> {
+  const d1 = shardDatabase(env, shard);
   const config = readConfig(env);
   const cutoff = now - LOST_JOB_AFTER_MS;
   const autoLink = config.conversations.useVectorDb && config.conversations.useGraphDb;
-  const [unembedded, unlinked, unsummarized] = await env.DB.batch<Record<string, string | number>>([
-    env.DB.prepare("SELECT tenant_id, id FROM items WHERE embedded_at IS NULL AND created_at < ? ORDER BY tenant_id LIMIT ?").bind(cutoff, SWEEP_LIMIT),
-    env.DB.prepare("SELECT tenant_id, id FROM items WHERE embedded_at IS NOT NULL AND linked_at IS NULL AND created_at < ? ORDER BY tenant_id LIMIT ?").bind(autoLink ? cutoff : 0, SWEEP_LIMIT),
-    env.DB.prepare("SELECT tenant_id, id, message_count, tokens, summarized_count, summarized_tokens FROM conversations WHERE updated_at < ? AND message_count > summarized_count LIMIT ?").bind(cutoff, SWEEP_LIMIT),
+  const [unembedded, unlinked, unsummarized] = await d1.batch<Record<string, string | number>>([
+    d1.prepare("SELECT tenant_id, id FROM items WHERE embedded_at IS NULL AND created_at < ? ORDER BY tenant_id LIMIT ?").bind(cutoff, SWEEP_LIMIT),
+    d1.prepare("SELECT tenant_id, id FROM items WHERE embedded_at IS NOT NULL AND linked_at IS NULL AND created_at < ? ORDER BY tenant_id LIMIT ?").bind(autoLink ? cutoff : 0, SWEEP_LIMIT),
+    d1.prepare("SELECT tenant_id, id, message_count, tokens, summarized_count, summarized_tokens FROM conversations WHERE updated_at < ? AND message_count > summarized_count LIMIT ?").bind(cutoff, SWEEP_LIMIT),
   ]);
-  const [tenants, projects] = await Promise.all([unfinishedTenantDeletions(env.DB, cutoff), unfinishedProjectDeletions(env.DB, cutoff)]);
+  const projects = await unfinishedProjectDeletions(d1, cutoff);
   const messages: JobMessage[] = [
-    ...tenants.map((tenantId) => ({ type: "delete" as const, tenantId, project: null })),
     ...projects.map((p) => ({ type: "delete" as const, tenantId: p.tenantId, project: p.project })),
     ...perTenant(unembedded!.results, "embed"),
     ...perTenant(unlinked!.results, "link"),
@@ -47,28 +65,29 @@ export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number>
   const producer = new QueueProducer(env.JOBS);
   await producer.send(messages);
   try {
-    if ((await reindexLegacyBatches(env.DB, SWEEP_REINDEX_BATCHES)) && (await reindexHeartbeat(env.DB, now, true))) {
-      await producer.send([{ type: "reindex", tenantId: null }]);
+    if ((await reindexLegacyBatches(d1, SWEEP_REINDEX_BATCHES)) && (await reindexHeartbeat(d1, now, true))) {
+      await producer.send([{ type: "reindex", tenantId: null, shard }]);
     }
   } catch (error) {
-    console.error("keyword re-index failed; the next sweep retries", error);
+    console.error(`keyword re-index of shard ${shard} failed; the next sweep retries`, error);
   }
   try {
-    await reconcileCron(env, now);
+    await reconcileCron(env, shard, now);
   } catch (error) {
-    console.error("vector reconciliation failed; the next sweep retries", error);
+    console.error(`vector reconciliation of shard ${shard} failed; the next sweep retries`, error);
   }
   return messages.length;
 }
 
 /**
- * One bounded reconciliation run a sweep, continuing where the last one stopped (reconcile_state); a pass
- * that reaches the end starts again at 0 next time.
+ * One bounded reconciliation run of a shard a sweep, continuing where the last one stopped (the shard's
+ * reconcile_state); a pass that reaches the end starts again at 0 next time.
  */
-export async function reconcileCron(env: Env, now = Date.now()): Promise<ReconcileReport> {
-  const state = await env.DB.prepare("SELECT cursor FROM reconcile_state WHERE id = 1").first<{ cursor: number }>();
-  const report = await reconcileVectors(env.DB, buildServices(env, () => undefined), { cursor: state?.cursor ?? 0, now });
-  await env.DB.prepare("INSERT INTO reconcile_state (id, cursor, updated_at) VALUES (1, ?1, ?2) ON CONFLICT (id) DO UPDATE SET cursor = ?1, updated_at = ?2")
+export async function reconcileCron(env: Env, shard: string, now = Date.now()): Promise<ReconcileReport> {
+  const d1 = shardDatabase(env, shard);
+  const state = await d1.prepare("SELECT cursor FROM reconcile_state WHERE id = 1").first<{ cursor: number }>();
+  const report = await reconcileVectors(d1, buildServices(env, d1, () => undefined), { cursor: state?.cursor ?? 0, now });
+  await d1.prepare("INSERT INTO reconcile_state (id, cursor, updated_at) VALUES (1, ?1, ?2) ON CONFLICT (id) DO UPDATE SET cursor = ?1, updated_at = ?2")
     .bind(report.next_cursor ?? 0, now)
     .run();
   return report;

@@ -1,7 +1,7 @@
 import type { RoundTripCounter } from "../db/counted-d1";
 import { countedScope } from "../db/scope";
 import { scopeAllows } from "../core/tenants/api-keys";
-import { recordToolCalls, type ToolCallRecord } from "../core/tenants/usage-log";
+import type { ToolCallRecord } from "../ports";
 import { AppError, invalidParameter, permissionDenied, toAppError } from "../errors";
 import { requiredScope, type AnyTool, type ToolContext } from "../tools/registry";
 import type { Toolset } from "../tools/toolsets";
@@ -79,7 +79,8 @@ export async function callTools(
     if (!call.tool.handleMany) await flush();
   }
   await flush();
-  ctx.services.waitUntil(recordToolCalls(ctx.scope, records).catch((e) => console.error("usage log write failed", e)));
+  // Counted after the response: one queue message a request; the consumer writes many requests in one statement.
+  ctx.services.waitUntil(ctx.services.usage.record(ctx.scope.tenantId, records).catch((e) => console.error("usage log send failed", e)));
   return outcomes;
 }
 

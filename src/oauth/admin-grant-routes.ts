@@ -1,8 +1,8 @@
 import { Hono, type Context } from "hono";
 import type { AdminBindings } from "../auth/admin-routes";
 import { reachCovers, SCOPES, type Scope } from "../core/tenants/api-keys";
-import { getApiKey, listApiKeys } from "../core/tenants/tenants";
-import { openDatabase } from "../db/scope";
+import { getApiKey, listApiKeys } from "../control/tenants";
+import { openControl } from "../control/control-db";
 import { notFound, permissionDenied } from "../errors";
 import { grantsOfKey, revokeGrant, type GrantInfo } from "./key-grants";
 
@@ -15,14 +15,14 @@ export const grantAdminRoutes = new Hono<AdminBindings>()
     const tenantId = c.req.param("tenantId");
     const principal = c.get("principal");
     if (principal.kind === "tenant" && principal.tenantId !== tenantId) throw permissionDenied("This key may only manage its own tenant");
-    const keys = (await listApiKeys(openDatabase(c.env.DB), tenantId)).filter((k) => k.revoked_at === null);
+    const keys = (await listApiKeys(openControl(c.env.CONTROL), tenantId)).filter((k) => k.revoked_at === null);
     const grants = (await Promise.all(keys.map((k) => grantsOfKey(c.env, c.req.url, k.key_id)))).flat();
     return c.json({ grants: grants.filter((g) => withinReach(c, g)).sort((a, b) => b.created_at.localeCompare(a.created_at)) });
   })
   .delete("/keys/:keyId/grants/:grantId", async (c) => {
     const { keyId, grantId } = c.req.param();
     const principal = c.get("principal");
-    await getApiKey(openDatabase(c.env.DB), keyId, principal.kind === "tenant" ? principal.tenantId : null); // NOT_FOUND outside the tenant
+    await getApiKey(openControl(c.env.CONTROL), keyId, principal.kind === "tenant" ? principal.tenantId : null); // NOT_FOUND outside the tenant
     const grant = (await grantsOfKey(c.env, c.req.url, keyId)).find((g) => g.grant_id === grantId);
     if (!grant) throw notFound(`OAuth grant '${grantId}' of key '${keyId}' does not exist`, { key_id: keyId, grant_id: grantId });
     if (!withinReach(c, grant)) throw permissionDenied("This key may not revoke a grant wider than itself");

@@ -7,9 +7,9 @@ import {
 } from "@cloudflare/workers-oauth-provider";
 import type { Context } from "hono";
 import { scopeAllows, type Scope } from "../core/tenants/api-keys";
-import { findActiveKey, type AuthenticatedKey } from "../core/tenants/tenants";
+import { findActiveKey, type AuthenticatedKey } from "../control/tenants";
 import { base64Url } from "../crypto";
-import { openDatabase } from "../db/scope";
+import { openControl } from "../control/control-db";
 import type { Env } from "../env";
 import { authorizationServerFor, OAUTH_SCOPES } from "./authorization-server";
 import { consentPage, errorPage, type ConsentForm } from "./consent-page";
@@ -90,7 +90,7 @@ export async function submitConsent(c: Ctx): Promise<Response> {
 /** The signed-in key and what the person approved, checked against each other; or what to fix. */
 async function decide(env: Env, secret: string, checked: string[], projectsText: string): Promise<{ props: GrantProps } | { error: string }> {
   if (!secret) return { error: "Paste an API key to sign in." };
-  const key = await findActiveKey(openDatabase(env.DB), secret);
+  const key = await findActiveKey(openControl(env.CONTROL), secret);
   if (!key) return { error: "This API key is not valid or has been revoked." };
   if (!scopeAllows(key.scopes, "write")) return { error: "This key has only the read scope: sign in with a key that has the write or admin scope." };
   const scopes = OAUTH_SCOPES.filter((s) => checked.includes(s));

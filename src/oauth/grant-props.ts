@@ -1,7 +1,7 @@
 import { OAuthError, type TokenExchangeCallbackOptions } from "@cloudflare/workers-oauth-provider";
 import { scopeAllows, SCOPES, type Scope } from "../core/tenants/api-keys";
-import { findActiveKeyById, type AuthenticatedKey } from "../core/tenants/tenants";
-import { openDatabase } from "../db/scope";
+import { findActiveKeyById, type AuthenticatedKey } from "../control/tenants";
+import { openControl } from "../control/control-db";
 import type { Env } from "../env";
 
 /**
@@ -62,7 +62,7 @@ function narrowProjects(keyProjects: string[] | null, grantProjects: string[] | 
  */
 export async function refuseRevokedKeys(options: TokenExchangeCallbackOptions<Env>): Promise<void> {
   const keyId = isGrantProps(options.props) ? options.props.keyId : options.userId;
-  if (!(await findActiveKeyById(openDatabase(options.env.DB), keyId))) {
+  if (!(await findActiveKeyById(openControl(options.env.CONTROL), keyId))) {
     throw new OAuthError("invalid_grant", { description: "The API key this connection signed in with has been revoked" });
   }
 }

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { Scope } from "../core/tenants/api-keys";
-import type { AuthenticatedKey } from "../core/tenants/tenants";
+import type { AuthenticatedKey } from "../control/tenants";
 import type { TenantScope } from "../db/scope";
 import { strictInput } from "../validation";
 import type { Services } from "../ports";

@@ -1,5 +1,6 @@
 // Starts the real worker with `wrangler dev` on a fresh local state, offline, and talks to it over HTTP.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
+import { migrateAll } from "../../scripts/migrate.mjs";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 
 // BENCH_PORT lets two benches run side by side; each port has its own local state.
@@ -18,11 +19,7 @@ export async function startWorker() {
   // fusion weights, search stages, and ingest with or without auto-summarize.
   const passed = ["HYBRID_VECTOR_WEIGHT", "SEARCH_STAGES", "AUTO_SUMMARIZE"].flatMap((name) => (process.env[name] !== undefined ? [`${name}=${process.env[name]}\n`] : [])).join("");
   writeFileSync(VARS, `ADMIN_TOKEN=${ADMIN_TOKEN}\nEMBEDDER=local\nVECTOR_INDEX=local\nEMBEDDING_DIMENSIONS=256\n${passed}`);
-  const migrate = spawnSync(process.execPath, [WRANGLER, "d1", "migrations", "apply", "DB", "--local", "--persist-to", STATE], {
-    stdio: ["ignore", "ignore", "inherit"],
-    env: { ...process.env, CI: "true" },
-  });
-  if (migrate.status !== 0) throw new Error("migrations failed");
+  await migrateAll({ persistTo: STATE, quiet: true });
   const child = spawn(
     process.execPath,
     [WRANGLER, "dev", "--local", "--port", String(PORT), "--persist-to", STATE, "--env-file", VARS, "--log-level", "error", "--show-interactive-dev-session=false"],

@@ -17,22 +17,26 @@ export interface ChunkRow {
 export const JSON_CHARS_PER_STATEMENT = 600_000;
 
 /**
- * Statements that insert the chunks and their keyword rows: two per group of rows bound as one JSON
- * array, instead of two per chunk (a batch of 100 documents: 2 statements, not 200). Run them after the
+ * Statements that insert the chunks and their keyword rows: three per group of rows bound as one JSON
+ * array, instead of two per chunk (a batch of 100 documents: 3 statements, not 200). Run them after the
  * items' inserts in the same batch; the keyword rows find their chunk ids by (item, index), row by row
  * through the (tenant, item, index) index (CROSS JOIN keeps the JSON rows outside).
+ * Chunk ids come from the database's own counter (shard_identity, one range per shard, so ids stay unique
+ * when a tenant moves between shards); a database without that row numbers after its highest id.
  */
 export function insertChunkRows(scope: TenantScope, rows: ChunkRow[]): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
   const encoded = rows.map((r) => JSON.stringify([r.itemId, r.index, r.content, r.context, r.tokens, r.ftsContent, r.ftsContext, r.ftsTokens]));
-  for (const json of jsonArrays(encoded)) {
+  for (const { json, count } of jsonArrays(encoded)) {
     statements.push(
       scope.d1
         .prepare(
-          `INSERT INTO chunks (tenant_id, item_id, chunk_index, content, context, tokens, fts_tokens)
-           SELECT ?, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 7 FROM json_each(?) j`,
+          `INSERT INTO chunks (id, tenant_id, item_id, chunk_index, content, context, tokens, fts_tokens)
+           SELECT n.next + j.key, ?, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 7
+           FROM (SELECT COALESCE((SELECT next_chunk_id FROM shard_identity WHERE id = 1), (SELECT IFNULL(MAX(id), 0) + 1 FROM chunks)) AS next) n, json_each(?) j`,
         )
         .bind(scope.tenantId, json),
+      scope.d1.prepare("UPDATE shard_identity SET next_chunk_id = next_chunk_id + ? WHERE id = 1").bind(count),
       scope.d1
         .prepare(
           `INSERT INTO chunks_fts (rowid, content, context)
@@ -46,17 +50,17 @@ export function insertChunkRows(scope: TenantScope, rows: ChunkRow[]): D1Prepare
 }
 
 /** The rows joined into JSON arrays of at most JSON_CHARS_PER_STATEMENT characters (a longer row stands alone). */
-function* jsonArrays(encoded: string[]): Generator<string> {
+function* jsonArrays(encoded: string[]): Generator<{ json: string; count: number }> {
   let group: string[] = [];
   let chars = 2;
   for (const row of encoded) {
     if (group.length > 0 && chars + row.length + 1 > JSON_CHARS_PER_STATEMENT) {
-      yield `[${group.join(",")}]`;
+      yield { json: `[${group.join(",")}]`, count: group.length };
       group = [];
       chars = 2;
     }
     group.push(row);
     chars += row.length + 1;
   }
-  if (group.length > 0) yield `[${group.join(",")}]`;
+  if (group.length > 0) yield { json: `[${group.join(",")}]`, count: group.length };
 }

@@ -5,19 +5,18 @@ import { cacheKeyPrefix } from "../context/semantic-cache";
 import { deleteCacheEntries, deleteCacheValuesByPrefix, deleteItemBatch, deleteRows, DELETION_LIMITS, type DeletionStep } from "./deletion-steps";
 
 /**
- * Records that a project is being deleted (the cron sweep resumes a deletion whose job was lost). False
- * when the tenant does not exist or is itself being deleted. (Cached contexts stop being served with the
- * first batch of items deleted: deleteItems bumps the project's cache generation.)
+ * Records that a project is being deleted (the cron sweep resumes a deletion whose job was lost); the caller
+ * has checked that the tenant exists and is not itself being deleted. (Cached contexts stop being served with
+ * the first batch of items deleted: deleteItems bumps the project's cache generation.)
  */
-export async function beginProjectDeletion(d1: D1Database, tenantId: string, project: string, now = Date.now()): Promise<boolean> {
-  const marked = await d1
+export async function beginProjectDeletion(d1: D1Database, tenantId: string, project: string, now = Date.now()): Promise<void> {
+  await d1
     .prepare(
-      `INSERT INTO project_deletions (tenant_id, project, updated_at) SELECT ?1, ?2, ?3 FROM tenants WHERE id = ?1 AND deleting_at IS NULL
-       ON CONFLICT (tenant_id, project) DO UPDATE SET updated_at = excluded.updated_at RETURNING tenant_id`,
+      `INSERT INTO project_deletions (tenant_id, project, updated_at) VALUES (?1, ?2, ?3)
+       ON CONFLICT (tenant_id, project) DO UPDATE SET updated_at = excluded.updated_at`,
     )
     .bind(tenantId, project, now)
-    .all();
-  return marked.results.length > 0;
+    .run();
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   deleteTenantVectors,
   type DeletionStep,
 } from "./deletion-steps";
+import type { DeletionStores } from "./run-deletion";
 
 /**
  * Tables cleared by tenant_id once the tenant's items, chunks, vectors, cache values and keys are gone.
@@ -28,7 +29,6 @@ export const TENANT_TABLES = [
   "cache_counters",
   "keyword_stats",
   "tool_calls",
-  "job_failures",
   "local_vectors",
   "vector_ids",
   "project_deletions",
@@ -58,10 +58,11 @@ export async function beginTenantDeletion(d1: D1Database, tenantId: string, now 
  * One bounded step of deleting a tenant: the first kind of data that is left, at most one batch of it
  * (DELETION_LIMITS), in this order: items (with chunks, FTS rows, vectors, links), chunks without items,
  * vectors the index still lists, cache values in KV, API keys (their OAuth grants first), every other
- * table (TENANT_TABLES), and last the tenant row. Run it until `done`; any step may be the last one
- * that ran before an interruption.
+ * table (TENANT_TABLES), and last the tenant row with its job failures. Run it until `done`; any step may
+ * be the last one that ran before an interruption.
  */
-export async function deleteTenantStep(d1: D1Database, services: Services, tenantId: string, forgetKeys: ForgetKeys): Promise<DeletionStep> {
+export async function deleteTenantStep(stores: DeletionStores, services: Services, tenantId: string, forgetKeys: ForgetKeys): Promise<DeletionStep> {
+  const { control, data: d1 } = stores;
   const scope = tenantScope(d1, tenantId);
   const pieces: (() => Promise<number>)[] = [
     () => deleteItemBatch(scope, services, null),
@@ -72,15 +73,18 @@ export async function deleteTenantStep(d1: D1Database, services: Services, tenan
       const values = await deleteCacheValuesByPrefix(services, await cacheKeyPrefix(tenantId));
       return values.complete ? 0 : values.deleted;
     },
-    () => deleteKeys(d1, tenantId, forgetKeys),
+    () => deleteKeys(control, tenantId, forgetKeys),
     () => deleteRows(d1, TENANT_TABLES, "tenant_id = ?", [tenantId]),
   ];
   for (const piece of pieces) {
     const removed = await piece();
     if (removed > 0) return { done: false, removed };
   }
-  const gone = await d1.prepare("DELETE FROM tenants WHERE id = ?").bind(tenantId).run();
-  return { done: true, removed: gone.meta.changes };
+  const [, gone] = await control.batch([
+    control.prepare("DELETE FROM job_failures WHERE tenant_id = ?").bind(tenantId),
+    control.prepare("DELETE FROM tenants WHERE id = ?").bind(tenantId),
+  ]);
+  return { done: true, removed: gone!.meta.changes };
 }
 
 async function deleteKeys(d1: D1Database, tenantId: string, forgetKeys: ForgetKeys): Promise<number> {

@@ -2,6 +2,15 @@ import type { Services } from "../../ports";
 import { deleteProjectStep } from "./delete-project";
 import { deleteTenantStep, type ForgetKeys } from "./delete-tenant";
 
+/**
+ * Where a deletion works: `control` holds the tenant row, its keys and job failures; `data` holds everything
+ * the tenant stores (the caller picks the database that holds it).
+ */
+export interface DeletionStores {
+  control: D1Database;
+  data: D1Database;
+}
+
 /** A tenant (project null) or one of its projects. */
 export interface DeletionTarget {
   tenantId: string;
@@ -18,15 +27,15 @@ export interface DeletionRun {
  * Runs up to `maxSteps` bounded steps of a deletion; the caller queues the rest when it is not done.
  * An unfinished run records its progress time, so the cron sweep resumes only deletions that stalled.
  */
-export async function runDeletionSteps(d1: D1Database, services: Services, target: DeletionTarget, forgetKeys: ForgetKeys, maxSteps: number): Promise<DeletionRun> {
+export async function runDeletionSteps(stores: DeletionStores, services: Services, target: DeletionTarget, forgetKeys: ForgetKeys, maxSteps: number): Promise<DeletionRun> {
   let removed = 0;
   for (let steps = 1; steps <= maxSteps; steps++) {
-    const step = target.project === null ? await deleteTenantStep(d1, services, target.tenantId, forgetKeys) : await deleteProjectStep(d1, services, target.tenantId, target.project);
+    const step = target.project === null ? await deleteTenantStep(stores, services, target.tenantId, forgetKeys) : await deleteProjectStep(stores.data, services, target.tenantId, target.project);
     removed += step.removed;
     if (step.done) return { done: true, steps, removed };
   }
   const now = Date.now();
-  if (target.project === null) await d1.prepare("UPDATE tenants SET deleting_at = ? WHERE id = ?").bind(now, target.tenantId).run();
-  else await d1.prepare("UPDATE project_deletions SET updated_at = ? WHERE tenant_id = ? AND project = ?").bind(now, target.tenantId, target.project).run();
+  if (target.project === null) await stores.control.prepare("UPDATE tenants SET deleting_at = ? WHERE id = ?").bind(now, target.tenantId).run();
+  else await stores.data.prepare("UPDATE project_deletions SET updated_at = ? WHERE tenant_id = ? AND project = ?").bind(now, target.tenantId, target.project).run();
   return { done: false, steps: maxSteps, removed };
 }

@@ -1,29 +1,37 @@
-import type { TenantScope } from "../../db/scope";
+import type { ToolCallRecord, UsageMessage } from "../../ports";
 
-/** One tool call, as the usage log keeps it. Later tools read it (metrics, tool conversations). */
-export interface ToolCallRecord {
-  keyId: string;
-  tool: string;
-  project: string | null;
-  conversationId: string | null;
-  startedAt: number;
-  durationMs: number;
-  errorCode: string | null;
-  /** D1 round trips the call waited on (statements run alone, plus batches); a batched group's share. */
-  d1RoundTrips: number;
-  /** Time spent waiting on those round trips (the rest of durationMs is the worker's own work and other I/O). */
-  d1Ms: number;
-}
+export type { ToolCallRecord };
 
-/** The calls of one request in one statement (a JSON-RPC batch logs up to 50), their fields as one JSON parameter. */
-export async function recordToolCalls(scope: TenantScope, calls: ToolCallRecord[]): Promise<void> {
-  if (calls.length === 0) return;
-  const rows = calls.map((c) => [c.keyId, c.tool, c.project, c.conversationId, c.startedAt, c.durationMs, c.errorCode, c.d1RoundTrips, c.d1Ms]);
-  await scope.d1
-    .prepare(
-      `INSERT INTO tool_calls (tenant_id, key_id, tool, project, conversation_id, started_at, duration_ms, error_code, d1_round_trips, d1_ms)
-       SELECT ?, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5, j.value ->> 6, j.value ->> 7, j.value ->> 8 FROM json_each(?) j`,
-    )
-    .bind(scope.tenantId, JSON.stringify(rows))
-    .run();
+/** Largest JSON parameter one statement takes (D1 allows 2 MB a value); a queue batch is normally far under. */
+const MAX_PARAMETER_CHARS = 1_000_000;
+
+/**
+ * Writes the usage log of many requests (a queue batch of UsageMessages, any tenants of this database): one
+ * statement, the rows as one JSON parameter, split only past MAX_PARAMETER_CHARS. Returns the rows written.
+ */
+export async function recordToolCalls(d1: D1Database, requests: readonly UsageMessage[]): Promise<number> {
+  const groups: string[][] = [[]];
+  let chars = 0;
+  let count = 0;
+  for (const { tenantId, calls } of requests) {
+    for (const c of calls) {
+      const row = JSON.stringify([tenantId, c.keyId, c.tool, c.project, c.conversationId, c.startedAt, c.durationMs, c.errorCode, c.d1RoundTrips, c.d1Ms]);
+      if (chars + row.length > MAX_PARAMETER_CHARS && groups.at(-1)!.length > 0) {
+        groups.push([]);
+        chars = 0;
+      }
+      groups.at(-1)!.push(row);
+      chars += row.length + 1;
+      count++;
+    }
+  }
+  if (count === 0) return 0;
+  const insert = d1.prepare(
+    `INSERT INTO tool_calls (tenant_id, key_id, tool, project, conversation_id, started_at, duration_ms, error_code, d1_round_trips, d1_ms)
+     SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5, j.value ->> 6, j.value ->> 7, j.value ->> 8, j.value ->> 9 FROM json_each(?) j`,
+  );
+  const statements = groups.map((rows) => insert.bind(`[${rows.join(",")}]`));
+  if (statements.length === 1) await statements[0]!.run();
+  else await d1.batch(statements);
+  return count;
 }

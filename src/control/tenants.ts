@@ -1,14 +1,16 @@
 import { and, desc, eq, isNull, type SQL } from "drizzle-orm";
-import { generateApiKey, hashApiKey, type Scope } from "./api-keys";
-import { randomId } from "../../crypto";
-import type { Database } from "../../db/scope";
-import { apiKeys, tenants } from "../../db/schema";
-import { AppError, notFound } from "../../errors";
+import { generateApiKey, hashApiKey, type Scope } from "../core/tenants/api-keys";
+import { randomId } from "../crypto";
+import type { ControlDatabase } from "./control-db";
+import { apiKeys, tenants } from "../db/control-schema";
+import { AppError, notFound } from "../errors";
 
 export interface Tenant {
   tenant_id: string;
   name: string;
   created_at: string;
+  /** The data shard that holds what the tenant stores (its binding's name). */
+  shard: string;
   /** Set while the tenant is being deleted (DELETE /admin/tenants/:tenant). */
   deleting_since?: string;
 }
@@ -32,23 +34,39 @@ export interface AuthenticatedKey {
   scopes: Scope[];
   projects: string[] | null;
   lastUsedAt: number | null;
+  /** The tenant's data shard when the key was read (the routing cache keeps it for ROUTE_TTL_MS). */
+  shard: string;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export async function createTenant(db: Database, name: string, id = randomId("tn_")): Promise<Tenant> {
+/** A new tenant on `shard`; CONFLICT when the id is taken (placement chooses the shard: placement.ts). */
+export async function createTenant(db: ControlDatabase, input: { name: string; id?: string; shard: string }): Promise<Tenant> {
   const createdAt = Date.now();
-  await db.insert(tenants).values({ id, name, createdAt });
-  return { tenant_id: id, name, created_at: iso(createdAt)! };
+  const id = input.id ?? randomId("tn_");
+  const inserted = await db.insert(tenants).values({ id, name: input.name, createdAt, shard: input.shard }).onConflictDoNothing().returning({ id: tenants.id });
+  if (inserted.length === 0) throw new AppError("CONFLICT", `Tenant '${id}' already exists`, { tenant_id: id });
+  return toTenant({ id, name: input.name, createdAt, deletingAt: null, shard: input.shard });
 }
 
-export async function listTenants(db: Database): Promise<Tenant[]> {
+export async function listTenants(db: ControlDatabase): Promise<Tenant[]> {
   const rows = await db.select().from(tenants).orderBy(tenants.createdAt);
-  return rows.map((t) => ({ tenant_id: t.id, name: t.name, created_at: iso(t.createdAt)!, ...(t.deletingAt === null ? {} : { deleting_since: iso(t.deletingAt)! }) }));
+  return rows.map(toTenant);
+}
+
+/** One tenant, or NOT_FOUND. */
+export async function getTenant(db: ControlDatabase, tenantId: string): Promise<Tenant> {
+  const row = await db.select().from(tenants).where(eq(tenants.id, tenantId)).get();
+  if (!row) throw notFound(`Tenant '${tenantId}' does not exist`, { tenant_id: tenantId });
+  return toTenant(row);
+}
+
+function toTenant(t: typeof tenants.$inferSelect): Tenant {
+  return { tenant_id: t.id, name: t.name, created_at: iso(t.createdAt)!, shard: t.shard, ...(t.deletingAt === null ? {} : { deleting_since: iso(t.deletingAt)! }) };
 }
 
 export async function createApiKey(
-  db: Database,
+  db: ControlDatabase,
   input: { tenantId: string; name: string; scopes: Scope[]; projects: string[] | null; secret?: string },
 ): Promise<ApiKeyInfo & { api_key: string }> {
   const tenant = await db.select({ id: tenants.id, deletingAt: tenants.deletingAt }).from(tenants).where(eq(tenants.id, input.tenantId)).get();
@@ -69,21 +87,21 @@ export async function createApiKey(
   return { ...toKeyInfo({ ...row, lastUsedAt: null, revokedAt: null }), api_key: secret };
 }
 
-export async function listApiKeys(db: Database, tenantId: string): Promise<ApiKeyInfo[]> {
+export async function listApiKeys(db: ControlDatabase, tenantId: string): Promise<ApiKeyInfo[]> {
   const rows = await db.select().from(apiKeys).where(eq(apiKeys.tenantId, tenantId)).orderBy(desc(apiKeys.createdAt));
   return rows.map(toKeyInfo);
 }
 
 /** Revokes a key; `tenantId` confines a tenant admin to its own keys (the operator passes null). */
 /** A key of a tenant (any state), or NOT_FOUND. */
-export async function getApiKey(db: Database, keyId: string, tenantId: string | null): Promise<ApiKeyInfo> {
+export async function getApiKey(db: ControlDatabase, keyId: string, tenantId: string | null): Promise<ApiKeyInfo> {
   const where = tenantId === null ? eq(apiKeys.id, keyId) : and(eq(apiKeys.id, keyId), eq(apiKeys.tenantId, tenantId));
   const row = await db.select().from(apiKeys).where(where).get();
   if (!row) throw notFound(`API key '${keyId}' does not exist`, { key_id: keyId });
   return toKeyInfo(row);
 }
 
-export async function revokeApiKey(db: Database, keyId: string, tenantId: string | null): Promise<ApiKeyInfo> {
+export async function revokeApiKey(db: ControlDatabase, keyId: string, tenantId: string | null): Promise<ApiKeyInfo> {
   const where = tenantId === null ? eq(apiKeys.id, keyId) : and(eq(apiKeys.id, keyId), eq(apiKeys.tenantId, tenantId));
   const row = await db.select().from(apiKeys).where(where).get();
   if (!row) throw notFound(`API key '${keyId}' does not exist`, { key_id: keyId });
@@ -93,28 +111,40 @@ export async function revokeApiKey(db: Database, keyId: string, tenantId: string
 }
 
 /** The unrevoked key whose secret this is, as authentication sees it. */
-export async function findActiveKey(db: Database, secret: string): Promise<AuthenticatedKey | null> {
-  return activeKeyWhere(db, eq(apiKeys.keyHash, await hashApiKey(secret)));
+export async function findActiveKey(db: ControlDatabase, secret: string): Promise<AuthenticatedKey | null> {
+  return findActiveKeyByHash(db, await hashApiKey(secret));
+}
+
+/** The unrevoked key with this secret hash (routing.ts hashes once and caches by hash). */
+export function findActiveKeyByHash(db: ControlDatabase, keyHash: string): Promise<AuthenticatedKey | null> {
+  return activeKeyWhere(db, eq(apiKeys.keyHash, keyHash));
 }
 
 /** An unrevoked key by id (OAuth tokens name their key); null when it is revoked or gone. */
-export function findActiveKeyById(db: Database, keyId: string): Promise<AuthenticatedKey | null> {
+export function findActiveKeyById(db: ControlDatabase, keyId: string): Promise<AuthenticatedKey | null> {
   return activeKeyWhere(db, eq(apiKeys.id, keyId));
 }
 
-async function activeKeyWhere(db: Database, condition: SQL): Promise<AuthenticatedKey | null> {
-  const row = await db.select().from(apiKeys).where(and(condition, isNull(apiKeys.revokedAt))).get();
+/** One control round trip: the key and its tenant's shard (a tenant being deleted has no active key). */
+async function activeKeyWhere(db: ControlDatabase, condition: SQL): Promise<AuthenticatedKey | null> {
+  const row = await db
+    .select({ key: apiKeys, shard: tenants.shard })
+    .from(apiKeys)
+    .innerJoin(tenants, eq(tenants.id, apiKeys.tenantId))
+    .where(and(condition, isNull(apiKeys.revokedAt), isNull(tenants.deletingAt)))
+    .get();
   if (!row) return null;
   return {
-    keyId: row.id,
-    tenantId: row.tenantId,
-    scopes: JSON.parse(row.scopes) as Scope[],
-    projects: row.projects === null ? null : (JSON.parse(row.projects) as string[]),
-    lastUsedAt: row.lastUsedAt,
+    keyId: row.key.id,
+    tenantId: row.key.tenantId,
+    scopes: JSON.parse(row.key.scopes) as Scope[],
+    projects: row.key.projects === null ? null : (JSON.parse(row.key.projects) as string[]),
+    lastUsedAt: row.key.lastUsedAt,
+    shard: row.shard,
   };
 }
 
-export async function touchApiKey(db: Database, keyId: string, now: number): Promise<void> {
+export async function touchApiKey(db: ControlDatabase, keyId: string, now: number): Promise<void> {
   await db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, keyId));
 }
 
@@ -129,40 +159,5 @@ function toKeyInfo(row: typeof apiKeys.$inferSelect): ApiKeyInfo {
     created_at: iso(row.createdAt)!,
     last_used_at: iso(row.lastUsedAt),
     revoked_at: iso(row.revokedAt),
-  };
-}
-
-export interface TenantStats {
-  tenant_id: string;
-  items: number;
-  stashed_items: number;
-  chunks: number;
-  conversations: number;
-  /** Items whose embed job has not finished yet (vector search does not see them). */
-  pending_embeddings: number;
-  /** Embedded items the auto-link job has not linked yet. */
-  pending_links: number;
-  tool_calls: number;
-}
-
-/** Counts for an operator: what a tenant stores and how far background embedding has got. */
-export async function tenantStats(d1: D1Database, tenantId: string): Promise<TenantStats> {
-  const count = (sql: string) => d1.prepare(sql).bind(tenantId);
-  const [items, chunks, conversations, calls] = await d1.batch<Record<string, number>>([
-    count("SELECT COUNT(*) AS items, SUM(tier = 'stashed') AS stashed, SUM(embedded_at IS NULL) AS pending, SUM(linked_at IS NULL) AS unlinked FROM items WHERE tenant_id = ?"),
-    count("SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ?"),
-    count("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?"),
-    count("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?"),
-  ]);
-  const row = items!.results[0]!;
-  return {
-    tenant_id: tenantId,
-    items: row.items ?? 0,
-    stashed_items: row.stashed ?? 0,
-    chunks: chunks!.results[0]!.n ?? 0,
-    conversations: conversations!.results[0]!.n ?? 0,
-    pending_embeddings: row.pending ?? 0,
-    pending_links: row.unlinked ?? 0,
-    tool_calls: calls!.results[0]!.n ?? 0,
   };
 }

@@ -1,13 +1,17 @@
 import type { Env } from "../env";
-import type { JobMessage } from "../ports";
+import type { JobMessage, UsageMessage } from "../ports";
 
-/** One row per failed message (the DLQ delivery keeps the last error the main consumer saw). */
-export async function recordFailure(env: Env, message: Message<JobMessage>, error: string | null): Promise<void> {
-  await env.DB.prepare(
+/**
+ * One row per failed message (the DLQ delivery keeps the last error the main consumer saw). The dead-letter
+ * queue takes both queues' messages: a usage message (no `type`) is recorded as job type "usage".
+ */
+export async function recordFailure(env: Env, message: Message<JobMessage | UsageMessage>, error: string | null): Promise<void> {
+  const type = "type" in message.body ? message.body.type : "calls" in message.body ? "usage" : undefined;
+  await env.CONTROL.prepare(
     `INSERT INTO job_failures (tenant_id, message_id, job_type, body, attempts, last_error, failed_at) VALUES (?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (message_id) DO UPDATE SET attempts = MAX(attempts, excluded.attempts), last_error = COALESCE(excluded.last_error, last_error)`,
   )
-    .bind(message.body.tenantId ?? null, message.id, message.body.type ?? "unknown", JSON.stringify(message.body).slice(0, 10_000), message.attempts, error, Date.now())
+    .bind(message.body.tenantId ?? null, message.id, type ?? "unknown", JSON.stringify(message.body).slice(0, 10_000), message.attempts, error, Date.now())
     .run();
 }
 

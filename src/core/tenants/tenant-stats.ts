@@ -1,0 +1,34 @@
+export interface TenantStats {
+  tenant_id: string;
+  items: number;
+  stashed_items: number;
+  chunks: number;
+  conversations: number;
+  /** Items whose embed job has not finished yet (vector search does not see them). */
+  pending_embeddings: number;
+  /** Embedded items the auto-link job has not linked yet. */
+  pending_links: number;
+  tool_calls: number;
+}
+
+/** Counts for an operator: what a tenant stores and how far background embedding has got. */
+export async function tenantStats(d1: D1Database, tenantId: string): Promise<TenantStats> {
+  const count = (sql: string) => d1.prepare(sql).bind(tenantId);
+  const [items, chunks, conversations, calls] = await d1.batch<Record<string, number>>([
+    count("SELECT COUNT(*) AS items, SUM(tier = 'stashed') AS stashed, SUM(embedded_at IS NULL) AS pending, SUM(linked_at IS NULL) AS unlinked FROM items WHERE tenant_id = ?"),
+    count("SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ?"),
+    count("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?"),
+    count("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?"),
+  ]);
+  const row = items!.results[0]!;
+  return {
+    tenant_id: tenantId,
+    items: row.items ?? 0,
+    stashed_items: row.stashed ?? 0,
+    chunks: chunks!.results[0]!.n ?? 0,
+    conversations: conversations!.results[0]!.n ?? 0,
+    pending_embeddings: row.pending ?? 0,
+    pending_links: row.unlinked ?? 0,
+    tool_calls: calls!.results[0]!.n ?? 0,
+  };
+}

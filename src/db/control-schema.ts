@@ -1,0 +1,59 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+// The control database (binding CONTROL, migrations/control): who the tenants are, their keys, which data
+// shard holds each tenant, and what no single shard owns. Everything a tenant stores lives in its shard
+// (schema.ts). All timestamps are epoch milliseconds.
+
+export const tenants = sqliteTable(
+  "tenants",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    createdAt: integer("created_at").notNull(),
+    /**
+     * Set when deletion starts (src/core/ownership/delete-tenant.ts), when its keys are revoked; refreshed
+     * by each deletion job, so the cron sweep resumes only a deletion that stalled.
+     */
+    deletingAt: integer("deleting_at"),
+    /** The data shard (its binding name, e.g. SHARD_0) that holds everything the tenant stores. */
+    shard: text("shard").notNull(),
+  },
+  (t) => [index("tenants_shard").on(t.shard)],
+);
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    name: text("name").notNull(),
+    /** SHA-256 of the secret, hex. The secret itself is never stored. */
+    keyHash: text("key_hash").notNull(),
+    /** First characters of the secret, so an operator can tell keys apart. */
+    keyPrefix: text("key_prefix").notNull(),
+    /** JSON array of "read" | "write" | "admin". */
+    scopes: text("scopes").notNull(),
+    /** JSON array of project names the key may touch; NULL means every project. */
+    projects: text("projects"),
+    createdAt: integer("created_at").notNull(),
+    lastUsedAt: integer("last_used_at"),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_keys_hash").on(t.keyHash), index("api_keys_tenant").on(t.tenantId)],
+);
+
+/** Jobs that exhausted their retries (dead-lettered), for an operator to inspect and replay; every shard's. */
+export const jobFailures = sqliteTable(
+  "job_failures",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    tenantId: text("tenant_id"),
+    messageId: text("message_id").notNull(),
+    jobType: text("job_type").notNull(),
+    body: text("body").notNull(),
+    attempts: integer("attempts").notNull(),
+    lastError: text("last_error"),
+    failedAt: integer("failed_at").notNull(),
+  },
+  (t) => [uniqueIndex("job_failures_message").on(t.messageId)],
+);

@@ -1,0 +1,33 @@
+import { liveTenantShards } from "../control/routing";
+import { shardDatabase } from "../control/shards";
+import { recordToolCalls } from "../core/tenants/usage-log";
+import type { Env } from "../env";
+import type { UsageMessage } from "../ports";
+import { backoffSeconds } from "./consumer";
+
+export const USAGE_QUEUE = "context-edge-usage";
+
+/**
+ * The USAGE queue's consumer: a batch of requests' tool calls becomes one INSERT per shard it touches, after
+ * one control query for the batch's tenants (uncached: calls of a tenant whose deletion has begun are dropped,
+ * so none outlives it). If a shard's write fails, its messages are retried whole; the write is one
+ * statement, so a retry never counts a call twice unless the worker dies between the commit and the ack.
+ */
+export async function handleUsageBatch(batch: MessageBatch<UsageMessage>, env: Env): Promise<void> {
+  const shards = await liveTenantShards(env.CONTROL, batch.messages.map((m) => m.body.tenantId));
+  const byShard = new Map<string, Message<UsageMessage>[]>();
+  for (const message of batch.messages) {
+    const shard = shards.get(message.body.tenantId);
+    if (shard === undefined) message.ack();
+    else byShard.set(shard, [...(byShard.get(shard) ?? []), message]);
+  }
+  for (const [shard, messages] of byShard) {
+    try {
+      await recordToolCalls(shardDatabase(env, shard), messages.map((m) => m.body));
+      for (const message of messages) message.ack();
+    } catch (error) {
+      console.error(`usage log write to ${shard} failed; retrying ${messages.length} messages`, error);
+      for (const message of messages) message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+    }
+  }
+}

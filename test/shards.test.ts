@@ -1,0 +1,186 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { app } from "../src/app";
+import { placeNewTenant, shardFill } from "../src/control/placement";
+import { ROUTE_TTL_MS, routeKey, tenantShard } from "../src/control/routing";
+import { shardDatabase, shardNames } from "../src/control/shards";
+import { countedD1 } from "../src/db/counted-d1";
+import { admin, call, callTool, jsonrpc, newKey, newTenant, waitForEmbeddings, type RpcResponse, type TestTenant } from "./helpers";
+
+/** New tenants until there is one on each of two shards (placement alternates while sizes are equal). */
+async function tenantsOnTwoShards(): Promise<[TestTenant, TestTenant]> {
+  const first = await newTenant();
+  for (let i = 0; i < 6; i++) {
+    const other = await newTenant();
+    if (other.shard !== first.shard) return [first, other];
+  }
+  throw new Error("placement never chose a second shard");
+}
+
+/** A request through the app with a CONTROL binding that records every statement it is sent. */
+async function fetchCountingControl(path: string, init: RequestInit, statements: string[]): Promise<Response> {
+  const counter = { count: 0, ms: 0 };
+  const counted = countedD1(env.CONTROL, counter);
+  const control = { ...counted, prepare: (sql: string) => (statements.push(sql), counted.prepare(sql)) } as D1Database;
+  const ctx = createExecutionContext();
+  const response = await app.fetch(new Request("http://localhost" + path, init), { ...env, CONTROL: control }, ctx);
+  await response.text();
+  await waitOnExecutionContext(ctx);
+  return response;
+}
+
+const rpc = (apiKey: string, name: string, args: Record<string, unknown> = {}): RequestInit => ({
+  method: "POST",
+  headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+});
+
+describe("control database and data shards", () => {
+  it("the deployment binds two shards, and every one holds the same schema", async () => {
+    const names = shardNames(env);
+    expect(names).toEqual(["SHARD_0", "SHARD_1"]);
+    const schemaOf = async (name: string) =>
+      (await shardDatabase(env, name).prepare("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' ORDER BY type, name").all()).results;
+    const first = await schemaOf(names[0]!);
+    expect(first.map((r) => r.name)).toContain("items");
+    expect(first.map((r) => r.name)).not.toContain("api_keys");
+    for (const name of names.slice(1)) expect(await schemaOf(name)).toEqual(first);
+    const control = (await env.CONTROL.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all<{ name: string }>()).results.map((r) => r.name);
+    expect(control).toEqual(expect.arrayContaining(["api_keys", "job_failures", "tenants"]));
+    expect(control).not.toContain("items");
+  });
+
+  it("places new tenants on both shards and shows each tenant's shard", async () => {
+    const [a, b] = await tenantsOnTwoShards();
+    const shown = await (await admin("GET", `/tenants/${b.tenantId}`)).json<{ tenant_id: string; shard: string }>();
+    expect(shown).toMatchObject({ tenant_id: b.tenantId, shard: b.shard });
+    expect((await admin("GET", "/tenants/no-such-tenant")).status).toBe(404);
+    const listed = (await (await admin("GET", "/tenants")).json<{ tenants: { tenant_id: string; shard: string }[] }>()).tenants;
+    expect(listed.find((t) => t.tenant_id === a.tenantId)?.shard).toBe(a.shard);
+    // A tenant admin key sees its own tenant only.
+    const own = await newKey(a.tenantId, { scopes: ["read", "write", "admin"] });
+    expect((await admin("GET", `/tenants/${a.tenantId}`, undefined, own.apiKey)).status).toBe(200);
+    expect((await admin("GET", `/tenants/${b.tenantId}`, undefined, own.apiKey)).status).toBe(403);
+  });
+
+  it("writes, jobs and reads of a tenant stay on its shard, and tenants on other shards stay apart", async () => {
+    const [a, b] = await tenantsOnTwoShards();
+    await call(a.apiKey, "memory_store", { content: "The heron nests by the quarry lake" });
+    await call(b.apiKey, "memory_store", { content: "The badger sleeps under the old quarry" });
+    await waitForEmbeddings(a.tenantId);
+    await waitForEmbeddings(b.tenantId);
+    const itemsOn = async (db: D1Database, tenantId: string) => (await db.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ?").bind(tenantId).first<number>("n"))!;
+    const vectorsOn = async (db: D1Database, tenantId: string) => (await db.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?").bind(tenantId).first<number>("n"))!;
+    expect([await itemsOn(a.db, a.tenantId), await itemsOn(b.db, a.tenantId)]).toEqual([1, 0]);
+    expect([await itemsOn(b.db, b.tenantId), await itemsOn(a.db, b.tenantId)]).toEqual([1, 0]);
+    expect([await vectorsOn(a.db, a.tenantId), await vectorsOn(b.db, b.tenantId)]).toEqual([1, 1]);
+    const found = await call(a.apiKey, "search", { query: "quarry" });
+    expect(JSON.stringify(found)).toContain("heron");
+    expect(JSON.stringify(found)).not.toContain("badger");
+  });
+
+  it("a warm request pays no control round trip; a cold one pays one", async () => {
+    const t = await newTenant();
+    await call(t.apiKey, "ping"); // warms this isolate's routing cache and records last use
+    const warm: string[] = [];
+    expect((await fetchCountingControl("/jsonrpc", rpc(t.apiKey, "ping"), warm)).status).toBe(200);
+    expect(warm).toEqual([]);
+    const other = await newKey(t.tenantId);
+    const cold: string[] = [];
+    await fetchCountingControl("/jsonrpc", rpc(other.apiKey, "ping"), cold);
+    expect(cold.filter((sql) => /api_keys/.test(sql) && /^select/i.test(sql))).toHaveLength(1);
+  });
+
+  it("a key revoked elsewhere stops within ROUTE_TTL_MS; one revoked here stops at once", async () => {
+    const t = await newTenant();
+    const now = Date.now();
+    expect(await routeKey(env.CONTROL, t.apiKey, now)).not.toBeNull();
+    // Another isolate revoked it: this one trusts its cache until the bound, then reads the control database.
+    await env.CONTROL.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?").bind(now, t.keyId).run();
+    expect(await routeKey(env.CONTROL, t.apiKey, now + ROUTE_TTL_MS - 1)).not.toBeNull();
+    expect(await routeKey(env.CONTROL, t.apiKey, now + ROUTE_TTL_MS + 1)).toBeNull();
+    expect(ROUTE_TTL_MS).toBeLessThanOrEqual(60_000);
+
+    const u = await newTenant();
+    expect((await callTool(u.apiKey, "ping")).result).toBe("pong");
+    expect((await admin("DELETE", `/keys/${u.keyId}`)).status).toBe(200);
+    expect((await callTool(u.apiKey, "ping")).error?.code).toBe(-32001);
+  });
+
+  it("a deleted tenant's shard is forgotten at once in this isolate", async () => {
+    const t = await newTenant();
+    expect(await tenantShard(env.CONTROL, t.tenantId)).toBe(t.shard);
+    expect([200, 202]).toContain((await admin("DELETE", `/tenants/${t.tenantId}`)).status);
+    expect((await callTool(t.apiKey, "ping")).error?.code).toBe(-32001);
+  });
+});
+
+describe("placement", () => {
+  /** A stand-in shard that answers `SELECT 1` with the size D1 reports in meta.size_after. */
+  const sized = (bytes: number) => ({ prepare: () => ({ run: async () => ({ meta: { size_after: bytes } }) }), batch: async () => [] }) as unknown as D1Database;
+  const control = (counts: Record<string, number>) =>
+    ({ prepare: () => ({ all: async () => ({ results: Object.entries(counts).map(([shard, n]) => ({ shard, n })) }) }) }) as unknown as D1Database;
+
+  it("puts a new tenant on the shard with the least data, then the fewest tenants, then the first name", async () => {
+    expect(await placeNewTenant({ SHARD_0: sized(9_000), SHARD_1: sized(4_000), SHARD_2: sized(7_000) }, control({}))).toBe("SHARD_1");
+    expect(await placeNewTenant({ SHARD_0: sized(4_000), SHARD_1: sized(4_000) }, control({ SHARD_0: 3, SHARD_1: 2 }))).toBe("SHARD_1");
+    expect(await placeNewTenant({ SHARD_0: sized(4_000), SHARD_1: sized(4_000) }, control({ SHARD_0: 2, SHARD_1: 2 }))).toBe("SHARD_0");
+    expect(await placeNewTenant({ SHARD_10: sized(1), SHARD_2: sized(1) }, control({}))).toBe("SHARD_2");
+    expect(await shardFill({ SHARD_0: sized(5), OTHER: sized(1) }, control({ SHARD_0: 1 }))).toEqual([{ shard: "SHARD_0", bytes: 5, tenants: 1 }]);
+    await expect(placeNewTenant({}, control({}))).rejects.toThrow(/no data shard/);
+  });
+
+  it("measures real shards by the size D1 reports", async () => {
+    const fill = await shardFill(env, env.CONTROL);
+    expect(fill.map((f) => f.shard)).toEqual(["SHARD_0", "SHARD_1"]);
+    for (const f of fill) expect(f.bytes).toBeGreaterThan(0);
+  });
+});
+
+describe("usage accounting off the request path", () => {
+  it("a tool call's response path writes nothing to D1; the usage queue counts every call", async () => {
+    const t = await newTenant();
+    const statements: string[] = [];
+    const db = t.db;
+    // Requests read and write through a session on the shard: record what the session is sent.
+    const recording = {
+      withSession: (constraint: string) => {
+        const session = db.withSession(constraint);
+        return { prepare: (sql: string) => (statements.push(sql), session.prepare(sql)), batch: (s: D1PreparedStatement[]) => session.batch(s), getBookmark: () => session.getBookmark() };
+      },
+      prepare: (sql: string) => (statements.push(sql), db.prepare(sql)),
+      batch: (s: D1PreparedStatement[]) => db.batch(s),
+    } as unknown as D1Database;
+    const ctx = createExecutionContext();
+    const response = await app.fetch(new Request("http://localhost/jsonrpc", rpc(t.apiKey, "search", { query: "anything" })), { ...env, [t.shard]: recording }, ctx);
+    expect(response.status).toBe(200);
+    await waitOnExecutionContext(ctx);
+    expect(statements.length).toBeGreaterThan(0);
+    expect(statements.filter((sql) => /^\s*(insert|update|delete)/i.test(sql))).toEqual([]);
+    await expect.poll(async () => (await call(t.apiKey, "get_usage_report", {})).tools?.find((r: { tool: string }) => r.tool === "search")?.calls ?? 0, { timeout: 10_000 }).toBe(1);
+  });
+
+  it("counts exactly the calls made by concurrent clients of tenants on two shards", async () => {
+    const [a, b] = await tenantsOnTwoShards();
+    // Several keys per tenant keep the per-key rate limit (40 a minute in tests) out of the way.
+    const keysOf = async (t: TestTenant) => [t.apiKey, ...(await Promise.all([1, 2, 3].map(() => newKey(t.tenantId)))).map((k) => k.apiKey)];
+    const clients = [...(await keysOf(a)).map((key) => ({ key, tenant: a })), ...(await keysOf(b)).map((key) => ({ key, tenant: b }))];
+    const made = new Map<string, number>([[a.tenantId, 0], [b.tenantId, 0]]);
+    await Promise.all(
+      clients.map(async ({ key, tenant }) => {
+        for (let round = 0; round < 6; round++) {
+          const calls = Array.from({ length: 5 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "ping", arguments: {} } }));
+          const answers = await (await jsonrpc(key, calls)).json<RpcResponse[]>();
+          expect(answers.map((r) => r.result)).toEqual(calls.map(() => "pong"));
+          made.set(tenant.tenantId, made.get(tenant.tenantId)! + calls.length);
+        }
+      }),
+    );
+    const counted = async (t: TestTenant) => (await t.db.prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND tool = 'ping'").bind(t.tenantId).first<number>("n"))!;
+    await expect.poll(() => counted(a), { timeout: 15_000 }).toBe(made.get(a.tenantId));
+    await expect.poll(() => counted(b), { timeout: 15_000 }).toBe(made.get(b.tenantId));
+    await new Promise((r) => setTimeout(r, 1_500)); // nothing counted twice after the queue settles
+    expect([await counted(a), await counted(b)]).toEqual([made.get(a.tenantId), made.get(b.tenantId)]);
+  });
+});
