@@ -85,6 +85,10 @@ app.notFound((c) => c.json({ error: { code: "NOT_FOUND", message: `No route for 
 
 app.onError((error, c) => {
   const appError = toAppError(error);
+  if (appError.code === "UNAVAILABLE") {
+    c.header("Retry-After", String(appError.details.retry_after_seconds));
+    return c.json(jsonRpcErrorBody(JSON_RPC.SERVER, appError.message, appError.toJSON().error), 503);
+  }
   return c.json(jsonRpcErrorBody(JSON_RPC.INTERNAL, appError.message), 500);
 });
 

@@ -9,6 +9,8 @@ export type ErrorCode =
   | "PERMISSION_DENIED"
   | "CONFLICT"
   | "RATE_LIMITED"
+  /** Retryable: the tenant's data is briefly unavailable for writes (a move between shards); retry_after_seconds says when. */
+  | "UNAVAILABLE"
   | "INTERNAL_ERROR";
 
 export class AppError extends Error {
@@ -38,9 +40,22 @@ export function permissionDenied(message: string, details: Record<string, unknow
   return new AppError("PERMISSION_DENIED", message, details);
 }
 
+/** Seconds a caller waits before retrying a write the shard refused during a tenant's move. */
+export const MOVING_RETRY_SECONDS = 2;
+
+/** Whether a D1 error is a shard's write fence (a trigger raised TENANT_MOVING: migrations/shard/0012). */
+export function isTenantMoving(error: unknown): boolean {
+  return error instanceof Error && /TENANT_MOVING/.test(`${error.message} ${String((error as { cause?: unknown }).cause ?? "")}`);
+}
+
 /** Anything that is not an AppError becomes INTERNAL_ERROR with no stack or internals exposed. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  if (isTenantMoving(error)) {
+    return new AppError("UNAVAILABLE", `This tenant's data is moving between shards and takes no writes for a few seconds; nothing was written. Retry after ${MOVING_RETRY_SECONDS} seconds.`, {
+      retry_after_seconds: MOVING_RETRY_SECONDS,
+    });
+  }
   console.error("internal error", error);
   return new AppError("INTERNAL_ERROR", "Internal server error");
 }

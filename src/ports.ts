@@ -101,7 +101,9 @@ export type JobMessage =
   /** Re-index chunks written before tenant-private keyword terms (every tenant's of one shard; queues itself again while some are left). */
   | { type: "reindex"; tenantId: null; shard: string }
   /** Delete a tenant (project null) or one of its projects, a few bounded steps a job; queues itself again until done. */
-  | { type: "delete"; tenantId: string; project: string | null };
+  | { type: "delete"; tenantId: string; project: string | null }
+  /** Move a tenant between shards, some pages a job; queues itself again (later while it waits) until done (src/control/moves.ts). */
+  | { type: "move"; tenantId: string };
 
 /** One tool call, as the usage log keeps it. Later tools read it (metrics, tool conversations, usage report). */
 export interface ToolCallRecord {

@@ -395,7 +395,7 @@ describe("context_gc_prune", () => {
     expect(after.memories.map((m: any) => m.id)).toEqual([neighbour]);
     expect((await call(t.apiKey, "search", { query: "zebra", include_stashed: true })).results.map((r: any) => r.item_id)).toEqual([neighbour]);
     // recorded in the usage log
-    await expect.poll(async () => all(t.db, "SELECT tool, project, error_code FROM tool_calls WHERE tenant_id = ? AND tool = 'context_gc_prune'", t.tenantId)).toEqual([
+    await expect.poll(async () => all(t.db, "SELECT tool, project, error_code FROM tool_calls WHERE tenant_id = ? AND tool = 'context_gc_prune'", t.tenantId), { timeout: 10_000 }).toEqual([
       { tool: "context_gc_prune", project: "p", error_code: null },
     ]);
     // a deleted segment is gone for good

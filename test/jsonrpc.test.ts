@@ -86,12 +86,13 @@ describe("usage log", () => {
     await callTool(b.apiKey, "ping");
     const rows = async (tenantId: string) =>
       (await (await tenantDb(tenantId)).prepare("SELECT tool, error_code, duration_ms FROM tool_calls WHERE tenant_id = ? ORDER BY id").bind(tenantId).all()).results;
-    await expect.poll(async () => (await rows(a.tenantId)).length).toBe(2);
+    // The USAGE queue writes the log a batch (≤ 1 s) after the response.
+    await expect.poll(async () => (await rows(a.tenantId)).length, { timeout: 10_000 }).toBe(2);
     expect(await rows(a.tenantId)).toEqual([
       { tool: "ping", error_code: null, duration_ms: expect.any(Number) },
       { tool: "retrieve_by_type", error_code: "INVALID_PARAMETER", duration_ms: expect.any(Number) },
     ]);
-    await expect.poll(async () => (await rows(b.tenantId)).map((r) => r.tool)).toEqual(["ping"]);
+    await expect.poll(async () => (await rows(b.tenantId)).map((r) => r.tool), { timeout: 10_000 }).toEqual(["ping"]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, newTenant, tenantDb, type TestTenant } from "./helpers";
+import { call, newTenant, tenantDb, untilLogged, type TestTenant } from "./helpers";
 import { KeyPool, listTools, mainBranch, PROJECT_NAMES, runCalls, show, type JsonSchema, type Outcome, type ToolCall, type ToolInfo } from "./registry-cases";
 
 // Every tool once at its schema maximums (issue 9, defect 4): longest lists, largest limits and depths,
@@ -49,6 +49,7 @@ async function seed(t: TestTenant): Promise<Data> {
   const failed = outcomes.filter((o) => o.kind !== "result");
   if (failed.length > 0) throw new Error(`seeding failed: ${failed[0]!.message}`);
   const first = outcomes[0]!.value as { message_id: string };
+  await untilLogged(t.tenantId, outcomes.length); // the usage log (get_tool_conversations) is written by the USAGE queue
   // Keyword search finds every record at once; embeddings follow in the background (waiting for them would only add time).
   return { memories, messageId: first.message_id, chunks: await chunkIds(t.tenantId) };
 }

@@ -7,6 +7,7 @@ import { openControl } from "../control/control-db";
 import { placeNewTenant } from "../control/placement";
 import { forgetRoutes, routeKey } from "../control/routing";
 import { shardDatabase } from "../control/shards";
+import { beginMove, moveView, readMove } from "../control/moves";
 import type { Env } from "../env";
 import { AppError, permissionDenied, toAppError } from "../errors";
 import { errorResponse } from "../http/responses";
@@ -30,6 +31,7 @@ const tenantBody = z.object({
   name: z.string().trim().min(1).max(200),
   tenant_id: z.string().regex(/^[A-Za-z0-9_-]{3,64}$/, "3-64 letters, digits, '_' or '-'").optional(),
 });
+const moveBody = z.object({ shard: z.string().min(1).max(64) }).strict();
 const keyBody = z.object({
   name: z.string().trim().min(1).max(200).default("api key"),
   scopes: z.array(z.enum(SCOPES as [string, ...string[]])).min(1).default(["read", "write"]),
@@ -110,7 +112,16 @@ export const adminRoutes = new Hono<AdminBindings>()
   .get("/tenants/:tenantId", async (c) => {
     const tenantId = c.req.param("tenantId");
     requireTenantAccess(c, tenantId);
-    return c.json(await getTenant(openControl(c.env.CONTROL), tenantId));
+    const [tenant, move] = await Promise.all([getTenant(openControl(c.env.CONTROL), tenantId), readMove(c.env.CONTROL, tenantId)]);
+    return c.json({ ...tenant, ...(move ? { move: moveView(move) } : {}) });
+  })
+  .post("/tenants/:tenantId/move", async (c) => {
+    requireOperator(c);
+    const tenantId = c.req.param("tenantId");
+    const body = await parseBody(c, moveBody);
+    const move = await beginMove(c.env, tenantId, body.shard);
+    await c.env.JOBS.send({ type: "move", tenantId });
+    return c.json({ tenant_id: tenantId, shard: move.source, move }, 202);
   })
   .post("/tenants/:tenantId/keys", async (c) => {
     const tenantId = c.req.param("tenantId");

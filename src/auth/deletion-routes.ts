@@ -9,6 +9,7 @@ import { openControl } from "../control/control-db";
 import { forgetRoutes } from "../control/routing";
 import { isShardName, shardDatabase, shardNames } from "../control/shards";
 import { getTenant } from "../control/tenants";
+import { isActive, readMove } from "../control/moves";
 import type { Env } from "../env";
 import { deleteGrantsOfKeys } from "../oauth/key-grants";
 import { buildServices } from "../services";
@@ -29,6 +30,7 @@ export const deletionRoutes = new Hono<AdminBindings>()
   .delete("/tenants/:tenantId", async (c) => {
     if (c.get("principal").kind !== "operator") throw permissionDenied("Only the operator (ADMIN_TOKEN) may delete a tenant");
     const tenantId = c.req.param("tenantId");
+    await refuseWhileMoving(c.env.CONTROL, tenantId);
     const state = await beginTenantDeletion(c.env.CONTROL, tenantId);
     forgetRoutes({ tenantId });
     if (state === "absent") throw notFound(`Tenant '${tenantId}' does not exist (or its deletion has finished)`, { tenant_id: tenantId });
@@ -44,6 +46,7 @@ export const deletionRoutes = new Hono<AdminBindings>()
     }
     const tenant = await getTenant(openControl(c.env.CONTROL), tenantId).catch(() => null);
     if (!tenant || tenant.deleting_since) throw notFound(`Tenant '${tenantId}' does not exist (or is being deleted)`, { tenant_id: tenantId });
+    await refuseWhileMoving(c.env.CONTROL, tenantId);
     await beginProjectDeletion(shardDatabase(c.env, tenant.shard), tenantId, project);
     return c.json(...(await deleteSome(c.env, (p) => c.executionCtx.waitUntil(p), { tenantId, project })));
   })
@@ -72,6 +75,12 @@ export const deletionRoutes = new Hono<AdminBindings>()
     const services = buildServices(c.env, data, (p) => c.executionCtx.waitUntil(p));
     return c.json(await reconcileVectors(data, services, { tenantId, cursor, limit }));
   });
+
+/** 409 while the tenant moves between shards: a deletion would race the copy. */
+async function refuseWhileMoving(control: D1Database, tenantId: string): Promise<void> {
+  const move = await readMove(control, tenantId);
+  if (move && isActive(move.state)) throw new AppError("CONFLICT", `Tenant '${tenantId}' is moving to ${move.target}; delete once the move is done`, { tenant_id: tenantId, move: move.state });
+}
 
 /** Runs the request's share of a deletion and queues the rest: 200 when it finished, else 202. */
 async function deleteSome(env: Env, waitUntil: (promise: Promise<unknown>) => void, target: DeletionTarget): Promise<[Record<string, unknown>, 200 | 202]> {

@@ -88,15 +88,19 @@ export async function tenantShards(control: D1Database, tenantIds: readonly stri
 }
 
 /**
- * The shards of tenants that exist and are not being deleted, read now (no cache): the usage consumer writes
- * nothing for a tenant whose deletion has begun, so no usage row outlives its tenant.
+ * Where tenants that exist and are not being deleted live, read now (no cache), and whether a move has frozen
+ * their writes: the usage consumer writes nothing for a tenant whose deletion has begun (so no usage row
+ * outlives its tenant) and waits out a frozen one.
  */
-export async function liveTenantShards(control: D1Database, tenantIds: readonly string[]): Promise<Map<string, string>> {
+export async function liveTenantShards(control: D1Database, tenantIds: readonly string[]): Promise<Map<string, { shard: string; frozen: boolean }>> {
   const { results } = await control
-    .prepare("SELECT id, shard FROM tenants WHERE id IN (SELECT value FROM json_each(?)) AND deleting_at IS NULL")
+    .prepare(
+      `SELECT t.id, t.shard, m.state = 'switching' AS frozen FROM tenants t LEFT JOIN tenant_moves m ON m.tenant_id = t.id
+       WHERE t.id IN (SELECT value FROM json_each(?)) AND t.deleting_at IS NULL`,
+    )
     .bind(JSON.stringify([...new Set(tenantIds)]))
-    .all<{ id: string; shard: string }>();
-  return new Map(results.map((r) => [r.id, r.shard]));
+    .all<{ id: string; shard: string; frozen: number | null }>();
+  return new Map(results.map((r) => [r.id, { shard: r.shard, frozen: r.frozen === 1 }]));
 }
 
 /** One tenant's shard, or null when the tenant does not exist. */

@@ -57,3 +57,29 @@ export const jobFailures = sqliteTable(
   },
   (t) => [uniqueIndex("job_failures_message").on(t.messageId)],
 );
+
+/**
+ * A tenant's move between shards (src/control/moves.ts): one row per tenant, its latest move. `state`:
+ * copying (rows copied while writes go on) -> switching (the source refuses the tenant's writes; a second pass
+ * copies what changed and verifies counts and checksums per table) -> purging (the map points at the target;
+ * the source's rows are deleted once no isolate can still route there) -> done; or failed. `step` counts
+ * progress writes, so two runners never both advance one move.
+ */
+export const tenantMoves = sqliteTable("tenant_moves", {
+  tenantId: text("tenant_id").primaryKey(),
+  source: text("source").notNull(),
+  target: text("target").notNull(),
+  state: text("state").notNull(),
+  /** JSON: where the current pass stands (src/control/move-copy.ts). */
+  progress: text("progress").notNull(),
+  copied: integer("copied").notNull().default(0),
+  total: integer("total").notNull().default(0),
+  /** JSON: rows and checksum per table on both sides, once verified. */
+  verified: text("verified"),
+  error: text("error"),
+  step: integer("step").notNull().default(0),
+  startedAt: integer("started_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+  switchedAt: integer("switched_at"),
+  finishedAt: integer("finished_at"),
+});

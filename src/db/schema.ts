@@ -344,3 +344,15 @@ export const shardIdentity = sqliteTable("shard_identity", {
   ordinal: integer("ordinal").notNull(),
   nextChunkId: integer("next_chunk_id").notNull(),
 });
+
+/**
+ * Tenants whose writes this shard refuses while they move (src/control/moves.ts): `frozen` refuses every
+ * insert, update and delete of the tenant's rows (the move's final pass and switch); `purging` refuses
+ * inserts and updates while the moved tenant's rows are deleted here. Triggers on every tenant table
+ * (migrations/shard/0012) raise TENANT_MOVING, which callers see as a retryable error.
+ */
+export const tenantFences = sqliteTable("tenant_fences", {
+  tenantId: text("tenant_id").primaryKey(),
+  state: text("state").notNull(),
+  since: integer("since").notNull(),
+});

@@ -1,18 +1,21 @@
 import type { Context } from "hono";
 import type { AppError, ErrorCode } from "../errors";
 
-const HTTP_STATUS: Record<ErrorCode, 400 | 403 | 404 | 409 | 429 | 500> = {
+const HTTP_STATUS: Record<ErrorCode, 400 | 403 | 404 | 409 | 429 | 500 | 503> = {
   INVALID_PARAMETER: 400,
   NOT_FOUND: 404,
   SEGMENT_NOT_FOUND: 404,
   PERMISSION_DENIED: 403,
   CONFLICT: 409,
   RATE_LIMITED: 429,
+  UNAVAILABLE: 503,
   INTERNAL_ERROR: 500,
 };
 
 /** An AppError as a plain HTTP JSON response (admin API). */
 export function errorResponse(c: Context, error: AppError): Response {
+  const retryAfter = error.details.retry_after_seconds;
+  if (typeof retryAfter === "number") c.header("Retry-After", String(retryAfter));
   return c.json(error.toJSON(), HTTP_STATUS[error.code]);
 }
 

@@ -1,5 +1,7 @@
 import { tenantScope } from "../db/scope";
-import { tenantShards } from "../control/routing";
+import { forgetRoutes, tenantShards } from "../control/routing";
+import { isActive, runMove } from "../control/moves";
+import { isTenantMoving } from "../errors";
 import { shardDatabase } from "../control/shards";
 import type { Env } from "../env";
 import { buildServices } from "../services";
@@ -21,6 +23,8 @@ export const DEAD_LETTER_QUEUE = "context-edge-jobs-dlq";
 export const REINDEX_BATCHES_PER_JOB = 10;
 /** Bounded deletion steps one "delete" job runs before it queues the next (src/core/ownership/). */
 export const DELETION_STEPS_PER_JOB = 20;
+/** Pages one "move" job copies, verifies or purges before it queues the next (~4 D1 queries a page). */
+export const MOVE_PAGES_PER_JOB = 100;
 
 /**
  * Queue consumer: runs each job; a failure is retried with exponential backoff, then dead-lettered.
@@ -55,6 +59,8 @@ export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, 
         message.ack();
       } catch (error) {
         console.error(`job ${message.body.type} failed (attempt ${message.attempts})`, error);
+        // The tenant's shard froze it for a move: the retry finds where it lives then.
+        if (isTenantMoving(error) && message.body.tenantId !== null) forgetRoutes({ tenantId: message.body.tenantId });
         if (message.attempts >= MAX_ATTEMPTS) await recordFailure(env, message, String(error));
         message.retry({ delaySeconds: backoffSeconds(message.attempts) });
       }
@@ -148,6 +154,11 @@ async function runJob(job: JobMessage, env: Env, shard: ShardWork): Promise<void
       await reindexHeartbeat(d1, Date.now());
       if (await reindexLegacyBatches(d1, REINDEX_BATCHES_PER_JOB)) await new QueueProducer(env.JOBS).send([job]);
       return;
+    case "move": {
+      const run = await runMove(env, job.tenantId, MOVE_PAGES_PER_JOB);
+      if (isActive(run.state)) await env.JOBS.send(job, { delaySeconds: Math.ceil(run.waitMs / 1000) });
+      return;
+    }
     case "delete": {
       const run = await runDeletionSteps({ control: env.CONTROL, data: d1 }, services, job, (keyIds) => deleteGrantsOfKeys(env, keyIds), DELETION_STEPS_PER_JOB);
       if (!run.done) await new QueueProducer(env.JOBS).send([job]);

@@ -10,6 +10,10 @@ import { unfinishedProjectDeletions } from "../core/ownership/delete-project";
 import { reconcileVectors, type ReconcileReport } from "../core/memory/reconcile-vectors";
 import { buildServices } from "../services";
 import { shardDatabase, shardNames } from "../control/shards";
+import { stalledMoves } from "../control/moves";
+
+/** A move whose runner saved nothing for this long is taken to be lost (a job runs ~100 pages in seconds). */
+export const STALLED_MOVE_AFTER_MS = 60_000;
 
 /** Items still unembedded this long after writing are taken to have lost their job. */
 export const LOST_JOB_AFTER_MS = 10 * 60_000;
@@ -25,13 +29,14 @@ const SWEEP_REINDEX_BATCHES = 5;
  * and, while some are left and no re-index job chain has run lately, starts one ("reindex" jobs
  * re-queue themselves until none are left). It resumes tenant and project deletions that stalled (their
  * job chain lost), and runs one bounded pass of D1 ↔ vector index reconciliation (reconcileCron). Tenant
- * deletions are read from the control database; everything else, shard by shard.
+ * deletions and tenant moves whose runner was lost (a crash mid-move) are read from the control database;
+ * everything else, shard by shard.
  */
 export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number> {
-  const tenants = await unfinishedTenantDeletions(env.CONTROL, now - LOST_JOB_AFTER_MS);
+  const [tenants, moves] = await Promise.all([unfinishedTenantDeletions(env.CONTROL, now - LOST_JOB_AFTER_MS), stalledMoves(env.CONTROL, now - STALLED_MOVE_AFTER_MS)]);
   const producer = new QueueProducer(env.JOBS);
-  await producer.send(tenants.map((tenantId) => ({ type: "delete" as const, tenantId, project: null })));
-  let sent = tenants.length;
+  await producer.send([...tenants.map((tenantId) => ({ type: "delete" as const, tenantId, project: null })), ...moves.map((tenantId) => ({ type: "move" as const, tenantId }))]);
+  let sent = tenants.length + moves.length;
   for (const shard of shardNames(env)) {
     try {
       sent += await sweepShard(env, shard, now);

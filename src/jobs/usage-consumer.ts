@@ -17,9 +17,10 @@ export async function handleUsageBatch(batch: MessageBatch<UsageMessage>, env: E
   const shards = await liveTenantShards(env.CONTROL, batch.messages.map((m) => m.body.tenantId));
   const byShard = new Map<string, Message<UsageMessage>[]>();
   for (const message of batch.messages) {
-    const shard = shards.get(message.body.tenantId);
-    if (shard === undefined) message.ack();
-    else byShard.set(shard, [...(byShard.get(shard) ?? []), message]);
+    const place = shards.get(message.body.tenantId);
+    if (place === undefined) message.ack();
+    else if (place.frozen) message.retry({ delaySeconds: backoffSeconds(message.attempts) }); // its shard refuses its writes while it moves
+    else byShard.set(place.shard, [...(byShard.get(place.shard) ?? []), message]);
   }
   for (const [shard, messages] of byShard) {
     try {

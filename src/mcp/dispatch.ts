@@ -2,6 +2,7 @@ import type { RoundTripCounter } from "../db/counted-d1";
 import { countedScope } from "../db/scope";
 import { scopeAllows } from "../core/tenants/api-keys";
 import type { ToolCallRecord } from "../ports";
+import { forgetRoutes } from "../control/routing";
 import { AppError, invalidParameter, permissionDenied, toAppError } from "../errors";
 import { requiredScope, type AnyTool, type ToolContext } from "../tools/registry";
 import type { Toolset } from "../tools/toolsets";
@@ -79,6 +80,8 @@ export async function callTools(
     if (!call.tool.handleMany) await flush();
   }
   await flush();
+  // A write the tenant's shard refused for a move: the next request looks up where the tenant lives.
+  if (outcomes.some((o) => !o.ok && o.error.code === "UNAVAILABLE")) forgetRoutes({ tenantId: ctx.scope.tenantId });
   // Counted after the response: one queue message a request; the consumer writes many requests in one statement.
   ctx.services.waitUntil(ctx.services.usage.record(ctx.scope.tenantId, records).catch((e) => console.error("usage log send failed", e)));
   return outcomes;

@@ -1,0 +1,37 @@
+import { getTableConfig, type SQLiteTable } from "drizzle-orm/sqlite-core";
+import * as schema from "../db/schema";
+
+/** A shard table that holds tenants' rows, as a move copies, compares and deletes it. */
+export interface TenantTable {
+  name: string;
+  /** Every column, in schema order; blobs travel as hex. */
+  columns: { name: string; blob: boolean }[];
+  /** The primary key without tenant_id (rows are always read within one tenant); [] for one row a tenant. */
+  key: string[];
+  /**
+   * Rows that are only ever appended and whose key is the shard's own (tool_calls: an AUTOINCREMENT id that
+   * nothing outside the shard names): copied in key order without the key, the target numbering them.
+   */
+  appendOnly: boolean;
+}
+
+/** Tables whose rows carry tenant_id, read from the drizzle schema, so a new tenant table is moved too. */
+export const TENANT_TABLES_TO_MOVE: readonly TenantTable[] = Object.values(schema)
+  .map((table) => getTableConfig(table as SQLiteTable))
+  .filter((config) => config.name !== "tenant_fences" && config.columns.some((c) => c.name === "tenant_id"))
+  .map((config) => {
+    const composite = config.primaryKeys[0]?.columns.map((c) => c.name);
+    const key = (composite ?? config.columns.filter((c) => c.primary).map((c) => c.name)).filter((name) => name !== "tenant_id");
+    return {
+      name: config.name,
+      columns: config.columns.map((c) => ({ name: c.name, blob: c.columnType === "SQLiteBlobBuffer" })),
+      key,
+      appendOnly: config.name === "tool_calls",
+    };
+  })
+  // Items first, then chunks (their keyword rows travel with them), the rest in schema order.
+  .sort((a, b) => rank(a.name) - rank(b.name));
+
+function rank(name: string): number {
+  return name === "items" ? 0 : name === "chunks" ? 1 : 2;
+}
