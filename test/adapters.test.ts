@@ -228,6 +228,24 @@ describe("Workers AI embedder (against a fake of the binding)", () => {
     const wrong = new WorkersAiEmbedder(ai as unknown as Ai, "@cf/baai/bge-base-en-v1.5", 768);
     await expect(wrong.embed(["x"])).rejects.toThrow(/returned 4-dimensional vectors but EMBEDDING_DIMENSIONS is 768/);
   });
+
+  it("sends qwen3-embedding at most 32 texts a call (the binding refuses more), and an unknown model as few", async () => {
+    const sizes: number[] = [];
+    const strict = (limit: number) => ({
+      run: async (_model: string, input: Record<string, string[]>) => {
+        const texts = input.documents ?? input.text ?? [];
+        if (texts.length > limit) throw new Error(`AiError: 5006: input has ${texts.length} items; at most ${limit}`);
+        sizes.push(texts.length);
+        return { data: texts.map(() => Array.from({ length: 1024 }, (_, i) => (i === 0 ? 1 : 0))) };
+      },
+    });
+    const qwen = new WorkersAiEmbedder(strict(32) as unknown as Ai, "@cf/qwen/qwen3-embedding-0.6b", 768);
+    expect(qwen.maxBatch).toBe(32);
+    expect(await qwen.embed(Array.from({ length: 100 }, (_, i) => `t${i}`))).toHaveLength(100);
+    expect(sizes).toEqual([32, 32, 32, 4]);
+    const unknown = new WorkersAiEmbedder(strict(32) as unknown as Ai, "@cf/someone/new-embedder", 1024);
+    expect(unknown.maxBatch).toBe(32);
+  });
 });
 
 describe("Workers AI embedding models (against a fake of the binding)", () => {

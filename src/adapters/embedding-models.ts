@@ -8,18 +8,26 @@ export interface EmbeddingModel {
   matryoshka: boolean;
   /** Input tokens the model reads; longer text is cut by the model. */
   maxInputTokens: number;
+  /** Texts one call may carry (the model's input schema): the embedder splits larger jobs into calls of this many. */
+  maxTexts: number;
   /** How queries and documents are told apart (retrieval models embed them differently). */
   input: "text" | "queries-documents" | "prompted-text";
   retrieval: number | null;
 }
 
+/**
+ * Texts a call for a model whose limit we have not confirmed: the smallest limit among the models we know
+ * (qwen3-embedding's 32). More calls cost a little time; one call over the limit fails the whole embed job.
+ */
+export const FEWEST_TEXTS = 32;
+
 export const EMBEDDING_MODELS: Record<string, EmbeddingModel> = {
-  "@cf/qwen/qwen3-embedding-0.6b": { nativeDimensions: 1024, matryoshka: true, maxInputTokens: 8192, input: "queries-documents", retrieval: 61.8 },
-  "@cf/google/embeddinggemma-300m": { nativeDimensions: 768, matryoshka: true, maxInputTokens: 2048, input: "prompted-text", retrieval: 55.7 },
-  "@cf/baai/bge-base-en-v1.5": { nativeDimensions: 768, matryoshka: false, maxInputTokens: 512, input: "text", retrieval: 54.8 },
-  "@cf/baai/bge-large-en-v1.5": { nativeDimensions: 1024, matryoshka: false, maxInputTokens: 512, input: "text", retrieval: null },
-  "@cf/baai/bge-small-en-v1.5": { nativeDimensions: 384, matryoshka: false, maxInputTokens: 512, input: "text", retrieval: null },
-  "@cf/baai/bge-m3": { nativeDimensions: 1024, matryoshka: false, maxInputTokens: 8192, input: "text", retrieval: null },
+  "@cf/qwen/qwen3-embedding-0.6b": { nativeDimensions: 1024, matryoshka: true, maxInputTokens: 8192, maxTexts: 32, input: "queries-documents", retrieval: 61.8 },
+  "@cf/google/embeddinggemma-300m": { nativeDimensions: 768, matryoshka: true, maxInputTokens: 2048, maxTexts: FEWEST_TEXTS, input: "prompted-text", retrieval: 55.7 },
+  "@cf/baai/bge-base-en-v1.5": { nativeDimensions: 768, matryoshka: false, maxInputTokens: 512, maxTexts: 100, input: "text", retrieval: 54.8 },
+  "@cf/baai/bge-large-en-v1.5": { nativeDimensions: 1024, matryoshka: false, maxInputTokens: 512, maxTexts: 100, input: "text", retrieval: null },
+  "@cf/baai/bge-small-en-v1.5": { nativeDimensions: 384, matryoshka: false, maxInputTokens: 512, maxTexts: 100, input: "text", retrieval: null },
+  "@cf/baai/bge-m3": { nativeDimensions: 1024, matryoshka: false, maxInputTokens: 8192, maxTexts: FEWEST_TEXTS, input: "text", retrieval: null },
 };
 
 /** Queries are phrased as search instructions (Qwen3's and EmbeddingGemma's model cards). */

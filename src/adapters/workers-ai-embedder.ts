@@ -1,15 +1,16 @@
 import type { Embedder, EmbeddingPurpose } from "../ports";
 import { normalize } from "../core/shared/vector-math";
-import { EMBEDDING_MODELS, embeddingInput } from "./embedding-models";
+import { EMBEDDING_MODELS, embeddingInput, FEWEST_TEXTS } from "./embedding-models";
 
 /**
- * Workers AI text embeddings (default @cf/qwen/qwen3-embedding-0.6b cut to 768 dims, ≤100 texts a call).
+ * Workers AI text embeddings (default @cf/qwen/qwen3-embedding-0.6b cut to 768 dims), at most the model's
+ * texts a call (qwen3-embedding: 32; bge: 100; a model we do not know: FEWEST_TEXTS).
  * Queries and documents go in as the model expects them; a Matryoshka model's vectors are cut to the
  * configured dimensions and renormalised.
  */
 export class WorkersAiEmbedder implements Embedder {
   readonly name: string;
-  readonly maxBatch = 100;
+  readonly maxBatch: number;
   readonly semantic = true;
 
   constructor(
@@ -18,6 +19,7 @@ export class WorkersAiEmbedder implements Embedder {
     readonly dimensions: number,
   ) {
     this.name = `workers-ai:${model}`;
+    this.maxBatch = EMBEDDING_MODELS[model]?.maxTexts ?? FEWEST_TEXTS;
   }
 
   async embed(texts: string[], purpose: EmbeddingPurpose = "document"): Promise<Float32Array[]> {
