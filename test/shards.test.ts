@@ -131,10 +131,14 @@ describe("placement", () => {
     await expect(placeNewTenant({}, control({}))).rejects.toThrow(/no data shard/);
   });
 
-  it("measures real shards by the size D1 reports", async () => {
+  it("measures real shards by the size D1 reports, and shows it to the operator only", async () => {
     const fill = await shardFill(env, env.CONTROL);
     expect(fill.map((f) => f.shard)).toEqual(["SHARD_0", "SHARD_1"]);
     for (const f of fill) expect(f.bytes).toBeGreaterThan(0);
+    const shown = await (await admin("GET", "/shards")).json<{ shards: { shard: string; bytes: number; tenants: number }[] }>();
+    expect(shown.shards.map((s) => s.shard)).toEqual(["SHARD_0", "SHARD_1"]);
+    const t = await newTenant({ scopes: ["read", "write", "admin"] });
+    expect((await admin("GET", "/shards", undefined, t.apiKey)).status).toBe(403);
   });
 });
 

@@ -4,7 +4,7 @@ import { createApiKey, createTenant, getApiKey, getTenant, listApiKeys, listTena
 import { tenantStats } from "../core/tenants/tenant-stats";
 import { listJobFailures } from "../control/job-failures";
 import { openControl } from "../control/control-db";
-import { placeNewTenant } from "../control/placement";
+import { placeNewTenant, shardFill } from "../control/placement";
 import { forgetRoutes, routeKey } from "../control/routing";
 import { shardDatabase } from "../control/shards";
 import { beginMove, moveView, readMove } from "../control/moves";
@@ -145,6 +145,10 @@ export const adminRoutes = new Hono<AdminBindings>()
     requireAllProjects(c);
     const tenant = await getTenant(openControl(c.env.CONTROL), tenantId);
     return c.json(await tenantStats(shardDatabase(c.env, tenant.shard), tenantId));
+  })
+  .get("/shards", async (c) => {
+    requireOperator(c);
+    return c.json({ shards: await shardFill(c.env, c.env.CONTROL) });
   })
   .get("/job-failures", async (c) => {
     requireOperator(c);

@@ -2,6 +2,7 @@
 // `npm run bench [-- suite ...]`: starts the worker with `wrangler dev` (offline, fresh state) and runs
 // the suites through its public tools, printing figures. Not a timed test: nothing here passes or fails.
 import { runCalls } from "./calls.mjs";
+import { runCapacity } from "./capacity.mjs";
 import { runOwnership } from "./ownership.mjs";
 import { runContext } from "./context.mjs";
 import { runGc } from "./gc.mjs";
@@ -13,7 +14,7 @@ import { runScale } from "./scale.mjs";
 import { runTokenizer } from "./tokenizer.mjs";
 import { newTenant, startWorker } from "./worker.mjs";
 
-const SUITES = { locomo: runLocomo, stages: runStages, msmarco: runMsmarco, scale: runScale, context: runContext, graph: runGraph, gc: runGc, tokenizer: runTokenizer, ingest: runIngest, calls: runCalls, ownership: runOwnership };
+const SUITES = { locomo: runLocomo, stages: runStages, msmarco: runMsmarco, scale: runScale, context: runContext, graph: runGraph, gc: runGc, tokenizer: runTokenizer, ingest: runIngest, calls: runCalls, capacity: runCapacity, ownership: runOwnership };
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(SUITES);
 for (const name of chosen) if (!SUITES[name]) throw new Error(`unknown suite '${name}' (have: ${Object.keys(SUITES).join(", ")})`);
 

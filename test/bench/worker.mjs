@@ -125,7 +125,14 @@ export async function newTenant(name) {
       await sleep(250);
     }
   };
-  return { id: tenant.tenant_id, call, callMany, stats, drainEmbeddings, settle };
+  /** Waits until the usage log (written by the USAGE queue a batch after each response) holds `calls` calls. */
+  const logged = async (calls) => {
+    for (;;) {
+      if ((await stats()).tool_calls >= calls) return;
+      await sleep(100);
+    }
+  };
+  return { id: tenant.tenant_id, shard: tenant.shard, call, callMany, stats, drainEmbeddings, settle, logged, newKey: async () => (await admin("POST", `/tenants/${tenant.tenant_id}/keys`, { name: "bench", scopes: ["write"] })).api_key };
 }
 
 async function post(key, body) {
