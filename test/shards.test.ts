@@ -6,6 +6,8 @@ import { placeNewTenant, shardFill } from "../src/control/placement";
 import { ROUTE_TTL_MS, routeKey, tenantShard } from "../src/control/routing";
 import { shardDatabase, shardNames } from "../src/control/shards";
 import { countedD1 } from "../src/db/counted-d1";
+import { QueueUsageLog } from "../src/adapters/usage-queue";
+import type { UsageMessage } from "../src/ports";
 import { admin, call, callTool, jsonrpc, newKey, newTenant, waitForEmbeddings, type RpcResponse, type TestTenant } from "./helpers";
 
 /** New tenants until there is one on each of two shards (placement alternates while sizes are equal). */
@@ -163,6 +165,23 @@ describe("usage accounting off the request path", () => {
     expect(statements.length).toBeGreaterThan(0);
     expect(statements.filter((sql) => /^\s*(insert|update|delete)/i.test(sql))).toEqual([]);
     await expect.poll(async () => (await call(t.apiKey, "get_usage_report", {})).tools?.find((r: { tool: string }) => r.tool === "search")?.calls ?? 0, { timeout: 10_000 }).toBe(1);
+  });
+
+  it("sends a request's calls as one queue message, split only under the Queues limit of 128 KB", async () => {
+    const sent: UsageMessage[][] = [];
+    const queue = { send: async (body: UsageMessage) => void sent.push([body]), sendBatch: async (batch: { body: UsageMessage }[]) => void sent.push(batch.map((m) => m.body)) };
+    const log = new QueueUsageLog(queue as unknown as Queue<UsageMessage>);
+    const call = (i: number) => ({ keyId: "key_1", tool: "log_chat", project: "p".repeat(200), conversationId: `c${i}`.padEnd(200, "x"), startedAt: i, durationMs: 1, errorCode: null, d1RoundTrips: 0.02, d1Ms: 0.1 });
+    await log.record("tn_a", Array.from({ length: 50 }, (_, i) => call(i)));
+    expect(sent).toHaveLength(1);
+    expect(sent[0]![0]!.calls).toHaveLength(50);
+    await log.record("tn_a", Array.from({ length: 1000 }, (_, i) => call(i)));
+    const messages = sent[1]!;
+    expect(messages.length).toBeGreaterThan(1);
+    expect(messages.flatMap((m) => m.calls.map((c) => c.startedAt))).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    for (const m of messages) expect(new TextEncoder().encode(JSON.stringify(m)).length).toBeLessThan(128 * 1024);
+    await log.record("tn_a", []);
+    expect(sent).toHaveLength(2);
   });
 
   it("counts exactly the calls made by concurrent clients of tenants on two shards", async () => {

@@ -1,4 +1,5 @@
 import type { ToolCallRecord, UsageLog, UsageMessage } from "../ports";
+import { boundedGroups } from "../core/shared/bounded-groups";
 
 /** Queues' message limit is 128 KB; a message is kept under this many characters of JSON. */
 const MAX_MESSAGE_CHARS = 100_000;
@@ -12,17 +13,7 @@ export class QueueUsageLog implements UsageLog {
 
   async record(tenantId: string, calls: ToolCallRecord[]): Promise<void> {
     if (calls.length === 0) return;
-    const messages: UsageMessage[] = [{ tenantId, calls: [] }];
-    let chars = 0;
-    for (const call of calls) {
-      const size = JSON.stringify(call).length + 1;
-      if (chars + size > MAX_MESSAGE_CHARS && messages.at(-1)!.calls.length > 0) {
-        messages.push({ tenantId, calls: [] });
-        chars = 0;
-      }
-      messages.at(-1)!.calls.push(call);
-      chars += size;
-    }
+    const messages = boundedGroups(calls, { count: Infinity, size: MAX_MESSAGE_CHARS }, (call) => JSON.stringify(call).length + 1).map((group) => ({ tenantId, calls: group }));
     if (messages.length === 1) await this.queue.send(messages[0]!);
     else await this.queue.sendBatch(messages.map((body) => ({ body })));
   }

@@ -1,4 +1,5 @@
 import type { TenantTable } from "./tenant-tables";
+import { boundedGroups } from "../core/shared/bounded-groups";
 
 /**
  * The copying half of a tenant move: one table page at a time from the source shard to the target, by
@@ -150,21 +151,7 @@ async function writeDiff(target: D1Database, t: TenantTable, tenantId: string, u
 
 /** Rows grouped under WRITE_CHARS of JSON each (a longer row stands alone). */
 function groups(rows: unknown[][]): unknown[][][] {
-  const out: unknown[][][] = [];
-  let group: unknown[][] = [];
-  let chars = 0;
-  for (const row of rows) {
-    const size = JSON.stringify(row).length + 1;
-    if (group.length > 0 && chars + size > WRITE_CHARS) {
-      out.push(group);
-      group = [];
-      chars = 0;
-    }
-    group.push(row);
-    chars += size;
-  }
-  if (group.length > 0) out.push(group);
-  return out;
+  return boundedGroups(rows, { count: Infinity, size: WRITE_CHARS }, (row) => JSON.stringify(row).length + 1);
 }
 
 /**

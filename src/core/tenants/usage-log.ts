@@ -1,4 +1,5 @@
 import type { ToolCallRecord, UsageMessage } from "../../ports";
+import { boundedGroups } from "../shared/bounded-groups";
 
 export type { ToolCallRecord };
 
@@ -10,22 +11,11 @@ const MAX_PARAMETER_CHARS = 1_000_000;
  * statement, the rows as one JSON parameter, split only past MAX_PARAMETER_CHARS. Returns the rows written.
  */
 export async function recordToolCalls(d1: D1Database, requests: readonly UsageMessage[]): Promise<number> {
-  const groups: string[][] = [[]];
-  let chars = 0;
-  let count = 0;
-  for (const { tenantId, calls } of requests) {
-    for (const c of calls) {
-      const row = JSON.stringify([tenantId, c.keyId, c.tool, c.project, c.conversationId, c.startedAt, c.durationMs, c.errorCode, c.d1RoundTrips, c.d1Ms]);
-      if (chars + row.length > MAX_PARAMETER_CHARS && groups.at(-1)!.length > 0) {
-        groups.push([]);
-        chars = 0;
-      }
-      groups.at(-1)!.push(row);
-      chars += row.length + 1;
-      count++;
-    }
-  }
-  if (count === 0) return 0;
+  const rows = requests.flatMap(({ tenantId, calls }) =>
+    calls.map((c) => JSON.stringify([tenantId, c.keyId, c.tool, c.project, c.conversationId, c.startedAt, c.durationMs, c.errorCode, c.d1RoundTrips, c.d1Ms])),
+  );
+  if (rows.length === 0) return 0;
+  const groups = boundedGroups(rows, { count: Infinity, size: MAX_PARAMETER_CHARS }, (row) => row.length + 1);
   const insert = d1.prepare(
     `INSERT INTO tool_calls (tenant_id, key_id, tool, project, conversation_id, started_at, duration_ms, error_code, d1_round_trips, d1_ms)
      SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5, j.value ->> 6, j.value ->> 7, j.value ->> 8, j.value ->> 9 FROM json_each(?) j`,
@@ -33,5 +23,5 @@ export async function recordToolCalls(d1: D1Database, requests: readonly UsageMe
   const statements = groups.map((rows) => insert.bind(`[${rows.join(",")}]`));
   if (statements.length === 1) await statements[0]!.run();
   else await d1.batch(statements);
-  return count;
+  return rows.length;
 }
