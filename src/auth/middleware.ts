@@ -12,6 +12,8 @@ import { callerForAccessToken } from "../oauth/access-tokens";
 import { oauthChallenge } from "../oauth/authorization-server";
 
 const LAST_USED_RESOLUTION_MS = 60_000;
+/** When this isolate last recorded each key's use: the routing cache's copy of a key (and an OAuth caller made from it) keeps the old time. */
+const touched = new Map<string, number>();
 const RATE_LIMIT_PERIOD_SECONDS = 60;
 
 /** Reads the key from `Authorization: Bearer` or `x-api-key`. */
@@ -56,8 +58,11 @@ function authenticate(acceptAccessTokens: boolean): MiddlewareHandler<AppBinding
     const session = openTenantSession(shardDatabase(c.env, key.shard), key.shard, key.tenantId, c.req.header(BOOKMARK_HEADER) ?? null);
     c.set("scope", tenantScope(session.database, key.tenantId, key.projects));
     const now = Date.now();
-    if (key.lastUsedAt === null || now - key.lastUsedAt > LAST_USED_RESOLUTION_MS) {
-      key.lastUsedAt = now; // the cached entry too, so the next requests of this isolate do not write it again
+    const lastUsed = Math.max(key.lastUsedAt ?? 0, touched.get(key.keyId) ?? 0);
+    if (now - lastUsed > LAST_USED_RESOLUTION_MS) {
+      touched.delete(key.keyId);
+      touched.set(key.keyId, now);
+      if (touched.size > 10_000) touched.delete(touched.keys().next().value!);
       c.executionCtx.waitUntil(touchApiKey(openControl(c.env.CONTROL), key.keyId, now).catch(() => undefined));
     }
     await next();
