@@ -137,3 +137,17 @@ export async function usageLogSettled(tenantId: string): Promise<number> {
   }
   return last;
 }
+
+/** Moves a tenant to another shard through the admin API (the real queue runs the move) and waits for the switch. */
+export async function moveTenant(t: TestTenant, shard: string, timeoutMs = 20_000): Promise<TestTenant> {
+  const started = await admin("POST", `/tenants/${t.tenantId}/move`, { shard });
+  if (started.status !== 202) throw new Error(`move refused: ${started.status} ${await started.text()}`);
+  const since = Date.now();
+  for (;;) {
+    const shown = await (await admin("GET", `/tenants/${t.tenantId}`)).json<{ shard: string; move?: { state: string; error?: string } }>();
+    if (shown.shard === shard) return { ...t, shard, db: shardDatabase(env, shard) };
+    if (shown.move?.state === "failed") throw new Error(`move failed: ${shown.move.error}`);
+    if (Date.now() - since > timeoutMs) throw new Error(`move of ${t.tenantId} not switched after ${timeoutMs} ms: ${JSON.stringify(shown.move)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { admin, call, newKey, newTenant, tenantDb, waitForEmbeddings, type TestTenant } from "./helpers";
+import { admin, call, moveTenant, newKey, newTenant, tenantDb, waitForEmbeddings, type TestTenant } from "./helpers";
 import { exampleObject, KeyPool, listTools, PROJECT_NAMES, runCalls, runOne, show, type Outcome, type ToolCall, type ToolInfo } from "./registry-cases";
 
 // Registry-driven isolation matrix (issue 9): tenant A creates one of everything in projects p1 and p2;
@@ -213,10 +213,16 @@ describe("isolation matrix", () => {
     return leaks.map((l) => `leaked ${l}`);
   };
 
-  it("tenant B sees and changes nothing of A, whatever A's ids it sends", async () => {
-    const b = await newTenant();
-    expect(await runMatrix("tenant B", new KeyPool(b.tenantId), leakCheck(false), true)).toEqual([]);
-  }, 60_000);
+  it("tenant B, on another shard or on A's own, sees and changes nothing of A, whatever A's ids it sends", async () => {
+    const elsewhere = a.shard === "SHARD_0" ? "SHARD_1" : "SHARD_0";
+    let b = await newTenant();
+    if (b.shard !== elsewhere) b = await moveTenant(b, elsewhere);
+    expect(await runMatrix("tenant B (other shard)", new KeyPool(b.tenantId), leakCheck(false), true)).toEqual([]);
+    let c = await newTenant();
+    if (c.shard !== a.shard) c = await moveTenant(c, a.shard);
+    expect(c.shard).toBe(a.shard);
+    expect(await runMatrix("tenant C (same shard)", new KeyPool(c.tenantId), leakCheck(false), true)).toEqual([]);
+  }, 120_000);
 
   it("a key limited to p1 sees and changes nothing of p2", async () => {
     expect(await runMatrix("p1 key", new KeyPool(a.tenantId, { projects: ["p1"] }), leakCheck(true), true)).toEqual([]);
