@@ -8,7 +8,7 @@ import { TENANT_TABLES_TO_MOVE } from "../src/control/tenant-tables";
 import { sweepLostJobs, STALLED_MOVE_AFTER_MS } from "../src/jobs/sweep";
 import type { JobMessage } from "../src/ports";
 import { ADMIN_TOKEN, admin, BASE, call, callTool, mcpPost, newKey, newTenant, usageLogSettled, type TestTenant } from "./helpers";
-import { chunkIdsOf, deliverJobs, lostQueue, populate } from "./ownership-fixtures";
+import { adminWith, chunkIdsOf, deliverJobs, lostQueue, populate } from "./ownership-fixtures";
 
 const otherShard = (shard: string) => (shard === "SHARD_0" ? "SHARD_1" : "SHARD_0");
 
@@ -72,9 +72,13 @@ describe("POST /admin/tenants/:id/move", () => {
     expect((await admin("DELETE", `/tenants/${t.tenantId}`)).status).toBe(409);
     await finishMove(t.tenantId);
 
+    // A tenant whose deletion has begun (its job lost, so it stays "deleting"): 409.
     const doomed = await newTenant();
-    expect([200, 202]).toContain((await admin("DELETE", `/tenants/${doomed.tenantId}`)).status);
-    expect([404, 409]).toContain((await postMove(doomed.tenantId, { shard: otherShard(doomed.shard) })).status);
+    await call(doomed.apiKey, "memory_batch_store", { memories: [{ content: "one" }, { content: "two" }] });
+    expect((await adminWith({ JOBS: lostQueue().binding }, "DELETE", `/tenants/${doomed.tenantId}`)).status).toBe(202);
+    const refused = await postMove(doomed.tenantId, { shard: otherShard(doomed.shard) });
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({ error: { code: "CONFLICT", message: expect.stringMatching(/being deleted/) } });
   });
 
   it("moves a tenant under concurrent writes and loses nothing; the source keeps none of it", async () => {
