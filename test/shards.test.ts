@@ -6,9 +6,10 @@ import { placeNewTenant, shardFill } from "../src/control/placement";
 import { ROUTE_TTL_MS, routeKey, tenantShard } from "../src/control/routing";
 import { shardDatabase, shardNames } from "../src/control/shards";
 import { countedD1 } from "../src/db/counted-d1";
+import { openTenantSession } from "../src/control/bookmarks";
 import { QueueUsageLog } from "../src/adapters/usage-queue";
 import type { UsageMessage } from "../src/ports";
-import { admin, call, callTool, jsonrpc, moveTenant, newKey, newTenant, waitForEmbeddings, type RpcResponse, type TestTenant } from "./helpers";
+import { admin, call, callTool, jsonrpc, moveTenant, newKey, newTenant, request, waitForEmbeddings, type RpcResponse, type TestTenant } from "./helpers";
 
 /** Two tenants on two shards: placement's choice, or a move when it put both on the emptier shard. */
 async function tenantsOnTwoShards(): Promise<[TestTenant, TestTenant]> {
@@ -134,6 +135,48 @@ describe("control database and data shards", () => {
     expect(await tenantShard(env.CONTROL, t.tenantId)).toBe(t.shard);
     expect([200, 202]).toContain((await admin("DELETE", `/tenants/${t.tenantId}`)).status);
     expect((await callTool(t.apiKey, "ping")).error?.code).toBe(-32001);
+  });
+});
+
+describe("read replicas through D1 sessions", () => {
+  it("answers with the tenant's bookmark on its shard and takes one back; a bookmark of another shard or a malformed one is ignored", async () => {
+    const t = await newTenant();
+    const send = (name: string, args: Record<string, unknown>, bookmark?: string) =>
+      request("/jsonrpc", {
+        method: "POST",
+        headers: { authorization: `Bearer ${t.apiKey}`, "content-type": "application/json", ...(bookmark === undefined ? {} : { "x-d1-bookmark": bookmark }) },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+      });
+    const wrote = await send("memory_store", { content: "the kingfisher dives at dusk" });
+    const bookmark = wrote.headers.get("x-d1-bookmark");
+    expect(bookmark).toMatch(new RegExp(`^${t.shard}:[A-Za-z0-9-]+$`));
+    const other = t.shard === "SHARD_0" ? "SHARD_1" : "SHARD_0";
+    for (const presented of [bookmark!, `${other}:${bookmark!.split(":")[1]}`, "garbage", `${t.shard}:not a bookmark!`]) {
+      const read = await send("search", { query: "kingfisher" }, presented);
+      expect(read.status, presented).toBe(200);
+      expect((await read.json<RpcResponse>()).result.results.map((r: { content: string }) => r.content), presented).toEqual(["the kingfisher dives at dusk"]);
+      const next = read.headers.get("x-d1-bookmark");
+      expect(next! >= bookmark!, presented).toBe(true); // bookmarks only move forward
+    }
+  });
+});
+
+describe("where a request's session starts", () => {
+  /** A shard whose sessions record their constraint and end at a given bookmark. */
+  const shardAt = (ends: string | null, starts: string[]) =>
+    ({ withSession: (constraint: string) => (starts.push(constraint), { prepare: () => undefined, batch: async () => [], getBookmark: () => ends }) }) as unknown as D1Database;
+
+  it("at the primary for a tenant it has no bookmark of, then at the newest bookmark it knows or is shown for that shard", () => {
+    const starts: string[] = [];
+    const tenant = `tn_${crypto.randomUUID()}`;
+    const first = openTenantSession(shardAt("00000002-0000", starts), "SHARD_0", tenant, null);
+    expect(first.finish()).toBe("SHARD_0:00000002-0000");
+    openTenantSession(shardAt(null, starts), "SHARD_0", tenant, null).finish();
+    openTenantSession(shardAt(null, starts), "SHARD_0", tenant, "SHARD_0:00000001-0000").finish(); // older than known
+    openTenantSession(shardAt(null, starts), "SHARD_0", tenant, "SHARD_0:00000009-0000").finish(); // newer: wins
+    openTenantSession(shardAt(null, starts), "SHARD_1", tenant, "SHARD_0:00000009-0000").finish(); // another shard's: ignored
+    openTenantSession(shardAt(null, starts), "SHARD_0", `tn_${crypto.randomUUID()}`, null).finish(); // another tenant
+    expect(starts).toEqual(["first-primary", "00000002-0000", "00000002-0000", "00000009-0000", "first-primary", "first-primary"]);
   });
 });
 
