@@ -32,6 +32,11 @@ interface Slice {
   topChunk: number;
 }
 const slices = new Map<string, Slice>();
+
+/** Drops this isolate's copies of a tenant's vectors (it moved to another shard, where its rows have other rowids). */
+export function forgetLocalVectors(tenantId: string): void {
+  for (const [key, slice] of slices) if (slice.tenantId === tenantId) slices.delete(key);
+}
 type WrittenRow = { rowid: number; chunk_id: number };
 
 /**

@@ -2,6 +2,7 @@ import { hashApiKey } from "../core/tenants/api-keys";
 import { openControl } from "./control-db";
 import { findActiveKeyByHash, findActiveKeyById, type AuthenticatedKey } from "./tenants";
 import { forgetBookmarks } from "./bookmarks";
+import { forgetLocalVectors } from "../adapters/local-vector-index";
 
 /**
  * How long an isolate trusts what it read from the control database: a key (with its tenant's shard) and a
@@ -114,6 +115,7 @@ export function forgetRoutes(target: { tenantId?: string; keyId?: string }): voi
   if (target.tenantId !== undefined) {
     shards.delete(target.tenantId);
     forgetBookmarks(target.tenantId);
+    forgetLocalVectors(target.tenantId);
   }
 }
 
