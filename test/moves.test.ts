@@ -164,6 +164,23 @@ describe("POST /admin/tenants/:id/move", () => {
     await expect.poll(() => targetDb.prepare("SELECT embedded_at FROM items WHERE id = ?").bind(late.id).first("embedded_at"), { timeout: 15_000 }).not.toBeNull();
   }, 120_000);
 
+  it("rows an earlier failed move left on the target do not survive into the tenant's copy", async () => {
+    const t = await newTenant();
+    await call(t.apiKey, "memory_store", { content: "the only memory" });
+    await usageLogSettled(t.tenantId);
+    const target = shardDatabase(env, otherShard(t.shard));
+    await target.batch([
+      target.prepare("INSERT INTO items (id, tenant_id, kind, type, content, tokens, content_hash, created_at, touched_at) VALUES (?, ?, 'memory', 'note', 'stale', 1, 'h', 0, 0)").bind(`stale-${t.tenantId}`, t.tenantId),
+      target.prepare("INSERT INTO tool_calls (tenant_id, key_id, tool, started_at, duration_ms) VALUES (?, 'k', 'stale', 0, 1)").bind(t.tenantId),
+    ]);
+    const before = await tableCounts(t.db, t.tenantId);
+    expect((await postMove(t.tenantId, { shard: otherShard(t.shard) }, { JOBS: lostQueue().binding })).status).toBe(202);
+    await finishMove(t.tenantId);
+    expect((await readMove(env.CONTROL, t.tenantId))!.state).toBe("done");
+    expect(await tableCounts(target, t.tenantId)).toEqual(before);
+    expect(await target.prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND tool = 'stale'").bind(t.tenantId).first("n")).toBe(0);
+  });
+
   it("a write refused during the switch is retryable over MCP and the admin API (503 with Retry-After)", async () => {
     const t = await newTenant();
     await call(t.apiKey, "memory_store", { content: "before the move" });

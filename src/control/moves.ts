@@ -113,6 +113,10 @@ export async function beginMove(env: ShardBindings & { CONTROL: D1Database }, te
     .bind(tenantId, tenant.shard, target, JSON.stringify(progress), counts.reduce((a, b) => a + b, 0), now)
     .first();
   if (!started) throw new AppError("CONFLICT", `Tenant '${tenantId}' is already moving`, { tenant_id: tenantId });
+  // The target holds none of the tenant's rows unless an earlier move there failed. Keyed tables heal in the
+  // copy's diff; append-only ones are copied after the rows the target holds, so leftovers go first.
+  const destination = shardDatabase(env, target);
+  for (const table of TABLES.filter((t) => t.appendOnly)) await destination.prepare(`DELETE FROM ${table.name} WHERE tenant_id = ?`).bind(tenantId).run();
   return moveView((await readMove(env.CONTROL, tenantId))!);
 }
 
