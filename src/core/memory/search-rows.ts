@@ -59,16 +59,22 @@ export function searchFilterSql(scope: TenantScope, filters: SearchFilters): { s
 /** A keyword hit: its row, its BM25 and what the absolute score needs (keyword-index.ts). */
 export type KeywordRow = SearchRow & { bm25: number; known: number; known_share: number };
 
-/** BM25 over the tenant's own keyword index (keyword-index.ts), best first, through the filters. */
+/**
+ * BM25 over the tenant's own keyword index (keyword-index.ts), best first, through the filters. The
+ * scores are sorted once (numbers only) and walked best first: the chunk and item rows are read, and the
+ * filters tested, only until `pool` chunks pass, not for every chunk that shares a word with the query
+ * (the materialized order serves the ORDER BY, so SQLite stops at the LIMIT).
+ */
 export function keywordStatement(scope: TenantScope, termsJson: string, filters: SearchFilters, pool: number): D1PreparedStatement {
   const where = searchFilterSql(scope, filters);
   return scope.d1
     .prepare(
-      `WITH ${keywordScoresSql({ first: 1 })}
+      `WITH ${keywordScoresSql({ first: 1 })},
+       keyword_ranked(chunk_id, score) AS MATERIALIZED (SELECT chunk_id, score FROM keyword_scores ORDER BY score DESC, chunk_id)
        SELECT ${SEARCH_ROW_COLUMNS}, s.score AS bm25, q.known, q.known_share
-       FROM keyword_scores s CROSS JOIN keyword_query_info q CROSS JOIN chunks c CROSS JOIN items i
+       FROM keyword_ranked s CROSS JOIN keyword_query_info q CROSS JOIN chunks c CROSS JOIN items i
        WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ?2 AND i.tenant_id = ?2${numbered(where.sql, 3)}
-       ORDER BY s.score DESC, c.id LIMIT ?${3 + where.params.length}`,
+       ORDER BY s.score DESC, s.chunk_id LIMIT ?${3 + where.params.length}`,
     )
     .bind(...keywordScoresParams(scope, termsJson), ...where.params, pool);
 }
