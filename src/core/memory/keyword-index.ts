@@ -175,12 +175,13 @@ export function keywordScoresSql(options: KeywordScoresOptions = {}): string {
   ),
   ${selection},
   -- Term frequencies per phrase and chunk (content counts 1, context ${CONTEXT_WEIGHT}), with the chunk's length.
-  -- CROSS JOIN: the terms drive the lookups (one index seek per term); the other order would scan
-  -- the whole index. A one-token phrase is counted in one grouping, with its chunk joined inline.
+  -- CROSS JOIN: the terms drive the lookups (one index seek per term), then each posting's chunk; the
+  -- other orders would scan the whole index, or every posting for each of the tenant's chunks. A
+  -- one-token phrase is counted in one grouping, with its chunk joined inline.
   keyword_freq(phrase, doc, f, len) AS (
     SELECT t.phrase, v.doc, SUM(CASE v.col WHEN 'content' THEN 1.0 ELSE ${CONTEXT_WEIGHT} END), c.fts_tokens
-    FROM keyword_terms t CROSS JOIN chunks_fts_instance v JOIN chunks c ON c.id = v.doc
-    WHERE v.term = t.term AND t.size = 1 AND c.tenant_id = ${tenant}${only}
+    FROM keyword_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c
+    WHERE v.term = t.term AND t.size = 1 AND c.id = v.doc AND c.tenant_id = ${tenant}${only}
     GROUP BY t.phrase, v.doc
     UNION ALL
     -- a longer phrase (a CJK run): places where every token sits at its offset from a common start
@@ -191,8 +192,8 @@ export function keywordScoresSql(options: KeywordScoresOptions = {}): string {
       WHERE v.term = t.term AND t.size > 1${only}
       GROUP BY t.phrase, v.doc, v.col, v."offset" - t.pos
       HAVING COUNT(*) = MAX(t.size)
-    ) h JOIN chunks c ON c.id = h.doc
-    WHERE c.tenant_id = ${tenant}
+    ) h CROSS JOIN chunks c
+    WHERE c.id = h.doc AND c.tenant_id = ${tenant}
     GROUP BY h.phrase, h.doc
   ),
   ${idf},
