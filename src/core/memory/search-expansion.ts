@@ -2,7 +2,7 @@ import type { TenantScope } from "../../db/scope";
 import { indexTokens, queryPhrases, storedTerm } from "../shared/fts-text";
 import { STOPWORDS } from "../shared/stopwords";
 import { keywordScoresParams, keywordScoresSql, weightedKeywordTerms } from "./keyword-index";
-import { SEARCH_ROW_COLUMNS, SEARCH_ROW_NULLS, numbered, searchFilterSql, type SearchFilters, type SearchRow } from "./search-rows";
+import { SEARCH_ROW_JSON, exactReal, numbered, searchFilterSql, searchRowFromJson, type SearchFilters, type SearchRow } from "./search-rows";
 
 /**
  * Search's second round trip: what the first hits point to, read in one D1 batch.
@@ -45,53 +45,62 @@ export interface ExpansionRequest {
 export interface Expansion {
   /** Feedback scores of first hits and of the chunks around them, by chunk id. */
   feedback: Map<number, { bm25: number; known: number; known_share: number }>;
-  neighbours: (SearchRow & { source: number; distance: number })[];
-  links: (SearchRow & { source: string; weight: number })[];
+  neighbours: { chunkId: number; source: number; distance: number }[];
+  links: { chunkId: number; source: string; weight: number }[];
+  /** The rows of chunks around that are not first hits (the caller holds those), one each. */
+  rows: Map<number, SearchRow>;
 }
 
 
 /**
  * Reads the chunks around the sources, and the feedback scores of the first hits and of those chunks,
- * in one statement (the chunks around are found once and serve both).
+ * in one statement (the chunks around are found once and serve both), answered as one row of JSON
+ * values (search-rows.ts: D1 charges by value): how chunks relate to sources, as ids; the row of each
+ * chunk around that is not a first hit (the caller holds those), once, though a chunk is often next to
+ * several sources; and the feedback scores. On LoCoMo a search's ~310 wide rows became one row.
  */
 export async function readExpansion(scope: TenantScope, request: ExpansionRequest): Promise<Expansion> {
-  const out: Expansion = { feedback: new Map(), neighbours: [], links: [] };
+  const out: Expansion = { feedback: new Map(), neighbours: [], links: [], rows: new Map() };
   const terms = feedbackTerms(request.feedbackFrom, request.query);
   if (request.neighboursOf.length === 0 && request.linksOf.length === 0 && terms.length === 0) return out;
   const where = searchFilterSql(scope, request.filters);
   const params = [scope.tenantId, JSON.stringify(request.neighboursOf), JSON.stringify(request.linksOf), ...where.params, JSON.stringify(request.candidates)];
-  const { results } = await scope.d1
+  const firstHits = `json_each(?${params.length})`;
+  const packed = await scope.d1
     .prepare(
       `WITH ${aroundCte(where.sql, request.similarLinkWeight)},
-       feedback_chunks(id) AS (SELECT chunk_id FROM around UNION SELECT value FROM json_each(?${params.length})),
+       feedback_chunks(id) AS (SELECT chunk_id FROM around UNION SELECT value FROM ${firstHits}),
        ${keywordScoresSql({ feedback: true, onlyChunks: "(SELECT id FROM feedback_chunks)", first: params.length + 1 })}
-       SELECT r.via, r.source, r.source_item, r.distance, r.weight, ${SEARCH_ROW_COLUMNS}, NULL AS fb_bm25, NULL AS fb_known, NULL AS fb_share
-       FROM around r CROSS JOIN chunks c CROSS JOIN items i WHERE c.id = r.chunk_id AND i.id = c.item_id
-       UNION ALL
-       SELECT 'score', s.chunk_id, NULL, NULL, NULL, ${SEARCH_ROW_NULLS}, s.score, q.known, q.known_share
-       FROM keyword_scores s CROSS JOIN keyword_query_info q`,
+       SELECT
+         (SELECT json_group_array(json_array(via, source, source_item, distance, ${exactReal("weight")}, chunk_id)) FROM around) AS around,
+         (SELECT json_group_array(${SEARCH_ROW_JSON})
+          FROM (SELECT DISTINCT chunk_id FROM around WHERE chunk_id NOT IN (SELECT value FROM ${firstHits})) r CROSS JOIN chunks c CROSS JOIN items i
+          WHERE c.id = r.chunk_id AND i.id = c.item_id) AS rows,
+         (SELECT json_group_array(json_array(chunk_id, ${exactReal("score")})) FROM keyword_scores) AS scores,
+         q.known, q.known_share
+       FROM keyword_query_info q`,
     )
     .bind(...params, ...keywordScoresParams(scope, weightedKeywordTerms(scope.tenantId, terms)))
-    .all<ExpansionRow>();
-  for (const row of results) {
-    if (row.via === "score") out.feedback.set(row.source!, { bm25: row.fb_bm25!, known: row.fb_known!, known_share: row.fb_share! });
-    else if (row.via === "neighbour") out.neighbours.push({ ...row, source: row.source!, distance: row.distance! });
-    else if (row.via === "link") out.links.push({ ...row, source: row.source_item!, weight: row.weight! });
+    .first<PackedExpansion>();
+  if (!packed) return out;
+  for (const [via, source, sourceItem, distance, weight, chunkId] of JSON.parse(packed.around) as AroundRow[]) {
+    if (via === "neighbour") out.neighbours.push({ chunkId, source: source!, distance: distance! });
+    else out.links.push({ chunkId, source: sourceItem!, weight: Number(weight) });
+  }
+  for (const values of JSON.parse(packed.rows) as unknown[][]) {
+    const row = searchRowFromJson(values);
+    out.rows.set(row.chunk_id, row);
+  }
+  for (const [chunkId, bm25] of JSON.parse(packed.scores) as [number, string][]) {
+    out.feedback.set(chunkId, { bm25: Number(bm25), known: packed.known, known_share: packed.known_share });
   }
   return out;
 }
 
-/** A chunk around a source (its row, how it relates), or a feedback score ('score': `source` is the chunk id, no row). */
-type ExpansionRow = SearchRow & {
-  via: "neighbour" | "link" | "score";
-  source: number | null;
-  source_item: string | null;
-  distance: number | null;
-  weight: number | null;
-  fb_bm25: number | null;
-  fb_known: number | null;
-  fb_share: number | null;
-};
+/** readExpansion's one row: three JSON arrays, and the feedback query's `known` figures (keyword-index.ts). */
+type PackedExpansion = { around: string; rows: string; scores: string; known: number; known_share: number };
+/** [via, source chunk, source item, distance, weight (exactReal), chunk id]. */
+type AroundRow = ["neighbour" | "link", number | null, string | null, number | null, string | null, number];
 
 /**
  * Candidate feedback words: those of the best hits' text that are not the query's own, not function

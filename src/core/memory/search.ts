@@ -167,8 +167,10 @@ export async function searchChunks(
       linksOf: options.expandLinks === false || !stages.has("links") ? [] : [...new Set(sources.map((c) => c.row.item_id))],
       similarLinkWeight: vectorWeight,
     });
-    const neighbours = expansion.neighbours.map((row) => ({ row, c: candidate(row) }));
-    const linked = expansion.links.map((row) => ({ row, c: candidate(row) }));
+    // A chunk around a source is a first hit (its row is here) or came with its row.
+    const around = (chunkId: number) => candidates.get(chunkId) ?? candidate(expansion.rows.get(chunkId)!);
+    const neighbours = expansion.neighbours.map((row) => ({ row, c: around(row.chunkId) }));
+    const linked = expansion.links.map((row) => ({ row, c: around(row.chunkId) }));
     const best = Math.max(...first.map((c) => c.match));
     for (const [chunkId, f] of expansion.feedback) {
       const c = candidates.get(chunkId);
