@@ -1,5 +1,5 @@
 import type { TenantScope } from "../../db/scope";
-import { keywordCode, queryPhrases, storedTerm, tenantIndexText } from "../shared/fts-text";
+import { keywordCode, tenantIndexText } from "../shared/fts-text";
 
 /**
  * Keyword ranking that depends on the caller's own data only.
@@ -9,18 +9,13 @@ import { keywordCode, queryPhrases, storedTerm, tenantIndexText } from "../share
  * results and reveal which words others use. So:
  * - each tenant indexes its tokens under a private prefix (fts-text.ts), so its postings are its own
  *   and a lookup never walks other tenants' postings;
- * - BM25 is computed here in SQL, with FTS5's formula (k1 = 1.2, b = 0.75, column weights content 1.0,
- *   context 0.5, IDF floored at 1e-6), from the tenant's postings read through `chunks_fts_instance`
- *   (fts5vocab), its chunk lengths (chunks.fts_tokens) and its totals (keyword_stats);
+ * - BM25 is computed in SQL (keyword-scores.ts), with FTS5's formula (k1 = 1.2, b = 0.75, column weights
+ *   content 1.0, context 0.5, IDF floored at 1e-6), from the tenant's postings read through
+ *   `chunks_fts_instance` (fts5vocab), its chunk lengths (chunks.fts_tokens) and its totals (keyword_stats);
  * - every statement joins the tenant's chunks, so even colliding prefixes cannot mix tenants.
  * Rows written before this scheme (fts_tokens IS NULL) are re-indexed in bounded batches by the cron
  * sweep; while a tenant has some left its queries also look up the plain terms of those rows.
  */
-
-/** BM25 column weights of chunks_fts (content, context), FTS5's k1 and b. */
-const CONTEXT_WEIGHT = 0.5;
-const K1 = 1.2;
-const B = 0.75;
 
 export interface KeywordRow {
   content: string;
@@ -83,137 +78,6 @@ export function rewriteChunkContexts(scope: TenantScope, chunks: { id: number; c
       .prepare("UPDATE keyword_stats SET chunks = chunks + ?, tokens = tokens + ?, legacy_chunks = MAX(0, legacy_chunks - ?) WHERE tenant_id = ?")
       .bind(legacy, tokenDelta, legacy, scope.tenantId),
   ];
-}
-
-/** [phrase index, position in phrase, phrase length, stored term, 1 if a legacy (unprefixed) term, weight]. */
-type TermRow = [number, number, number, string, 0 | 1, number];
-
-/**
- * The query's terms as chunks_fts stores them, as one JSON array (bound as one parameter), or null
- * when the query has no searchable word.
- */
-export function keywordQueryTerms(tenantId: string, query: string): string | null {
-  const phrases = queryPhrases(query);
-  if (phrases === null) return null;
-  const code = keywordCode(tenantId);
-  const rows: TermRow[] = [];
-  phrases.forEach((tokens, phrase) => {
-    tokens.forEach((token, pos) => {
-      rows.push([phrase, pos, tokens.length, storedTerm(code, token), 0, 1]);
-      rows.push([phrase, pos, tokens.length, storedTerm("", token), 1, 1]);
-    });
-  });
-  return JSON.stringify(rows);
-}
-
-/** Weighted single-token terms (relevance feedback) in the same JSON form, the tenant's own terms only. */
-export function weightedKeywordTerms(tenantId: string, terms: { token: string; weight: number }[]): string {
-  const code = keywordCode(tenantId);
-  return JSON.stringify(terms.map((t, phrase): TermRow => [phrase, 0, 1, storedTerm(code, t.token), 0, t.weight]));
-}
-
-/** Feedback terms kept for the second query: the strongest by weight x IDF. */
-export const FEEDBACK_TERMS = 10;
-
-/** How a keyword CTE list is built (`keywordScoresSql`). */
-export interface KeywordScoresOptions {
-  /** Weighted feedback terms instead of the query's own (relevance feedback, search-expansion.ts). */
-  feedback?: boolean;
-  /** Score only these chunks: a SQL set of chunk ids (statistics stay the tenant's). */
-  onlyChunks?: string;
-  /** Number of the first parameter: the terms JSON is ?first, the tenant id ?first+1. */
-  first?: number;
-}
-
-/**
- * A CTE list ending in `keyword_scores(chunk_id, score)`: BM25 of the tenant's chunks matching any
- * phrase of the query (higher is better); and `keyword_query_info(known, known_share)`, what an
- * absolute score needs (relevance.ts): `known` is the BM25 of a chunk of average length holding each
- * phrase that occurs in the tenant once (the weighted sum of their IDF), `known_share` the share of
- * the query's information held by phrases that occur at all, with Lucene's IDF
- * ln(1 + (N - n + 0.5) / (n + 0.5)), which stays positive where FTS5's is floored (a phrase in most
- * chunks, a tenant of a few chunks).
- * A query's phrases weigh 1 each. With `feedback`, the terms are candidate expansion terms weighted by
- * how much the first hits hold them: only the FEEDBACK_TERMS strongest by weight x IDF are kept, their
- * weights scaled so the strongest weighs 1; their document frequencies come from chunks_fts_row (one
- * seek per term), so `onlyChunks` can limit the scoring to a few chunks without changing the IDF.
- * Binds (`keywordScoresParams`): the terms JSON as ?first, the tenant id as ?first+1.
- */
-export function keywordScoresSql(options: KeywordScoresOptions = {}): string {
-  const first = options.first ?? 1;
-  const terms = `?${first}`;
-  const tenant = `?${first + 1}`;
-  const only = options.onlyChunks ? ` AND v.doc IN ${options.onlyChunks}` : "";
-  const selection = options.feedback
-    ? `keyword_terms(phrase, pos, size, term, weight, df) AS MATERIALIZED (
-    SELECT j.value ->> 0, 0, 1, j.value ->> 3, j.value ->> 5, r.doc
-    FROM json_each(${terms}) j CROSS JOIN chunks_fts_row r, keyword_totals s
-    WHERE r.term = j.value ->> 3
-    ORDER BY (j.value ->> 5) * MAX(ln((s.n - r.doc + 0.5) / (r.doc + 0.5)), 1e-6) DESC, 1
-    LIMIT ${FEEDBACK_TERMS}
-  )`
-    : `keyword_terms(phrase, pos, size, term, weight, df) AS MATERIALIZED (
-    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, 1.0, NULL FROM json_each(${terms}) j
-    WHERE j.value ->> 4 = 0 OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ${tenant} AND fts_tokens IS NULL)
-  )`;
-  const idf = options.feedback
-    ? `keyword_idf(phrase, w, df) AS (
-    SELECT t.phrase, MAX(ln((s.n - t.df + 0.5) / (t.df + 0.5)), 1e-6), t.df FROM keyword_terms t, keyword_totals s
-  )`
-    : `keyword_idf(phrase, w, df) AS (
-    SELECT f.phrase, MAX(COALESCE(ln((s.n - COUNT(*) + 0.5) / (COUNT(*) + 0.5)), 0.0), 1e-6), COUNT(*)
-    FROM keyword_freq f, keyword_totals s GROUP BY f.phrase
-  )`;
-  const weights = options.feedback
-    ? "keyword_weight(phrase, weight) AS (SELECT i.phrase, t.weight * i.w / MAX(t.weight * i.w) OVER () FROM keyword_idf i JOIN keyword_terms t ON t.phrase = i.phrase)"
-    : "keyword_weight(phrase, weight) AS (SELECT phrase, 1.0 FROM keyword_idf)";
-  return `
-  keyword_totals(n, avgdl) AS (
-    SELECT COALESCE(k.chunks, 0) + COALESCE(k.legacy_chunks, 0),
-           CASE WHEN k.chunks > 0 AND k.tokens > 0 THEN CAST(k.tokens AS REAL) / k.chunks ELSE 1.0 END
-    FROM (SELECT 1) LEFT JOIN keyword_stats k ON k.tenant_id = ${tenant}
-  ),
-  ${selection},
-  -- Term frequencies per phrase and chunk (content counts 1, context ${CONTEXT_WEIGHT}), with the chunk's length.
-  -- CROSS JOIN: the terms drive the lookups (one index seek per term), then each posting's chunk; the
-  -- other orders would scan the whole index, or every posting for each of the tenant's chunks. A
-  -- one-token phrase is counted in one grouping, with its chunk joined inline.
-  keyword_freq(phrase, doc, f, len) AS (
-    SELECT t.phrase, v.doc, SUM(CASE v.col WHEN 'content' THEN 1.0 ELSE ${CONTEXT_WEIGHT} END), c.fts_tokens
-    FROM keyword_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c
-    WHERE v.term = t.term AND t.size = 1 AND c.id = v.doc AND c.tenant_id = ${tenant}${only}
-    GROUP BY t.phrase, v.doc
-    UNION ALL
-    -- a longer phrase (a CJK run): places where every token sits at its offset from a common start
-    SELECT h.phrase, h.doc, SUM(CASE h.col WHEN 'content' THEN 1.0 ELSE ${CONTEXT_WEIGHT} END), c.fts_tokens
-    FROM (
-      SELECT t.phrase, v.doc, v.col
-      FROM keyword_terms t CROSS JOIN chunks_fts_instance v
-      WHERE v.term = t.term AND t.size > 1${only}
-      GROUP BY t.phrase, v.doc, v.col, v."offset" - t.pos
-      HAVING COUNT(*) = MAX(t.size)
-    ) h CROSS JOIN chunks c
-    WHERE c.id = h.doc AND c.tenant_id = ${tenant}
-    GROUP BY h.phrase, h.doc
-  ),
-  ${idf},
-  ${weights},
-  keyword_query_info(known, known_share) AS (
-    SELECT (SELECT COALESCE(SUM(i.w * kw.weight), 0) FROM keyword_weight kw JOIN keyword_idf i ON i.phrase = kw.phrase),
-           SUM(CASE WHEN i.df IS NULL THEN 0 ELSE ln(1 + (MAX(s.n - i.df, 0) + 0.5) / (i.df + 0.5)) END)
-             / SUM(ln(1 + (MAX(s.n - COALESCE(i.df, 0), 0) + 0.5) / (COALESCE(i.df, 0) + 0.5)))
-    FROM (SELECT DISTINCT phrase FROM keyword_terms) p LEFT JOIN keyword_idf i ON i.phrase = p.phrase, keyword_totals s
-  ),
-  keyword_scores(chunk_id, score) AS (
-    SELECT f.doc, SUM(kw.weight * i.w * f.f * ${K1 + 1} / (f.f + ${K1} * (${1 - B} + ${B} * COALESCE(f.len, s.avgdl) / s.avgdl)))
-    FROM keyword_freq f JOIN keyword_idf i ON i.phrase = f.phrase JOIN keyword_weight kw ON kw.phrase = f.phrase, keyword_totals s
-    GROUP BY f.doc
-  )`;
-}
-
-/** The values of `keywordScoresSql`'s two parameters, in order. */
-export function keywordScoresParams(scope: TenantScope, termsJson: string): unknown[] {
-  return [termsJson, scope.tenantId];
 }
 
 /** Chunks re-indexed per batch, and the most text (prefixed, as JSON) one batch binds. */

@@ -1,7 +1,7 @@
 import type { TenantScope } from "../../db/scope";
 import { indexTokens, queryPhrases, storedTerm } from "../shared/fts-text";
 import { STOPWORDS } from "../shared/stopwords";
-import { keywordScoresParams, keywordScoresSql, weightedKeywordTerms } from "./keyword-index";
+import { feedbackScoresSql, weightedKeywordTerms } from "./keyword-scores";
 import { SEARCH_ROW_JSON, exactReal, numbered, searchFilterSql, searchRowFromJson, type SearchFilters, type SearchRow } from "./search-rows";
 
 /**
@@ -32,7 +32,8 @@ export interface ExpansionRequest {
   feedbackFrom: { content: string; score: number }[];
   /** Every first hit: feedback scores them too. */
   candidates: number[];
-  neighboursOf: number[];
+  /** First hits whose neighbours in reading order are read (the caller holds their rows). */
+  neighboursOf: NeighbourSource[];
   /** Item ids whose links are followed (none: links are not read). */
   linksOf: string[];
   /**
@@ -41,6 +42,9 @@ export interface ExpansionRequest {
    */
   similarLinkWeight: number;
 }
+
+/** What finding a hit's neighbours needs of its row: where it sits in its conversation or document. */
+export type NeighbourSource = Pick<SearchRow, "chunk_id" | "item_id" | "chunk_index" | "conversation_id" | "position">;
 
 export interface Expansion {
   /** Feedback scores of first hits and of the chunks around them, by chunk id. */
@@ -64,23 +68,25 @@ export async function readExpansion(scope: TenantScope, request: ExpansionReques
   const terms = feedbackTerms(request.feedbackFrom, request.query);
   if (request.neighboursOf.length === 0 && request.linksOf.length === 0 && terms.length === 0) return out;
   const where = searchFilterSql(scope, request.filters);
-  const params = [scope.tenantId, JSON.stringify(request.neighboursOf), JSON.stringify(request.linksOf), ...where.params, JSON.stringify(request.candidates)];
+  const sources = request.neighboursOf.map((r) => [r.chunk_id, r.item_id, r.chunk_index, r.conversation_id, r.position]);
+  const params = [scope.tenantId, JSON.stringify(sources), JSON.stringify(request.linksOf), ...where.params, JSON.stringify(request.candidates)];
   const firstHits = `json_each(?${params.length})`;
+  const around = aroundCte(where.sql, request);
   const packed = await scope.d1
     .prepare(
-      `WITH ${aroundCte(where.sql, request.similarLinkWeight)},
+      `WITH ${around},
        feedback_chunks(id) AS (SELECT chunk_id FROM around UNION SELECT value FROM ${firstHits}),
-       ${keywordScoresSql({ feedback: true, onlyChunks: "(SELECT id FROM feedback_chunks)", first: params.length + 1 })}
+       ${feedbackScoresSql("(SELECT id FROM feedback_chunks)", params.length + 1)}
        SELECT
          (SELECT json_group_array(json_array(via, source, source_item, distance, ${exactReal("weight")}, chunk_id)) FROM around) AS around,
          (SELECT json_group_array(${SEARCH_ROW_JSON})
           FROM (SELECT DISTINCT chunk_id FROM around WHERE chunk_id NOT IN (SELECT value FROM ${firstHits})) r CROSS JOIN chunks c CROSS JOIN items i
           WHERE c.id = r.chunk_id AND i.id = c.item_id) AS rows,
-         (SELECT json_group_array(json_array(chunk_id, ${exactReal("score")})) FROM keyword_scores) AS scores,
-         q.known, q.known_share
-       FROM keyword_query_info q`,
+         (SELECT json_group_array(json_array(chunk_id, ${exactReal("score")})) FROM feedback_scores) AS scores,
+         known
+       FROM feedback_known`,
     )
-    .bind(...params, ...keywordScoresParams(scope, weightedKeywordTerms(scope.tenantId, terms)))
+    .bind(...params, weightedKeywordTerms(scope.tenantId, terms), scope.tenantId)
     .first<PackedExpansion>();
   if (!packed) return out;
   for (const [via, source, sourceItem, distance, weight, chunkId] of JSON.parse(packed.around) as AroundRow[]) {
@@ -91,14 +97,15 @@ export async function readExpansion(scope: TenantScope, request: ExpansionReques
     const row = searchRowFromJson(values);
     out.rows.set(row.chunk_id, row);
   }
+  // Every feedback term kept occurs (keyword-scores.ts), so the whole query is known.
   for (const [chunkId, bm25] of JSON.parse(packed.scores) as [number, string][]) {
-    out.feedback.set(chunkId, { bm25: Number(bm25), known: packed.known, known_share: packed.known_share });
+    out.feedback.set(chunkId, { bm25: Number(bm25), known: packed.known, known_share: 1 });
   }
   return out;
 }
 
-/** readExpansion's one row: three JSON arrays, and the feedback query's `known` figures (keyword-index.ts). */
-type PackedExpansion = { around: string; rows: string; scores: string; known: number; known_share: number };
+/** readExpansion's one row: three JSON arrays, and the feedback query's `known` (keyword-scores.ts). */
+type PackedExpansion = { around: string; rows: string; scores: string; known: number };
 /** [via, source chunk, source item, distance, weight (exactReal), chunk id]. */
 type AroundRow = ["neighbour" | "link", number | null, string | null, number | null, string | null, number];
 
@@ -129,45 +136,55 @@ export function feedbackTerms(hits: { content: string; score: number }[], query:
  * source chunk in reading order ('neighbour', with the distance): other messages of its conversation by
  * position (and other chunks of its own message), or other chunks of its item; then the first chunk of
  * each item linked to a source item, either direction ('link', with the link's weight), strongest
- * first. Filtered like the search. CROSS JOIN keeps the index order (each source by its id, then a
- * range of positions; source item, then its links): with `tenant_id = ? AND id IN (list)` SQLite, having
- * no statistics, would rather walk every chunk of the tenant. Parameters: ?1 tenant, ?2 source chunk ids, ?3 source item ids (JSON),
- * then the filter's from ?4.
+ * first. Filtered like the search. CROSS JOIN keeps the index order (each source, then a range of
+ * positions; source item, then its links): with `tenant_id = ? AND id IN (list)` SQLite, having no
+ * statistics, would rather walk every chunk of the tenant. Only the parts the request needs are written
+ * (messages' neighbours, documents', links): D1 prepares every statement anew, and an unused part costs
+ * its planning. Parameters: ?1 tenant, ?2 sources (JSON [chunk id, item id, chunk index, conversation
+ * id, position]), ?3 source item ids (JSON), then the filter's from ?4.
  */
-function aroundCte(filterSql: string, similarLinkWeight: number): string {
+function aroundCte(filterSql: string, request: ExpansionRequest): string {
   const reach = NEIGHBOUR_REACH;
   const filters = numbered(filterSql, 4);
-  // A number from configuration (never user input), clamped, so the statement text is one per deployment.
-  const similar = Math.min(1, Math.max(0, similarLinkWeight));
-  const linkWeight = `weight * (CASE WHEN relationship_type = '${SIMILAR_CONTENT}' THEN ${similar} ELSE 1 END)`;
-  const skipSimilar = similar === 0 ? ` AND relationship_type <> '${SIMILAR_CONTENT}'` : "";
-  return `
-  a AS MATERIALIZED (
-    SELECT c.id AS source, c.item_id, c.chunk_index, i.conversation_id, i.position
-    FROM json_each(?2) j CROSS JOIN chunks c CROSS JOIN items i
-    WHERE c.id = j.value AND c.tenant_id = ?1 AND i.id = c.item_id AND i.tenant_id = ?1),
-  l(source_item, item_id, weight) AS (
+  const parts: string[] = [];
+  const ctes: string[] = [];
+  if (request.neighboursOf.length > 0) {
+    ctes.push(`a(source, item_id, chunk_index, conversation_id, position) AS MATERIALIZED (
+    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4 FROM json_each(?2) j)`);
+  }
+  if (request.neighboursOf.some((r) => r.conversation_id !== null)) {
+    parts.push(`SELECT 'neighbour', a.source, NULL, CASE WHEN i.id = a.item_id THEN ABS(c.chunk_index - a.chunk_index) ELSE ABS(i.position - a.position) END, NULL, c.id
+    FROM a CROSS JOIN items i CROSS JOIN chunks c
+    WHERE a.conversation_id IS NOT NULL AND i.tenant_id = ?1 AND i.conversation_id = a.conversation_id
+      AND i.position BETWEEN a.position - ${reach} AND a.position + ${reach}
+      AND c.tenant_id = ?1 AND c.item_id = i.id AND c.id != a.source AND (i.id != a.item_id OR ABS(c.chunk_index - a.chunk_index) <= ${reach})${filters}`);
+  }
+  if (request.neighboursOf.some((r) => r.conversation_id === null)) {
+    parts.push(`SELECT 'neighbour', a.source, NULL, ABS(c.chunk_index - a.chunk_index), NULL, c.id
+    FROM a CROSS JOIN chunks c CROSS JOIN items i
+    WHERE a.conversation_id IS NULL AND c.tenant_id = ?1 AND c.item_id = a.item_id
+      AND c.chunk_index BETWEEN a.chunk_index - ${reach} AND a.chunk_index + ${reach} AND c.id != a.source
+      AND i.id = c.item_id${filters}`);
+  }
+  if (request.linksOf.length > 0) {
+    // A number from configuration (never user input), clamped, so the statement text is one per deployment.
+    const similar = Math.min(1, Math.max(0, request.similarLinkWeight));
+    const linkWeight = `weight * (CASE WHEN relationship_type = '${SIMILAR_CONTENT}' THEN ${similar} ELSE 1 END)`;
+    const skipSimilar = similar === 0 ? ` AND relationship_type <> '${SIMILAR_CONTENT}'` : "";
+    ctes.push(`l(source_item, item_id, weight) AS (
     SELECT source_id, target_id, ${linkWeight} FROM links
     WHERE tenant_id = ?1 AND source_type = 'item' AND target_type = 'item' AND source_id IN (SELECT value FROM json_each(?3))${skipSimilar}
     UNION ALL
     SELECT target_id, source_id, ${linkWeight} FROM links
-    WHERE tenant_id = ?1 AND target_type = 'item' AND source_type = 'item' AND target_id IN (SELECT value FROM json_each(?3))${skipSimilar}),
-  around(via, source, source_item, distance, weight, chunk_id) AS (
-    SELECT 'neighbour', a.source, NULL, CASE WHEN i.id = a.item_id THEN ABS(c.chunk_index - a.chunk_index) ELSE ABS(i.position - a.position) END, NULL, c.id
-    FROM a CROSS JOIN items i CROSS JOIN chunks c
-    WHERE a.conversation_id IS NOT NULL AND i.tenant_id = ?1 AND i.conversation_id = a.conversation_id
-      AND i.position BETWEEN a.position - ${reach} AND a.position + ${reach}
-      AND c.tenant_id = ?1 AND c.item_id = i.id AND c.id != a.source AND (i.id != a.item_id OR ABS(c.chunk_index - a.chunk_index) <= ${reach})${filters}
-    UNION ALL
-    SELECT 'neighbour', a.source, NULL, ABS(c.chunk_index - a.chunk_index), NULL, c.id
-    FROM a CROSS JOIN chunks c CROSS JOIN items i
-    WHERE a.conversation_id IS NULL AND c.tenant_id = ?1 AND c.item_id = a.item_id
-      AND c.chunk_index BETWEEN a.chunk_index - ${reach} AND a.chunk_index + ${reach} AND c.id != a.source
-      AND i.id = c.item_id${filters}
-    UNION ALL
-    SELECT * FROM (
+    WHERE tenant_id = ?1 AND target_type = 'item' AND source_type = 'item' AND target_id IN (SELECT value FROM json_each(?3))${skipSimilar})`);
+    parts.push(`SELECT * FROM (
       SELECT 'link', NULL, l.source_item, NULL, MAX(l.weight) AS weight, c.id
       FROM l CROSS JOIN items i CROSS JOIN chunks c
       WHERE i.tenant_id = ?1 AND i.id = l.item_id AND c.tenant_id = ?1 AND c.item_id = i.id AND c.chunk_index = 0${filters}
-      GROUP BY l.source_item, c.id ORDER BY weight DESC, c.id LIMIT ${MAX_LINKED}))`;
+      GROUP BY l.source_item, c.id ORDER BY weight DESC, c.id LIMIT ${MAX_LINKED})`);
+  }
+  if (parts.length === 0) parts.push("SELECT NULL, NULL, NULL, NULL, NULL, NULL WHERE 0");
+  ctes.push(`around(via, source, source_item, distance, weight, chunk_id) AS (
+    ${parts.join("\n    UNION ALL\n    ")})`);
+  return ctes.join(",\n  ");
 }

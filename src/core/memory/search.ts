@@ -2,7 +2,7 @@ import { rerankTop } from "./rerank";
 import { dot } from "../shared/vector-math";
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { keywordQueryTerms } from "./keyword-index";
+import { keywordQueryTerms } from "./keyword-scores";
 import {
   DEFAULT_CHANCE_SIMILARITY,
   FEEDBACK_WEIGHT,
@@ -163,7 +163,7 @@ export async function searchChunks(
       filters,
       feedbackFrom: mode === "vector" || !stages.has("feedback") ? [] : feedbackSources(first),
       candidates: first.map((c) => c.row.chunk_id),
-      neighboursOf: stages.has("neighbours") ? sources.map((c) => c.row.chunk_id) : [],
+      neighboursOf: stages.has("neighbours") ? sources.map((c) => c.row) : [],
       linksOf: options.expandLinks === false || !stages.has("links") ? [] : [...new Set(sources.map((c) => c.row.item_id))],
       similarLinkWeight: vectorWeight,
     });
