@@ -62,17 +62,32 @@ function totalsCte(tenant: string): string {
   )`;
 }
 
+/** How a query's CTE list is named and bound (`queryScoresSql`). */
+export interface QueryScoresOptions {
+  /** Number of the terms JSON parameter; the tenant id is always ?2. */
+  terms?: number;
+  /** Prefix of the list's names (`keyword`: keyword_ranked...), so one statement can hold two lists. */
+  prefix?: string;
+  /** Whether the list defines `keyword_totals` (a second list in the statement reuses the first's). */
+  totals?: boolean;
+  /** A condition the list is computed under (else it is empty at no cost): SQL evaluated once. */
+  onlyIf?: string;
+}
+
 /**
- * The query's list: a CTE list ending in `keyword_ranked(chunk_id, score)`, the BM25 of the tenant's chunks
- * matching any phrase of the query, best first (materialized in that order, so a statement can walk it and
- * stop); and `keyword_query_info(known, known_share)`, what an absolute score needs (relevance.ts): `known`
- * is the BM25 of a chunk of average length holding each phrase that occurs in the tenant once (the sum of
- * their IDF), `known_share` the share of the query's information held by phrases that occur at all, with
- * Lucene's IDF ln(1 + (N - n + 0.5) / (n + 0.5)), which stays positive where FTS5's is floored (a phrase in
- * most chunks, a tenant of a few chunks). Binds the terms JSON as ?first, the tenant id as ?first+1.
+ * The query's list: a CTE list ending in `<prefix>_ranked(chunk_id, score)`, the BM25 of the tenant's
+ * chunks matching any phrase of the query, best first (materialized in that order, so a statement can
+ * walk it and stop); and `<prefix>_query_info(known, known_share)`, what an absolute score needs
+ * (relevance.ts): `known` is the BM25 of a chunk of average length holding each phrase that occurs in the
+ * tenant once (the sum of their IDF), `known_share` the share of the query's information held by phrases
+ * that occur at all, with Lucene's IDF ln(1 + (N - n + 0.5) / (n + 0.5)), which stays positive where
+ * FTS5's is floored (a phrase in most chunks, a tenant of a few chunks). Binds the terms JSON as ?1 (or
+ * `options.terms`) and the tenant id as ?2.
  */
-export function queryScoresSql(terms: QueryTerms, first = 1): string {
-  const tenant = `?${first + 1}`;
+export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = {}): string {
+  const tenant = "?2";
+  const p = options.prefix ?? "keyword";
+  const onlyIf = options.onlyIf ? ` AND ${options.onlyIf}` : "";
   // A longer phrase (a CJK run) is found where every token sits at its offset from a common start.
   const phrases = terms.phrases
     ? `
@@ -80,7 +95,7 @@ export function queryScoresSql(terms: QueryTerms, first = 1): string {
     SELECT h.phrase, h.doc, SUM(h.f), c.fts_tokens
     FROM (
       SELECT t.phrase, v.doc, ${columnWeight} AS f
-      FROM keyword_terms t CROSS JOIN chunks_fts_instance v
+      FROM ${p}_terms t CROSS JOIN chunks_fts_instance v
       WHERE v.term = t.term AND t.size > 1
       GROUP BY t.phrase, v.doc, v.col, v."offset" - t.pos
       HAVING COUNT(*) = MAX(t.size)
@@ -88,34 +103,35 @@ export function queryScoresSql(terms: QueryTerms, first = 1): string {
     WHERE c.id = h.doc AND c.tenant_id = ${tenant}
     GROUP BY h.phrase, h.doc`
     : "";
+  const totals = options.totals === false ? "" : `${totalsCte(tenant)},
+  `;
   return `
-  ${totalsCte(tenant)},
-  keyword_terms(phrase, pos, size, term) AS MATERIALIZED (
-    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3 FROM json_each(?${first}) j
-    WHERE j.value ->> 4 = 0 OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ${tenant} AND fts_tokens IS NULL)
+  ${totals}${p}_terms(phrase, pos, size, term) AS MATERIALIZED (
+    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3 FROM json_each(?${options.terms ?? 1}) j
+    WHERE (j.value ->> 4 = 0 OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ${tenant} AND fts_tokens IS NULL))${onlyIf}
   ),
   -- Term frequencies per phrase and chunk (content counts 1, context ${CONTEXT_WEIGHT}), with the chunk's length.
   -- CROSS JOIN: the terms drive the lookups (one index seek per term), then each posting's chunk; the
   -- other orders would scan the whole index, or every posting for each of the tenant's chunks.
-  keyword_freq(phrase, doc, f, len) AS MATERIALIZED (
+  ${p}_freq(phrase, doc, f, len) AS MATERIALIZED (
     SELECT t.phrase, v.doc, SUM(${columnWeight}), c.fts_tokens
-    FROM keyword_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c
+    FROM ${p}_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c
     WHERE v.term = t.term AND t.size = 1 AND c.id = v.doc AND c.tenant_id = ${tenant}
     GROUP BY t.phrase, v.doc${phrases}
   ),
-  keyword_idf(phrase, w, df) AS MATERIALIZED (
+  ${p}_idf(phrase, w, df) AS MATERIALIZED (
     SELECT f.phrase, MAX(COALESCE(ln((s.n - COUNT(*) + 0.5) / (COUNT(*) + 0.5)), 0.0), 1e-6), COUNT(*)
-    FROM keyword_freq f, keyword_totals s GROUP BY f.phrase
+    FROM ${p}_freq f, keyword_totals s GROUP BY f.phrase
   ),
-  keyword_query_info(known, known_share) AS (
-    SELECT (SELECT COALESCE(SUM(w), 0) FROM keyword_idf),
+  ${p}_query_info(known, known_share) AS (
+    SELECT (SELECT COALESCE(SUM(w), 0) FROM ${p}_idf),
            SUM(CASE WHEN i.df IS NULL THEN 0 ELSE ln(1 + (MAX(s.n - i.df, 0) + 0.5) / (i.df + 0.5)) END)
              / SUM(ln(1 + (MAX(s.n - COALESCE(i.df, 0), 0) + 0.5) / (COALESCE(i.df, 0) + 0.5)))
-    FROM (SELECT DISTINCT phrase FROM keyword_terms) p LEFT JOIN keyword_idf i ON i.phrase = p.phrase, keyword_totals s
+    FROM (SELECT DISTINCT phrase FROM ${p}_terms) p LEFT JOIN ${p}_idf i ON i.phrase = p.phrase, keyword_totals s
   ),
-  keyword_ranked(chunk_id, score) AS MATERIALIZED (
+  ${p}_ranked(chunk_id, score) AS MATERIALIZED (
     SELECT f.doc, SUM(i.w * ${saturated("f.f", "f.len")}) AS score
-    FROM keyword_freq f JOIN keyword_idf i ON i.phrase = f.phrase, keyword_totals s
+    FROM ${p}_freq f JOIN ${p}_idf i ON i.phrase = f.phrase, keyword_totals s
     GROUP BY f.doc ORDER BY score DESC, f.doc
   )`;
 }

@@ -1,6 +1,5 @@
 import type { TenantScope } from "../../db/scope";
 import { itemFilterSql, type ItemFilter } from "./item-filters";
-import { queryScoresSql, type QueryTerms } from "./keyword-scores";
 
 /** A chunk as search reads it, over `chunks c JOIN items i`. */
 export type SearchRow = {
@@ -77,28 +76,6 @@ export type SearchFilters = ItemFilter;
 /** The filters as SQL over `i`; searches look at active items unless told otherwise. */
 export function searchFilterSql(scope: TenantScope, filters: SearchFilters): { sql: string; params: unknown[] } {
   return itemFilterSql(scope, { ...filters, tiers: filters.tiers ?? ["active"] });
-}
-
-/** A keyword hit: its row, its BM25 and what the absolute score needs (keyword-index.ts). */
-export type KeywordRow = SearchRow & { bm25: number; known: number; known_share: number };
-
-/**
- * BM25 over the tenant's own keyword index (keyword-scores.ts), best first, through the filters. The
- * scores are sorted once (numbers only) and walked best first: the chunk and item rows are read, and the
- * filters tested, only until `pool` chunks pass, not for every chunk that shares a word with the query
- * (the materialized order serves the ORDER BY, so SQLite stops at the LIMIT).
- */
-export function keywordStatement(scope: TenantScope, terms: QueryTerms, filters: SearchFilters, pool: number): D1PreparedStatement {
-  const where = searchFilterSql(scope, filters);
-  return scope.d1
-    .prepare(
-      `WITH ${queryScoresSql(terms)}
-       SELECT ${SEARCH_ROW_COLUMNS}, s.score AS bm25, q.known, q.known_share
-       FROM keyword_ranked s CROSS JOIN keyword_query_info q CROSS JOIN chunks c CROSS JOIN items i
-       WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ?2 AND i.tenant_id = ?2${numbered(where.sql, 3)}
-       ORDER BY s.score DESC, s.chunk_id LIMIT ?${3 + where.params.length}`,
-    )
-    .bind(terms.json, scope.tenantId, ...where.params, pool);
 }
 
 /** A statement's anonymous `?` parameters numbered from `first`, so one list of values can serve several places. */

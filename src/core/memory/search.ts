@@ -18,7 +18,8 @@ import {
 import { queryTimeRange, withoutTimeWords, type TimeRange } from "./query-time";
 import { queryContext } from "./query-context";
 import { readExpansion } from "./search-expansion";
-import { SEARCH_ROW_COLUMNS, keywordStatement, searchFilterSql, type KeywordRow, type SearchFilters, type SearchRow } from "./search-rows";
+import { SEARCH_ROW_COLUMNS, searchFilterSql, type SearchFilters, type SearchRow } from "./search-rows";
+import { keywordStatement, timedKeywordStatement, timedLists, type KeywordRow, type TimedRow } from "./keyword-lists";
 
 export type { SearchFilters };
 
@@ -205,7 +206,7 @@ function feedbackSources(first: Candidate[]): { content: string; score: number }
 }
 
 /**
- * BM25 over the tenant's own keyword index (keyword-index.ts): ranking depends on its data only. When
+ * BM25 over the tenant's own keyword index (keyword-scores.ts): ranking depends on its data only. When
  * the query names a time, its time words are matched against the items' times instead of their text,
  * and the best hits from that time join the list (they may rank low on words alone); if nothing was
  * written then, the words were about something else and the plain query's hits are used. One round
@@ -228,12 +229,11 @@ async function keywordCandidates(
     createdAfter: Math.max(filters.createdAfter ?? -Infinity, named.from),
     createdBefore: Math.min(filters.createdBefore ?? Infinity, named.to - 1),
   };
-  const statements = [keywordStatement(scope, terms, filters, pool), keywordStatement(scope, terms, during, pool)];
-  if (textQuery !== query && plain !== null) statements.push(keywordStatement(scope, plain, filters, pool));
-  const [all, then, unchanged] = (await scope.d1.batch<KeywordRow>(statements)).map((r) => r.results);
-  if (then!.length === 0 && unchanged) return { rows: unchanged, textQuery: query };
-  const seen = new Set(all!.map((r) => r.chunk_id));
-  return { rows: [...all!, ...then!.filter((r) => !seen.has(r.chunk_id))], textQuery };
+  const withPlain = textQuery !== query && plain !== null;
+  const { results } = await timedKeywordStatement(scope, { terms, plain: withPlain ? plain : null }, filters, during, pool).all<TimedRow>();
+  const lists = timedLists(results, withPlain);
+  if (!lists.thenFound && lists.unchanged) return { rows: lists.unchanged, textQuery: query };
+  return { rows: [...lists.all, ...lists.thenExtra], textQuery };
 }
 
 /** The vector list; `complete` when the index returned fewer than asked, i.e. every embedded chunk. */

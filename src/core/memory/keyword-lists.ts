@@ -1,0 +1,100 @@
+import type { TenantScope } from "../../db/scope";
+import { queryScoresSql, type QueryTerms } from "./keyword-scores";
+import { SEARCH_ROW_COLUMNS, numbered, searchFilterSql, type SearchFilters, type SearchRow } from "./search-rows";
+
+/** A keyword hit: its row, its BM25 and what the absolute score needs (keyword-scores.ts). */
+export type KeywordRow = SearchRow & { bm25: number; known: number; known_share: number };
+
+/** The walk over a ranked list: the first `pool` chunks (ids and scores) that pass the filters, best first. */
+function walkSql(ranked: string, filterSql: string, pool: string): string {
+  return `SELECT s.chunk_id, s.score FROM ${ranked} s CROSS JOIN chunks c CROSS JOIN items i
+    WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ?2 AND i.tenant_id = ?2${filterSql}
+    ORDER BY s.score DESC, s.chunk_id LIMIT ${pool}`;
+}
+
+/**
+ * BM25 over the tenant's own keyword index (keyword-scores.ts), best first, through the filters. The
+ * scores are sorted once (numbers only) and walked best first: the chunk and item rows are read, and the
+ * filters tested, only until `pool` chunks pass, not for every chunk that shares a word with the query
+ * (the materialized order serves the ORDER BY, so SQLite stops at the LIMIT).
+ */
+export function keywordStatement(scope: TenantScope, terms: QueryTerms, filters: SearchFilters, pool: number): D1PreparedStatement {
+  const where = searchFilterSql(scope, filters);
+  return scope.d1
+    .prepare(
+      `WITH ${queryScoresSql(terms)}
+       SELECT ${SEARCH_ROW_COLUMNS}, s.score AS bm25, q.known, q.known_share
+       FROM keyword_ranked s CROSS JOIN keyword_query_info q CROSS JOIN chunks c CROSS JOIN items i
+       WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ?2 AND i.tenant_id = ?2${numbered(where.sql, 3)}
+       ORDER BY s.score DESC, s.chunk_id LIMIT ?${3 + where.params.length}`,
+    )
+    .bind(terms.json, scope.tenantId, ...where.params, pool);
+}
+
+/** The lists of a query that names a time (search.ts, keywordCandidates). */
+export interface TimedLists {
+  /** The query without its time words, through the filters. */
+  all: KeywordRow[];
+  /** Hits of the same words written during the time that `all` does not hold, best first. */
+  thenExtra: KeywordRow[];
+  /** Whether anything written during the time matched the words (in `all` or not). */
+  thenFound: boolean;
+  /** The whole query's own list (time words as words), read only when nothing was written then; null without `plain`. */
+  unchanged: KeywordRow[] | null;
+}
+
+/**
+ * The keyword lists of a query that names a time, in one statement: the words without the time words
+ * are scored once and walked twice, through the filters (`all`) and through the filters and the time
+ * (`then`); the whole query's words (`plain`, when they differ) are scored only when nothing written
+ * then matched (their terms are empty otherwise, so their list costs nothing). It took three
+ * statements that each scored their words, where two lists share theirs. `then` rows that `all` holds
+ * come as a mark on `all`'s row.
+ */
+export function timedKeywordStatement(
+  scope: TenantScope,
+  lists: { terms: QueryTerms; plain: QueryTerms | null },
+  filters: SearchFilters,
+  during: SearchFilters,
+  pool: number,
+): D1PreparedStatement {
+  const where = searchFilterSql(scope, filters);
+  const then = searchFilterSql(scope, during);
+  const poolParam = `?${4 + where.params.length + then.params.length}`;
+  const whereSql = numbered(where.sql, 4);
+  const thenSql = numbered(then.sql, 4 + where.params.length);
+  const plain = lists.plain
+    ? `,
+  ${queryScoresSql(lists.plain, { terms: 3, prefix: "plain", totals: false, onlyIf: "NOT EXISTS (SELECT 1 FROM then_hits)" })},
+  plain_hits AS MATERIALIZED (${walkSql("plain_ranked", whereSql, poolParam)})`
+    : "";
+  const branch = (list: string, hits: string, info: string, extra: string) =>
+    `SELECT * FROM (SELECT '${list}' AS list, ${SEARCH_ROW_COLUMNS}, h.score AS bm25, q.known, q.known_share, ${extra} AS in_then
+       FROM ${hits} h CROSS JOIN ${info} q CROSS JOIN chunks c CROSS JOIN items i
+       WHERE c.id = h.chunk_id AND i.id = c.item_id${list === "then" ? " AND h.chunk_id NOT IN (SELECT chunk_id FROM all_hits)" : ""}
+       ORDER BY h.score DESC, h.chunk_id)`;
+  const branches = [
+    branch("all", "all_hits", "keyword_query_info", "h.chunk_id IN (SELECT chunk_id FROM then_hits)"),
+    branch("then", "then_hits", "keyword_query_info", "1"),
+    ...(lists.plain ? [branch("plain", "plain_hits", "plain_query_info", "0")] : []),
+  ];
+  return scope.d1
+    .prepare(
+      `WITH ${queryScoresSql(lists.terms)},
+  all_hits AS MATERIALIZED (${walkSql("keyword_ranked", whereSql, poolParam)}),
+  then_hits AS MATERIALIZED (${walkSql("keyword_ranked", thenSql, poolParam)})${plain}
+  ${branches.join("\n  UNION ALL\n  ")}`,
+    )
+    .bind(lists.terms.json, scope.tenantId, lists.plain?.json ?? "[]", ...where.params, ...then.params, pool);
+}
+
+/** A row of `timedKeywordStatement`: which list it belongs to, and for `all`, whether `then` holds it too. */
+export type TimedRow = KeywordRow & { list: "all" | "then" | "plain"; in_then: number };
+
+/** The rows of `timedKeywordStatement`, split into its lists. */
+export function timedLists(rows: TimedRow[], plain: boolean): TimedLists {
+  const of = (list: string) => rows.filter((r) => r.list === list).map(({ list: _list, in_then: _inThen, ...row }) => row as KeywordRow);
+  const all = of("all");
+  const thenExtra = of("then");
+  return { all, thenExtra, thenFound: thenExtra.length > 0 || rows.some((r) => r.list === "all" && r.in_then === 1), unchanged: plain ? of("plain") : null };
+}
