@@ -124,7 +124,7 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
     FROM ${p}_freq f, keyword_totals s GROUP BY f.phrase
   ),
   ${p}_query_info(known, known_share) AS (
-    SELECT (SELECT COALESCE(SUM(w), 0) FROM ${p}_idf),
+    SELECT COALESCE(SUM(i.w), 0),
            SUM(CASE WHEN i.df IS NULL THEN 0 ELSE ln(1 + (MAX(s.n - i.df, 0) + 0.5) / (i.df + 0.5)) END)
              / SUM(ln(1 + (MAX(s.n - COALESCE(i.df, 0), 0) + 0.5) / (COALESCE(i.df, 0) + 0.5)))
     FROM (SELECT DISTINCT phrase FROM ${p}_terms) p LEFT JOIN ${p}_idf i ON i.phrase = p.phrase, keyword_totals s
