@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { SEARCH_STAGES, type SearchStage } from "../src/config";
 import { writeItems, type NewItem } from "../src/core/memory/items";
-import { searchChunks } from "../src/core/memory/search";
+import { searchChunks, type SearchHit } from "../src/core/memory/search";
 import { tenantScope, type TenantScope } from "../src/db/scope";
 import type { Services } from "../src/ports";
 import { buildServices } from "../src/services";
@@ -126,6 +126,31 @@ describe("search stages", () => {
     expect(hits[2]!.score).toBeCloseTo(either(0.3 * a, (0.3 * q) / 2), 3);
     // Three turns away, nothing reaches it.
     expect(hits.map((h) => h.itemId)).not.toContain(ids[3]);
+  });
+
+  it("neighbours: a document's chunks next to a hit join the results, beside a message's next turn", async () => {
+    // Six long paragraphs, several chunks; the eclipse is in the third.
+    const paragraph = (i: number, lead = "") => `${lead}Part ${i}: ${Array.from({ length: 150 }, (_, w) => `filler${i}x${w % 50}`).join(" ")}`;
+    const document = [0, 1, 2, 3, 4, 5].map((i) => paragraph(i, i === 2 ? "The eclipse was bright over the hill. " : "")).join("\n\n");
+    const { scope, ids } = await store([
+      { content: document, kind: "document", type: "document" },
+      { conversationId: "sky", role: "user", speaker: "Ana", content: "Did you see the eclipse?" },
+      { conversationId: "sky", role: "assistant", speaker: "Ben", content: "Yes! From the hill, with the kids." },
+      { conversationId: "sky", role: "user", speaker: "Ana", content: "Lucky you." },
+      ...FILLER.map((content) => ({ content })),
+    ]);
+    const [doc, , , lucky] = ids;
+    const chunksOf = (hits: SearchHit[]) => hits.filter((h) => h.itemId === doc).map((h) => h.chunkIndex);
+    const plain = await searchChunks(scope, servicesWith([]), "eclipse", {}, 10);
+    const [hit] = chunksOf(plain);
+    expect(chunksOf(plain)).toEqual([hit]);
+    expect(hit).toBeGreaterThan(2);
+    expect(plain.map((h) => h.itemId)).not.toContain(lucky);
+    const hits = await searchChunks(scope, only("neighbours"), "eclipse", {}, 10);
+    // Both reading orders in one search: the chunks one away in the document, and the turn after the answer.
+    expect(chunksOf(hits)).toEqual(expect.arrayContaining([hit, hit! - 1, hit! + 1]));
+    expect(chunksOf(hits)).not.toContain(hit! - 3);
+    expect(hits.map((h) => h.itemId)).toContain(lucky);
   });
 
   it("links: an item linked to a hit joins the results, scored by the link's weight", async () => {
