@@ -4,6 +4,7 @@
 import { runCalls } from "./calls.mjs";
 import { runCapacity } from "./capacity.mjs";
 import { runOwnership } from "./ownership.mjs";
+import { runRealText } from "./real-text.mjs";
 import { runContext } from "./context.mjs";
 import { runGc } from "./gc.mjs";
 import { runGraph } from "./graph.mjs";
@@ -15,7 +16,7 @@ import { runScale } from "./scale.mjs";
 import { runTokenizer } from "./tokenizer.mjs";
 import { newTenant, startWorker } from "./worker.mjs";
 
-const SUITES = { locomo: runLocomo, stages: runStages, msmarco: runMsmarco, scale: runScale, growth: runGrowth, context: runContext, graph: runGraph, gc: runGc, tokenizer: runTokenizer, ingest: runIngest, calls: runCalls, capacity: runCapacity, ownership: runOwnership };
+const SUITES = { locomo: runLocomo, stages: runStages, msmarco: runMsmarco, scale: runScale, growth: runGrowth, context: runContext, graph: runGraph, gc: runGc, tokenizer: runTokenizer, ingest: runIngest, calls: runCalls, capacity: runCapacity, ownership: runOwnership, "real-text": runRealText };
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(SUITES);
 for (const name of chosen) if (!SUITES[name]) throw new Error(`unknown suite '${name}' (have: ${Object.keys(SUITES).join(", ")})`);
 

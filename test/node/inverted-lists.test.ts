@@ -1,86 +1,45 @@
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { LocalEmbedder, tokenize } from "../../src/adapters/local-embedder";
 import { insertTopK, InvertedLists, type ScoredId } from "../../src/adapters/inverted-lists";
 import { dot, fromHex, toHex } from "../../src/core/shared/vector-math";
+import { generatedConversations, generatedPassages } from "../fixtures/generated-text";
+import { indexedTurns, neighbourRecall as measure } from "../fixtures/neighbour-recall";
 
-// The local index's auto-link path probes inverted lists instead of scanning every vector: on real
-// texts (MS MARCO passages, LoCoMo turns as log_chat indexes them; the local embedder) it must find
-// nearly all of the exact neighbours above auto-link's thresholds while comparing a fraction of the vectors.
-
-const data = new URL("../../../shared/data/", import.meta.url);
-const passages = readFileSync(new URL("msmarco/corpus.jsonl", data), "utf8")
-  .split("\n")
-  .filter(Boolean)
-  .map((line) => (JSON.parse(line) as { text: string }).text);
-
-/** LoCoMo turns with the context log_chat gives them: the speaker, then the start of the previous turn. */
-function locomoTurns(): string[] {
-  const samples = JSON.parse(readFileSync(new URL("locomo/locomo-dev.json", data), "utf8")) as { conversation: Record<string, unknown> }[];
-  const turns: string[] = [];
-  for (const { conversation } of samples) {
-    let previous: string | undefined;
-    for (let n = 1; conversation[`session_${n}`]; n++) {
-      for (const turn of conversation[`session_${n}`] as { speaker: string; text: string }[]) {
-        turns.push(`${[turn.speaker, previous?.slice(0, 300)].filter(Boolean).join("\n")}\n${turn.text}`);
-        previous = turn.text;
-      }
-    }
-  }
-  return turns;
-}
+// The local index's auto-link path probes inverted lists instead of scanning every vector: on text-like
+// corpora (generated passages, and conversation turns as log_chat indexes them; the local embedder) it must
+// find nearly all of the exact neighbours above auto-link's thresholds while comparing a fraction of the
+// vectors. `npm run bench -- real-text` measures the same on MS MARCO passages and LoCoMo turns, where
+// the lists do better still (99.5% at >= 0.5 comparing under a fifth of the vectors; 94% of turns at >= 0.6).
 
 const embedder = new LocalEmbedder(256);
 
-/** Share of the exact top-20 neighbours (the query itself excluded) at or above each threshold that the lists find. */
-function measure(vectors: Map<number, Float32Array>, lists: InvertedLists, probes: number, thresholds: number[], every: number) {
-  const found = thresholds.map(() => 0);
-  const wanted = thresholds.map(() => 0);
-  let scanned = 0;
-  const queries = [...vectors.keys()].filter((id) => id % every === 0);
-  for (const id of queries) {
-    const query = vectors.get(id)!;
-    const truth: ScoredId[] = [];
-    for (const [chunkId, v] of vectors) if (chunkId !== id) insertTopK(truth, { chunkId, score: dot(query, v) }, 20);
-    const got = new Set(lists.query(query, 21, { probes }).map((m) => m.chunkId));
-    scanned += lists.lastScanned;
-    thresholds.forEach((threshold, t) => {
-      for (const m of truth) {
-        if (m.score < threshold) continue;
-        wanted[t]!++;
-        if (got.has(m.chunkId)) found[t]!++;
-      }
-    });
-  }
-  return { recall: thresholds.map((_, t) => found[t]! / wanted[t]!), scannedShare: scanned / queries.length / vectors.size };
-}
-
-describe("inverted lists over 5,000 passage vectors", async () => {
-  const vectors = new Map((await embedder.embed(passages)).map((v, i) => [i + 1, v]));
+describe("inverted lists over 5,000 generated passage vectors", async () => {
+  const vectors = new Map((await embedder.embed(generatedPassages(5000))).map((v, i) => [i + 1, v]));
   const lists = InvertedLists.clustered(256, [...vectors]);
 
-  // Auto-link keeps neighbours at ≥ 0.6 (conversations) or ≥ 0.8 (documents) similarity. With one k-means
-  // refinement (the index before) a sixth of the lists found 98.2% of these at ≥ 0.5 and 99.3% at ≥ 0.8;
-  // three refinements (on a sample of 48 vectors a list) find over 99.5%, at ≥ 0.8 with a tenth of the lists.
-  it("finds all but a few of the exact neighbours at ≥ 0.5 with a sixth of the lists, comparing under a fifth of the vectors", () => {
-    const { recall, scannedShare } = measure(vectors, lists, lists.probesFor(), [0.5, 0.8], 25);
-    expect(recall[0]).toBeGreaterThanOrEqual(0.995);
-    expect(recall[1]).toBeGreaterThanOrEqual(0.995);
-    expect(scannedShare).toBeLessThan(0.2);
+  // Auto-link keeps neighbours at ≥ 0.6 (conversations) or ≥ 0.8 (documents) similarity. Passages that mix
+  // topics sit between lists, so at ≥ 0.5 these lists find fewer than on real text (95.1% comparing 28.6% of
+  // the vectors, where MS MARCO gives 99.5% under a fifth); the near copies at ≥ 0.8 are all found.
+  it("finds all but a few of the exact neighbours at ≥ 0.5 with a sixth of the lists, comparing under 30% of the vectors", () => {
+    const { recall, pairs, scannedShare } = measure(vectors, lists, lists.probesFor(), [0.5, 0.8], 25);
+    expect(pairs[1]).toBeGreaterThan(50); // the corpus holds near copies to find
+    expect(recall[0]).toBeGreaterThanOrEqual(0.94);
+    expect(recall[1]).toBeGreaterThanOrEqual(0.99);
+    expect(scannedShare).toBeLessThan(0.3);
   });
 
-  it("finds the neighbours at ≥ 0.8 (documents' threshold) with a tenth of the lists, comparing an eighth of the vectors", () => {
+  it("finds the neighbours at ≥ 0.8 (documents' threshold) with fewer lists, comparing a fifth of the vectors", () => {
     expect(lists.probesFor(0.8)).toBeLessThan(lists.probesFor(0.6));
     const { recall, scannedShare } = measure(vectors, lists, lists.probesFor(0.8), [0.8], 25);
-    expect(recall[0]).toBeGreaterThanOrEqual(0.995);
-    expect(scannedShare).toBeLessThan(0.125);
+    expect(recall[0]).toBeGreaterThanOrEqual(0.99);
+    expect(scannedShare).toBeLessThan(0.22);
   });
 
   it("keeps the neighbours of vectors added after the lists were built (double the size, as before a rebuild)", () => {
     const grown = InvertedLists.clustered(256, [...vectors].slice(0, 2500));
     for (const [id, v] of [...vectors].slice(2500)) grown.add(id, v);
     const { recall } = measure(vectors, grown, grown.probesFor(0.8), [0.8], 25);
-    expect(recall[0]).toBeGreaterThanOrEqual(0.99);
+    expect(recall[0]).toBeGreaterThanOrEqual(0.97);
   });
 
   it("places added, rewritten and deleted vectors where queries find them", () => {
@@ -135,19 +94,19 @@ describe("inverted lists over 5,000 passage vectors", async () => {
   });
 });
 
-describe("inverted lists over LoCoMo turns", async () => {
-  const turns = locomoTurns();
+describe("inverted lists over generated conversation turns", async () => {
+  const turns = indexedTurns(generatedConversations(10));
   const vectors = new Map((await embedder.embed(turns)).map((v, i) => [i + 1, v]));
   const lists = InvertedLists.clustered(256, [...vectors]);
 
-  // Conversations link at ≥ 0.6. Turns are short and share their speakers and previous turns, so they
-  // cluster less well than passages: the index before found 91.6% of these with a sixth of the lists, this one 94.1%. The lists near a
-  // query are the fuller ones: a sixth of the lists holds about a fifth of the vectors.
-  it("finds ≥ 92% of the neighbours at ≥ 0.6 (conversations' threshold) with a sixth of the lists", () => {
+  // Conversations link at ≥ 0.6. Turns are short and share their speakers and previous turns: here a sixth
+  // of the lists finds 99.3% of these comparing 17% of the vectors (LoCoMo's turns: 94.1%, under 22%).
+  it("finds ≥ 98% of the neighbours at ≥ 0.6 (conversations' threshold) with a sixth of the lists", () => {
     expect(turns.length).toBeGreaterThan(2000);
-    const { recall, scannedShare } = measure(vectors, lists, lists.probesFor(0.6), [0.6], 7);
-    expect(recall[0]).toBeGreaterThanOrEqual(0.92);
-    expect(scannedShare).toBeLessThan(0.22);
+    const { recall, pairs, scannedShare } = measure(vectors, lists, lists.probesFor(0.6), [0.6], 7);
+    expect(pairs[0]).toBeGreaterThan(200);
+    expect(recall[0]).toBeGreaterThanOrEqual(0.98);
+    expect(scannedShare).toBeLessThan(0.2);
   });
 });
 

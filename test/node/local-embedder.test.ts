@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { LocalEmbedder, tokenize } from "../../src/adapters/local-embedder";
 import { STOPWORDS } from "../../src/core/shared/stopwords";
 import { normalize } from "../../src/core/shared/vector-math";
+import { generatedConversations, generatedPassages } from "../fixtures/generated-text";
 
 // The local embedder counts features by their hash in a reused table (feature-counts.ts) instead of a Map
 // keyed by feature text. Vectors already stored were made by the definition below; new ones must match
@@ -36,16 +36,10 @@ function byFeatureText(text: string, dimensions: number): Float32Array {
   return normalize(vector);
 }
 
-const data = new URL("../../../shared/data/", import.meta.url);
-const passages = readFileSync(new URL("msmarco/corpus.jsonl", data), "utf8")
-  .split("\n")
-  .filter(Boolean)
-  .slice(0, 1500)
-  .map((line) => (JSON.parse(line) as { text: string }).text);
-const turns = (JSON.parse(readFileSync(new URL("locomo/locomo-dev.json", data), "utf8")) as { conversation: Record<string, unknown> }[])
-  .flatMap(({ conversation }) => Object.entries(conversation).flatMap(([key, value]) => (key.startsWith("session_") && Array.isArray(value) ? value : [])))
-  .slice(0, 1500)
-  .map((turn: { text: string }) => turn.text);
+// Generated passages and turns (test/fixtures/generated-text.ts) stand for English text: made-up words
+// among real function words, sentences, capitals, punctuation.
+const passages = generatedPassages(1500);
+const turns = generatedConversations(3).flat(2).slice(0, 1500).map((turn) => turn.text);
 const others = [
   "東京タワーの近くで猫が寝ている。我喜欢猫，也喜欢狗。",
   "안녕하세요, 한국어 문장입니다. 서울에서 만나요!",
