@@ -2,13 +2,23 @@
 // `npm run dev`: one command from a fresh clone to a running server with a ready dev API key.
 // 1. .dev.vars from .dev.vars.example when missing; 2. local D1 migrations (control and every shard);
 // 3. the dev tenant (on the first shard) and its key;
-// 4. `wrangler dev` (local mode: offline, remote bindings off). Extra arguments go to wrangler dev.
+// 4. `wrangler dev` (local mode: offline, remote bindings off). Extra arguments go to wrangler dev;
+// `--port` and `--persist-to` also choose where steps 2 and 3 run and what the printed URLs say.
 import { spawnSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { d1Bindings, migrateAll } from "./migrate.mjs";
 
 const wrangler = ["node_modules/wrangler/bin/wrangler.js"];
+const passed = process.argv.slice(2);
+/** The value of a wrangler dev option among the extra arguments (`--name value` or `--name=value`). */
+function option(name) {
+  const at = passed.findIndex((a) => a === name || a.startsWith(`${name}=`));
+  if (at < 0) return undefined;
+  return passed[at].includes("=") ? passed[at].slice(name.length + 1) : passed[at + 1];
+}
+const persistTo = option("--persist-to");
+const origin = `http://localhost:${option("--port") ?? 8787}`;
 
 if (!existsSync(".dev.vars")) {
   copyFileSync(".dev.vars.example", ".dev.vars");
@@ -22,7 +32,7 @@ const vars = Object.fromEntries(
     .map((m) => [m[1], m[2].replace(/^"(.*)"$/, "$1")]),
 );
 
-await migrateAll({ quiet: true }).catch((error) => {
+await migrateAll({ quiet: true, persistTo }).catch((error) => {
   console.error(error.message);
   process.exit(1);
 });
@@ -36,13 +46,13 @@ if (vars.DEV_API_KEY) {
     `INSERT OR IGNORE INTO api_keys (id, tenant_id, name, key_hash, key_prefix, scopes, projects, created_at) ` +
     `VALUES ('key_dev', 'dev', 'dev key from .dev.vars', '${hash}', '${vars.DEV_API_KEY.slice(0, 10)}', '["read","write","admin"]', NULL, ${now}); ` +
     `UPDATE api_keys SET key_hash = '${hash}', key_prefix = '${vars.DEV_API_KEY.slice(0, 10)}', revoked_at = NULL WHERE id = 'key_dev';`;
-  run([...wrangler, "d1", "execute", "CONTROL", "--local", "--command", sql]);
+  run([...wrangler, "d1", "execute", "CONTROL", "--local", ...(persistTo ? ["--persist-to", persistTo] : []), "--command", sql]);
   console.log(`\nDev tenant 'dev' is ready. API key (from .dev.vars): ${vars.DEV_API_KEY}`);
-  console.log(`MCP endpoint: http://localhost:8787/mcp   JSON-RPC: http://localhost:8787/jsonrpc`);
-  console.log(`Dashboard: http://localhost:8787/dashboard (sign in with the key above)\n`);
+  console.log(`MCP endpoint: ${origin}/mcp   JSON-RPC: ${origin}/jsonrpc`);
+  console.log(`Dashboard: ${origin}/dashboard (sign in with the key above)\n`);
 }
 
-const dev = spawn(process.execPath, [...wrangler, "dev", "--local", ...process.argv.slice(2)], { stdio: "inherit" });
+const dev = spawn(process.execPath, [...wrangler, "dev", "--local", ...passed], { stdio: "inherit" });
 dev.on("exit", (code) => process.exit(code ?? 0));
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => dev.kill(signal));
 

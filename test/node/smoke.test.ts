@@ -1,0 +1,98 @@
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+// `npm run smoke` against the newcomer's local server: `npm run dev` (scripts/dev.mjs) on a free port with
+// its own state, then the smoke script as a user runs it, with the dev key the server printed. Also what the
+// script says for a wrong key, a key without the admin scope, and bad arguments.
+
+let dev: ChildProcess;
+let url: string;
+let state: string;
+const vars = () =>
+  Object.fromEntries(
+    readFileSync(".dev.vars", "utf8")
+      .split("\n")
+      .flatMap((line) => (/^\s*([A-Z0-9_]+)\s*=\s*(.*?)\s*$/.exec(line) ?? []).slice(1, 3))
+      .reduce<string[][]>((pairs, v, i, all) => (i % 2 === 0 ? [...pairs, [v, all[i + 1]!]] : pairs), []),
+  ) as Record<string, string>;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function smoke(...args: string[]) {
+  const run = spawnSync(process.execPath, ["scripts/smoke.mjs", ...args], { encoding: "utf8", timeout: 150_000 });
+  return { status: run.status, out: run.stdout + run.stderr };
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  state = mkdtempSync(join(tmpdir(), "smoke-state-"));
+  url = `http://127.0.0.1:${port}`;
+  dev = spawn(process.execPath, ["scripts/dev.mjs", "--port", String(port), "--persist-to", state, "--log-level", "error"], { stdio: "ignore", detached: true });
+  for (let i = 0; i < 240; i++) {
+    if (dev.exitCode !== null) throw new Error(`npm run dev exited with ${dev.exitCode}`);
+    if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error("npm run dev did not answer /health within 120 s");
+}, 150_000);
+
+afterAll(() => {
+  if (dev?.pid) process.kill(-dev.pid, "SIGTERM");
+  rmSync(state, { recursive: true, force: true });
+});
+
+describe("npm run smoke against npm run dev", () => {
+  it("passes every step with the dev key, printing each step's time", { timeout: 150_000 }, () => {
+    const { status, out } = smoke("--url", url, "--key", vars().DEV_API_KEY!);
+    for (const step of ["health", "OAuth metadata", "MCP 2025 era (SDK v1): tools/list", "MCP 2026-07-28 (SDK v2): tools/list", "store (memory_store)", "search (keyword, at once)", "jobs settle (embedded_at set)", "embeddings present (vector search)", "cache hit (memory_context_build)", "export (NDJSON)", "delete (project, then gone)"]) {
+      expect(out).toMatch(new RegExp(`^pass  ${step.replace(/[()]/g, "\\$&")}\\s+\\d+ ms`, "m"));
+    }
+    expect(out).toContain("PASS: 12 of 12 steps passed");
+    expect(status).toBe(0);
+  });
+
+  it("fails with exit 1 at the first MCP step for a wrong key", { timeout: 60_000 }, () => {
+    const { status, out } = smoke("--url", url, "--key", "ce_wrong_0000000000000000000000000000000");
+    expect(out).toMatch(/^FAIL  MCP 2025 era \(SDK v1\): tools\/list .*401|^FAIL  MCP 2025 era \(SDK v1\): tools\/list .*(Invalid|invalid|revoked)/m);
+    expect(status).toBe(1);
+  });
+
+  it("names the missing scope for a key that may not export or delete, and writes nothing", { timeout: 60_000 }, async () => {
+    const created = await fetch(`${url}/admin/tenants/dev/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${vars().ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "smoke-no-admin", scopes: ["read", "write"] }),
+    });
+    expect(created.status).toBe(201);
+    const { api_key } = (await created.json()) as { api_key: string };
+    const { status, out } = smoke("--url", url, "--key", api_key);
+    expect(out).toMatch(/^FAIL  key scopes \(whoami\) .*lacks the admin scope/m);
+    expect(out).not.toContain("store (memory_store)");
+    expect(status).toBe(1);
+  });
+
+  it("answers bad arguments with the usage line and exit 2", () => {
+    for (const args of [["--key", "x"], ["--url", "not a url", "--key", "x"], ["--url", url, "--key", "x", "--timeout", "-1"], ["--bogus"]]) {
+      const { status, out } = smoke(...args);
+      expect(out).toContain("usage: npm run smoke -- --url");
+      expect(status).toBe(2);
+    }
+  });
+
+  it("fails with the reason when nothing answers at the URL", async () => {
+    const { status, out } = smoke("--url", `http://127.0.0.1:${await freePort()}`, "--key", "x");
+    expect(out).toMatch(/^FAIL  health .*ECONNREFUSED/m);
+    expect(status).toBe(1);
+  });
+});
