@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // `npm run dev`: one command from a fresh clone to a running server with a ready dev API key.
-// 1. .dev.vars from .dev.vars.example when missing; 2. local D1 migrations (control and every shard);
+// 1. .dev.vars with local-only settings when missing; 2. local D1 migrations (control and every shard);
 // 3. the dev tenant (on the first shard) and its key;
 // 4. `wrangler dev` (local mode: offline, remote bindings off). Extra arguments go to wrangler dev;
 // `--port` and `--persist-to` also choose where steps 2 and 3 run and what the printed URLs say.
 import { spawnSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { d1Bindings, migrateAll } from "./migrate.mjs";
 
 const wrangler = ["node_modules/wrangler/bin/wrangler.js"];
@@ -20,17 +20,45 @@ function option(name) {
 const persistTo = option("--persist-to");
 const origin = `http://localhost:${option("--port") ?? 8787}`;
 
+/**
+ * Local-only settings: the offline adapters (lexical embedder, D1 vector index), the dev key and the dev
+ * operator token. They are not in .dev.vars.example, which lists the secrets a deployment needs (the Deploy to
+ * Cloudflare button asks for those). A fresh clone gets them in a new .dev.vars; a .dev.vars that lacks some
+ * (one copied from the example, say) gets the rest as `wrangler dev --var`, so local mode never reaches for
+ * Workers AI or Vectorize unless .dev.vars says so.
+ */
+const LOCAL = {
+  DEV_API_KEY: "ce_dev_local_only_0000000000000000000000000",
+  ADMIN_TOKEN: "dev-admin-token",
+  EMBEDDER: "local",
+  VECTOR_INDEX: "local",
+  EMBEDDING_DIMENSIONS: "256",
+  // Browser origins allowed to call /mcp (the MCP Inspector UI runs on 6274).
+  ALLOWED_ORIGINS: "http://localhost:6274,http://127.0.0.1:6274",
+};
 if (!existsSync(".dev.vars")) {
-  copyFileSync(".dev.vars.example", ".dev.vars");
-  console.log("Created .dev.vars from .dev.vars.example");
+  writeFileSync(
+    ".dev.vars",
+    "# Local development only (written by `npm run dev`); never use these values in production.\n" +
+      Object.entries(LOCAL).map(([name, value]) => `${name}=${value}\n`).join(""),
+  );
+  console.log("Created .dev.vars with local-only settings (offline adapters, dev key, dev admin token)");
 }
-const vars = Object.fromEntries(
+const fromFile = Object.fromEntries(
   readFileSync(".dev.vars", "utf8")
     .split("\n")
     .map((line) => line.match(/^\s*([A-Z0-9_]+)\s*=\s*(.*?)\s*$/))
     .filter(Boolean)
     .map((m) => [m[1], m[2].replace(/^"(.*)"$/, "$1")]),
 );
+const vars = { ...LOCAL, ...fromFile };
+// wrangler dev reads .dev.vars itself, and an empty value there (ADMIN_TOKEN= as in .dev.vars.example) wins
+// over --var: say so rather than leave the admin API silently off.
+for (const name of Object.keys(LOCAL)) {
+  if (fromFile[name] !== "") continue;
+  console.warn(`.dev.vars sets ${name} to nothing; locally that turns it off. Set ${name}=${LOCAL[name]} or remove the line.`);
+}
+const missingLocal = Object.keys(LOCAL).filter((name) => name !== "DEV_API_KEY" && !(name in fromFile));
 
 await migrateAll({ quiet: true, persistTo }).catch((error) => {
   console.error(error.message);
@@ -47,12 +75,13 @@ if (vars.DEV_API_KEY) {
     `VALUES ('key_dev', 'dev', 'dev key from .dev.vars', '${hash}', '${vars.DEV_API_KEY.slice(0, 10)}', '["read","write","admin"]', NULL, ${now}); ` +
     `UPDATE api_keys SET key_hash = '${hash}', key_prefix = '${vars.DEV_API_KEY.slice(0, 10)}', revoked_at = NULL WHERE id = 'key_dev';`;
   run([...wrangler, "d1", "execute", "CONTROL", "--local", ...(persistTo ? ["--persist-to", persistTo] : []), "--command", sql]);
-  console.log(`\nDev tenant 'dev' is ready. API key (from .dev.vars): ${vars.DEV_API_KEY}`);
+  console.log(`\nDev tenant 'dev' is ready. API key: ${vars.DEV_API_KEY}`);
   console.log(`MCP endpoint: ${origin}/mcp   JSON-RPC: ${origin}/jsonrpc`);
   console.log(`Dashboard: ${origin}/dashboard (sign in with the key above)\n`);
 }
 
-const dev = spawn(process.execPath, [...wrangler, "dev", "--local", ...passed], { stdio: "inherit" });
+const localVars = missingLocal.flatMap((name) => ["--var", `${name}:${vars[name]}`]);
+const dev = spawn(process.execPath, [...wrangler, "dev", "--local", ...localVars, ...passed], { stdio: "inherit" });
 dev.on("exit", (code) => process.exit(code ?? 0));
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => dev.kill(signal));
 

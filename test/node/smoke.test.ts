@@ -12,13 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 let dev: ChildProcess;
 let url: string;
 let state: string;
-const vars = () =>
-  Object.fromEntries(
-    readFileSync(".dev.vars", "utf8")
-      .split("\n")
-      .flatMap((line) => (/^\s*([A-Z0-9_]+)\s*=\s*(.*?)\s*$/.exec(line) ?? []).slice(1, 3))
-      .reduce<string[][]>((pairs, v, i, all) => (i % 2 === 0 ? [...pairs, [v, all[i + 1]!]] : pairs), []),
-  ) as Record<string, string>;
+/** The dev key and operator token `npm run dev` uses: .dev.vars's, else its local defaults (scripts/dev.mjs). */
+function devSecrets(): { key: string; adminToken: string } {
+  const file = readFileSync(".dev.vars", "utf8");
+  const value = (name: string) => new RegExp(`^\\s*${name}\\s*=\\s*"?([^"\\s]+)"?`, "m").exec(file)?.[1];
+  return { key: value("DEV_API_KEY") ?? "ce_dev_local_only_0000000000000000000000000", adminToken: value("ADMIN_TOKEN") ?? "dev-admin-token" };
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -54,7 +53,7 @@ afterAll(() => {
 
 describe("npm run smoke against npm run dev", () => {
   it("passes every step with the dev key, printing each step's time", { timeout: 150_000 }, () => {
-    const { status, out } = smoke("--url", url, "--key", vars().DEV_API_KEY!);
+    const { status, out } = smoke("--url", url, "--key", devSecrets().key);
     for (const step of ["health", "OAuth metadata", "MCP 2025 era (SDK v1): tools/list", "MCP 2026-07-28 (SDK v2): tools/list", "store (memory_store)", "search (keyword, at once)", "jobs settle (embedded_at set)", "embeddings present (vector search)", "cache hit (memory_context_build)", "export (NDJSON)", "delete (project, then gone)"]) {
       expect(out).toMatch(new RegExp(`^pass  ${step.replace(/[()]/g, "\\$&")}\\s+\\d+ ms`, "m"));
     }
@@ -71,7 +70,7 @@ describe("npm run smoke against npm run dev", () => {
   it("names the missing scope for a key that may not export or delete, and writes nothing", { timeout: 60_000 }, async () => {
     const created = await fetch(`${url}/admin/tenants/dev/keys`, {
       method: "POST",
-      headers: { authorization: `Bearer ${vars().ADMIN_TOKEN}`, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${devSecrets().adminToken}`, "content-type": "application/json" },
       body: JSON.stringify({ name: "smoke-no-admin", scopes: ["read", "write"] }),
     });
     expect(created.status).toBe(201);
