@@ -8,7 +8,8 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { identitySql } from "../src/control/shard-identity.ts";
 
-const WRANGLER = fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
+/** CONTEXT_EDGE_WRANGLER names another wrangler entry script: the deploy tests' fake account (test/fixtures). */
+const WRANGLER = process.env.CONTEXT_EDGE_WRANGLER ?? fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
 
 /** The D1 bindings of wrangler.toml, the control database first. */
 export async function d1Bindings(configPath = "wrangler.toml") {

@@ -14,7 +14,7 @@ const PARALLEL_QUERIES = 6;
 /**
  * Vectorize: one namespace per tenant; vector ids are `<tenant>:<chunk>` because ids are unique per
  * index, not per namespace. Metadata carries project, kind, type and item id; `project` is the one
- * metadata index queried (create it before the first upsert, README "Deploying").
+ * metadata index queried (VECTORIZE_METADATA_INDEXES; `npm run deploy` creates it before the first upsert).
  * The binding cannot list ids, so the adapter records the ids it writes in D1 (vector_ids): a row goes in
  * before the upsert and out after the delete, so every vector the index may hold has one (listIds).
  */

@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { removeAccounts, setup } from "../fixtures/fake-account";
 
 // `npm run smoke` against the newcomer's local server: `npm run dev` (scripts/dev.mjs) on a free port with
 // its own state, then the smoke script as a user runs it, with the dev key the server printed. Also what the
@@ -47,6 +48,7 @@ beforeAll(async () => {
 }, 150_000);
 
 afterAll(() => {
+  removeAccounts();
   if (dev?.pid) process.kill(-dev.pid, "SIGTERM");
   rmSync(state, { recursive: true, force: true });
 });
@@ -93,5 +95,32 @@ describe("npm run smoke against npm run dev", () => {
     const { status, out } = smoke("--url", `http://127.0.0.1:${await freePort()}`, "--key", "x");
     expect(out).toMatch(/^FAIL  health .*ECONNREFUSED/m);
     expect(status).toBe(1);
+  });
+});
+
+describe("npm run deploy ends with the smoke test", () => {
+  // A fake account whose deploy answers with this dev server's URL; the Worker's ADMIN_TOKEN exists and is
+  // given, so deploy makes a key for the smoke test and revokes it afterwards.
+  it("runs every smoke step against the deployed URL with a temporary key, then revokes the key", { timeout: 150_000 }, async () => {
+    const { run } = setup({ url, worker: { secrets: ["ADMIN_TOKEN"] } });
+    const { adminToken } = devSecrets();
+    const { status, out } = run([], { CONTEXT_EDGE_ADMIN_TOKEN: adminToken });
+    expect(out).toContain("PASS: 12 of 12 steps passed");
+    expect(out).toContain(`MCP URL: ${url}/mcp`);
+    expect(status, out).toBe(0);
+    const admin = (path: string) => fetch(`${url}/admin${path}`, { headers: { authorization: `Bearer ${adminToken}` } }).then((r) => r.json() as Promise<Record<string, unknown>>);
+    const { tenants } = (await admin("/tenants")) as { tenants: { tenant_id: string; name: string }[] };
+    const tenant = tenants.find((t) => t.name === "deploy-smoke")!;
+    const { keys } = (await admin(`/tenants/${tenant.tenant_id}/keys`)) as { keys: { name: string; revoked_at: string | null }[] };
+    expect(keys.length).toBeGreaterThan(0);
+    expect(keys.filter((k) => k.revoked_at === null)).toEqual([]);
+  });
+
+  it("says how to run the smoke test when the Worker's ADMIN_TOKEN is not known", { timeout: 60_000 }, () => {
+    const { run } = setup({ url, worker: { secrets: ["ADMIN_TOKEN"] } });
+    const { status, out } = run([], { CONTEXT_EDGE_ADMIN_TOKEN: "" });
+    expect(out).toContain("Smoke test: not run");
+    expect(out).toContain("CONTEXT_EDGE_ADMIN_TOKEN=<token> npm run deploy");
+    expect(status).toBe(0);
   });
 });
