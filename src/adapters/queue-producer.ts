@@ -1,8 +1,10 @@
 import type { JobMessage } from "../ports";
 import type { JobQueue } from "../ports";
+import { messageBytes } from "./checked-queue";
+import { PLATFORM_LIMITS } from "./platform-limits";
 
-/** Queues' sendBatch limits: 100 messages and 256 KB in all; the bytes are kept well under (JSON length as the size). */
-const SEND_BATCH = 100;
+/** Queues' sendBatch limits: 100 messages and 256 KB in all; the bytes (UTF-8 JSON, as Queues counts) kept well under. */
+const SEND_BATCH = PLATFORM_LIMITS.queues.batchMessages;
 const SEND_BATCH_BYTES = 200_000;
 
 export class QueueProducer implements JobQueue {
@@ -18,7 +20,7 @@ export function* batches(messages: JobMessage[]): Generator<JobMessage[]> {
   let batch: JobMessage[] = [];
   let bytes = 0;
   for (const message of messages) {
-    const size = JSON.stringify(message).length;
+    const size = messageBytes(message);
     if (batch.length > 0 && (batch.length === SEND_BATCH || bytes + size > SEND_BATCH_BYTES)) {
       yield batch;
       batch = [];

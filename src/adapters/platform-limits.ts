@@ -1,0 +1,46 @@
+/**
+ * The platform limits the checked bindings enforce (src/checked-env.ts) and the adapters stay under, with
+ * their sources. docs/limits.md lists each with where it is enforced and its test.
+ */
+export const PLATFORM_LIMITS = {
+  /** developers.cloudflare.com/d1/platform/limits */
+  d1: {
+    boundParameters: 100,
+    statementBytes: 100_000,
+    /** A string, BLOB or row. */
+    valueBytes: 2_000_000,
+  },
+  /** developers.cloudflare.com/kv/platform/limits, /kv/api/write-key-value-pairs */
+  kv: {
+    keyBytes: 512,
+    valueBytes: 25 * 1024 * 1024,
+    metadataBytes: 1024,
+    minTtlSeconds: 60,
+  },
+  /** developers.cloudflare.com/queues/platform/limits (KB read as 1,000 bytes: the stricter reading) */
+  queues: {
+    messageBytes: 128_000,
+    batchMessages: 100,
+    batchBytes: 256_000,
+  },
+} as const;
+
+/** UTF-8 bytes of a string (what the platform counts), without encoding it; a lone surrogate counts 3 (as U+FFFD). */
+export function utf8Bytes(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c < 0xdc00 && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/** Whether a string is at most `limit` UTF-8 bytes (short strings are not walked). */
+export function fitsUtf8(text: string, limit: number): boolean {
+  return text.length * 3 <= limit || (text.length <= limit && utf8Bytes(text) <= limit);
+}

@@ -1,0 +1,32 @@
+import { checkedKv } from "./adapters/checked-kv";
+import { checkedQueue } from "./adapters/checked-queue";
+import { SHARD_PREFIX } from "./control/shards";
+import { checkedD1 } from "./db/checked-d1";
+import type { Env } from "./env";
+
+/**
+ * The Worker's bindings as every handler sees them: D1, KV and Queues wrapped so that what the platform
+ * would refuse is refused here too, in the platform's words (src/adapters/platform-limits.ts), locally as in
+ * production. Local stand-ins accept more than the platform does; this way tests and `npm run dev` meet the
+ * real limits. The wrappers are made once per binding; this object is cheap to make per invocation.
+ */
+export function checkedEnv(env: Env): Env {
+  const out: Record<string, unknown> = { ...env };
+  // By name: a service binding (ASSETS) is an RPC stub that answers every property with a function, so it
+  // cannot be told from a D1 binding by its shape.
+  for (const [name, value] of Object.entries(env)) {
+    if ((name === "CONTROL" || name.startsWith(SHARD_PREFIX)) && value) out[name] = checkedD1(value as D1Database);
+  }
+  out.CACHE = env.CACHE && checkedKv(env.CACHE);
+  out.OAUTH_KV = env.OAUTH_KV && checkedKv(env.OAUTH_KV);
+  out.JOBS = env.JOBS && queueOf(env.JOBS);
+  out.USAGE = env.USAGE && queueOf(env.USAGE);
+  return out as unknown as Env;
+}
+
+const queues = new WeakMap<object, unknown>();
+function queueOf<Body>(queue: Queue<Body>): Queue<Body> {
+  let checked = queues.get(queue) as Queue<Body> | undefined;
+  if (!checked) queues.set(queue, (checked = checkedQueue(queue)));
+  return checked;
+}

@@ -1,0 +1,134 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { checkedKv } from "../src/adapters/checked-kv";
+import { checkedQueue, messageBytes } from "../src/adapters/checked-queue";
+import { PLATFORM_LIMITS, utf8Bytes } from "../src/adapters/platform-limits";
+import { QueueProducer } from "../src/adapters/queue-producer";
+import { QueueUsageLog } from "../src/adapters/usage-queue";
+import { checkedD1 } from "../src/db/checked-d1";
+import type { JobMessage, ToolCallRecord, UsageMessage } from "../src/ports";
+
+// The platform's limits, met locally (docs/limits.md): each checked binding refuses one past a limit in the
+// platform's words and lets the limit itself through to the real local binding; the adapters split their
+// work so that the checked bindings never refuse it.
+
+const L = PLATFORM_LIMITS;
+const d1 = checkedD1(env.SHARD_0!);
+const kv = checkedKv(env.CACHE);
+
+/** A queue that records what it is sent, behind the checks (a real queue's consumer would run these bodies). */
+function recordingQueue<Body>() {
+  const sent: Body[][] = [];
+  const queue = {
+    send: async (body: Body) => void sent.push([body]),
+    sendBatch: async (messages: Iterable<{ body: Body }>) => void sent.push([...messages].map((m) => m.body)),
+  } as unknown as Queue<Body>;
+  return { sent, queue: checkedQueue(queue) };
+}
+
+describe("D1: bound parameters, statement length, value size", () => {
+  const select = (n: number) => `SELECT ${Array.from({ length: n }, (_, i) => `?${i + 1}`).join(" + ")} AS total`;
+
+  it("binds 100 parameters and refuses 101", async () => {
+    const ones = (n: number) => Array.from({ length: n }, () => 1);
+    expect(await d1.prepare(select(100)).bind(...ones(100)).first("total")).toBe(100);
+    await expect(d1.prepare(select(101)).bind(...ones(101)).first()).rejects.toThrow("D1_ERROR: too many SQL variables (101; D1 allows 100)");
+  });
+
+  it("runs a statement of 100,000 bytes and refuses one byte more, counting UTF-8", async () => {
+    const padded = (bytes: number, filler = "x") => {
+      const head = "SELECT 1 AS one -- ";
+      return head + filler.repeat(Math.floor((bytes - head.length) / utf8Bytes(filler)));
+    };
+    expect(utf8Bytes(padded(L.d1.statementBytes))).toBe(L.d1.statementBytes);
+    expect(await d1.prepare(padded(L.d1.statementBytes)).first("one")).toBe(1);
+    await expect(d1.prepare(padded(L.d1.statementBytes) + "x").first()).rejects.toThrow("D1_ERROR: statement too long");
+    // 33,334 characters, 100,002 bytes: a length in characters would let it through.
+    const euros = "SELECT 1 -- " + "€".repeat(33_330);
+    expect(euros.length).toBeLessThan(L.d1.statementBytes);
+    await expect(d1.prepare(euros).first()).rejects.toThrow("D1_ERROR: statement too long");
+  });
+
+  it("binds a 2,000,000-byte value and refuses a larger one, in bytes", async () => {
+    expect(await d1.prepare("SELECT length(?1) AS n").bind("a".repeat(L.d1.valueBytes)).first("n")).toBe(L.d1.valueBytes);
+    await expect(d1.prepare("SELECT length(?1)").bind("a".repeat(L.d1.valueBytes + 1)).first()).rejects.toThrow("D1_ERROR: string or blob too big");
+    await expect(d1.prepare("SELECT length(?1)").bind("€".repeat(666_667)).first()).rejects.toThrow("string or blob too big"); // 2,000,001 bytes
+    await expect(d1.prepare("SELECT length(?1)").bind(new Uint8Array(L.d1.valueBytes + 1)).first()).rejects.toThrow("string or blob too big");
+  });
+
+  it("runs checked statements in a batch and in a session (D1 takes only its own statements)", async () => {
+    const [a, b] = await d1.batch([d1.prepare("SELECT ?1 AS v").bind(1), d1.prepare("SELECT ?1 AS v").bind(2)]);
+    expect([a!.results[0], b!.results[0]]).toEqual([{ v: 1 }, { v: 2 }]);
+    const session = d1.withSession("first-primary");
+    expect(await session.prepare("SELECT ?1 AS v").bind(3).first("v")).toBe(3);
+    const [c] = await session.batch([session.prepare("SELECT 4 AS v")]);
+    expect(c!.results).toEqual([{ v: 4 }]);
+    await expect(session.prepare(select(101)).bind(...Array.from({ length: 101 }, () => 1)).first()).rejects.toThrow("too many SQL variables");
+    expect(checkedD1(env.SHARD_0!)).toBe(d1); // one wrapper per binding: caches keyed by it keep working
+  });
+});
+
+describe("KV: key, value, metadata, TTL", () => {
+  it("takes a 512-byte key and refuses 513 bytes (also as 171 three-byte characters), empty, '.' and '..'", async () => {
+    const key = "k".repeat(L.kv.keyBytes);
+    await kv.put(key, "v", { expirationTtl: 60 });
+    expect(await kv.get(key)).toBe("v");
+    await expect(kv.put(key + "k", "v")).rejects.toThrow("KV PUT failed: 414 UTF-8 encoded length of 513 exceeds key length limit of 512.");
+    await expect(kv.get("€".repeat(171))).rejects.toThrow("KV GET failed: 414 UTF-8 encoded length of 513");
+    for (const bad of ["", ".", ".."]) await expect(kv.put(bad, "v")).rejects.toThrow("KV PUT failed: 400 Illegal key name");
+    await kv.delete(key);
+  });
+
+  it("refuses an expirationTtl under 60 s and metadata over 1,024 bytes; takes both at the limit", async () => {
+    await expect(kv.put("ttl", "v", { expirationTtl: 59 })).rejects.toThrow("KV PUT failed: 400 Invalid expiration_ttl of 59. Expiration TTL must be at least 60.");
+    const metadata = { m: "x".repeat(L.kv.metadataBytes - 8) }; // {"m":"…"} is 8 bytes besides
+    expect(utf8Bytes(JSON.stringify(metadata))).toBe(L.kv.metadataBytes);
+    await kv.put("meta", "v", { expirationTtl: 60, metadata });
+    expect((await kv.getWithMetadata("meta")).metadata).toEqual(metadata);
+    await expect(kv.put("meta", "v", { metadata: { m: "x".repeat(L.kv.metadataBytes - 7) } })).rejects.toThrow("KV PUT failed: 413 Metadata length of 1025 exceeds limit of 1024.");
+  });
+
+  it("refuses a value over 25 MiB before sending it", async () => {
+    await expect(kv.put("big", new Uint8Array(L.kv.valueBytes + 1))).rejects.toThrow(`KV PUT failed: 413 Value length of ${L.kv.valueBytes + 1} exceeds limit of ${L.kv.valueBytes}.`);
+  });
+});
+
+describe("Queues: message size, batch count and bytes", () => {
+  const body = (bytes: number) => ({ pad: "x".repeat(bytes - 10) }); // {"pad":"…"} is 10 bytes besides
+
+  it("sends a 128,000-byte message and refuses one byte more", async () => {
+    const { sent, queue } = recordingQueue<unknown>();
+    expect(messageBytes(body(L.queues.messageBytes))).toBe(L.queues.messageBytes);
+    await queue.send(body(L.queues.messageBytes));
+    await expect(queue.send(body(L.queues.messageBytes + 1))).rejects.toThrow("Queue send failed: message is 128001 bytes; the limit is 128000");
+    expect(sent).toHaveLength(1);
+  });
+
+  it("sends a batch of 100 messages and of 256,000 bytes; refuses 101 messages or one byte more", async () => {
+    const { queue } = recordingQueue<unknown>();
+    await queue.sendBatch(Array.from({ length: 100 }, (_, i) => ({ body: i })));
+    await expect(queue.sendBatch(Array.from({ length: 101 }, (_, i) => ({ body: i })))).rejects.toThrow("Queue sendBatch failed: 101 messages; a batch holds at most 100");
+    await queue.sendBatch([{ body: body(128_000) }, { body: body(128_000) }]);
+    await expect(queue.sendBatch([{ body: body(128_000) }, { body: body(128_000) }, { body: 1 }])).rejects.toThrow("Queue sendBatch failed: the batch is 256001 bytes");
+  });
+
+  it("the job producer splits 300 jobs of multi-byte text into batches the queue accepts", async () => {
+    const { sent, queue } = recordingQueue<JobMessage>();
+    const jobs = Array.from({ length: 300 }, (_, i) => ({ type: "embed", tenantId: "t", itemIds: [`東京タワーの近く-${"猫".repeat(1500)}-${i}`] }) as unknown as JobMessage);
+    await new QueueProducer(queue).send(jobs);
+    expect(sent.flat()).toEqual(jobs);
+    for (const batch of sent) {
+      expect(batch.length).toBeLessThanOrEqual(100);
+      expect(batch.reduce((sum, m) => sum + messageBytes(m), 0)).toBeLessThanOrEqual(L.queues.batchBytes);
+    }
+  });
+
+  it("the usage log splits a large request's calls into messages and batches the queue accepts", async () => {
+    const { sent, queue } = recordingQueue<UsageMessage>();
+    const call = (i: number): ToolCallRecord => ({ keyId: "key", tool: "log_chat", project: "項".repeat(200), conversationId: `${i}-${"会".repeat(190)}`, startedAt: i, durationMs: 3, errorCode: null, d1RoundTrips: 1, d1Ms: 1 });
+    const calls = Array.from({ length: 600 }, (_, i) => call(i));
+    await new QueueUsageLog(queue).record("t", calls);
+    expect(sent.flat().flatMap((m) => m.calls)).toEqual(calls);
+    expect(sent.flat().length).toBeGreaterThan(2); // ~730 KB of calls: several messages, over several batches
+  });
+});
