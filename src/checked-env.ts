@@ -2,6 +2,7 @@ import { checkedKv } from "./adapters/checked-kv";
 import { checkedQueue } from "./adapters/checked-queue";
 import { SHARD_PREFIX } from "./control/shards";
 import { checkedD1 } from "./db/checked-d1";
+import { DEFAULT_QUERIES_PER_INVOCATION } from "./db/invocation-queries";
 import type { Env } from "./env";
 
 /**
@@ -29,4 +30,10 @@ function queueOf<Body>(queue: Queue<Body>): Queue<Body> {
   let checked = queues.get(queue) as Queue<Body> | undefined;
   if (!checked) queues.set(queue, (checked = checkedQueue(queue)));
   return checked;
+}
+
+/** D1_QUERIES_PER_INVOCATION: 1,000 (Workers Paid, the default) or 50 (Free); a bad value falls back to the default. */
+export function queriesPerInvocation(env: Env): number {
+  const value = Number(env.D1_QUERIES_PER_INVOCATION);
+  return Number.isInteger(value) && value > 0 ? value : DEFAULT_QUERIES_PER_INVOCATION;
 }

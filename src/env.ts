@@ -19,6 +19,8 @@ export interface Env {
   ASSETS: Fetcher;
 
   ADMIN_TOKEN?: string;
+  /** D1 queries one invocation may run: 1000 (Workers Paid, default) or 50 (Free). */
+  D1_QUERIES_PER_INVOCATION?: string;
   EMBEDDER?: string;
   EMBEDDING_MODEL?: string;
   EMBEDDING_DIMENSIONS?: string;

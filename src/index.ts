@@ -1,17 +1,21 @@
 import { app } from "./app";
-import { checkedEnv } from "./checked-env";
+import { checkedEnv, queriesPerInvocation } from "./checked-env";
+import { withQueryBudget } from "./db/invocation-queries";
 import type { Env } from "./env";
 import { handleJobBatch } from "./jobs/consumer";
 import type { JobMessage, UsageMessage } from "./ports";
 import { handleUsageBatch, USAGE_QUEUE } from "./jobs/usage-consumer";
 import { sweepLostJobs } from "./jobs/sweep";
 
-// Every handler sees the bindings through checkedEnv: what the platform refuses is refused locally too.
+// Every handler sees the bindings through checkedEnv and runs within D1's queries-per-invocation budget:
+// what the platform refuses is refused locally too (docs/limits.md).
 export default {
-  fetch: (request: Request, env: Env, ctx: ExecutionContext) => app.fetch(request, checkedEnv(env), ctx),
+  fetch: (request: Request, env: Env, ctx: ExecutionContext) => withQueryBudget(queriesPerInvocation(env), () => app.fetch(request, checkedEnv(env), ctx)),
   queue: (batch: MessageBatch<JobMessage | UsageMessage>, env: Env, ctx: ExecutionContext) =>
-    batch.queue === USAGE_QUEUE ? handleUsageBatch(batch as MessageBatch<UsageMessage>, checkedEnv(env)) : handleJobBatch(batch as MessageBatch<JobMessage>, checkedEnv(env), ctx),
+    withQueryBudget(queriesPerInvocation(env), () =>
+      batch.queue === USAGE_QUEUE ? handleUsageBatch(batch as MessageBatch<UsageMessage>, checkedEnv(env)) : handleJobBatch(batch as MessageBatch<JobMessage>, checkedEnv(env), ctx),
+    ),
   scheduled: async (_controller: ScheduledController, env: Env, _ctx: ExecutionContext) => {
-    await sweepLostJobs(checkedEnv(env));
+    await withQueryBudget(queriesPerInvocation(env), () => sweepLostJobs(checkedEnv(env)));
   },
 } satisfies ExportedHandler<Env, JobMessage | UsageMessage>;

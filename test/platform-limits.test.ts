@@ -6,6 +6,10 @@ import { PLATFORM_LIMITS, utf8Bytes } from "../src/adapters/platform-limits";
 import { QueueProducer } from "../src/adapters/queue-producer";
 import { QueueUsageLog } from "../src/adapters/usage-queue";
 import { checkedD1 } from "../src/db/checked-d1";
+import { withQueryBudget } from "../src/db/invocation-queries";
+import worker from "../src/index";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { newTenant } from "./helpers";
 import type { JobMessage, ToolCallRecord, UsageMessage } from "../src/ports";
 
 // The platform's limits, met locally (docs/limits.md): each checked binding refuses one past a limit in the
@@ -65,6 +69,41 @@ describe("D1: bound parameters, statement length, value size", () => {
     expect(c!.results).toEqual([{ v: 4 }]);
     await expect(session.prepare(select(101)).bind(...Array.from({ length: 101 }, () => 1)).first()).rejects.toThrow("too many SQL variables");
     expect(checkedD1(env.SHARD_0!)).toBe(d1); // one wrapper per binding: caches keyed by it keep working
+  });
+});
+
+describe("D1: queries per invocation (1,000 on Paid, 50 on Free)", () => {
+  it("counts every statement of the invocation, a batch's each, and refuses the one past the budget", async () => {
+    await withQueryBudget(4, async () => {
+      await d1.prepare("SELECT 1").first();
+      await d1.batch([d1.prepare("SELECT 2"), d1.prepare("SELECT 3")]);
+      await d1.withSession("first-primary").prepare("SELECT 4").first();
+      await expect(d1.prepare("SELECT 5").first()).rejects.toThrow("D1_ERROR: Too many API requests by single worker invocation: more than 4 D1 queries");
+    });
+    expect(await d1.prepare("SELECT 6 AS v").first("v")).toBe(6); // outside a handler: no budget
+  });
+
+  it("applies D1_QUERIES_PER_INVOCATION to the Worker's requests: a request over it fails, the next one has its own", async () => {
+    const t = await newTenant();
+    const ask = async (budget: string) => {
+      const ctx = createExecutionContext();
+      const response = await worker.fetch(
+        new Request("http://localhost/jsonrpc", {
+          method: "POST",
+          headers: { authorization: `Bearer ${t.apiKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "memory_store", arguments: { content: `budget ${budget} ${Math.random()}` } } }),
+        }),
+        { ...env, D1_QUERIES_PER_INVOCATION: budget },
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      return (await response.json()) as { result?: { isError?: boolean }; error?: { message: string } };
+    };
+    const starved = await ask("1");
+    expect(starved.error ?? starved.result?.isError).toBeTruthy();
+    const plenty = await ask("1000");
+    expect(plenty.error).toBeUndefined();
+    expect(plenty.result?.isError).toBeFalsy();
   });
 });
 

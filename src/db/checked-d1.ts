@@ -1,9 +1,10 @@
 import { fitsUtf8, PLATFORM_LIMITS } from "../adapters/platform-limits";
+import { spendQueries } from "./invocation-queries";
 
 /**
  * A D1 binding that refuses a statement D1 would refuse, with D1's own messages and at the same moment (when
  * it runs, as a rejected promise): more than 100 bound parameters, SQL over 100,000 bytes, a string or BLOB
- * value over 2,000,000 bytes. Local D1 (SQLite in miniflare) accepts all of these, so without this a statement
+ * value over 2,000,000 bytes; a query past the invocation's budget (invocation-queries.ts). Local D1 (SQLite in miniflare) accepts all of these, so without this a statement
  * that works in every test fails on its first production call. Applied at the Worker's entry (src/checked-env.ts).
  */
 export function checkedD1(inner: D1Database): D1Database {
@@ -42,7 +43,10 @@ function valuesError(values: unknown[]): Error | null {
   return null;
 }
 
-const refuseOr = <T>(error: Error | null, run: () => Promise<T>): Promise<T> => (error ? Promise.reject(error) : run());
+const refuseOr = <T>(error: Error | null, run: () => Promise<T>, queries = 1): Promise<T> => {
+  const refused = error ?? spendQueries(queries);
+  return refused ? Promise.reject(refused) : run();
+};
 
 function statement(inner: D1PreparedStatement, refused: Error | null): D1PreparedStatement {
   const checked = {
@@ -64,7 +68,7 @@ function statement(inner: D1PreparedStatement, refused: Error | null): D1Prepare
 /** A batch runs all or nothing, so one refused statement refuses it whole. */
 function runBatch<T>(statements: D1PreparedStatement[], run: (real: D1PreparedStatement[]) => Promise<T>): Promise<T> {
   const refused = statements.map((s) => (s as Partial<Checked>)[REFUSED]).find(Boolean) ?? null;
-  return refuseOr(refused, () => run(statements.map(real)));
+  return refuseOr(refused, () => run(statements.map(real)), statements.length);
 }
 
 function session(inner: D1DatabaseSession): D1DatabaseSession {
