@@ -10,6 +10,7 @@ import { withQueryBudget } from "../src/db/invocation-queries";
 import worker from "../src/index";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { newTenant } from "./helpers";
+import { buildServices } from "../src/services";
 import type { JobMessage, ToolCallRecord, UsageMessage } from "../src/ports";
 
 // The platform's limits, met locally (docs/limits.md): each checked binding refuses one past a limit in the
@@ -169,5 +170,15 @@ describe("Queues: message size, batch count and bytes", () => {
     await new QueueUsageLog(queue).record("t", calls);
     expect(sent.flat().flatMap((m) => m.calls)).toEqual(calls);
     expect(sent.flat().length).toBeGreaterThan(2); // ~730 KB of calls: several messages, over several batches
+  });
+});
+
+describe("Workers AI embeddings: texts per call", () => {
+  it("the local embedder takes the configured model's texts per call (qwen3-embedding: 32) and refuses more, as the model does", async () => {
+    const services = buildServices(env, env.SHARD_0!, () => {});
+    expect(services.config.embeddingModel).toBe("@cf/qwen/qwen3-embedding-0.6b");
+    expect(services.embedder.maxBatch).toBe(32);
+    expect(await services.embedder.embed(Array.from({ length: 32 }, (_, i) => `text ${i}`))).toHaveLength(32);
+    await expect(services.embedder.embed(Array.from({ length: 33 }, (_, i) => `text ${i}`))).rejects.toThrow("AiError: 5006: input has 33 items; at most 32");
   });
 });

@@ -11,12 +11,20 @@ import { FeatureCounts, fnvStep, fnvText } from "./feature-counts";
  */
 export class LocalEmbedder implements Embedder {
   readonly name = "local-hash";
-  readonly maxBatch = 1000;
   readonly semantic = false;
 
-  constructor(readonly dimensions: number) {}
+  /**
+   * `maxBatch`: the texts one call takes. The Worker passes the configured Workers AI model's (qwen3: 32) and
+   * refuses more, as that model does, so local runs batch exactly as production does; alone (benches, tests
+   * of the embedder) it has no model to mirror and takes any number.
+   */
+  constructor(
+    readonly dimensions: number,
+    readonly maxBatch = Number.POSITIVE_INFINITY,
+  ) {}
 
   async embed(texts: string[]): Promise<Float32Array[]> {
+    if (texts.length > this.maxBatch) throw new Error(`AiError: 5006: input has ${texts.length} items; at most ${this.maxBatch} (the configured embedding model's limit)`);
     return texts.map((t) => this.embedOne(t));
   }
 
