@@ -1,33 +1,14 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { devSecrets, freePort, startDevServer } from "../fixtures/dev-server";
 import { removeAccounts, setup } from "../fixtures/fake-account";
 
 // `npm run smoke` against the newcomer's local server: `npm run dev` (scripts/dev.mjs) on a free port with
 // its own state, then the smoke script as a user runs it, with the dev key the server printed. Also what the
 // script says for a wrong key, a key without the admin scope, and bad arguments.
 
-let dev: ChildProcess;
+let server: { url: string; stop: () => void };
 let url: string;
-let state: string;
-/** The dev key and operator token `npm run dev` uses: .dev.vars's, else its local defaults (scripts/dev.mjs). */
-function devSecrets(): { key: string; adminToken: string } {
-  const file = readFileSync(".dev.vars", "utf8");
-  const value = (name: string) => new RegExp(`^\\s*${name}\\s*=\\s*"?([^"\\s]+)"?`, "m").exec(file)?.[1];
-  return { key: value("DEV_API_KEY") ?? "ce_dev_local_only_0000000000000000000000000", adminToken: value("ADMIN_TOKEN") ?? "dev-admin-token" };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function smoke(...args: string[]) {
   const run = spawnSync(process.execPath, ["scripts/smoke.mjs", ...args], { encoding: "utf8", timeout: 150_000 });
@@ -35,22 +16,13 @@ function smoke(...args: string[]) {
 }
 
 beforeAll(async () => {
-  const port = await freePort();
-  state = mkdtempSync(join(tmpdir(), "smoke-state-"));
-  url = `http://127.0.0.1:${port}`;
-  dev = spawn(process.execPath, ["scripts/dev.mjs", "--port", String(port), "--persist-to", state, "--log-level", "error"], { stdio: "ignore", detached: true });
-  for (let i = 0; i < 240; i++) {
-    if (dev.exitCode !== null) throw new Error(`npm run dev exited with ${dev.exitCode}`);
-    if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) return;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error("npm run dev did not answer /health within 120 s");
+  server = await startDevServer();
+  url = server.url;
 }, 150_000);
 
 afterAll(() => {
   removeAccounts();
-  if (dev?.pid) process.kill(-dev.pid, "SIGTERM");
-  rmSync(state, { recursive: true, force: true });
+  server?.stop();
 });
 
 describe("npm run smoke against npm run dev", () => {
