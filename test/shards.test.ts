@@ -195,6 +195,17 @@ describe("placement", () => {
     await expect(placeNewTenant({}, control({}))).rejects.toThrow(/no data shard/);
   });
 
+  it("places a tenant on the shard the operator names, and refuses a shard the deployment does not bind", async () => {
+    for (const shard of ["SHARD_0", "SHARD_1"]) {
+      const created = await admin("POST", "/tenants", { name: `placed on ${shard}`, shard });
+      expect(created.status).toBe(201);
+      expect(await created.json()).toMatchObject({ shard });
+    }
+    const unknown = await admin("POST", "/tenants", { name: "nowhere", shard: "SHARD_9" });
+    expect(unknown.status).toBe(400);
+    expect(await unknown.json()).toMatchObject({ error: { code: "INVALID_PARAMETER", message: "No shard 'SHARD_9'; this deployment has: SHARD_0, SHARD_1" } });
+  });
+
   it("measures real shards by the size D1 reports, and shows it to the operator only", async () => {
     const fill = await shardFill(env, env.CONTROL);
     expect(fill.map((f) => f.shard)).toEqual(["SHARD_0", "SHARD_1"]);

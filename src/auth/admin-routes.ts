@@ -6,10 +6,10 @@ import { listJobFailures } from "../control/job-failures";
 import { openControl } from "../control/control-db";
 import { placeNewTenant, shardFill } from "../control/placement";
 import { forgetRoutes, routeKey } from "../control/routing";
-import { shardDatabase } from "../control/shards";
+import { isShardName, shardDatabase, shardNames } from "../control/shards";
 import { beginMove, moveView, readMove } from "../control/moves";
 import type { Env } from "../env";
-import { AppError, permissionDenied, toAppError } from "../errors";
+import { AppError, invalidParameter, permissionDenied, toAppError } from "../errors";
 import { errorResponse } from "../http/responses";
 import { validationError } from "../validation";
 import { reachCovers, SCOPES, scopeAllows, type KeyReach, type Scope } from "../core/tenants/api-keys";
@@ -30,6 +30,8 @@ export type AdminBindings = { Bindings: Env; Variables: { principal: AdminPrinci
 const tenantBody = z.object({
   name: z.string().trim().min(1).max(200),
   tenant_id: z.string().regex(/^[A-Za-z0-9_-]{3,64}$/, "3-64 letters, digits, '_' or '-'").optional(),
+  /** The shard to place it on; by default the one with the least data (placement.ts). */
+  shard: z.string().min(1).max(64).optional(),
 });
 const moveBody = z.object({ shard: z.string().min(1).max(64) }).strict();
 const keyBody = z.object({
@@ -102,7 +104,10 @@ export const adminRoutes = new Hono<AdminBindings>()
   .post("/tenants", async (c) => {
     requireOperator(c);
     const body = await parseBody(c, tenantBody);
-    const shard = await placeNewTenant(c.env, c.env.CONTROL);
+    if (body.shard !== undefined && !isShardName(c.env, body.shard)) {
+      throw invalidParameter("shard", `No shard '${body.shard}'; this deployment has: ${shardNames(c.env).join(", ")}`);
+    }
+    const shard = body.shard ?? (await placeNewTenant(c.env, c.env.CONTROL));
     return c.json(await createTenant(openControl(c.env.CONTROL), { name: body.name, id: body.tenant_id, shard }), 201);
   })
   .get("/tenants", async (c) => {
