@@ -1,7 +1,7 @@
 import { isTokenEncoding, type TokenEncoding } from "./core/shared/tokens";
 import type { Env } from "./env";
 
-/** Typed view of wrangler.toml vars, with the documented defaults (README "Configuration"). */
+/** Typed view of wrangler.toml vars, with the documented defaults (docs/configuration.md). */
 export interface Config {
   maxBodyBytes: number;
   allowedOrigins: string[];
@@ -58,7 +58,7 @@ export interface Config {
 export const DEFAULT_EMBEDDING_MODEL = "@cf/qwen/qwen3-embedding-0.6b";
 export const DEFAULT_EMBEDDING_DIMENSIONS = 768;
 
-/** What search weighs besides a hit's own match (README "Memory, search and limits"). */
+/** What search weighs besides a hit's own match (docs/tools.md "Memory, search and limits"). */
 export const SEARCH_STAGES = ["time", "speaker", "when", "feedback", "neighbours", "links"] as const;
 export type SearchStage = (typeof SEARCH_STAGES)[number];
 

@@ -76,7 +76,7 @@ const CORPUS: Record<string, string> = {
   longRandomWord: randomWord(3, "abcdefghijklmnopqrstuvwxyz", 2500) + " " + randomWord(4, "가나다라마바사아자차카타파하한국어", 700) + " " + randomWord(5, "ab", 3000),
   random: randomText(1, 60_000),
   randomSecond: randomText(2, 20_000),
-  readme: readFileSync("README.md", "utf8"),
+  readme: ["README.md", ...readdirSync("docs").sort().map((name) => `docs/${name}`)].map((path) => readFileSync(path, "utf8")).join("\n"),
   sources: readdirSync("src/core", { recursive: true, encoding: "utf8" })
     .filter((name) => name.endsWith(".ts"))
     .sort()
