@@ -15,6 +15,7 @@ import {
 } from "./graph.tools";
 import { ITEM_TOOLS } from "./item.tools";
 import { memoryBatchStore, memoryStore, storeMemory } from "./memory.tools";
+import { MEMORY_FILE_TOOLS } from "./memory-files.tools";
 import { listToolIdentifiers, ping, whoami } from "./meta.tools";
 import type { AnyTool } from "./registry";
 import { getSimilarContexts, retrieveByType, search } from "./search.tools";
@@ -37,6 +38,8 @@ export const TOOLS: readonly AnyTool[] = [
   retrieveByType,
   // memory: browse and correct one item
   ...ITEM_TOOLS,
+  // memory files: the backend of Anthropic's memory tool
+  ...MEMORY_FILE_TOOLS,
   // context building
   buildContext,
   memoryContextBuild,

@@ -6,7 +6,7 @@ import { strictInput } from "../validation";
 import type { Services } from "../ports";
 
 /** Tool families. Each is also a toolset a client can enable with `/mcp?toolsets=...`. */
-export const CATEGORIES = ["meta", "memory", "context", "conversation", "graph", "gc"] as const;
+export const CATEGORIES = ["meta", "memory", "memory_files", "context", "conversation", "graph", "gc"] as const;
 export type Category = (typeof CATEGORIES)[number];
 
 export interface ToolAnnotations {

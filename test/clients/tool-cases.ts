@@ -40,6 +40,7 @@ export async function seedTenant(t: TestTenant): Promise<ToolCases> {
   const a = segments.find((s) => s.file_path === "src/a.ts")!.segment_id;
   const b = segments.find((s) => s.file_path === "src/b.ts")!.segment_id;
   await call(t.apiKey, "context_gc_prune", { project_id: "p", segment_ids: [b], action: "stash" });
+  for (const file of ["/memories/seed/a.md", "/memories/seed/b.md"]) await call(t.apiKey, "memory_files_create", { path: file, file_text: `Seed file ${file}\nsecond line` });
 
   return {
     ping: {},
@@ -56,6 +57,13 @@ export async function seedTenant(t: TestTenant): Promise<ToolCases> {
     memory_list: { project: "p", include_stashed: true },
     memory_get: { id: doc.resource_id },
     memory_update: { id: note.resource_id, tags: ["db"], importance: 0.8 },
+    // In the registry's order: view, create, str_replace, insert, delete, rename.
+    memory_files_view: { path: "/memories" },
+    memory_files_create: { path: "/memories/client.md", file_text: "Made by a client test." },
+    memory_files_str_replace: { path: "/memories/seed/a.md", old_str: "second line", new_str: "edited line" },
+    memory_files_insert: { path: "/memories/seed/a.md", insert_line: 1, insert_text: "inserted line" },
+    memory_files_delete: { path: "/memories/seed/b.md" },
+    memory_files_rename: { old_path: "/memories/seed/a.md", new_path: "/memories/seed/renamed.md" },
     build_context: { documents: [{ content: "First document." }, { content: "Second document.", id: 2 }] },
     memory_context_build: { query: "JWT tokens", token_budget: 500 },
     memory_cache_clear: {},
