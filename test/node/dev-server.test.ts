@@ -1,12 +1,13 @@
 import { afterAll, beforeAll } from "vitest";
 import { startDevServer } from "../fixtures/dev-server";
 import { cliCases } from "./dev-server/cli-cases";
+import { frameworkCases } from "./dev-server/framework-cases";
 import { memoryToolCases } from "./dev-server/memory-tool-cases";
 import { smokeCases } from "./dev-server/smoke-cases";
 
 // What is tested against the newcomer's own server, `npm run dev` on a free port with its own state: one
 // server for both files of cases (each start costs ~20 s of both cores): the smoke script (and deploy's
-// smoke step), the operator CLI, and Claude's memory tool example.
+// smoke step), the operator CLI, Claude's memory tool example, and the agent framework recipes.
 
 let server: { url: string; stop: () => void } | undefined;
 beforeAll(async () => {
@@ -18,3 +19,4 @@ const url = () => server!.url;
 smokeCases(url);
 cliCases(url);
 memoryToolCases(url);
+frameworkCases(url);
