@@ -136,7 +136,9 @@ export async function deploy({ dryRun = false, skipSmoke = false, log = console.
     fail("D1 migrations failed.", error.message, "read wrangler's message above; a migration that failed midway is retried from where it stopped");
   }
 
+  // No Worker yet means no secrets; any other failure stops the run, so a token that exists is never replaced.
   const secrets = wrangler(["secret", "list", "--format", "json"]);
+  if (!secrets.ok && !NOT_FOUND.test(secrets.out)) fail("Could not list the Worker's secrets.", secrets.out, permission("Workers scripts"));
   const set = new Set(secrets.ok ? JSON.parse(secrets.stdout || "[]").map((s) => s.name) : []);
   const missing = plan.secrets.filter((s) => !set.has(s));
   const generated = Object.fromEntries(missing.map((name) => [name, randomBytes(32).toString("hex")]));

@@ -95,6 +95,15 @@ describe("npm run deploy against an account", () => {
     expect(resumed.out).toMatch(/created\s+queue context-edge-jobs/);
   });
 
+  it("stops, without touching the secret, when the Worker's secrets cannot be read for another reason than its absence", () => {
+    const { run, state } = setup({ worker: { secrets: ["ADMIN_TOKEN"] }, fail: { "secret list": "Authentication error [code: 10000]: this token may not read Workers scripts" } });
+    const { status, out } = run(["--skip-smoke"]);
+    expect(status).toBe(1);
+    expect(out).toContain("Could not list the Worker's secrets.");
+    expect(out).not.toMatch(/\b[0-9a-f]{64}\b/);
+    expect(state().calls.some((c) => c[0] === "deploy")).toBe(false);
+  });
+
   it("refuses a Vectorize index of other dimensions, naming both and the setting to change", () => {
     const { run, state } = setup({ vectorize: { "context-edge": { dimensions: 384, metric: "cosine", metadata: [] } } });
     const { status, out } = run(["--skip-smoke"]);
