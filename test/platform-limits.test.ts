@@ -11,6 +11,10 @@ import worker from "../src/index";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { newTenant } from "./helpers";
 import { buildServices } from "../src/services";
+import { LocalEmbedder } from "../src/adapters/local-embedder";
+import { LocalVectorIndex } from "../src/adapters/local-vector-index";
+import { VectorizeVectorIndex } from "../src/adapters/vectorize-index";
+import { FakeVectorize } from "./fakes/fake-vectorize";
 import type { JobMessage, ToolCallRecord, UsageMessage } from "../src/ports";
 
 // The platform's limits, met locally (docs/limits.md): each checked binding refuses one past a limit in the
@@ -180,5 +184,24 @@ describe("Workers AI embeddings: texts per call", () => {
     expect(services.embedder.maxBatch).toBe(32);
     expect(await services.embedder.embed(Array.from({ length: 32 }, (_, i) => `text ${i}`))).toHaveLength(32);
     await expect(services.embedder.embed(Array.from({ length: 33 }, (_, i) => `text ${i}`))).rejects.toThrow("AiError: 5006: input has 33 items; at most 32");
+  });
+});
+
+describe("Vectorize: topK", () => {
+  it("the local index answers at most 100 matches, as the Vectorize adapter does, however many are asked", async () => {
+    const embedder = new LocalEmbedder(64);
+    const records = await Promise.all(
+      Array.from({ length: 130 }, async (_, i) => ({ chunkId: 9_000_000 + i, itemId: `i${i}`, project: "p", kind: "memory", type: "note", values: (await embedder.embed([`text number ${i} about harbours`]))[0]! })),
+    );
+    const tenant = `topk-${Date.now()}`;
+    const local = new LocalVectorIndex(env.SHARD_0!, 64);
+    const vectorize = new VectorizeVectorIndex(new FakeVectorize(64) as unknown as Vectorize, 64, env.SHARD_0!);
+    const query = (await embedder.embed(["harbours"]))[0]!;
+    for (const index of [local, vectorize]) {
+      await index.upsert(tenant, records);
+      expect((await index.query(tenant, query, { topK: 150 })).length).toBe(100);
+      expect((await index.queryMany(tenant, [query], { topK: 150 }))[0]!.length).toBe(100);
+      expect((await index.query(tenant, query, { topK: 7 })).length).toBe(7);
+    }
   });
 });

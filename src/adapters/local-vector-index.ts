@@ -1,6 +1,7 @@
 import type { StoredVectorId, VectorIndex, VectorMatch, VectorRecord } from "../ports";
 import { fromHex, toHex } from "../core/shared/vector-math";
 import { InvertedLists } from "./inverted-lists";
+import { VECTORIZE_LIMITS } from "./vectorize-index";
 import { allInOneTrip } from "../db/one-trip";
 
 /** Chunk ids per statement when they travel as one JSON parameter. */
@@ -117,7 +118,7 @@ export class LocalVectorIndex implements VectorIndex {
   async query(tenantId: string, vector: Float32Array, options: { topK: number; projects?: readonly string[] }): Promise<VectorMatch[]> {
     this.checkLength(vector);
     const slice = await this.freshSlice(tenantId, options.projects ?? []);
-    return slice.lists.query(vector, options.topK);
+    return slice.lists.query(vector, topK(options.topK));
   }
 
   /**
@@ -132,7 +133,7 @@ export class LocalVectorIndex implements VectorIndex {
     if (size > EXACT_SCAN_UP_TO && (slice.lists.builtFor === 0 || size > 2 * slice.lists.builtFor)) slice.lists = slice.lists.rebuilt();
     const lists = slice.lists;
     const probes = lists.builtFor === 0 ? undefined : lists.probesFor(options.minScore);
-    return lists.queryMany(vectors, options.topK, { probes, minScore: options.minScore });
+    return lists.queryMany(vectors, topK(options.topK), { probes, minScore: options.minScore });
   }
 
   private async freshSlice(tenantId: string, projects: readonly string[], reloaded = false): Promise<Slice> {
@@ -224,4 +225,9 @@ export class LocalVectorIndex implements VectorIndex {
   private mismatch(found: number): Error {
     return new Error(`Configuration error: vector has ${found} dimensions but the index is configured for ${this.dimensions} (EMBEDDING_DIMENSIONS)`);
   }
+}
+
+/** Vectorize answers at most 100 matches (without values or metadata): the stand-in answers as many, no more. */
+function topK(asked: number): number {
+  return Math.min(asked, VECTORIZE_LIMITS.topKWithoutMetadata);
 }
