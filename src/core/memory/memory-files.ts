@@ -56,7 +56,7 @@ async function filesAt(scope: TenantScope, project: string, path: string, withCo
     )
     .bind(scope.tenantId, project, path)
     .all<StoredFile>();
-  // Only what memory files wrote: other keyed memories of the project (user.city) never start with /memories.
+  // Keys of other memories (user.city) do not start with /memories; one stored with such a key reads as a file.
   return results;
 }
 
