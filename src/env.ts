@@ -19,6 +19,8 @@ export interface Env {
   ASSETS: Fetcher;
 
   ADMIN_TOKEN?: string;
+  /** Injected failures for tests and local runs (src/adapters/faults.ts); unset in production. */
+  FAULTS?: string;
   /** D1 queries one invocation may run: 1000 (Workers Paid, default) or 50 (Free). */
   D1_QUERIES_PER_INVOCATION?: string;
   EMBEDDER?: string;

@@ -9,6 +9,7 @@ import { WorkersAiEmbedder } from "./adapters/workers-ai-embedder";
 import { checkEmbeddingSettings, EMBEDDING_MODELS, FEWEST_TEXTS } from "./adapters/embedding-models";
 import { WorkersAiReranker } from "./adapters/workers-ai-reranker";
 import { readConfig, type Config } from "./config";
+import { parseFaults, withFault } from "./adapters/faults";
 import { tokenCounter } from "./core/shared/tokens";
 import type { Env } from "./env";
 import { WorkersAiSummarizer } from "./adapters/workers-ai-summarizer";
@@ -23,17 +24,20 @@ import type { Embedder, Services } from "./ports";
 export function buildServices(env: Env, shard: D1Database, waitUntil: (promise: Promise<unknown>) => void): Services {
   const config = readConfig(env);
   const tokens = () => tokenCounter(config.tokenEncoding, assetTokenTables(env.ASSETS));
+  // FAULTS (adapters/faults.ts): injected failures, for tests and `npm run dev`; none unless configured.
+  const faults = parseFaults(env.FAULTS);
   return {
     config,
-    embedder: buildEmbedder(env, config),
-    vectors:
-      config.vectorIndex === "vectorize"
-        ? new VectorizeVectorIndex(env.VECTORIZE, config.embeddingDimensions, shard)
-        : new LocalVectorIndex(shard, config.embeddingDimensions),
-    jobs: new QueueProducer(env.JOBS),
+    embedder: withFault(buildEmbedder(env, config), "embedder", faults),
+    vectors: withFault(
+      config.vectorIndex === "vectorize" ? new VectorizeVectorIndex(env.VECTORIZE, config.embeddingDimensions, shard) : new LocalVectorIndex(shard, config.embeddingDimensions),
+      "vectors",
+      faults,
+    ),
+    jobs: new QueueProducer(withFault(env.JOBS, "queue", faults)),
     usage: new QueueUsageLog(env.USAGE),
     ...(config.rerank ? { reranker: new WorkersAiReranker(env.AI, config.rerank.model) } : {}),
-    cache: env.CACHE,
+    cache: withFault(env.CACHE, "kv", faults),
     tokens,
     summarizer: async () => {
       const counter = await tokens();

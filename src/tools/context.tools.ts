@@ -85,6 +85,7 @@ export const memoryContextBuild = defineTool({
     memory_count: z.number().int(),
     cache_hit: z.boolean(),
     truncated: z.boolean(),
+    degraded: z.string().optional().describe("Present when semantic search was unavailable: the context holds keyword matches only, and why."),
   }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) =>

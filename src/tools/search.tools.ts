@@ -52,9 +52,11 @@ export const search = defineTool({
     ),
     total: z.number().int(),
     query: z.string(),
+    degraded: z.string().optional().describe("Present when the vector part was unavailable (embedder or index failing): the results are keyword matches only, and why."),
   }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
+    let degraded: string | undefined;
     const hits = await searchChunks(
       ctx.scope,
       ctx.services,
@@ -71,9 +73,10 @@ export const search = defineTool({
         tiers: input.include_stashed ? ["active", "stashed"] : ["active"],
       },
       input.limit,
-      { mode: input.mode },
+      { mode: input.mode, onVectorUnavailable: (reason) => (degraded = `keyword results only: semantic search is unavailable (${reason})`) },
     );
     return {
+      ...(degraded ? { degraded } : {}),
       results: hits.map((h) => ({
         chunk_id: h.chunkId,
         session_id: h.conversationId,

@@ -41,6 +41,8 @@ export interface MemoryContext {
   memory_count: number;
   cache_hit: boolean;
   truncated: boolean;
+  /** Present when semantic search was unavailable: built from keyword matches, the cache left out. */
+  degraded?: string;
 }
 
 /** A memory shorter than this is not worth summarizing into the leftover budget. */
@@ -55,22 +57,28 @@ const MIN_SUMMARY_TOKENS = 8;
  */
 export async function buildMemoryContext(scope: TenantScope, services: Services, request: MemoryContextRequest): Promise<MemoryContext> {
   const { config } = services;
-  const cacheOn = request.useCache && config.cache.enabled;
+  // Without the query's embedding (the embedder failing) the context is built from keyword matches, uncached.
+  let degraded: string | undefined;
+  const unavailable = (reason: string) => (degraded ??= `keyword matches only: semantic search is unavailable (${reason})`);
+  const queryVector = await services.embedder.embed([request.query], "query").then(
+    (vectors) => vectors[0]!,
+    (error: unknown) => (unavailable(error instanceof Error ? error.message : String(error)), undefined),
+  );
+  const cacheOn = request.useCache && config.cache.enabled && queryVector !== undefined;
   const cacheProject = request.namespace ?? ALL_PROJECTS;
   const maxDepth = Math.min(request.maxDepth, config.graphMaxDepth);
-  const queryVector = (await services.embedder.embed([request.query], "query"))[0]!;
   const params = cacheOn ? await paramsHash({ ...request, query: undefined, useCache: undefined, maxDepth, encoding: config.tokenEncoding, buffer: config.tokenBufferRatio }) : "";
   let generation = 0;
   let linkSeq = 0;
   if (cacheOn) {
-    const cached = await lookupCached<MemoryContext>(scope, services.cache, config.cache, cacheProject, params, queryVector);
+    const cached = await lookupCached<MemoryContext>(scope, services.cache, config.cache, cacheProject, params, queryVector!);
     services.waitUntil(countCacheOutcome(scope, cached.value !== null));
     if (cached.value) return { ...cached.value, cache_hit: true };
     ({ generation, linkSeq } = cached);
   }
 
   const budget = Math.floor(request.tokenBudget * (1 - config.tokenBufferRatio));
-  const hits = await searchChunks(scope, services, request.query, { projects: request.projects }, request.topK * 3, { queryVector, expandLinks: false });
+  const hits = await searchChunks(scope, services, request.query, { projects: request.projects }, request.topK * 3, { queryVector, expandLinks: false, onVectorUnavailable: unavailable });
   const direct = new Map<string, number>();
   for (const hit of hits) {
     if (direct.size >= request.topK) break;
@@ -109,7 +117,7 @@ export async function buildMemoryContext(scope: TenantScope, services: Services,
     memories.push({ id: item.id, content: summary.content, tokens: summary.tokens, similarity: round(similarity), source, summarized: true });
     used += summary.tokens;
   }
-  const result: MemoryContext = { memories, total_tokens: used, token_budget: request.tokenBudget, memory_count: memories.length, cache_hit: false, truncated };
+  const result: MemoryContext = { memories, total_tokens: used, token_budget: request.tokenBudget, memory_count: memories.length, cache_hit: false, truncated, ...(degraded ? { degraded } : {}) };
   if (cacheOn) {
     services.waitUntil(
       storeCached(scope, services.cache, config.cache, {
@@ -120,7 +128,7 @@ export async function buildMemoryContext(scope: TenantScope, services: Services,
         // The items whose links the traversal followed: a link change elsewhere cannot alter this context.
         linkItems: request.includeRelated ? [...direct.keys(), ...related.filter((r) => r.depth < maxDepth).map((r) => r.id)] : [],
         query: request.query,
-        vector: queryVector,
+        vector: queryVector!,
         value: result,
       }).catch((e) => console.error("cache store failed", e)),
     );

@@ -62,7 +62,8 @@ export async function lookupCached<T>(
     const similarity = dot(vector, stored);
     if (similarity >= config.similarityThreshold && (!best || similarity > best.similarity)) best = { key: row.key, similarity };
   }
-  const value = best ? await kv.get<T>(best.key, "json") : null;
+  // KV failing is a miss, never an error or a stale answer: the context is built afresh.
+  const value = best ? await kv.get<T>(best.key, "json").catch((error: unknown) => (console.error("cache read failed; building afresh", error), null)) : null;
   return { value, generation, linkSeq };
 }
 

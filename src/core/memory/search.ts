@@ -59,6 +59,11 @@ export interface SearchOptions {
   expandLinks?: boolean;
   /** The instant relative times in the query count from ("yesterday"); default now. */
   now?: number;
+  /**
+   * Called when the vector part cannot be had (the embedder or the vector index failing): the search then
+   * answers from its keyword part alone instead of failing, and the caller can say so.
+   */
+  onVectorUnavailable?: (reason: string) => void;
 }
 
 /**
@@ -118,9 +123,19 @@ export async function searchChunks(
   const kind = services.embedder.semantic ? "semantic" : "lexical";
   const vectorWeight = mode === "vector" ? 1 : mode === "keyword" ? 0 : (services.config.hybridVectorWeight ?? DEFAULT_VECTOR_WEIGHT[kind]);
   const chance = services.config.embeddingChanceSimilarity ?? DEFAULT_CHANCE_SIMILARITY[kind];
+  let vectorFailed = false;
+  const vectorUnavailable = (error: unknown) => {
+    if (!vectorFailed) options.onVectorUnavailable?.(error instanceof Error ? error.message : String(error));
+    vectorFailed = true;
+  };
   const [keyword, vector] = await Promise.all([
     mode !== "vector" ? keywordCandidates(scope, query, named, filters, pool) : { rows: [], textQuery: query },
-    vectorWeight > 0 ? vectorCandidates(scope, services, embedQuery, filters, pool) : { rows: [], complete: true },
+    vectorWeight > 0
+      ? vectorCandidates(scope, services, embedQuery, filters, pool).catch((error: unknown) => {
+          vectorUnavailable(error);
+          return { rows: [], complete: true };
+        })
+      : { rows: [], complete: true },
   ]);
   const candidates = new Map<number, Candidate>();
   const candidate = (row: SearchRow) => {
@@ -145,7 +160,7 @@ export async function searchChunks(
   // A keyword hit outside the vector list still has a cosine, read from its stored vector, unless the
   // list held every embedded chunk (then it has none). Indexes may be approximate, so the list's last
   // cosine is no bound.
-  if (vectorWeight > 0 && !vector.complete) await fillMissingSimilarities(scope, services, embedQuery, first);
+  if (vectorWeight > 0 && !vector.complete) await fillMissingSimilarities(scope, services, embedQuery, first).catch(vectorUnavailable);
   for (const c of first) {
     const vectorScore = vectorPart(c.similarity, chance);
     c.match = mode === "vector" ? vectorScore : fusedScore(c.keyword, vectorScore, vectorWeight);
@@ -193,7 +208,7 @@ export async function searchChunks(
     .sort((a, b) => b.score - a.score || b.strength - a.strength || b.bm25 - a.bm25 || (b.similarity ?? -1) - (a.similarity ?? -1) || a.row.chunk_id - b.row.chunk_id);
   const top = await rerankTop(services, query, ranked, limit, (c) => c.row.chunk_content);
   // `similarity` is reported for every hit, whatever counted in its score.
-  if (top.length > 0) await fillMissingSimilarities(scope, services, embedQuery, top);
+  if (top.length > 0 && !vectorFailed) await fillMissingSimilarities(scope, services, embedQuery, top).catch(vectorUnavailable);
   return top.map(toHit);
 }
 
