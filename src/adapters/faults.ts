@@ -55,8 +55,8 @@ export function withFault<T extends object>(adapter: T, target: FaultTarget, fau
     }
   };
   return new Proxy(adapter, {
-    get(object, property, receiver) {
-      const value = Reflect.get(object, property, receiver);
+    get(object, property) {
+      const value = Reflect.get(object, property);
       if (typeof value !== "function") return value;
       return async (...args: unknown[]) => {
         await before();
