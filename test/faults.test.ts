@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { parseFaults } from "../src/adapters/faults";
+import { parseFaults, withFault } from "../src/adapters/faults";
 import worker from "../src/index";
 import { call, newTenant, type TestTenant } from "./helpers";
 
@@ -34,6 +34,23 @@ describe("FAULTS", () => {
     ]);
     expect(parseFaults(undefined).size).toBe(0);
     for (const bad of ["d1:down", "embedder", "embedder:error=2", "kv:down-for=0", "queue:sometimes"]) expect(() => parseFaults(bad)).toThrow(`FAULTS entry '${bad}'`);
+  });
+
+  it("fails or slows an adapter's calls on the schedule, and leaves its other properties alone", async () => {
+    const adapter = () => ({ size: 3, hello: async (name: string) => `hello ${name}` });
+    const flaky = withFault(adapter(), "embedder", parseFaults("embedder:down-for=2"));
+    expect(flaky.size).toBe(3);
+    await expect(flaky.hello("a")).rejects.toThrow("embedder unavailable (injected fault: FAULTS)");
+    await expect(flaky.hello("b")).rejects.toThrow("embedder unavailable");
+    expect(await flaky.hello("c")).toBe("hello c"); // recovered after two calls
+    await expect(withFault(adapter(), "kv", parseFaults("kv:error=1")).hello("x")).rejects.toThrow("kv unavailable");
+    expect(await withFault(adapter(), "kv", parseFaults("kv:error=0")).hello("x")).toBe("hello x");
+    const slow = withFault(adapter(), "vectors", parseFaults("vectors:slow=30"));
+    const started = Date.now();
+    expect(await slow.hello("y")).toBe("hello y");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(25);
+    const untouched = adapter();
+    expect(withFault(untouched, "queue", parseFaults("embedder:down"))).toBe(untouched);
   });
 });
 
