@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { adminClient } from "./admin-client.mjs";
 import { deployPlan, formatPlan, readWranglerConfig, secretNames } from "./deploy-plan.mjs";
 import { migrateAll } from "./migrate.mjs";
 import { smoke } from "./smoke.mjs";
@@ -191,19 +192,15 @@ export function withKvIds(toml, kv) {
  * revoked afterwards, so no standing credential is left behind.
  */
 async function smokeWithTemporaryKey(url, adminToken, log) {
-  const admin = async (method, path, body) => {
-    const response = await fetch(`${url}/admin${path}`, { method, headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" }, body: body && JSON.stringify(body) });
-    if (!response.ok) throw new DeployError(`admin ${method} ${path}: HTTP ${response.status} ${(await response.text()).slice(0, 200)}`);
-    return response.json();
-  };
-  const { tenants } = await admin("GET", "/tenants");
-  const tenant = tenants.find((t) => t.name === "deploy-smoke") ?? (await admin("POST", "/tenants", { name: "deploy-smoke" }));
-  const key = await admin("POST", `/tenants/${tenant.tenant_id}/keys`, { name: `smoke ${new Date().toISOString()}`, scopes: ["read", "write", "admin"] });
+  const admin = adminClient(url, adminToken);
+  const { tenants } = await admin.json("GET", "/tenants");
+  const tenant = tenants.find((t) => t.name === "deploy-smoke") ?? (await admin.json("POST", "/tenants", { name: "deploy-smoke" }));
+  const key = await admin.json("POST", `/tenants/${tenant.tenant_id}/keys`, { name: `smoke ${new Date().toISOString()}`, scopes: ["read", "write", "admin"] });
   log("Smoke test:");
   try {
     return await smoke({ url, key: key.api_key, log: (line) => log(`  ${line}`) });
   } finally {
-    await admin("DELETE", `/keys/${key.key_id}`).catch((error) => log(`  (could not revoke the smoke key: ${error.message})`));
+    await admin.json("DELETE", `/keys/${key.key_id}`).catch((error) => log(`  (could not revoke the smoke key: ${error.message})`));
   }
 }
 
