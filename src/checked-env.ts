@@ -1,4 +1,5 @@
 import { checkedKv } from "./adapters/checked-kv";
+import { parseFaults, withD1Fault } from "./adapters/faults";
 import { checkedQueue } from "./adapters/checked-queue";
 import { SHARD_PREFIX } from "./control/shards";
 import { checkedD1 } from "./db/checked-d1";
@@ -13,10 +14,13 @@ import type { Env } from "./env";
  */
 export function checkedEnv(env: Env): Env {
   const out: Record<string, unknown> = { ...env };
+  // FAULTS' d1 entry (src/adapters/faults.ts) fails the tenant shards' queries; the other targets apply in buildServices.
+  const faults = env.FAULTS ? parseFaults(env.FAULTS) : undefined;
   // By name: a service binding (ASSETS) is an RPC stub that answers every property with a function, so it
   // cannot be told from a D1 binding by its shape.
   for (const [name, value] of Object.entries(env)) {
-    if ((name === "CONTROL" || name.startsWith(SHARD_PREFIX)) && value) out[name] = checkedD1(value as D1Database);
+    if (name === "CONTROL" && value) out[name] = checkedD1(value as D1Database);
+    if (name.startsWith(SHARD_PREFIX) && value) out[name] = faults ? withD1Fault(checkedD1(value as D1Database), faults) : checkedD1(value as D1Database);
   }
   out.CACHE = env.CACHE && checkedKv(env.CACHE);
   out.OAUTH_KV = env.OAUTH_KV && checkedKv(env.OAUTH_KV);

@@ -48,12 +48,37 @@ export function isTenantMoving(error: unknown): boolean {
   return error instanceof Error && /TENANT_MOVING/.test(`${error.message} ${String((error as { cause?: unknown }).cause ?? "")}`);
 }
 
+/** Seconds a caller waits before retrying a call that D1 refused as overloaded or briefly unreachable. */
+export const DATABASE_RETRY_SECONDS = 2;
+
+/**
+ * D1's transient errors, whose recommended action is to retry (developers.cloudflare.com/d1/observability/debug-d1,
+ * "Error list"): the database overloaded (its queue full or too slow), the connection lost, the database object
+ * reset (storage error or timeout, memory or CPU limit, a code update), a transient issue on the remote node.
+ * Anything else (a constraint, a syntax error, a limit) is not retryable and stays an internal error.
+ */
+const TRANSIENT_D1 = /D1 DB is overloaded|Network connection lost|caused object to be reset|DB(?:'s isolate)? (?:exceeded its|reset because)|transient issue on remote node|Requests queued for too long/;
+
+/** Whether an error is one of D1's transient ones (TRANSIENT_D1). */
+export function isTransientD1(error: unknown): boolean {
+  return error instanceof Error && TRANSIENT_D1.test(`${error.message} ${String((error as { cause?: unknown }).cause ?? "")}`);
+}
+
 /** Anything that is not an AppError becomes INTERNAL_ERROR with no stack or internals exposed. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   if (isTenantMoving(error)) {
     return new AppError("UNAVAILABLE", `This tenant's data is moving between shards and takes no writes for a few seconds; nothing was written. Retry after ${MOVING_RETRY_SECONDS} seconds.`, {
       retry_after_seconds: MOVING_RETRY_SECONDS,
+      reason: "tenant_moving",
+    });
+  }
+  if (isTransientD1(error)) {
+    console.error("transient database error", error);
+    // A D1 batch is one transaction: the statement that failed wrote nothing (docs/faults.md says what a call spans).
+    return new AppError("UNAVAILABLE", `The database is overloaded or briefly unreachable; retry after ${DATABASE_RETRY_SECONDS} seconds (with backoff if it happens again).`, {
+      retry_after_seconds: DATABASE_RETRY_SECONDS,
+      reason: "database_unavailable",
     });
   }
   console.error("internal error", error);

@@ -1,28 +1,36 @@
 import { env } from "cloudflare:workers";
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
 import { parseFaults, withFault } from "../src/adapters/faults";
+import { isTransientD1, toAppError } from "../src/errors";
+import type { JobMessage } from "../src/ports";
 import worker from "../src/index";
-import { call, newTenant, type TestTenant } from "./helpers";
+import { ADMIN_TOKEN, call, newTenant, type TestTenant } from "./helpers";
 
 // Dependencies failing, as configuration (FAULTS, src/adapters/faults.ts): requests go through the Worker's
 // entry with FAULTS set for them alone, and what a user sees is checked.
 
-/** A tool call through the Worker with FAULTS set; the tool's result (or the JSON-RPC error). */
-async function callWith(faults: string, t: TestTenant, name: string, args: Record<string, unknown>) {
+/** A request through the Worker's entry with FAULTS set for it alone. */
+async function fetchWith(faults: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: unknown }): Promise<Response> {
   const ctx = createExecutionContext();
   const response = await worker.fetch(
-    new Request("http://localhost/jsonrpc", {
-      method: "POST",
-      headers: { authorization: `Bearer ${t.apiKey}`, "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
-    }),
+    new Request(`http://localhost${path}`, { method: init.method ?? "POST", headers: { "content-type": "application/json", ...init.headers }, body: init.body === undefined ? undefined : JSON.stringify(init.body) }),
     { ...env, FAULTS: faults },
     ctx,
   );
   await waitOnExecutionContext(ctx);
-  return (await response.json()) as { result?: Record<string, any>; error?: { message: string; data?: { code: string } } };
+  return response;
 }
+
+type RpcAnswer = { result?: Record<string, any>; error?: { code: number; message: string; data?: { code: string; details: Record<string, unknown> } } };
+
+/** A tool call through the Worker with FAULTS set; the tool's result (or the JSON-RPC error). */
+async function callWith(faults: string, t: TestTenant, name: string, args: Record<string, unknown>): Promise<RpcAnswer> {
+  const body = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } };
+  return (await (await fetchWith(faults, "/jsonrpc", { headers: { authorization: `Bearer ${t.apiKey}` }, body })).json()) as RpcAnswer;
+}
+
+const itemCount = async (t: TestTenant) => (await t.db.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ?").bind(t.tenantId).first<{ n: number }>())!.n;
 
 describe("FAULTS", () => {
   it("parses targets and modes, and names a malformed entry", () => {
@@ -33,7 +41,7 @@ describe("FAULTS", () => {
       ["queue", { mode: "down-for", calls: 3 }],
     ]);
     expect(parseFaults(undefined).size).toBe(0);
-    for (const bad of ["d1:down", "embedder", "embedder:error=2", "kv:down-for=0", "queue:sometimes"]) expect(() => parseFaults(bad)).toThrow(`FAULTS entry '${bad}'`);
+    for (const bad of ["control:down", "embedder", "embedder:error=2", "kv:down-for=0", "queue:sometimes"]) expect(() => parseFaults(bad)).toThrow(`FAULTS entry '${bad}'`);
   });
 
   it("fails or slows an adapter's calls on the schedule, and leaves its other properties alone", async () => {
@@ -122,5 +130,108 @@ describe("the job queue down", () => {
     expect(found.results.map((r) => r.item_id)).toContain(id);
     const item = await call<{ history: { embedded_at: string | null } }>(t.apiKey, "memory_get", { id });
     expect(item.history.embedded_at).toBeNull(); // no job was queued: the sweep finds it (embedded_at IS NULL)
+  });
+});
+
+describe("D1 overloaded", () => {
+  it("a tool call gets a retryable error with retry advice on both endpoints, and nothing is written", async () => {
+    const t = await newTenant();
+    const before = await itemCount(t);
+    const rpc = await callWith("d1:down", t, "memory_store", { content: "The boiler is serviced every October." });
+    expect(rpc.error?.code).toBe(-32000);
+    expect(rpc.error?.message).toBe("The database is overloaded or briefly unreachable; retry after 2 seconds (with backoff if it happens again).");
+    expect(rpc.error?.data).toEqual({ code: "UNAVAILABLE", details: { retry_after_seconds: 2, reason: "database_unavailable" } });
+
+    const mcp = await fetchWith("d1:down", "/mcp?toolsets=all", {
+      headers: { authorization: `Bearer ${t.apiKey}`, accept: "application/json, text/event-stream" },
+      body: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "log_chat", arguments: { conversation_id: "c1", role: "user", content: "Book the boiler service." } } },
+    });
+    const text = await mcp.text();
+    expect(mcp.status).toBe(200);
+    expect(text).toContain('"isError":true');
+    expect(text).toContain("retry after 2 seconds");
+
+    // A JSON-RPC batch: every call answered, each with the retryable error; none written.
+    const calls = ["first", "second", "third"].map((n, i) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "memory_store", arguments: { content: `The ${n} note.` } } }));
+    const batch = (await (await fetchWith("d1:down", "/jsonrpc", { headers: { authorization: `Bearer ${t.apiKey}` }, body: calls })).json()) as RpcAnswer[];
+    expect(batch.map((a) => a.error?.data?.code)).toEqual(["UNAVAILABLE", "UNAVAILABLE", "UNAVAILABLE"]);
+    expect(await itemCount(t)).toBe(before);
+
+    // The same calls without the fault succeed: nothing half-written stood in their way.
+    expect((await callWith("", t, "memory_store", { content: "The boiler is serviced every October." })).result).toBeDefined();
+    expect(await itemCount(t)).toBe(before + 1);
+  });
+
+  it("an admin route that reads a shard answers 503 with Retry-After", async () => {
+    const t = await newTenant();
+    const response = await fetchWith("d1:down", `/admin/tenants/${t.tenantId}/stats`, { method: "GET", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(response.status).toBe(503);
+    expect(response.headers.get("retry-after")).toBe("2");
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("UNAVAILABLE");
+  });
+
+  it("a transient error fails its D1 batch whole: a batch store of 3 while D1 fails is all or nothing", async () => {
+    const t = await newTenant();
+    const memories = ["one", "two", "three"].map((n) => ({ content: `Shelf ${n} holds the winter tyres.` }));
+    const before = await itemCount(t);
+    let stored = 0;
+    let refused = 0;
+    // error=0.5: a call fails at its read or at its write batch, or succeeds; it never writes a part.
+    for (let i = 0; i < 8; i++) {
+      const answer = await callWith("d1:error=0.5", t, "memory_batch_store", { memories: memories.map((m) => ({ content: `${m.content} (${i})` })) });
+      if (answer.error) {
+        expect(answer.error.data?.code).toBe("UNAVAILABLE");
+        refused++;
+      } else stored += 3;
+      expect(await itemCount(t)).toBe(before + stored);
+    }
+    const orphans = await t.db.prepare("SELECT COUNT(*) AS n FROM items i WHERE tenant_id = ? AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.item_id = i.id)").bind(t.tenantId).first<{ n: number }>();
+    expect(orphans!.n).toBe(0);
+    expect(refused).toBeGreaterThan(0); // 8 calls at 1/2 per query: all succeeding is under 1 in 10,000
+  });
+});
+
+describe("D1's transient errors", () => {
+  it("are told from the rest by D1's own messages (its error list's 'retry' rows)", () => {
+    const transient = [
+      "D1_ERROR: D1 DB is overloaded. Too many requests queued.",
+      "D1_ERROR: D1 DB is overloaded. Requests queued for too long.",
+      "D1_ERROR: Network connection lost.",
+      "D1_ERROR: Internal error in D1 DB storage caused object to be reset.",
+      "D1_ERROR: D1 DB storage operation exceeded timeout which caused object to be reset.",
+      "D1_ERROR: D1 DB's isolate exceeded its memory limit and was reset.",
+      "D1_ERROR: D1 DB exceeded its CPU time limit and was reset.",
+      "D1_ERROR: D1 DB reset because its code was updated.",
+      "D1_ERROR: Cannot resolve D1 DB due to transient issue on remote node.",
+    ];
+    for (const message of transient) {
+      expect(isTransientD1(new Error(message)), message).toBe(true);
+      expect(toAppError(new Error(message)).details).toEqual({ retry_after_seconds: 2, reason: "database_unavailable" });
+    }
+    for (const message of ["D1_ERROR: UNIQUE constraint failed: items.id: SQLITE_CONSTRAINT", "D1_ERROR: Exceeded maximum DB size", "D1_ERROR: no such table: nope: SQLITE_ERROR"]) {
+      expect(isTransientD1(new Error(message)), message).toBe(false);
+      expect(toAppError(new Error(message)).code).toBe("INTERNAL_ERROR");
+    }
+  });
+
+  it("make a job retry with backoff, and the retry after recovery does the work", async () => {
+    const t = await newTenant();
+    const { id } = await callWith("queue:down", t, "memory_store", { content: "The attic ladder is stored in the garage." }).then((a) => a.result as { id: string });
+    const deliver = async (faults: string, attempts: number) => {
+      const batch = createMessageBatch<JobMessage>("context-edge-jobs", [{ id: `m${attempts}`, timestamp: new Date(), attempts, body: { type: "embed", tenantId: t.tenantId, itemIds: [id] } }]);
+      const retry = vi.spyOn(batch.messages[0]!, "retry");
+      const ctx = createExecutionContext();
+      await worker.queue(batch, { ...env, FAULTS: faults }, ctx);
+      await waitOnExecutionContext(ctx);
+      return { ...(await getQueueResult(batch, ctx)), retryOptions: retry.mock.calls.map((c) => c[0]) };
+    };
+    const failed = await deliver("d1:down", 1);
+    expect(failed.explicitAcks).toEqual([]);
+    expect(failed.retryOptions).toEqual([{ delaySeconds: 2 }]); // backoffSeconds(1): 2, 4, 8, ... up to 5 minutes
+    const embeddedAt = () => t.db.prepare("SELECT embedded_at FROM items WHERE tenant_id = ? AND id = ?").bind(t.tenantId, id).first<{ embedded_at: number | null }>("embedded_at");
+    expect(await embeddedAt()).toBeNull();
+    const recovered = await deliver("", 2);
+    expect(recovered.explicitAcks).toEqual(["m2"]);
+    expect(await embeddedAt()).not.toBeNull();
   });
 });

@@ -81,7 +81,7 @@ export async function callTools(
   }
   await flush();
   // A write the tenant's shard refused for a move: the next request looks up where the tenant lives.
-  if (outcomes.some((o) => !o.ok && o.error.code === "UNAVAILABLE")) forgetRoutes({ tenantId: ctx.scope.tenantId });
+  if (outcomes.some((o) => !o.ok && o.error.details.reason === "tenant_moving")) forgetRoutes({ tenantId: ctx.scope.tenantId });
   // Counted after the response: one queue message a request; the consumer writes many requests in one statement.
   ctx.services.waitUntil(ctx.services.usage.record(ctx.scope.tenantId, records).catch((e) => console.error("usage log send failed", e)));
   return outcomes;
