@@ -11,6 +11,12 @@ export type ErrorCode =
   | "RATE_LIMITED"
   /** Retryable: the tenant's data is briefly unavailable for writes (a move between shards); retry_after_seconds says when. */
   | "UNAVAILABLE"
+  /**
+   * A tenant quota refused the call whole (src/core/tenants/quotas.ts): details name the quota, its limit, the
+   * tenant's usage and what the call adds. Storage quotas (items, bytes) hold until the tenant deletes; the job
+   * backlog is retryable (details.retryable, retry_after_seconds).
+   */
+  | "QUOTA_EXCEEDED"
   | "INTERNAL_ERROR";
 
 export class AppError extends Error {
@@ -38,6 +44,21 @@ export function notFound(message: string, details: Record<string, unknown> = {})
 
 export function permissionDenied(message: string, details: Record<string, unknown> = {}): AppError {
   return new AppError("PERMISSION_DENIED", message, details);
+}
+
+/** What a QUOTA_EXCEEDED error carries: the quota's name (as set through the admin API), its limit and the tenant's usage. */
+export interface QuotaDetails {
+  quota: string;
+  limit: number;
+  usage: number;
+  /** What the refused call would have added. */
+  adding: number;
+  retryable: boolean;
+  retry_after_seconds?: number;
+}
+
+export function quotaExceeded(message: string, details: QuotaDetails): AppError {
+  return new AppError("QUOTA_EXCEEDED", message, { ...details });
 }
 
 /** Seconds a caller waits before retrying a write the shard refused during a tenant's move. */

@@ -93,9 +93,18 @@ async function dispatch(method: string, params: unknown, id: Id, toolset: Toolse
   }
 }
 
-/** AppError codes mapped once to JSON-RPC codes. */
+/**
+ * AppError codes mapped once to JSON-RPC codes. QUOTA_EXCEEDED is a server error (-32000) whose data names the
+ * quota ({code, details: {quota, limit, usage, adding, retryable}}); it is not -32029, which means "this key or
+ * tenant sent too many calls" and which clients may retry blindly.
+ */
 function toolError(id: Id, e: AppError): JsonRpcResponse {
-  const code = e.code === "INVALID_PARAMETER" ? JSON_RPC.INVALID_PARAMS : e.code === "INTERNAL_ERROR" ? JSON_RPC.INTERNAL : e.code === "RATE_LIMITED" ? JSON_RPC.RATE_LIMITED : JSON_RPC.SERVER;
+  const code =
+    e.code === "INVALID_PARAMETER" ? JSON_RPC.INVALID_PARAMS
+    : e.code === "INTERNAL_ERROR" ? JSON_RPC.INTERNAL
+    : e.code === "RATE_LIMITED" ? JSON_RPC.RATE_LIMITED
+    : e.code === "QUOTA_EXCEEDED" ? JSON_RPC.SERVER
+    : JSON_RPC.SERVER;
   return error(id, code, e.message, { code: e.code, details: e.details });
 }
 
