@@ -6,6 +6,7 @@ import { handleJobBatch } from "./jobs/consumer";
 import type { JobMessage, UsageMessage } from "./ports";
 import { handleUsageBatch, USAGE_QUEUE } from "./jobs/usage-consumer";
 import { sweepLostJobs } from "./jobs/sweep";
+import { recoverRecentJobs, RECENT_JOBS_CRON } from "./jobs/recent-jobs";
 
 // Every handler sees the bindings through checkedEnv and runs within D1's queries-per-invocation budget:
 // what the platform refuses is refused locally too (docs/limits.md).
@@ -15,7 +16,8 @@ export default {
     withQueryBudget(queriesPerInvocation(env), () =>
       batch.queue === USAGE_QUEUE ? handleUsageBatch(batch as MessageBatch<UsageMessage>, checkedEnv(env)) : handleJobBatch(batch as MessageBatch<JobMessage>, checkedEnv(env), ctx),
     ),
-  scheduled: async (_controller: ScheduledController, env: Env, _ctx: ExecutionContext) => {
-    await withQueryBudget(queriesPerInvocation(env), () => sweepLostJobs(checkedEnv(env)));
+  // Every minute the recent writes' lost jobs are re-sent (recent-jobs.ts); every 15 minutes, the full sweep (sweep.ts).
+  scheduled: async (controller: ScheduledController, env: Env, _ctx: ExecutionContext) => {
+    await withQueryBudget(queriesPerInvocation(env), () => (controller.cron === RECENT_JOBS_CRON ? recoverRecentJobs(checkedEnv(env), controller.scheduledTime) : sweepLostJobs(checkedEnv(env))));
   },
 } satisfies ExportedHandler<Env, JobMessage | UsageMessage>;

@@ -6,29 +6,10 @@ import { isTransientD1, toAppError } from "../src/errors";
 import type { JobMessage } from "../src/ports";
 import worker from "../src/index";
 import { ADMIN_TOKEN, call, newTenant, type TestTenant } from "./helpers";
+import { callWith, fetchWith, type RpcAnswer } from "./fault-helpers";
 
 // Dependencies failing, as configuration (FAULTS, src/adapters/faults.ts): requests go through the Worker's
 // entry with FAULTS set for them alone, and what a user sees is checked.
-
-/** A request through the Worker's entry with FAULTS set for it alone. */
-async function fetchWith(faults: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: unknown }): Promise<Response> {
-  const ctx = createExecutionContext();
-  const response = await worker.fetch(
-    new Request(`http://localhost${path}`, { method: init.method ?? "POST", headers: { "content-type": "application/json", ...init.headers }, body: init.body === undefined ? undefined : JSON.stringify(init.body) }),
-    { ...env, FAULTS: faults },
-    ctx,
-  );
-  await waitOnExecutionContext(ctx);
-  return response;
-}
-
-type RpcAnswer = { result?: Record<string, any>; error?: { code: number; message: string; data?: { code: string; details: Record<string, unknown> } } };
-
-/** A tool call through the Worker with FAULTS set; the tool's result (or the JSON-RPC error). */
-async function callWith(faults: string, t: TestTenant, name: string, args: Record<string, unknown>): Promise<RpcAnswer> {
-  const body = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } };
-  return (await (await fetchWith(faults, "/jsonrpc", { headers: { authorization: `Bearer ${t.apiKey}` }, body })).json()) as RpcAnswer;
-}
 
 const itemCount = async (t: TestTenant) => (await t.db.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ?").bind(t.tenantId).first<{ n: number }>())!.n;
 
@@ -121,7 +102,7 @@ describe("KV down", () => {
 });
 
 describe("the job queue down", () => {
-  it("acknowledges the write, which keyword search finds at once (the embed job is left to the sweep)", async () => {
+  it("acknowledges the write, which keyword search finds at once (the embed job is re-sent by the minute pass: recent-jobs.test.ts)", async () => {
     const t = await newTenant();
     const stored = await callWith("queue:down", t, "memory_store", { content: "The spare key hangs behind the kitchen door.", namespace: "home" });
     expect(stored.result).toBeDefined();
@@ -129,7 +110,7 @@ describe("the job queue down", () => {
     const found = await call<{ results: { item_id: string }[] }>(t.apiKey, "search", { query: "spare key", project: "home", mode: "keyword" });
     expect(found.results.map((r) => r.item_id)).toContain(id);
     const item = await call<{ history: { embedded_at: string | null } }>(t.apiKey, "memory_get", { id });
-    expect(item.history.embedded_at).toBeNull(); // no job was queued: the sweep finds it (embedded_at IS NULL)
+    expect(item.history.embedded_at).toBeNull(); // no job was queued: the minute pass finds it (embedded_at IS NULL)
   });
 });
 

@@ -4,7 +4,7 @@ import { readConfig } from "../config";
 import { needsSummary } from "../core/conversations/conversations";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/memory/keyword-index";
 import type { JobMessage } from "../ports";
-import { itemJobs } from "../core/shared/item-jobs";
+import { itemJobsByTenant } from "../core/shared/item-jobs";
 import { unfinishedTenantDeletions } from "../core/ownership/delete-tenant";
 import { unfinishedProjectDeletions } from "../core/ownership/delete-project";
 import { reconcileVectors, type ReconcileReport } from "../core/memory/reconcile-vectors";
@@ -61,8 +61,8 @@ async function sweepShard(env: Env, shard: string, now: number): Promise<number>
   const projects = await unfinishedProjectDeletions(d1, cutoff);
   const messages: JobMessage[] = [
     ...projects.map((p) => ({ type: "delete" as const, tenantId: p.tenantId, project: p.project })),
-    ...perTenant(unembedded!.results, "embed"),
-    ...perTenant(unlinked!.results, "link"),
+    ...itemJobsByTenant("embed", unembedded!.results),
+    ...itemJobsByTenant("link", unlinked!.results),
     ...unsummarized!.results
       .filter((c) => needsSummary({ messageCount: c.message_count as number, tokens: c.tokens as number, summarizedCount: c.summarized_count as number, summarizedTokens: c.summarized_tokens as number }, config.conversations))
       .map((c) => ({ type: "summarize" as const, tenantId: c.tenant_id as string, conversationId: c.id as string, messageCount: c.message_count as number })),
@@ -96,10 +96,4 @@ export async function reconcileCron(env: Env, shard: string, now = Date.now()): 
     .bind(report.next_cursor ?? 0, now)
     .run();
   return report;
-}
-
-function perTenant(rows: Record<string, string | number>[], type: "embed" | "link"): JobMessage[] {
-  const byTenant = new Map<string, string[]>();
-  for (const row of rows) byTenant.set(row.tenant_id as string, [...(byTenant.get(row.tenant_id as string) ?? []), row.id as string]);
-  return [...byTenant].flatMap(([tenantId, ids]) => itemJobs(type, tenantId, ids));
 }

@@ -171,12 +171,12 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
   return results;
 }
 
-/** Queues embedding; if the queue is unavailable the cron sweep finds the items (embedded_at IS NULL). */
+/** Queues embedding; if the queue is unavailable the minute pass re-sends it (src/jobs/recent-jobs.ts: embedded_at IS NULL). */
 export async function queueEmbedding(scope: TenantScope, services: Services, itemIds: string[]): Promise<void> {
   try {
     await services.jobs.send(itemJobs("embed", scope.tenantId, itemIds));
   } catch (error) {
-    console.error("could not queue embedding; the cron sweep will retry", error);
+    console.error("could not queue embedding; the every-minute pass re-sends it", error);
   }
 }
 

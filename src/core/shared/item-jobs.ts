@@ -9,3 +9,14 @@ export function itemJobs(type: "embed" | "link", tenantId: string, itemIds: read
   for (let i = 0; i < itemIds.length; i += ITEMS_PER_JOB) messages.push({ type, tenantId, itemIds: itemIds.slice(i, i + ITEMS_PER_JOB) });
   return messages;
 }
+
+/** Embed or link messages for pending items of any tenants (rows as a sweep reads them), grouped per tenant. */
+export function itemJobsByTenant(type: "embed" | "link", rows: readonly { tenant_id: unknown; id: unknown }[]): JobMessage[] {
+  const byTenant = new Map<string, string[]>();
+  for (const row of rows) {
+    const ids = byTenant.get(row.tenant_id as string);
+    if (ids) ids.push(row.id as string);
+    else byTenant.set(row.tenant_id as string, [row.id as string]);
+  }
+  return [...byTenant].flatMap(([tenantId, ids]) => itemJobs(type, tenantId, ids));
+}

@@ -1,0 +1,70 @@
+import type { Env } from "../env";
+import { QueueProducer } from "../adapters/queue-producer";
+import { readConfig } from "../config";
+import { itemJobsByTenant } from "../core/shared/item-jobs";
+import { shardDatabase, shardNames } from "../control/shards";
+import { LOST_JOB_AFTER_MS } from "./sweep";
+
+/** The cron that runs this pass (wrangler.toml [triggers]); the other one runs the full sweep (sweep.ts). */
+export const RECENT_JOBS_CRON = "* * * * *";
+
+/**
+ * How old an unembedded (or embedded but unlinked) item is when this pass first looks at it. A queue delivers a
+ * job in seconds and the consumer embeds a batch in well under a minute, so an item still pending at this age has
+ * most likely lost its job: the send failed after the write (queue down), or the process died between the two.
+ */
+export const RECENT_JOB_GRACE_MS = 2 * 60_000;
+/** Items one pass reads per list and shard; more wait for the next minute (the cursor stops at the last one read). */
+const PASS_LIMIT = 2000;
+/** reconcile_state holds one cursor per background pass, by id: 1 is the vector reconciliation (sweep.ts), 2 this one. */
+const CURSOR_ROW = 2;
+
+/**
+ * Every minute: re-sends the embed and link jobs of items written since the last pass that are still pending
+ * RECENT_JOB_GRACE_MS after their write. Each shard keeps a cursor (the newest write time it has looked at), which
+ * moves only once the jobs are sent: while the queue is down the pass fails and the next one, after the queue is
+ * back, sends everything since. A lost job is thus re-sent 2–3 minutes after its write, or within a minute of the
+ * queue's recovery; an item whose re-sent job is lost too is left to the 15-minute sweep, which re-sends everything
+ * pending for 10 minutes. Jobs are idempotent: an item embedded meanwhile costs its job one read.
+ */
+export async function recoverRecentJobs(env: Env, now = Date.now()): Promise<number> {
+  let sent = 0;
+  for (const shard of shardNames(env)) {
+    try {
+      sent += await recoverShard(env, shard, now);
+    } catch (error) {
+      console.error(`recent-jobs pass of shard ${shard} failed; the next pass retries from the same point`, error);
+    }
+  }
+  return sent;
+}
+
+type PendingRow = { tenant_id: string; id: string; created_at: number };
+
+async function recoverShard(env: Env, shard: string, now: number): Promise<number> {
+  const d1 = shardDatabase(env, shard);
+  const config = readConfig(env);
+  const until = now - RECENT_JOB_GRACE_MS;
+  const state = await d1.prepare("SELECT cursor FROM reconcile_state WHERE id = ?").bind(CURSOR_ROW).first<{ cursor: number }>();
+  // A first pass looks back no further than the full sweep's horizon: older items are that sweep's.
+  const from = state?.cursor ?? now - LOST_JOB_AFTER_MS;
+  if (from >= until) return 0;
+  const autoLink = config.conversations.useVectorDb && config.conversations.useGraphDb;
+  // Both walk an index on (embedded_at | linked_at, created_at): a range of the pending, never the whole table.
+  const [unembedded, unlinked] = await d1.batch<PendingRow>([
+    d1.prepare("SELECT tenant_id, id, created_at FROM items WHERE embedded_at IS NULL AND created_at > ? AND created_at <= ? ORDER BY created_at LIMIT ?").bind(from, until, PASS_LIMIT),
+    d1
+      .prepare("SELECT tenant_id, id, created_at FROM items WHERE linked_at IS NULL AND created_at > ? AND created_at <= ? AND embedded_at IS NOT NULL ORDER BY created_at LIMIT ?")
+      .bind(from, autoLink ? until : from, PASS_LIMIT),
+  ]);
+  const messages = [...itemJobsByTenant("embed", unembedded!.results), ...itemJobsByTenant("link", unlinked!.results)];
+  await new QueueProducer(env.JOBS).send(messages);
+  // A full list stops the cursor at its last row; items of that very millisecond past the limit fall to the full sweep.
+  const reached = [unembedded!.results, unlinked!.results].filter((rows) => rows.length === PASS_LIMIT).map((rows) => rows[rows.length - 1]!.created_at);
+  const cursor = reached.length > 0 ? Math.min(...reached) : until;
+  await d1
+    .prepare("INSERT INTO reconcile_state (id, cursor, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO UPDATE SET cursor = ?2, updated_at = ?3")
+    .bind(CURSOR_ROW, cursor, now)
+    .run();
+  return messages.length;
+}
