@@ -2,7 +2,8 @@
 // `npm run dev`: one command from a fresh clone to a running server with a ready dev API key.
 // 1. .dev.vars with local-only settings when missing; 2. local D1 migrations (control and every shard);
 // 3. the dev tenant (on the first shard) and its key;
-// 4. `wrangler dev` (local mode: offline, remote bindings off). Extra arguments go to wrangler dev;
+// 4. `wrangler dev` (local mode: offline, remote bindings off), with wrangler.toml's crons fired on their schedule.
+// Extra arguments go to wrangler dev;
 // `--port` and `--persist-to` also choose where steps 2 and 3 run and what the printed URLs say.
 import { spawnSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -81,9 +82,22 @@ if (vars.DEV_API_KEY) {
 }
 
 const localVars = missingLocal.flatMap((name) => ["--var", `${name}:${vars[name]}`]);
-const dev = spawn(process.execPath, [...wrangler, "dev", "--local", ...localVars, ...passed], { stdio: "inherit" });
+const dev = spawn(process.execPath, [...wrangler, "dev", "--local", "--test-scheduled", ...localVars, ...passed], { stdio: "inherit" });
 dev.on("exit", (code) => process.exit(code ?? 0));
+fireCrons();
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => dev.kill(signal));
+
+/**
+ * The crons of wrangler.toml, as production runs them: wrangler dev fires none by itself, so they are fired through
+ * its /__scheduled route (--test-scheduled). The every-minute pass re-sends jobs lost with a killed dev server.
+ */
+function fireCrons() {
+  const crons = readFileSync("wrangler.toml", "utf8").match(/^crons\s*=\s*\[(.*)\]/m)?.[1].match(/"[^"]+"/g)?.map((c) => c.slice(1, -1)) ?? [];
+  for (const cron of crons) {
+    const every = cron === "* * * * *" ? 60_000 : Number(cron.match(/^\*\/(\d+) /)?.[1] ?? 15) * 60_000;
+    setInterval(() => fetch(`${origin}/__scheduled?cron=${encodeURIComponent(cron)}`).catch(() => undefined), every).unref();
+  }
+}
 
 function run(args) {
   const result = spawnSync(process.execPath, args, { stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, CI: "true" } });
