@@ -128,6 +128,9 @@ describe("embedding jobs", () => {
     expect(backoffSeconds(1)).toBe(2);
     expect(backoffSeconds(4)).toBe(16);
     expect(backoffSeconds(20)).toBe(300);
+    // Retries span over an hour before a dead letter: a dependency's outage shorter than that loses no job.
+    const waited = Array.from({ length: MAX_ATTEMPTS - 1 }, (_, i) => backoffSeconds(i + 1)).reduce((a, b) => a + b, 0);
+    expect(waited).toBeGreaterThan(3600);
     expect(await env.CONTROL.prepare("SELECT COUNT(*) AS n FROM job_failures WHERE message_id = 'fail-1'").first("n")).toBe(0);
 
     const last = await deliver([{ id: "fail-1", attempts: MAX_ATTEMPTS, body }], failing);

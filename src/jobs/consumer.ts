@@ -15,8 +15,12 @@ import { runDeletionSteps } from "../core/ownership/run-deletion";
 import { deleteGrantsOfKeys } from "../oauth/key-grants";
 import type { JobMessage, Services } from "../ports";
 
-/** Deliveries before a message is dead-lettered: wrangler.toml `max_retries` (5) + the first try. */
-export const MAX_ATTEMPTS = 6;
+/**
+ * Deliveries before a message is dead-lettered: wrangler.toml `max_retries` (20) + the first try. With the backoff
+ * below that spans ~68 minutes, so an outage of a dependency shorter than that dead-letters nothing; 5 retries
+ * spanned 62 seconds, and a short embedder outage dead-lettered every job in flight.
+ */
+export const MAX_ATTEMPTS = 21;
 export const DEAD_LETTER_QUEUE = "context-edge-jobs-dlq";
 
 /** Re-index batches one "reindex" job runs before it queues the next (bounded work per invocation). */
