@@ -1,6 +1,7 @@
 import { OAuthAuthorizationServer } from "@cloudflare/workers-oauth-provider";
 import type { Env } from "../env";
 import { refuseRevokedKeys } from "./grant-props";
+import { ensureOAuthFetchPolicy } from "./outbound-policy";
 
 /**
  * The OAuth 2.1 authorization server (@cloudflare/workers-oauth-provider) in this Worker. Its one protected
@@ -32,6 +33,8 @@ const servers = new Map<string, OAuthAuthorizationServer<Env> | null>();
  * needs https, or http on a loopback host (wrangler dev).
  */
 export function authorizationServerFor(requestUrl: string | URL): OAuthAuthorizationServer<Env> | null {
+  // The library fetches CIMD documents with the global fetch: no redirects, public hosts only (outbound-policy.ts).
+  ensureOAuthFetchPolicy();
   const origin = new URL(requestUrl).origin;
   if (!servers.has(origin)) {
     if (servers.size >= 32) servers.clear(); // a Worker has a handful of hostnames; keep the map bounded anyway
