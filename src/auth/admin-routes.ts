@@ -13,7 +13,7 @@ import { AppError, invalidParameter, permissionDenied, toAppError } from "../err
 import { errorResponse } from "../http/responses";
 import { validationError } from "../validation";
 import { reachCovers, SCOPES, scopeAllows, type KeyReach, type Scope } from "../core/tenants/api-keys";
-import { timingSafeEqual } from "../crypto";
+import { secretEquals } from "../crypto";
 import { grantAdminRoutes } from "../oauth/admin-grant-routes";
 import { revokeGrantsOfKey } from "../oauth/key-grants";
 import { presentedKey } from "./middleware";
@@ -43,7 +43,7 @@ const keyBody = z.object({
 const authenticateAdmin: MiddlewareHandler<AdminBindings> = async (c, next) => {
   const presented = presentedKey(c.req.raw.headers);
   const adminToken = c.env.ADMIN_TOKEN;
-  if (presented && adminToken && timingSafeEqual(presented, adminToken)) {
+  if (presented && adminToken && (await secretEquals(presented, adminToken))) {
     c.set("principal", { kind: "operator" });
     return next();
   }
