@@ -45,7 +45,8 @@ export function buildServices(env: Env, shard: D1Database, waitUntil: (promise: 
       if (config.summarizer === "extractive") return extractive;
       return new WorkersAiSummarizer(env.AI, config.summaryModel, extractive, (text, limit) => truncateToTokens(text, limit, counter)?.content ?? "");
     },
-    waitUntil,
+    // Work after the response (counters, cache writes) may fail like any call; it is logged, never an unhandled rejection.
+    waitUntil: (promise) => waitUntil(promise.catch((error) => console.error("background work after the response failed", error))),
   };
 }
 
