@@ -3,6 +3,7 @@
 // the suites through its public tools, printing figures. Not a timed test: nothing here passes or fails.
 import { runCalls } from "./calls.mjs";
 import { runCapacity } from "./capacity.mjs";
+import { runChaos } from "./chaos.mjs";
 import { runOwnership } from "./ownership.mjs";
 import { runRealText } from "./real-text.mjs";
 import { runContext } from "./context.mjs";
@@ -16,7 +17,7 @@ import { runScale } from "./scale.mjs";
 import { runTokenizer } from "./tokenizer.mjs";
 import { newTenant, startWorker } from "./worker.mjs";
 
-const SUITES = { locomo: runLocomo, stages: runStages, msmarco: runMsmarco, scale: runScale, growth: runGrowth, context: runContext, graph: runGraph, gc: runGc, tokenizer: runTokenizer, ingest: runIngest, calls: runCalls, capacity: runCapacity, ownership: runOwnership, "real-text": runRealText };
+const SUITES = { locomo: runLocomo, stages: runStages, msmarco: runMsmarco, scale: runScale, growth: runGrowth, context: runContext, graph: runGraph, gc: runGc, tokenizer: runTokenizer, ingest: runIngest, calls: runCalls, capacity: runCapacity, ownership: runOwnership, "real-text": runRealText, chaos: runChaos };
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(SUITES);
 for (const name of chosen) if (!SUITES[name]) throw new Error(`unknown suite '${name}' (have: ${Object.keys(SUITES).join(", ")})`);
 
@@ -26,10 +27,20 @@ const restart = async () => {
   await worker.stop();
   worker = await startWorker();
 };
+/** For a suite that runs servers of its own (chaos): the shared one stops, and starts afresh after the suite. */
+let released = false;
+const release = async () => {
+  await worker.stop();
+  released = true;
+};
 try {
   for (const name of chosen) {
     const started = performance.now();
-    const lines = await SUITES[name](newTenant, { restart });
+    const lines = await SUITES[name](newTenant, { restart, release });
+    if (released) {
+      worker = await startWorker();
+      released = false;
+    }
     console.log(`\n${lines.join("\n")}\n  (${name}: ${((performance.now() - started) / 1000).toFixed(0)} s)`);
   }
 } finally {

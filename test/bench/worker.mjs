@@ -12,27 +12,41 @@ const WRANGLER = "node_modules/wrangler/bin/wrangler.js";
 export const BASE = `http://127.0.0.1:${PORT}`;
 export const ADMIN_TOKEN = "bench-admin-token";
 
-export async function startWorker() {
-  rmSync(DIR, { recursive: true, force: true });
+/**
+ * Starts wrangler dev on the bench port. `fresh` (the default) starts from empty state; `vars` adds settings (FAULTS,
+ * say); `testScheduled` opens wrangler's /__scheduled route so a suite can fire the crons. `kill()` ends the whole
+ * process group with SIGKILL, as a crash would: nothing gets to finish.
+ */
+export async function startWorker({ fresh = true, vars = {}, testScheduled = false } = {}) {
+  if (fresh) rmSync(DIR, { recursive: true, force: true });
   mkdirSync(DIR, { recursive: true });
   // HYBRID_VECTOR_WEIGHT, SEARCH_STAGES and AUTO_SUMMARIZE from the caller's environment let one compare
   // fusion weights, search stages, and ingest with or without auto-summarize.
   const passed = ["HYBRID_VECTOR_WEIGHT", "SEARCH_STAGES", "AUTO_SUMMARIZE"].flatMap((name) => (process.env[name] !== undefined ? [`${name}=${process.env[name]}\n`] : [])).join("");
-  writeFileSync(VARS, `ADMIN_TOKEN=${ADMIN_TOKEN}\nEMBEDDER=local\nVECTOR_INDEX=local\nEMBEDDING_DIMENSIONS=256\n${passed}`);
+  const extra = Object.entries(vars).map(([name, value]) => `${name}=${value}\n`).join("");
+  writeFileSync(VARS, `ADMIN_TOKEN=${ADMIN_TOKEN}\nEMBEDDER=local\nVECTOR_INDEX=local\nEMBEDDING_DIMENSIONS=256\n${passed}${extra}`);
   await migrateAll({ persistTo: STATE, quiet: true });
   const child = spawn(
     process.execPath,
-    [WRANGLER, "dev", "--local", "--port", String(PORT), "--persist-to", STATE, "--env-file", VARS, "--log-level", "error", "--show-interactive-dev-session=false"],
-    { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, CI: "true" } },
+    [WRANGLER, "dev", "--local", "--port", String(PORT), "--persist-to", STATE, "--env-file", VARS, "--log-level", "error", "--show-interactive-dev-session=false", ...(testScheduled ? ["--test-scheduled"] : [])],
+    { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, CI: "true" }, detached: true },
   );
   for (let i = 0; i < 120; i++) {
     try {
-      if ((await fetch(`${BASE}/health`)).ok) return { stop: () => stopChild(child) };
+      if ((await fetch(`${BASE}/health`)).ok) return { stop: () => stopChild(child), kill: () => killGroup(child) };
     } catch {}
     await sleep(500);
   }
   child.kill("SIGTERM");
   throw new Error("worker did not start");
+}
+
+/** SIGKILL to wrangler and workerd at once; resolves when the port is free. */
+async function killGroup(child) {
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  process.kill(-child.pid, "SIGKILL");
+  await exited;
+  await stopChild(child);
 }
 
 /** Resolves once wrangler has exited and the port no longer answers, so a restart can bind it. */
