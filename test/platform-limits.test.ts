@@ -9,7 +9,7 @@ import { checkedD1 } from "../src/db/checked-d1";
 import { withQueryBudget } from "../src/db/invocation-queries";
 import worker from "../src/index";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { newTenant } from "./helpers";
+import { admin, newTenant } from "./helpers";
 import { buildServices } from "../src/services";
 import { LocalEmbedder } from "../src/adapters/local-embedder";
 import { LocalVectorIndex } from "../src/adapters/local-vector-index";
@@ -203,5 +203,30 @@ describe("Vectorize: topK", () => {
       expect((await index.queryMany(tenant, [query], { topK: 150 }))[0]!.length).toBe(100);
       expect((await index.query(tenant, query, { topK: 7 })).length).toBe(7);
     }
+  });
+});
+
+describe("Vectorize: ids and namespaces of at most 64 bytes, metadata of at most 10 KiB", () => {
+  it("the longest tenant id the admin API takes fits a vector id with the largest chunk id; one more character is refused", async () => {
+    const longest = "t".repeat(40);
+    const embedder = new LocalEmbedder(64);
+    const values = (await embedder.embed(["harbour cranes"]))[0]!;
+    const fake = new FakeVectorize(64);
+    const vectorize = new VectorizeVectorIndex(fake as unknown as Vectorize, 64, env.SHARD_0!);
+    await vectorize.upsert(longest, [{ chunkId: Number.MAX_SAFE_INTEGER, itemId: "i", project: "p".repeat(200), kind: "memory", type: "note", values }]);
+    expect(fake.vectors.size).toBe(1);
+    // What a longer tenant id would have met in production:
+    await expect(vectorize.upsert("t".repeat(48), [{ chunkId: Number.MAX_SAFE_INTEGER, itemId: "i", project: "p", kind: "memory", type: "note", values }])).rejects.toThrow("id longer than 64 bytes");
+    const refused = await admin("POST", "/tenants", { name: "long id", tenant_id: "t".repeat(41) });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain("3-40 letters");
+    expect((await admin("POST", "/tenants", { name: "longest id", tenant_id: `${Date.now()}`.padEnd(40, "x") })).status).toBe(201);
+  });
+
+  it("the fake refuses a namespace over 64 bytes and metadata over 10 KiB, as Vectorize does", async () => {
+    const fake = new FakeVectorize(2);
+    await expect(fake.upsert([{ id: "a", namespace: "n".repeat(65), values: [1, 0] }])).rejects.toThrow("namespace longer than 64 bytes");
+    await expect(fake.upsert([{ id: "a", values: [1, 0], metadata: { text: "x".repeat(10 * 1024) } }])).rejects.toThrow("metadata over 10 KiB");
+    expect(() => new FakeVectorize(2, Array.from({ length: 11 }, (_, i) => `p${i}`))).toThrow("at most 10 metadata indexes");
   });
 });

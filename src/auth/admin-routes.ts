@@ -29,7 +29,9 @@ export type AdminBindings = { Bindings: Env; Variables: { principal: AdminPrinci
 
 const tenantBody = z.object({
   name: z.string().trim().min(1).max(200),
-  tenant_id: z.string().regex(/^[A-Za-z0-9_-]{3,64}$/, "3-64 letters, digits, '_' or '-'").optional(),
+  // At most 40: a Vectorize vector id is `<tenant>:<chunk id>` and Vectorize takes ids of at most 64 bytes (40 + 1 + a
+  // 16-digit chunk id = 57), and its namespace (the tenant) at most 64.
+  tenant_id: z.string().regex(/^[A-Za-z0-9_-]{3,40}$/, "3-40 letters, digits, '_' or '-'").optional(),
   /** The shard to place it on; by default the one with the least data (placement.ts). */
   shard: z.string().min(1).max(64).optional(),
 });

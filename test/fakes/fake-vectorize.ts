@@ -1,16 +1,30 @@
 /**
- * An in-memory stand-in for the Vectorize binding (V2), enforcing the limits the real one does:
- * topK ≤ 100 without values/metadata and ≤ 20 with them, getByIds ≤ 20 ids, dimensions, namespaces,
- * and equality / $in filters on indexed metadata.
+ * An in-memory stand-in for the Vectorize binding (V2), enforcing the limits the real one does
+ * (developers.cloudflare.com/vectorize/platform/limits): topK ≤ 100 without values/metadata and ≤ 20 with
+ * them, getByIds ≤ 20 ids, 1,000 vectors an upsert, dimensions, ids and namespaces ≤ 64 bytes, metadata ≤ 10 KiB
+ * a vector, at most 10 metadata indexes, equality / $in filters on indexed metadata only. Writes are processed
+ * asynchronously: with `visibleAfterMs`, a vector is found by query and getByIds only that long after its upsert.
  */
 export class FakeVectorize {
-  readonly vectors = new Map<string, { id: string; namespace?: string; values: number[]; metadata: Record<string, unknown> }>();
+  readonly vectors = new Map<string, { id: string; namespace?: string; values: number[]; metadata: Record<string, unknown>; visibleAt: number }>();
   readonly calls: { method: string; args: unknown }[] = [];
 
   constructor(
     readonly dimensions: number,
     readonly indexedMetadata: string[] = ["project"],
-  ) {}
+    readonly options: { visibleAfterMs?: number } = {},
+  ) {
+    if (indexedMetadata.length > 10) throw new Error("VECTOR_INDEX_ERROR: at most 10 metadata indexes");
+  }
+
+  /** Every vector visible at once, as if Vectorize had processed all mutations. */
+  processAll(): void {
+    for (const v of this.vectors.values()) v.visibleAt = 0;
+  }
+
+  private visible(v: { visibleAt: number }): boolean {
+    return v.visibleAt <= Date.now();
+  }
 
   async describe() {
     return { vectorCount: this.vectors.size, dimensions: this.dimensions, processedUpToDatetime: 0, processedUpToMutation: 0 };
@@ -22,7 +36,12 @@ export class FakeVectorize {
     for (const v of vectors) {
       if (v.values.length !== this.dimensions) throw new Error(`VECTOR_UPSERT_ERROR: expected ${this.dimensions} dimensions, got ${v.values.length}`);
       if (new TextEncoder().encode(v.id).length > 64) throw new Error("VECTOR_UPSERT_ERROR: id longer than 64 bytes");
-      this.vectors.set(v.id, { id: v.id, namespace: v.namespace, values: Array.from(v.values), metadata: v.metadata ?? {} });
+      if (v.namespace !== undefined && new TextEncoder().encode(v.namespace).length > 64) throw new Error("VECTOR_UPSERT_ERROR: namespace longer than 64 bytes");
+      if (new TextEncoder().encode(JSON.stringify(v.metadata ?? {})).length > 10 * 1024) throw new Error("VECTOR_UPSERT_ERROR: metadata over 10 KiB");
+    }
+    const visibleAt = Date.now() + (this.options.visibleAfterMs ?? 0);
+    for (const v of vectors) {
+      this.vectors.set(v.id, { id: v.id, namespace: v.namespace, values: Array.from(v.values), metadata: v.metadata ?? {}, visibleAt });
     }
     return { mutationId: crypto.randomUUID() };
   }
@@ -36,7 +55,7 @@ export class FakeVectorize {
       if (!this.indexedMetadata.includes(key)) throw new Error(`VECTOR_QUERY_ERROR: no metadata index on '${key}'`);
     }
     const matches = [...this.vectors.values()]
-      .filter((v) => v.namespace === options.namespace)
+      .filter((v) => this.visible(v) && v.namespace === options.namespace)
       .filter((v) => matchesFilter(v.metadata, options.filter ?? {}))
       .map((v) => ({ id: v.id, score: cosine(vector, v.values), ...(options.returnValues ? { values: v.values } : {}) }))
       .sort((a, b) => b.score - a.score)
@@ -48,7 +67,7 @@ export class FakeVectorize {
     if (ids.length > 20) throw new Error("VECTOR_GET_ERROR: at most 20 ids");
     return ids.flatMap((id) => {
       const v = this.vectors.get(id);
-      return v ? [v] : [];
+      return v && this.visible(v) ? [v] : [];
     });
   }
 
