@@ -188,7 +188,11 @@ export async function runMove(env: ShardBindings & { CONTROL: D1Database }, tena
           await purgePage(source, table, tenantId);
           await save();
         } else {
-          await source.prepare("DELETE FROM tenant_fences WHERE tenant_id = ?").bind(tenantId).run();
+          // The usage row the triggers brought to zeros goes with the fence.
+          await source.batch([
+            source.prepare("DELETE FROM tenant_usage WHERE tenant_id = ?").bind(tenantId),
+            source.prepare("DELETE FROM tenant_fences WHERE tenant_id = ?").bind(tenantId),
+          ]);
           await save({ state: "done", finishedAt: now() });
           return { state: "done", waitMs: 0 };
         }
@@ -227,6 +231,7 @@ async function finishPass(
     return;
   }
   const shown = Object.fromEntries(Object.entries(verified).map(([name, v]) => [name, { rows: v.rows, source: v.source, target: v.target }]));
+  await copyUsage(shardDatabase(env, row.source), shardDatabase(env, row.target), row.tenant_id);
   const switchedAt = now();
   // The switch: the map points at the target only if it still points at the source.
   const switched = await env.CONTROL.prepare("UPDATE tenants SET shard = ? WHERE id = ? AND shard = ? AND deleting_at IS NULL").bind(row.target, row.tenant_id, row.source).run();
@@ -237,6 +242,23 @@ async function finishPass(
   }
   forgetRoutes({ tenantId: row.tenant_id });
   await save({ state: "purging", verified: JSON.stringify(shown), switchedAt });
+}
+
+/**
+ * The tenant's usage row (tenant_usage, kept by triggers on items) as the frozen source has it, written on the
+ * target before the switch. The copy's own inserts moved the target's row too, but not exactly: a page's
+ * INSERT OR REPLACE of a row the target held already counts it again (SQLite runs no delete trigger for a
+ * replaced row), so the row is set rather than trusted. The source's items equal the target's now (verified).
+ */
+async function copyUsage(source: D1Database, target: D1Database, tenantId: string): Promise<void> {
+  const usage = await source.prepare("SELECT items, bytes, pending_jobs FROM tenant_usage WHERE tenant_id = ?").bind(tenantId).first<{ items: number; bytes: number; pending_jobs: number }>();
+  await target
+    .prepare(
+      `INSERT INTO tenant_usage (tenant_id, items, bytes, pending_jobs) VALUES (?1, ?2, ?3, ?4)
+       ON CONFLICT (tenant_id) DO UPDATE SET items = ?2, bytes = ?3, pending_jobs = ?4`,
+    )
+    .bind(tenantId, usage?.items ?? 0, usage?.bytes ?? 0, usage?.pending_jobs ?? 0)
+    .run();
 }
 
 async function fence(db: D1Database, tenantId: string, state: "frozen" | "purging", now: number): Promise<void> {

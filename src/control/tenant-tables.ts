@@ -15,10 +15,16 @@ export interface TenantTable {
   appendOnly: boolean;
 }
 
+/**
+ * Shard tables with a tenant_id that a move does not copy: the fences are the move's own, and tenant_usage is
+ * derived from items by triggers (moves.ts writes the source's row on the target at the switch).
+ */
+export const NOT_MOVED = new Set(["tenant_fences", "tenant_usage"]);
+
 /** Tables whose rows carry tenant_id, read from the drizzle schema, so a new tenant table is moved too. */
 export const TENANT_TABLES_TO_MOVE: readonly TenantTable[] = Object.values(schema)
   .map((table) => getTableConfig(table as SQLiteTable))
-  .filter((config) => config.name !== "tenant_fences" && config.columns.some((c) => c.name === "tenant_id"))
+  .filter((config) => !NOT_MOVED.has(config.name) && config.columns.some((c) => c.name === "tenant_id"))
   .map((config) => {
     const composite = config.primaryKeys[0]?.columns.map((c) => c.name);
     const key = (composite ?? config.columns.filter((c) => c.primary).map((c) => c.name)).filter((name) => name !== "tenant_id");

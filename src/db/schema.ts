@@ -356,3 +356,18 @@ export const tenantFences = sqliteTable("tenant_fences", {
   state: text("state").notNull(),
   since: integer("since").notNull(),
 });
+
+/**
+ * What each tenant stores on this shard, one row a tenant, kept by triggers on items (migrations/shard/0013): the
+ * items, the UTF-8 bytes of their content, and those not embedded yet (embedded_at IS NULL: the tenant's
+ * background backlog). A write reads its tenant's row in the batch of reads it makes anyway, so quotas cost no
+ * COUNT(*) and no round trip (src/core/tenants/quotas.ts). Derived, so a move does not copy it as a table (the
+ * copy's INSERT OR REPLACE would count a replaced row twice): the switch writes the frozen source's row on the
+ * target and the purge deletes it (src/control/moves.ts).
+ */
+export const tenantUsage = sqliteTable("tenant_usage", {
+  tenantId: text("tenant_id").primaryKey(),
+  items: integer("items").notNull().default(0),
+  bytes: integer("bytes").notNull().default(0),
+  pendingJobs: integer("pending_jobs").notNull().default(0),
+});

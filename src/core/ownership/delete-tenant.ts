@@ -32,6 +32,8 @@ export const TENANT_TABLES = [
   "local_vectors",
   "vector_ids",
   "project_deletions",
+  // Last: the triggers have brought it to zeros as the items went.
+  "tenant_usage",
 ] as const;
 
 /** Revokes a deleted key's OAuth grants (src/oauth/key-grants.ts); passed in, as core does not know OAuth. */
