@@ -47,7 +47,30 @@ export interface Config {
   searchStages: ReadonlySet<SearchStage>;
   /** Search's rerank stage (RERANK_MODEL, e.g. @cf/baai/bge-reranker-base): the best `candidates` fused hits are reordered; null = off. */
   rerank: { model: string; candidates: number } | null;
+  /** The deployment's tenant quotas (TENANT_MAX_ITEMS, ...; src/core/tenants/quotas.ts); an operator overrides them per tenant. */
+  quotas: QuotaDefaults;
 }
+
+/** The tenant quotas, by the names the admin API and errors use (docs/limits.md "Tenant quotas"). */
+export const QUOTA_NAMES = ["max_items", "max_bytes", "max_pending_jobs", "calls_per_minute"] as const;
+export type QuotaName = (typeof QUOTA_NAMES)[number];
+/** An operator's per-tenant overrides (CONTROL tenants.quotas): a limit, or "unlimited" to lift the quota for the tenant. */
+export type QuotaOverrides = Partial<Record<QuotaName, number | "unlimited">>;
+
+/** Defaults for every tenant; null = no limit. calls_per_minute is TENANT_RATE_LIMITER's limit: the default and the ceiling. */
+export interface QuotaDefaults {
+  max_items: number | null;
+  max_bytes: number | null;
+  max_pending_jobs: number | null;
+  calls_per_minute: number;
+}
+
+/**
+ * Generous defaults: one tenant may hold ~10 % of a 10 GB shard (docs/scaling.md: ~1.3 KB of D1 per short item,
+ * content stored ~2.5 times with its chunk and keyword index), queue one maximal import (50 MB, ~100k memories)
+ * for embedding, and make 50 calls a second, about a quarter of what a shard serves (~215 calls/s of agent mix).
+ */
+export const DEFAULT_QUOTAS: QuotaDefaults = { max_items: 1_000_000, max_bytes: 1_000_000_000, max_pending_jobs: 100_000, calls_per_minute: 3_000 };
 
 /**
  * The production embedder: of Workers AI's embedding models the best at retrieval (MTEB English v2
@@ -106,7 +129,26 @@ export function readConfig(env: Env): Config {
     summaryModel: env.SUMMARY_MODEL || "@cf/meta/llama-3.1-8b-instruct",
     searchStages: searchStages(env.SEARCH_STAGES),
     rerank: env.RERANK_MODEL ? { model: env.RERANK_MODEL, candidates: Math.min(100, positiveInt(env.RERANK_CANDIDATES, 20)) } : null,
+    quotas: {
+      max_items: quota(env.TENANT_MAX_ITEMS, DEFAULT_QUOTAS.max_items, "TENANT_MAX_ITEMS"),
+      max_bytes: quota(env.TENANT_MAX_BYTES, DEFAULT_QUOTAS.max_bytes, "TENANT_MAX_BYTES"),
+      max_pending_jobs: quota(env.TENANT_MAX_PENDING_JOBS, DEFAULT_QUOTAS.max_pending_jobs, "TENANT_MAX_PENDING_JOBS"),
+      // The binding's limit can only be read from wrangler.toml, so the Worker is told it; per-tenant limits are charged against it.
+      calls_per_minute: quota(env.TENANT_CALLS_PER_MINUTE, DEFAULT_QUOTAS.calls_per_minute, "TENANT_CALLS_PER_MINUTE", false)!,
+    },
   };
+}
+
+/** A quota's default: unset, empty or 0 = the built-in default; "unlimited" = none (when allowed); else a whole number. */
+function quota(value: string | undefined, fallback: number | null, name: string, mayBeUnlimited = true): number | null {
+  const v = value?.trim() ?? "";
+  if (v === "" || v === "0") return fallback;
+  if (mayBeUnlimited && v.toLowerCase() === "unlimited") return null;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) {
+    throw new Error(`Configuration error: ${name} '${value}' is not a whole number ≥ 0 (0 = the default${mayBeUnlimited ? ', "unlimited" = no limit' : ""})`);
+  }
+  return n;
 }
 
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], name: string): T {

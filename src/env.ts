@@ -13,6 +13,8 @@ export interface Env {
   /** Tool calls on their way to the usage log (src/jobs/usage-consumer.ts). */
   USAGE: Queue<UsageMessage>;
   RATE_LIMITER: RateLimit;
+  /** Tool calls per tenant across its keys (src/auth/middleware.ts); absent in older deployments, which then skip it. */
+  TENANT_RATE_LIMITER?: RateLimit;
   VECTORIZE: Vectorize;
   AI: Ai;
   /** Static assets: the tokenizer's prebuilt rank tables (assets/tokenizer). */
@@ -57,4 +59,10 @@ export interface Env {
   LLM_MEMORY_TOKEN_BUFFER_RATIO?: string;
   LLM_MEMORY_GRAPH_MAX_DEPTH?: string;
   LLM_MEMORY_GRAPH_MAX_RESULTS?: string;
+  /** Tenant quotas' defaults (src/config.ts, docs/configuration.md). */
+  TENANT_MAX_ITEMS?: string;
+  TENANT_MAX_BYTES?: string;
+  TENANT_MAX_PENDING_JOBS?: string;
+  /** TENANT_RATE_LIMITER's limit in wrangler.toml (the Worker cannot read a binding's settings). */
+  TENANT_CALLS_PER_MINUTE?: string;
 }

@@ -62,5 +62,5 @@ async function scopeFor(c: Context<AdminBindings>, project: string | undefined) 
   const tenant = await getTenant(openControl(c.env.CONTROL), tenantId).catch(() => null);
   if (!tenant) throw notFound(`No tenant '${tenantId}'`, { tenant_id: tenantId });
   if (tenant.deleting_since) throw new AppError("CONFLICT", `Tenant '${tenantId}' is being deleted`, { tenant_id: tenantId });
-  return tenantScope(shardDatabase(c.env, tenant.shard), tenantId, reach);
+  return tenantScope(shardDatabase(c.env, tenant.shard), tenantId, reach, tenant.quota_overrides ?? null);
 }

@@ -1,9 +1,11 @@
-import { and, desc, eq, isNull, type SQL } from "drizzle-orm";
+import { and, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { generateApiKey, hashApiKey, type Scope } from "../core/tenants/api-keys";
 import { randomId } from "../crypto";
 import type { ControlDatabase } from "./control-db";
 import { apiKeys, tenants } from "../db/control-schema";
 import { AppError, notFound } from "../errors";
+import type { QuotaOverrides } from "../config";
+import { parseQuotaOverrides } from "../core/tenants/quotas";
 
 export interface Tenant {
   tenant_id: string;
@@ -13,6 +15,8 @@ export interface Tenant {
   shard: string;
   /** Set while the tenant is being deleted (DELETE /admin/tenants/:tenant). */
   deleting_since?: string;
+  /** The operator's quota overrides (PATCH /admin/tenants/:tenant); absent = the deployment's defaults. */
+  quota_overrides?: QuotaOverrides;
 }
 
 export interface ApiKeyInfo {
@@ -36,6 +40,8 @@ export interface AuthenticatedKey {
   lastUsedAt: number | null;
   /** The tenant's data shard when the key was read (the routing cache keeps it for ROUTE_TTL_MS). */
   shard: string;
+  /** The tenant's quota overrides, read with the key (so cached with its route: no control round trip per write). */
+  quotas: QuotaOverrides | null;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -61,8 +67,31 @@ export async function getTenant(db: ControlDatabase, tenantId: string): Promise<
   return toTenant(row);
 }
 
-function toTenant(t: typeof tenants.$inferSelect): Tenant {
-  return { tenant_id: t.id, name: t.name, created_at: iso(t.createdAt)!, shard: t.shard, ...(t.deletingAt === null ? {} : { deleting_since: iso(t.deletingAt)! }) };
+function toTenant(t: Omit<typeof tenants.$inferSelect, "quotas"> & { quotas?: string | null }): Tenant {
+  const quotas = parseQuotaOverrides(t.quotas ?? null);
+  return {
+    tenant_id: t.id,
+    name: t.name,
+    created_at: iso(t.createdAt)!,
+    shard: t.shard,
+    ...(t.deletingAt === null ? {} : { deleting_since: iso(t.deletingAt)! }),
+    ...(quotas === null ? {} : { quota_overrides: quotas }),
+  };
+}
+
+/**
+ * Sets or clears a tenant's quota overrides as a JSON merge patch, in one statement: a value sets the override,
+ * null removes it (the default applies again), a quota left out keeps its override. NOT_FOUND for no such tenant.
+ */
+export async function patchTenantQuotas(db: ControlDatabase, tenantId: string, patch: Record<string, number | "unlimited" | null>): Promise<Tenant> {
+  const row = await db
+    .update(tenants)
+    .set({ quotas: sql`NULLIF(json_patch(COALESCE(${tenants.quotas}, '{}'), ${JSON.stringify(patch)}), '{}')` })
+    .where(eq(tenants.id, tenantId))
+    .returning()
+    .get();
+  if (!row) throw notFound(`Tenant '${tenantId}' does not exist`, { tenant_id: tenantId });
+  return toTenant(row);
 }
 
 export async function createApiKey(
@@ -128,7 +157,7 @@ export function findActiveKeyById(db: ControlDatabase, keyId: string): Promise<A
 /** One control round trip: the key and its tenant's shard (a tenant being deleted has no active key). */
 async function activeKeyWhere(db: ControlDatabase, condition: SQL): Promise<AuthenticatedKey | null> {
   const row = await db
-    .select({ key: apiKeys, shard: tenants.shard })
+    .select({ key: apiKeys, shard: tenants.shard, quotas: tenants.quotas })
     .from(apiKeys)
     .innerJoin(tenants, eq(tenants.id, apiKeys.tenantId))
     .where(and(condition, isNull(apiKeys.revokedAt), isNull(tenants.deletingAt)))
@@ -141,6 +170,7 @@ async function activeKeyWhere(db: ControlDatabase, condition: SQL): Promise<Auth
     projects: row.key.projects === null ? null : (JSON.parse(row.key.projects) as string[]),
     lastUsedAt: row.key.lastUsedAt,
     shard: row.shard,
+    quotas: parseQuotaOverrides(row.quotas),
   };
 }
 

@@ -17,6 +17,12 @@ export const tenants = sqliteTable(
     deletingAt: integer("deleting_at"),
     /** The data shard (its binding name, e.g. SHARD_0) that holds everything the tenant stores. */
     shard: text("shard").notNull(),
+    /**
+     * JSON: the operator's per-tenant quota overrides ({"max_items": 5000, "calls_per_minute": "unlimited", ...});
+     * NULL = the deployment's defaults (src/config.ts, src/core/tenants/quotas.ts). Read with the tenant's keys, so
+     * the routing cache carries it and a write pays no control round trip.
+     */
+    quotas: text("quotas"),
   },
   (t) => [index("tenants_shard").on(t.shard)],
 );

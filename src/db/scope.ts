@@ -1,6 +1,7 @@
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
 import * as schema from "./schema";
 import { countedD1, type RoundTripCounter } from "./counted-d1";
+import type { QuotaOverrides } from "../config";
 
 export type Database = DrizzleD1Database<typeof schema>;
 
@@ -25,18 +26,24 @@ export interface TenantScope {
   readonly db: Database;
   /** Raw D1 for statements drizzle cannot express (FTS5 MATCH, vector blobs). */
   readonly d1: D1Database;
+  /**
+   * The operator's quota overrides for the tenant, as its route carried them (null: none, or not known to this
+   * entry point); writes check them over the deployment's defaults (src/core/tenants/quotas.ts).
+   */
+  readonly quotas: QuotaOverrides | null;
 }
 
-export function tenantScope(d1: D1Database, tenantId: string, projects: readonly string[] | null = null): TenantScope {
-  return scopeOver(d1, tenantId, projects);
+export function tenantScope(d1: D1Database, tenantId: string, projects: readonly string[] | null = null, quotas: QuotaOverrides | null = null): TenantScope {
+  return scopeOver(d1, tenantId, projects, quotas);
 }
 
 /** A scope whose drizzle database is opened at its first use (opening one builds the schema's relational config). */
-function scopeOver(d1: D1Database, tenantId: string, projects: readonly string[] | null): TenantScope {
+function scopeOver(d1: D1Database, tenantId: string, projects: readonly string[] | null, quotas: QuotaOverrides | null): TenantScope {
   let db: Database | undefined;
   return {
     tenantId,
     projects,
+    quotas,
     d1,
     get db() {
       return (db ??= openDatabase(d1));
@@ -68,5 +75,5 @@ export function scopeAllowsProject(scope: TenantScope, project: string): boolean
 
 /** The same scope, its D1 round trips counted (the usage log records them per tool call). */
 export function countedScope(scope: TenantScope, counter: RoundTripCounter): TenantScope {
-  return scopeOver(countedD1(scope.d1, counter), scope.tenantId, scope.projects);
+  return scopeOver(countedD1(scope.d1, counter), scope.tenantId, scope.projects, scope.quotas);
 }

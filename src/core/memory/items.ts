@@ -11,6 +11,7 @@ import { chunkText } from "./chunking";
 import { needsSummary } from "../conversations/conversations";
 import { countKeywordChunks, keywordRow } from "./keyword-index";
 import { MAX_ITEM_CHARS, type ItemKind, type ItemType, type Tier } from "./item-types";
+import { checkStorageQuotas, limitsStorage, NO_USAGE, tenantLimits, usageOf, usageStatement, utf8Bytes, type TenantUsage } from "../tenants/quotas";
 
 export interface NewItem {
   project: string;
@@ -91,7 +92,8 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
   const counter = await services.tokens();
   const now = Date.now();
   const hashes = await Promise.all(given.map((item) => sha256Hex(item.content)));
-  const { existing, previousTurn, conversationProjects } = await readBeforeWrite(scope, given, hashes);
+  const limits = tenantLimits(services.config.quotas, scope.quotas);
+  const { existing, previousTurn, conversationProjects, usage } = await readBeforeWrite(scope, given, hashes, limitsStorage(limits));
   // A message that joins its conversation's project learns it from the same read, then passes the same check.
   const inputs = given.map((item) => {
     if (!item.projectFromConversation) return item;
@@ -111,6 +113,7 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
   const supersedeStatements = new Map<number, number>();
   let keywordChunks = 0;
   let keywordTokens = 0;
+  let newBytes = 0;
   inputs.forEach((item, i) => {
     const hash = hashes[i]!;
     const dedupeKey = `${item.project}\u0000${item.key ?? ""}\u0000${hash}`;
@@ -147,8 +150,11 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
       chunkRows.push({ itemId: id, index, content: chunk.content, context, tokens: chunk.tokens, ftsContent: indexed.content, ftsContext: indexed.context, ftsTokens: indexed.tokens });
     });
     newIds.push(id);
+    newBytes += utf8Bytes(item.content);
     results.push({ id, duplicateOf: null, project: item.project, tokens, chunkCount: chunks.length, createdAt, superseded: [] });
   });
+  // Before anything is written: a call that would take the tenant past a quota writes nothing (duplicates add nothing).
+  checkStorageQuotas(limits, usage, { items: newIds.length, bytes: newBytes });
 
   if (newIds.length > 0) {
     // Keyed items (each superseding before its insert) first, then the rest in one statement per group.
@@ -197,15 +203,16 @@ export function chunkContext(item: NewItem, previousTurn: string | undefined): s
 
 /**
  * What a write needs to know first, in one round trip: items that already hold the same content (for
- * dedupe; messages are exempt) and the latest message of each conversation the inputs append to. A
- * conversation belongs to one project: a message for a conversation of another project is refused
- * before anything is written.
+ * dedupe; messages are exempt), the latest message of each conversation the inputs append to, and the
+ * tenant's usage for its quotas (`withUsage`). A conversation belongs to one project: a message for a
+ * conversation of another project is refused before anything is written.
  */
 async function readBeforeWrite(
   scope: TenantScope,
   inputs: NewItem[],
   hashes: string[],
-): Promise<{ existing: Map<string, string>; previousTurn: Map<string, string>; conversationProjects: Map<string, string> }> {
+  withUsage: boolean,
+): Promise<{ existing: Map<string, string>; previousTurn: Map<string, string>; conversationProjects: Map<string, string>; usage: TenantUsage }> {
   const projectOf = new Map<string, string>();
   for (const item of inputs) {
     if (!item.conversationId || item.projectFromConversation) continue;
@@ -236,10 +243,12 @@ async function readBeforeWrite(
         .bind(scope.tenantId, JSON.stringify(wantedProjects), JSON.stringify(wanted)),
     );
   }
+  // Last, so the other results keep their places; it rides in the same batch (no round trip of its own).
+  const usageAt = withUsage ? statements.push(usageStatement(scope.d1, scope.tenantId)) - 1 : -1;
   const existing = new Map<string, string>();
   const previousTurn = new Map<string, string>();
   const conversationProjects = new Map<string, string>();
-  if (statements.length === 0) return { existing, previousTurn, conversationProjects };
+  if (statements.length === 0) return { existing, previousTurn, conversationProjects, usage: NO_USAGE };
   const results = await scope.d1.batch<Record<string, string | null>>(statements);
   conversations.forEach((conversationId, i) => {
     const row = results[i]!.results[0] as { project: string; content: string | null } | undefined;
@@ -254,7 +263,7 @@ async function readBeforeWrite(
       existing.set(`${row.project}\u0000${row.key ?? ""}\u0000${row.content_hash}`, row.id);
     }
   }
-  return { existing, previousTurn, conversationProjects };
+  return { existing, previousTurn, conversationProjects, usage: usageAt >= 0 ? usageOf(results[usageAt]) : NO_USAGE };
 }
 
 function conversationConflict(conversationId: string): AppError {

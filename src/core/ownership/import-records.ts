@@ -8,6 +8,7 @@ import { insertChunkRows, type ChunkRow } from "../memory/chunk-rows";
 import { chunkContext, queueEmbedding } from "../memory/items";
 import { countKeywordChunks, keywordRow } from "../memory/keyword-index";
 import type { ImportRecords, ItemRecord } from "./import-lines";
+import { checkStorageQuotas, limitsStorage, NO_USAGE, tenantLimits, usageOf, usageStatement, utf8Bytes, type TenantUsage } from "../tenants/quotas";
 
 /** Items per D1 batch (their chunks and keyword rows travel as JSON arrays). */
 const ITEMS_PER_BATCH = 200;
@@ -33,7 +34,9 @@ export async function importedIdMaker(tenantId: string): Promise<(id: string) =>
  * Writes validated records (import-lines) into the scope's tenant: items are chunked, counted with
  * this deployment's encoding, keyword-indexed and queued for embedding; conversations get their counts
  * from their messages; rows already there (same id) are skipped. `project` moves everything into one
- * project. A project-limited caller may only import into its projects.
+ * project. A project-limited caller may only import into its projects. Every read comes first (which items
+ * are new), then the tenant's quotas are checked against what the file adds: an import that would take the
+ * tenant past one writes nothing.
  */
 export async function importRecords(scope: TenantScope, services: Services, records: ImportRecords, project?: string): Promise<ImportSummary> {
   const projectOf = (p: string) => project ?? p;
@@ -67,6 +70,16 @@ export async function importRecords(scope: TenantScope, services: Services, reco
         throw new AppError("CONFLICT", `Conversation '${row.id}' is in project '${row.project}' here; the file puts it in '${wanted}'`, { conversation_id: row.id });
       }
     }
+  }
+
+  // Messages in reading order, so each one's context is the turn before it, as when it was logged.
+  const items = [...records.items].sort(
+    (a, b) => (a.conversation_id ?? "").localeCompare(b.conversation_id ?? "") || (a.position ?? 0) - (b.position ?? 0) || a.created_at - b.created_at,
+  );
+  const plan = await planItems(scope, items, newId, projectOf, tenantLimits(services.config.quotas, scope.quotas));
+  checkStorageQuotas(plan.limits, plan.usage, { items: plan.adding, bytes: plan.bytes });
+
+  if (conversations.size > 0) {
     const json = JSON.stringify([...conversations.values()].map((c) => [c.id, c.project, c.summarized_count, c.summarized_tokens, c.created_at, c.updated_at]));
     const [inserted] = await scope.d1.batch([
       scope.d1
@@ -79,14 +92,9 @@ export async function importRecords(scope: TenantScope, services: Services, reco
     summary.imported.conversations = inserted!.meta.changes ?? 0;
   }
 
-  // Messages in reading order, so each one's context is the turn before it, as when it was logged.
-  const items = [...records.items].sort(
-    (a, b) => (a.conversation_id ?? "").localeCompare(b.conversation_id ?? "") || (a.position ?? 0) - (b.position ?? 0) || a.created_at - b.created_at,
-  );
   const counter = await services.tokens();
   const previousTurn = new Map<string, string>();
   const written: string[] = [];
-  const storedContent = new Set<string>();
   // Messages without a position (a hand-made file) follow the highest position their conversation has in the file.
   const lastPosition = new Map<string, number>();
   for (const item of items) if (item.conversation_id && item.position !== null) lastPosition.set(item.conversation_id, Math.max(lastPosition.get(item.conversation_id) ?? -1, item.position));
@@ -97,36 +105,20 @@ export async function importRecords(scope: TenantScope, services: Services, reco
   };
   for (let i = 0; i < items.length; i += ITEMS_PER_BATCH) {
     const page = items.slice(i, i + ITEMS_PER_BATCH);
-    const ids = page.map((item) => newId(item.id));
-    const hashes = await Promise.all(page.map((item) => sha256Hex(item.content)));
-    const [byId, byContent] = await scope.d1.batch<Record<string, string | null>>([
-      scope.d1.prepare(`SELECT id FROM items WHERE id ${IN_JSON}`).bind(JSON.stringify(ids)),
-      // Stored content is one item per project (and key): a copy already there is not written again.
-      scope.d1
-        .prepare(
-          `SELECT project, key, content_hash FROM items WHERE tenant_id = ? AND project ${IN_JSON} AND conversation_id IS NULL AND tier <> 'superseded' AND content_hash ${IN_JSON}`,
-        )
-        .bind(scope.tenantId, JSON.stringify([...new Set(page.map((item) => projectOf(item.project)))]), JSON.stringify(hashes)),
-    ]);
-    const present = new Set(byId!.results.map((r) => r.id));
-    for (const r of byContent!.results) storedContent.add(`${r.project}\u0000${r.key ?? ""}\u0000${r.content_hash}`);
     const rows: unknown[] = [];
     const chunkRows: ChunkRow[] = [];
     let keywordTokens = 0;
     for (const [k, item] of page.entries()) {
-      const id = ids[k]!;
+      const id = newId(item.id);
       const context = chunkContext(
         { project: item.project, kind: item.kind, type: item.item_type, content: item.content, conversationId: item.conversation_id, role: item.role, speaker: speakerOf(item), tags: item.tags, filePath: item.file_path },
         item.conversation_id ? previousTurn.get(item.conversation_id) : undefined,
       );
       if (item.conversation_id) previousTurn.set(item.conversation_id, item.content);
-      const content = `${projectOf(item.project)}\u0000${item.key ?? ""}\u0000${hashes[k]}`;
-      const deduplicated = item.conversation_id === null && item.tier !== "superseded";
-      if (present.has(id) || (deduplicated && storedContent.has(content))) {
+      if (!plan.write[i + k]) {
         summary.skipped.items++;
         continue;
       }
-      if (deduplicated) storedContent.add(content);
       const position = item.conversation_id === null ? null : (item.position ?? nextPosition(item.conversation_id));
       const tokens = counter.count(item.content);
       chunkText(item.content, tokens, counter).forEach((chunk, index) => {
@@ -153,7 +145,7 @@ export async function importRecords(scope: TenantScope, services: Services, reco
         item.line_start,
         item.line_end,
         tokens,
-        hashes[k],
+        plan.hashes[i + k],
         item.created_at,
         item.touched_at ?? item.created_at,
         item.key,
@@ -244,6 +236,68 @@ export async function importRecords(scope: TenantScope, services: Services, reco
   summary.skipped.links = records.links.length - summary.imported.links;
   await queueEmbedding(scope, services, written);
   return summary;
+}
+
+/** Which of the sorted items an import writes, and what they add to the tenant's usage. */
+interface ItemPlan {
+  /** Per item: written (true) or skipped (its id, or the same content in its project, is there already). */
+  write: boolean[];
+  hashes: string[];
+  adding: number;
+  bytes: number;
+  limits: ReturnType<typeof tenantLimits>;
+  usage: TenantUsage;
+}
+
+/**
+ * Every read of an import before any write, one batch a page as the writes go (so no more round trips than
+ * reading page by page between writes): ids already there, and content already stored in the same project
+ * (and key), which is not written again. The tenant's usage row rides in the first page's batch. An id or a
+ * content the file holds twice is written once.
+ */
+async function planItems(
+  scope: TenantScope,
+  items: ItemRecord[],
+  newId: (id: string) => string,
+  projectOf: (p: string) => string,
+  limits: ReturnType<typeof tenantLimits>,
+): Promise<ItemPlan> {
+  const plan: ItemPlan = { write: [], hashes: [], adding: 0, bytes: 0, limits, usage: NO_USAGE };
+  const storedContent = new Set<string>();
+  const planned = new Set<string>();
+  for (let i = 0; i < items.length; i += ITEMS_PER_BATCH) {
+    const page = items.slice(i, i + ITEMS_PER_BATCH);
+    const ids = page.map((item) => newId(item.id));
+    const hashes = await Promise.all(page.map((item) => sha256Hex(item.content)));
+    const withUsage = i === 0 && limitsStorage(limits);
+    const [byId, byContent, usage] = await scope.d1.batch<Record<string, string | null>>([
+      scope.d1.prepare(`SELECT id FROM items WHERE id ${IN_JSON}`).bind(JSON.stringify(ids)),
+      // Stored content is one item per project (and key): a copy already there is not written again.
+      scope.d1
+        .prepare(
+          `SELECT project, key, content_hash FROM items WHERE tenant_id = ? AND project ${IN_JSON} AND conversation_id IS NULL AND tier <> 'superseded' AND content_hash ${IN_JSON}`,
+        )
+        .bind(scope.tenantId, JSON.stringify([...new Set(page.map((item) => projectOf(item.project)))]), JSON.stringify(hashes)),
+      ...(withUsage ? [usageStatement(scope.d1, scope.tenantId)] : []),
+    ]);
+    if (withUsage) plan.usage = usageOf(usage);
+    const present = new Set(byId!.results.map((r) => r.id));
+    for (const r of byContent!.results) storedContent.add(`${r.project}\u0000${r.key ?? ""}\u0000${r.content_hash}`);
+    for (const [k, item] of page.entries()) {
+      const content = `${projectOf(item.project)}\u0000${item.key ?? ""}\u0000${hashes[k]}`;
+      const deduplicated = item.conversation_id === null && item.tier !== "superseded";
+      const write = !present.has(ids[k]!) && !planned.has(ids[k]!) && !(deduplicated && storedContent.has(content));
+      if (write) {
+        planned.add(ids[k]!);
+        if (deduplicated) storedContent.add(content);
+        plan.adding++;
+        plan.bytes += utf8Bytes(item.content);
+      }
+      plan.write.push(write);
+      plan.hashes.push(hashes[k]!);
+    }
+  }
+  return plan;
 }
 
 /** A link end as SQL: an item id remapped, a conversation id as is, a chunk ("<item id>#<index>") looked up. */
