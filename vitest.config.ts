@@ -25,8 +25,14 @@ export default defineConfig(async () => {
                   EMBEDDING_DIMENSIONS: "256",
                   // Exercise rank fusion as a semantic embedder would (the lexical default is 0).
                   HYBRID_VECTOR_WEIGHT: "1",
+                  // The tenant limit's binding allows so much that only a tenant with a calls_per_minute override
+                  // meets it (test/quotas.test.ts); TENANT_CALLS_PER_MINUTE tells the Worker the binding's limit.
+                  TENANT_CALLS_PER_MINUTE: "100000",
                 },
-                ratelimits: { RATE_LIMITER: { namespace_id: "1001", simple: { limit: 40, period: 60 } } },
+                ratelimits: {
+                  RATE_LIMITER: { namespace_id: "1001", simple: { limit: 40, period: 60 } },
+                  TENANT_RATE_LIMITER: { namespace_id: "1002", simple: { limit: 100_000, period: 60 } },
+                },
               },
             }),
           ],

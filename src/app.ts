@@ -2,7 +2,7 @@ import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { adminRoutes } from "./auth/admin-routes";
-import { rateLimitPerKey, requireApiKey, requireKeyOrAccessToken, toolCallCharger } from "./auth/middleware";
+import { rateLimit, requireApiKey, requireKeyOrAccessToken, toolCallChargers } from "./auth/middleware";
 import { readConfig } from "./config";
 import { dashboardRoutes } from "./dashboard/routes";
 import { AppError, toAppError } from "./errors";
@@ -51,7 +51,7 @@ const limitBody: MiddlewareHandler<AppBindings> = (c, next) => {
 const authFor = { [MCP_PATH]: requireKeyOrAccessToken, [KEY_ONLY_MCP_PATH]: requireApiKey, "/jsonrpc": requireApiKey };
 for (const [path, authenticate] of Object.entries(authFor)) {
   app.use(path, corsForAllowedOrigins, validateOrigin);
-  app.on(["POST", "GET", "DELETE"], path, authenticate, rateLimitPerKey);
+  app.on(["POST", "GET", "DELETE"], path, authenticate, rateLimit);
   app.post(path, limitBody);
 }
 
@@ -102,7 +102,7 @@ function resolveToolset(c: Context<AppBindings>, fallback: string): Toolset | Re
 }
 
 function toolContext(c: Context<AppBindings>): ToolContext {
-  const charger = toolCallCharger(c.env.RATE_LIMITER, c.get("caller").keyId);
+  const charger = toolCallChargers(c.env, c.get("caller"));
   return {
     scope: c.get("scope"),
     caller: c.get("caller"),

@@ -10,6 +10,10 @@ import type { AppBindings } from "../http/context";
 import { jsonRpcErrorBody } from "../http/responses";
 import { callerForAccessToken } from "../oauth/access-tokens";
 import { oauthChallenge } from "../oauth/authorization-server";
+import { readConfig } from "../config";
+import { callWeight, tenantLimits } from "../core/tenants/quotas";
+import { AppError } from "../errors";
+import type { Env } from "../env";
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 /** When this isolate last recorded each key's use: the routing cache's copy of a key (and an OAuth caller made from it) keeps the old time. */
@@ -56,7 +60,7 @@ function authenticate(acceptAccessTokens: boolean): MiddlewareHandler<AppBinding
     }
     c.set("caller", key);
     const session = openTenantSession(shardDatabase(c.env, key.shard), key.shard, key.tenantId, c.req.header(BOOKMARK_HEADER) ?? null);
-    c.set("scope", tenantScope(session.database, key.tenantId, key.projects));
+    c.set("scope", tenantScope(session.database, key.tenantId, key.projects, key.quotas));
     const now = Date.now();
     const lastUsed = Math.max(key.lastUsedAt ?? 0, touched.get(key.keyId) ?? 0);
     if (now - lastUsed > LAST_USED_RESOLUTION_MS) {
@@ -73,19 +77,20 @@ function authenticate(acceptAccessTokens: boolean): MiddlewareHandler<AppBinding
 
 /**
  * The per-key rate limit counts tool calls, not HTTP requests: the request itself pays for its first
- * tool call (rateLimitPerKey), and the rest of a JSON-RPC batch is charged in one limiter call whose
+ * tool call (rateLimit), and the rest of a JSON-RPC batch is charged in one limiter call whose
  * `delta` is their number. One call, not one per tool call: locally each limiter call is a Durable
  * Object round trip, and 49 of them (serialised there) took 29 ms of a 53 ms batch of log_chat.
  * As the binding decides, a charge is admitted while the key's count is below the limit, so one batch
- * may take the count past it, and every later request waits for the next window.
+ * may take the count past it, and every later request waits for the next window. `weight` units a call:
+ * the tenant limit's way to enforce a tenant's calls_per_minute with one binding (callWeight).
  */
-export function toolCallCharger(limiter: RateLimit, keyId: string): { charge(): Promise<boolean>; reserve(count: number): void } {
+export function toolCallCharger(limiter: RateLimit, keyId: string, weight = 1): { charge(): Promise<boolean>; reserve(count: number): void } {
   let prepaid = 1;
   let batch: { unspent: number; admitted: Promise<boolean> } | null = null;
   return {
     reserve(count) {
       const rest = count - prepaid;
-      batch = rest > 0 ? { unspent: rest, admitted: limiter.limit({ key: keyId, delta: rest }).then((outcome) => outcome.success) } : null;
+      batch = rest > 0 ? { unspent: rest, admitted: limiter.limit({ key: keyId, delta: rest * weight }).then((outcome) => outcome.success) } : null;
     },
     async charge() {
       if (prepaid > 0) {
@@ -96,17 +101,76 @@ export function toolCallCharger(limiter: RateLimit, keyId: string): { charge(): 
         batch.unspent--;
         return batch.admitted;
       }
-      return (await limiter.limit({ key: keyId })).success;
+      return (await limiter.limit(weight === 1 ? { key: keyId } : { key: keyId, delta: weight })).success;
     },
   };
 }
 
-/** Per-key rate limit through the RATE_LIMITER binding: 429 with Retry-After. */
-export const rateLimitPerKey: MiddlewareHandler<AppBindings> = async (c, next) => {
-  const { success } = await c.env.RATE_LIMITER.limit({ key: c.get("caller").keyId });
-  if (!success) {
+/**
+ * The tenant's calls_per_minute on TENANT_RATE_LIMITER, keyed by tenant id, so every key of the tenant spends
+ * from one count: each call costs `weight` units of the binding's limit (TENANT_CALLS_PER_MINUTE), which makes a
+ * lower per-tenant limit with one binding. Null when the deployment has no such binding or the tenant's limit
+ * is lifted ("unlimited").
+ */
+export function tenantCallLimit(env: Env, caller: AuthenticatedKey): { limiter: RateLimit; weight: number; limit: number } | null {
+  const limiter = env.TENANT_RATE_LIMITER;
+  if (!limiter) return null;
+  const defaults = readConfig(env).quotas;
+  const limit = tenantLimits(defaults, caller.quotas).calls_per_minute;
+  return limit === null ? null : { limiter, weight: callWeight(defaults.calls_per_minute, limit), limit };
+}
+
+function keyRateLimited(): AppError {
+  return new AppError("RATE_LIMITED", `Rate limit exceeded for this API key (each tool call counts, batched or not); retry after ${RATE_LIMIT_PERIOD_SECONDS} seconds`, {
+    retry_after_seconds: RATE_LIMIT_PERIOD_SECONDS,
+  });
+}
+
+function tenantRateLimited(limit: number): AppError {
+  return new AppError(
+    "RATE_LIMITED",
+    `Tenant quota exceeded: tool calls per minute (calls_per_minute) is ${limit} for this tenant, across all its API keys (each tool call counts, batched or not); retry after ${RATE_LIMIT_PERIOD_SECONDS} seconds`,
+    { quota: "calls_per_minute", limit, retry_after_seconds: RATE_LIMIT_PERIOD_SECONDS },
+  );
+}
+
+/**
+ * What a request charges for its tool calls: the key's limit and the tenant's, each call on both. The request
+ * has paid its first call in `rateLimit`; `charge` answers null, or the error that refuses the call.
+ */
+export function toolCallChargers(env: Env, caller: AuthenticatedKey): { charge(): Promise<AppError | null>; reserve(count: number): void } {
+  const perKey = toolCallCharger(env.RATE_LIMITER, caller.keyId);
+  const tenant = tenantCallLimit(env, caller);
+  const perTenant = tenant ? toolCallCharger(tenant.limiter, caller.tenantId, tenant.weight) : null;
+  return {
+    reserve(count) {
+      perKey.reserve(count);
+      perTenant?.reserve(count);
+    },
+    async charge() {
+      const [key, own] = await Promise.all([perKey.charge(), perTenant ? perTenant.charge() : true]);
+      return !key ? keyRateLimited() : !own ? tenantRateLimited(tenant!.limit) : null;
+    },
+  };
+}
+
+/** Per-key and per-tenant rate limits (RATE_LIMITER, TENANT_RATE_LIMITER) on the request's first tool call: 429 with Retry-After. */
+export const rateLimit: MiddlewareHandler<AppBindings> = async (c, next) => {
+  const caller = c.get("caller");
+  const tenant = tenantCallLimit(c.env, caller);
+  const [key, own] = await Promise.all([
+    c.env.RATE_LIMITER.limit({ key: caller.keyId }),
+    tenant ? tenant.limiter.limit(tenant.weight === 1 ? { key: caller.tenantId } : { key: caller.tenantId, delta: tenant.weight }) : { success: true },
+  ]);
+  if (!key.success) {
     c.header("Retry-After", String(RATE_LIMIT_PERIOD_SECONDS));
     return c.json(jsonRpcErrorBody(-32029, `Rate limit exceeded for this API key; retry after ${RATE_LIMIT_PERIOD_SECONDS} seconds`), 429);
+  }
+  if (!own.success) {
+    // The per-key shape, naming the tenant's quota (data: {code: RATE_LIMITED, details: {quota, limit, retry_after_seconds}}).
+    const refusal = tenantRateLimited(tenant!.limit);
+    c.header("Retry-After", String(RATE_LIMIT_PERIOD_SECONDS));
+    return c.json(jsonRpcErrorBody(-32029, refusal.message, refusal.toJSON().error), 429);
   }
   await next();
 };

@@ -101,9 +101,8 @@ async function prepareCall(
   }
   try {
     checkToolset(tool, toolset);
-    if (!(await ctx.chargeToolCall())) {
-      throw new AppError("RATE_LIMITED", "Rate limit exceeded for this API key (each tool call counts, batched or not); retry after 60 seconds", { retry_after_seconds: 60 });
-    }
+    const refused = await ctx.chargeToolCall();
+    if (refused) throw refused;
     const required = requiredScope(tool);
     if (!scopeAllows(ctx.caller.scopes, required)) {
       throw permissionDenied(`Tool '${tool.name}' needs a key with the '${required}' scope; this key has: ${ctx.caller.scopes.join(", ")}`, {

@@ -4,6 +4,7 @@ import type { AuthenticatedKey } from "../control/tenants";
 import type { TenantScope } from "../db/scope";
 import { strictInput } from "../validation";
 import type { Services } from "../ports";
+import type { AppError } from "../errors";
 
 /** Tool families. Each is also a toolset a client can enable with `/mcp?toolsets=...`. */
 export const CATEGORIES = ["meta", "memory", "memory_files", "context", "conversation", "graph", "gc"] as const;
@@ -35,8 +36,8 @@ export interface ToolContext {
   services: Services;
   /** Every tool the server has, for list_tool_identifiers. */
   catalog: readonly AnyTool[];
-  /** Spends one unit of the key's rate limit for a tool call; false when the limit is reached. */
-  chargeToolCall(): Promise<boolean>;
+  /** Spends a tool call of the key's and the tenant's rate limits; the error that refuses the call, or null. */
+  chargeToolCall(): Promise<AppError | null>;
   /** Charges the tool calls of a JSON-RPC batch up front, in one limiter call; chargeToolCall then spends them. */
   reserveToolCalls(count: number): void;
 }
