@@ -1,7 +1,9 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { z } from "zod";
-import { createApiKey, createTenant, getApiKey, getTenant, listApiKeys, listTenants, revokeApiKey } from "../control/tenants";
+import { createApiKey, createTenant, getApiKey, getTenant, listApiKeys, listTenants, patchTenantQuotas, revokeApiKey, type Tenant } from "../control/tenants";
 import { tenantStats } from "../core/tenants/tenant-stats";
+import { tenantLimits } from "../core/tenants/quotas";
+import { QUOTA_NAMES, readConfig, type QuotaName } from "../config";
 import { listJobFailures } from "../control/job-failures";
 import { openControl } from "../control/control-db";
 import { placeNewTenant, shardFill } from "../control/placement";
@@ -36,6 +38,11 @@ const tenantBody = z.object({
   shard: z.string().min(1).max(64).optional(),
 });
 const moveBody = z.object({ shard: z.string().min(1).max(64) }).strict();
+/** A quota's override: a whole number > 0, "unlimited", or null / 0 for the deployment's default. */
+const quotaValue = z.union([z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), z.literal("unlimited"), z.null()]);
+const tenantPatchBody = z
+  .object({ quotas: z.object(Object.fromEntries(QUOTA_NAMES.map((name) => [name, quotaValue.optional()])) as Record<QuotaName, z.ZodOptional<typeof quotaValue>>).strict() })
+  .strict();
 const keyBody = z.object({
   name: z.string().trim().min(1).max(200).default("api key"),
   scopes: z.array(z.enum(SCOPES as [string, ...string[]])).min(1).default(["read", "write"]),
@@ -86,6 +93,17 @@ function requireAllProjects(c: Context<AdminBindings>): void {
   if (principal.kind === "tenant" && principal.reach.projects !== null) throw permissionDenied("Tenant-wide figures need an admin key that is not limited to projects");
 }
 
+/** A tenant as the admin API shows one: with the quotas that apply to it (null = unlimited) beside its overrides. */
+function withQuotas(c: Context<AdminBindings>, tenant: Tenant): Tenant & { quotas: ReturnType<typeof tenantLimits> } {
+  return { ...tenant, quotas: limitsOf(c, tenant) };
+}
+
+/** The tenant's limits; calls_per_minute is null (not enforced) in a deployment without TENANT_RATE_LIMITER. */
+function limitsOf(c: Context<AdminBindings>, tenant: Tenant): ReturnType<typeof tenantLimits> {
+  const limits = tenantLimits(readConfig(c.env).quotas, tenant.quota_overrides);
+  return c.env.TENANT_RATE_LIMITER ? limits : { ...limits, calls_per_minute: null };
+}
+
 async function parseBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.output<T>> {
   const raw = await c.req.text();
   let json: unknown = {};
@@ -120,7 +138,26 @@ export const adminRoutes = new Hono<AdminBindings>()
     const tenantId = c.req.param("tenantId");
     requireTenantAccess(c, tenantId);
     const [tenant, move] = await Promise.all([getTenant(openControl(c.env.CONTROL), tenantId), readMove(c.env.CONTROL, tenantId)]);
-    return c.json({ ...tenant, ...(move ? { move: moveView(move) } : {}) });
+    return c.json({ ...withQuotas(c, tenant), ...(move ? { move: moveView(move) } : {}) });
+  })
+  .patch("/tenants/:tenantId", async (c) => {
+    requireOperator(c);
+    const tenantId = c.req.param("tenantId");
+    const body = await parseBody(c, tenantPatchBody);
+    const ceiling = readConfig(c.env).quotas.calls_per_minute;
+    const perMinute = body.quotas.calls_per_minute;
+    if (typeof perMinute === "number" && perMinute > ceiling) {
+      throw invalidParameter(
+        "quotas.calls_per_minute",
+        `calls_per_minute may be at most ${ceiling}, TENANT_RATE_LIMITER's limit (TENANT_CALLS_PER_MINUTE); raise both to allow more, or set "unlimited" to lift the tenant's limit`,
+      );
+    }
+    // 0 means the default, as in the env vars: the override is removed.
+    const patch = Object.fromEntries(Object.entries(body.quotas).map(([name, value]) => [name, value === 0 ? null : value])) as Record<string, number | "unlimited" | null>;
+    const tenant = await patchTenantQuotas(openControl(c.env.CONTROL), tenantId, patch);
+    // This isolate at once; every other within the routing cache's 15 s.
+    forgetRoutes({ tenantId });
+    return c.json(withQuotas(c, tenant));
   })
   .post("/tenants/:tenantId/move", async (c) => {
     requireOperator(c);
@@ -151,7 +188,7 @@ export const adminRoutes = new Hono<AdminBindings>()
     requireTenantAccess(c, tenantId);
     requireAllProjects(c);
     const tenant = await getTenant(openControl(c.env.CONTROL), tenantId);
-    return c.json(await tenantStats(shardDatabase(c.env, tenant.shard), tenantId));
+    return c.json(await tenantStats(shardDatabase(c.env, tenant.shard), tenantId, limitsOf(c, tenant)));
   })
   .get("/shards", async (c) => {
     requireOperator(c);

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { contextUsageStatistics } from "../core/conversations/context-links";
 import { toolConversations } from "../core/conversations/metrics";
 import { usageReport } from "../core/tenants/usage-report";
+import { tenantLimits } from "../core/tenants/quotas";
 import { iso } from "./params";
 import { ANNOTATIONS, defineTool } from "./registry";
 
@@ -48,14 +49,17 @@ export const getToolConversations = defineTool({
   handler: async (input, ctx) => ({ success: true as const, tool_name: input.tool_name, ...(await toolConversations(ctx.scope, input.tool_name, input.limit)) }),
 });
 
+const quotaUsage = z.object({ limit: z.number().int().nullable(), usage: z.number().int() });
+
 export const getUsageReport = defineTool({
   name: "get_usage_report",
   category: "meta",
   title: "Usage report",
   description:
     "Tool calls over time from the usage log, for charts: calls per tool in time buckets (1 hour for a day, 6 hours for a week, " +
-    "1 day for a month), errors and server-side latency p50/p95 per bucket and per tool, and tokens stored per project " +
-    "(stashed tokens included, and counted apart).",
+    "1 day for a month), errors and server-side latency p50/p95 per bucket and per tool, tokens stored per project " +
+    "(stashed tokens included, and counted apart), and the tenant's quotas with its usage of each (a write past max_items, " +
+    "max_bytes or max_pending_jobs is refused with QUOTA_EXCEEDED; calls past calls_per_minute with RATE_LIMITED).",
   input: z.object({ period: z.enum(["day", "week", "month"]).default("day") }),
   output: z.object({
     period: z.string(),
@@ -79,10 +83,18 @@ export const getUsageReport = defineTool({
     ),
     total_calls: z.number().int(),
     projects: z.array(z.object({ project: z.string(), items: z.number().int(), tokens: z.number().int(), stashed_tokens: z.number().int() })),
+    quotas: z
+      .object({
+        max_items: quotaUsage.describe("Items the tenant stores (all projects, superseded versions included)"),
+        max_bytes: quotaUsage.describe("UTF-8 bytes of the tenant's stored content"),
+        max_pending_jobs: quotaUsage.describe("The tenant's items still awaiting embedding"),
+        calls_per_minute: quotaUsage.describe("The tenant's tool calls in the last 60 s, across its keys, as the usage log has them"),
+      })
+      .describe("Each tenant quota: its limit (null = unlimited) and the tenant's usage"),
   }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
-    const report = await usageReport(ctx.scope, input.period);
+    const report = await usageReport(ctx.scope, input.period, tenantLimits(ctx.services.config.quotas, ctx.scope.quotas));
     return {
       period: input.period,
       since: iso(report.since),
@@ -101,6 +113,7 @@ export const getUsageReport = defineTool({
       })),
       total_calls: report.totalCalls,
       projects: report.projects.map((p) => ({ project: p.project, items: p.items, tokens: p.tokens, stashed_tokens: p.stashedTokens })),
+      quotas: report.quotas,
     };
   },
 });

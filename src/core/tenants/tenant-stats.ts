@@ -1,3 +1,5 @@
+import { quotaReport, quotaReportStatements, type QuotaReport, type TenantLimits } from "./quotas";
+
 export interface TenantStats {
   tenant_id: string;
   items: number;
@@ -9,16 +11,19 @@ export interface TenantStats {
   /** Embedded items the auto-link job has not linked yet. */
   pending_links: number;
   tool_calls: number;
+  /** Each quota's limit (null = unlimited) and the tenant's usage (src/core/tenants/quotas.ts). */
+  quotas: QuotaReport;
 }
 
-/** Counts for an operator: what a tenant stores and how far background embedding has got. */
-export async function tenantStats(d1: D1Database, tenantId: string): Promise<TenantStats> {
+/** Counts for an operator: what a tenant stores, how far background embedding has got, and its quotas. */
+export async function tenantStats(d1: D1Database, tenantId: string, limits: TenantLimits): Promise<TenantStats> {
   const count = (sql: string) => d1.prepare(sql).bind(tenantId);
-  const [items, chunks, conversations, calls] = await d1.batch<Record<string, number>>([
+  const [items, chunks, conversations, calls, ...quotas] = await d1.batch<Record<string, number>>([
     count("SELECT COUNT(*) AS items, SUM(tier = 'stashed') AS stashed, SUM(embedded_at IS NULL) AS pending, SUM(linked_at IS NULL) AS unlinked FROM items WHERE tenant_id = ?"),
     count("SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ?"),
     count("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?"),
     count("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?"),
+    ...quotaReportStatements(d1, tenantId),
   ]);
   const row = items!.results[0]!;
   return {
@@ -30,5 +35,6 @@ export async function tenantStats(d1: D1Database, tenantId: string): Promise<Ten
     pending_embeddings: row.pending ?? 0,
     pending_links: row.unlinked ?? 0,
     tool_calls: calls!.results[0]!.n ?? 0,
+    quotas: quotaReport(limits, quotas),
   };
 }

@@ -1,11 +1,13 @@
 import { projectClause, type TenantScope } from "../../db/scope";
+import { quotaReport, quotaReportStatements, type QuotaReport, type TenantLimits } from "./quotas";
 
 /**
  * Usage over time from the usage log, for charts: calls per tool in fixed time buckets, latency
  * percentiles (nearest rank, server-side duration of each call) per bucket and per tool, D1 round trips and
  * the worker's own time per tool, and what each
  * project stores. A project-limited key sees the calls that named one of its projects and its projects'
- * storage only, as get_context_metrics does.
+ * storage only, as get_context_metrics does. The tenant's quotas come with their tenant-wide usage (what a
+ * refused write names to any key).
  */
 
 export type UsagePeriod = "day" | "week" | "month";
@@ -53,6 +55,7 @@ export interface UsageReport {
   tools: ToolUsage[];
   totalCalls: number;
   projects: ProjectStorage[];
+  quotas: QuotaReport;
 }
 
 /** p50 and p95 of `value` by nearest rank over `partition` (rank = ceil(p x n), in integers). */
@@ -66,14 +69,14 @@ const percentiles = (partition: string, where: string, value = "duration_ms") =>
     MAX(CASE WHEN rn = (n * 50 + 99) / 100 THEN d END) AS p50, MAX(CASE WHEN rn = (n * 95 + 99) / 100 THEN d END) AS p95
   FROM ranked GROUP BY k`;
 
-export async function usageReport(scope: TenantScope, period: UsagePeriod, now = Date.now()): Promise<UsageReport> {
+export async function usageReport(scope: TenantScope, period: UsagePeriod, limits: TenantLimits, now = Date.now()): Promise<UsageReport> {
   const { spanMs, bucketMs } = USAGE_PERIODS[period];
   const since = Math.floor((now - spanMs) / bucketMs + 1) * bucketMs;
   const own = projectClause(scope, "project");
   const where = `tenant_id = ? AND started_at >= ?${own.sql}`;
   const bucket = `CAST(started_at / ${bucketMs} AS INTEGER)`;
   const args = [scope.tenantId, since, ...own.params];
-  const [perToolBucket, perBucket, perTool, workerTime, storage] = await scope.d1.batch<Record<string, string | number | null>>([
+  const [perToolBucket, perBucket, perTool, workerTime, storage, ...quotas] = await scope.d1.batch<Record<string, string | number | null>>([
     scope.d1.prepare(`SELECT ${bucket} AS k, tool, COUNT(*) AS n FROM tool_calls WHERE ${where} GROUP BY k, tool`).bind(...args),
     scope.d1.prepare(percentiles(bucket, where)).bind(...args),
     scope.d1.prepare(`${percentiles("tool", where)} ORDER BY n DESC, k`).bind(...args),
@@ -84,6 +87,7 @@ export async function usageReport(scope: TenantScope, period: UsagePeriod, now =
          FROM items WHERE tenant_id = ?${own.sql} GROUP BY project ORDER BY tokens DESC, project`,
       )
       .bind(scope.tenantId, ...own.params),
+    ...quotaReportStatements(scope.d1, scope.tenantId, now),
   ]);
   const buckets = new Map<number, UsageBucket>();
   for (let start = since; start <= now; start += bucketMs) buckets.set(start, { start, calls: {}, errors: 0, p50Ms: null, p95Ms: null });
@@ -118,6 +122,7 @@ export async function usageReport(scope: TenantScope, period: UsagePeriod, now =
     tools,
     totalCalls: tools.reduce((sum, t) => sum + t.calls, 0),
     projects: storage!.results.map((r) => ({ project: r.project as string, items: r.items as number, tokens: r.tokens as number, stashedTokens: r.stashed as number })),
+    quotas: quotaReport(limits, quotas),
   };
 }
 
