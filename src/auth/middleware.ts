@@ -85,23 +85,31 @@ function authenticate(acceptAccessTokens: boolean): MiddlewareHandler<AppBinding
  * the tenant limit's way to enforce a tenant's calls_per_minute with one binding (callWeight).
  */
 export function toolCallCharger(limiter: RateLimit, keyId: string, weight = 1): { charge(): Promise<boolean>; reserve(count: number): void } {
+  return chargerOver(async (count) => (await limiter.limit(count * weight === 1 ? { key: keyId } : { key: keyId, delta: count * weight })).success, true);
+}
+
+/**
+ * Spends a request's tool calls through `chargeCalls(count)`: the first is prepaid (the middleware charged
+ * it), a batch's others are charged together once reserved, and any call past that pays for itself.
+ */
+function chargerOver<T>(chargeCalls: (count: number) => Promise<T>, prepaidOutcome: T): { charge(): Promise<T>; reserve(count: number): void } {
   let prepaid = 1;
-  let batch: { unspent: number; admitted: Promise<boolean> } | null = null;
+  let batch: { unspent: number; outcome: Promise<T> } | null = null;
   return {
     reserve(count) {
       const rest = count - prepaid;
-      batch = rest > 0 ? { unspent: rest, admitted: limiter.limit({ key: keyId, delta: rest * weight }).then((outcome) => outcome.success) } : null;
+      batch = rest > 0 ? { unspent: rest, outcome: chargeCalls(rest) } : null;
     },
     async charge() {
       if (prepaid > 0) {
         prepaid--;
-        return true;
+        return prepaidOutcome;
       }
       if (batch && batch.unspent > 0) {
         batch.unspent--;
-        return batch.admitted;
+        return batch.outcome;
       }
-      return (await limiter.limit(weight === 1 ? { key: keyId } : { key: keyId, delta: weight })).success;
+      return chargeCalls(1);
     },
   };
 }
@@ -135,42 +143,40 @@ function tenantRateLimited(limit: number): AppError {
 }
 
 /**
- * What a request charges for its tool calls: the key's limit and the tenant's, each call on both. The request
- * has paid its first call in `rateLimit`; `charge` answers null, or the error that refuses the call.
+ * Charges `count` tool calls to the key, then, only if the key admitted them, to its tenant: a key over its own
+ * limit spends none of its tenant's, so one runaway client does not lock out the tenant's other keys. Null when
+ * both admit the calls, else the error that refuses them.
+ */
+async function chargeKeyAndTenant(env: Env, caller: AuthenticatedKey, tenant: ReturnType<typeof tenantCallLimit>, count: number): Promise<AppError | null> {
+  const key = await env.RATE_LIMITER.limit(count === 1 ? { key: caller.keyId } : { key: caller.keyId, delta: count });
+  if (!key.success) return keyRateLimited();
+  if (!tenant) return null;
+  const units = count * tenant.weight;
+  const own = await tenant.limiter.limit(units === 1 ? { key: caller.tenantId } : { key: caller.tenantId, delta: units });
+  return own.success ? null : tenantRateLimited(tenant.limit);
+}
+
+/**
+ * What a request charges for its tool calls: each call on the key's limit and the tenant's. The request has
+ * paid its first call in `rateLimit`; `charge` answers null, or the error that refuses the call.
  */
 export function toolCallChargers(env: Env, caller: AuthenticatedKey): { charge(): Promise<AppError | null>; reserve(count: number): void } {
-  const perKey = toolCallCharger(env.RATE_LIMITER, caller.keyId);
   const tenant = tenantCallLimit(env, caller);
-  const perTenant = tenant ? toolCallCharger(tenant.limiter, caller.tenantId, tenant.weight) : null;
-  return {
-    reserve(count) {
-      perKey.reserve(count);
-      perTenant?.reserve(count);
-    },
-    async charge() {
-      const [key, own] = await Promise.all([perKey.charge(), perTenant ? perTenant.charge() : true]);
-      return !key ? keyRateLimited() : !own ? tenantRateLimited(tenant!.limit) : null;
-    },
-  };
+  return chargerOver((count) => chargeKeyAndTenant(env, caller, tenant, count), null);
 }
 
 /** Per-key and per-tenant rate limits (RATE_LIMITER, TENANT_RATE_LIMITER) on the request's first tool call: 429 with Retry-After. */
 export const rateLimit: MiddlewareHandler<AppBindings> = async (c, next) => {
   const caller = c.get("caller");
-  const tenant = tenantCallLimit(c.env, caller);
-  const [key, own] = await Promise.all([
-    c.env.RATE_LIMITER.limit({ key: caller.keyId }),
-    tenant ? tenant.limiter.limit(tenant.weight === 1 ? { key: caller.tenantId } : { key: caller.tenantId, delta: tenant.weight }) : { success: true },
-  ]);
-  if (!key.success) {
+  const refusal = await chargeKeyAndTenant(c.env, caller, tenantCallLimit(c.env, caller), 1);
+  if (refusal) {
     c.header("Retry-After", String(RATE_LIMIT_PERIOD_SECONDS));
-    return c.json(jsonRpcErrorBody(-32029, `Rate limit exceeded for this API key; retry after ${RATE_LIMIT_PERIOD_SECONDS} seconds`), 429);
-  }
-  if (!own.success) {
-    // The per-key shape, naming the tenant's quota (data: {code: RATE_LIMITED, details: {quota, limit, retry_after_seconds}}).
-    const refusal = tenantRateLimited(tenant!.limit);
-    c.header("Retry-After", String(RATE_LIMIT_PERIOD_SECONDS));
-    return c.json(jsonRpcErrorBody(-32029, refusal.message, refusal.toJSON().error), 429);
+    // The tenant's refusal has the per-key shape and names its quota (data: {code, details: {quota, limit, retry_after_seconds}}).
+    const tenant = refusal.details.quota !== undefined;
+    return c.json(
+      jsonRpcErrorBody(-32029, tenant ? refusal.message : `Rate limit exceeded for this API key; retry after ${RATE_LIMIT_PERIOD_SECONDS} seconds`, tenant ? refusal.toJSON().error : undefined),
+      429,
+    );
   }
   await next();
 };
