@@ -1,0 +1,306 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import worker from "../src/index";
+import { PURGE_AFTER_MS, readMove, runMove } from "../src/control/moves";
+import { shardDatabase } from "../src/control/shards";
+import { ADMIN_TOKEN, admin, BASE, call, callTool, jsonrpc, newKey, newTenant, waitForEmbeddings, type RpcResponse, type TestTenant } from "./helpers";
+import { lostQueue } from "./ownership-fixtures";
+
+// Tenant quotas (src/core/tenants/quotas.ts) through the real routes: each is set low for one tenant with the
+// operator's PATCH /admin/tenants/:id (the deployment's defaults are far above what a test writes).
+
+type Quotas = Partial<Record<"max_items" | "max_bytes" | "max_pending_jobs" | "calls_per_minute", number | "unlimited" | null>>;
+
+async function setQuotas(tenantId: string, quotas: Quotas): Promise<any> {
+  const response = await admin("PATCH", `/tenants/${tenantId}`, { quotas });
+  expect(response.status, await response.clone().text()).toBe(200);
+  return response.json();
+}
+
+/** What the shard holds of a tenant, counted (the truth the usage row must equal). */
+async function stored(t: Pick<TestTenant, "tenantId" | "db">): Promise<{ items: number; bytes: number; pending_jobs: number; chunks: number; conversations: number }> {
+  const items = (await t.db
+    .prepare("SELECT COUNT(*) AS items, COALESCE(SUM(length(CAST(content AS BLOB))), 0) AS bytes, COALESCE(SUM(embedded_at IS NULL), 0) AS pending_jobs FROM items WHERE tenant_id = ?")
+    .bind(t.tenantId)
+    .first<{ items: number; bytes: number; pending_jobs: number }>())!;
+  const chunks = (await t.db.prepare("SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ?").bind(t.tenantId).first<number>("n"))!;
+  const conversations = (await t.db.prepare("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?").bind(t.tenantId).first<number>("n"))!;
+  return { ...items, chunks, conversations };
+}
+
+/** The triggers' row for the tenant on a shard (null when there is none). */
+async function usageRow(db: D1Database, tenantId: string) {
+  return db.prepare("SELECT items, bytes, pending_jobs FROM tenant_usage WHERE tenant_id = ?").bind(tenantId).first<{ items: number; bytes: number; pending_jobs: number }>();
+}
+
+function quotaError(response: RpcResponse, quota: string) {
+  expect(response.error, JSON.stringify(response)).toBeDefined();
+  expect(response.error!.code).toBe(-32000);
+  expect(response.error!.data.code).toBe("QUOTA_EXCEEDED");
+  expect(response.error!.data.details.quota).toBe(quota);
+  expect(response.error!.message).toContain(`(${quota})`);
+  return response.error!.data.details;
+}
+
+const memories = (prefix: string, n: number) => ({ memories: Array.from({ length: n }, (_, i) => ({ content: `${prefix} memory number ${i}` })) });
+
+describe("items and bytes stored", () => {
+  it("max_items: under it works, past it the call is refused whole naming the quota, duplicates add nothing, deleting frees it", async () => {
+    const t = await newTenant();
+    expect((await setQuotas(t.tenantId, { max_items: 5 })).quotas).toMatchObject({ max_items: 5 });
+    const first = await call(t.apiKey, "memory_batch_store", memories("alpha", 3));
+    expect(first.stored).toBe(3);
+
+    const before = await stored(t);
+    const refused = await callTool(t.apiKey, "memory_batch_store", memories("beta", 3));
+    expect(quotaError(refused, "max_items")).toEqual({ quota: "max_items", limit: 5, usage: 3, adding: 3, retryable: false });
+    expect(refused.error!.message).toBe(
+      "Tenant quota exceeded: items stored (max_items) is 5; the tenant stores 3 and this call adds 3. Nothing was written; delete items or ask the operator to raise the quota.",
+    );
+    expect(await stored(t)).toEqual(before);
+
+    // Up to the quota exactly; then a log_chat (its conversation included) is refused whole too.
+    expect((await call(t.apiKey, "memory_batch_store", memories("gamma", 2))).stored).toBe(2);
+    const chat = await callTool(t.apiKey, "log_chat", { conversation_id: "c-1", role: "user", content: "one message too many" });
+    expect(quotaError(chat, "max_items")).toMatchObject({ limit: 5, usage: 5, adding: 1 });
+    expect(await stored(t)).toMatchObject({ items: 5, conversations: 0 });
+    // Storing what is there already adds nothing, so it is not refused.
+    expect((await call(t.apiKey, "memory_store", { content: "alpha memory number 0" })).duplicate_of).toBe(first.ids[0]);
+
+    const pruned = await call(t.apiKey, "context_gc_prune", { project_id: "default", segment_ids: first.ids.slice(0, 2), action: "delete", confirm: true });
+    expect(pruned.pruned_segments).toHaveLength(2);
+    expect((await call(t.apiKey, "log_chat", { conversation_id: "c-1", role: "user", content: "room again" })).message_id).toBeTruthy();
+    expect((await stored(t)).items).toBe(4);
+    expect(await usageRow(t.db, t.tenantId)).toEqual({ items: 4, bytes: (await stored(t)).bytes, pending_jobs: (await stored(t)).pending_jobs });
+  });
+
+  it("max_bytes counts the UTF-8 bytes of content, refuses past it and frees on delete; an admin override back to the default lifts it", async () => {
+    const t = await newTenant();
+    await setQuotas(t.tenantId, { max_bytes: 100 });
+    const a = await call(t.apiKey, "memory_store", { content: "é".repeat(30) }); // 60 bytes
+    expect((await usageRow(t.db, t.tenantId))!.bytes).toBe(60);
+    const refused = await callTool(t.apiKey, "memory_store", { content: "x".repeat(41) });
+    expect(quotaError(refused, "max_bytes")).toEqual({ quota: "max_bytes", limit: 100, usage: 60, adding: 41, retryable: false });
+    expect((await stored(t)).items).toBe(1);
+    expect((await call(t.apiKey, "memory_store", { content: "🙂".repeat(10) })).id).toBeTruthy(); // 40 bytes: exactly 100
+    await call(t.apiKey, "context_gc_prune", { project_id: "default", segment_ids: [a.id], action: "delete", confirm: true });
+    expect((await call(t.apiKey, "memory_store", { content: "x".repeat(41) })).id).toBeTruthy();
+    const set = await setQuotas(t.tenantId, { max_bytes: null });
+    expect(set.quota_overrides).toBeUndefined();
+    expect(set.quotas.max_bytes).toBe(1_000_000_000);
+    expect((await call(t.apiKey, "memory_store", { content: "y".repeat(500) })).id).toBeTruthy();
+  });
+
+  it("an import past the quota writes nothing (403, the quota named); one within it is counted", async () => {
+    const t = await newTenant();
+    await setQuotas(t.tenantId, { max_items: 4 });
+    await call(t.apiKey, "memory_store", { content: "already here" });
+    const entities = (n: number, word: string) =>
+      Array.from({ length: n }, (_, i) => JSON.stringify({ type: "entity", name: `${word}${i}`, entityType: "bird", observations: [`${word} ${i} was seen`] })).join("\n") + "\n";
+    const before = await stored(t);
+    const refused = await importBody(t.tenantId, entities(4, "heron"));
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ error: { code: "QUOTA_EXCEEDED", details: { quota: "max_items", limit: 4, usage: 1, adding: 4 } } });
+    expect(await stored(t)).toEqual(before);
+    const ok = await importBody(t.tenantId, entities(3, "crane"));
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as any).imported.items).toBe(3);
+    expect(await usageRow(t.db, t.tenantId)).toMatchObject({ items: 4 });
+    // The same file again adds nothing, so it is not refused at the quota.
+    expect((await importBody(t.tenantId, entities(3, "crane"))).status).toBe(200);
+  });
+});
+
+describe("the job backlog (max_pending_jobs)", () => {
+  it("refuses writes while the tenant's items awaiting embedding are at the quota, retryable; reads still work", async () => {
+    const t = await newTenant();
+    await setQuotas(t.tenantId, { max_pending_jobs: 4 });
+    // A call that alone is over the quota can never pass: not retryable, split it.
+    const alone = await callTool(t.apiKey, "memory_batch_store", memories("too many", 5));
+    expect(quotaError(alone, "max_pending_jobs")).toEqual({ quota: "max_pending_jobs", limit: 4, usage: 0, adding: 5, retryable: false });
+    expect(alone.error!.message).toContain("split it into calls of at most 4 items");
+
+    await call(t.apiKey, "memory_batch_store", memories("kestrel", 3));
+    await waitForEmbeddings(t.tenantId);
+    expect((await usageRow(t.db, t.tenantId))!.pending_jobs).toBe(0);
+    // A backlog, as if the embed jobs were slow: the trigger counts items whose embedded_at is cleared.
+    await t.db.prepare("UPDATE items SET embedded_at = NULL WHERE tenant_id = ?").bind(t.tenantId).run();
+    expect((await usageRow(t.db, t.tenantId))!.pending_jobs).toBe(3);
+
+    const before = await stored(t);
+    const refused = await callTool(t.apiKey, "memory_batch_store", memories("osprey", 2));
+    expect(quotaError(refused, "max_pending_jobs")).toEqual({ quota: "max_pending_jobs", limit: 4, usage: 3, adding: 2, retryable: true, retry_after_seconds: 30 });
+    expect(refused.error!.message).toContain("retry after 30 seconds");
+    expect(await stored(t)).toEqual(before);
+    // The admin API's import says the same with HTTP 429 and Retry-After.
+    const imported = await importBody(t.tenantId, JSON.stringify({ type: "entity", name: "Owl", entityType: "bird", observations: ["hoots"] }) + "\n" + JSON.stringify({ type: "entity", name: "Tit", entityType: "bird", observations: ["sings"] }) + "\n");
+    expect(imported.status).toBe(429);
+    expect(imported.headers.get("retry-after")).toBe("30");
+    // Reads work meanwhile.
+    expect((await call(t.apiKey, "search", { query: "kestrel memory", mode: "keyword" })).results.length).toBeGreaterThan(0);
+    // Once the backlog drains, writes pass again.
+    await t.db.prepare("UPDATE items SET embedded_at = ? WHERE tenant_id = ?").bind(Date.now(), t.tenantId).run();
+    expect((await call(t.apiKey, "memory_batch_store", memories("osprey", 2))).stored).toBe(2);
+  });
+});
+
+describe("calls per minute per tenant (TENANT_RATE_LIMITER)", () => {
+  it("one count across the tenant's keys, each tool call charged, set by the operator; refusals name the quota", async () => {
+    const t = await newTenant();
+    const other = await newKey(t.tenantId);
+    // Limits are per wall-clock minute: start well inside one.
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 55_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 50));
+    const set = await setQuotas(t.tenantId, { calls_per_minute: 6 });
+    expect(set).toMatchObject({ quota_overrides: { calls_per_minute: 6 }, quotas: { calls_per_minute: 6 } });
+
+    for (const key of [t.apiKey, t.apiKey, other.apiKey, other.apiKey, t.apiKey]) expect((await callTool(key, "ping")).result).toBe("pong");
+    // A batch of three: its first call passes (6 of 6), the other two are refused in the batch with the quota named.
+    const batch = await (await jsonrpc(other.apiKey, [1, 2, 3].map((id) => ({ jsonrpc: "2.0", method: "tools/call", params: { name: "ping", arguments: {} }, id })))).json<RpcResponse[]>();
+    expect(batch[0]!.result).toBe("pong");
+    for (const answer of batch.slice(1)) {
+      expect(answer.error).toMatchObject({ code: -32029, data: { code: "RATE_LIMITED", details: { quota: "calls_per_minute", limit: 6, retry_after_seconds: 60 } } });
+      expect(answer.error!.message).toContain("(calls_per_minute) is 6 for this tenant, across all its API keys");
+    }
+    // The tenant is over: a new request from either key is refused before any call, as the per-key limit refuses.
+    const refused = await jsonrpc(other.apiKey, { jsonrpc: "2.0", method: "tools/call", params: { name: "ping", arguments: {} }, id: 9 });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("60");
+    expect(await refused.json()).toMatchObject({ error: { code: -32029, data: { code: "RATE_LIMITED", details: { quota: "calls_per_minute", limit: 6 } } } });
+    // A deployment without the binding (older wrangler.toml) skips the tenant's limit.
+    const unbound = await fetchWorker(
+      new Request(`${BASE}/jsonrpc`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${other.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", method: "tools/call", params: { name: "ping", arguments: {} }, id: 10 }),
+      }),
+      { TENANT_RATE_LIMITER: undefined },
+    );
+    expect(((await unbound.json()) as RpcResponse).result).toBe("pong");
+    // Another tenant is untouched.
+    expect((await callTool((await newTenant()).apiKey, "ping")).result).toBe("pong");
+    // "unlimited" lifts the tenant's limit (its keys' own limits still apply).
+    await setQuotas(t.tenantId, { calls_per_minute: "unlimited" });
+    expect((await callTool(t.apiKey, "ping")).result).toBe("pong");
+  });
+
+  it("a key over its own limit spends none of its tenant's: the tenant's other keys keep their share", async () => {
+    const t = await newTenant();
+    const calm = await newKey(t.tenantId);
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 55_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 50));
+    // The runaway key spends its own 40 calls (the tests' per-key limit) while its tenant has no limit of its own...
+    await setQuotas(t.tenantId, { calls_per_minute: "unlimited" });
+    const pings = (n: number) => Array.from({ length: n }, (_, id) => ({ jsonrpc: "2.0", method: "tools/call", params: { name: "ping", arguments: {} }, id }));
+    await jsonrpc(t.apiKey, pings(41));
+    // ...then keeps calling under a tenant limit of 3: refused by its key's limit, it charges the tenant nothing.
+    await setQuotas(t.tenantId, { calls_per_minute: 3 });
+    for (let i = 0; i < 4; i++) {
+      const refused = await jsonrpc(t.apiKey, pings(1)[0]);
+      expect(refused.status).toBe(429);
+      expect(((await refused.json()) as RpcResponse).error!.message).toContain("for this API key");
+    }
+    for (let i = 0; i < 3; i++) expect((await callTool(calm.apiKey, "ping")).result).toBe("pong");
+    expect((await jsonrpc(calm.apiKey, pings(1)[0])).status).toBe(429);
+  });
+
+  it("the admin API: operator only, the binding's limit is the ceiling, bad values refused", async () => {
+    const t = await newTenant();
+    const tenantAdmin = await newKey(t.tenantId, { scopes: ["read", "write", "admin"] });
+    expect((await admin("PATCH", `/tenants/${t.tenantId}`, { quotas: { max_items: 10 } }, tenantAdmin.apiKey)).status).toBe(403);
+    const tooHigh = await admin("PATCH", `/tenants/${t.tenantId}`, { quotas: { calls_per_minute: 200_000 } });
+    expect(tooHigh.status).toBe(400);
+    expect(await tooHigh.json()).toMatchObject({ error: { code: "INVALID_PARAMETER", details: { parameter: "quotas.calls_per_minute" } } });
+    for (const quotas of [{ max_items: -1 }, { max_items: 1.5 }, { max_items: "lots" }, { max_tokens: 3 }]) {
+      expect((await admin("PATCH", `/tenants/${t.tenantId}`, { quotas })).status, JSON.stringify(quotas)).toBe(400);
+    }
+    expect((await admin("PATCH", "/tenants/tn_nobody", { quotas: { max_items: 3 } })).status).toBe(404);
+    // A patch merges: set two, clear one (0 = the default, as in the env vars), the other stays.
+    await setQuotas(t.tenantId, { max_items: 10, max_pending_jobs: "unlimited" });
+    const shown = await setQuotas(t.tenantId, { max_items: 0 });
+    expect(shown.quota_overrides).toEqual({ max_pending_jobs: "unlimited" });
+    expect(shown.quotas).toEqual({ max_items: 1_000_000, max_bytes: 1_000_000_000, max_pending_jobs: null, calls_per_minute: 100_000 });
+    expect(await (await admin("GET", `/tenants/${t.tenantId}`)).json()).toMatchObject({ quota_overrides: { max_pending_jobs: "unlimited" }, quotas: { max_pending_jobs: null } });
+  });
+});
+
+describe("stats", () => {
+  it("the admin stats and get_usage_report give each quota's limit and the tenant's usage; the triggers match a recount", async () => {
+    const t = await newTenant();
+    await setQuotas(t.tenantId, { max_items: 50 });
+    await call(t.apiKey, "memory_batch_store", memories("wren", 3));
+    await call(t.apiKey, "log_chat", { conversation_id: "c-2", role: "user", content: "naïve café message" });
+    const doc = await call(t.apiKey, "store_memory", { file_name: "notes.md", content: "Notes about the wren." });
+    await waitForEmbeddings(t.tenantId);
+    await call(t.apiKey, "memory_update", { id: doc.resource_id, tags: ["birds"] }); // re-embeds: pending again
+    const truth = await stored(t);
+    expect(await usageRow(t.db, t.tenantId)).toEqual({ items: truth.items, bytes: truth.bytes, pending_jobs: truth.pending_jobs });
+
+    const stats = await (await admin("GET", `/tenants/${t.tenantId}/stats`)).json<any>();
+    expect(stats.quotas).toMatchObject({
+      max_items: { limit: 50, usage: 5 },
+      max_bytes: { limit: 1_000_000_000, usage: truth.bytes },
+      max_pending_jobs: { limit: 100_000, usage: truth.pending_jobs },
+      calls_per_minute: { limit: 100_000 },
+    });
+    const report = await call(t.apiKey, "get_usage_report", {});
+    expect(report.quotas).toMatchObject({ max_items: { limit: 50, usage: 5 }, max_bytes: { usage: truth.bytes } });
+    expect(report.quotas.calls_per_minute.limit).toBe(100_000);
+  });
+});
+
+describe("a move between shards", () => {
+  it("keeps the usage right on the target (set at the switch) and leaves none on the source", async () => {
+    const t = await newTenant();
+    await setQuotas(t.tenantId, { max_items: 6 });
+    await call(t.apiKey, "memory_batch_store", memories("plover", 4));
+    await call(t.apiKey, "log_chat", { conversation_id: "c-3", role: "user", content: "über message" });
+    const target = t.shard === "SHARD_0" ? "SHARD_1" : "SHARD_0";
+    const targetDb = shardDatabase(env, target);
+    // A stale row on the target (from an earlier failed move, or the copy's own counting) must not survive the switch.
+    await targetDb.prepare("INSERT OR REPLACE INTO tenant_usage (tenant_id, items, bytes, pending_jobs) VALUES (?, 999, 999, 999)").bind(t.tenantId).run();
+    const before = await stored(t);
+
+    const started = await moveWith(t.tenantId, target);
+    expect(started.status).toBe(202);
+    for (let i = 0; i < 200; i++) {
+      const move = (await readMove(env.CONTROL, t.tenantId))!;
+      const clock = move.state === "purging" ? () => move.switched_at! + PURGE_AFTER_MS + 1 : () => Date.now();
+      if ((await runMove(env, t.tenantId, 20, clock)).state === "done") break;
+    }
+    expect((await readMove(env.CONTROL, t.tenantId))!.state).toBe("done");
+    const moved = { ...t, shard: target, db: targetDb };
+    expect(await stored(moved)).toEqual(before);
+    expect(await usageRow(targetDb, t.tenantId)).toEqual({ items: before.items, bytes: before.bytes, pending_jobs: before.pending_jobs });
+    expect(await usageRow(t.db, t.tenantId)).toBeNull();
+
+    // The quota holds on the target, from the count carried over.
+    const refused = await callTool(t.apiKey, "memory_batch_store", memories("after", 2));
+    expect(quotaError(refused, "max_items")).toMatchObject({ limit: 6, usage: 5, adding: 2 });
+    await call(t.apiKey, "memory_store", { content: "one more fits" });
+    expect((await usageRow(targetDb, t.tenantId))!.items).toBe(6);
+  });
+});
+
+/** POST an import body as the operator. */
+async function importBody(tenantId: string, body: string): Promise<Response> {
+  return fetchWorker(new Request(`${BASE}/admin/tenants/${tenantId}/import`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body }));
+}
+
+/** Starts a move whose queue message nobody runs: the test runs it (moves.test.ts does the same). */
+async function moveWith(tenantId: string, shard: string): Promise<Response> {
+  const request = new Request(`${BASE}/admin/tenants/${tenantId}/move`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ shard }),
+  });
+  return fetchWorker(request, { JOBS: lostQueue().binding });
+}
+
+async function fetchWorker(request: Request, overrides: Partial<typeof env> = {}): Promise<Response> {
+  const ctx = createExecutionContext();
+  const response = (await worker.fetch!(request as any, { ...env, ...overrides }, ctx)) as unknown as Response;
+  await waitOnExecutionContext(ctx);
+  return response;
+}
