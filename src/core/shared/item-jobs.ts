@@ -11,7 +11,7 @@ export function itemJobs(type: "embed" | "link", tenantId: string, itemIds: read
 }
 
 /** Embed or link messages for pending items of any tenants (rows as a sweep reads them), grouped per tenant. */
-export function itemJobsByTenant(type: "embed" | "link", rows: readonly { tenant_id: unknown; id: unknown }[]): JobMessage[] {
+export function itemJobsByTenant(type: "embed" | "link", rows: readonly Record<string, unknown>[]): JobMessage[] {
   const byTenant = new Map<string, string[]>();
   for (const row of rows) {
     const ids = byTenant.get(row.tenant_id as string);
