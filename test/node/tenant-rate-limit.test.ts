@@ -7,7 +7,7 @@ import { DEFAULT_QUOTAS } from "../../src/config";
 describe("wrangler.toml's TENANT_RATE_LIMITER", () => {
   it("has the limit the Worker assumes, per 60 s", () => {
     const { rawConfig } = experimental_readRawConfig({ config: "wrangler.toml" });
-    const binding = rawConfig.ratelimits?.find((r) => r.name === "TENANT_RATE_LIMITER");
+    const binding = rawConfig.ratelimits?.find((r: { name: string }) => r.name === "TENANT_RATE_LIMITER");
     expect(binding?.simple).toEqual({ limit: DEFAULT_QUOTAS.calls_per_minute, period: 60 });
     const told = (rawConfig.vars as Record<string, unknown> | undefined)?.TENANT_CALLS_PER_MINUTE;
     expect(told === undefined ? DEFAULT_QUOTAS.calls_per_minute : Number(told)).toBe(binding!.simple!.limit);
