@@ -60,7 +60,8 @@ export function absentWordQueries(words) {
 
 /**
  * Runs both sets against a loaded tenant. `projects` are the namespaces to ask in (one per query, in
- * turn); `docType` the type of the stored items (retrieve_by_type).
+ * turn); `docType` the type of the stored items (retrieve_by_type). Returns the lines, and `hybrid`: the
+ * share of both sets that hybrid search answers with nothing.
  */
 export async function measureAbstention(tenant, projects, corpusTexts, docType) {
   const words = absentWords(corpusTexts);
@@ -96,7 +97,8 @@ export async function measureAbstention(tenant, projects, corpusTexts, docType) 
   for (const tool of tools) lines.push(`    ${tool.padEnd(42)} ${pct(shares[tool].absent).padStart(16)} ${pct(shares[tool].offTopic).padStart(14)}`);
   const all = absent.length + OFF_TOPIC_QUESTIONS.length;
   const hybrid = shares["search (hybrid)"];
-  lines.push(`    search (hybrid), both sets together: ${pct((hybrid.absent * absent.length + hybrid.offTopic * OFF_TOPIC_QUESTIONS.length) / all)}% of ${all} (absent words drawn from ${words.length} candidates)`);
+  const hybridShare = (hybrid.absent * absent.length + hybrid.offTopic * OFF_TOPIC_QUESTIONS.length) / all;
+  lines.push(`    search (hybrid), both sets together: ${pct(hybridShare)}% of ${all} (absent words drawn from ${words.length} candidates)`);
   const ping = [];
   const search = [];
   for (let i = 0; i < 40; i++) {
@@ -104,5 +106,5 @@ export async function measureAbstention(tenant, projects, corpusTexts, docType) 
     search.push((await tenant.call("search", { query: OFF_TOPIC_QUESTIONS[i % OFF_TOPIC_QUESTIONS.length], project: projects[i % projects.length], limit: 10 })).ms);
   }
   lines.push(`    latency, interleaved: ping p50 ${fmt(percentile(ping, 50))} ms; search (off-topic question) p50 ${fmt(percentile(search, 50))} ms`);
-  return lines;
+  return { lines, hybrid: hybridShare };
 }

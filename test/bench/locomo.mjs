@@ -1,17 +1,27 @@
 // LoCoMo: each turn a message (log_chat), each session a conversation, session dates as timestamps;
 // every question asked with `search`, evidence recall@k. The baseline is plain SQLite FTS5 BM25 over
 // the same turn texts (plain-bm25.mjs). The `stages` suite restarts the worker without each search
-// stage in turn (SEARCH_STAGES) and measures what it was worth.
+// stage in turn (SEARCH_STAGES) and measures what it was worth. Both also report by held-out fold of
+// conversations (folds.mjs), so a figure or a stage that only fits some conversations shows.
 import { measureAbstention } from "./abstention.mjs";
 import { loadLocomo, parseLocomoDate } from "./data.mjs";
+import { assignFolds, contributionLines, foldFigures, foldReportLines, groupsOf } from "./folds.mjs";
 import { fmt, mean, pct, percentile, recallAt, uniqueInOrder } from "./metrics.mjs";
 import { locomoTurns, plainBm25 } from "./plain-bm25.mjs";
 
-const CATEGORIES = { 1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial" };
+export const CATEGORIES = { 1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial" };
 const KS = [1, 5, 10, 20];
 const STAGES = ["time", "speaker", "when", "feedback", "neighbours", "links"];
 
 export async function runLocomo(newTenant) {
+  return (await measureLocomo(newTenant)).lines;
+}
+
+/**
+ * The LoCoMo figures: the lines (with the report by held-out fold), and for the targets `folds` (R@10
+ * by fold, hybrid search), `served` (search's server time) and `abstention` (hybrid's share answered with nothing).
+ */
+export async function measureLocomo(newTenant) {
   const samples = loadLocomo();
   const loaded = await loadTenant(newTenant, samples);
   const { tenant, questions } = loaded;
@@ -65,8 +75,12 @@ export async function runLocomo(newTenant) {
     `  search by server time (get_usage_report, ${served.calls} hybrid searches): p50 ${fmt(served.p50_ms)} ms, p95 ${fmt(served.p95_ms)} ms; ` +
       `D1 ${fmt(served.d1_round_trips, 2)} round trips, ${fmt(served.d1_ms, 2)} ms mean; worker p50 ${fmt(served.worker_p50_ms)} ms (targets: p50 ≤ 8 ms, ≤ 2 trips, D1 ≤ 6 ms)`,
   );
-  lines.push(...(await measureAbstention(tenant, samples.map((s) => s.sample_id), texts, "message")));
-  return lines;
+  const abstention = await measureAbstention(tenant, samples.map((s) => s.sample_id), texts, "message");
+  lines.push(...abstention.lines);
+  const split = assignFolds(samples);
+  const folds = foldFigures(questions, recallsAt10(questions, modes.hybrid), split, groupsOf(CATEGORIES));
+  lines.push(...foldReportLines(folds, split, groupsOf(CATEGORIES)));
+  return { lines, folds, served, abstention: abstention.hybrid };
 }
 
 /** R@10 with every stage, then without each in turn (a fresh worker each time: SEARCH_STAGES is a deployment setting). */
@@ -74,6 +88,9 @@ export async function runStages(newTenant, { restart }) {
   const samples = loadLocomo();
   const lines = ["LoCoMo evidence recall@10 (%) without each search stage (SEARCH_STAGES)"];
   lines.push(`  ${"stages".padEnd(24)} ${"all".padStart(6)}${Object.values(CATEGORIES).map((c) => c.slice(0, 11).padStart(12)).join("")}`);
+  const split = assignFolds(samples);
+  const groups = groupsOf(CATEGORIES);
+  const byFold = new Map();
   const before = process.env.SEARCH_STAGES;
   try {
     for (const without of [null, ...STAGES, "all"]) {
@@ -86,7 +103,11 @@ export async function runStages(newTenant, { restart }) {
       const cells = [recallOf(loaded.questions, ranks, 10), ...Object.keys(CATEGORIES).map((cat) => recallOf(loaded.questions, ranks, 10, (qa) => String(qa.category) === cat))];
       const label = without === null ? "all stages" : without === "all" ? "none (the match alone)" : `without ${without}`;
       lines.push(`  ${label.padEnd(24)} ${cells.map((r, i) => pct(r).padStart(i === 0 ? 6 : 12)).join("")}`);
+      byFold.set(label, foldFigures(loaded.questions, recallsAt10(loaded.questions, ranks), split, groups));
     }
+    lines.push(`  R@10 contribution on each held-out fold (all stages minus the stage off, points); a stage does not`);
+    lines.push(`  generalize when its mean over folds is <= 0 or it is negative on more than half of them`);
+    for (const [label, figures] of byFold) if (label !== "all stages") lines.push(...contributionLines(label, byFold.get("all stages"), figures, groups));
   } finally {
     if (before === undefined) delete process.env.SEARCH_STAGES;
     else process.env.SEARCH_STAGES = before;
@@ -136,6 +157,10 @@ async function loadTenant(newTenant, samples) {
   );
   const rank = (result) => uniqueInOrder(result.results.map((r) => diaByItem.get(r.item_id)).filter(Boolean));
   return { tenant, questions, rank, turns, ingestSeconds, embedSeconds };
+}
+
+function recallsAt10(questions, ranks) {
+  return questions.map((qa, i) => recallAt(ranks[i], qa.evidence, 10));
 }
 
 function recallOf(questions, ranks, k, filter = () => true) {

@@ -6,6 +6,11 @@ import { fmt, mean, ndcgAt, percentile, recallAt, uniqueInOrder } from "./metric
 import { plainBm25 } from "./plain-bm25.mjs";
 
 export async function runMsmarco(newTenant) {
+  return (await measureMsmarco(newTenant)).lines;
+}
+
+/** The lines, and `ndcg`: nDCG@10 per mode (hybrid, keyword, vector) and for plain BM25. */
+export async function measureMsmarco(newTenant) {
   const { corpus, queries, qrels } = loadMsmarco();
   const tenant = await newTenant("msmarco");
   const corpusIdsByItem = new Map();
@@ -25,6 +30,7 @@ export async function runMsmarco(newTenant) {
     const grades = qrels.get(q._id);
     return { ndcg: ndcgAt(ranked, grades, 10), recall: recallAt(ranked, new Set([...grades].filter(([, g]) => g > 0).map(([id]) => id)), 10) };
   };
+  const ndcg = {};
   for (const [mode, label] of [["hybrid", "hybrid search (default)"], ["keyword", "keyword only"], ["vector", "vector only (local)"]]) {
     const scores = [];
     const latency = [];
@@ -33,10 +39,12 @@ export async function runMsmarco(newTenant) {
       latency.push(ms);
       scores.push(score(uniqueInOrder(result.results.flatMap((r) => corpusIdsByItem.get(r.item_id) ?? [])), q));
     }
-    lines.push(`  ${label.padEnd(24)} nDCG@10 ${fmt(mean(scores.map((s) => s.ndcg)), 3)}  recall@10 ${fmt(mean(scores.map((s) => s.recall)), 3)}  latency p50 ${fmt(percentile(latency, 50))} ms, p95 ${fmt(percentile(latency, 95))} ms`);
+    ndcg[mode] = mean(scores.map((s) => s.ndcg));
+    lines.push(`  ${label.padEnd(24)} nDCG@10 ${fmt(ndcg[mode], 3)}  recall@10 ${fmt(mean(scores.map((s) => s.recall)), 3)}  latency p50 ${fmt(percentile(latency, 50))} ms, p95 ${fmt(percentile(latency, 95))} ms`);
   }
   const baseline = plainBm25(corpus.map((p) => ({ id: p._id, project: "msmarco", text: p.title ? `${p.title}\n${p.text}` : p.text })));
   const plain = queries.map((q) => score(baseline(q.text, "msmarco", 10), q));
-  lines.push(`  ${"plain FTS5 BM25".padEnd(24)} nDCG@10 ${fmt(mean(plain.map((s) => s.ndcg)), 3)}  recall@10 ${fmt(mean(plain.map((s) => s.recall)), 3)}`);
-  return lines;
+  ndcg.bm25 = mean(plain.map((s) => s.ndcg));
+  lines.push(`  ${"plain FTS5 BM25".padEnd(24)} nDCG@10 ${fmt(ndcg.bm25, 3)}  recall@10 ${fmt(mean(plain.map((s) => s.recall)), 3)}`);
+  return { lines, ndcg };
 }
