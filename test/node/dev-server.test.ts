@@ -1,13 +1,15 @@
 import { afterAll, beforeAll } from "vitest";
 import { startDevServer } from "../fixtures/dev-server";
 import { cliCases } from "./dev-server/cli-cases";
+import { cloudflareAgentCases } from "./dev-server/cloudflare-agent-cases";
 import { frameworkCases } from "./dev-server/framework-cases";
 import { memoryToolCases } from "./dev-server/memory-tool-cases";
 import { smokeCases } from "./dev-server/smoke-cases";
 
 // What is tested against the newcomer's own server, `npm run dev` on a free port with its own state: one
 // server for both files of cases (each start costs ~20 s of both cores): the smoke script (and deploy's
-// smoke step), the operator CLI, Claude's memory tool example, and the agent framework recipes.
+// smoke step), the operator CLI, Claude's memory tool example, the agent framework recipes, and the Cloudflare
+// Agents SDK example (its own `wrangler dev` beside this one).
 
 let server: { url: string; stop: () => void } | undefined;
 beforeAll(async () => {
@@ -20,3 +22,4 @@ smokeCases(url);
 cliCases(url);
 memoryToolCases(url);
 frameworkCases(url);
+cloudflareAgentCases(url);
