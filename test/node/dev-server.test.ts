@@ -1,17 +1,18 @@
 import { afterAll, beforeAll } from "vitest";
-import { startDevServer } from "../fixtures/dev-server";
+import { startDevServer, type DevServer } from "../fixtures/dev-server";
 import { cliCases } from "./dev-server/cli-cases";
 import { cloudflareAgentCases } from "./dev-server/cloudflare-agent-cases";
+import { crashCases } from "./dev-server/crash-cases";
 import { frameworkCases } from "./dev-server/framework-cases";
 import { memoryToolCases } from "./dev-server/memory-tool-cases";
 import { smokeCases } from "./dev-server/smoke-cases";
 
 // What is tested against the newcomer's own server, `npm run dev` on a free port with its own state: one
 // server for both files of cases (each start costs ~20 s of both cores): the smoke script (and deploy's
-// smoke step), the operator CLI, Claude's memory tool example, the agent framework recipes, and the Cloudflare
-// Agents SDK example (its own `wrangler dev` beside this one).
+// smoke step), the operator CLI, Claude's memory tool example, the agent framework recipes, the Cloudflare
+// Agents SDK example (its own `wrangler dev` beside this one), and last a crash mid-ingest and restart.
 
-let server: { url: string; stop: () => void } | undefined;
+let server: DevServer | undefined;
 beforeAll(async () => {
   server = await startDevServer();
 }, 150_000);
@@ -23,3 +24,5 @@ cliCases(url);
 memoryToolCases(url);
 frameworkCases(url);
 cloudflareAgentCases(url);
+// Last: it kills the server with SIGKILL and starts it again.
+crashCases(() => server!);
