@@ -1,3 +1,5 @@
+import { isQueryBudgetExceeded } from "./db/invocation-queries";
+
 /**
  * The one error type. Tools and domain code throw it; each endpoint maps it once
  * (src/mcp/mcp-endpoint.ts to an MCP `isError` result, src/mcp/jsonrpc-endpoint.ts to a JSON-RPC error).
@@ -85,9 +87,36 @@ export function isTransientD1(error: unknown): boolean {
   return error instanceof Error && TRANSIENT_D1.test(`${error.message} ${String((error as { cause?: unknown }).cause ?? "")}`);
 }
 
+/**
+ * The invocation's D1 queries (D1_QUERIES_PER_INVOCATION, src/db/invocation-queries.ts) ran out before or
+ * during a call. Retryable: the call was not run, or its refused statement wrote nothing (a D1 batch is one
+ * transaction), and a new request has a budget of its own. A call that was its request's first and still did
+ * not fit cannot fit any request: that is the deployment's limit, not the client's to retry (INTERNAL_ERROR).
+ */
+export function queryBudgetError(limit: number, how: "not_run" | "refused" | "too_big" | "group_too_big"): AppError {
+  const named = `D1's queries per invocation (${limit}, D1_QUERIES_PER_INVOCATION)`;
+  if (how === "too_big") {
+    return new AppError("INTERNAL_ERROR", `This call needs more than ${named} allow one request; the operator can raise the limit (Workers Paid: 1000).`, {
+      limit_name: "D1_QUERIES_PER_INVOCATION",
+      limit,
+      retryable: false,
+    });
+  }
+  return new AppError(
+    "UNAVAILABLE",
+    how === "not_run"
+      ? `Not run: this request had spent ${named} on the calls before it. Send this call again in a new request.`
+      : how === "group_too_big"
+        ? `This request's consecutive calls of one tool, written together, need more than ${named}; nothing of them was written. Send them again in smaller requests.`
+        : `This request ran out of ${named} during this call; the refused statement wrote nothing. Send this call again in a new request.`,
+    { retry_after_seconds: 0, reason: "d1_queries_per_invocation", limit_name: "D1_QUERIES_PER_INVOCATION", limit, retryable: true },
+  );
+}
+
 /** Anything that is not an AppError becomes INTERNAL_ERROR with no stack or internals exposed. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  if (isQueryBudgetExceeded(error)) return queryBudgetError(error.limit, "refused");
   if (isTenantMoving(error)) {
     return new AppError("UNAVAILABLE", `This tenant's data is moving between shards and takes no writes for a few seconds; nothing was written. Retry after ${MOVING_RETRY_SECONDS} seconds.`, {
       retry_after_seconds: MOVING_RETRY_SECONDS,

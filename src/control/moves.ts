@@ -1,3 +1,4 @@
+import { isQueryBudgetExceeded, QueryPieces } from "../db/invocation-queries";
 import { AppError, invalidParameter, notFound } from "../errors";
 import { appendPage, countRows, diffPage, emptyTally, purgePage, sameTally, tallyAppendOnly, tallyHex, type PassCursor, type Tally } from "./move-copy";
 import { forgetRoutes, ROUTE_TTL_MS } from "./routing";
@@ -149,61 +150,75 @@ export async function runMove(env: ShardBindings & { CONTROL: D1Database }, tena
     row = saved;
   };
 
+  // D1's queries per invocation: a page is started only while the budget covers one as large as the largest
+  // so far; a page the budget cuts off was not saved (pages are idempotent), and the next runner does it again.
+  const pieces = new QueryPieces(PAGE_QUERIES);
+  let pages = 0;
   try {
-    for (let pages = 0; pages < maxPages; pages++) {
-      if (row.state === "copying" || row.state === "switching") {
-        const table = TABLES[progress.table];
-        if (!table) {
-          if (row.state === "copying") {
-            await fence(source, tenantId, "frozen", now());
-            Object.assign(progress, { table: 0, after: null, pass: 1, tallies: {} });
-            await save({ state: "switching" });
-          } else await finishPass(env, row, progress, save, now);
-          continue;
-        }
-        const verifying = row.state === "switching";
-        const tallies = verifying ? (progress.tallies[table.name] ??= { source: emptyTally(), target: emptyTally() }) : undefined;
-        if (table.appendOnly) {
-          const page = await appendPage(source, target, table, tenantId);
-          if (!verifying) copied += page.rows;
-          if (page.done) {
-            if (tallies) {
-              await tallyAppendOnly(source, table, tenantId, tallies.source);
-              await tallyAppendOnly(target, table, tenantId, tallies.target);
-            }
-            Object.assign(progress, { table: progress.table + 1, after: null });
+    for (; pages < maxPages; pages++) {
+      if (pages > 0 && !pieces.fits()) break;
+      pieces.start();
+      try {
+        if (row.state === "copying" || row.state === "switching") {
+          const table = TABLES[progress.table];
+          if (!table) {
+            if (row.state === "copying") {
+              await fence(source, tenantId, "frozen", now());
+              Object.assign(progress, { table: 0, after: null, pass: 1, tallies: {} });
+              await save({ state: "switching" });
+            } else await finishPass(env, row, progress, save, now);
+            continue;
           }
-        } else {
-          const page = await diffPage(source, target, table, tenantId, progress.after, tallies);
-          if (!verifying) copied += page.rows;
-          Object.assign(progress, page.next === null ? { table: progress.table + 1, after: null } : { after: page.next });
-        }
-        await save();
-      } else if (row.state === "purging") {
-        const waitMs = row.switched_at! + PURGE_AFTER_MS - now();
-        if (waitMs > 0) return { state: row.state, waitMs };
-        await fence(source, tenantId, "purging", now());
-        const table = await firstWithRows(source, tenantId);
-        if (table) {
-          await purgePage(source, table, tenantId);
+          const verifying = row.state === "switching";
+          const tallies = verifying ? (progress.tallies[table.name] ??= { source: emptyTally(), target: emptyTally() }) : undefined;
+          if (table.appendOnly) {
+            const page = await appendPage(source, target, table, tenantId);
+            if (!verifying) copied += page.rows;
+            if (page.done) {
+              if (tallies) {
+                await tallyAppendOnly(source, table, tenantId, tallies.source);
+                await tallyAppendOnly(target, table, tenantId, tallies.target);
+              }
+              Object.assign(progress, { table: progress.table + 1, after: null });
+            }
+          } else {
+            const page = await diffPage(source, target, table, tenantId, progress.after, tallies);
+            if (!verifying) copied += page.rows;
+            Object.assign(progress, page.next === null ? { table: progress.table + 1, after: null } : { after: page.next });
+          }
           await save();
-        } else {
-          // The usage row the triggers brought to zeros goes with the fence.
-          await source.batch([
-            source.prepare("DELETE FROM tenant_usage WHERE tenant_id = ?").bind(tenantId),
-            source.prepare("DELETE FROM tenant_fences WHERE tenant_id = ?").bind(tenantId),
-          ]);
-          await save({ state: "done", finishedAt: now() });
-          return { state: "done", waitMs: 0 };
-        }
-      } else return { state: row.state, waitMs: 0 };
+        } else if (row.state === "purging") {
+          const waitMs = row.switched_at! + PURGE_AFTER_MS - now();
+          if (waitMs > 0) return { state: row.state, waitMs };
+          await fence(source, tenantId, "purging", now());
+          const table = await firstWithRows(source, tenantId);
+          if (table) {
+            await purgePage(source, table, tenantId);
+            await save();
+          } else {
+            // The usage row the triggers brought to zeros goes with the fence.
+            await source.batch([
+              source.prepare("DELETE FROM tenant_usage WHERE tenant_id = ?").bind(tenantId),
+              source.prepare("DELETE FROM tenant_fences WHERE tenant_id = ?").bind(tenantId),
+            ]);
+            await save({ state: "done", finishedAt: now() });
+            return { state: "done", waitMs: 0 };
+          }
+        } else return { state: row.state, waitMs: 0 };
+      } finally {
+        pieces.finish();
+      }
     }
   } catch (error) {
     if (error instanceof MoveOvertaken) return { state: row.state, waitMs: 0 };
+    if (isQueryBudgetExceeded(error) && pages > 0) return { state: row.state, waitMs: 0 };
     throw error;
   }
   return { state: row.state, waitMs: 0 };
 }
+
+/** D1 queries a move page takes at least: two reads, a write batch, the save (QueryPieces learns larger ones). */
+const PAGE_QUERIES = 5;
 
 /** The end of a second pass: switch when every table agrees on both sides, else run the pass again. */
 async function finishPass(

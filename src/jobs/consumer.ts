@@ -7,13 +7,15 @@ import type { Env } from "../env";
 import { buildServices } from "../services";
 import { autoLinkItems } from "../core/graph/auto-link";
 import { autoSummarize } from "../core/conversations/auto-summarize";
-import { embedItems } from "../core/memory/embedding";
+import { embedItemsInBudget } from "../core/memory/embedding";
+import { itemJobs } from "../core/shared/item-jobs";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/memory/keyword-index";
 import { QueueProducer } from "../adapters/queue-producer";
 import { recordFailure } from "../control/job-failures";
 import { runDeletionSteps } from "../core/ownership/run-deletion";
 import { deleteGrantsOfKeys } from "../oauth/key-grants";
 import type { JobMessage, Services } from "../ports";
+import { isQueryBudgetExceeded, QueryBudgetExceeded, queryBudget, remainingQueries } from "../db/invocation-queries";
 
 /**
  * Deliveries before a message is dead-lettered: wrangler.toml `max_retries` (20) + the first try. With the backoff
@@ -29,6 +31,11 @@ export const REINDEX_BATCHES_PER_JOB = 10;
 export const DELETION_STEPS_PER_JOB = 20;
 /** Pages one "move" job copies, verifies or purges before it queues the next (~4 D1 queries a page). */
 export const MOVE_PAGES_PER_JOB = 100;
+/**
+ * D1 queries a group of a batch is not started with fewer of: a job reads and writes in a few batches. Jobs
+ * that loop (moves, deletions, merged summaries) also size their pages, steps and groups by what is left.
+ */
+export const JOB_QUERIES = 10;
 
 /**
  * Queue consumer: runs each job; a failure is retried with exponential backoff, then dead-lettered.
@@ -41,7 +48,11 @@ export const MOVE_PAGES_PER_JOB = 100;
 export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
   if (batch.queue === DEAD_LETTER_QUEUE) return recordDeadLetters(batch, env);
   const shards = await shardsOfBatch(batch.messages, env, ctx);
-  for (const group of mergeableGroups(batch.messages)) {
+  const groups = mergeableGroups(batch.messages);
+  for (const [index, group] of groups.entries()) {
+    // D1's queries per invocation: a group is not started with fewer than JOB_QUERIES left (the first always
+    // runs); the rest of the batch goes back to the queue as new messages, for an invocation of its own.
+    if (index > 0 && remainingQueries() < JOB_QUERIES) return deferMessages(groups.slice(index).flat(), env);
     const shard = shards.of(group[0]!.body);
     if (shard === null) {
       // The tenant is gone (its deletion finished): nothing is left to embed, link, summarize or delete.
@@ -54,6 +65,12 @@ export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, 
         for (const message of group) message.ack();
         continue;
       } catch (error) {
+        if (isQueryBudgetExceeded(error)) {
+          // The invocation's D1 queries are spent: nothing more runs here; the messages are retried.
+          console.error(`merged ${group[0]!.body.type} job of ${group.length} messages ran out of D1 queries; retrying them`, error);
+          for (const message of group) message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+          continue;
+        }
         console.error(`merged ${group[0]!.body.type} job of ${group.length} messages failed; running them one by one`, error);
       }
     }
@@ -135,7 +152,7 @@ async function shardsOfBatch(messages: readonly Message<JobMessage>[], env: Env,
 async function runMerged(jobs: MergeableJob[], env: Env, shard: ShardWork): Promise<void> {
   const first = jobs[0]!;
   if (first.type === "summarize") {
-    await autoSummarize(tenantScope(shard.d1, first.tenantId), shard.services, jobs as Extract<MergeableJob, { type: "summarize" }>[]);
+    await summarize(first.tenantId, jobs as Extract<MergeableJob, { type: "summarize" }>[], shard);
     return;
   }
   const itemIds = [...new Set(jobs.flatMap((job) => (job.type === "summarize" ? [] : job.itemIds)))];
@@ -145,15 +162,19 @@ async function runMerged(jobs: MergeableJob[], env: Env, shard: ShardWork): Prom
 async function runJob(job: JobMessage, env: Env, shard: ShardWork): Promise<void> {
   const { d1, services } = shard;
   switch (job.type) {
-    case "embed":
-      await embedItems(tenantScope(d1, job.tenantId), services, job.itemIds);
+    case "embed": {
+      const run = await embedItemsInBudget(tenantScope(d1, job.tenantId), services, job.itemIds);
+      await queueRest("embed", job.tenantId, run.left.length < job.itemIds.length, run.left, services);
       return;
+    }
     case "summarize":
-      await autoSummarize(tenantScope(d1, job.tenantId), services, [job]);
+      await summarize(job.tenantId, [job], shard);
       return;
-    case "link":
-      await autoLinkItems(tenantScope(d1, job.tenantId), services, job.itemIds);
+    case "link": {
+      const run = await autoLinkItems(tenantScope(d1, job.tenantId), services, job.itemIds);
+      await queueRest("link", job.tenantId, run.left.length < job.itemIds.length, run.left, services);
       return;
+    }
     case "reindex":
       await reindexHeartbeat(d1, Date.now());
       if (await reindexLegacyBatches(d1, REINDEX_BATCHES_PER_JOB)) await new QueueProducer(env.JOBS).send([job]);
@@ -169,6 +190,43 @@ async function runJob(job: JobMessage, env: Env, shard: ShardWork): Promise<void
       return;
     }
   }
+}
+
+/**
+ * Messages this invocation has no D1 queries left for, sent again and acknowledged: deferred, not failed, so
+ * their attempts (and dead-lettering) count only real failures. If the queue refuses, they are retried instead.
+ */
+async function deferMessages(messages: Message<JobMessage>[], env: Env): Promise<void> {
+  try {
+    await new QueueProducer(env.JOBS).send(messages.map((m) => m.body));
+    for (const message of messages) message.ack();
+  } catch (error) {
+    console.error(`could not defer ${messages.length} jobs to a new invocation; retrying them`, error);
+    for (const message of messages) message.retry({ delaySeconds: backoffSeconds(1) });
+  }
+}
+
+/**
+ * Summaries of one tenant's conversations, as many as the invocation's D1 queries allow; the rest are queued
+ * again as summarize jobs (one a conversation, as writers send them). One that finds no room at all fails,
+ * so a budget too small for any summary ends in retries and the dead-letter queue, not in a loop.
+ */
+async function summarize(tenantId: string, jobs: Extract<JobMessage, { type: "summarize" }>[], shard: ShardWork): Promise<void> {
+  const run = await autoSummarize(tenantScope(shard.d1, tenantId), shard.services, jobs);
+  if (run.left.length === 0) return;
+  if (run.summarized === 0) throw new QueryBudgetExceeded(queryBudget()!.limit);
+  await shard.services.jobs.send(run.left.map((r) => ({ type: "summarize" as const, tenantId, conversationId: r.conversationId, messageCount: r.messageCount })));
+}
+
+/**
+ * The items an embed or link job left for lack of D1 queries (D1_QUERIES_PER_INVOCATION), queued again as jobs of
+ * their own. A job that did nothing at all fails instead, so a budget too small for any of it ends in retries and
+ * the dead-letter queue, not in a loop.
+ */
+async function queueRest(type: "embed" | "link", tenantId: string, progressed: boolean, left: string[], services: Services): Promise<void> {
+  if (left.length === 0) return;
+  if (!progressed) throw new QueryBudgetExceeded(queryBudget()?.limit ?? 0);
+  await services.jobs.send(itemJobs(type, tenantId, left));
 }
 
 /** 2, 4, 8, ... seconds, capped at 5 minutes. */

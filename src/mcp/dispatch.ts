@@ -3,7 +3,8 @@ import { countedScope } from "../db/scope";
 import { scopeAllows } from "../core/tenants/api-keys";
 import type { ToolCallRecord } from "../ports";
 import { forgetRoutes } from "../control/routing";
-import { AppError, invalidParameter, permissionDenied, toAppError } from "../errors";
+import { AppError, invalidParameter, permissionDenied, queryBudgetError, toAppError } from "../errors";
+import { isQueryBudgetExceeded, queryBudget, remainingQueries, startToolCall, toolCallsStarted } from "../db/invocation-queries";
 import { requiredScope, type AnyTool, type ToolContext } from "../tools/registry";
 import type { Toolset } from "../tools/toolsets";
 import { validationError } from "../validation";
@@ -28,6 +29,20 @@ export async function callTool(
   const [outcome] = await callTools(catalog, toolset, [{ name, args }], ctx);
   return outcome!;
 }
+
+/**
+ * D1 queries a tool call is not started with fewer of (D1_QUERIES_PER_INVOCATION): about what the costlier
+ * calls take (a write: its reads, then one batch of ~8 statements; a search: 2). A JSON-RPC batch runs its calls
+ * while the invocation has this many left and answers the rest with a retryable error that names the limit.
+ */
+export const CALL_QUERIES = 10;
+
+/**
+ * D1 queries each call adds to a handleMany group (its conversation's read, its project's cache generation, a
+ * share of the write's statements): a group holds no more calls than the budget left covers after CALL_QUERIES.
+ */
+export const GROUPED_CALL_QUERIES = 3;
+const groupRoom = () => Math.max(1, Math.floor((remainingQueries() - CALL_QUERIES) / GROUPED_CALL_QUERIES));
 
 /** A call that passed every check, waiting for its handler. */
 interface PreparedCall {
@@ -75,7 +90,7 @@ export async function callTools(
       continue;
     }
     const call = { ...prepared.call, startedAt };
-    if (group.length > 0 && (group[0]!.call.tool !== call.tool || !call.tool.handleMany)) await flush();
+    if (group.length > 0 && (group[0]!.call.tool !== call.tool || !call.tool.handleMany || group.length >= groupRoom())) await flush();
     group.push({ index, call });
     if (!call.tool.handleMany) await flush();
   }
@@ -120,29 +135,47 @@ async function prepareCall(
   }
 }
 
+/**
+ * A group's calls: as one handleMany, or one by one. Each starts only if the invocation has CALL_QUERIES D1
+ * queries left; one the budget refuses midway wrote nothing (its refused statement) and every later one of
+ * the request is answered without running, retryably, since the budget is spent.
+ */
 async function runGroup(calls: PreparedCall[], ctx: ToolContext): Promise<ToolOutcome[]> {
   const tool = calls[0]!.tool;
   if (calls.length > 1 && tool.handleMany) {
+    if (!budgetLeft()) return calls.map(notRun);
+    const first = startToolCall();
     try {
       const values = await tool.handleMany(
         calls.map((c) => c.input),
         ctx,
       );
       return values.map((value) => ({ ok: true, value }));
-    } catch {
+    } catch (error) {
+      if (isQueryBudgetExceeded(error)) return calls.map(() => ({ ok: false, error: queryBudgetError(error.limit, first ? "group_too_big" : "refused") }));
       // One call spoiled the group; one by one, each gets its own answer.
     }
   }
   const outcomes: ToolOutcome[] = [];
   for (const call of calls) {
+    if (!budgetLeft()) {
+      outcomes.push(notRun());
+      continue;
+    }
+    const first = startToolCall();
     try {
       outcomes.push({ ok: true, value: await tool.handler(call.input, ctx) });
     } catch (error) {
-      outcomes.push({ ok: false, error: toAppError(error) });
+      outcomes.push(isQueryBudgetExceeded(error) ? refusedByBudget(error.limit, first) : { ok: false, error: toAppError(error) });
     }
   }
   return outcomes;
 }
+
+/** The request's first call always runs (whatever it needs, it has the most a request gets); later ones need CALL_QUERIES left. */
+const budgetLeft = () => toolCallsStarted() === 0 || remainingQueries() >= CALL_QUERIES;
+const notRun = (): ToolOutcome => ({ ok: false, error: queryBudgetError(queryBudget()!.limit, "not_run") });
+const refusedByBudget = (limit: number, first: boolean): ToolOutcome => ({ ok: false, error: queryBudgetError(limit, first ? "too_big" : "refused") });
 
 function usageRecord(
   ctx: ToolContext,

@@ -36,18 +36,22 @@ export async function storeContextLinks(scope: TenantScope, services: Services, 
   const messageChunk = message!.results[0]!.id as number | null;
   const vectors = await services.vectors.getVectors(scope.tenantId, messageChunk === null ? unique : [messageChunk, ...unique]);
   const messageVector = messageChunk === null ? undefined : vectors.get(messageChunk);
-  const statement = scope.d1.prepare(
-    `INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES (?, ?, 'item', ?, 'chunk', ?, '${CONTEXT_LINK}', ?, ?)
-     ON CONFLICT (tenant_id, source_type, source_id, target_type, target_id, relationship_type) DO UPDATE SET weight = excluded.weight`,
-  );
   const now = Date.now();
-  await scope.d1.batch(
-    unique.map((chunkId) => {
-      const chunkVector = vectors.get(chunkId);
-      const strength = messageVector && chunkVector && messageVector.length === chunkVector.length ? Math.max(0, round(dot(messageVector, chunkVector))) : 1;
-      return statement.bind(randomId("rel_"), scope.tenantId, messageId, String(chunkId), strength, now);
-    }),
-  );
+  const rows = unique.map((chunkId) => {
+    const chunkVector = vectors.get(chunkId);
+    const strength = messageVector && chunkVector && messageVector.length === chunkVector.length ? Math.max(0, round(dot(messageVector, chunkVector))) : 1;
+    return [randomId("rel_"), String(chunkId), strength];
+  });
+  // One statement for all the links (rows as one JSON parameter): D1 counts each statement of a batch against
+  // the invocation's queries, and 100 links one a statement would be twice the Free plan's 50.
+  await scope.d1
+    .prepare(
+      `INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at)
+       SELECT j.value ->> 0, ?1, 'item', ?2, 'chunk', j.value ->> 1, '${CONTEXT_LINK}', j.value ->> 2, ?3 FROM json_each(?4) j WHERE true
+       ON CONFLICT (tenant_id, source_type, source_id, target_type, target_id, relationship_type) DO UPDATE SET weight = excluded.weight`,
+    )
+    .bind(scope.tenantId, messageId, now, JSON.stringify(rows))
+    .run();
   return unique;
 }
 

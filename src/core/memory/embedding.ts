@@ -1,3 +1,4 @@
+import { QueryPieces, remainingQueries } from "../../db/invocation-queries";
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { boundedGroups } from "../shared/bounded-groups";
@@ -20,38 +21,80 @@ const SMALL_JOB = 100;
  * the items. Lookups by id say `+tenant_id` so SQLite walks the primary key, not all the tenant's rows.
  */
 export async function embedItems(scope: TenantScope, services: Services, itemIds: string[]): Promise<number> {
+  return (await embedItemsWithin(scope, services, itemIds, false)).embedded;
+}
+
+/**
+ * embedItems for the queue's job: under D1's queries per invocation (the Free plan's 50) it embeds groups of
+ * at most SMALL_JOB items while the queries left cover one more group as large as the largest so far, and
+ * returns the items it did not reach in `left` (their link jobs are queued when they are embedded).
+ */
+export async function embedItemsInBudget(scope: TenantScope, services: Services, itemIds: string[]): Promise<{ embedded: number; left: string[] }> {
+  return embedItemsWithin(scope, services, itemIds, true);
+}
+
+async function embedItemsWithin(scope: TenantScope, services: Services, itemIds: string[], followBudget: boolean): Promise<{ embedded: number; left: string[] }> {
   let embedded = 0;
-  for (const ids of await readGroups(scope, itemIds)) {
-    const { results: chunks } = await scope.d1
-      .prepare(
-        `SELECT c.id, c.item_id, c.content, c.context, i.project, i.kind, i.type FROM chunks c JOIN items i ON i.id = c.item_id
-         WHERE c.tenant_id = ? AND i.tenant_id = ? AND c.item_id ${IN_JSON} ORDER BY c.id`,
-      )
-      .bind(scope.tenantId, scope.tenantId, JSON.stringify(ids))
-      .all<{ id: number; item_id: string; content: string; context: string; project: string; kind: string; type: string }>();
-    for (let j = 0; j < chunks.length; j += services.embedder.maxBatch) {
-      const batch = chunks.slice(j, j + services.embedder.maxBatch);
-      const vectors = await services.embedder.embed(batch.map((c) => (c.context ? `${c.context}\n${c.content}` : c.content)));
-      await services.vectors.upsert(
-        scope.tenantId,
-        batch.map((c, k) => ({ chunkId: c.id, itemId: c.item_id, project: c.project, kind: c.kind, type: c.type, values: vectors[k]! })),
-      );
-      embedded += batch.length;
+  const budgeted = followBudget && remainingQueries() !== Infinity;
+  const groups = await readGroups(scope, itemIds, budgeted ? SMALL_JOB : ITEMS_PER_READ);
+  const pieces = new QueryPieces(GROUP_QUERIES);
+  const done: string[] = [];
+  for (const [g, ids] of groups.entries()) {
+    if (budgeted && g > 0 && !pieces.fits()) {
+      const left = groups.slice(g).flat();
+      await queueLinks(scope, services, done);
+      return { embedded, left };
     }
-    const chunkIds = chunks.map((c) => c.id);
-    const [alive] = await scope.d1.batch<{ id: number }>([
-      // An item deleted while its chunks were being embedded must not leave their vectors behind.
-      scope.d1.prepare(`SELECT id FROM chunks WHERE +tenant_id = ? AND id ${IN_JSON}`).bind(scope.tenantId, JSON.stringify(chunkIds)),
-      scope.d1.prepare(`UPDATE items SET embedded_at = ? WHERE +tenant_id = ? AND id ${IN_JSON}`).bind(Date.now(), scope.tenantId, JSON.stringify(ids)),
-    ]);
-    const kept = new Set(alive!.results.map((r) => r.id));
-    const gone = chunkIds.filter((id) => !kept.has(id));
-    if (gone.length > 0) await services.vectors.delete(scope.tenantId, gone);
+    pieces.start();
+    try {
+      embedded += await embedGroup(scope, services, ids);
+    } finally {
+      pieces.finish();
+    }
+    done.push(...ids);
   }
+  await queueLinks(scope, services, itemIds);
+  return { embedded, left: [] };
+}
+
+/** D1 queries an embedding group takes at least: its chunks' read, a vector write, the check and mark (QueryPieces learns more). */
+const GROUP_QUERIES = 4;
+
+async function queueLinks(scope: TenantScope, services: Services, itemIds: string[]): Promise<void> {
   if (services.config.conversations.useVectorDb && services.config.conversations.useGraphDb && itemIds.length > 0) {
     // The consumer merges a batch's jobs, so this run may hold thousands of items: split as writers split them.
     await services.jobs.send(itemJobs("link", scope.tenantId, itemIds));
   }
+}
+
+/** One group's chunks embedded and upserted, the items marked; how many chunks. */
+async function embedGroup(scope: TenantScope, services: Services, ids: string[]): Promise<number> {
+  let embedded = 0;
+  const { results: chunks } = await scope.d1
+    .prepare(
+      `SELECT c.id, c.item_id, c.content, c.context, i.project, i.kind, i.type FROM chunks c JOIN items i ON i.id = c.item_id
+       WHERE c.tenant_id = ? AND i.tenant_id = ? AND c.item_id ${IN_JSON} ORDER BY c.id`,
+    )
+    .bind(scope.tenantId, scope.tenantId, JSON.stringify(ids))
+    .all<{ id: number; item_id: string; content: string; context: string; project: string; kind: string; type: string }>();
+  for (let j = 0; j < chunks.length; j += services.embedder.maxBatch) {
+    const batch = chunks.slice(j, j + services.embedder.maxBatch);
+    const vectors = await services.embedder.embed(batch.map((c) => (c.context ? `${c.context}\n${c.content}` : c.content)));
+    await services.vectors.upsert(
+      scope.tenantId,
+      batch.map((c, k) => ({ chunkId: c.id, itemId: c.item_id, project: c.project, kind: c.kind, type: c.type, values: vectors[k]! })),
+    );
+    embedded += batch.length;
+  }
+  const chunkIds = chunks.map((c) => c.id);
+  const [alive] = await scope.d1.batch<{ id: number }>([
+    // An item deleted while its chunks were being embedded must not leave their vectors behind.
+    scope.d1.prepare(`SELECT id FROM chunks WHERE +tenant_id = ? AND id ${IN_JSON}`).bind(scope.tenantId, JSON.stringify(chunkIds)),
+    scope.d1.prepare(`UPDATE items SET embedded_at = ? WHERE +tenant_id = ? AND id ${IN_JSON}`).bind(Date.now(), scope.tenantId, JSON.stringify(ids)),
+  ]);
+  const kept = new Set(alive!.results.map((r) => r.id));
+  const gone = chunkIds.filter((id) => !kept.has(id));
+  if (gone.length > 0) await services.vectors.delete(scope.tenantId, gone);
   return embedded;
 }
 
@@ -59,9 +102,9 @@ export async function embedItems(scope: TenantScope, services: Services, itemIds
  * The items in order, in groups of at most ITEMS_PER_READ items and TOKENS_PER_READ tokens (an item
  * larger than that alone). Sizes come from one read of the items' heads; a small job needs none.
  */
-async function readGroups(scope: TenantScope, itemIds: string[]): Promise<string[][]> {
+async function readGroups(scope: TenantScope, itemIds: string[], itemsPerRead: number): Promise<string[][]> {
   if (itemIds.length <= SMALL_JOB) return itemIds.length === 0 ? [] : [itemIds];
   const heads = await readItemHeads(scope, itemIds);
   // A deleted item has no chunks left to read.
-  return boundedGroups(itemIds, { count: ITEMS_PER_READ, size: TOKENS_PER_READ }, (id) => heads.get(id)?.tokens ?? 0);
+  return boundedGroups(itemIds, { count: itemsPerRead, size: TOKENS_PER_READ }, (id) => heads.get(id)?.tokens ?? 0);
 }
