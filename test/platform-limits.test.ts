@@ -6,6 +6,8 @@ import { PLATFORM_LIMITS, utf8Bytes } from "../src/adapters/platform-limits";
 import { QueueProducer } from "../src/adapters/queue-producer";
 import { QueueUsageLog } from "../src/adapters/usage-queue";
 import { checkedD1 } from "../src/db/checked-d1";
+import { scanSql } from "../src/db/sql-scan";
+import { toAppError } from "../src/errors";
 import { withQueryBudget } from "../src/db/invocation-queries";
 import worker from "../src/index";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
@@ -74,6 +76,52 @@ describe("D1: bound parameters, statement length, value size", () => {
     expect(c!.results).toEqual([{ v: 4 }]);
     await expect(session.prepare(select(101)).bind(...Array.from({ length: 101 }, () => 1)).first()).rejects.toThrow("too many SQL variables");
     expect(checkedD1(env.SHARD_0!)).toBe(d1); // one wrapper per binding: caches keyed by it keep working
+  });
+});
+
+describe("D1: 32 arguments per function call, 50-byte LIKE and GLOB patterns, 30 s per query or batch", () => {
+  const list = (n: number) => Array.from({ length: n }, (_, i) => i + 1).join(", ");
+
+  it("runs a function call of 32 arguments and refuses 33, in D1's words (local SQLite takes 33)", async () => {
+    expect(JSON.parse((await d1.prepare(`SELECT json_array(${list(32)}) AS a`).first<string>("a"))!)).toHaveLength(32);
+    await expect(d1.prepare(`SELECT json_array(${list(33)}) AS a`).first()).rejects.toThrow("D1_ERROR: too many arguments on function json_array: SQLITE_ERROR");
+    await expect(d1.prepare(`SELECT 1 WHERE ? = coalesce(${list(40)})`).bind(1).first()).rejects.toThrow("too many arguments on function coalesce");
+    expect(await env.SHARD_0!.prepare(`SELECT json_array(${list(33)}) AS a`).first("a")).toBeTruthy(); // what the checked binding stands in for
+  });
+
+  it("counts function calls only: column lists, VALUES, IN lists, CTE columns, strings and comments are not calls", () => {
+    const columns = Array.from({ length: 40 }, (_, i) => `c${i}`).join(", ");
+    const sql = `WITH t(${columns}) AS (SELECT ${list(40)}) -- f(${list(40)})
+      INSERT INTO wide (${columns}) SELECT * FROM t WHERE c0 IN (${list(40)}) AND 'g(${list(40)})' <> substr(c1, 1, 2)
+      ON CONFLICT (${columns}) DO NOTHING`;
+    expect(scanSql(sql).widestCall).toEqual({ name: "substr", args: 3 });
+    expect(scanSql(`SELECT "max"(${list(40)}), count(*), random()`).widestCall).toEqual({ name: "count", args: 1 });
+    expect(scanSql(`SELECT max(${list(33)}) FROM (SELECT 1)`).widestCall).toEqual({ name: "max", args: 33 });
+  });
+
+  it("local SQLite itself takes a 50-byte LIKE or GLOB pattern and refuses 51 bytes, in D1's words: nothing to stand in for", async () => {
+    const local = env.SHARD_0!; // the raw local binding: workerd's SQLite has D1's pattern limit
+    const like = (sql: string, ...values: unknown[]) => local.prepare(sql).bind(...values).first("m");
+    expect(await like("SELECT ?1 LIKE ?2 AS m", "a".repeat(50), "a".repeat(50))).toBe(1);
+    await expect(like("SELECT 'x' LIKE ?1 AS m", "a".repeat(51))).rejects.toThrow("D1_ERROR: LIKE or GLOB pattern too complex: SQLITE_ERROR");
+    await expect(like("SELECT 'x' NOT LIKE ? AS m", "€".repeat(17))).rejects.toThrow("LIKE or GLOB pattern too complex"); // 17 characters, 51 bytes
+    await expect(like("SELECT 'x' GLOB ?1 AS m", "*".repeat(51))).rejects.toThrow("LIKE or GLOB pattern too complex");
+    await expect(like("SELECT 'x' LIKE '%' || ?1 || '%' AS m", "b".repeat(49))).rejects.toThrow("LIKE or GLOB pattern too complex");
+    await expect(d1.prepare(`SELECT 'x' LIKE '${"c".repeat(51)}'`).first()).rejects.toThrow("LIKE or GLOB pattern too complex"); // and through the checked binding
+  });
+
+  it("answers a query or batch that runs past the limit with D1's timeout error (retryable), and lets a quick one through", async () => {
+    const slow = (ms: number) => new Promise((resolve) => setTimeout(() => resolve({ results: [{ v: 1 }] }), ms));
+    const statement = (ms: number): D1PreparedStatement => ({ bind: () => statement(ms), first: () => slow(ms), all: () => slow(ms), run: () => slow(ms), raw: () => slow(ms) }) as unknown as D1PreparedStatement;
+    const fake = { prepare: () => statement(200), batch: () => slow(200), exec: () => slow(200), withSession: () => ({}), dump: () => slow(0) } as unknown as D1Database;
+    const timed = checkedD1(fake, { queryMs: 50 });
+    const refused = timed.prepare("SELECT 1").first();
+    await expect(refused).rejects.toThrow("D1_ERROR: D1 DB storage operation exceeded timeout which caused object to be reset.");
+    await expect(timed.batch([timed.prepare("SELECT 1"), timed.prepare("SELECT 2")])).rejects.toThrow("exceeded timeout");
+    expect(toAppError(await refused.catch((e) => e))).toMatchObject({ code: "UNAVAILABLE", details: { reason: "database_unavailable" } });
+    const quick = checkedD1({ ...fake, prepare: () => statement(5) } as unknown as D1Database, { queryMs: 50 });
+    expect(await quick.prepare("SELECT 1").first()).toEqual({ results: [{ v: 1 }] });
+    expect(PLATFORM_LIMITS.d1.queryMs).toBe(30_000);
   });
 });
 

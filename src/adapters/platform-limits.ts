@@ -9,6 +9,12 @@ export const PLATFORM_LIMITS = {
     statementBytes: 100_000,
     /** A string, BLOB or row. */
     valueBytes: 2_000_000,
+    /** Arguments of one SQL function call. */
+    functionArguments: 32,
+    /** A LIKE or GLOB pattern, in bytes (local SQLite in workerd refuses longer ones itself). */
+    likePatternBytes: 50,
+    /** One query or batch ("Maximum SQL query duration"). */
+    queryMs: 30_000,
   },
   /** developers.cloudflare.com/kv/platform/limits, /kv/api/write-key-value-pairs */
   kv: {
