@@ -6,7 +6,7 @@ import { QueueUsageLog } from "./adapters/usage-queue";
 import { assetTokenTables } from "./adapters/asset-token-tables";
 import { VectorizeVectorIndex } from "./adapters/vectorize-index";
 import { WorkersAiEmbedder } from "./adapters/workers-ai-embedder";
-import { checkEmbeddingSettings, EMBEDDING_MODELS, FEWEST_TEXTS } from "./adapters/embedding-models";
+import { checkEmbeddingSettings, EMBEDDING_MODELS, FEWEST_TEXTS, fittingInputs } from "./adapters/embedding-models";
 import { WorkersAiReranker } from "./adapters/workers-ai-reranker";
 import { readConfig, type Config } from "./config";
 import { parseFaults, withFault } from "./adapters/faults";
@@ -59,7 +59,8 @@ function buildEmbedder(env: Env, config: Config): Embedder {
       if (!env.OPENAI_BASE_URL) throw new Error("Configuration error: EMBEDDER=openai needs OPENAI_BASE_URL");
       return new OpenAiCompatibleEmbedder(env.OPENAI_BASE_URL, env.OPENAI_API_KEY, config.embeddingModel, config.embeddingDimensions);
     case "local":
-      // Batches as the configured model would (EMBEDDING_MODEL's texts per call), so local runs take production's path.
-      return new LocalEmbedder(config.embeddingDimensions, EMBEDDING_MODELS[config.embeddingModel]?.maxTexts ?? FEWEST_TEXTS);
+      // Batches as the configured model would (EMBEDDING_MODEL's texts per call) and takes its texts cut as the Workers AI
+      // adapter cuts them (its input tokens), refusing more of either, so local runs take production's path.
+      return fittingInputs(new LocalEmbedder(config.embeddingDimensions, EMBEDDING_MODELS[config.embeddingModel]?.maxTexts ?? FEWEST_TEXTS, config.embeddingModel), config.embeddingModel);
   }
 }

@@ -14,6 +14,8 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { admin, newTenant } from "./helpers";
 import { buildServices } from "../src/services";
 import { LocalEmbedder } from "../src/adapters/local-embedder";
+import { fitInput, inputLimitOf, inputTokensBound } from "../src/adapters/embedding-models";
+import { WorkersAiEmbedder } from "../src/adapters/workers-ai-embedder";
 import { LocalVectorIndex } from "../src/adapters/local-vector-index";
 import { VectorizeVectorIndex } from "../src/adapters/vectorize-index";
 import { FakeVectorize } from "./fakes/fake-vectorize";
@@ -232,6 +234,55 @@ describe("Workers AI embeddings: texts per call", () => {
     expect(services.embedder.maxBatch).toBe(32);
     expect(await services.embedder.embed(Array.from({ length: 32 }, (_, i) => `text ${i}`))).toHaveLength(32);
     await expect(services.embedder.embed(Array.from({ length: 33 }, (_, i) => `text ${i}`))).rejects.toThrow("AiError: 5006: input has 33 items; at most 32");
+  });
+});
+
+describe("Workers AI embeddings: input tokens per text (bge 512, qwen3-embedding 8,192)", () => {
+  const BGE = "@cf/baai/bge-base-en-v1.5";
+  const QWEN = "@cf/qwen/qwen3-embedding-0.6b";
+
+  it("bounds a text's tokens without the model's tokenizer: a WordPiece token per non-space character (NFD), a byte-level one per UTF-8 byte", () => {
+    expect(inputTokensBound(BGE, "ab c")).toBe(3 + 4); // 3 characters, spaces dropped, and the special tokens
+    expect(inputTokensBound(BGE, "한")).toBe(3 + 4); // NFD: three jamo
+    expect(inputTokensBound(QWEN, "é€")).toBe(2 + 3 + 4); // UTF-8 bytes
+    expect(inputTokensBound(QWEN, "where", "query")).toBeGreaterThan(inputTokensBound(QWEN, "where", "document")); // the instruction counts
+    expect(inputTokensBound("@cf/someone/new-embedder", "€")).toBe(3 + 4); // a model we do not know: bytes, 512 of them
+  });
+
+  it("the Workers AI adapter never sends a text over the model's limit: one past it is cut to the limit, one at it goes whole", async () => {
+    const sent: string[] = [];
+    const strict = {
+      run: async (model: string, input: { text?: string[]; documents?: string[] }) => {
+        const texts = input.text ?? input.documents ?? [];
+        for (const text of texts) {
+          const tokens = inputTokensBound(model, text);
+          if (tokens > inputLimitOf(model).maxInputTokens) throw new Error(`AiError: input too long (${tokens} tokens)`);
+          sent.push(text);
+        }
+        return { data: texts.map(() => Array.from({ length: 768 }, (_, i) => (i === 0 ? 1 : 0))) };
+      },
+    } as unknown as Ai;
+    const bge = new WorkersAiEmbedder(strict, BGE, 768);
+    const atLimit = "a".repeat(512 - 4);
+    await bge.embed([atLimit, atLimit + "b", "한".repeat(400)]);
+    expect(sent[0]).toBe(atLimit);
+    expect(sent[1]).toBe(atLimit); // one past: cut at the character that would pass the limit
+    expect(inputTokensBound(BGE, sent[2]!)).toBeLessThanOrEqual(512);
+    expect(sent[2]).toBe("한".repeat(169)); // 3 tokens a syllable at most
+    // A 350-token chunk of English (~1,400 characters) is whole for qwen3-embedding, the default; bge gets its first ~500.
+    const chunk = "The harbour crane lifts containers onto the ship at dawn. ".repeat(25);
+    expect(fitInput(QWEN, chunk)).toBe(chunk);
+    expect(fitInput(BGE, chunk).length).toBeLessThan(chunk.length);
+  });
+
+  it("the local embedder takes what the configured model takes (qwen3-embedding: 8,192 bytes a text) and refuses one past it; the Worker cuts as the adapter does", async () => {
+    const local = new LocalEmbedder(256, 32, QWEN);
+    const atLimit = "x".repeat(8192 - 4);
+    expect(await local.embed([atLimit])).toHaveLength(1);
+    await expect(local.embed([atLimit + "x"])).rejects.toThrow(`AiError: input 0 may be 8193 tokens of ${QWEN}; at most 8192`);
+    await expect(new LocalEmbedder(256, 100, BGE).embed(["ok", "€".repeat(600)])).rejects.toThrow("AiError: input 1 may be 604 tokens of @cf/baai/bge-base-en-v1.5; at most 512");
+    const services = buildServices(env, env.SHARD_0!, () => {});
+    expect(await services.embedder.embed([atLimit + "x".repeat(5000)], "query")).toHaveLength(1); // cut first, as in production
   });
 });
 

@@ -1,4 +1,5 @@
-import type { Embedder } from "../ports";
+import type { Embedder, EmbeddingPurpose } from "../ports";
+import { inputLimitOf, inputTokensBound } from "./embedding-models";
 import { CJK_LETTER, NON_CJK_WORD } from "../core/shared/cjk";
 import { STOPWORDS } from "../core/shared/stopwords";
 import { normalize } from "../core/shared/vector-math";
@@ -21,10 +22,19 @@ export class LocalEmbedder implements Embedder {
   constructor(
     readonly dimensions: number,
     readonly maxBatch = Number.POSITIVE_INFINITY,
+    /** The Workers AI model it stands in for: a text over that model's input tokens is refused (inputTokensBound). */
+    private readonly model?: string,
   ) {}
 
-  async embed(texts: string[]): Promise<Float32Array[]> {
+  async embed(texts: string[], purpose: EmbeddingPurpose = "document"): Promise<Float32Array[]> {
     if (texts.length > this.maxBatch) throw new Error(`AiError: 5006: input has ${texts.length} items; at most ${this.maxBatch} (the configured embedding model's limit)`);
+    if (this.model !== undefined) {
+      const { maxInputTokens } = inputLimitOf(this.model);
+      texts.forEach((text, i) => {
+        const tokens = inputTokensBound(this.model!, text, purpose);
+        if (tokens > maxInputTokens) throw new Error(`AiError: input ${i} may be ${tokens} tokens of ${this.model}; at most ${maxInputTokens} (the configured embedding model's limit)`);
+      });
+    }
     return texts.map((t) => this.embedOne(t));
   }
 

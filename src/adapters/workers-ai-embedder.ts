@@ -1,10 +1,11 @@
 import type { Embedder, EmbeddingPurpose } from "../ports";
 import { normalize } from "../core/shared/vector-math";
-import { EMBEDDING_MODELS, embeddingInput, FEWEST_TEXTS } from "./embedding-models";
+import { EMBEDDING_MODELS, embeddingInput, FEWEST_TEXTS, fitInput } from "./embedding-models";
 
 /**
  * Workers AI text embeddings (default @cf/qwen/qwen3-embedding-0.6b cut to 768 dims), at most the model's
- * texts a call (qwen3-embedding: 32; bge: 100; a model we do not know: FEWEST_TEXTS).
+ * texts a call (qwen3-embedding: 32; bge: 100; a model we do not know: FEWEST_TEXTS), each text cut to the
+ * model's input tokens (fitInput: bge 512, qwen3 8,192; a model we do not know: 512 counted in bytes).
  * Queries and documents go in as the model expects them; a Matryoshka model's vectors are cut to the
  * configured dimensions and renormalised.
  */
@@ -22,9 +23,11 @@ export class WorkersAiEmbedder implements Embedder {
     this.maxBatch = EMBEDDING_MODELS[model]?.maxTexts ?? FEWEST_TEXTS;
   }
 
-  async embed(texts: string[], purpose: EmbeddingPurpose = "document"): Promise<Float32Array[]> {
+  async embed(given: string[], purpose: EmbeddingPurpose = "document"): Promise<Float32Array[]> {
     const out: Float32Array[] = [];
     const cut = EMBEDDING_MODELS[this.model]?.matryoshka === true;
+    // No text goes over the model's input tokens (bge: 512): one would fail the whole call.
+    const texts = given.map((text) => fitInput(this.model, text, purpose));
     for (let i = 0; i < texts.length; i += this.maxBatch) {
       const batch = texts.slice(i, i + this.maxBatch);
       const result = (await this.ai.run(this.model as keyof AiModels, embeddingInput(this.model, batch, purpose) as never)) as { data?: number[][] };
