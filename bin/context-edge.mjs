@@ -13,6 +13,9 @@ const HELP = `usage: context-edge <command> [arguments] [--url URL] [--token ADM
   tenants list                                     every tenant, with its shard
   tenants show TENANT                              one tenant (and its move, while one runs)
   tenants delete TENANT                            deletes it and everything it stored (asks for --yes)
+  tenants quotas TENANT [--max-items N] [--max-bytes N] [--max-pending-jobs N] [--calls-per-minute N]
+                                                   its quotas and usage; each option sets one (a number,
+                                                   "unlimited", or "default")
   keys create TENANT [--name N] [--scopes read,write,admin] [--projects a,b]
                                                    a new API key, printed once
   keys list TENANT                                 its keys (never the secrets)
@@ -48,7 +51,28 @@ const OPTIONS = {
   yes: { type: "boolean" },
   "dry-run": { type: "boolean" },
   "skip-smoke": { type: "boolean" },
+  "max-items": { type: "string" },
+  "max-bytes": { type: "string" },
+  "max-pending-jobs": { type: "string" },
+  "calls-per-minute": { type: "string" },
 };
+
+/** The quota options, by the admin API's names (PATCH /admin/tenants/:id {"quotas": ...}). */
+const QUOTA_OPTIONS = { "max-items": "max_items", "max-bytes": "max_bytes", "max-pending-jobs": "max_pending_jobs", "calls-per-minute": "calls_per_minute" };
+
+/** The quota options given, as the admin API takes them: a whole number, "unlimited", or null for "default". */
+function quotaPatch(o) {
+  const patch = {};
+  for (const [option, name] of Object.entries(QUOTA_OPTIONS)) {
+    const value = o[option];
+    if (value === undefined) continue;
+    if (/^\d+$/.test(value)) patch[name] = Number(value);
+    else if (value === "unlimited") patch[name] = "unlimited";
+    else if (value === "default") patch[name] = null;
+    else throw new CliError(`--${option} takes a whole number, "unlimited" or "default", not '${value}'`, EXIT.usage);
+  }
+  return patch;
+}
 
 async function main(argv, { log = console.log } = {}) {
   let parsed;
@@ -100,7 +124,15 @@ async function main(argv, { log = console.log } = {}) {
         const body = await response.json();
         return show(body, () => (response.status === 202 ? `deleting ${args[0]} (continues in the background; \`tenants show\` says when it is gone)` : `deleted ${args[0]}`));
       }
-      throw new CliError("usage: context-edge tenants create|list|show|delete ...", EXIT.usage);
+      if (verb === "quotas") {
+        const tenant = tenantArg("TENANT [--max-items N] [--max-bytes N] [--max-pending-jobs N] [--calls-per-minute N]");
+        const patch = quotaPatch(o);
+        if (Object.keys(patch).length > 0) await client().json("PATCH", `/tenants/${tenant}`, { quotas: patch });
+        const { quotas } = await client().json("GET", `/tenants/${tenant}/stats`);
+        const shown = (n) => (n === null ? "unlimited" : n.toLocaleString("en-US"));
+        return show(quotas, (q) => Object.entries(q).map(([name, { limit, usage }]) => `${name.padEnd(17)}${shown(limit).padStart(14)}  (uses ${shown(usage)})`).join("\n"));
+      }
+      throw new CliError("usage: context-edge tenants create|list|show|delete|quotas ...", EXIT.usage);
     }
     case "keys": {
       const [verb, ...args] = rest;

@@ -60,6 +60,27 @@ export function cliCases(url: () => string) {
     });
   });
 
+  describe("context-edge tenants quotas", () => {
+    it("shows a tenant's quotas with its usage, sets, lifts and resets one, and names a bad value with exit 2", () => {
+      const tenant = json<{ tenant_id: string }>(["tenants", "create", "Quota Co"]);
+      const shown = cli(["tenants", "quotas", tenant.tenant_id]);
+      expect(shown.status, shown.stderr).toBe(0);
+      expect(shown.stdout).toMatch(/^max_items\s+1,000,000\s+\(uses 0\)$/m);
+      type Quotas = Record<string, { limit: number | null; usage: number }>;
+      const set = json<Quotas>(["tenants", "quotas", tenant.tenant_id, "--max-items", "500", "--max-pending-jobs", "unlimited"]);
+      expect(set.max_items).toEqual({ limit: 500, usage: 0 });
+      expect(set.max_pending_jobs!.limit).toBeNull();
+      expect(cli(["tenants", "quotas", tenant.tenant_id, "--max-pending-jobs", "unlimited"]).stdout).toMatch(/^max_pending_jobs\s+unlimited\s+\(uses 0\)$/m);
+      expect(json<Quotas>(["tenants", "quotas", tenant.tenant_id, "--max-items", "default"]).max_items!.limit).toBe(1_000_000);
+      const bad = cli(["tenants", "quotas", tenant.tenant_id, "--max-bytes", "lots"]);
+      expect(bad.status).toBe(2);
+      expect(bad.stderr).toContain(`--max-bytes takes a whole number, "unlimited" or "default", not 'lots'`);
+      const refused = cli(["tenants", "quotas", tenant.tenant_id, "--calls-per-minute", "999999"]);
+      expect(refused.status).toBe(1); // the server's 400: above the rate-limit binding's limit
+      expect(refused.stderr).toContain("calls_per_minute");
+    });
+  });
+
   describe("context-edge export and import", () => {
     it("exports with a count, imports into another tenant with progress and a count, and a second import adds nothing", async () => {
       const { key } = devSecrets();
