@@ -46,10 +46,6 @@ export default defineConfig(async () => {
             setupFiles: ["./test/setup/apply-migrations.ts"],
             // The first call in a file loads the tokenizer and the local index; 5 s is too tight on 2 cores.
             testTimeout: 20_000,
-            // One workerd runtime reused across files: 256 s for the whole suite instead of 330 s (56 files paid
-            // ~0.4 s of start-up each, and the files ran one after another). Each test makes its own tenants, so no
-            // file depends on another's absence.
-            isolate: false,
           },
         },
         {
