@@ -9,6 +9,9 @@ export default defineConfig(async () => {
   const controlMigrations = await readD1Migrations("./migrations/control");
   return {
     test: {
+      // Two test files at a time (vitest's default on 2 cores is one): 172 s for the suite instead of 326 s here.
+      // Each file has its own runtime and storage, so files running side by side do not meet.
+      maxWorkers: 2,
       projects: [
         {
           plugins: [
