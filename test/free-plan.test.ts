@@ -269,6 +269,40 @@ describe("jobs size their work by the budget and queue the rest", () => {
     expect(Object.values(await counts(t.db)).every((n) => n === 0)).toBe(true);
   }, 60_000);
 
+  it("a move verifies a long usage log a page at a time: 26,000 logged calls (52 tally queries) pass under 50 a job", async () => {
+    const t = await newTenant();
+    await t.db
+      .prepare(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 26000)
+         INSERT INTO tool_calls (tenant_id, key_id, tool, project, conversation_id, started_at, duration_ms, error_code)
+         SELECT ?1, 'key_seed', 'search', 'default', NULL, ?2 + i, 1.5, NULL FROM n`,
+      )
+      .bind(t.tenantId, Date.now() - 86_400_000)
+      .run();
+    const target = t.shard === "SHARD_0" ? "SHARD_1" : "SHARD_0";
+    const started = lostQueue();
+    const ctx = createExecutionContext();
+    const response = await worker.fetch(
+      new Request(`${BASE}/admin/tenants/${t.tenantId}/move`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ shard: target }) }),
+      { ...env, ...FREE, JOBS: started.binding },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(response.status).toBe(202);
+    let pending: JobMessage[] = started.sent.filter((m) => m.type === "move");
+    let jobs = 0;
+    while (pending.length > 0 && (await readMove(env.CONTROL, t.tenantId))!.state !== "purging") {
+      expect(++jobs).toBeLessThan(100);
+      const run = await deliverFree(pending);
+      expect(run.result.retryMessages).toEqual([]); // no job ran out of queries
+      pending = run.sent;
+    }
+    const move = (await readMove(env.CONTROL, t.tenantId))!;
+    expect(move.state).toBe("purging");
+    expect(JSON.parse(move.verified!).tool_calls).toMatchObject({ rows: 26_000 });
+    expect(await shardDatabase(env, target).prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?").bind(t.tenantId).first("n")).toBe(26_000);
+  }, 60_000);
+
   it("a tenant deletion removes its Vectorize vectors over as many jobs as the budget needs", async () => {
     const fake = new FakeVectorize(DIMS);
     const overrides = { VECTOR_INDEX: "vectorize", VECTORIZE: fake as unknown as Vectorize };

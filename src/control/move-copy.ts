@@ -179,19 +179,32 @@ export async function appendPage(source: D1Database, target: D1Database, t: Tena
   return { rows: rows.length, done: rows.length < limit };
 }
 
-/** Both sides of an append-only table, counted and checksummed in key order without the key (the target renumbered them). */
-export async function tallyAppendOnly(db: D1Database, t: TenantTable, tenantId: string, tally: Tally): Promise<void> {
+/** Where one side's tally of an append-only table has got: after the row keyed `after` (none yet unless `started`). */
+export interface TallyCursor {
+  after: unknown;
+  started: boolean;
+  done: boolean;
+}
+
+export const TALLY_START: TallyCursor = { after: null, started: false, done: false };
+/** Rows one tally page reads of a side: one query, so a long usage log is verified over many pages (and jobs). */
+const TALLY_PAGE_ROWS = 1000;
+
+/**
+ * One page of one side's tally of an append-only table: up to TALLY_PAGE_ROWS rows after the cursor, counted and
+ * checksummed in key order without the key (the target renumbered them). A page at a time, saved in the move's
+ * progress between pages: a usage log of 500,000 calls took one page of 1,000 queries, past a Paid invocation's
+ * budget, and 20,000 calls were past the Free plan's 50.
+ */
+export async function tallyAppendOnlyPage(db: D1Database, t: TenantTable, tenantId: string, tally: Tally, cursor: TallyCursor): Promise<TallyCursor> {
+  if (cursor.done) return cursor;
   const key = t.key[0]!;
-  let after: unknown = null;
-  for (;;) {
-    const rows = await db
-      .prepare(`SELECT ${key}, ${selectList(t, true)} FROM ${t.name} WHERE tenant_id = ?${after === null ? "" : ` AND ${key} > ?`} ORDER BY ${key} LIMIT 1000`)
-      .bind(...(after === null ? [tenantId] : [tenantId, after]))
-      .raw();
-    for (const row of rows) tallyRow(tally, JSON.stringify(row.slice(1)));
-    if (rows.length < 1000) return;
-    after = rows.at(-1)![0];
-  }
+  const rows = await db
+    .prepare(`SELECT ${key}, ${selectList(t, true)} FROM ${t.name} WHERE tenant_id = ?${cursor.started ? ` AND ${key} > ?` : ""} ORDER BY ${key} LIMIT ${TALLY_PAGE_ROWS}`)
+    .bind(...(cursor.started ? [tenantId, cursor.after] : [tenantId]))
+    .raw();
+  for (const row of rows) tallyRow(tally, JSON.stringify(row.slice(1)));
+  return rows.length < TALLY_PAGE_ROWS ? { after: null, started: true, done: true } : { after: rows.at(-1)![0], started: true, done: false };
 }
 
 /** Rows of the tenant left in a table (the purge's end test and the move's total). */

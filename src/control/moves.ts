@@ -1,6 +1,6 @@
 import { isQueryBudgetExceeded, QueryPieces } from "../db/invocation-queries";
 import { AppError, invalidParameter, notFound } from "../errors";
-import { appendPage, countRows, diffPage, emptyTally, purgePage, sameTally, tallyAppendOnly, tallyHex, type PassCursor, type Tally } from "./move-copy";
+import { appendPage, countRows, diffPage, emptyTally, purgePage, sameTally, TALLY_START, tallyAppendOnlyPage, tallyHex, type PassCursor, type Tally, type TallyCursor } from "./move-copy";
 import { forgetRoutes, ROUTE_TTL_MS } from "./routing";
 import { isShardName, shardDatabase, shardNames, type ShardBindings } from "./shards";
 import { TENANT_TABLES_TO_MOVE as TABLES } from "./tenant-tables";
@@ -60,6 +60,8 @@ interface Progress extends PassCursor {
   /** Second passes so far. */
   pass: number;
   tallies: Record<string, { source: Tally; target: Tally }>;
+  /** In a second pass, once an append-only table has caught up: how far each side's tally has got (page by page). */
+  tallying?: { source: TallyCursor; target: TallyCursor };
 }
 
 const iso = (ms: number | null) => (ms === null ? undefined : new Date(ms).toISOString());
@@ -164,22 +166,27 @@ export async function runMove(env: ShardBindings & { CONTROL: D1Database }, tena
           if (!table) {
             if (row.state === "copying") {
               await fence(source, tenantId, "frozen", now());
-              Object.assign(progress, { table: 0, after: null, pass: 1, tallies: {} });
+              Object.assign(progress, { table: 0, after: null, pass: 1, tallies: {}, tallying: undefined });
               await save({ state: "switching" });
             } else await finishPass(env, row, progress, save, now);
             continue;
           }
           const verifying = row.state === "switching";
           const tallies = verifying ? (progress.tallies[table.name] ??= { source: emptyTally(), target: emptyTally() }) : undefined;
-          if (table.appendOnly) {
+          if (table.appendOnly && tallies && progress.tallying) {
+            // Verifying an append-only table a page of each side at a time (a long usage log spans many jobs).
+            const tallying = {
+              source: await tallyAppendOnlyPage(source, table, tenantId, tallies.source, progress.tallying.source),
+              target: await tallyAppendOnlyPage(target, table, tenantId, tallies.target, progress.tallying.target),
+            };
+            if (tallying.source.done && tallying.target.done) Object.assign(progress, { table: progress.table + 1, after: null, tallying: undefined });
+            else progress.tallying = tallying;
+          } else if (table.appendOnly) {
             const page = await appendPage(source, target, table, tenantId);
             if (!verifying) copied += page.rows;
             if (page.done) {
-              if (tallies) {
-                await tallyAppendOnly(source, table, tenantId, tallies.source);
-                await tallyAppendOnly(target, table, tenantId, tallies.target);
-              }
-              Object.assign(progress, { table: progress.table + 1, after: null });
+              if (tallies) progress.tallying = { source: TALLY_START, target: TALLY_START };
+              else Object.assign(progress, { table: progress.table + 1, after: null });
             }
           } else {
             const page = await diffPage(source, target, table, tenantId, progress.after, tallies);
@@ -241,7 +248,7 @@ async function finishPass(
       await save({ state: "failed", error: `verification failed after ${progress.pass} passes: ${differing.join(", ")} differ`, verified: JSON.stringify(verified) });
       return;
     }
-    Object.assign(progress, { table: 0, after: null, pass: progress.pass + 1, tallies: {} });
+    Object.assign(progress, { table: 0, after: null, pass: progress.pass + 1, tallies: {}, tallying: undefined });
     await save();
     return;
   }
