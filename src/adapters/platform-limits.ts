@@ -2,6 +2,10 @@
  * The platform limits the checked bindings enforce (src/checked-env.ts) and the adapters stay under, with
  * their sources. docs/limits.md lists each with where it is enforced and its test.
  */
+import { utf8Bytes } from "../core/shared/utf8";
+
+export { utf8Bytes };
+
 export const PLATFORM_LIMITS = {
   /** developers.cloudflare.com/d1/platform/limits */
   d1: {
@@ -30,21 +34,6 @@ export const PLATFORM_LIMITS = {
     batchBytes: 256_000,
   },
 } as const;
-
-/** UTF-8 bytes of a string (what the platform counts), without encoding it; a lone surrogate counts 3 (as U+FFFD). */
-export function utf8Bytes(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c < 0xdc00 && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
 
 /** Whether a string is at most `limit` UTF-8 bytes (short strings are not walked). */
 export function fitsUtf8(text: string, limit: number): boolean {

@@ -11,7 +11,8 @@ import { chunkText } from "./chunking";
 import { needsSummary } from "../conversations/conversations";
 import { countKeywordChunks, keywordRow } from "./keyword-index";
 import { MAX_ITEM_CHARS, type ItemKind, type ItemType, type Tier } from "./item-types";
-import { checkStorageQuotas, limitsStorage, NO_USAGE, tenantLimits, usageOf, usageStatement, utf8Bytes, type TenantUsage } from "../tenants/quotas";
+import { checkStorageQuotas, limitsStorage, NO_USAGE, tenantLimits, usageOf, usageStatement, type TenantUsage } from "../tenants/quotas";
+import { utf8Bytes } from "../shared/utf8";
 
 export interface NewItem {
   project: string;

@@ -8,7 +8,8 @@ import { insertChunkRows, type ChunkRow } from "../memory/chunk-rows";
 import { chunkContext, queueEmbedding } from "../memory/items";
 import { countKeywordChunks, keywordRow } from "../memory/keyword-index";
 import type { ImportRecords, ItemRecord } from "./import-lines";
-import { checkStorageQuotas, limitsStorage, NO_USAGE, tenantLimits, usageOf, usageStatement, utf8Bytes, type TenantUsage } from "../tenants/quotas";
+import { checkStorageQuotas, limitsStorage, NO_USAGE, tenantLimits, usageOf, usageStatement, type TenantUsage } from "../tenants/quotas";
+import { utf8Bytes } from "../shared/utf8";
 
 /** Items per D1 batch (their chunks and keyword rows travel as JSON arrays). */
 const ITEMS_PER_BATCH = 200;

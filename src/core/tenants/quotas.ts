@@ -153,24 +153,6 @@ export function parseQuotaOverrides(json: string | null): QuotaOverrides | null 
   return Object.keys(out).length > 0 ? out : null;
 }
 
-/**
- * UTF-8 bytes of a text, as SQLite's length(CAST(text AS BLOB)) counts them (the usage triggers): a surrogate
- * pair is 4 bytes, a lone surrogate 3 (it is stored as U+FFFD).
- */
-export function utf8Bytes(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
 /** 100000 -> "100,000". */
 function n(value: number): string {
   return String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
