@@ -125,6 +125,21 @@ describe("jobs size their work by the budget and queue the rest", () => {
     return { sent: lost.sent, result: await getQueueResult(batch, ctx) };
   }
 
+  /** Asks for a move of the tenant to the other shard through the admin route, with the Free budget; the move job it queued. */
+  async function startMoveFree(t: { tenantId: string; shard: string }) {
+    const target = t.shard === "SHARD_0" ? "SHARD_1" : "SHARD_0";
+    const started = lostQueue();
+    const ctx = createExecutionContext();
+    const response = await worker.fetch(
+      new Request(`${BASE}/admin/tenants/${t.tenantId}/move`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ shard: target }) }),
+      { ...env, ...FREE, JOBS: started.binding },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(response.status).toBe(202);
+    return { target, sent: started.sent };
+  }
+
   /** Summary versions per conversation of a tenant. */
   const versions = async (tenantId: string) =>
     (await (await tenantDb(tenantId)).prepare("SELECT conversation_id AS c, COUNT(*) AS n FROM summaries WHERE tenant_id = ? GROUP BY conversation_id ORDER BY c").bind(tenantId).all<{ c: string; n: number }>()).results;
@@ -220,17 +235,8 @@ describe("jobs size their work by the budget and queue the rest", () => {
       return out;
     };
     const before = await counts(t.db);
-    const target = t.shard === "SHARD_0" ? "SHARD_1" : "SHARD_0";
-    const started = lostQueue();
-    const ctx = createExecutionContext();
-    const response = await worker.fetch(
-      new Request(`${BASE}/admin/tenants/${t.tenantId}/move`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ shard: target }) }),
-      { ...env, ...FREE, JOBS: started.binding },
-      ctx,
-    );
-    await waitOnExecutionContext(ctx);
-    expect(response.status).toBe(202);
-    let pending: JobMessage[] = started.sent.filter((m) => m.type === "move");
+    const { target, sent } = await startMoveFree(t);
+    let pending: JobMessage[] = sent.filter((m) => m.type === "move");
     expect(pending).toEqual([{ type: "move", tenantId: t.tenantId }]);
 
     // One job runs what the budget allows and queues the next; then its runner is lost.
@@ -279,17 +285,8 @@ describe("jobs size their work by the budget and queue the rest", () => {
       )
       .bind(t.tenantId, Date.now() - 86_400_000)
       .run();
-    const target = t.shard === "SHARD_0" ? "SHARD_1" : "SHARD_0";
-    const started = lostQueue();
-    const ctx = createExecutionContext();
-    const response = await worker.fetch(
-      new Request(`${BASE}/admin/tenants/${t.tenantId}/move`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ shard: target }) }),
-      { ...env, ...FREE, JOBS: started.binding },
-      ctx,
-    );
-    await waitOnExecutionContext(ctx);
-    expect(response.status).toBe(202);
-    let pending: JobMessage[] = started.sent.filter((m) => m.type === "move");
+    const { target, sent } = await startMoveFree(t);
+    let pending: JobMessage[] = sent.filter((m) => m.type === "move");
     let jobs = 0;
     while (pending.length > 0 && (await readMove(env.CONTROL, t.tenantId))!.state !== "purging") {
       expect(++jobs).toBeLessThan(100);
