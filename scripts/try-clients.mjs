@@ -5,32 +5,10 @@
 // Usage: node scripts/try-clients.mjs [url] [key]
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { sample } from "./schema-sample.mjs";
 
 const url = process.argv[2] ?? "http://localhost:8787/mcp?toolsets=all";
 const key = process.argv[3] ?? "ce_dev_local_only_0000000000000000000000000";
-
-/** A value the schema accepts: the first branch of a union, the minimum of a range, one item of an array. */
-export function sample(schema) {
-  if (schema.default !== undefined) return schema.default;
-  if (schema.anyOf) return sample(schema.anyOf.find((s) => s.type !== "null") ?? schema.anyOf[0]);
-  if (schema.const !== undefined) return schema.const;
-  if (schema.enum) return schema.enum[0];
-  switch (schema.type) {
-    case "string":
-      return "x".repeat(Math.max(1, schema.minLength ?? 1));
-    case "integer":
-    case "number":
-      return schema.minimum ?? 1;
-    case "boolean":
-      return false;
-    case "array":
-      return Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () => sample(schema.items ?? { type: "string" }));
-    case "object":
-      return Object.fromEntries((schema.required ?? []).map((k) => [k, sample(schema.properties[k])]));
-    default:
-      return null;
-  }
-}
 
 const transport = new StdioClientTransport({
   command: "npx",

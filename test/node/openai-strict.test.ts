@@ -2,6 +2,7 @@ import { mcpToFunctionTool, RunContext, type MCPServer } from "@openai/agents";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { listedTool } from "../../src/mcp/tool-schemas";
 import { TOOLS } from "../../src/tools/index";
+import { sample } from "../../scripts/schema-sample.mjs";
 
 // OpenAI's strict mode, decided by OpenAI's own SDK: @openai/agents turns each MCP tool into a function tool with
 // mcpToFunctionTool(tool, server, convertSchemasToStrict), what an Agent does with
@@ -78,25 +79,6 @@ function strictProblems(schema: Schema, path: string, problems: string[]): strin
   if (schema.items) strictProblems(schema.items, `${path}[]`, problems);
   (schema.anyOf ?? []).forEach((branch: Schema, i: number) => strictProblems(branch, `${path}|${i}`, problems));
   return problems;
-}
-
-/** A value the schema accepts (the first enum value, the minimum, the first branch, required properties only). */
-function sample(schema: Schema): unknown {
-  if (schema.enum) return schema.enum[0];
-  if (schema.anyOf) return sample(schema.anyOf[0]);
-  switch (schema.type) {
-    case "string":
-      return "x".repeat(Math.max(1, schema.minLength ?? 1));
-    case "integer":
-    case "number":
-      return schema.minimum ?? 1;
-    case "boolean":
-      return false;
-    case "array":
-      return Array.from({ length: schema.minItems ?? 1 }, () => sample(schema.items ?? { type: "string" }));
-    default:
-      return Object.fromEntries((schema.required ?? []).map((key: string) => [key, sample(schema.properties[key])]));
-  }
 }
 
 describe("OpenAI strict mode (@openai/agents' own conversion of each tool's input schema)", () => {
