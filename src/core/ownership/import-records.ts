@@ -272,7 +272,7 @@ async function planItems(
     const hashes = await Promise.all(page.map((item) => sha256Hex(item.content)));
     const withUsage = i === 0 && limitsStorage(limits);
     const [byId, byContent, usage] = await scope.d1.batch<Record<string, string | null>>([
-      scope.d1.prepare(`SELECT id FROM items WHERE id ${IN_JSON}`).bind(JSON.stringify(ids)),
+      scope.d1.prepare(`SELECT id FROM items WHERE id ${IN_JSON} AND +tenant_id = ?`).bind(JSON.stringify(ids), scope.tenantId),
       // Stored content is one item per project (and key): a copy already there is not written again.
       scope.d1
         .prepare(
