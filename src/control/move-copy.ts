@@ -179,14 +179,13 @@ export async function appendPage(source: D1Database, target: D1Database, t: Tena
   return { rows: rows.length, done: rows.length < limit };
 }
 
-/** Where one side's tally of an append-only table has got: after the row keyed `after` (none yet unless `started`). */
+/** Where one side's tally of an append-only table has got: after the row keyed `after` (null: from the first; keys are never null). */
 export interface TallyCursor {
   after: unknown;
-  started: boolean;
   done: boolean;
 }
 
-export const TALLY_START: TallyCursor = { after: null, started: false, done: false };
+export const TALLY_START: TallyCursor = { after: null, done: false };
 /** Rows one tally page reads of a side: one query, so a long usage log is verified over many pages (and jobs). */
 const TALLY_PAGE_ROWS = 1000;
 
@@ -200,11 +199,11 @@ export async function tallyAppendOnlyPage(db: D1Database, t: TenantTable, tenant
   if (cursor.done) return cursor;
   const key = t.key[0]!;
   const rows = await db
-    .prepare(`SELECT ${key}, ${selectList(t, true)} FROM ${t.name} WHERE tenant_id = ?${cursor.started ? ` AND ${key} > ?` : ""} ORDER BY ${key} LIMIT ${TALLY_PAGE_ROWS}`)
-    .bind(...(cursor.started ? [tenantId, cursor.after] : [tenantId]))
+    .prepare(`SELECT ${key}, ${selectList(t, true)} FROM ${t.name} WHERE tenant_id = ?${cursor.after === null ? "" : ` AND ${key} > ?`} ORDER BY ${key} LIMIT ${TALLY_PAGE_ROWS}`)
+    .bind(...(cursor.after === null ? [tenantId] : [tenantId, cursor.after]))
     .raw();
   for (const row of rows) tallyRow(tally, JSON.stringify(row.slice(1)));
-  return rows.length < TALLY_PAGE_ROWS ? { after: null, started: true, done: true } : { after: rows.at(-1)![0], started: true, done: false };
+  return rows.length < TALLY_PAGE_ROWS ? { after: null, done: true } : { after: rows.at(-1)![0], done: false };
 }
 
 /** Rows of the tenant left in a table (the purge's end test and the move's total). */

@@ -4,6 +4,7 @@ import { appendPage, countRows, diffPage, emptyTally, purgePage, sameTally, TALL
 import { forgetRoutes, ROUTE_TTL_MS } from "./routing";
 import { isShardName, shardDatabase, shardNames, type ShardBindings } from "./shards";
 import { TENANT_TABLES_TO_MOVE as TABLES } from "./tenant-tables";
+import { usageOf, usageStatement } from "../core/tenants/quotas";
 
 /**
  * Moving a tenant between shards, as a resumable state machine whose state lives in the control database
@@ -175,10 +176,11 @@ export async function runMove(env: ShardBindings & { CONTROL: D1Database }, tena
           const tallies = verifying ? (progress.tallies[table.name] ??= { source: emptyTally(), target: emptyTally() }) : undefined;
           if (table.appendOnly && tallies && progress.tallying) {
             // Verifying an append-only table a page of each side at a time (a long usage log spans many jobs).
-            const tallying = {
-              source: await tallyAppendOnlyPage(source, table, tenantId, tallies.source, progress.tallying.source),
-              target: await tallyAppendOnlyPage(target, table, tenantId, tallies.target, progress.tallying.target),
-            };
+            const [sourceCursor, targetCursor] = await Promise.all([
+              tallyAppendOnlyPage(source, table, tenantId, tallies.source, progress.tallying.source),
+              tallyAppendOnlyPage(target, table, tenantId, tallies.target, progress.tallying.target),
+            ]);
+            const tallying = { source: sourceCursor, target: targetCursor };
             if (tallying.source.done && tallying.target.done) Object.assign(progress, { table: progress.table + 1, after: null, tallying: undefined });
             else progress.tallying = tallying;
           } else if (table.appendOnly) {
@@ -273,13 +275,13 @@ async function finishPass(
  * replaced row), so the row is set rather than trusted. The source's items equal the target's now (verified).
  */
 async function copyUsage(source: D1Database, target: D1Database, tenantId: string): Promise<void> {
-  const usage = await source.prepare("SELECT items, bytes, pending_jobs FROM tenant_usage WHERE tenant_id = ?").bind(tenantId).first<{ items: number; bytes: number; pending_jobs: number }>();
+  const usage = usageOf(await usageStatement(source, tenantId).all());
   await target
     .prepare(
       `INSERT INTO tenant_usage (tenant_id, items, bytes, pending_jobs) VALUES (?1, ?2, ?3, ?4)
        ON CONFLICT (tenant_id) DO UPDATE SET items = ?2, bytes = ?3, pending_jobs = ?4`,
     )
-    .bind(tenantId, usage?.items ?? 0, usage?.bytes ?? 0, usage?.pending_jobs ?? 0)
+    .bind(tenantId, usage.items, usage.bytes, usage.pendingJobs)
     .run();
 }
 
