@@ -104,6 +104,6 @@ function session(inner: D1DatabaseSession, run: Run): D1DatabaseSession {
 }
 
 /** The statement D1 made behind a checked one: its batch() accepts only its own. */
-export function real(s: D1PreparedStatement): D1PreparedStatement {
+function real(s: D1PreparedStatement): D1PreparedStatement {
   return (s as Partial<Checked>)[REAL] ?? s;
 }
