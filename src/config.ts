@@ -89,6 +89,15 @@ export type SearchStage = (typeof SEARCH_STAGES)[number];
 export const KV_MIN_TTL_SECONDS = 60;
 
 export function readConfig(env: Env): Config {
+  let config = parsed.get(env);
+  if (!config) parsed.set(env, (config = parseConfig(env)));
+  return config;
+}
+
+/** Each env object's configuration, parsed once: a request reads it in the middleware, the routes and the services. */
+const parsed = new WeakMap<Env, Config>();
+
+function parseConfig(env: Env): Config {
   const encoding = env.TOKEN_ENCODING || encodingForModel(env.LLM_MEMORY_TOKEN_COUNTER_MODEL) || "o200k_base";
   if (!isTokenEncoding(encoding)) throw new Error(`Configuration error: TOKEN_ENCODING '${encoding}' is not one of o200k_base, cl100k_base`);
   return {
