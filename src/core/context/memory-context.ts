@@ -78,7 +78,13 @@ export async function buildMemoryContext(scope: TenantScope, services: Services,
   }
 
   const budget = Math.floor(request.tokenBudget * (1 - config.tokenBufferRatio));
-  const hits = await searchChunks(scope, services, request.query, { projects: request.projects }, request.topK * 3, { queryVector, expandLinks: false, onVectorUnavailable: unavailable });
+  const hits = await searchChunks(scope, services, request.query, { projects: request.projects }, request.topK * 3, {
+    queryVector,
+    expandLinks: false,
+    onVectorUnavailable: unavailable,
+    // The embedder already failed for this query: asking it again inside search would only wait twice.
+    ...(queryVector === undefined ? { mode: "keyword" as const } : {}),
+  });
   const direct = new Map<string, number>();
   for (const hit of hits) {
     if (direct.size >= request.topK) break;
