@@ -103,7 +103,6 @@ function toolError(id: Id, e: AppError): JsonRpcResponse {
     e.code === "INVALID_PARAMETER" ? JSON_RPC.INVALID_PARAMS
     : e.code === "INTERNAL_ERROR" ? JSON_RPC.INTERNAL
     : e.code === "RATE_LIMITED" ? JSON_RPC.RATE_LIMITED
-    : e.code === "QUOTA_EXCEEDED" ? JSON_RPC.SERVER
     : JSON_RPC.SERVER;
   return error(id, code, e.message, { code: e.code, details: e.details });
 }
