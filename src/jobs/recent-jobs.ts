@@ -53,14 +53,16 @@ async function recoverShard(env: Env, shard: string, now: number): Promise<numbe
   // Both walk an index on (embedded_at | linked_at, created_at): a range of the pending, never the whole table.
   const [unembedded, unlinked] = await d1.batch<PendingRow>([
     d1.prepare("SELECT tenant_id, id, created_at FROM items WHERE embedded_at IS NULL AND created_at > ? AND created_at <= ? ORDER BY created_at LIMIT ?").bind(from, until, PASS_LIMIT),
-    d1
-      .prepare("SELECT tenant_id, id, created_at FROM items WHERE linked_at IS NULL AND created_at > ? AND created_at <= ? AND embedded_at IS NOT NULL ORDER BY created_at LIMIT ?")
-      .bind(from, autoLink ? until : from, PASS_LIMIT),
+    // Auto-linking off: nothing waits for a link job.
+    ...(autoLink
+      ? [d1.prepare("SELECT tenant_id, id, created_at FROM items WHERE linked_at IS NULL AND created_at > ? AND created_at <= ? AND embedded_at IS NOT NULL ORDER BY created_at LIMIT ?").bind(from, until, PASS_LIMIT)]
+      : []),
   ]);
-  const messages = [...itemJobsByTenant("embed", unembedded!.results), ...itemJobsByTenant("link", unlinked!.results)];
+  const lists = [unembedded!.results, unlinked?.results ?? []];
+  const messages = [...itemJobsByTenant("embed", lists[0]!), ...itemJobsByTenant("link", lists[1]!)];
   await new QueueProducer(env.JOBS).send(messages);
   // A full list stops the cursor at its last row; items of that very millisecond past the limit fall to the full sweep.
-  const reached = [unembedded!.results, unlinked!.results].filter((rows) => rows.length === PASS_LIMIT).map((rows) => rows[rows.length - 1]!.created_at);
+  const reached = lists.filter((rows) => rows.length === PASS_LIMIT).map((rows) => rows[rows.length - 1]!.created_at);
   const cursor = reached.length > 0 ? Math.min(...reached) : until;
   await d1
     .prepare("INSERT INTO reconcile_state (id, cursor, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO UPDATE SET cursor = ?2, updated_at = ?3")
