@@ -45,12 +45,15 @@ interface StoredFile {
   content: string;
 }
 
-/** The current version of every file at or under `path` (a file, or a directory's files), by path. */
+/**
+ * The current version of every file at or under `path` (a file, or a directory's files), by path; with
+ * `withContent`, the text of the file at `path` itself only (a directory's files are listed by size, not read).
+ */
 async function filesAt(scope: TenantScope, project: string, path: string, withContent: boolean): Promise<StoredFile[]> {
   checkProject(scope, project);
   const { results } = await scope.d1
     .prepare(
-      `SELECT id, key AS path, length(CAST(content AS BLOB)) AS bytes${withContent ? ", content" : ", '' AS content"} FROM items
+      `SELECT id, key AS path, length(CAST(content AS BLOB)) AS bytes${withContent ? ", CASE WHEN key = ?3 THEN content ELSE '' END AS content" : ", '' AS content"} FROM items
        WHERE tenant_id = ?1 AND project = ?2 AND key IS NOT NULL AND (key = ?3 OR (key > ?3 || '/' AND key < ?3 || '0')) AND tier <> 'superseded'
        ORDER BY key`,
     )
