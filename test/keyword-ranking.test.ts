@@ -126,6 +126,35 @@ describe("keyword ranking is per tenant", () => {
   });
 });
 
+describe("keyword search limited to projects", () => {
+  /** What a search shows, by item: its score and keyword rank. */
+  const scores = async (apiKey: string, args: Record<string, unknown>) =>
+    new Map<string, number>((await call(apiKey, "search", { mode: "keyword", limit: 50, ...args })).results.map((r: any) => [r.item_id, r.score]));
+
+  it("scores a project's chunks as a tenant-wide search does (the tenant's IDF), and finds a chunk written before chunks had a project", async () => {
+    const t = await newTenant();
+    const stored = async (project: string, content: string) => (await call(t.apiKey, "memory_store", { content, namespace: project })).id as string;
+    const garden = [await stored("p1", "The zephyrine lamp in the garden flickers at dusk."), await stored("p1", "Zephyrine garden notes: water the tomatoes and prune the roses.")];
+    const p1 = new Set([...garden, await stored("p1", "A short note about the boat.")]);
+    // The other project holds most of the query's words: their document frequencies count it, their postings are not walked.
+    for (let i = 0; i < 12; i++) await stored("p2", `Garden journal ${i}: the lamp, the roses and more garden notes.`);
+    const db = await tenantDb(t.tenantId);
+    expect(await db.prepare("SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ? AND project IS NULL").bind(t.tenantId).first("n")).toBe(0);
+
+    const query = "zephyrine garden lamp roses notes";
+    const everywhere = await scores(t.apiKey, { query });
+    const inP1 = await scores(t.apiKey, { query, project: "p1" });
+    expect([...inP1.keys()].sort()).toEqual([...garden].sort());
+    expect([...everywhere.keys()].filter((id) => p1.has(id)).sort()).toEqual([...garden].sort());
+    for (const [id, score] of inP1) expect(score).toBe(everywhere.get(id));
+
+    // A chunk written by a Worker older than the project column has none: still found, and only in its own project.
+    await db.prepare("UPDATE chunks SET project = NULL WHERE tenant_id = ? AND item_id = ?").bind(t.tenantId, garden[0]).run();
+    expect(await scores(t.apiKey, { query, project: "p1" })).toEqual(inP1);
+    expect((await scores(t.apiKey, { query, project: "p2" })).has(garden[0]!)).toBe(false);
+  });
+});
+
 describe("rows indexed before tenant-private terms", () => {
   /** Puts a tenant's rows back into the pre-migration state: plain terms, no length, counted as legacy. */
   async function makeLegacy(tenantId: string) {

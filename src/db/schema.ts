@@ -172,6 +172,13 @@ export const chunks = sqliteTable(
      * rows indexed before tenant-private terms, until the re-index sweep rewrites them.
      */
     ftsTokens: integer("fts_tokens"),
+    /**
+     * The item's project, copied at write time (an item never changes project): keyword search leaves out
+     * another project's postings where it already reads the chunk row for its length, instead of ranking
+     * the whole tenant and walking past them. NULL for a row written by a Worker older than migration 0014
+     * (its search filter lets NULL through and checks the item).
+     */
+    project: text("project"),
   },
   (t) => [
     index("chunks_tenant_item").on(t.tenantId, t.itemId, t.chunkIndex),

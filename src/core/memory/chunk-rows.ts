@@ -20,7 +20,8 @@ export const JSON_CHARS_PER_STATEMENT = 600_000;
  * Statements that insert the chunks and their keyword rows: three per group of rows bound as one JSON
  * array, instead of two per chunk (a batch of 100 documents: 3 statements, not 200). Run them after the
  * items' inserts in the same batch; the keyword rows find their chunk ids by (item, index), row by row
- * through the (tenant, item, index) index (CROSS JOIN keeps the JSON rows outside).
+ * through the (tenant, item, index) index (CROSS JOIN keeps the JSON rows outside). A chunk takes its item's
+ * project from the item's row, written earlier in the batch.
  * Chunk ids come from the database's own counter (shard_identity, one range per shard, so ids stay unique
  * when a tenant moves between shards); a database without that row numbers after its highest id.
  */
@@ -31,9 +32,10 @@ export function insertChunkRows(scope: TenantScope, rows: ChunkRow[]): D1Prepare
     statements.push(
       scope.d1
         .prepare(
-          `INSERT INTO chunks (id, tenant_id, item_id, chunk_index, content, context, tokens, fts_tokens)
-           SELECT n.next + j.key, ?, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 7
-           FROM (SELECT COALESCE((SELECT next_chunk_id FROM shard_identity WHERE id = 1), (SELECT IFNULL(MAX(id), 0) + 1 FROM chunks)) AS next) n, json_each(?) j`,
+          `INSERT INTO chunks (id, tenant_id, item_id, chunk_index, content, context, tokens, fts_tokens, project)
+           SELECT n.next + j.key, ?1, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 7,
+                  (SELECT project FROM items WHERE id = j.value ->> 0 AND tenant_id = ?1)
+           FROM (SELECT COALESCE((SELECT next_chunk_id FROM shard_identity WHERE id = 1), (SELECT IFNULL(MAX(id), 0) + 1 FROM chunks)) AS next) n, json_each(?2) j`,
         )
         .bind(scope.tenantId, json),
       scope.d1.prepare("UPDATE shard_identity SET next_chunk_id = next_chunk_id + ? WHERE id = 1").bind(count),

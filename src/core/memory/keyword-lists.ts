@@ -20,15 +20,22 @@ function walkSql(ranked: string, filterSql: string, pool: string): string {
  */
 export function keywordStatement(scope: TenantScope, terms: QueryTerms, filters: SearchFilters, pool: number): D1PreparedStatement {
   const where = searchFilterSql(scope, filters);
+  const projects = searchedProjects(scope, filters);
   return scope.d1
     .prepare(
-      `WITH ${queryScoresSql(terms)}
+      `WITH ${queryScoresSql(terms, { projects: projects ? 4 + where.params.length : undefined })}
        SELECT ${SEARCH_ROW_COLUMNS}, s.score AS bm25, q.known, q.known_share
        FROM keyword_ranked s CROSS JOIN keyword_query_info q CROSS JOIN chunks c CROSS JOIN items i
        WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ?2 AND i.tenant_id = ?2${numbered(where.sql, 3)}
        ORDER BY s.score DESC, s.chunk_id LIMIT ?${3 + where.params.length}`,
     )
-    .bind(terms.json, scope.tenantId, ...where.params, pool);
+    .bind(terms.json, scope.tenantId, ...where.params, pool, ...(projects ? [JSON.stringify(projects)] : []));
+}
+
+/** The projects a search is limited to (its filter's, else the key's), or null for the whole tenant. */
+function searchedProjects(scope: TenantScope, filters: SearchFilters): readonly string[] | null {
+  if (filters.projects && filters.projects.length > 0) return filters.projects;
+  return scope.projects;
 }
 
 /** The lists of a query that names a time (search.ts, keywordCandidates). */
@@ -61,11 +68,13 @@ export function timedKeywordStatement(
   const where = searchFilterSql(scope, filters);
   const then = searchFilterSql(scope, during);
   const poolParam = `?${4 + where.params.length + then.params.length}`;
+  const projects = searchedProjects(scope, filters);
+  const projectsParam = projects ? 5 + where.params.length + then.params.length : undefined;
   const whereSql = numbered(where.sql, 4);
   const thenSql = numbered(then.sql, 4 + where.params.length);
   const plain = lists.plain
     ? `,
-  ${queryScoresSql(lists.plain, { terms: 3, prefix: "plain", totals: false, onlyIf: "NOT EXISTS (SELECT 1 FROM then_hits)" })},
+  ${queryScoresSql(lists.plain, { terms: 3, prefix: "plain", totals: false, onlyIf: "NOT EXISTS (SELECT 1 FROM then_hits)", projects: projectsParam })},
   plain_hits AS MATERIALIZED (${walkSql("plain_ranked", whereSql, poolParam)})`
     : "";
   const branch = (list: string, hits: string, info: string, extra: string) =>
@@ -80,12 +89,12 @@ export function timedKeywordStatement(
   ];
   return scope.d1
     .prepare(
-      `WITH ${queryScoresSql(lists.terms)},
+      `WITH ${queryScoresSql(lists.terms, { projects: projectsParam })},
   all_hits AS MATERIALIZED (${walkSql("keyword_ranked", whereSql, poolParam)}),
   then_hits AS MATERIALIZED (${walkSql("keyword_ranked", thenSql, poolParam)})${plain}
   ${branches.join("\n  UNION ALL\n  ")}`,
     )
-    .bind(lists.terms.json, scope.tenantId, lists.plain?.json ?? "[]", ...where.params, ...then.params, pool);
+    .bind(lists.terms.json, scope.tenantId, lists.plain?.json ?? "[]", ...where.params, ...then.params, pool, ...(projects ? [JSON.stringify(projects)] : []));
 }
 
 /** A row of `timedKeywordStatement`: which list it belongs to, and for `all`, whether `then` holds it too. */

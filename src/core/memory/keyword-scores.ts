@@ -72,6 +72,12 @@ export interface QueryScoresOptions {
   totals?: boolean;
   /** A condition the list is computed under (else it is empty at no cost): SQL evaluated once. */
   onlyIf?: string;
+  /**
+   * Number of a parameter holding the projects searched (JSON array), when the search names them: other projects'
+   * postings are left out where the chunk row is read anyway, so they are neither ranked nor walked past. The
+   * IDF stays the tenant's (document frequencies from chunks_fts_row), so scores do not change.
+   */
+  projects?: number;
 }
 
 /**
@@ -105,9 +111,17 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
     : "";
   const totals = options.totals === false ? "" : `${totalsCte(tenant)},
   `;
+  // A chunk written before migration 0014 has no project: it passes here, and the walk checks its item.
+  const inProjects = options.projects ? ` AND (c.project IN (SELECT value FROM json_each(?${options.projects})) OR c.project IS NULL)` : "";
+  // A longer phrase's documents are counted from its matches (tenant-wide, as the phrase branch is not limited to the projects).
+  const phraseDf = terms.phrases
+    ? `
+      UNION ALL
+      SELECT phrase, COUNT(*) FROM ${p}_freq WHERE phrase IN (SELECT phrase FROM ${p}_terms WHERE size > 1) GROUP BY phrase`
+    : "";
   return `
-  ${totals}${p}_terms(phrase, pos, size, term) AS MATERIALIZED (
-    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3 FROM json_each(?${options.terms ?? 1}) j
+  ${totals}${p}_terms(phrase, pos, size, term, legacy) AS MATERIALIZED (
+    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4 FROM json_each(?${options.terms ?? 1}) j
     WHERE (j.value ->> 4 = 0 OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ${tenant} AND fts_tokens IS NULL))${onlyIf}
   ),
   -- Term frequencies per phrase and chunk (content counts 1, context ${CONTEXT_WEIGHT}), with the chunk's length.
@@ -116,12 +130,22 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
   ${p}_freq(phrase, doc, f, len) AS MATERIALIZED (
     SELECT t.phrase, v.doc, SUM(${columnWeight}), c.fts_tokens
     FROM ${p}_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c
-    WHERE v.term = t.term AND t.size = 1 AND c.id = v.doc AND c.tenant_id = ${tenant}
+    WHERE v.term = t.term AND t.size = 1 AND c.id = v.doc AND c.tenant_id = ${tenant}${inProjects}
     GROUP BY t.phrase, v.doc${phrases}
   ),
+  -- Documents per phrase in the whole tenant: a tenant term's from chunks_fts_row (one seek), a legacy (shared) term's
+  -- by counting the tenant's own postings.
+  ${p}_df(phrase, df) AS MATERIALIZED (
+    SELECT phrase, SUM(n) FROM (
+      SELECT t.phrase, r.doc AS n FROM ${p}_terms t CROSS JOIN chunks_fts_row r WHERE r.term = t.term AND t.size = 1 AND t.legacy = 0
+      UNION ALL
+      SELECT t.phrase, COUNT(DISTINCT v.doc) FROM ${p}_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c
+      WHERE t.legacy = 1 AND t.size = 1 AND v.term = t.term AND c.id = v.doc AND c.tenant_id = ${tenant} GROUP BY t.phrase${phraseDf}
+    ) GROUP BY phrase
+  ),
   ${p}_idf(phrase, w, df) AS MATERIALIZED (
-    SELECT f.phrase, MAX(COALESCE(ln((s.n - COUNT(*) + 0.5) / (COUNT(*) + 0.5)), 0.0), 1e-6), COUNT(*)
-    FROM ${p}_freq f, keyword_totals s GROUP BY f.phrase
+    SELECT d.phrase, MAX(COALESCE(ln((s.n - d.df + 0.5) / (d.df + 0.5)), 0.0), 1e-6), d.df
+    FROM ${p}_df d, keyword_totals s
   ),
   ${p}_query_info(known, known_share) AS (
     SELECT COALESCE(SUM(i.w), 0),
