@@ -11,7 +11,9 @@ import { toAppError } from "../src/errors";
 import { withQueryBudget } from "../src/db/invocation-queries";
 import worker from "../src/index";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { admin, newTenant } from "./helpers";
+import { admin, newTenant, tenantDb } from "./helpers";
+import { markLinkChanges, MARKS_PER_STATEMENT } from "../src/core/context/cache-generation";
+import { tenantScope } from "../src/db/scope";
 import { buildServices } from "../src/services";
 import { LocalEmbedder } from "../src/adapters/local-embedder";
 import { fitInput, inputLimitOf, inputTokensBound } from "../src/adapters/embedding-models";
@@ -67,6 +69,24 @@ describe("D1: bound parameters, statement length, value size", () => {
     await expect(d1.prepare("SELECT length(?1)").bind("a".repeat(L.d1.valueBytes + 1)).first()).rejects.toThrow("D1_ERROR: string or blob too big");
     await expect(d1.prepare("SELECT length(?1)").bind("€".repeat(666_667)).first()).rejects.toThrow("string or blob too big"); // 2,000,001 bytes
     await expect(d1.prepare("SELECT length(?1)").bind(new Uint8Array(L.d1.valueBytes + 1)).first()).rejects.toThrow("string or blob too big");
+  });
+
+  it("a link run that changed 60,000 items marks them all in values D1 accepts (one JSON list was 2.3 MB)", async () => {
+    const { tenantId } = await newTenant();
+    const ids = Array.from({ length: 60_000 }, (_, i) => `${crypto.randomUUID()}-${i}`);
+    const db = await tenantDb(tenantId);
+    // The items the marks join; written straight into the shard (60,000 tool calls would measure nothing more).
+    for (let i = 0; i < ids.length; i += 5_000) {
+      await db
+        .prepare(`INSERT INTO items (id, tenant_id, project, kind, type, content, content_hash, tokens, created_at, touched_at) SELECT value, ?, 'p', 'memory', 'note', 'x', value, 1, 0, 0 FROM json_each(?)`)
+        .bind(tenantId, JSON.stringify(ids.slice(i, i + 5_000)))
+        .run();
+    }
+    expect(JSON.stringify(ids).length).toBeGreaterThan(L.d1.valueBytes);
+    const statements = markLinkChanges(tenantScope(checkedD1(db), tenantId), ids);
+    expect(statements.length).toBe(1 + Math.ceil(ids.length / MARKS_PER_STATEMENT));
+    await checkedD1(db).batch(statements);
+    expect(await db.prepare("SELECT COUNT(*) AS n FROM cache_link_marks WHERE tenant_id = ?").bind(tenantId).first("n")).toBe(ids.length);
   });
 
   it("runs checked statements in a batch and in a session (D1 takes only its own statements)", async () => {
