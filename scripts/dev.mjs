@@ -9,6 +9,7 @@ import { spawnSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { d1Bindings, migrateAll } from "./migrate.mjs";
+import { fireCrons } from "./crons.mjs";
 
 const wrangler = ["node_modules/wrangler/bin/wrangler.js"];
 const passed = process.argv.slice(2);
@@ -84,20 +85,8 @@ if (vars.DEV_API_KEY) {
 const localVars = missingLocal.flatMap((name) => ["--var", `${name}:${vars[name]}`]);
 const dev = spawn(process.execPath, [...wrangler, "dev", "--local", "--test-scheduled", ...localVars, ...passed], { stdio: "inherit" });
 dev.on("exit", (code) => process.exit(code ?? 0));
-fireCrons();
+fireCrons(origin);
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => dev.kill(signal));
-
-/**
- * The crons of wrangler.toml, as production runs them: wrangler dev fires none by itself, so they are fired through
- * its /__scheduled route (--test-scheduled). The every-minute pass re-sends jobs lost with a killed dev server.
- */
-function fireCrons() {
-  const crons = readFileSync("wrangler.toml", "utf8").match(/^crons\s*=\s*\[(.*)\]/m)?.[1].match(/"[^"]+"/g)?.map((c) => c.slice(1, -1)) ?? [];
-  for (const cron of crons) {
-    const every = cron === "* * * * *" ? 60_000 : Number(cron.match(/^\*\/(\d+) /)?.[1] ?? 15) * 60_000;
-    setInterval(() => fetch(`${origin}/__scheduled?cron=${encodeURIComponent(cron)}`).catch(() => undefined), every).unref();
-  }
-}
 
 function run(args) {
   const result = spawnSync(process.execPath, args, { stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, CI: "true" } });

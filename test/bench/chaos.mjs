@@ -12,7 +12,7 @@ const RECOVERY_LIMIT_MS = 10 * 60_000;
 
 export async function runChaos(_newTenant, { release }) {
   await release(); // this suite runs its own server: with faults, then killed and restarted
-  let server = await startWorker({ vars: { FAULTS }, testScheduled: true });
+  let server = await startWorker({ vars: { FAULTS } });
   const tenant = await admin("POST", "/tenants", { name: "chaos" });
   const keys = [];
   for (let i = 0; i < WRITERS; i++) keys.push((await admin("POST", `/tenants/${tenant.tenant_id}/keys`, { name: `writer ${i}` })).api_key);
@@ -52,10 +52,8 @@ export async function runChaos(_newTenant, { release }) {
   await Promise.all(writing);
   const writeSeconds = (performance.now() - started) / 1000;
 
-  server = await startWorker({ fresh: false, testScheduled: true });
+  server = await startWorker({ fresh: false });
   const restartedAt = performance.now();
-  const crons = [setInterval(() => fetch(`${BASE}/__scheduled?cron=${encodeURIComponent("* * * * *")}`).catch(() => undefined), 60_000)];
-  crons.push(setInterval(() => fetch(`${BASE}/__scheduled?cron=${encodeURIComponent("*/15 * * * *")}`).catch(() => undefined), 15 * 60_000));
   const pendingAtRestart = (await stats(tenant.tenant_id)).pending_embeddings;
   let recoveredSeconds = null;
   while (performance.now() - restartedAt < RECOVERY_LIMIT_MS) {
@@ -65,7 +63,6 @@ export async function runChaos(_newTenant, { release }) {
     }
     await sleep(2000);
   }
-  crons.forEach(clearInterval);
 
   const stored = new Map();
   for (const record of await exported(tenant.tenant_id)) if (record.type === "item") stored.set(record.content, (stored.get(record.content) ?? 0) + 1);

@@ -1,6 +1,7 @@
 // Starts the real worker with `wrangler dev` on a fresh local state, offline, and talks to it over HTTP.
 import { spawn } from "node:child_process";
 import { migrateAll } from "../../scripts/migrate.mjs";
+import { fireCrons } from "../../scripts/crons.mjs";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 
 // BENCH_PORT lets two benches run side by side; each port has its own local state.
@@ -14,10 +15,11 @@ export const ADMIN_TOKEN = "bench-admin-token";
 
 /**
  * Starts wrangler dev on the bench port. `fresh` (the default) starts from empty state; `vars` adds settings (FAULTS,
- * say); `testScheduled` opens wrangler's /__scheduled route so a suite can fire the crons. `kill()` ends the whole
- * process group with SIGKILL, as a crash would: nothing gets to finish.
+ * say). wrangler.toml's crons fire on their schedule, as in production (scripts/crons.mjs): a local queue may lose
+ * messages, and the every-minute pass is what re-sends their jobs. `kill()` ends the whole process group with
+ * SIGKILL, as a crash would: nothing gets to finish.
  */
-export async function startWorker({ fresh = true, vars = {}, testScheduled = false } = {}) {
+export async function startWorker({ fresh = true, vars = {} } = {}) {
   if (fresh) rmSync(DIR, { recursive: true, force: true });
   mkdirSync(DIR, { recursive: true });
   // HYBRID_VECTOR_WEIGHT, SEARCH_STAGES and AUTO_SUMMARIZE from the caller's environment let one compare
@@ -28,12 +30,15 @@ export async function startWorker({ fresh = true, vars = {}, testScheduled = fal
   await migrateAll({ persistTo: STATE, quiet: true });
   const child = spawn(
     process.execPath,
-    [WRANGLER, "dev", "--local", "--port", String(PORT), "--persist-to", STATE, "--env-file", VARS, "--log-level", "error", "--show-interactive-dev-session=false", ...(testScheduled ? ["--test-scheduled"] : [])],
+    [WRANGLER, "dev", "--local", "--port", String(PORT), "--persist-to", STATE, "--env-file", VARS, "--log-level", "error", "--show-interactive-dev-session=false", "--test-scheduled"],
     { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, CI: "true" }, detached: true },
   );
   for (let i = 0; i < 120; i++) {
     try {
-      if ((await fetch(`${BASE}/health`)).ok) return { stop: () => stopChild(child), kill: () => killGroup(child) };
+      if ((await fetch(`${BASE}/health`)).ok) {
+        const stopCrons = fireCrons(BASE);
+        return { stop: () => (stopCrons(), stopChild(child)), kill: () => (stopCrons(), killGroup(child)) };
+      }
     } catch {}
     await sleep(500);
   }
