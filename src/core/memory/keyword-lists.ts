@@ -1,6 +1,6 @@
 import type { TenantScope } from "../../db/scope";
 import { queryScoresSql, type QueryTerms } from "./keyword-scores";
-import { SEARCH_ROW_COLUMNS, numbered, searchFilterSql, type SearchFilters, type SearchRow } from "./search-rows";
+import { SEARCH_ROW_COLUMNS, numbered, searchFilterSql, searchedProjects, type SearchFilters, type SearchRow } from "./search-rows";
 
 /** A keyword hit: its row, its BM25 and what the absolute score needs (keyword-scores.ts). */
 export type KeywordRow = SearchRow & { bm25: number; known: number; known_share: number };
@@ -30,12 +30,6 @@ export function keywordStatement(scope: TenantScope, terms: QueryTerms, filters:
        ORDER BY s.score DESC, s.chunk_id LIMIT ?${3 + where.params.length}`,
     )
     .bind(terms.json, scope.tenantId, ...where.params, pool, ...(projects ? [JSON.stringify(projects)] : []));
-}
-
-/** The projects a search is limited to (its filter's, else the key's), or null for the whole tenant. */
-function searchedProjects(scope: TenantScope, filters: SearchFilters): readonly string[] | null {
-  if (filters.projects && filters.projects.length > 0) return filters.projects;
-  return scope.projects;
 }
 
 /** The lists of a query that names a time (search.ts, keywordCandidates). */

@@ -74,6 +74,11 @@ export function exactReal(expression: string): string {
 export type SearchFilters = ItemFilter;
 
 /** The filters as SQL over `i`; searches look at active items unless told otherwise. */
+/** The projects a search is limited to (its filter's, else the key's), or null for the whole tenant. */
+export function searchedProjects(scope: TenantScope, filters: SearchFilters): readonly string[] | null {
+  return filters.projects && filters.projects.length > 0 ? filters.projects : scope.projects;
+}
+
 export function searchFilterSql(scope: TenantScope, filters: SearchFilters): { sql: string; params: unknown[] } {
   return itemFilterSql(scope, { ...filters, tiers: filters.tiers ?? ["active"] });
 }

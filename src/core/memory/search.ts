@@ -18,7 +18,7 @@ import {
 import { queryTimeRange, withoutTimeWords, type TimeRange } from "./query-time";
 import { queryContext } from "./query-context";
 import { readExpansion } from "./search-expansion";
-import { SEARCH_ROW_COLUMNS, searchFilterSql, type SearchFilters, type SearchRow } from "./search-rows";
+import { SEARCH_ROW_COLUMNS, searchFilterSql, searchedProjects, type SearchFilters, type SearchRow } from "./search-rows";
 import { keywordStatement, timedKeywordStatement, timedLists, type KeywordRow, type TimedRow } from "./keyword-lists";
 
 export type { SearchFilters };
@@ -261,8 +261,8 @@ async function vectorCandidates(
 ): Promise<{ rows: { row: SearchRow; similarity: number }[]; complete: boolean }> {
   const queryVector = await embedQuery();
   if (!queryVector) return { rows: [], complete: true };
-  const projects = filters.projects ?? (scope.projects === null ? undefined : [...scope.projects]);
-  const matches = await services.vectors.query(scope.tenantId, queryVector, { topK: pool, projects });
+  const projects = searchedProjects(scope, filters);
+  const matches = await services.vectors.query(scope.tenantId, queryVector, { topK: pool, projects: projects === null ? undefined : [...projects] });
   const complete = matches.length < pool;
   if (matches.length === 0) return { rows: [], complete };
   const rows = await rowsByChunkIds(
