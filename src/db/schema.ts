@@ -185,6 +185,8 @@ export const chunks = sqliteTable(
     index("chunks_legacy_fts")
       .on(t.tenantId, t.id)
       .where(sql`fts_tokens IS NULL`),
+    // What keyword search reads of each posting's chunk (src/core/memory/keyword-scores.ts), narrow where a row holds text.
+    index("chunks_postings").on(t.id, t.tenantId, t.project, t.ftsTokens),
   ],
 );
 

@@ -105,7 +105,7 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
       WHERE v.term = t.term AND t.size > 1
       GROUP BY t.phrase, v.doc, v.col, v."offset" - t.pos
       HAVING COUNT(*) = MAX(t.size)
-    ) h CROSS JOIN chunks c
+    ) h CROSS JOIN chunks c INDEXED BY chunks_postings
     WHERE c.id = h.doc AND c.tenant_id = ${tenant}
     GROUP BY h.phrase, h.doc`
     : "";
@@ -126,10 +126,13 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
   ),
   -- Term frequencies per phrase and chunk (content counts 1, context ${CONTEXT_WEIGHT}), with the chunk's length.
   -- CROSS JOIN: the terms drive the lookups (one index seek per term), then each posting's chunk; the
-  -- other orders would scan the whole index, or every posting for each of the tenant's chunks.
+  -- other orders would scan the whole index, or every posting for each of the tenant's chunks. A posting's chunk
+  -- is read from chunks_postings, which holds all that is needed here: SQLite would look it up by rowid in the
+  -- table, a page of text per chunk (one term's 9,080 postings at 100k chunks: 11.2 ms there, 4.8 ms here).
+  -- The phrase branch, the legacy count and feedback read the same index.
   ${p}_freq(phrase, doc, f, len) AS MATERIALIZED (
     SELECT t.phrase, v.doc, SUM(${columnWeight}), c.fts_tokens
-    FROM ${p}_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c
+    FROM ${p}_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c INDEXED BY chunks_postings
     WHERE v.term = t.term AND t.size = 1 AND c.id = v.doc AND c.tenant_id = ${tenant}${inProjects}
     GROUP BY t.phrase, v.doc${phrases}
   ),
@@ -139,7 +142,7 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
     SELECT phrase, SUM(n) FROM (
       SELECT t.phrase, r.doc AS n FROM ${p}_terms t CROSS JOIN chunks_fts_row r WHERE r.term = t.term AND t.size = 1 AND t.legacy = 0
       UNION ALL
-      SELECT t.phrase, COUNT(DISTINCT v.doc) FROM ${p}_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c
+      SELECT t.phrase, COUNT(DISTINCT v.doc) FROM ${p}_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c INDEXED BY chunks_postings
       WHERE t.legacy = 1 AND t.size = 1 AND v.term = t.term AND c.id = v.doc AND c.tenant_id = ${tenant} GROUP BY t.phrase${phraseDf}
     ) GROUP BY phrase
   ),
@@ -186,7 +189,7 @@ export function feedbackScoresSql(onlyChunks: string, first: number): string {
     SELECT f.doc, SUM(f.weight * f.w * ${saturated("f.f", "f.len")})
     FROM (
       SELECT v.doc, t.w, t.weight, SUM(${columnWeight}) AS f, c.fts_tokens AS len
-      FROM feedback_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c
+      FROM feedback_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c INDEXED BY chunks_postings
       WHERE v.term = t.term AND v.doc IN ${onlyChunks} AND c.id = v.doc AND c.tenant_id = ${tenant}
       GROUP BY t.term, v.doc
     ) f, keyword_totals s
