@@ -52,7 +52,9 @@ export default defineConfig(async () => {
           },
         },
         {
-          test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node" },
+          // These tests start processes (npm run deploy against a fake wrangler, dev servers): on 2 cores one
+          // deploy run takes 4-7 s, past vitest's default of 5 s.
+          test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node", testTimeout: 30_000 },
         },
       ],
     },
