@@ -10,7 +10,7 @@ it("splits rows into statements under D1's 2 MB value limit, and each keyword ro
   const row = (itemId: string, index: number, size: number): ChunkRow => {
     const word = `w${itemId}x${index}`;
     const content = `${word} ${"é".repeat(size)}`;
-    return { itemId, index, content, context: "ctx", tokens: 3, ftsContent: `${word} ${"é".repeat(size)}`, ftsContext: "ctx", ftsTokens: 2 };
+    return { itemId, index, content, context: "ctx", tokens: 3, ftsContent: `${word} ${"é".repeat(size)}`, ftsContext: "ctx", ftsTokens: 2, termFreqs: ` ${word} ` };
   };
   const rows = [row("a", 0, 10), row("a", 1, 250_000), row("b", 0, 250_000), row("c", 0, 10)];
   const statements = insertChunkRows(scope, rows);
@@ -25,14 +25,14 @@ it("splits rows into statements under D1's 2 MB value limit, and each keyword ro
   expect(ids).toEqual([first, first + 1, first + 2, first + 3]);
   expect(await counter()).toBe(first + 4);
   const { results } = await db.prepare(
-    "SELECT c.item_id, c.chunk_index, c.tokens, c.fts_tokens, substr(f.content, 1, 8) AS fts FROM chunks c JOIN chunks_fts f ON f.rowid = c.id WHERE c.tenant_id = ? ORDER BY c.item_id, c.chunk_index",
+    "SELECT c.item_id, c.chunk_index, c.tokens, c.fts_tokens, c.term_freqs, substr(f.content, 1, 8) AS fts FROM chunks c JOIN chunks_fts f ON f.rowid = c.id WHERE c.tenant_id = ? ORDER BY c.item_id, c.chunk_index",
   )
     .bind(scope.tenantId)
     .all();
   expect(results).toEqual([
-    { item_id: "a", chunk_index: 0, tokens: 3, fts_tokens: 2, fts: "wax0 ééé" },
-    { item_id: "a", chunk_index: 1, tokens: 3, fts_tokens: 2, fts: "wax1 ééé" },
-    { item_id: "b", chunk_index: 0, tokens: 3, fts_tokens: 2, fts: "wbx0 ééé" },
-    { item_id: "c", chunk_index: 0, tokens: 3, fts_tokens: 2, fts: "wcx0 ééé" },
+    { item_id: "a", chunk_index: 0, tokens: 3, fts_tokens: 2, term_freqs: " wax0 ", fts: "wax0 ééé" },
+    { item_id: "a", chunk_index: 1, tokens: 3, fts_tokens: 2, term_freqs: " wax1 ", fts: "wax1 ééé" },
+    { item_id: "b", chunk_index: 0, tokens: 3, fts_tokens: 2, term_freqs: " wbx0 ", fts: "wbx0 ééé" },
+    { item_id: "c", chunk_index: 0, tokens: 3, fts_tokens: 2, term_freqs: " wcx0 ", fts: "wcx0 ééé" },
   ]);
 });

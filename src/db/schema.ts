@@ -179,12 +179,21 @@ export const chunks = sqliteTable(
      * (its search filter lets NULL through and checks the item).
      */
     project: text("project"),
+    /**
+     * The chunk's forward index (src/core/memory/term-freqs.ts): its terms with their BM25 frequencies, so search
+     * scores a common word on the chunks it considers instead of reading the word's whole posting list. NULL for a
+     * row written before migration 0016, until the re-index sweep fills it.
+     */
+    termFreqs: text("term_freqs"),
   },
   (t) => [
     index("chunks_tenant_item").on(t.tenantId, t.itemId, t.chunkIndex),
     index("chunks_legacy_fts")
       .on(t.tenantId, t.id)
       .where(sql`fts_tokens IS NULL`),
+    index("chunks_missing_term_freqs")
+      .on(t.tenantId, t.id)
+      .where(sql`term_freqs IS NULL`),
     // What keyword search reads of each posting's chunk (src/core/memory/keyword-scores.ts), narrow where a row holds text.
     index("chunks_postings").on(t.id, t.tenantId, t.project, t.ftsTokens),
   ],

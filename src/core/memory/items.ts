@@ -1,4 +1,4 @@
-import { insertChunkRows, type ChunkRow } from "./chunk-rows";
+import { chunkRow, insertChunkRows, type ChunkRow } from "./chunk-rows";
 import { insertItemRows, upsertConversations, type ConversationCounters, type ConversationDelta, type ItemRow } from "./item-rows";
 import { sha256Hex } from "../../crypto";
 import { allInOneTrip } from "../../db/one-trip";
@@ -9,7 +9,7 @@ import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
 import { chunkText } from "./chunking";
 import { needsSummary } from "../conversations/conversations";
-import { countKeywordChunks, keywordRow } from "./keyword-index";
+import { countKeywordChunks } from "./keyword-index";
 import { MAX_ITEM_CHARS, type ItemKind, type ItemType, type Tier } from "./item-types";
 import { checkStorageQuotas, limitsStorage, NO_USAGE, tenantLimits, usageOf, usageStatement, type TenantUsage } from "../tenants/quotas";
 import { utf8Bytes } from "../shared/utf8";
@@ -145,10 +145,10 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
       itemRows.push({ id, item, hash, tokens, createdAt });
     }
     chunks.forEach((chunk, index) => {
-      const indexed = keywordRow(scope.tenantId, chunk.content, context);
+      const row = chunkRow(scope.tenantId, id, index, chunk, context);
       keywordChunks++;
-      keywordTokens += indexed.tokens;
-      chunkRows.push({ itemId: id, index, content: chunk.content, context, tokens: chunk.tokens, ftsContent: indexed.content, ftsContext: indexed.context, ftsTokens: indexed.tokens });
+      keywordTokens += row.ftsTokens;
+      chunkRows.push(row);
     });
     newIds.push(id);
     newBytes += utf8Bytes(item.content);

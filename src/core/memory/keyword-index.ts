@@ -1,5 +1,7 @@
 import type { TenantScope } from "../../db/scope";
 import { keywordCode, tenantIndexText } from "../shared/fts-text";
+import { CONTEXT_WEIGHT } from "./bm25";
+import { termFreqs } from "./term-freqs";
 
 /**
  * Keyword ranking that depends on the caller's own data only.
@@ -14,7 +16,8 @@ import { keywordCode, tenantIndexText } from "../shared/fts-text";
  *   `chunks_fts_instance` (fts5vocab), its chunk lengths (chunks.fts_tokens) and its totals (keyword_stats);
  * - every statement joins the tenant's chunks, so even colliding prefixes cannot mix tenants.
  * Rows written before this scheme (fts_tokens IS NULL) are re-indexed in bounded batches by the cron
- * sweep; while a tenant has some left its queries also look up the plain terms of those rows.
+ * sweep; while a tenant has some left its queries also look up the plain terms of those rows. The same
+ * batches give chunks written before migration 0016 their forward index (chunks.term_freqs, term-freqs.ts).
  */
 
 export interface KeywordRow {
@@ -22,6 +25,8 @@ export interface KeywordRow {
   context: string;
   /** Tokens in both columns: the row's BM25 document length. */
   tokens: number;
+  /** The chunk's forward index, chunks.term_freqs (term-freqs.ts). */
+  freqs: string;
 }
 
 /** A chunk's chunks_fts row in the tenant's private term space. */
@@ -29,7 +34,7 @@ export function keywordRow(tenantId: string, content: string, context: string): 
   const code = keywordCode(tenantId);
   const a = tenantIndexText(code, content);
   const b = tenantIndexText(code, context);
-  return { content: a.text, context: b.text, tokens: a.tokens + b.tokens };
+  return { content: a.text, context: b.text, tokens: a.tokens + b.tokens, freqs: termFreqs(code, content, context, CONTEXT_WEIGHT) };
 }
 
 /** Adds newly indexed chunks to the tenant's statistics (in the batch that inserts them). */
@@ -66,14 +71,15 @@ export function uncountKeywordChunks(scope: TenantScope, itemIdsJson: string): D
 export function rewriteChunkContexts(scope: TenantScope, chunks: { id: number; content: string; context: string; ftsTokens: number | null }[]): D1PreparedStatement[] {
   if (chunks.length === 0) return [];
   const rows = chunks.map((c) => ({ ...keywordRow(scope.tenantId, c.content, c.context), id: c.id, raw: c.context, old: c.ftsTokens }));
-  const json = JSON.stringify(rows.map((r) => [r.id, r.content, r.context, r.tokens, r.raw]));
-  const rowsOf = "(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value ->> 2 AS context, j.value ->> 3 AS tokens, j.value ->> 4 AS raw FROM json_each(?) j)";
+  const json = JSON.stringify(rows.map((r) => [r.id, r.content, r.context, r.tokens, r.raw, r.freqs]));
+  const rowsOf =
+    "(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value ->> 2 AS context, j.value ->> 3 AS tokens, j.value ->> 4 AS raw, j.value ->> 5 AS freqs FROM json_each(?) j)";
   const legacy = rows.filter((r) => r.old === null).length;
   const tokenDelta = rows.reduce((sum, r) => sum + r.tokens - (r.old ?? 0), 0);
   return [
     scope.d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM ${rowsOf})`).bind(json),
     scope.d1.prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${rowsOf}`).bind(json),
-    scope.d1.prepare(`UPDATE chunks SET context = p.raw, fts_tokens = p.tokens FROM ${rowsOf} AS p WHERE chunks.id = p.id AND chunks.tenant_id = ?`).bind(json, scope.tenantId),
+    scope.d1.prepare(`UPDATE chunks SET context = p.raw, fts_tokens = p.tokens, term_freqs = p.freqs FROM ${rowsOf} AS p WHERE chunks.id = p.id AND chunks.tenant_id = ?`).bind(json, scope.tenantId),
     scope.d1
       .prepare("UPDATE keyword_stats SET chunks = chunks + ?, tokens = tokens + ?, legacy_chunks = MAX(0, legacy_chunks - ?) WHERE tenant_id = ?")
       .bind(legacy, tokenDelta, legacy, scope.tenantId),
@@ -84,8 +90,8 @@ export function rewriteChunkContexts(scope: TenantScope, chunks: { id: number; c
 export const REINDEX_BATCH = 200;
 const REINDEX_MAX_CHARS = 500_000;
 
-/** The rows of a re-index batch that still need it (JSON [[id, content, context, tokens]...]). */
-const PENDING = `(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value ->> 2 AS context, j.value ->> 3 AS tokens
+/** The rows of a re-index batch that still need it (JSON [[id, content, context, tokens, freqs]...]). */
+const PENDING = `(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value ->> 2 AS context, j.value ->> 3 AS tokens, j.value ->> 4 AS freqs
   FROM json_each(?) j JOIN chunks c ON c.id = j.value ->> 0 WHERE c.fts_tokens IS NULL)`;
 
 /**
@@ -102,13 +108,13 @@ export async function reindexLegacyChunks(d1: D1Database, limit = REINDEX_BATCH)
     .bind(limit)
     .all<{ id: number; tenant_id: string; content: string; context: string }>();
   if (results.length === 0) return 0;
-  const rows: [number, string, string, number][] = [];
+  const rows: [number, string, string, number, string][] = [];
   let chars = 0;
   for (const chunk of results) {
     const row = keywordRow(chunk.tenant_id, chunk.content, chunk.context);
-    chars += row.content.length + row.context.length;
+    chars += row.content.length + row.context.length + row.freqs.length;
     if (rows.length > 0 && chars > REINDEX_MAX_CHARS) break;
-    rows.push([chunk.id, row.content, row.context, row.tokens]);
+    rows.push([chunk.id, row.content, row.context, row.tokens, row.freqs]);
   }
   const json = JSON.stringify(rows);
   await d1.batch([
@@ -121,15 +127,52 @@ export async function reindexLegacyChunks(d1: D1Database, limit = REINDEX_BATCH)
       .bind(json),
     d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM ${PENDING})`).bind(json),
     d1.prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${PENDING}`).bind(json),
-    d1.prepare(`UPDATE chunks SET fts_tokens = p.tokens FROM ${PENDING} AS p WHERE chunks.id = p.id`).bind(json),
+    d1.prepare(`UPDATE chunks SET fts_tokens = p.tokens, term_freqs = p.freqs FROM ${PENDING} AS p WHERE chunks.id = p.id`).bind(json),
   ]);
   return rows.length < results.length ? limit : results.length;
 }
 
-/** Runs re-index batches until none are left or `maxBatches` ran; true if chunks may remain. */
+/** Chunks given their forward index per batch (only their text is read: no FTS rewrite). */
+export const FORWARD_BATCH = 1_000;
+
+/**
+ * Gives up to `limit` chunks written before migration 0016 their forward index (chunks.term_freqs), through
+ * the partial index of chunks without one; a tenant's searches read every posting until all of its chunks
+ * have one (keyword-scores.ts). A chunk rewritten meanwhile already has one and is left as it is. Returns how
+ * many chunks it read; fewer than `limit` means none are left.
+ */
+export async function fillForwardIndex(d1: D1Database, limit = FORWARD_BATCH): Promise<number> {
+  const { results } = await d1
+    // A legacy row (fts_tokens NULL) gets its forward index when it is re-indexed, which runs first.
+    .prepare("SELECT id, tenant_id, content, context FROM chunks WHERE term_freqs IS NULL AND fts_tokens IS NOT NULL ORDER BY tenant_id, id LIMIT ?")
+    .bind(limit)
+    .all<{ id: number; tenant_id: string; content: string; context: string }>();
+  if (results.length === 0) return 0;
+  const rows: [number, string][] = [];
+  let chars = 0;
+  for (const chunk of results) {
+    const freqs = termFreqs(keywordCode(chunk.tenant_id), chunk.content, chunk.context, CONTEXT_WEIGHT);
+    chars += freqs.length;
+    if (rows.length > 0 && chars > REINDEX_MAX_CHARS) break;
+    rows.push([chunk.id, freqs]);
+  }
+  await d1
+    .prepare("UPDATE chunks SET term_freqs = j.value ->> 1 FROM json_each(?) j WHERE chunks.id = j.value ->> 0 AND chunks.term_freqs IS NULL")
+    .bind(JSON.stringify(rows))
+    .run();
+  return rows.length < results.length ? limit : results.length;
+}
+
+/** Runs re-index batches, then forward-index batches, until none are left or `maxBatches` ran; true if chunks may remain. */
 export async function reindexLegacyBatches(d1: D1Database, maxBatches: number): Promise<boolean> {
-  for (let i = 0; i < maxBatches; i++) {
-    if ((await reindexLegacyChunks(d1)) < REINDEX_BATCH) return false;
+  let batches = 0;
+  while (batches < maxBatches) {
+    batches++;
+    if ((await reindexLegacyChunks(d1)) < REINDEX_BATCH) break;
+  }
+  while (batches < maxBatches) {
+    batches++;
+    if ((await fillForwardIndex(d1)) < FORWARD_BATCH) return false;
   }
   return true;
 }

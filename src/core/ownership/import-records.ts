@@ -4,9 +4,9 @@ import { AppError, permissionDenied } from "../../errors";
 import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
 import { chunkText } from "../memory/chunking";
-import { insertChunkRows, type ChunkRow } from "../memory/chunk-rows";
+import { chunkRow, insertChunkRows, type ChunkRow } from "../memory/chunk-rows";
 import { chunkContext, queueEmbedding } from "../memory/items";
-import { countKeywordChunks, keywordRow } from "../memory/keyword-index";
+import { countKeywordChunks } from "../memory/keyword-index";
 import type { ImportRecords, ItemRecord } from "./import-lines";
 import { checkStorageQuotas, limitsStorage, NO_USAGE, tenantLimits, usageOf, usageStatement, type TenantUsage } from "../tenants/quotas";
 import { utf8Bytes } from "../shared/utf8";
@@ -123,9 +123,9 @@ export async function importRecords(scope: TenantScope, services: Services, reco
       const position = item.conversation_id === null ? null : (item.position ?? nextPosition(item.conversation_id));
       const tokens = counter.count(item.content);
       chunkText(item.content, tokens, counter).forEach((chunk, index) => {
-        const indexed = keywordRow(scope.tenantId, chunk.content, context);
-        keywordTokens += indexed.tokens;
-        chunkRows.push({ itemId: id, index, content: chunk.content, context, tokens: chunk.tokens, ftsContent: indexed.content, ftsContext: indexed.context, ftsTokens: indexed.tokens });
+        const row = chunkRow(scope.tenantId, id, index, chunk, context);
+        keywordTokens += row.ftsTokens;
+        chunkRows.push(row);
       });
       rows.push([
         id,

@@ -1,0 +1,63 @@
+import { indexTokens, storedTerm } from "../shared/fts-text";
+import { STOPWORDS } from "../shared/stopwords";
+
+/**
+ * A chunk's forward index, `chunks.term_freqs`: the terms its keyword row holds (as chunks_fts stores them,
+ * without the tenant's code) with their BM25 frequency, so search can score a chunk for a common word by
+ * reading the chunk's row instead of the word's whole posting list (keyword-tops.ts).
+ *
+ * Text, not JSON: " stem stem:1.5 " (a term that occurs once in the content is bare, others carry their
+ * frequency: content counts 1, context CONTEXT_WEIGHT), which SQLite reads with instr() and no parse, in
+ * ~200 characters a MS MARCO passage where a JSON object took ~390. Terms that stem like a stopword are left
+ * out (~20 % of the text): queries drop stopwords, and a query term that stems like one is read from its
+ * posting list instead (`forwardKey` is null for it).
+ */
+
+let stopStems: ReadonlySet<string> | null = null;
+
+function forwardIndexed(stem: string): boolean {
+  stopStems ??= new Set([...STOPWORDS].map((word) => storedTerm("", word)));
+  return !stopStems.has(stem);
+}
+
+/** The stored terms (in the tenant's term space, `code`) that the forward index leaves out. */
+export function unkeyedTerms(code: string): string[] {
+  stopStems ??= new Set([...STOPWORDS].map((word) => storedTerm("", word)));
+  return [...stopStems].map((stem) => code + stem);
+}
+
+/**
+ * A stored term's key in the forward index (the term without the tenant's `code`), or null when the forward
+ * index leaves it out.
+ */
+export function forwardKey(code: string, stored: string): string | null {
+  // A token the stemmer takes to the code alone ("s", as in "Medicare's") is keyed "~", which no token is.
+  const stem = stored.slice(code.length) || "~";
+  return forwardIndexed(stem) ? stem : null;
+}
+
+/** The forward index of a chunk (in the tenant's term space, `code`): content tokens count 1, context tokens `contextWeight`. */
+export function termFreqs(code: string, content: string, context: string, contextWeight: number): string {
+  const freqs = new Map<string, number>();
+  const stems = new Map<string, string | null>();
+  const add = (text: string, weight: number) => {
+    for (const token of indexTokens(text)) {
+      let stem = stems.get(token);
+      if (stem === undefined) stems.set(token, (stem = forwardKey(code, storedTerm(code, token))));
+      if (stem !== null) freqs.set(stem, (freqs.get(stem) ?? 0) + weight);
+    }
+  };
+  add(content, 1);
+  add(context, contextWeight);
+  let text = " ";
+  for (const [stem, f] of freqs) text += f === 1 ? `${stem} ` : `${stem}:${f} `;
+  return text;
+}
+
+/**
+ * SQL for a term's frequency in a chunk's forward index, NULL when absent: `freqs` the chunk's term_freqs,
+ * `bare` and `tagged` the term's key as ' key ' and ' key:'.
+ */
+export function forwardFreqSql(freqs: string, bare: string, tagged: string): string {
+  return `CASE WHEN instr(${freqs}, ${bare}) > 0 THEN 1.0 ELSE CAST(substr(${freqs}, NULLIF(instr(${freqs}, ${tagged}), 0) + length(${tagged})) AS REAL) END`;
+}
