@@ -205,8 +205,10 @@ export async function runMove(env: ShardBindings & { CONTROL: D1Database }, tena
             await purgePage(source, table, tenantId);
             await save();
           } else {
-            // The usage row the triggers brought to zeros goes with the fence.
+            // The usage row the triggers brought to zeros goes with the fence, and so do the top postings (not moved).
             await source.batch([
+              source.prepare("DELETE FROM keyword_tops WHERE tenant_id = ?").bind(tenantId),
+              source.prepare("DELETE FROM keyword_top_terms WHERE tenant_id = ?").bind(tenantId),
               source.prepare("DELETE FROM tenant_usage WHERE tenant_id = ?").bind(tenantId),
               source.prepare("DELETE FROM tenant_fences WHERE tenant_id = ?").bind(tenantId),
             ]);

@@ -17,9 +17,11 @@ export interface TenantTable {
 
 /**
  * Shard tables with a tenant_id that a move does not copy: the fences are the move's own, and tenant_usage is
- * derived from items by triggers (moves.ts writes the source's row on the target at the switch).
+ * derived from items by triggers (moves.ts writes the source's row on the target at the switch). The top postings
+ * are derived too, and name chunk ids in the source shard's range (keyword-tops.ts): the target's minute pass
+ * builds them anew, and the tenant's searches read every posting meanwhile.
  */
-export const NOT_MOVED = new Set(["tenant_fences", "tenant_usage"]);
+export const NOT_MOVED = new Set(["tenant_fences", "tenant_usage", "keyword_tops", "keyword_top_terms"]);
 
 /** Tables whose rows carry tenant_id, read from the drizzle schema, so a new tenant table is moved too. */
 export const TENANT_TABLES_TO_MOVE: readonly TenantTable[] = Object.values(schema)

@@ -211,6 +211,38 @@ export const keywordStats = sqliteTable("keyword_stats", {
   legacyChunks: integer("legacy_chunks").notNull().default(0),
 });
 
+/**
+ * Top postings (src/core/memory/keyword-tops.ts): for a term in many of a tenant's chunks, the chunks where it
+ * weighs most, so a search reads these instead of the term's whole posting list. Rebuilt by the minute pass.
+ */
+export const keywordTops = sqliteTable(
+  "keyword_tops",
+  {
+    tenantId: text("tenant_id").notNull(),
+    /** The stored term (tenant-coded, as chunks_fts holds it). */
+    term: text("term").notNull(),
+    chunkId: integer("chunk_id").notNull(),
+    /** The term's BM25 part in the chunk when the list was built (for the order only; search scores anew). */
+    impact: real("impact").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.term, t.chunkId] })],
+);
+
+/** A term whose top postings are kept: its document count and the highest chunk id when they were built. */
+export const keywordTopTerms = sqliteTable(
+  "keyword_top_terms",
+  {
+    tenantId: text("tenant_id").notNull(),
+    term: text("term").notNull(),
+    /** Chunks holding the term when its list was built. */
+    df: integer("df").notNull(),
+    /** The highest chunk id then: chunks above it are read from the index at search time. */
+    through: integer("through").notNull(),
+    builtAt: integer("built_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.term] })],
+);
+
 /** The local vector index (offline runs): one row per chunk, exact cosine at query time. */
 export const localVectors = sqliteTable(
   "local_vectors",

@@ -2,8 +2,14 @@ import type { TenantScope } from "../../db/scope";
 import { queryScoresSql, type QueryTerms } from "./keyword-scores";
 import { SEARCH_ROW_COLUMNS, numbered, searchFilterSql, searchedProjects, type SearchFilters, type SearchRow } from "./search-rows";
 
-/** A keyword hit: its row, its BM25 and what the absolute score needs (keyword-scores.ts). */
-export type KeywordRow = SearchRow & { bm25: number; known: number; known_share: number };
+/**
+ * A keyword hit: its row, its BM25 and what the absolute score needs (keyword-scores.ts); `tops`: whether the tenant
+ * has top postings (keyword-tops.ts), 1 or 0, the same on every row.
+ */
+export type KeywordRow = SearchRow & { bm25: number; known: number; known_share: number; tops: number };
+
+/** Whether the tenant has top postings: one seek, so every keyword statement tells (keyword-tops.ts, noteTopPostings). */
+const TOPS = "EXISTS (SELECT 1 FROM keyword_top_terms WHERE tenant_id = ?2) AS tops";
 
 /** The walk over a ranked list: the first `pool` chunks (ids and scores) that pass the filters, best first. */
 function walkSql(ranked: string, filterSql: string, pool: string): string {
@@ -24,7 +30,7 @@ export function keywordStatement(scope: TenantScope, terms: QueryTerms, filters:
   return scope.d1
     .prepare(
       `WITH ${queryScoresSql(terms, { projects: projects ? 4 + where.params.length : undefined })}
-       SELECT ${SEARCH_ROW_COLUMNS}, s.score AS bm25, q.known, q.known_share
+       SELECT ${SEARCH_ROW_COLUMNS}, s.score AS bm25, q.known, q.known_share, ${TOPS}
        FROM keyword_ranked s CROSS JOIN keyword_query_info q CROSS JOIN chunks c CROSS JOIN items i
        WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ?2 AND i.tenant_id = ?2${numbered(where.sql, 3)}
        ORDER BY s.score DESC, s.chunk_id LIMIT ?${3 + where.params.length}`,
@@ -72,7 +78,7 @@ export function timedKeywordStatement(
   plain_hits AS MATERIALIZED (${walkSql("plain_ranked", whereSql, poolParam)})`
     : "";
   const branch = (list: string, hits: string, info: string, extra: string) =>
-    `SELECT * FROM (SELECT '${list}' AS list, ${SEARCH_ROW_COLUMNS}, h.score AS bm25, q.known, q.known_share, ${extra} AS in_then
+    `SELECT * FROM (SELECT '${list}' AS list, ${SEARCH_ROW_COLUMNS}, h.score AS bm25, q.known, q.known_share, ${TOPS}, ${extra} AS in_then
        FROM ${hits} h CROSS JOIN ${info} q CROSS JOIN chunks c CROSS JOIN items i
        WHERE c.id = h.chunk_id AND i.id = c.item_id${list === "then" ? " AND h.chunk_id NOT IN (SELECT chunk_id FROM all_hits)" : ""}
        ORDER BY h.score DESC, h.chunk_id)`;

@@ -1,4 +1,7 @@
-import { keywordCode, queryPhrases, storedTerm } from "../shared/fts-text";
+import { keywordCode, queryPhrases, storedTerm, tenantIndexText } from "../shared/fts-text";
+import { columnWeight, CONTEXT_WEIGHT, saturatedSql } from "./bm25";
+import { TOP_TERM_DF } from "./keyword-tops";
+import { forwardFreqSql, forwardKey } from "./term-freqs";
 
 /**
  * BM25 over the tenant's own keyword index (keyword-index.ts says why it is computed in SQL), as CTE lists
@@ -11,47 +14,64 @@ import { keywordCode, queryPhrases, storedTerm } from "../shared/fts-text";
  * about as long as running them on LoCoMo (node:sqlite: 0.33 ms prepared, 0.15 ms in this form).
  */
 
-/** BM25 column weights of chunks_fts (content, context), FTS5's k1 and b. */
-const CONTEXT_WEIGHT = 0.5;
-const K1 = 1.2;
-const B = 0.75;
+/** [phrase index, position in phrase, phrase length, stored term, 1 if a legacy (unprefixed) term, weight, ...TopRead]. */
+type TermRow = [number, number, number, string, 0 | 1, number, ...TopRead];
+/**
+ * What reading a term by its top postings needs (keyword-tops.ts): its key in the chunks' forward index
+ * (term-freqs.ts) and the term as chunks_fts would be asked it in MATCH; null where the forward index leaves it out.
+ */
+type TopRead = [string | null, string | null];
 
-/** [phrase index, position in phrase, phrase length, stored term, 1 if a legacy (unprefixed) term, weight]. */
-type TermRow = [number, number, number, string, 0 | 1, number];
-
-/** A query's terms as one JSON array (bound as one parameter); `phrases`: whether some phrase has several tokens (a CJK run). */
+/**
+ * A query's terms as one JSON array (bound as one parameter); `phrases`: whether some phrase has several tokens
+ * (a CJK run); `tops`: whether the tenant's common words may be read by their top postings (keyword-tops.ts).
+ */
 export interface QueryTerms {
   json: string;
   phrases: boolean;
+  tops: boolean;
 }
 
-/** The query's terms as chunks_fts stores them, or null when the query has no searchable word. */
-export function keywordQueryTerms(tenantId: string, query: string): QueryTerms | null {
+function topRead(code: string, token: string, stored: string): TopRead {
+  const key = forwardKey(code, stored);
+  return key === null ? [null, null] : [key, `"${tenantIndexText(code, token).text.trim()}"`];
+}
+
+/**
+ * The query's terms as chunks_fts stores them, or null when the query has no searchable word; `tops`: read the
+ * tenant's common words by their top postings (the caller knows whether it has any: keyword-tops.ts).
+ */
+export function keywordQueryTerms(tenantId: string, query: string, tops = false): QueryTerms | null {
   const phrases = queryPhrases(query);
   if (phrases === null) return null;
   const code = keywordCode(tenantId);
   const rows: TermRow[] = [];
   phrases.forEach((tokens, phrase) => {
     tokens.forEach((token, pos) => {
-      rows.push([phrase, pos, tokens.length, storedTerm(code, token), 0, 1]);
-      rows.push([phrase, pos, tokens.length, storedTerm("", token), 1, 1]);
+      const stored = storedTerm(code, token);
+      rows.push([phrase, pos, tokens.length, stored, 0, 1, ...topRead(code, token, stored)]);
+      rows.push([phrase, pos, tokens.length, storedTerm("", token), 1, 1, null, null]);
     });
   });
-  return { json: JSON.stringify(rows), phrases: phrases.some((tokens) => tokens.length > 1) };
+  return { json: JSON.stringify(rows), phrases: phrases.some((tokens) => tokens.length > 1), tops };
 }
 
 /** Weighted single-token terms (relevance feedback) in the same JSON form, the tenant's own terms only. */
 export function weightedKeywordTerms(tenantId: string, terms: { token: string; weight: number }[]): string {
   const code = keywordCode(tenantId);
-  return JSON.stringify(terms.map((t, phrase): TermRow => [phrase, 0, 1, storedTerm(code, t.token), 0, t.weight]));
+  return JSON.stringify(
+    terms.map((t, phrase): TermRow => {
+      const stored = storedTerm(code, t.token);
+      return [phrase, 0, 1, stored, 0, t.weight, forwardKey(code, stored), null];
+    }),
+  );
 }
 
 /** Feedback terms kept for the second query: the strongest by weight x IDF. */
 export const FEEDBACK_TERMS = 10;
 
-const columnWeight = `CASE v.col WHEN 'content' THEN 1.0 ELSE ${CONTEXT_WEIGHT} END`;
-/** A phrase's term frequency part, its chunk's length and the tenant's totals at hand (s). */
-const saturated = (f: string, len: string) => `${f} * ${K1 + 1} / (${f} + ${K1} * (${1 - B} + ${B} * COALESCE(${len}, s.avgdl) / s.avgdl))`;
+/** BM25's term frequency part with the tenant's totals at hand (s). */
+const saturated = (f: string, len: string) => saturatedSql(f, len, "s.avgdl");
 
 /** `keyword_totals(n, avgdl)`: the tenant's chunk count and average length (one row, even for a tenant with none). */
 function totalsCte(tenant: string): string {
@@ -119,23 +139,60 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
       UNION ALL
       SELECT phrase, COUNT(*) FROM ${p}_freq WHERE phrase IN (SELECT phrase FROM ${p}_terms WHERE size > 1) GROUP BY phrase`
     : "";
-  return `
-  ${totals}${p}_terms(phrase, pos, size, term, legacy) AS MATERIALIZED (
-    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4 FROM json_each(?${options.terms ?? 1}) j
-    WHERE (j.value ->> 4 = 0 OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ${tenant} AND fts_tokens IS NULL))${onlyIf}
+  const tops = terms.tops;
+  // With top postings, the list of postings read leaves the topped words out, and the chunks found get those words
+  // from their forward index.
+  const posted = tops ? `${p}_posted` : `${p}_freq`;
+  const topsFirst = tops
+    ? `
+  -- Words read by their top postings (keyword-tops.ts). None while a common word of the query has no list (not built
+  -- yet, or no forward index key): its postings would be read in full and every chunk found scored from its forward
+  -- index, which costs more than reading all postings. None either while a chunk of the tenant has no forward index,
+  -- or while legacy rows are searched.
+  ${p}_topped(phrase, term, bare, tagged, match, through) AS MATERIALIZED (
+    SELECT t.phrase, t.term, t.bare, t.tagged, t.match, k.through FROM ${p}_terms t CROSS JOIN keyword_top_terms k
+    WHERE t.size = 1 AND t.legacy = 0 AND t.bare IS NOT NULL AND k.tenant_id = ${tenant} AND k.term = t.term
+      AND NOT EXISTS (
+        SELECT 1 FROM ${p}_terms u CROSS JOIN chunks_fts_row r WHERE u.size = 1 AND r.term = u.term AND r.doc > ${TOP_TERM_DF}
+          AND (u.bare IS NULL OR NOT EXISTS (SELECT 1 FROM keyword_top_terms l WHERE l.tenant_id = ${tenant} AND l.term = u.term)))
+      AND NOT EXISTS (SELECT 1 FROM ${p}_terms WHERE legacy = 1)
+      AND NOT EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ${tenant} AND term_freqs IS NULL)
+  ),`
+    : "";
+  const topsThen = tops
+    ? `
+  -- The chunks found: those of the postings read, each topped word's top chunks, and its chunks written since its list.
+  ${p}_found(doc) AS MATERIALIZED (
+    SELECT doc FROM ${p}_posted
+    UNION SELECT o.chunk_id FROM ${p}_topped h CROSS JOIN keyword_tops o WHERE o.tenant_id = ${tenant} AND o.term = h.term
+    UNION SELECT f.rowid FROM ${p}_topped h CROSS JOIN chunks_fts f WHERE f.chunks_fts MATCH h.match AND f.rowid > h.through
   ),
+  ${p}_freq(phrase, doc, f, len) AS MATERIALIZED (
+    SELECT phrase, doc, f, len FROM ${p}_posted
+    UNION ALL
+    SELECT h.phrase, c.id, ${forwardFreqSql("c.term_freqs", "h.bare", "h.tagged")} AS f, c.fts_tokens
+    FROM ${p}_found d CROSS JOIN chunks c CROSS JOIN ${p}_topped h
+    WHERE c.id = d.doc AND c.tenant_id = ${tenant}${inProjects} AND f IS NOT NULL
+  ),`
+    : "";
+  return `
+  ${totals}${p}_terms(phrase, pos, size, term, legacy${tops ? ", bare, tagged, match" : ""}) AS MATERIALIZED (
+    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4${tops ? ", ' ' || (j.value ->> 6) || ' ', ' ' || (j.value ->> 6) || ':', j.value ->> 7" : ""}
+    FROM json_each(?${options.terms ?? 1}) j
+    WHERE (j.value ->> 4 = 0 OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ${tenant} AND fts_tokens IS NULL))${onlyIf}
+  ),${topsFirst}
   -- Term frequencies per phrase and chunk (content counts 1, context ${CONTEXT_WEIGHT}), with the chunk's length.
   -- CROSS JOIN: the terms drive the lookups (one index seek per term), then each posting's chunk; the
   -- other orders would scan the whole index, or every posting for each of the tenant's chunks. A posting's chunk
   -- is read from chunks_postings, which holds all that is needed here: SQLite would look it up by rowid in the
   -- table, a page of text per chunk (one term's 9,080 postings at 100k chunks: 11.2 ms there, 4.8 ms here).
   -- The phrase branch, the legacy count and feedback read the same index.
-  ${p}_freq(phrase, doc, f, len) AS MATERIALIZED (
+  ${posted}(phrase, doc, f, len) AS MATERIALIZED (
     SELECT t.phrase, v.doc, SUM(${columnWeight}), c.fts_tokens
     FROM ${p}_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c INDEXED BY chunks_postings
-    WHERE v.term = t.term AND t.size = 1 AND c.id = v.doc AND c.tenant_id = ${tenant}${inProjects}
+    WHERE v.term = t.term AND t.size = 1${tops ? ` AND t.phrase NOT IN (SELECT phrase FROM ${p}_topped)` : ""} AND c.id = v.doc AND c.tenant_id = ${tenant}${inProjects}
     GROUP BY t.phrase, v.doc${phrases}
-  ),
+  ),${topsThen}
   -- Documents per phrase in the whole tenant: a tenant term's from chunks_fts_row (one seek), a legacy (shared) term's
   -- by counting the tenant's own postings.
   ${p}_df(phrase, df) AS MATERIALIZED (
@@ -165,20 +222,39 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
 
 /**
  * Relevance feedback's list (search-expansion.ts): a CTE list ending in `feedback_scores(chunk_id, score)`
- * over the chunks of `onlyChunks` (a SQL set of chunk ids), and `feedback_known(known)`. The terms are
+ * over the chunks of the table `chunks` names (an `id` column), and `feedback_known(known)`. The terms are
  * candidate expansion words (single tokens) weighted by how much the first hits hold them: only the
  * FEEDBACK_TERMS strongest by weight x IDF are kept, their weights scaled so the strongest weighs 1.
  * Their document frequencies come from chunks_fts_row (one seek per term), so the scoring can be limited
  * to a few chunks without changing the IDF; every kept term occurs, so the query's `known_share` is 1.
+ * With `forward` (a tenant large enough to have top postings, keyword-tops.ts), a word's frequency in a chunk
+ * comes from the chunk's forward index, a few hundred chunks whatever the tenant's size, where its postings
+ * are thousands; a word the forward index leaves out, or a chunk without one, is read from the postings.
  * Binds the terms JSON as ?first, the tenant id as ?first+1.
  */
-export function feedbackScoresSql(onlyChunks: string, first: number): string {
+export function feedbackScoresSql(chunks: string, first: number, forward = false): string {
   const tenant = `?${first + 1}`;
+  // From the postings: every word, or (forward) the words the forward index leaves out and the chunks without one;
+  // `terms` and `rows` are those conditions, on the word (tested once a word) and on the chunk.
+  const fromPostings = (terms: string, rows: string) => `
+      SELECT v.doc, t.w, t.weight, SUM(${columnWeight}) AS f, c.fts_tokens AS len
+      FROM feedback_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c${forward ? "" : " INDEXED BY chunks_postings"}
+      WHERE ${terms}v.term = t.term AND v.doc IN (SELECT id FROM ${chunks}) AND c.id = v.doc AND c.tenant_id = ${tenant}${rows}
+      GROUP BY t.term, v.doc`;
+  const unindexed = `EXISTS (SELECT 1 FROM ${chunks} o CROSS JOIN chunks u WHERE u.id = o.id AND u.term_freqs IS NULL)`;
+  const frequencies = forward
+    ? `
+      SELECT c.id AS doc, t.w, t.weight, ${forwardFreqSql("c.term_freqs", "t.bare", "t.tagged")} AS f, c.fts_tokens AS len
+      FROM ${chunks} o CROSS JOIN chunks c CROSS JOIN feedback_terms t
+      WHERE c.id = o.id AND c.tenant_id = ${tenant} AND t.bare IS NOT NULL AND c.term_freqs IS NOT NULL AND f IS NOT NULL
+      UNION ALL${fromPostings(`(t.bare IS NULL OR ${unindexed}) AND `, " AND (t.bare IS NULL OR c.term_freqs IS NULL)")}`
+    : fromPostings("", "");
   return `
   ${totalsCte(tenant)},
-  feedback_terms(term, w, weight) AS MATERIALIZED (
-    SELECT term, w, u * w / MAX(u * w) OVER () FROM (
-      SELECT j.value ->> 0 AS phrase, j.value ->> 3 AS term, j.value ->> 5 AS u, MAX(ln((s.n - r.doc + 0.5) / (r.doc + 0.5)), 1e-6) AS w
+  feedback_terms(term, w, weight, bare, tagged) AS MATERIALIZED (
+    SELECT term, w, u * w / MAX(u * w) OVER (), bare, tagged FROM (
+      SELECT j.value ->> 0 AS phrase, j.value ->> 3 AS term, j.value ->> 5 AS u, MAX(ln((s.n - r.doc + 0.5) / (r.doc + 0.5)), 1e-6) AS w,
+             ' ' || (j.value ->> 6) || ' ' AS bare, ' ' || (j.value ->> 6) || ':' AS tagged
       FROM json_each(?${first}) j CROSS JOIN chunks_fts_row r, keyword_totals s
       WHERE r.term = j.value ->> 3
       ORDER BY u * w DESC, phrase
@@ -187,11 +263,7 @@ export function feedbackScoresSql(onlyChunks: string, first: number): string {
   feedback_known(known) AS (SELECT COALESCE(SUM(w * weight), 0) FROM feedback_terms),
   feedback_scores(chunk_id, score) AS (
     SELECT f.doc, SUM(f.weight * f.w * ${saturated("f.f", "f.len")})
-    FROM (
-      SELECT v.doc, t.w, t.weight, SUM(${columnWeight}) AS f, c.fts_tokens AS len
-      FROM feedback_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c INDEXED BY chunks_postings
-      WHERE v.term = t.term AND v.doc IN ${onlyChunks} AND c.id = v.doc AND c.tenant_id = ${tenant}
-      GROUP BY t.term, v.doc
+    FROM (${frequencies}
     ) f, keyword_totals s
     GROUP BY f.doc
   )`;

@@ -41,6 +41,8 @@ export interface ExpansionRequest {
    * embedder's judgement, so it counts as much as the embedder's own evidence (the vector weight).
    */
   similarLinkWeight: number;
+  /** Score feedback words from the chunks' forward index: a tenant large enough to have top postings (keyword-scores.ts). */
+  forward: boolean;
 }
 
 /** What finding a hit's neighbours needs of its row: where it sits in its conversation or document. */
@@ -76,7 +78,7 @@ export async function readExpansion(scope: TenantScope, request: ExpansionReques
     .prepare(
       `WITH ${around},
        feedback_chunks(id) AS (SELECT chunk_id FROM around UNION SELECT value FROM ${firstHits}),
-       ${feedbackScoresSql("(SELECT id FROM feedback_chunks)", params.length + 1)}
+       ${feedbackScoresSql("feedback_chunks", params.length + 1, request.forward)}
        SELECT
          (SELECT json_group_array(json_array(via, source, source_item, distance, ${exactReal("weight")}, chunk_id)) FROM around) AS around,
          (SELECT json_group_array(${SEARCH_ROW_JSON})

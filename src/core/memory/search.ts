@@ -3,6 +3,7 @@ import { dot } from "../shared/vector-math";
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { keywordQueryTerms } from "./keyword-scores";
+import { hasTopPostings, noteTopPostings } from "./keyword-tops";
 import {
   DEFAULT_CHANCE_SIMILARITY,
   FEEDBACK_WEIGHT,
@@ -182,6 +183,7 @@ export async function searchChunks(
       neighboursOf: stages.has("neighbours") ? sources.map((c) => c.row) : [],
       linksOf: options.expandLinks === false || !stages.has("links") ? [] : [...new Set(sources.map((c) => c.row.item_id))],
       similarLinkWeight: vectorWeight,
+      forward: hasTopPostings(scope.tenantId),
     });
     // A chunk around a source is a first hit (its row is here) or came with its row.
     const around = (chunkId: number) => candidates.get(chunkId) ?? candidate(expansion.rows.get(chunkId)!);
@@ -234,10 +236,16 @@ async function keywordCandidates(
   filters: SearchFilters,
   pool: number,
 ): Promise<{ rows: KeywordRow[]; textQuery: string }> {
-  const plain = keywordQueryTerms(scope.tenantId, query);
-  if (!named) return { rows: plain === null ? [] : (await keywordStatement(scope, plain, filters, pool).all<KeywordRow>()).results, textQuery: query };
+  const tops = hasTopPostings(scope.tenantId);
+  // Each statement says whether the tenant has top postings; an empty list says nothing, and the last word stands.
+  const noted = <T extends { tops: number }>(rows: T[]) => {
+    if (rows.length > 0) noteTopPostings(scope.tenantId, rows[0]!.tops === 1);
+    return rows;
+  };
+  const plain = keywordQueryTerms(scope.tenantId, query, tops);
+  if (!named) return { rows: plain === null ? [] : noted((await keywordStatement(scope, plain, filters, pool).all<KeywordRow>()).results), textQuery: query };
   const textQuery = withoutTimeWords(query, named);
-  const terms = keywordQueryTerms(scope.tenantId, textQuery);
+  const terms = keywordQueryTerms(scope.tenantId, textQuery, tops);
   if (terms === null) return { rows: [], textQuery };
   const during: SearchFilters = {
     ...filters,
@@ -245,7 +253,7 @@ async function keywordCandidates(
     createdBefore: Math.min(filters.createdBefore ?? Infinity, named.to - 1),
   };
   const withPlain = textQuery !== query && plain !== null;
-  const { results } = await timedKeywordStatement(scope, { terms, plain: withPlain ? plain : null }, filters, during, pool).all<TimedRow>();
+  const results = noted((await timedKeywordStatement(scope, { terms, plain: withPlain ? plain : null }, filters, during, pool).all<TimedRow>()).results);
   const lists = timedLists(results, withPlain);
   if (!lists.thenFound && lists.unchanged) return { rows: lists.unchanged, textQuery: query };
   return { rows: [...lists.all, ...lists.thenExtra], textQuery };

@@ -28,6 +28,8 @@ export const TENANT_TABLES = [
   "cache_link_marks",
   "cache_counters",
   "keyword_stats",
+  "keyword_tops",
+  "keyword_top_terms",
   "tool_calls",
   "local_vectors",
   "vector_ids",

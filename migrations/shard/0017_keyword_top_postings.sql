@@ -1,0 +1,17 @@
+-- Keyword top postings (src/core/memory/keyword-tops.ts): derived from chunks_fts by the minute pass, never moved.
+CREATE TABLE `keyword_top_terms` (
+	`tenant_id` text NOT NULL,
+	`term` text NOT NULL,
+	`df` integer NOT NULL,
+	`through` integer NOT NULL,
+	`built_at` integer NOT NULL,
+	PRIMARY KEY(`tenant_id`, `term`)
+);
+--> statement-breakpoint
+CREATE TABLE `keyword_tops` (
+	`tenant_id` text NOT NULL,
+	`term` text NOT NULL,
+	`chunk_id` integer NOT NULL,
+	`impact` real NOT NULL,
+	PRIMARY KEY(`tenant_id`, `term`, `chunk_id`)
+);

@@ -1,0 +1,113 @@
+import { remainingQueries } from "../../db/invocation-queries";
+import { keywordCode } from "../shared/fts-text";
+import { columnWeight, saturatedSql } from "./bm25";
+import { unkeyedTerms } from "./term-freqs";
+
+/**
+ * Top postings: for a word in more than TOP_TERM_DF of a tenant's chunks, the TOP_POSTINGS chunks where it weighs
+ * most (its BM25 part, length-normalized, when the list was built), kept in keyword_tops.
+ *
+ * BM25 reads every posting of every query word, and a common word's list grows with the tenant: at 100k MS MARCO
+ * passages a query's words held 5,000-20,000 postings, and reading them was most of a search's D1 time. With top
+ * postings, a search reads a common word's list only as far as its top chunks (plus the chunks written since the
+ * list was built), reads the rarer words' postings in full, and scores every chunk so found exactly, the common
+ * words from each chunk's forward index (term-freqs.ts): keyword-scores.ts, `tops`. What it gives up is a chunk
+ * that holds none of the rarer words and is in no common word's top list. On the growth bench's 100k tenant (43
+ * MS MARCO queries, lists of 300 for words in over 1,000 chunks) the keyword statement took 13 ms instead of 46,
+ * and every query's top 10 scores were the full list's.
+ *
+ * The minute pass builds and renews the lists (`refreshTopPostings`): a word gets one when it passes TOP_TERM_DF
+ * chunks, and a new one when its chunk count has moved by TOP_POSTINGS / 2 since: chunks written since a list are
+ * read at search time by chunk id (through), so that part stays short, and a deleted chunk's row, which search
+ * skips (it joins the chunks), is gone at the next build.
+ */
+
+export const TOP_TERM_DF = 2_000;
+export const TOP_POSTINGS = 300;
+/** Words whose lists one pass builds at most, on each shard (each is one batch reading the word's postings). */
+export const TOP_TERMS_PER_PASS = 40;
+/** Queries a list's build takes: its batch of three statements. */
+const QUERIES_PER_BUILD = 3;
+
+/**
+ * Builds the top postings that are due on one shard, as many as `maxTerms` and the invocation's D1 queries allow;
+ * returns how many words it built. Tenants with fewer chunks than TOP_TERM_DF are not read at all.
+ */
+export async function refreshTopPostings(d1: D1Database, now: number, maxTerms = TOP_TERMS_PER_PASS): Promise<number> {
+  const { results: tenants } = await d1
+    .prepare("SELECT tenant_id, chunks, tokens FROM keyword_stats WHERE chunks > ? ORDER BY tenant_id")
+    .bind(TOP_TERM_DF)
+    .all<{ tenant_id: string; chunks: number; tokens: number }>();
+  let built = 0;
+  for (const tenant of tenants) {
+    if (built >= maxTerms || remainingQueries() < 1 + QUERIES_PER_BUILD) break;
+    const code = keywordCode(tenant.tenant_id);
+    // The tenant's words (its code's range of chunks_fts_row) that passed the threshold without a list, or whose list is
+    // stale; not those the forward index leaves out (stopwords), which search never reads by a list.
+    const { results: due } = await d1
+      .prepare(
+        `SELECT r.term FROM chunks_fts_row r LEFT JOIN keyword_top_terms k ON k.tenant_id = ?1 AND k.term = r.term
+         WHERE r.term >= ?2 AND r.term < ?3 AND ((k.term IS NULL AND r.doc > ?4) OR ABS(r.doc - k.df) > ?5)
+           AND r.term NOT IN (SELECT value FROM json_each(?7))
+         ORDER BY r.doc DESC LIMIT ?6`,
+      )
+      .bind(tenant.tenant_id, code, `${code}~`, TOP_TERM_DF, TOP_POSTINGS / 2, maxTerms - built, JSON.stringify(unkeyedTerms(code)))
+      .all<{ term: string }>();
+    const avgdl = tenant.chunks > 0 && tenant.tokens > 0 ? tenant.tokens / tenant.chunks : 1;
+    for (const { term } of due) {
+      if (remainingQueries() < QUERIES_PER_BUILD) break;
+      await d1.batch(buildStatements(d1, tenant.tenant_id, term, avgdl, now));
+      built++;
+    }
+  }
+  return built;
+}
+
+/**
+ * The last chunk id the shard gave out: chunks written later have higher ids (its counter, shard_identity), even
+ * where chunks moved in from another shard's range hold higher ones.
+ */
+const LAST_CHUNK_ID = "COALESCE((SELECT next_chunk_id - 1 FROM shard_identity WHERE id = 1), (SELECT MAX(id) FROM chunks), 0)";
+
+/** One word's list, anew, in one batch (a transaction: `through` and the list see the same chunks). */
+function buildStatements(d1: D1Database, tenantId: string, term: string, avgdl: number, now: number): D1PreparedStatement[] {
+  const f = `SUM(${columnWeight})`;
+  return [
+    d1.prepare("DELETE FROM keyword_tops WHERE tenant_id = ? AND term = ?").bind(tenantId, term),
+    d1
+      .prepare(
+        `INSERT INTO keyword_tops (tenant_id, term, chunk_id, impact)
+         SELECT ?1, ?2, doc, impact FROM (
+           SELECT v.doc AS doc, ${saturatedSql(f, "c.fts_tokens", "?3")} AS impact
+           FROM chunks_fts_instance v CROSS JOIN chunks c INDEXED BY chunks_postings
+           WHERE v.term = ?2 AND c.id = v.doc AND c.tenant_id = ?1 GROUP BY v.doc)
+         ORDER BY impact DESC, doc LIMIT ?4`,
+      )
+      .bind(tenantId, term, avgdl, TOP_POSTINGS),
+    d1
+      .prepare(
+        `INSERT INTO keyword_top_terms (tenant_id, term, df, through, built_at)
+         VALUES (?1, ?2, COALESCE((SELECT doc FROM chunks_fts_row WHERE term = ?2), 0), ${LAST_CHUNK_ID}, ?3)
+         ON CONFLICT (tenant_id, term) DO UPDATE SET df = excluded.df, through = excluded.through, built_at = excluded.built_at`,
+      )
+      .bind(tenantId, term, now),
+  ];
+}
+
+/**
+ * Whether a tenant has top postings, as this isolate last saw it (every keyword statement says, `tops`): the
+ * statement that reads them costs more to prepare, so a tenant without any gets the plain one. A tenant first
+ * seen gets the plain one, which is exact either way.
+ */
+const seen = new Map<string, boolean>();
+const SEEN_MAX = 10_000;
+
+export function hasTopPostings(tenantId: string): boolean {
+  return seen.get(tenantId) ?? false;
+}
+
+export function noteTopPostings(tenantId: string, tops: boolean): void {
+  if (seen.get(tenantId) === tops) return;
+  if (seen.size >= SEEN_MAX) seen.clear();
+  seen.set(tenantId, tops);
+}

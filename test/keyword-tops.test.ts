@@ -1,0 +1,139 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import worker from "../src/index";
+import { keywordStatement, type KeywordRow } from "../src/core/memory/keyword-lists";
+import { readExpansion } from "../src/core/memory/search-expansion";
+import { keywordQueryTerms } from "../src/core/memory/keyword-scores";
+import { refreshTopPostings, TOP_POSTINGS, TOP_TERM_DF } from "../src/core/memory/keyword-tops";
+import { tenantScope } from "../src/db/scope";
+import { call, newTenant, type TestTenant } from "./helpers";
+
+/**
+ * Top postings (src/core/memory/keyword-tops.ts): a common word is read by its list of top chunks, the rarer words
+ * in full, and every chunk found is scored exactly from its forward index.
+ */
+
+/** A harbour log of more chunks than TOP_TERM_DF ("harbour" in every one, twice in every seventh), and 30 rare ones. */
+const COMMON = TOP_TERM_DF + 200;
+const RARE = Array.from({ length: 30 }, (_, k) => `A quillwort grows by the ${k % 3 === 0 ? "harbour " : ""}wall, plot ${k}.`);
+
+let t: TestTenant;
+beforeAll(async () => {
+  t = await newTenant();
+  for (let i = 0; i < COMMON; i += 100) {
+    const memories = Array.from({ length: Math.min(100, COMMON - i) }, (_, k) => ({ content: `The harbour ${(i + k) % 7 === 0 ? "harbour " : ""}log, entry ${i + k}.` }));
+    await call(t.apiKey, "memory_batch_store", { memories });
+  }
+  await call(t.apiKey, "memory_batch_store", { memories: RARE.map((content) => ({ content })) });
+}, 120_000);
+
+/** The keyword list (100 chunks) as search reads it, exact (`tops` false) or by top postings, with the rows D1 read. */
+async function list(query: string, tops: boolean) {
+  const scope = tenantScope(t.db, t.tenantId);
+  const result = await keywordStatement(scope, keywordQueryTerms(t.tenantId, query, tops)!, { tiers: ["active"] }, 100).all<KeywordRow & { chunk_content: string }>();
+  return { rows: result.results.map((r) => ({ id: r.chunk_id, content: r.chunk_content, bm25: r.bm25, known: r.known, tops: r.tops })), read: result.meta.rows_read };
+}
+
+/** The same chunks in the same order with the same scores (summed in another order, so to 12 digits). */
+function expectSameList(rows: { id: number; bm25: number }[], expected: { id: number; bm25: number }[]) {
+  expect(rows.map((r) => r.id)).toEqual(expected.map((r) => r.id));
+  rows.forEach((r, i) => expect(r.bm25).toBeCloseTo(expected[i]!.bm25, 12));
+}
+
+describe("top postings", () => {
+  it("are built by the minute pass for the words past the threshold, and only for those", async () => {
+    expect((await list("harbour", false)).rows[0]!.tops).toBe(0);
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: Date.now() }), env, ctx);
+    await waitOnExecutionContext(ctx);
+    const { results } = await t.db.prepare("SELECT term, df FROM keyword_top_terms WHERE tenant_id = ? ORDER BY term").bind(t.tenantId).all<{ term: string; df: number }>();
+    // harbour, log, entry (the stopword "the" gets none: search never reads it by a list), each with its top chunks.
+    expect(results.map((r) => [r.term.slice(6), r.df])).toEqual([
+      ["entri", COMMON],
+      ["harbour", COMMON + 10],
+      ["log", COMMON],
+    ]);
+    const sizes = await t.db.prepare("SELECT COUNT(*) AS n FROM keyword_tops WHERE tenant_id = ? GROUP BY term").bind(t.tenantId).all<{ n: number }>();
+    expect(sizes.results.map((r) => r.n)).toEqual([TOP_POSTINGS, TOP_POSTINGS, TOP_POSTINGS]);
+    // Nothing is due again until a word's count moves.
+    expect(await refreshTopPostings(t.db, Date.now())).toBe(0);
+    expect((await list("harbour", false)).rows[0]!.tops).toBe(1);
+  });
+
+  it("a common word with a rare one: the rare word's chunks first, each with its exact BM25, reading a fraction of the rows", async () => {
+    const exact = await list("quillwort harbour", false);
+    const bounded = await list("quillwort harbour", true);
+    expect(bounded.rows.slice(0, RARE.length).map((r) => r.content).sort()).toEqual([...RARE].sort());
+    // Past them, chunks of the common word alone: its top chunks, which are the full list's best.
+    expectSameList(bounded.rows, exact.rows);
+    expect(bounded.read * 2).toBeLessThan(exact.read);
+  });
+
+  it("a common word alone: its best chunks, as the full list ranks them", async () => {
+    const exact = await list("harbour", false);
+    const bounded = await list("harbour", true);
+    expectSameList(bounded.rows, exact.rows);
+    expect(bounded.rows[0]!.known).toBe(exact.rows[0]!.known);
+  });
+
+  it("finds chunks written after a list was built, and not chunks deleted since", async () => {
+    const stored = await call(t.apiKey, "memory_store", { content: "Harbour harbour harbour: the harbour master's harbour." });
+    const bounded = await list("harbour", true);
+    expect(bounded.rows[0]!.content).toBe("Harbour harbour harbour: the harbour master's harbour.");
+    expectSameList(bounded.rows, (await list("harbour", false)).rows);
+
+    const top = bounded.rows[1]!;
+    const { item_id: itemId } = (await t.db.prepare("SELECT item_id FROM chunks WHERE id = ?").bind(top.id).first<{ item_id: string }>())!;
+    await call(t.apiKey, "context_gc_prune", { project_id: "default", segment_ids: [itemId, stored.id], action: "delete", confirm: true });
+    const after = await list("harbour", true);
+    expect(after.rows.map((r) => r.id)).not.toContain(top.id);
+    expectSameList(after.rows, (await list("harbour", false)).rows);
+  });
+
+  it("are not read while a common word of the query has none, or a chunk has no forward index", async () => {
+    const exact = await list("quillwort harbour log", false);
+    const harbour = (await t.db.prepare("SELECT term FROM keyword_top_terms WHERE tenant_id = ? AND term LIKE '%harbour'").bind(t.tenantId).first<{ term: string }>())!.term;
+    await t.db.prepare("DELETE FROM keyword_top_terms WHERE tenant_id = ? AND term = ?").bind(t.tenantId, harbour).run();
+    const without = await list("quillwort harbour log", true);
+    expect(without.rows).toEqual(exact.rows);
+    expect(without.read).toBeGreaterThanOrEqual(exact.read);
+    expect(await refreshTopPostings(t.db, Date.now())).toBe(1);
+
+    const chunk = (await list("quillwort", false)).rows[0]!.id;
+    await t.db.prepare("UPDATE chunks SET term_freqs = NULL WHERE id = ?").bind(chunk).run();
+    expect((await list("quillwort harbour log", true)).rows).toEqual(exact.rows);
+  });
+
+  it("feedback words score the same from the forward index as from the postings, a chunk without one included", async () => {
+    const scope = tenantScope(t.db, t.tenantId);
+    const rows = (await list("quillwort harbour", false)).rows;
+    const request = {
+      query: "quillwort harbour",
+      filters: { tiers: ["active" as const] },
+      feedbackFrom: rows.slice(0, 3).map((r) => ({ content: r.content, score: 1 })),
+      candidates: rows.map((r) => r.id),
+      neighboursOf: [],
+      linksOf: [],
+      similarLinkWeight: 0,
+    };
+    const fromPostings = await readExpansion(scope, { ...request, forward: false });
+    expect(fromPostings.feedback.size).toBeGreaterThan(20);
+    const same = async () => {
+      const fromForward = await readExpansion(scope, { ...request, forward: true });
+      expect([...fromForward.feedback.keys()].sort()).toEqual([...fromPostings.feedback.keys()].sort());
+      for (const [id, f] of fromForward.feedback) expect(f.bm25).toBeCloseTo(fromPostings.feedback.get(id)!.bm25, 12);
+    };
+    await same();
+    await t.db.prepare("UPDATE chunks SET term_freqs = NULL WHERE id = ?").bind(rows[0]!.id).run();
+    await same();
+  });
+
+  it("search through the tool answers alike before and after its isolate knows of them", async () => {
+    const found = await call(t.apiKey, "search", { query: "quillwort harbour", mode: "keyword", limit: 10 });
+    const again = await call(t.apiKey, "search", { query: "quillwort harbour", mode: "keyword", limit: 10 });
+    expect(again.results).toEqual(found.results);
+    expect(found.results).toHaveLength(10);
+    expect(found.results.every((r: any) => r.content.includes("quillwort"))).toBe(true);
+  });
+});
