@@ -7,7 +7,7 @@ import { readExpansion } from "../src/core/memory/search-expansion";
 import { keywordQueryTerms } from "../src/core/memory/keyword-scores";
 import { refreshTopPostings, TOP_POSTINGS, TOP_TERM_DF } from "../src/core/memory/keyword-tops";
 import { tenantScope } from "../src/db/scope";
-import { call, newTenant, type TestTenant } from "./helpers";
+import { admin, call, newTenant, type TestTenant } from "./helpers";
 
 /**
  * Top postings (src/core/memory/keyword-tops.ts): a common word is read by its list of top chunks, the rarer words
@@ -44,6 +44,8 @@ function expectSameList(rows: { id: number; bm25: number }[], expected: { id: nu
 describe("top postings", () => {
   it("are built by the minute pass for the words past the threshold, and only for those", async () => {
     expect((await list("harbour", false)).rows[0]!.tops).toBe(0);
+    const stats = async () => (await (await admin("GET", `/tenants/${t.tenantId}/stats`)).json()) as { keyword_top_words: number; keyword_top_words_due: number };
+    expect(await stats()).toMatchObject({ keyword_top_words: 0, keyword_top_words_due: 3 });
     const ctx = createExecutionContext();
     await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: Date.now() }), env, ctx);
     await waitOnExecutionContext(ctx);
@@ -57,6 +59,7 @@ describe("top postings", () => {
     const sizes = await t.db.prepare("SELECT COUNT(*) AS n FROM keyword_tops WHERE tenant_id = ? GROUP BY term").bind(t.tenantId).all<{ n: number }>();
     expect(sizes.results.map((r) => r.n)).toEqual([TOP_POSTINGS, TOP_POSTINGS, TOP_POSTINGS]);
     // Nothing is due again until a word's count moves.
+    expect(await stats()).toMatchObject({ keyword_top_words: 3, keyword_top_words_due: 0 });
     expect(await refreshTopPostings(t.db, Date.now())).toBe(0);
     expect((await list("harbour", false)).rows[0]!.tops).toBe(1);
   });

@@ -41,18 +41,7 @@ export async function refreshTopPostings(d1: D1Database, now: number, maxTerms =
   let built = 0;
   for (const tenant of tenants) {
     if (built >= maxTerms || remainingQueries() < 1 + QUERIES_PER_BUILD) break;
-    const code = keywordCode(tenant.tenant_id);
-    // The tenant's words (its code's range of chunks_fts_row) that passed the threshold without a list, or whose list is
-    // stale; not those the forward index leaves out (stopwords), which search never reads by a list.
-    const { results: due } = await d1
-      .prepare(
-        `SELECT r.term FROM chunks_fts_row r LEFT JOIN keyword_top_terms k ON k.tenant_id = ?1 AND k.term = r.term
-         WHERE r.term >= ?2 AND r.term < ?3 AND ((k.term IS NULL AND r.doc > ?4) OR ABS(r.doc - k.df) > ?5)
-           AND r.term NOT IN (SELECT value FROM json_each(?7))
-         ORDER BY r.doc DESC LIMIT ?6`,
-      )
-      .bind(tenant.tenant_id, code, `${code}~`, TOP_TERM_DF, TOP_POSTINGS / 2, maxTerms - built, JSON.stringify(unkeyedTerms(code)))
-      .all<{ term: string }>();
+    const { results: due } = await dueWords(d1, tenant.tenant_id, `SELECT r.term ${DUE} ORDER BY r.doc DESC LIMIT ?6`, maxTerms - built).all<{ term: string }>();
     const avgdl = tenant.chunks > 0 && tenant.tokens > 0 ? tenant.tokens / tenant.chunks : 1;
     for (const { term } of due) {
       if (remainingQueries() < QUERIES_PER_BUILD) break;
@@ -61,6 +50,32 @@ export async function refreshTopPostings(d1: D1Database, now: number, maxTerms =
     }
   }
   return built;
+}
+
+/**
+ * The tenant's words (its code's range of chunks_fts_row) that passed the threshold without a list, or whose list is
+ * stale; not those the forward index leaves out (stopwords), which search never reads by a list.
+ */
+const DUE = `FROM chunks_fts_row r LEFT JOIN keyword_top_terms k ON k.tenant_id = ?1 AND k.term = r.term
+  WHERE r.term >= ?2 AND r.term < ?3 AND ((k.term IS NULL AND r.doc > ?4) OR ABS(r.doc - k.df) > ?5) AND r.term NOT IN (SELECT value FROM json_each(?7))`;
+
+function dueWords(d1: D1Database, tenantId: string, sql: string, limit: number): D1PreparedStatement {
+  const code = keywordCode(tenantId);
+  return d1.prepare(sql).bind(tenantId, code, `${code}~`, TOP_TERM_DF, TOP_POSTINGS / 2, limit, JSON.stringify(unkeyedTerms(code)));
+}
+
+/**
+ * For an operator (tenant stats): the words with top postings, and those due for a list or a new one, which the
+ * minute passes build TOP_TERMS_PER_PASS at a time. Counting the due ones reads the tenant's vocabulary, so a tenant
+ * too small to have any is not read.
+ */
+export async function topPostingsReport(d1: D1Database, tenantId: string, chunks: number): Promise<{ words: number; due: number }> {
+  if (chunks <= TOP_TERM_DF) return { words: 0, due: 0 };
+  const [words, due] = await d1.batch<{ n: number }>([
+    d1.prepare("SELECT COUNT(*) AS n FROM keyword_top_terms WHERE tenant_id = ?").bind(tenantId),
+    dueWords(d1, tenantId, `SELECT COUNT(*) AS n FROM (SELECT r.term ${DUE} LIMIT ?6)`, -1),
+  ]);
+  return { words: words!.results[0]!.n, due: due!.results[0]!.n };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { topPostingsReport } from "../memory/keyword-tops";
 import { quotaReport, quotaReportStatements, type QuotaReport, type TenantLimits } from "./quotas";
 
 export interface TenantStats {
@@ -11,6 +12,9 @@ export interface TenantStats {
   /** Embedded items the auto-link job has not linked yet. */
   pending_links: number;
   tool_calls: number;
+  /** Words keyword search reads by their top postings, and those due for a list (src/core/memory/keyword-tops.ts). */
+  keyword_top_words: number;
+  keyword_top_words_due: number;
   /** Each quota's limit (null = unlimited) and the tenant's usage (src/core/tenants/quotas.ts). */
   quotas: QuotaReport;
 }
@@ -26,6 +30,7 @@ export async function tenantStats(d1: D1Database, tenantId: string, limits: Tena
     ...quotaReportStatements(d1, tenantId),
   ]);
   const row = items!.results[0]!;
+  const tops = await topPostingsReport(d1, tenantId, chunks!.results[0]!.n ?? 0);
   return {
     tenant_id: tenantId,
     items: row.items ?? 0,
@@ -35,6 +40,8 @@ export async function tenantStats(d1: D1Database, tenantId: string, limits: Tena
     pending_embeddings: row.pending ?? 0,
     pending_links: row.unlinked ?? 0,
     tool_calls: calls!.results[0]!.n ?? 0,
+    keyword_top_words: tops.words,
+    keyword_top_words_due: tops.due,
     quotas: quotaReport(limits, quotas),
   };
 }
