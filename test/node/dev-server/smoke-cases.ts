@@ -75,6 +75,9 @@ export function smokeCases(server: () => string) {
       expect(out).toContain("PASS: 12 of 12 steps passed");
       expect(out).toContain(`MCP URL: ${url}/mcp`);
       expect(status, out).toBe(0);
+      // `run` blocked this process for seconds (spawnSync), while the server closed the idle keep-alive socket of the
+      // fetches before: let the event loop see that close, or the next fetch reuses the socket ("other side closed").
+      await new Promise((resolve) => setTimeout(resolve, 100));
       const admin = (path: string) => fetch(`${url}/admin${path}`, { headers: { authorization: `Bearer ${adminToken}` } }).then((r) => r.json() as Promise<Record<string, unknown>>);
       const { tenants } = (await admin("/tenants")) as { tenants: { tenant_id: string; name: string }[] };
       const tenant = tenants.find((t) => t.name === "deploy-smoke")!;
