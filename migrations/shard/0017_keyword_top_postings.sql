@@ -1,4 +1,12 @@
 -- Keyword top postings (src/core/memory/keyword-tops.ts): derived from chunks_fts by the minute pass, never moved.
+CREATE TABLE `keyword_top_scans` (
+	`tenant_id` text PRIMARY KEY NOT NULL,
+	`chunks` integer NOT NULL,
+	`tokens` integer NOT NULL,
+	`due` integer NOT NULL,
+	`scanned_at` integer NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE `keyword_top_terms` (
 	`tenant_id` text NOT NULL,
 	`term` text NOT NULL,

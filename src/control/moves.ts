@@ -209,6 +209,7 @@ export async function runMove(env: ShardBindings & { CONTROL: D1Database }, tena
             await source.batch([
               source.prepare("DELETE FROM keyword_tops WHERE tenant_id = ?").bind(tenantId),
               source.prepare("DELETE FROM keyword_top_terms WHERE tenant_id = ?").bind(tenantId),
+              source.prepare("DELETE FROM keyword_top_scans WHERE tenant_id = ?").bind(tenantId),
               source.prepare("DELETE FROM tenant_usage WHERE tenant_id = ?").bind(tenantId),
               source.prepare("DELETE FROM tenant_fences WHERE tenant_id = ?").bind(tenantId),
             ]);

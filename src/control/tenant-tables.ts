@@ -21,7 +21,7 @@ export interface TenantTable {
  * are derived too, and name chunk ids in the source shard's range (keyword-tops.ts): the target's minute pass
  * builds them anew, and the tenant's searches read every posting meanwhile.
  */
-export const NOT_MOVED = new Set(["tenant_fences", "tenant_usage", "keyword_tops", "keyword_top_terms"]);
+export const NOT_MOVED = new Set(["tenant_fences", "tenant_usage", "keyword_tops", "keyword_top_terms", "keyword_top_scans"]);
 
 /** Tables whose rows carry tenant_id, read from the drizzle schema, so a new tenant table is moved too. */
 export const TENANT_TABLES_TO_MOVE: readonly TenantTable[] = Object.values(schema)

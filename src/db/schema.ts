@@ -243,6 +243,19 @@ export const keywordTopTerms = sqliteTable(
   (t) => [primaryKey({ columns: [t.tenantId, t.term] })],
 );
 
+/**
+ * The minute pass's last look at a tenant's words for top postings: the tenant's keyword statistics then, and how many
+ * words it left due. Reading the words costs a scan of the tenant's postings (fts5vocab counts each word's list), so a
+ * tenant whose statistics have not moved since, with nothing left due, is not read again.
+ */
+export const keywordTopScans = sqliteTable("keyword_top_scans", {
+  tenantId: text("tenant_id").primaryKey(),
+  chunks: integer("chunks").notNull(),
+  tokens: integer("tokens").notNull(),
+  due: integer("due").notNull(),
+  scannedAt: integer("scanned_at").notNull(),
+});
+
 /** The local vector index (offline runs): one row per chunk, exact cosine at query time. */
 export const localVectors = sqliteTable(
   "local_vectors",

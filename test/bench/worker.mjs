@@ -152,7 +152,7 @@ export async function newTenant(name) {
    */
   const topPostings = async () => {
     const started = performance.now();
-    while ((await stats()).keyword_top_words_due > 0) {
+    while ((await stats()).keyword_top_words_due !== 0) {
       await fetch(`${BASE}/__scheduled?cron=${encodeURIComponent("* * * * *")}`);
       await sleep(250);
     }

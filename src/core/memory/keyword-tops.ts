@@ -13,8 +13,8 @@ import { unkeyedTerms } from "./term-freqs";
  * list was built), reads the rarer words' postings in full, and scores every chunk so found exactly, the common
  * words from each chunk's forward index (term-freqs.ts): keyword-scores.ts, `tops`. What it gives up is a chunk
  * that holds none of the rarer words and is in no common word's top list. On the growth bench's 100k tenant (43
- * MS MARCO queries, lists of 300 for words in over 1,000 chunks) the keyword statement took 13 ms instead of 46,
- * and every query's top 10 scores were the full list's.
+ * MS MARCO queries, 305 words with lists) the keyword statement took 24.6 ms instead of 46.8 in Node's SQLite, and
+ * every query's top 10 was the full statement's (docs/scaling.md).
  *
  * The minute pass builds and renews the lists (`refreshTopPostings`): a word gets one when it passes TOP_TERM_DF
  * chunks, and a new one when its chunk count has moved by TOP_POSTINGS / 2 since: chunks written since a list are
@@ -31,51 +31,70 @@ const QUERIES_PER_BUILD = 3;
 
 /**
  * Builds the top postings that are due on one shard, as many as `maxTerms` and the invocation's D1 queries allow;
- * returns how many words it built. Tenants with fewer chunks than TOP_TERM_DF are not read at all.
+ * returns how many words it built. Finding a tenant's due words reads its vocabulary's counts, a scan of all its
+ * postings (0.35-0.65 s at 100k MS MARCO chunks), so a tenant is looked at only while it is over TOP_TERM_DF chunks
+ * and its statistics have moved since the last look or that look left words due (keyword_top_scans).
  */
 export async function refreshTopPostings(d1: D1Database, now: number, maxTerms = TOP_TERMS_PER_PASS): Promise<number> {
   const { results: tenants } = await d1
-    .prepare("SELECT tenant_id, chunks, tokens FROM keyword_stats WHERE chunks > ? ORDER BY tenant_id")
+    .prepare(
+      `SELECT k.tenant_id, k.chunks, k.tokens FROM keyword_stats k LEFT JOIN keyword_top_scans s ON s.tenant_id = k.tenant_id
+       WHERE k.chunks > ? AND (s.tenant_id IS NULL OR s.due > 0 OR s.chunks <> k.chunks OR s.tokens <> k.tokens) ORDER BY k.tenant_id`,
+    )
     .bind(TOP_TERM_DF)
     .all<{ tenant_id: string; chunks: number; tokens: number }>();
   let built = 0;
   for (const tenant of tenants) {
-    if (built >= maxTerms || remainingQueries() < 1 + QUERIES_PER_BUILD) break;
-    const { results: due } = await dueWords(d1, tenant.tenant_id, `SELECT r.term ${DUE} ORDER BY r.doc DESC LIMIT ?6`, maxTerms - built).all<{ term: string }>();
+    if (built >= maxTerms || remainingQueries() < 2 + QUERIES_PER_BUILD) break;
+    const { results: due } = await dueWords(d1, tenant.tenant_id).all<{ term: string }>();
     const avgdl = tenant.chunks > 0 && tenant.tokens > 0 ? tenant.tokens / tenant.chunks : 1;
+    let left = due.length;
     for (const { term } of due) {
-      if (remainingQueries() < QUERIES_PER_BUILD) break;
+      if (built >= maxTerms || remainingQueries() < 1 + QUERIES_PER_BUILD) break;
       await d1.batch(buildStatements(d1, tenant.tenant_id, term, avgdl, now));
       built++;
+      left--;
     }
+    await d1
+      .prepare(
+        `INSERT INTO keyword_top_scans (tenant_id, chunks, tokens, due, scanned_at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (tenant_id) DO UPDATE SET chunks = excluded.chunks, tokens = excluded.tokens, due = excluded.due, scanned_at = excluded.scanned_at`,
+      )
+      .bind(tenant.tenant_id, tenant.chunks, tenant.tokens, left, now)
+      .run();
   }
   return built;
 }
 
 /**
  * The tenant's words (its code's range of chunks_fts_row) that passed the threshold without a list, or whose list is
- * stale; not those the forward index leaves out (stopwords), which search never reads by a list.
+ * stale, commonest first; not those the forward index leaves out (stopwords), which search never reads by a list.
  */
-const DUE = `FROM chunks_fts_row r LEFT JOIN keyword_top_terms k ON k.tenant_id = ?1 AND k.term = r.term
-  WHERE r.term >= ?2 AND r.term < ?3 AND ((k.term IS NULL AND r.doc > ?4) OR ABS(r.doc - k.df) > ?5) AND r.term NOT IN (SELECT value FROM json_each(?7))`;
-
-function dueWords(d1: D1Database, tenantId: string, sql: string, limit: number): D1PreparedStatement {
+function dueWords(d1: D1Database, tenantId: string): D1PreparedStatement {
   const code = keywordCode(tenantId);
-  return d1.prepare(sql).bind(tenantId, code, `${code}~`, TOP_TERM_DF, TOP_POSTINGS / 2, limit, JSON.stringify(unkeyedTerms(code)));
+  return d1
+    .prepare(
+      `SELECT r.term FROM chunks_fts_row r LEFT JOIN keyword_top_terms k ON k.tenant_id = ?1 AND k.term = r.term
+       WHERE r.term >= ?2 AND r.term < ?3 AND ((k.term IS NULL AND r.doc > ?4) OR ABS(r.doc - k.df) > ?5) AND r.term NOT IN (SELECT value FROM json_each(?6))
+       ORDER BY r.doc DESC`,
+    )
+    .bind(tenantId, code, `${code}~`, TOP_TERM_DF, TOP_POSTINGS / 2, JSON.stringify(unkeyedTerms(code)));
 }
 
 /**
- * For an operator (tenant stats): the words with top postings, and those due for a list or a new one, which the
- * minute passes build TOP_TERMS_PER_PASS at a time. Counting the due ones reads the tenant's vocabulary, so a tenant
- * too small to have any is not read.
+ * For an operator (tenant stats): the words with top postings, and those the minute pass's last look left due, or
+ * null where the tenant's words changed since that look (the next pass looks again).
  */
-export async function topPostingsReport(d1: D1Database, tenantId: string, chunks: number): Promise<{ words: number; due: number }> {
-  if (chunks <= TOP_TERM_DF) return { words: 0, due: 0 };
-  const [words, due] = await d1.batch<{ n: number }>([
-    d1.prepare("SELECT COUNT(*) AS n FROM keyword_top_terms WHERE tenant_id = ?").bind(tenantId),
-    dueWords(d1, tenantId, `SELECT COUNT(*) AS n FROM (SELECT r.term ${DUE} LIMIT ?6)`, -1),
-  ]);
-  return { words: words!.results[0]!.n, due: due!.results[0]!.n };
+export async function topPostingsReport(d1: D1Database, tenantId: string): Promise<{ words: number; due: number | null }> {
+  const row = await d1
+    .prepare(
+      `SELECT (SELECT COUNT(*) FROM keyword_top_terms WHERE tenant_id = ?1) AS words, k.chunks > ?2 AS large,
+              CASE WHEN s.chunks = k.chunks AND s.tokens = k.tokens THEN s.due END AS due
+       FROM (SELECT 1) LEFT JOIN keyword_stats k ON k.tenant_id = ?1 LEFT JOIN keyword_top_scans s ON s.tenant_id = ?1`,
+    )
+    .bind(tenantId, TOP_TERM_DF)
+    .first<{ words: number; large: number | null; due: number | null }>();
+  return { words: row?.words ?? 0, due: row?.large ? row.due : 0 };
 }
 
 /**

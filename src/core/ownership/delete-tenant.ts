@@ -30,6 +30,7 @@ export const TENANT_TABLES = [
   "keyword_stats",
   "keyword_tops",
   "keyword_top_terms",
+  "keyword_top_scans",
   "tool_calls",
   "local_vectors",
   "vector_ids",

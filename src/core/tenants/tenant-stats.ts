@@ -12,9 +12,12 @@ export interface TenantStats {
   /** Embedded items the auto-link job has not linked yet. */
   pending_links: number;
   tool_calls: number;
-  /** Words keyword search reads by their top postings, and those due for a list (src/core/memory/keyword-tops.ts). */
+  /**
+   * Words keyword search reads by their top postings, and those the minute pass left due for a list (null: the
+   * tenant's words changed since it looked; src/core/memory/keyword-tops.ts).
+   */
   keyword_top_words: number;
-  keyword_top_words_due: number;
+  keyword_top_words_due: number | null;
   /** Each quota's limit (null = unlimited) and the tenant's usage (src/core/tenants/quotas.ts). */
   quotas: QuotaReport;
 }
@@ -30,7 +33,7 @@ export async function tenantStats(d1: D1Database, tenantId: string, limits: Tena
     ...quotaReportStatements(d1, tenantId),
   ]);
   const row = items!.results[0]!;
-  const tops = await topPostingsReport(d1, tenantId, chunks!.results[0]!.n ?? 0);
+  const tops = await topPostingsReport(d1, tenantId);
   return {
     tenant_id: tenantId,
     items: row.items ?? 0,
