@@ -13,17 +13,20 @@ import { STOPWORDS } from "../shared/stopwords";
  * posting list instead (`forwardKey` is null for it).
  */
 
-let stopStems: ReadonlySet<string> | null = null;
+let stopStemSet: ReadonlySet<string> | null = null;
+
+/** What the stopwords stem to, built at first use. */
+function stopStems(): ReadonlySet<string> {
+  return (stopStemSet ??= new Set([...STOPWORDS].map((word) => storedTerm("", word))));
+}
 
 function forwardIndexed(stem: string): boolean {
-  stopStems ??= new Set([...STOPWORDS].map((word) => storedTerm("", word)));
-  return !stopStems.has(stem);
+  return !stopStems().has(stem);
 }
 
 /** The stored terms (in the tenant's term space, `code`) that the forward index leaves out. */
 export function unkeyedTerms(code: string): string[] {
-  stopStems ??= new Set([...STOPWORDS].map((word) => storedTerm("", word)));
-  return [...stopStems].map((stem) => code + stem);
+  return [...stopStems()].map((stem) => code + stem);
 }
 
 /**
