@@ -4,7 +4,9 @@ import { blob, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex 
 // A data shard's tables (every shard holds the same schema; migrations/shard). Tenants, keys, the shard map,
 // moves and job failures live in the control database (control-schema.ts, migrations/control).
 // All timestamps are epoch milliseconds. Every tenant-owned table carries tenant_id first in its
-// indexes, because every query filters on it (see src/db/scope.ts).
+// indexes, because every query filters on it (see src/db/scope.ts). The keyword index's tables are in keyword-schema.ts.
+
+export * from "./keyword-schema";
 
 /**
  * A project being deleted (src/core/ownership/delete-project.ts). `updated_at`: requested, or last
@@ -198,63 +200,6 @@ export const chunks = sqliteTable(
     index("chunks_postings").on(t.id, t.tenantId, t.project, t.ftsTokens),
   ],
 );
-
-/**
- * A tenant's keyword-index statistics for BM25 (src/core/keyword-index.ts): chunks indexed with its
- * private terms and their total length, and chunks still indexed the old way. Kept in the same D1
- * batch as the chunks they count.
- */
-export const keywordStats = sqliteTable("keyword_stats", {
-  tenantId: text("tenant_id").primaryKey(),
-  chunks: integer("chunks").notNull().default(0),
-  tokens: integer("tokens").notNull().default(0),
-  legacyChunks: integer("legacy_chunks").notNull().default(0),
-});
-
-/**
- * Top postings (src/core/memory/keyword-tops.ts): for a term in many of a tenant's chunks, the chunks where it
- * weighs most, so a search reads these instead of the term's whole posting list. Rebuilt by the minute pass.
- */
-export const keywordTops = sqliteTable(
-  "keyword_tops",
-  {
-    tenantId: text("tenant_id").notNull(),
-    /** The stored term (tenant-coded, as chunks_fts holds it). */
-    term: text("term").notNull(),
-    chunkId: integer("chunk_id").notNull(),
-    /** The term's BM25 part in the chunk when the list was built (for the order only; search scores anew). */
-    impact: real("impact").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.tenantId, t.term, t.chunkId] })],
-);
-
-/** A term whose top postings are kept: its document count and the highest chunk id when they were built. */
-export const keywordTopTerms = sqliteTable(
-  "keyword_top_terms",
-  {
-    tenantId: text("tenant_id").notNull(),
-    term: text("term").notNull(),
-    /** Chunks holding the term when its list was built. */
-    df: integer("df").notNull(),
-    /** The highest chunk id then: chunks above it are read from the index at search time. */
-    through: integer("through").notNull(),
-    builtAt: integer("built_at").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.tenantId, t.term] })],
-);
-
-/**
- * The minute pass's last look at a tenant's words for top postings: the tenant's keyword statistics then, and how many
- * words it left due. Reading the words costs a scan of the tenant's postings (fts5vocab counts each word's list), so a
- * tenant whose statistics have not moved since, with nothing left due, is not read again.
- */
-export const keywordTopScans = sqliteTable("keyword_top_scans", {
-  tenantId: text("tenant_id").primaryKey(),
-  chunks: integer("chunks").notNull(),
-  tokens: integer("tokens").notNull(),
-  due: integer("due").notNull(),
-  scannedAt: integer("scanned_at").notNull(),
-});
 
 /** The local vector index (offline runs): one row per chunk, exact cosine at query time. */
 export const localVectors = sqliteTable(
