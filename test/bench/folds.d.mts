@@ -1,4 +1,4 @@
-// Types of folds.mjs for the TypeScript bench scripts (test/node/replay).
+// Types of folds.mjs for the TypeScript bench scripts (test/bench/replay).
 export interface Folds {
   k: number;
   foldOf: Map<string, number>;

@@ -1,4 +1,4 @@
-// Types of metrics.mjs for the TypeScript bench scripts (test/node/replay).
+// Types of metrics.mjs for the TypeScript bench scripts (test/bench/replay).
 export function percentile(values: number[], p: number): number;
 export function mean(values: number[]): number;
 export function recallAt<T>(ranked: T[], relevant: Set<T>, k: number): number;

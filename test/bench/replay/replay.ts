@@ -13,9 +13,9 @@ import { SEARCH_STAGES } from "../../../src/config";
 import { searchChunks } from "../../../src/core/memory/search";
 import { tenantScope } from "../../../src/db/scope";
 import type { Services } from "../../../src/ports";
-import { loadLocomo, loadMsmarco } from "../../bench/data.mjs";
-import { assignFolds, foldFigures, groupsOf, summarize } from "../../bench/folds.mjs";
-import { mean, recallAt, uniqueInOrder } from "../../bench/metrics.mjs";
+import { loadLocomo, loadMsmarco } from "../data.mjs";
+import { assignFolds, foldFigures, groupsOf, summarize } from "../folds.mjs";
+import { mean, recallAt, uniqueInOrder } from "../metrics.mjs";
 import { sqliteD1, type Timed } from "./sqlite-d1";
 
 const CATEGORIES: Record<string, string> = { 1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial" };
