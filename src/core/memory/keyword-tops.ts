@@ -82,18 +82,24 @@ function dueWords(d1: D1Database, tenantId: string): D1PreparedStatement {
 }
 
 /**
- * For an operator (tenant stats): the words with top postings, and those the minute pass's last look left due, or
- * null where the tenant's words changed since that look (the next pass looks again).
+ * For an operator (tenant stats, read in its batch): the words with top postings, and those the minute pass's last
+ * look left due, or null where the tenant's words changed since that look (the next pass looks again); read with
+ * `topPostingsReport`.
  */
-export async function topPostingsReport(d1: D1Database, tenantId: string): Promise<{ words: number; due: number | null }> {
-  const row = await d1
+export function topPostingsStatement(d1: D1Database, tenantId: string): D1PreparedStatement {
+  return d1
     .prepare(
       `SELECT (SELECT COUNT(*) FROM keyword_top_terms WHERE tenant_id = ?1) AS words, k.chunks > ?2 AS large,
               CASE WHEN s.chunks = k.chunks AND s.tokens = k.tokens THEN s.due END AS due
        FROM (SELECT 1) LEFT JOIN keyword_stats k ON k.tenant_id = ?1 LEFT JOIN keyword_top_scans s ON s.tenant_id = ?1`,
     )
-    .bind(tenantId, TOP_TERM_DF)
-    .first<{ words: number; large: number | null; due: number | null }>();
+    .bind(tenantId, TOP_TERM_DF);
+}
+
+export type TopPostingsRow = { words: number; large: number | null; due: number | null };
+
+/** A tenant too small for top postings has none due. */
+export function topPostingsReport(row: TopPostingsRow | undefined): { words: number; due: number | null } {
   return { words: row?.words ?? 0, due: row?.large ? row.due : 0 };
 }
 

@@ -1,4 +1,4 @@
-import { topPostingsReport } from "../memory/keyword-tops";
+import { topPostingsReport, topPostingsStatement, type TopPostingsRow } from "../memory/keyword-tops";
 import { quotaReport, quotaReportStatements, type QuotaReport, type TenantLimits } from "./quotas";
 
 export interface TenantStats {
@@ -25,15 +25,16 @@ export interface TenantStats {
 /** Counts for an operator: what a tenant stores, how far background embedding has got, and its quotas. */
 export async function tenantStats(d1: D1Database, tenantId: string, limits: TenantLimits): Promise<TenantStats> {
   const count = (sql: string) => d1.prepare(sql).bind(tenantId);
-  const [items, chunks, conversations, calls, ...quotas] = await d1.batch<Record<string, number>>([
+  const [items, chunks, conversations, calls, topPostings, ...quotas] = await d1.batch<Record<string, number>>([
     count("SELECT COUNT(*) AS items, SUM(tier = 'stashed') AS stashed, SUM(embedded_at IS NULL) AS pending, SUM(linked_at IS NULL) AS unlinked FROM items WHERE tenant_id = ?"),
     count("SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ?"),
     count("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?"),
     count("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?"),
+    topPostingsStatement(d1, tenantId),
     ...quotaReportStatements(d1, tenantId),
   ]);
   const row = items!.results[0]!;
-  const tops = await topPostingsReport(d1, tenantId);
+  const tops = topPostingsReport(topPostings!.results[0] as TopPostingsRow | undefined);
   return {
     tenant_id: tenantId,
     items: row.items ?? 0,
