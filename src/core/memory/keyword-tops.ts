@@ -48,20 +48,19 @@ export async function refreshTopPostings(d1: D1Database, now: number, maxTerms =
     if (built >= maxTerms || remainingQueries() < 2 + QUERIES_PER_BUILD) break;
     const { results: due } = await dueWords(d1, tenant.tenant_id).all<{ term: string }>();
     const avgdl = tenant.chunks > 0 && tenant.tokens > 0 ? tenant.tokens / tenant.chunks : 1;
-    let left = due.length;
-    for (const { term } of due) {
-      if (built >= maxTerms || remainingQueries() < 1 + QUERIES_PER_BUILD) break;
-      await d1.batch(buildStatements(d1, tenant.tenant_id, term, avgdl, now));
-      built++;
-      left--;
-    }
-    await d1
-      .prepare(
-        `INSERT INTO keyword_top_scans (tenant_id, chunks, tokens, due, scanned_at) VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT (tenant_id) DO UPDATE SET chunks = excluded.chunks, tokens = excluded.tokens, due = excluded.due, scanned_at = excluded.scanned_at`,
-      )
-      .bind(tenant.tenant_id, tenant.chunks, tenant.tokens, left, now)
-      .run();
+    // As many of its due words as the pass and the invocation's queries allow (one left for the record), in one batch
+    // with the record of this look.
+    const words = due.slice(0, Math.max(0, Math.min(maxTerms - built, Math.floor((remainingQueries() - 1) / QUERIES_PER_BUILD))));
+    await d1.batch([
+      ...words.flatMap(({ term }) => buildStatements(d1, tenant.tenant_id, term, avgdl, now)),
+      d1
+        .prepare(
+          `INSERT INTO keyword_top_scans (tenant_id, chunks, tokens, due, scanned_at) VALUES (?1, ?2, ?3, ?4, ?5)
+           ON CONFLICT (tenant_id) DO UPDATE SET chunks = excluded.chunks, tokens = excluded.tokens, due = excluded.due, scanned_at = excluded.scanned_at`,
+        )
+        .bind(tenant.tenant_id, tenant.chunks, tenant.tokens, due.length - words.length, now),
+    ]);
+    built += words.length;
   }
   return built;
 }
