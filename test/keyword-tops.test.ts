@@ -5,7 +5,7 @@ import worker from "../src/index";
 import { keywordStatement, type KeywordRow } from "../src/core/memory/keyword-lists";
 import { readExpansion } from "../src/core/memory/search-expansion";
 import { keywordQueryTerms } from "../src/core/memory/keyword-scores";
-import { refreshTopPostings, TOP_POSTINGS, TOP_TERM_DF } from "../src/core/memory/keyword-tops";
+import { DF_KEPT, refreshTopPostings, TOP_COVERED, TOP_POSTINGS, TOP_TERM_DF } from "../src/core/memory/keyword-tops";
 import { tenantScope } from "../src/db/scope";
 import { admin, call, newTenant, type TestTenant } from "./helpers";
 
@@ -28,10 +28,14 @@ beforeAll(async () => {
   await call(t.apiKey, "memory_batch_store", { memories: RARE.map((content) => ({ content })) });
 }, 120_000);
 
-/** The keyword list (100 chunks) as search reads it, exact (`tops` false) or by top postings, with the rows D1 read. */
-async function list(query: string, tops: boolean) {
+/**
+ * The keyword list (100 chunks) as search reads it, exact (`tops` false) or by top postings, with the rows D1 read;
+ * limited to `projects` where given.
+ */
+async function list(query: string, tops: boolean, projects?: string[]) {
   const scope = tenantScope(t.db, t.tenantId);
-  const result = await keywordStatement(scope, keywordQueryTerms(t.tenantId, query, tops)!, { tiers: ["active"] }, 100).all<KeywordRow & { chunk_content: string }>();
+  const filters = { tiers: ["active" as const], ...(projects ? { projects } : {}) };
+  const result = await keywordStatement(scope, keywordQueryTerms(t.tenantId, query, tops)!, filters, 100).all<KeywordRow & { chunk_content: string }>();
   return { rows: result.results.map((r) => ({ id: r.chunk_id, content: r.chunk_content, bm25: r.bm25, known: r.known, tops: r.tops })), read: result.meta.rows_read };
 }
 
@@ -60,6 +64,14 @@ describe("top postings", () => {
     ]);
     const sizes = await t.db.prepare("SELECT COUNT(*) AS n FROM keyword_tops WHERE tenant_id = ? GROUP BY term").bind(t.tenantId).all<{ n: number }>();
     expect(sizes.results.map((r) => r.n)).toEqual([TOP_POSTINGS, TOP_POSTINGS, TOP_POSTINGS]);
+    // Each list says whose its chunks are (all in the default project here).
+    const projects = await t.db.prepare("SELECT DISTINCT projects FROM keyword_top_terms WHERE tenant_id = ?").bind(t.tenantId).all<{ projects: string }>();
+    expect(projects.results.map((r) => JSON.parse(r.projects))).toEqual([{ default: TOP_POSTINGS }]);
+    // The look kept the count of every word in more than DF_KEPT chunks, "the" among them, as the index counts it.
+    const kept = await t.db.prepare("SELECT term, df FROM keyword_dfs WHERE tenant_id = ? ORDER BY term").bind(t.tenantId).all<{ term: string; df: number }>();
+    expect(kept.results.map((r) => r.term.slice(6))).toEqual(["entri", "harbour", "log", "the"]);
+    for (const { term, df } of kept.results) expect((await t.db.prepare("SELECT doc FROM chunks_fts_row WHERE term = ?").bind(term).first<{ doc: number }>())!.doc).toBe(df);
+    expect(DF_KEPT).toBeLessThan(TOP_TERM_DF);
     // Nothing is due again until a word's count moves.
     expect(await stats()).toMatchObject({ keyword_top_words: 3, keyword_top_words_due: 0 });
     // A tenant whose words did not change since the last look is not read again (the look scans its postings).
@@ -98,6 +110,62 @@ describe("top postings", () => {
     expectSameList(after.rows, (await list("harbour", false)).rows);
   });
 
+  it("a search limited to projects reads a list only where most of its chunks are theirs", async () => {
+    const exact = await list("quillwort harbour", false, ["default"]);
+    const bounded = await list("quillwort harbour", true, ["default"]);
+    expectSameList(bounded.rows, exact.rows);
+    expect(bounded.read * 2).toBeLessThan(exact.read);
+    // Another project holds none of the lists' chunks: every posting is read (and none of them is the project's).
+    const elsewhere = await list("quillwort harbour", true, ["elsewhere"]);
+    expect(elsewhere.rows).toEqual([]);
+    expect(elsewhere.read).toBeGreaterThanOrEqual((await list("quillwort harbour", false, ["elsewhere"])).read);
+    // A list with fewer than TOP_COVERED of its chunks in the project is not read for it.
+    const harbour = (await t.db.prepare("SELECT term, projects FROM keyword_top_terms WHERE tenant_id = ? AND term LIKE '%harbour'").bind(t.tenantId).first<{ term: string; projects: string }>())!;
+    const setProjects = (projects: string) => t.db.prepare("UPDATE keyword_top_terms SET projects = ? WHERE tenant_id = ? AND term = ?").bind(projects, t.tenantId, harbour.term).run();
+    await setProjects(JSON.stringify({ default: TOP_COVERED - 1, elsewhere: TOP_POSTINGS - TOP_COVERED + 1 }));
+    const thin = await list("quillwort harbour", true, ["default"]);
+    expectSameList(thin.rows, exact.rows);
+    expect(thin.read).toBeGreaterThanOrEqual(exact.read);
+    // Unlimited searches read it (the whole list is the tenant's), and so does a search of both projects.
+    expect((await list("quillwort harbour", true)).read * 2).toBeLessThan(exact.read);
+    expect((await list("quillwort harbour", true, ["default", "elsewhere"])).read * 2).toBeLessThan(exact.read);
+    await setProjects(harbour.projects);
+  });
+
+  it("a common word's count is read from the kept counts, which the next look renews; a list whose word went is dropped", async () => {
+    const harbour = (await t.db.prepare("SELECT term, df FROM keyword_dfs WHERE tenant_id = ? AND term LIKE '%harbour'").bind(t.tenantId).first<{ term: string; df: number }>())!;
+    const before = await list("quillwort harbour", false);
+    // A kept count unlike the index's changes the common word's IDF, in both statements alike: it is what they read.
+    await t.db.prepare("UPDATE keyword_dfs SET df = 50 WHERE tenant_id = ? AND term = ?").bind(t.tenantId, harbour.term).run();
+    const skewed = await list("quillwort harbour", false);
+    expect(skewed.rows.at(-1)!.bm25).toBeGreaterThan(before.rows.at(-1)!.bm25);
+    expectSameList((await list("quillwort harbour", true)).rows, skewed.rows);
+    // A list for a word no chunk holds any more (written here; a pass would have built it when it was common).
+    const gone = `${harbour.term.slice(0, 6)}zzgone`;
+    await t.db.prepare("INSERT INTO keyword_top_terms (tenant_id, term, df, through, built_at, projects) VALUES (?, ?, 5000, 0, 0, '{}')").bind(t.tenantId, gone).run();
+    // The next look (forced: the tenant's statistics did not move) renews the counts and drops that list.
+    await t.db.prepare("DELETE FROM keyword_top_scans WHERE tenant_id = ?").bind(t.tenantId).run();
+    expect(await refreshTopPostings(t.db, Date.now())).toBe(1);
+    const indexed = await t.db.prepare("SELECT doc FROM chunks_fts_row WHERE term = ?").bind(harbour.term).first("doc");
+    expect(await t.db.prepare("SELECT df FROM keyword_dfs WHERE tenant_id = ? AND term = ?").bind(t.tenantId, harbour.term).first("df")).toBe(indexed);
+    expect(await t.db.prepare("SELECT COUNT(*) AS n FROM keyword_top_terms WHERE tenant_id = ? AND term = ?").bind(t.tenantId, gone).first("n")).toBe(0);
+    expectSameList((await list("quillwort harbour", false)).rows, before.rows);
+  });
+
+  it("a tenant back under the threshold loses its lists and counts at the next pass, and gets them again past it", async () => {
+    const tables = ["keyword_tops", "keyword_top_terms", "keyword_dfs", "keyword_top_scans"];
+    const counts = async () => Promise.all(tables.map((table) => t.db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ?`).bind(t.tenantId).first<number>("n")));
+    expect((await counts()).every((n) => n! > 0)).toBe(true);
+    const chunks = (await t.db.prepare("SELECT chunks FROM keyword_stats WHERE tenant_id = ?").bind(t.tenantId).first<number>("chunks"))!;
+    const setChunks = (n: number) => t.db.prepare("UPDATE keyword_stats SET chunks = ? WHERE tenant_id = ?").bind(n, t.tenantId).run();
+    await setChunks(TOP_TERM_DF);
+    await refreshTopPostings(t.db, Date.now());
+    expect(await counts()).toEqual([0, 0, 0, 0]);
+    await setChunks(chunks);
+    expect(await refreshTopPostings(t.db, Date.now())).toBe(3);
+    expect((await counts()).every((n) => n! > 0)).toBe(true);
+  });
+
   it("are not read while a common word of the query has none, or a chunk has no forward index", async () => {
     const exact = await list("quillwort harbour log", false);
     const harbour = (await t.db.prepare("SELECT term FROM keyword_top_terms WHERE tenant_id = ? AND term LIKE '%harbour'").bind(t.tenantId).first<{ term: string }>())!.term;
@@ -105,6 +173,8 @@ describe("top postings", () => {
     const without = await list("quillwort harbour log", true);
     expect(without.rows).toEqual(exact.rows);
     expect(without.read).toBeGreaterThanOrEqual(exact.read);
+    // The next look builds it again (forced: the tenant's statistics may not have moved since the last).
+    await t.db.prepare("DELETE FROM keyword_top_scans WHERE tenant_id = ?").bind(t.tenantId).run();
     expect(await refreshTopPostings(t.db, Date.now())).toBe(1);
 
     const chunk = (await list("quillwort", false)).rows[0]!.id;

@@ -5,6 +5,7 @@ import { forgetRoutes, ROUTE_TTL_MS } from "./routing";
 import { isShardName, shardDatabase, shardNames, type ShardBindings } from "./shards";
 import { TENANT_TABLES_TO_MOVE as TABLES } from "./tenant-tables";
 import { usageOf, usageStatement } from "../core/tenants/quotas";
+import { forgetStatements } from "../core/memory/keyword-tops";
 
 /**
  * Moving a tenant between shards, as a resumable state machine whose state lives in the control database
@@ -205,11 +206,10 @@ export async function runMove(env: ShardBindings & { CONTROL: D1Database }, tena
             await purgePage(source, table, tenantId);
             await save();
           } else {
-            // The usage row the triggers brought to zeros goes with the fence, and so do the top postings (not moved).
+            // The usage row the triggers brought to zeros goes with the fence, and so do the top postings and common
+            // words' counts (not moved).
             await source.batch([
-              source.prepare("DELETE FROM keyword_tops WHERE tenant_id = ?").bind(tenantId),
-              source.prepare("DELETE FROM keyword_top_terms WHERE tenant_id = ?").bind(tenantId),
-              source.prepare("DELETE FROM keyword_top_scans WHERE tenant_id = ?").bind(tenantId),
+              ...forgetStatements(source, tenantId),
               source.prepare("DELETE FROM tenant_usage WHERE tenant_id = ?").bind(tenantId),
               source.prepare("DELETE FROM tenant_fences WHERE tenant_id = ?").bind(tenantId),
             ]);

@@ -19,9 +19,10 @@ export interface TenantTable {
  * Shard tables with a tenant_id that a move does not copy: the fences are the move's own, and tenant_usage is
  * derived from items by triggers (moves.ts writes the source's row on the target at the switch). The top postings
  * are derived too, and name chunk ids in the source shard's range (keyword-tops.ts): the target's minute pass
- * builds them anew, and the tenant's searches read every posting meanwhile.
+ * builds them anew, and the tenant's searches read every posting meanwhile; so are the common words' counts (keyword_dfs),
+ * which search counts from the postings meanwhile.
  */
-export const NOT_MOVED = new Set(["tenant_fences", "tenant_usage", "keyword_tops", "keyword_top_terms", "keyword_top_scans"]);
+export const NOT_MOVED = new Set(["tenant_fences", "tenant_usage", "keyword_tops", "keyword_top_terms", "keyword_top_scans", "keyword_dfs"]);
 
 /** Tables whose rows carry tenant_id, read from the drizzle schema, so a new tenant table is moved too. */
 export const TENANT_TABLES_TO_MOVE: readonly TenantTable[] = Object.values(schema)

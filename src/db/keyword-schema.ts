@@ -42,6 +42,11 @@ export const keywordTopTerms = sqliteTable(
     df: integer("df").notNull(),
     /** The highest chunk id then: chunks above it are read from the index at search time. */
     through: integer("through").notNull(),
+    /**
+     * The list's chunks per project when it was built (JSON {project: count}): a search limited to projects reads the
+     * list only where most of it is theirs. Null for a list built before it was kept: the next pass builds it anew.
+     */
+    projects: text("projects"),
     builtAt: integer("built_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.term] })],
@@ -59,3 +64,19 @@ export const keywordTopScans = sqliteTable("keyword_top_scans", {
   due: integer("due").notNull(),
   scannedAt: integer("scanned_at").notNull(),
 });
+
+/**
+ * A tenant's common words with their chunk counts, as the minute pass's last look read them (keyword-tops.ts): FTS5
+ * keeps no document count, and chunks_fts_row counts a word's postings at every lookup (3.4 ms for a word in 95,000
+ * chunks), so search and feedback read a common word's count here and a rarer word's from the index.
+ */
+export const keywordDfs = sqliteTable(
+  "keyword_dfs",
+  {
+    tenantId: text("tenant_id").notNull(),
+    /** The stored term (tenant-coded, as chunks_fts holds it). */
+    term: text("term").notNull(),
+    df: integer("df").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.term] })],
+);

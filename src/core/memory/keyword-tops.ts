@@ -22,37 +22,59 @@ import { unkeyedTerms } from "./term-freqs";
  * skips (it joins the chunks), is gone at the next build.
  */
 
-export const TOP_TERM_DF = 2_000;
+export const TOP_TERM_DF = 1_000;
 export const TOP_POSTINGS = 300;
+/**
+ * A search limited to projects reads a word's list only where this many of its chunks are in those projects: the
+ * list's chunks in a project are that project's best for the word, as many as there are (so a list mostly of other
+ * projects' chunks would leave the project with too few; LoCoMo's ten conversations, a project each, had 30).
+ */
+export const TOP_COVERED = 240;
 /** Words whose lists one pass builds at most, on each shard (each is one batch reading the word's postings). */
 export const TOP_TERMS_PER_PASS = 40;
-/** Queries a list's build takes: its batch of three statements. */
+/**
+ * Words in more of a large tenant's chunks than this have their count kept (keyword_dfs) by the pass's look: a rarer
+ * word's count costs search little to read from the index (200 postings: about 0.01 ms).
+ */
+export const DF_KEPT = 200;
+/** Queries a list's build takes: its batch of three statements (a list dropped takes two). */
 const QUERIES_PER_BUILD = 3;
+/** Queries a look at a tenant takes: its counts replaced and its due words read (one batch), and the record of the look. */
+const QUERIES_PER_LOOK = 4;
 
 /**
  * Builds the top postings that are due on one shard, as many as `maxTerms` and the invocation's D1 queries allow;
- * returns how many words it built. Finding a tenant's due words reads its vocabulary's counts, a scan of all its
- * postings (0.35-0.65 s at 100k MS MARCO chunks), so a tenant is looked at only while it is over TOP_TERM_DF chunks
- * and its statistics have moved since the last look or that look left words due (keyword_top_scans).
+ * returns how many words it built or dropped. Looking at a tenant reads its vocabulary's counts, a scan of all its
+ * postings (0.35-0.65 s at 100k MS MARCO chunks), and keeps its common words' counts (keyword_dfs), which search
+ * reads instead of counting postings; so a tenant is looked at only while it is over TOP_TERM_DF chunks and its
+ * statistics have moved since the last look or that look left words due (keyword_top_scans). A tenant that fell
+ * back under TOP_TERM_DF chunks loses its lists and counts, and its searches read every posting again.
  */
 export async function refreshTopPostings(d1: D1Database, now: number, maxTerms = TOP_TERMS_PER_PASS): Promise<number> {
   const { results: tenants } = await d1
     .prepare(
       `SELECT k.tenant_id, k.chunks, k.tokens FROM keyword_stats k LEFT JOIN keyword_top_scans s ON s.tenant_id = k.tenant_id
-       WHERE k.chunks > ? AND (s.tenant_id IS NULL OR s.due > 0 OR s.chunks <> k.chunks OR s.tokens <> k.tokens) ORDER BY k.tenant_id`,
+       WHERE (k.chunks > ?1 AND (s.tenant_id IS NULL OR s.due > 0 OR s.chunks <> k.chunks OR s.tokens <> k.tokens))
+          OR (k.chunks <= ?1 AND s.tenant_id IS NOT NULL)
+       ORDER BY k.tenant_id`,
     )
     .bind(TOP_TERM_DF)
     .all<{ tenant_id: string; chunks: number; tokens: number }>();
   let built = 0;
   for (const tenant of tenants) {
-    if (built >= maxTerms || remainingQueries() < 2 + QUERIES_PER_BUILD) break;
-    const { results: due } = await dueWords(d1, tenant.tenant_id).all<{ term: string }>();
+    if (built >= maxTerms || remainingQueries() < QUERIES_PER_LOOK + QUERIES_PER_BUILD) break;
+    if (tenant.chunks <= TOP_TERM_DF) {
+      await d1.batch(forgetStatements(d1, tenant.tenant_id));
+      continue;
+    }
+    const looked = await d1.batch([...countStatements(d1, tenant.tenant_id), dueWords(d1, tenant.tenant_id)]);
+    const due = looked.at(-1)!.results as { term: string; df: number | null }[];
     const avgdl = tenant.chunks > 0 && tenant.tokens > 0 ? tenant.tokens / tenant.chunks : 1;
     // As many of its due words as the pass and the invocation's queries allow (one left for the record), in one batch
     // with the record of this look.
     const words = due.slice(0, Math.max(0, Math.min(maxTerms - built, Math.floor((remainingQueries() - 1) / QUERIES_PER_BUILD))));
     await d1.batch([
-      ...words.flatMap(({ term }) => buildStatements(d1, tenant.tenant_id, term, avgdl, now)),
+      ...words.flatMap(({ term, df }) => (df === null ? dropStatements(d1, tenant.tenant_id, term) : buildStatements(d1, tenant.tenant_id, term, avgdl, now))),
       d1
         .prepare(
           `INSERT INTO keyword_top_scans (tenant_id, chunks, tokens, due, scanned_at) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -65,19 +87,49 @@ export async function refreshTopPostings(d1: D1Database, now: number, maxTerms =
   return built;
 }
 
+/** The tenant's words (its code's range of chunks_fts_row) in more than DF_KEPT chunks, with their counts, anew. */
+function countStatements(d1: D1Database, tenantId: string): D1PreparedStatement[] {
+  const code = keywordCode(tenantId);
+  return [
+    d1.prepare("DELETE FROM keyword_dfs WHERE tenant_id = ?").bind(tenantId),
+    d1
+      .prepare("INSERT INTO keyword_dfs (tenant_id, term, df) SELECT ?1, term, doc FROM chunks_fts_row WHERE term >= ?2 AND term < ?3 AND doc > ?4")
+      .bind(tenantId, code, `${code}~`, DF_KEPT),
+  ];
+}
+
 /**
- * The tenant's words (its code's range of chunks_fts_row) that passed the threshold without a list, or whose list is
- * stale, commonest first; not those the forward index leaves out (stopwords), which search never reads by a list.
+ * The tenant's words, from the counts just kept, that passed the threshold without a list, or whose list is stale,
+ * commonest first; not those the forward index leaves out (stopwords), which search never reads by a list. Then, with
+ * a null count, the words with a list that are now in DF_KEPT chunks or fewer: their lists are dropped.
  */
 function dueWords(d1: D1Database, tenantId: string): D1PreparedStatement {
-  const code = keywordCode(tenantId);
   return d1
     .prepare(
-      `SELECT r.term FROM chunks_fts_row r LEFT JOIN keyword_top_terms k ON k.tenant_id = ?1 AND k.term = r.term
-       WHERE r.term >= ?2 AND r.term < ?3 AND ((k.term IS NULL AND r.doc > ?4) OR ABS(r.doc - k.df) > ?5) AND r.term NOT IN (SELECT value FROM json_each(?6))
-       ORDER BY r.doc DESC`,
+      `SELECT term, df FROM (
+         SELECT d.term, d.df FROM keyword_dfs d LEFT JOIN keyword_top_terms k ON k.tenant_id = d.tenant_id AND k.term = d.term
+         WHERE d.tenant_id = ?1 AND ((k.term IS NULL AND d.df > ?2) OR ABS(d.df - k.df) > ?3 OR (k.term IS NOT NULL AND k.projects IS NULL)) AND d.term NOT IN (SELECT value FROM json_each(?4))
+         UNION ALL
+         SELECT k.term, NULL FROM keyword_top_terms k
+         WHERE k.tenant_id = ?1 AND NOT EXISTS (SELECT 1 FROM keyword_dfs d WHERE d.tenant_id = ?1 AND d.term = k.term))
+       ORDER BY df DESC NULLS LAST`,
     )
-    .bind(tenantId, code, `${code}~`, TOP_TERM_DF, TOP_POSTINGS / 2, JSON.stringify(unkeyedTerms(code)));
+    .bind(tenantId, TOP_TERM_DF, TOP_POSTINGS / 2, JSON.stringify(unkeyedTerms(keywordCode(tenantId))));
+}
+
+/** A word's list, gone. */
+function dropStatements(d1: D1Database, tenantId: string, term: string): D1PreparedStatement[] {
+  return [
+    d1.prepare("DELETE FROM keyword_tops WHERE tenant_id = ? AND term = ?").bind(tenantId, term),
+    d1.prepare("DELETE FROM keyword_top_terms WHERE tenant_id = ? AND term = ?").bind(tenantId, term),
+  ];
+}
+
+/** Everything the passes derived for a tenant: lists, counts and the record of the looks. */
+export function forgetStatements(d1: D1Database, tenantId: string): D1PreparedStatement[] {
+  return ["keyword_tops", "keyword_top_terms", "keyword_dfs", "keyword_top_scans"].map((table) =>
+    d1.prepare(`DELETE FROM ${table} WHERE tenant_id = ?`).bind(tenantId),
+  );
 }
 
 /**
@@ -125,9 +177,12 @@ function buildStatements(d1: D1Database, tenantId: string, term: string, avgdl: 
       .bind(tenantId, term, avgdl, TOP_POSTINGS),
     d1
       .prepare(
-        `INSERT INTO keyword_top_terms (tenant_id, term, df, through, built_at)
-         VALUES (?1, ?2, COALESCE((SELECT doc FROM chunks_fts_row WHERE term = ?2), 0), ${LAST_CHUNK_ID}, ?3)
-         ON CONFLICT (tenant_id, term) DO UPDATE SET df = excluded.df, through = excluded.through, built_at = excluded.built_at`,
+        `INSERT INTO keyword_top_terms (tenant_id, term, df, through, built_at, projects)
+         VALUES (?1, ?2, COALESCE((SELECT df FROM keyword_dfs WHERE tenant_id = ?1 AND term = ?2), 0), ${LAST_CHUNK_ID}, ?3,
+           (SELECT json_group_object(project, n) FROM (
+              SELECT COALESCE(c.project, '') AS project, COUNT(*) AS n FROM keyword_tops o CROSS JOIN chunks c INDEXED BY chunks_postings
+              WHERE o.tenant_id = ?1 AND o.term = ?2 AND c.id = o.chunk_id GROUP BY 1)))
+         ON CONFLICT (tenant_id, term) DO UPDATE SET df = excluded.df, through = excluded.through, built_at = excluded.built_at, projects = excluded.projects`,
       )
       .bind(tenantId, term, now),
   ];

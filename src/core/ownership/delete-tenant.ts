@@ -31,6 +31,7 @@ export const TENANT_TABLES = [
   "keyword_tops",
   "keyword_top_terms",
   "keyword_top_scans",
+  "keyword_dfs",
   "tool_calls",
   "local_vectors",
   "vector_ids",
