@@ -262,7 +262,9 @@ export const links = sqliteTable(
   },
   (t) => [
     uniqueIndex("links_edge").on(t.tenantId, t.sourceType, t.sourceId, t.targetType, t.targetId, t.relationshipType),
-    index("links_target").on(t.tenantId, t.targetType, t.targetId),
+    // With the relationship: search passes over the links of a type it does not count (similar-content links when the
+    // embedder's weight is 0) inside the index, instead of reading each link's row (links_edge has it already).
+    index("links_target").on(t.tenantId, t.targetType, t.targetId, t.relationshipType),
   ],
 );
 
