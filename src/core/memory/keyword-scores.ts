@@ -176,9 +176,11 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
     : "";
   const topsThen = tops
     ? `
-  -- The chunks found: those of the postings read, each topped word's top chunks, and its chunks written since its list.
+  -- The chunks found: those of the postings read, each topped word's top chunks, and its chunks written since its list;
+  -- none when no word is topped (then the postings read are all there is, and seeking each one's chunk row for words
+  -- it need not score made a LoCoMo search, whose lists serve no project, twice as slow in D1).
   ${p}_found(doc) AS MATERIALIZED (
-    SELECT doc FROM ${p}_posted
+    SELECT doc FROM ${p}_posted WHERE EXISTS (SELECT 1 FROM ${p}_topped)
     UNION SELECT o.chunk_id FROM ${p}_topped h CROSS JOIN keyword_tops o WHERE o.tenant_id = ${tenant} AND o.term = h.term
     UNION SELECT f.rowid FROM ${p}_topped h CROSS JOIN chunks_fts f WHERE f.chunks_fts MATCH h.match AND f.rowid > h.through
   ),
