@@ -150,6 +150,10 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
       SELECT phrase, COUNT(*) FROM ${p}_freq WHERE phrase IN (SELECT phrase FROM ${p}_terms WHERE size > 1) GROUP BY phrase`
     : "";
   const tops = terms.tops;
+  // A tenant word's count: from the counts the tops check read, or looked up here (a phrase in no chunk counts null).
+  const tenantDf = tops
+    ? `SELECT t.phrase, r.df AS n FROM ${p}_terms t CROSS JOIN ${p}_term_df r WHERE r.term = t.term AND t.size = 1 AND t.legacy = 0`
+    : `SELECT t.phrase, ${chunkCountSql("t.term", tenant)} AS n FROM ${p}_terms t WHERE t.size = 1 AND t.legacy = 0`;
   // A list serves a search limited to projects where TOP_COVERED of its chunks are theirs (keyword-tops.ts).
   const covered = (list: string) =>
     options.projects
@@ -160,6 +164,10 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
   const posted = tops ? `${p}_posted` : `${p}_freq`;
   const topsFirst = tops
     ? `
+  -- Each single word's chunk count in the tenant (null: in none), once: the check for top postings and the IDF need it.
+  ${p}_term_df(term, df) AS MATERIALIZED (
+    SELECT t.term, ${chunkCountSql("t.term", tenant)} FROM ${p}_terms t WHERE t.size = 1 AND t.legacy = 0 GROUP BY t.term
+  ),
   -- Words read by their top postings (keyword-tops.ts). None while a common word of the query has no list (not built
   -- yet, or no forward index key), or, in a search limited to projects, a list mostly of other projects' chunks: its
   -- postings would be read in full and every chunk found scored from its forward index, which costs more than reading
@@ -197,10 +205,6 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
     SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4${tops ? ", ' ' || (j.value ->> 6) || ' ', ' ' || (j.value ->> 6) || ':', j.value ->> 7" : ""}
     FROM json_each(?${options.terms ?? 1}) j
     WHERE (j.value ->> 4 = 0 OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ${tenant} AND fts_tokens IS NULL))${onlyIf}
-  ),
-  -- Each single word's chunk count in the tenant (null: in none), once: the check for top postings and the IDF need it.
-  ${p}_term_df(term, df) AS MATERIALIZED (
-    SELECT t.term, ${chunkCountSql("t.term", tenant)} FROM ${p}_terms t WHERE t.size = 1 AND t.legacy = 0 GROUP BY t.term
   ),${topsFirst}
   -- Term frequencies per phrase and chunk (content counts 1, context ${CONTEXT_WEIGHT}), with the chunk's length.
   -- CROSS JOIN: the terms drive the lookups (one index seek per term), then each posting's chunk; the
@@ -218,11 +222,11 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
   -- by counting the tenant's own postings.
   ${p}_df(phrase, df) AS MATERIALIZED (
     SELECT phrase, SUM(n) FROM (
-      SELECT t.phrase, r.df AS n FROM ${p}_terms t CROSS JOIN ${p}_term_df r WHERE r.term = t.term AND r.df IS NOT NULL AND t.size = 1 AND t.legacy = 0
+      ${tenantDf}
       UNION ALL
       SELECT t.phrase, COUNT(DISTINCT v.doc) FROM ${p}_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c INDEXED BY chunks_postings
       WHERE t.legacy = 1 AND t.size = 1 AND v.term = t.term AND c.id = v.doc AND c.tenant_id = ${tenant} GROUP BY t.phrase${phraseDf}
-    ) GROUP BY phrase
+    ) GROUP BY phrase HAVING SUM(n) IS NOT NULL
   ),
   ${p}_idf(phrase, w, df) AS MATERIALIZED (
     SELECT d.phrase, MAX(COALESCE(ln((s.n - d.df + 0.5) / (d.df + 0.5)), 0.0), 1e-6), d.df
