@@ -13,8 +13,10 @@ import { unkeyedTerms } from "./term-freqs";
  * list was built), reads the rarer words' postings in full, and scores every chunk so found exactly, the common
  * words from each chunk's forward index (term-freqs.ts): keyword-scores.ts, `tops`. What it gives up is a chunk
  * that holds none of the rarer words and is in no common word's top list. On the growth bench's 100k tenant (43
- * MS MARCO queries, 305 words with lists) the keyword statement took 24.6 ms instead of 46.8 in Node's SQLite, and
- * every query's top 10 was the full statement's (docs/scaling.md).
+ * MS MARCO queries) the keyword statement took 24.6 ms instead of 46.8 in Node's SQLite with lists for the 305 words
+ * over 2,000 chunks, 19-23 with the 675 over 1,000 and kept counts, and every query's top 10 was the full
+ * statement's (docs/scaling.md). A search limited to projects reads a list only where TOP_COVERED of its chunks are
+ * theirs (keyword_top_terms.projects).
  *
  * The minute pass builds and renews the lists (`refreshTopPostings`): a word gets one when it passes TOP_TERM_DF
  * chunks, and a new one when its chunk count has moved by TOP_POSTINGS / 2 since: chunks written since a list are
