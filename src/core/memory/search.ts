@@ -242,11 +242,11 @@ async function keywordCandidates(
     if (rows.length > 0) noteTopPostings(scope.tenantId, rows[0]!.tops === 1);
     return rows;
   };
-  const plain = keywordQueryTerms(scope.tenantId, query, tops);
+  // A query that names a time reads every posting (no top postings): its statement walks its list twice and may score
+  // the whole query's list after, and with top postings' CTEs in it SQLite took 45-250 ms for LoCoMo's (20 plain).
+  const plain = keywordQueryTerms(scope.tenantId, query, tops && !named);
   if (!named) return { rows: plain === null ? [] : noted((await keywordStatement(scope, plain, filters, pool).all<KeywordRow>()).results), textQuery: query };
   const textQuery = withoutTimeWords(query, named);
-  // A query that names a time reads every posting (no top postings): the statement walks its list twice and may score
-  // the whole query's list after, and with top postings' CTEs in it SQLite took 45-250 ms for LoCoMo's (20 plain).
   const terms = keywordQueryTerms(scope.tenantId, textQuery);
   if (terms === null) return { rows: [], textQuery };
   const during: SearchFilters = {
@@ -255,8 +255,7 @@ async function keywordCandidates(
     createdBefore: Math.min(filters.createdBefore ?? Infinity, named.to - 1),
   };
   const withPlain = textQuery !== query && plain !== null;
-  const whole = withPlain ? { ...plain, tops: false } : null;
-  const results = noted((await timedKeywordStatement(scope, { terms, plain: whole }, filters, during, pool).all<TimedRow>()).results);
+  const results = noted((await timedKeywordStatement(scope, { terms, plain: withPlain ? plain : null }, filters, during, pool).all<TimedRow>()).results);
   const lists = timedLists(results, withPlain);
   if (!lists.thenFound && lists.unchanged) return { rows: lists.unchanged, textQuery: query };
   return { rows: [...lists.all, ...lists.thenExtra], textQuery };
