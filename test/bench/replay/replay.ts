@@ -1,9 +1,11 @@
-// `npm run replay -- locomo|growth [--db FILE]`: search's real code (searchChunks) run in this process over a D1 file
+// `npm run replay -- locomo|msmarco|growth [--db FILE]`: search's real code (searchChunks) run in this process over a D1 file
 // that a bench left (.bench/<port>/state), through Node's SQLite (sqlite-d1.ts), as the bench's server would search it
 // with its defaults (local lexical embedder: no vector list). Seconds where the bench takes minutes, so a ranking or
 // SQL change can be tried many times: `locomo` prints evidence recall@10 by category and the held-out folds' means,
-// as `npm run bench -- locomo` does (the same figures on the same data), `growth` each tenant's D1 time per statement
-// over the MS MARCO queries. Start with the bench whose data it needs (`npm run bench -- locomo`, or `growth`).
+// as `npm run bench -- locomo` does (the same figures on the same data), `msmarco` nDCG@10 beside plain FTS5 BM25 as
+// `npm run bench -- msmarco` prints it, `growth` each tenant's D1 time per statement over the MS MARCO queries.
+// Start with the bench whose data it needs (`npm run bench -- locomo`, `msmarco` or `growth`). WITHOUT=feedback,when
+// leaves those stages out (SEARCH_STAGES), to see what each adds.
 // Reads ../shared/data (benchmarks may; tests never do).
 import { DatabaseSync } from "node:sqlite";
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
@@ -15,14 +17,15 @@ import { tenantScope } from "../../../src/db/scope";
 import type { Services } from "../../../src/ports";
 import { loadLocomo, loadMsmarco } from "../data.mjs";
 import { assignFolds, foldFigures, groupsOf, summarize } from "../folds.mjs";
-import { mean, recallAt, uniqueInOrder } from "../metrics.mjs";
+import { mean, ndcgAt, recallAt, uniqueInOrder } from "../metrics.mjs";
+import { plainBm25 } from "../plain-bm25.mjs";
 import { sqliteD1, type Timed } from "./sqlite-d1";
 
 const CATEGORIES: Record<string, string> = { 1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial" };
 const [suite, ...rest] = process.argv.slice(2);
 const dbArg = rest.indexOf("--db");
-if (suite !== "locomo" && suite !== "growth") {
-  console.error("usage: npm run replay -- locomo|growth [--db FILE]");
+if (suite !== "locomo" && suite !== "msmarco" && suite !== "growth") {
+  console.error("usage: npm run replay -- locomo|msmarco|growth [--db FILE]");
   process.exit(2);
 }
 const file = dbArg >= 0 ? rest[dbArg + 1]! : largestD1(`.bench/${process.env.BENCH_PORT ?? 8799}/state`);
@@ -31,7 +34,7 @@ const log: Timed[] = [];
 const d1 = sqliteD1(db, log);
 // The bench server's search: every stage, no vector part (the local embedder is lexical: weight 0), no reranker.
 const services = {
-  config: { searchStages: new Set(SEARCH_STAGES) },
+  config: { searchStages: new Set(SEARCH_STAGES.filter((s) => !(process.env.WITHOUT ?? "").split(",").includes(s))) },
   embedder: { semantic: false, embed: async () => [] },
   vectors: { getVectors: async () => new Map(), query: async () => [] },
 } as unknown as Services;
@@ -69,6 +72,27 @@ if (suite === "locomo") {
   const figures = foldFigures(questions, recalls, assignFolds(samples), groupsOf(CATEGORIES));
   console.log(`LoCoMo evidence R@10 (%), ${questions.length} questions, ${dia.size} turns: all ${pct(mean(recalls))} | ${byCategory.join(" | ")}`);
   console.log(`  validation folds' mean: ${["all", ...Object.values(CATEGORIES)].map((g) => `${g} ${pct(summarize(figures, g).validation)}`).join(" | ")}`);
+} else if (suite === "msmarco") {
+  const { corpus, queries, qrels } = loadMsmarco() as { corpus: { _id: string; title: string; text: string }[]; queries: { _id: string; text: string }[]; qrels: Map<string, Map<string, number>> };
+  const tenant = tenants.at(-1)!.tenant_id;
+  const stored = (p: { title: string; text: string }) => (p.title ? `${p.title}\n${p.text}` : p.text);
+  // The passage each item is, by its text as the bench stored it (duplicate passages share an item).
+  const idsOf = new Map<string, string[]>();
+  for (const p of corpus) idsOf.set(stored(p), [...(idsOf.get(stored(p)) ?? []), p._id]);
+  const passages = new Map<string, string[]>();
+  for (const r of db.prepare("SELECT id, content FROM items WHERE tenant_id = ?").all(tenant) as { id: string; content: string }[]) passages.set(r.id, idsOf.get(r.content) ?? []);
+  const baseline = plainBm25(corpus.map((p) => ({ id: p._id, project: "msmarco", text: stored(p) })));
+  const scope = tenantScope(d1, tenant);
+  const hybrid: number[] = [];
+  const bm25: number[] = [];
+  for (const q of queries) {
+    const hits = await searchChunks(scope, services, q.text, { projects: ["msmarco"] }, 10);
+    hybrid.push(ndcgAt(uniqueInOrder(hits.flatMap((h) => passages.get(h.itemId) ?? [])), qrels.get(q._id)!, 10));
+    bm25.push(ndcgAt(baseline(q.text, "msmarco", 10), qrels.get(q._id)!, 10));
+  }
+  const wins = hybrid.filter((h, i) => h > bm25[i]! + 1e-9).length;
+  const losses = hybrid.filter((h, i) => h < bm25[i]! - 1e-9).length;
+  console.log(`MS MARCO nDCG@10, ${queries.length} queries, ${passages.size} passages: search ${mean(hybrid).toFixed(3)} | plain FTS5 BM25 ${mean(bm25).toFixed(3)} | ${wins} queries better, ${losses} worse`);
 } else {
   const queries = loadMsmarco().queries;
   for (const { tenant_id: tenant, chunks } of tenants) {
