@@ -10,7 +10,7 @@ it("splits rows into statements under D1's 2 MB value limit, and each keyword ro
   const row = (itemId: string, index: number, size: number): ChunkRow => {
     const word = `w${itemId}x${index}`;
     const content = `${word} ${"é".repeat(size)}`;
-    return { itemId, index, content, context: "ctx", tokens: 3, ftsContent: `${word} ${"é".repeat(size)}`, ftsContext: "ctx", ftsTokens: 2, termFreqs: ` ${word} ` };
+    return { itemId, index, content, context: "ctx", tokens: 3, ftsContent: `${word} ${"é".repeat(size)}`, ftsContext: "ctx", ftsTokens: 2, termFreqs: ` ${word} `, statedTimes: "[]" };
   };
   const rows = [row("a", 0, 10), row("a", 1, 250_000), row("b", 0, 250_000), row("c", 0, 10)];
   const statements = insertChunkRows(scope, rows);

@@ -67,6 +67,25 @@ describe("search stages", () => {
     expect(await order(scope, servicesWith(), "What did Ana cook 10 days ago?", now)).toEqual([earlier, yesterday]);
   });
 
+  it("time: a message stating a time, resolved when it was written, answers a question naming that day", async () => {
+    // Sunday 14 May 2023: "last Sunday" is 7 May. The other message was written on 10 May, three days after it.
+    const { scope, ids } = await store([
+      { conversationId: "a", role: "user", speaker: "Ana", content: "Last Sunday we finally went to the pottery class with my sister.", createdAt: Date.UTC(2023, 4, 14, 18) },
+      { conversationId: "b", role: "user", speaker: "Ana", content: "The pottery class was fun, I love the pottery class.", createdAt: Date.UTC(2023, 4, 10, 9) },
+      ...FILLER.map((content) => ({ content })),
+    ]);
+    const [stated, written] = ids;
+    const stored = await data.prepare("SELECT stated_times FROM chunks WHERE tenant_id = ? AND item_id = ?").bind(scope.tenantId, stated).first<string>("stated_times");
+    expect(JSON.parse(stored!)).toEqual([[Date.UTC(2023, 4, 7), Date.UTC(2023, 4, 8)]]);
+    expect(await order(scope, without("time"), "the pottery class on 7 May 2023")).toEqual([written, stated]);
+    expect(await order(scope, servicesWith(), "the pottery class on 7 May 2023")).toEqual([stated, written]);
+    // Named without its year: the latest 7 May that something was said or written on.
+    expect(await order(scope, servicesWith(), "the pottery class on 7 May", Date.UTC(2026, 10, 23))).toEqual([stated, written]);
+    // A row written before stated times were kept (NULL) is resolved as it is read, to the same order.
+    await data.prepare("UPDATE chunks SET stated_times = NULL WHERE tenant_id = ?").bind(scope.tenantId).run();
+    expect(await order(scope, servicesWith(), "the pottery class on 7 May 2023")).toEqual([stated, written]);
+  });
+
   it("speaker: a message said by the participant the query names comes before one that only names them", async () => {
     const { scope, ids } = await store([
       { conversationId: "a", role: "user", speaker: "Jon", content: "Gina, I adopted a puppy named Rex." },

@@ -187,6 +187,12 @@ export const chunks = sqliteTable(
      * row written before migration 0016, until the re-index sweep fills it.
      */
     termFreqs: text("term_freqs"),
+    /**
+     * The times the chunk's text states, resolved against its item's created_at when written
+     * (src/core/memory/stated-times.ts): JSON [[from, to], ...] in epoch ms. NULL for a row written before
+     * migration 0020: search resolves those as it reads them.
+     */
+    statedTimes: text("stated_times"),
   },
   (t) => [
     index("chunks_tenant_item").on(t.tenantId, t.itemId, t.chunkIndex),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { asksWhen, queryTimeRange, statesTime, timeMatch, withoutTimeWords } from "../../src/core/memory/query-time";
+import { asksWhen, queryTimeRange, spanMatch, timeMatch, withoutTimeWords, yearsBefore } from "../../src/core/memory/query-time";
+import { resolveStatedTimes, statedMatch, statedTimes } from "../../src/core/memory/stated-times";
 
 // The times a query names (src/core/memory/query-time.ts), as ranges of UTC instants.
 
@@ -71,10 +72,55 @@ describe("time matching", () => {
 });
 
 describe("when", () => {
-  it("tells questions asking for a time, and text that states one", () => {
+  it("tells questions asking for a time", () => {
     for (const q of ["When did Caroline go to the support group?", "when is the dentist", "What year did they move?", "How long ago was the trip?", "And when was that?"]) expect(asksWhen(q), q).toBe(true);
     for (const q of ["What did Caroline do when she moved?", "Where is the dentist?", "whenever you like"]) expect(asksWhen(q), q).toBe(false);
-    for (const t of ["I went yesterday", "It was last Sunday!", "back in 2019", "on Friday at 3pm", "since March", "a few weeks ago"]) expect(statesTime(t), t).toBe(true);
-    for (const t of ["I love painting", "May I come along?", "The appointment needs the card"]) expect(statesTime(t), t).toBe(false);
+  });
+});
+
+describe("stated times", () => {
+  const SAID = Date.UTC(2023, 4, 8, 13, 56); // Monday 8 May 2023, 13:56 UTC
+  const days = (text: string) => resolveStatedTimes(text, SAID).map(([from, to]) => `${new Date(from).toISOString().slice(0, 10)}..${new Date(to).toISOString().slice(0, 10)}`);
+
+  it("resolves what a message says against when it was said", () => {
+    expect(days("I went to a LGBTQ support group yesterday and it was so powerful.")).toEqual(["2023-05-07..2023-05-08"]);
+    expect(days("I joined a new activist group last Tues.")).toEqual(["2023-05-02..2023-05-03"]);
+    expect(days("We went camping two weekends ago, and again last weekend")).toEqual(["2023-04-29..2023-05-01", "2023-05-06..2023-05-08"]);
+    expect(days("Next month I'm having an art show")).toEqual(["2023-06-01..2023-07-01"]);
+    expect(days("see you in two weeks")).toEqual(["2023-05-18..2023-05-25"]);
+    expect(days("last summer we drove west; back in 2019 we flew")).toEqual(["2022-06-01..2022-09-01", "2019-01-01..2020-01-01"]);
+    // A month or a day without its year: the nearest (stored text speaks of plans as well as the past).
+    expect(days("The recital is on 20 May")).toEqual(["2023-05-20..2023-05-21"]);
+    expect(days("We married in December")).toEqual(["2022-12-01..2023-01-01"]);
+    expect(days("I've been painting recently")).toEqual(["2023-04-08..2023-05-09"]);
+  });
+
+  it("finds none in text that states no time, or only the verb May", () => {
+    for (const text of ["I love painting", "May I come along?", "This may take a while", "The appointment needs the card", "I sat in the sun", "march on", ""]) {
+      expect(days(text), text).toEqual([]);
+    }
+  });
+
+  it("reads kept times, and resolves a row that has none kept (NULL) as the write would have", () => {
+    const content = "I went yesterday";
+    expect(statedTimes({ stated_times: null, chunk_content: content, created_at: SAID })).toEqual(resolveStatedTimes(content, SAID));
+    expect(statedTimes({ stated_times: "[[1,2]]", chunk_content: content, created_at: SAID })).toEqual([[1, 2]]);
+    expect(statedTimes({ stated_times: "[]", chunk_content: content, created_at: SAID })).toEqual([]);
+  });
+
+  it("matches a stated span against a range as an instant is matched: 1 where they meet, decaying outside", () => {
+    const day = queryTimeRange("on 7 May 2023", NOW)!;
+    expect(statedMatch([[Date.UTC(2023, 4, 6), Date.UTC(2023, 4, 8)]], day)).toBe(1);
+    expect(statedMatch([], day)).toBe(0);
+    // Ending a day before the range starts is as far as an instant a day before it.
+    expect(spanMatch(Date.UTC(2023, 4, 1), Date.UTC(2023, 4, 6), day)).toBeCloseTo(timeMatch(Date.UTC(2023, 4, 6) - 1, day), 9);
+    expect(spanMatch(Date.UTC(2023, 4, 9), Date.UTC(2023, 4, 10), day)).toBeCloseTo(timeMatch(Date.UTC(2023, 4, 9), day), 9);
+  });
+
+  it("a time named without its year is marked so, and moves back a year at a time", () => {
+    const june = queryTimeRange("When did Melanie go camping in June?", NOW)!;
+    expect(june).toMatchObject({ text: "in June", yearly: true, from: Date.UTC(2026, 5, 1), to: Date.UTC(2026, 6, 1) });
+    expect(yearsBefore(june, 3)).toMatchObject({ from: Date.UTC(2023, 5, 1), to: Date.UTC(2023, 6, 1) });
+    expect(queryTimeRange("in June 2023", NOW)!.yearly).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
 import type { TenantScope } from "../../db/scope";
 import { keywordRow } from "./keyword-index";
+import { statedTimesJson } from "./stated-times";
 
 /** One chunk as written: its row in `chunks` and its keyword-index row in `chunks_fts`. */
 export interface ChunkRow {
@@ -14,12 +15,28 @@ export interface ChunkRow {
   ftsTokens: number;
   /** The chunk's forward index (term-freqs.ts). */
   termFreqs: string;
+  /** The times its text states, resolved against when its item was said (stated-times.ts). */
+  statedTimes: string;
 }
 
-/** A chunk's row with its keyword-index text and forward index, in the tenant's term space. */
-export function chunkRow(tenantId: string, itemId: string, index: number, chunk: { content: string; tokens: number }, context: string): ChunkRow {
+/**
+ * A chunk's row with its keyword-index text and forward index, in the tenant's term space, and the times its
+ * text states as of `said` (its item's created_at).
+ */
+export function chunkRow(tenantId: string, itemId: string, index: number, chunk: { content: string; tokens: number }, context: string, said: number): ChunkRow {
   const indexed = keywordRow(tenantId, chunk.content, context);
-  return { itemId, index, content: chunk.content, context, tokens: chunk.tokens, ftsContent: indexed.content, ftsContext: indexed.context, ftsTokens: indexed.tokens, termFreqs: indexed.freqs };
+  return {
+    itemId,
+    index,
+    content: chunk.content,
+    context,
+    tokens: chunk.tokens,
+    ftsContent: indexed.content,
+    ftsContext: indexed.context,
+    ftsTokens: indexed.tokens,
+    termFreqs: indexed.freqs,
+    statedTimes: statedTimesJson(chunk.content, said),
+  };
 }
 
 /** JSON characters per statement: D1 caps a bound value at 2 MB, and one UTF-16 unit takes at most 3 bytes of UTF-8. */
@@ -36,13 +53,13 @@ export const JSON_CHARS_PER_STATEMENT = 600_000;
  */
 export function insertChunkRows(scope: TenantScope, rows: ChunkRow[]): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
-  const encoded = rows.map((r) => JSON.stringify([r.itemId, r.index, r.content, r.context, r.tokens, r.ftsContent, r.ftsContext, r.ftsTokens, r.termFreqs]));
+  const encoded = rows.map((r) => JSON.stringify([r.itemId, r.index, r.content, r.context, r.tokens, r.ftsContent, r.ftsContext, r.ftsTokens, r.termFreqs, r.statedTimes]));
   for (const { json, count } of jsonArrays(encoded)) {
     statements.push(
       scope.d1
         .prepare(
-          `INSERT INTO chunks (id, tenant_id, item_id, chunk_index, content, context, tokens, fts_tokens, term_freqs, project)
-           SELECT n.next + j.key, ?1, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 7, j.value ->> 8,
+          `INSERT INTO chunks (id, tenant_id, item_id, chunk_index, content, context, tokens, fts_tokens, term_freqs, stated_times, project)
+           SELECT n.next + j.key, ?1, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 7, j.value ->> 8, j.value ->> 9,
                   (SELECT project FROM items WHERE id = j.value ->> 0 AND tenant_id = ?1)
            FROM (SELECT COALESCE((SELECT next_chunk_id FROM shard_identity WHERE id = 1), (SELECT IFNULL(MAX(id), 0) + 1 FROM chunks)) AS next) n, json_each(?2) j`,
         )

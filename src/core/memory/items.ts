@@ -145,7 +145,7 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
       itemRows.push({ id, item, hash, tokens, createdAt });
     }
     chunks.forEach((chunk, index) => {
-      const row = chunkRow(scope.tenantId, id, index, chunk, context);
+      const row = chunkRow(scope.tenantId, id, index, chunk, context, createdAt);
       keywordChunks++;
       keywordTokens += row.ftsTokens;
       chunkRows.push(row);

@@ -21,6 +21,8 @@ export type SearchRow = {
   created_at: number;
   /** Who said a message (its context's first line); null for other items. */
   speaker: string | null;
+  /** The times the chunk's text states, resolved at write time (stated-times.ts); NULL for older rows. */
+  stated_times: string | null;
 };
 
 /** The columns of a SearchRow over `chunks c` and `items i`: name, and the expression when not `i.<name>`. */
@@ -42,6 +44,7 @@ const COLUMNS: [keyof SearchRow, string][] = (
     ["importance"],
     ["tier"],
     ["created_at"],
+    ["stated_times", "c.stated_times"],
     ["speaker", "CASE WHEN i.conversation_id IS NULL THEN NULL ELSE substr(c.context, 1, instr(c.context || char(10), char(10)) - 1) END"],
   ] as [keyof SearchRow, string?][]
 ).map(([name, expression]) => [name, expression ?? `i.${name}`]);

@@ -123,7 +123,7 @@ export async function importRecords(scope: TenantScope, services: Services, reco
       const position = item.conversation_id === null ? null : (item.position ?? nextPosition(item.conversation_id));
       const tokens = counter.count(item.content);
       chunkText(item.content, tokens, counter).forEach((chunk, index) => {
-        const row = chunkRow(scope.tenantId, id, index, chunk, context);
+        const row = chunkRow(scope.tenantId, id, index, chunk, context, item.created_at);
         keywordTokens += row.ftsTokens;
         chunkRows.push(row);
       });

@@ -1,0 +1,44 @@
+import { findTimes } from "./time-expressions";
+import { spanMatch, type TimeRange } from "./query-time";
+
+/**
+ * The times a chunk's text states, resolved when it is written against the time its item was said
+ * (created_at: log_chat's timestamp, else the write): "I went yesterday", said on 8 May 2023, states
+ * 7 May 2023. Kept on the chunk (chunks.stated_times) as JSON [[from, to], ...] in epoch ms, so search
+ * ranks by time as data: a question naming 7 May finds that message, and a question asking when
+ * prefers text that states a time, whatever words it used for it.
+ */
+
+export type StatedTime = [from: number, to: number];
+
+/** At most this many times are kept for one chunk (a long chunk listing dates keeps the first). */
+const MAX_STATED = 16;
+
+/** A chunk's stated times as stored: JSON, "[]" when it states none. */
+export function statedTimesJson(content: string, said: number): string {
+  return JSON.stringify(resolveStatedTimes(content, said));
+}
+
+export function resolveStatedTimes(content: string, said: number): StatedTime[] {
+  return findTimes(content, said, "nearest")
+    .slice(0, MAX_STATED)
+    .map((t): StatedTime => [t.from, t.to]);
+}
+
+/** A chunk's stated times: as stored, or resolved now for a row written before they were kept (NULL). */
+export function statedTimes(row: { stated_times?: string | null; chunk_content: string; created_at: number }): StatedTime[] {
+  if (typeof row.stated_times === "string") {
+    try {
+      const parsed = JSON.parse(row.stated_times) as unknown;
+      if (Array.isArray(parsed)) return parsed.filter((t): t is StatedTime => Array.isArray(t) && typeof t[0] === "number" && typeof t[1] === "number");
+    } catch {
+      // Not ours: resolve it again below.
+    }
+  }
+  return resolveStatedTimes(row.chunk_content, row.created_at);
+}
+
+/** How well the best of the stated times matches the range (query-time.ts spanMatch); 0 when none is stated. */
+export function statedMatch(stated: StatedTime[], range: TimeRange): number {
+  return stated.reduce((best, [from, to]) => Math.max(best, spanMatch(from, to, range)), 0);
+}

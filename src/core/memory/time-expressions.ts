@@ -1,0 +1,193 @@
+/**
+ * Times that text names, resolved against the instant it was said: "yesterday" in a message written on
+ * 8 May 2023 is 7 May 2023; "in two weeks" from a note of 1 March is mid-March. One grammar serves stored
+ * text (resolved at write time against the item's time, stated-times.ts) and queries (against now,
+ * query-time.ts). Every time is a range of whole UTC days: [from, to) in epoch ms.
+ */
+
+export interface FoundTime {
+  from: number;
+  to: number;
+  /** The words that named it, and where they start. */
+  text: string;
+  index: number;
+  /** Its rule's rank: a lower one is more specific (an absolute date before a relative one). */
+  rank: number;
+  /** Named without its year ("on 3 June", "in June"): the same days of another year may be meant. */
+  yearly: boolean;
+}
+
+/**
+ * Which occurrence a date without its year (or a month alone) means: a question asks about the past
+ * ("what happened on March 3" is the last March 3), stored text may speak of either side ("on 20 May
+ * I fly", written on 10 May), so it gets the nearest.
+ */
+export type Lean = "past" | "nearest";
+
+const DAY = 86_400_000;
+const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+const WEEKDAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
+const MONTH = "(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\\.?";
+/** A month name outside a date: "may" is mostly the verb, and the short forms are words too ("mar", "sep"). */
+const MONTH_WORD = "(january|february|march|april|may|june|july|august|september|october|november|december)";
+const WEEKDAY = `(${WEEKDAYS.join("|")})`;
+/** A weekday as a name or its short form ("last Tues."): the short forms are words too ("sun", "sat"), so only after a word that makes them days. */
+const WEEKDAY_OR_SHORT = "(sunday|monday|tuesday|wednesday|thursday|friday|saturday|sun|mon|tues|tue|wed|thurs|thur|thu|fri|sat)\\b\\.?";
+const DAY_NUMBER = "(\\d{1,2})(?:st|nd|rd|th)?";
+const YEAR = "(\\d{4})";
+const COUNT = "(\\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a couple of|a few|several)";
+const NUMBER_WORDS: Record<string, number> = {
+  a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12,
+  "a couple of": 2, "a few": 3, several: 3,
+};
+const UNIT_DAYS = { day: 1, week: 7, month: 30, year: 365 } as const;
+/** Northern-hemisphere seasons as [first month, months]: summer is June to August. */
+const SEASONS: Record<string, [number, number]> = { spring: [2, 3], summer: [5, 3], fall: [8, 3], autumn: [8, 3], winter: [11, 3] };
+
+type Range = { from: number; to: number; yearly?: boolean };
+type Rule = { pattern: string; range: (m: RegExpExecArray, ref: number, lean: Lean) => Range | null };
+
+const monthIndex = (name: string) => MONTHS.findIndex((m) => m.startsWith(name.toLowerCase().replace(".", "").slice(0, 3)));
+const startOfDay = (at: number) => Math.floor(at / DAY) * DAY;
+const days = (from: number, length: number): Range => ({ from, to: from + length * DAY });
+const validDay = (year: number, month: number, day: number) => month >= 0 && day >= 1 && new Date(Date.UTC(year, month, day)).getUTCDate() === day;
+const yearOf = (at: number) => new Date(at).getUTCFullYear();
+const count = (word: string) => (/^\d+$/.test(word) ? Number(word) : (NUMBER_WORDS[word.toLowerCase().replace(/\s+/g, " ")] ?? 1));
+const direction = (word: string) => (/^(?:last|past|previous)$/i.test(word) ? -1 : /^next$/i.test(word) ? 1 : 0);
+
+/** The rules, most specific first; where two match the same words, the earlier rule's reading stands. */
+const RULES: Rule[] = [
+  { pattern: "\\b(\\d{4})-(\\d{2})-(\\d{2})\\b", range: (m) => dayIf(+m[1]!, +m[2]! - 1, +m[3]!) },
+  { pattern: `\\b${DAY_NUMBER}\\s+(?:of\\s+)?${MONTH},?\\s+${YEAR}\\b`, range: (m) => dayIf(+m[3]!, monthIndex(m[2]!), +m[1]!) },
+  { pattern: `\\b${MONTH}\\s+${DAY_NUMBER},?\\s+${YEAR}\\b`, range: (m) => dayIf(+m[3]!, monthIndex(m[1]!), +m[2]!) },
+  { pattern: `\\b${MONTH},?\\s+${YEAR}\\b`, range: (m) => monthRange(+m[2]!, monthIndex(m[1]!)) },
+  { pattern: "\\b(?:in|during|of|from|since|back in)\\s+(?:the\\s+year\\s+)?(\\d{4})\\b", range: (m) => yearRange(+m[1]!) },
+  // A day of a month without its year.
+  {
+    pattern: `\\b(?:on\\s+)?(?:${DAY_NUMBER}\\s+(?:of\\s+)?${MONTH}|${MONTH}\\s+${DAY_NUMBER})\\b`,
+    range: (m, ref, lean) => yearly(occurrence(ref, lean, (year) => (validDay(year, monthIndex(m[2] ?? m[3]!), +(m[1] ?? m[4]!)) ? dayIf(year, monthIndex(m[2] ?? m[3]!), +(m[1] ?? m[4]!)) : null))),
+  },
+  { pattern: "\\bthe\\s+day\\s+before\\s+yesterday\\b", range: (_, ref) => days(startOfDay(ref) - 2 * DAY, 1) },
+  { pattern: "\\bthe\\s+day\\s+after\\s+tomorrow\\b", range: (_, ref) => days(startOfDay(ref) + 2 * DAY, 1) },
+  { pattern: "\\b(?:yesterday|last\\s+night)\\b", range: (_, ref) => days(startOfDay(ref) - DAY, 1) },
+  { pattern: "\\btomorrow\\b", range: (_, ref) => days(startOfDay(ref) + DAY, 1) },
+  { pattern: "\\b(?:today|tonight|this\\s+(?:morning|afternoon|evening))\\b", range: (_, ref) => days(startOfDay(ref), 1) },
+  {
+    pattern: `\\b${COUNT}\\s+(day|week|month|year)s?\\s+ago\\b`,
+    range: (m, ref) => around(startOfDay(ref) - count(m[1]!) * UNIT_DAYS[m[2]!.toLowerCase() as "day"] * DAY, UNIT_DAYS[m[2]!.toLowerCase() as "day"]),
+  },
+  {
+    pattern: `\\bin\\s+${COUNT}\\s+(day|week|month|year)s?(?:\\s+time)?\\b`,
+    range: (m, ref) => around(startOfDay(ref) + count(m[1]!) * UNIT_DAYS[m[2]!.toLowerCase() as "day"] * DAY, UNIT_DAYS[m[2]!.toLowerCase() as "day"]),
+  },
+  { pattern: `\\b${COUNT}\\s+weekends?\\s+ago\\b`, range: (m, ref) => weekendRange(ref, -count(m[1]!)) },
+  { pattern: "\\b(this|last|past|previous|next)\\s+weekend\\b", range: (m, ref) => weekendRange(ref, direction(m[1]!)) },
+  { pattern: "\\b(this|last|past|previous|next)\\s+week\\b", range: (m, ref) => weekRange(ref, direction(m[1]!)) },
+  { pattern: "\\b(this|last|past|previous|next)\\s+month\\b", range: (m, ref) => { const d = new Date(ref); return monthRange(d.getUTCFullYear(), d.getUTCMonth() + direction(m[1]!)); } },
+  { pattern: "\\b(this|last|past|previous|next)\\s+year\\b", range: (m, ref) => yearRange(yearOf(ref) + direction(m[1]!)) },
+  { pattern: "\\b(this|last|past|next)\\s+(spring|summer|fall|autumn|winter)\\b", range: (m, ref) => seasonRange(ref, m[2]!.toLowerCase(), direction(m[1]!)) },
+  { pattern: `\\b(last|next|this|this\\s+past|on)\\s+${WEEKDAY_OR_SHORT}`, range: (m, ref) => weekdayRange(ref, m[2]!, m[1]!.toLowerCase()) },
+  // A month alone, with a word that makes it a time ("in June", "last March"); its nearest or last occurrence.
+  {
+    pattern: `\\b(in|during|since|until|by|early|late|mid|last|next|this)[\\s-]+(?:of\\s+)?${MONTH_WORD}\\b`,
+    range: (m, ref, lean) => {
+      const month = monthIndex(m[2]!);
+      // "this may take", "by may": the verb, unless written as a name or after a word only a time follows.
+      if (month === 4 && m[2] !== "May" && !/^(?:in|during|early|late|mid|last|next)$/i.test(m[1]!)) return null;
+      const dir = direction(m[1]!);
+      if (dir !== 0) return occurrence(ref, dir < 0 ? "past" : "future", (year) => monthRange(year, month), true);
+      return yearly(occurrence(ref, lean, (year) => monthRange(year, month)));
+    },
+  },
+  // A weekday alone ("Friday was fun"): the last one.
+  { pattern: `\\b${WEEKDAY}\\b`, range: (m, ref) => weekdayRange(ref, m[1]!, "on") },
+  { pattern: "\\b(?:recently|lately)\\b", range: (_, ref) => ({ from: startOfDay(ref) - 30 * DAY, to: startOfDay(ref) + DAY }) },
+];
+
+const COMPILED = RULES.map((rule) => ({ ...rule, regex: new RegExp(rule.pattern, "gi") }));
+
+/** Every time the text names, each once (a more specific reading wins overlapping words), in reading order. */
+export function findTimes(text: string, ref: number, lean: Lean): FoundTime[] {
+  const found: FoundTime[] = [];
+  COMPILED.forEach((rule, rank) => {
+    rule.regex.lastIndex = 0;
+    for (let m = rule.regex.exec(text); m !== null; m = rule.regex.exec(text)) {
+      const start = m.index;
+      const end = start + m[0].length;
+      if (found.some((f) => start < f.index + f.text.length && f.index < end)) continue;
+      const range = rule.range(m, ref, lean);
+      if (range && Number.isFinite(range.from) && Number.isFinite(range.to) && range.to > range.from) found.push({ from: range.from, to: range.to, yearly: range.yearly === true, text: m[0], index: start, rank });
+    }
+  });
+  return found.sort((a, b) => a.index - b.index);
+}
+
+function yearly(range: Range | null): Range | null {
+  return range && { ...range, yearly: true };
+}
+
+function dayIf(year: number, month: number, day: number): Range | null {
+  if (validDay(year, month, day)) return days(Date.UTC(year, month, day), 1);
+  // A day the month does not have: the month is still named.
+  return month >= 0 && day >= 1 && day <= 31 ? monthRange(year, month) : null;
+}
+
+function monthRange(year: number, month: number): Range {
+  return { from: Date.UTC(year, month, 1), to: Date.UTC(year, month + 1, 1) };
+}
+
+function yearRange(year: number): Range {
+  return { from: Date.UTC(year, 0, 1), to: Date.UTC(year + 1, 0, 1) };
+}
+
+/** A unit's length centred on an instant, at least a day each side: "two weeks ago" is not one day. */
+function around(centre: number, unitDays: number): Range {
+  const half = Math.max(DAY, (unitDays * DAY) / 2);
+  return { from: centre - half, to: centre + half };
+}
+
+/**
+ * The occurrence of a yearly time (a day or a month of some year) that `lean` picks: the last one that has
+ * begun by `ref` (past), the first that ends after it (future), or whichever is nearer. `strict`: "last
+ * March" said in March is the March before.
+ */
+function occurrence(ref: number, lean: Lean | "future", inYear: (year: number) => Range | null, strict = false): Range | null {
+  const year = yearOf(ref);
+  const options = [year - 1, year, year + 1].map(inYear).filter((r): r is Range => r !== null);
+  const today = startOfDay(ref);
+  const past = options.filter((r) => (strict ? r.to <= today : r.from <= ref)).at(-1) ?? null;
+  const future = options.find((r) => (strict ? r.from > today : r.to > ref)) ?? null;
+  if (lean === "past") return past;
+  if (lean === "future") return future;
+  if (!past || !future) return past ?? future;
+  if (past.from <= ref && ref < past.to) return past;
+  return ref - past.to <= future.from - ref ? past : future;
+}
+
+/** Weeks start on Monday; `offset` weeks from the current one. */
+function weekRange(ref: number, offset: number): Range {
+  const monday = startOfDay(ref) - ((new Date(ref).getUTCDay() + 6) % 7) * DAY;
+  return days(monday + offset * 7 * DAY, 7);
+}
+
+function weekendRange(ref: number, offset: number): Range {
+  const week = weekRange(ref, offset);
+  return { from: week.from + 5 * DAY, to: week.to };
+}
+
+/** "last summer": the last one over; "next summer": the first to begin; "this summer": the nearest. */
+function seasonRange(ref: number, season: string, offset: number): Range | null {
+  const [first, length] = SEASONS[season]!;
+  const inYear = (year: number) => ({ from: Date.UTC(year, first, 1), to: Date.UTC(year, first + length, 1) });
+  return occurrence(ref, offset < 0 ? "past" : offset > 0 ? "future" : "nearest", inYear, offset !== 0);
+}
+
+/** "last Friday" and "on Friday": the one before today (a week back on a Friday); "next" and "this" look ahead. */
+function weekdayRange(ref: number, name: string, word: string): Range {
+  const target = WEEKDAYS.findIndex((d) => d.startsWith(name.toLowerCase().replace(".", "").slice(0, 3)));
+  const today = new Date(ref).getUTCDay();
+  const back = (today - target + 7) % 7 || 7;
+  if (word === "next") return days(startOfDay(ref) + ((target - today + 7) % 7 || 7) * DAY, 1);
+  if (word === "this") return days(startOfDay(ref) + ((target - today + 7) % 7) * DAY, 1);
+  return days(startOfDay(ref) - back * DAY, 1);
+}
