@@ -126,6 +126,24 @@ describe("search stages", () => {
     expect(await rest(servicesWith())).toEqual([notes, budget]);
   });
 
+  it("feedback: among hits that all match fully (score 1), the ones holding the best hits' shared words come first", async () => {
+    const { scope, ids } = await store([
+      { content: "Kayak river rapids." },
+      { content: "Kayak, paddle, river." },
+      { content: "Kayak trip: paddle, river, rapids." },
+      { content: "Kayak for sale, call Bob." },
+      { content: "Kayak on the river rapids." },
+      ...FILLER.map((content) => ({ content })),
+    ]);
+    const [, , , sale, rapids] = ids;
+    const hits = async (services: Services) => searchChunks(scope, services, "kayak", {}, 10);
+    // One word, held by five short texts: every hit scores 1, so without feedback BM25's strength alone orders them.
+    for (const services of [without("feedback"), servicesWith()]) expect((await hits(services)).map((h) => h.score)).toEqual([1, 1, 1, 1, 1]);
+    const last = async (services: Services) => (await hits(services)).slice(3).map((h) => h.itemId);
+    expect(await last(without("feedback"))).toEqual([sale, rapids]);
+    expect(await last(servicesWith())).toEqual([rapids, sale]);
+  });
+
   it("neighbours: the turns next to a hit join the results with a share of its score, a half two turns away", async () => {
     const { scope, ids } = await store([
       { conversationId: "sky", role: "user", speaker: "Ana", content: "Did you see the eclipse?" },
