@@ -93,6 +93,11 @@ describe("stated times", () => {
     expect(days("The recital is on 20 May")).toEqual(["2023-05-20..2023-05-21"]);
     expect(days("We married in December")).toEqual(["2022-12-01..2023-01-01"]);
     expect(days("I've been painting recently")).toEqual(["2023-04-08..2023-05-09"]);
+    // Monday 8 May: the weekend just gone, the week before the last one, some day of the past week, a month back.
+    expect(days("We hiked over the weekend")).toEqual(["2023-05-06..2023-05-08"]);
+    expect(days("the week before last")).toEqual(["2023-04-24..2023-05-01"]);
+    expect(days("I saw her the other day")).toEqual(["2023-05-01..2023-05-08"]);
+    expect(days("a month back")).toEqual(days("a month ago"));
   });
 
   it("finds none in text that states no time, or only the verb May", () => {

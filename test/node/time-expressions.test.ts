@@ -81,6 +81,12 @@ describe("time expressions, resolved against any instant", () => {
       expect(one("last week", ref)).toMatchObject({ from: monday - 7 * DAY, to: monday });
       expect(one("next week", ref)).toMatchObject({ from: monday + 7 * DAY, to: monday + 14 * DAY });
       expect(one("last weekend", ref)).toMatchObject({ from: monday - 2 * DAY, to: monday });
+      // "over the weekend": the last weekend that has begun by then.
+      const weekend = one("over the weekend", ref);
+      expect(weekend.to - weekend.from).toBe(2 * DAY);
+      expect(new Date(weekend.from).getUTCDay()).toBe(6);
+      expect(weekend.from).toBeLessThanOrEqual(ref);
+      expect(ref - weekend.from).toBeLessThan(7 * DAY);
       expect(one("last month", ref)).toMatchObject({ from: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1), to: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) });
       expect(one("this year", ref)).toMatchObject({ from: Date.UTC(d.getUTCFullYear(), 0, 1), to: Date.UTC(d.getUTCFullYear() + 1, 0, 1) });
     }

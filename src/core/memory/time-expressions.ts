@@ -73,14 +73,18 @@ const RULES: Rule[] = [
   { pattern: "\\btomorrow\\b", range: (_, ref) => days(startOfDay(ref) + DAY, 1) },
   { pattern: "\\b(?:today|tonight|this\\s+(?:morning|afternoon|evening))\\b", range: (_, ref) => days(startOfDay(ref), 1) },
   {
-    pattern: `\\b${COUNT}\\s+(day|week|month|year)s?\\s+ago\\b`,
+    pattern: `\\b${COUNT}\\s+(day|week|month|year)s?\\s+(?:ago|back|before\\s+(?:now|today))\\b`,
     range: (m, ref) => around(startOfDay(ref) - count(m[1]!) * UNIT_DAYS[m[2]!.toLowerCase() as "day"] * DAY, UNIT_DAYS[m[2]!.toLowerCase() as "day"]),
   },
   {
     pattern: `\\bin\\s+${COUNT}\\s+(day|week|month|year)s?(?:\\s+time)?\\b`,
     range: (m, ref) => around(startOfDay(ref) + count(m[1]!) * UNIT_DAYS[m[2]!.toLowerCase() as "day"] * DAY, UNIT_DAYS[m[2]!.toLowerCase() as "day"]),
   },
-  { pattern: `\\b${COUNT}\\s+weekends?\\s+ago\\b`, range: (m, ref) => weekendRange(ref, -count(m[1]!)) },
+  { pattern: `\\b${COUNT}\\s+weekends?\\s+(?:ago|back)\\b`, range: (m, ref) => weekendRange(ref, -count(m[1]!)) },
+  { pattern: "\\bthe\\s+(week|weekend)\\s+before\\s+last\\b", range: (m, ref) => (m[1]!.toLowerCase() === "week" ? weekRange(ref, -2) : weekendRange(ref, -2)) },
+  // "over the weekend": the last one that has begun (this one, said on a Saturday or Sunday).
+  { pattern: "\\b(?:over|on|at|during)\\s+the\\s+weekend\\b", range: (_, ref) => weekendRange(ref, (new Date(ref).getUTCDay() + 6) % 7 >= 5 ? 0 : -1) },
+  { pattern: "\\bthe\\s+other\\s+(?:day|night)\\b", range: (_, ref) => ({ from: startOfDay(ref) - 7 * DAY, to: startOfDay(ref) }) },
   { pattern: "\\b(this|last|past|previous|next)\\s+weekend\\b", range: (m, ref) => weekendRange(ref, direction(m[1]!)) },
   { pattern: "\\b(this|last|past|previous|next)\\s+week\\b", range: (m, ref) => weekRange(ref, direction(m[1]!)) },
   { pattern: "\\b(this|last|past|previous|next)\\s+month\\b", range: (m, ref) => { const d = new Date(ref); return monthRange(d.getUTCFullYear(), d.getUTCMonth() + direction(m[1]!)); } },
