@@ -39,6 +39,32 @@ describe("chunking", () => {
     expect(chunks[0]!.content.startsWith(firstOfSecond)).toBe(false);
   });
 
+  it("tells each chunk of a long text the Markdown headings it sits under, not a '#' inside a code block", async () => {
+    const counter = await workerTokenCounter("o200k_base");
+    const filler = (topic: string) => Array.from({ length: 12 }, (_, i) => `Step ${i} of the ${topic} is written down here in full.`).join(" ");
+    const text = [
+      "# Deploy guide",
+      `Intro. ${filler("overview")}`,
+      "## Rollback",
+      filler("revert"),
+      "```bash\n# not a heading\nwrangler rollback\n```",
+      filler("recovery"),
+      "### Database ##",
+      filler("restore"),
+      "## Monitoring",
+      filler("dashboards"),
+    ].join("\n\n");
+    const chunks = chunkText(text, counter.count(text), counter, { maxTokens: 80, overlapTokens: 10 });
+    const under = (words: string) => chunks.find((c) => c.content.includes(words) && !c.content.includes("# "))?.headings;
+    expect(chunks[0]!.headings).toBeUndefined(); // it starts with the title itself
+    expect(under("the revert")).toEqual(["Deploy guide", "Rollback"]);
+    expect(under("the recovery")).toEqual(["Deploy guide", "Rollback"]);
+    expect(under("the restore")).toEqual(["Deploy guide", "Rollback", "Database"]);
+    expect(under("the dashboards")).toEqual(["Deploy guide", "Monitoring"]);
+    // Short text is one chunk, with every heading in it.
+    expect(chunkText("# Title\nbody", 4, counter)).toEqual([{ content: "# Title\nbody", tokens: 4 }]);
+  });
+
   it("cuts a sentence longer than the limit at token boundaries", async () => {
     const counter = await workerTokenCounter("o200k_base");
     const text = "word ".repeat(1000).trim();

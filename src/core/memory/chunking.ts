@@ -3,6 +3,11 @@ import type { TokenCounter } from "../shared/tokens";
 export interface TextChunk {
   content: string;
   tokens: number;
+  /**
+   * The Markdown headings a chunk of a longer text sits under, outermost first ("Deploy guide", "Rollback"), when its
+   * own text does not start them: they say what its words are about (chunk context, items.ts). Absent when none.
+   */
+  headings?: string[];
 }
 
 export interface ChunkOptions {
@@ -28,7 +33,8 @@ export function chunkText(text: string, totalTokens: number, counter: TokenCount
   let hasNewText = false; // false while `current` holds only the previous chunk's overlap
   const flush = () => {
     const content = current.map((p) => p.text).join(" ");
-    chunks.push({ content, tokens: counter.count(content) });
+    const headings = current[0]!.headings;
+    chunks.push(headings.length > 0 ? { content, tokens: counter.count(content), headings } : { content, tokens: counter.count(content) });
     const carried: Piece[] = [];
     let carriedTokens = 0;
     for (let i = current.length - 1; i >= 0; i--) {
@@ -59,22 +65,41 @@ export function chunkText(text: string, totalTokens: number, counter: TokenCount
 interface Piece {
   text: string;
   tokens: number;
+  /** The headings in force before this piece (outermost first). */
+  headings: string[];
 }
+
+/** An ATX heading line ("## Rollback", "# Title #"); its level and text. */
+const HEADING = /^(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$/;
+/** A fenced code block's fence: a "# comment" inside one is not a heading. */
+const FENCE = /^(?:```|~~~)/;
+/** The most heading text kept per level: a heading is a title, not a paragraph. */
+const MAX_HEADING_CHARS = 120;
 
 function splitPieces(text: string, counter: TokenCounter, maxTokens: number): Piece[] {
   const pieces: Piece[] = [];
+  const open: { level: number; text: string }[] = [];
+  let headings: string[] = [];
+  let fenced = false;
   for (const paragraph of text.split(/\n\s*\n/)) {
     for (const sentence of paragraph.split(/(?<=[.!?。！？])\s+|\n/)) {
       const trimmed = sentence.trim();
       if (!trimmed) continue;
       const tokens = counter.encode(trimmed);
-      if (tokens.length <= maxTokens) {
-        pieces.push({ text: trimmed, tokens: tokens.length });
-        continue;
+      if (tokens.length <= maxTokens) pieces.push({ text: trimmed, tokens: tokens.length, headings });
+      else {
+        for (let i = 0; i < tokens.length; i += maxTokens) {
+          const slice = counter.decode(tokens.slice(i, i + maxTokens));
+          pieces.push({ text: slice, tokens: counter.count(slice), headings });
+        }
       }
-      for (let i = 0; i < tokens.length; i += maxTokens) {
-        const slice = counter.decode(tokens.slice(i, i + maxTokens));
-        pieces.push({ text: slice, tokens: counter.count(slice) });
+      if (FENCE.test(trimmed)) fenced = !fenced;
+      const heading = fenced ? null : HEADING.exec(trimmed);
+      if (heading) {
+        const level = heading[1]!.length;
+        while (open.length > 0 && open.at(-1)!.level >= level) open.pop();
+        open.push({ level, text: heading[2]!.slice(0, MAX_HEADING_CHARS) });
+        headings = open.map((h) => h.text);
       }
     }
   }

@@ -7,7 +7,7 @@ import { IN_JSON, projectClause, scopeAllowsProject, type TenantScope } from "..
 import { AppError, invalidParameter, permissionDenied } from "../../errors";
 import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
-import { chunkText } from "./chunking";
+import { chunkText, type TextChunk } from "./chunking";
 import { needsSummary } from "../conversations/conversations";
 import { countKeywordChunks } from "./keyword-index";
 import { MAX_ITEM_CHARS, type ItemKind, type ItemType, type Tier } from "./item-types";
@@ -145,7 +145,7 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
       itemRows.push({ id, item, hash, tokens, createdAt });
     }
     chunks.forEach((chunk, index) => {
-      const row = chunkRow(scope.tenantId, id, index, chunk, context, createdAt);
+      const row = chunkRow(scope.tenantId, id, index, chunk, item.conversationId ? context : withHeadings(context, chunk), createdAt);
       keywordChunks++;
       keywordTokens += row.ftsTokens;
       chunkRows.push(row);
@@ -200,6 +200,14 @@ export function messageContext(speaker: string, previousTurn: string | null | un
 export function chunkContext(item: NewItem, previousTurn: string | undefined): string {
   if (item.conversationId) return messageContext(item.speaker ?? item.role ?? "", previousTurn);
   return [item.filePath, ...(item.tags ?? [])].filter(Boolean).join(" ");
+}
+
+/**
+ * A document chunk's context: its item's (path and tags), then the Markdown headings it sits under (chunking.ts), so
+ * the fourth chunk of "# Deploy guide / ## Rollback" is found by "deploy rollback" though its own text names neither.
+ */
+export function withHeadings(context: string, chunk: TextChunk): string {
+  return chunk.headings ? [context, chunk.headings.join(" / ")].filter(Boolean).join("\n") : context;
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
 import { chunkText } from "../memory/chunking";
 import { chunkRow, insertChunkRows, type ChunkRow } from "../memory/chunk-rows";
-import { chunkContext, queueEmbedding } from "../memory/items";
+import { chunkContext, queueEmbedding, withHeadings } from "../memory/items";
 import { countKeywordChunks } from "../memory/keyword-index";
 import type { ImportRecords, ItemRecord } from "./import-lines";
 import { checkStorageQuotas, limitsStorage, NO_USAGE, tenantLimits, usageOf, usageStatement, type TenantUsage } from "../tenants/quotas";
@@ -123,7 +123,7 @@ export async function importRecords(scope: TenantScope, services: Services, reco
       const position = item.conversation_id === null ? null : (item.position ?? nextPosition(item.conversation_id));
       const tokens = counter.count(item.content);
       chunkText(item.content, tokens, counter).forEach((chunk, index) => {
-        const row = chunkRow(scope.tenantId, id, index, chunk, context, item.created_at);
+        const row = chunkRow(scope.tenantId, id, index, chunk, item.conversation_id ? context : withHeadings(context, chunk), item.created_at);
         keywordTokens += row.ftsTokens;
         chunkRows.push(row);
       });
