@@ -81,6 +81,9 @@ describe("search stages", () => {
     expect(await order(scope, servicesWith(), "the pottery class on 7 May 2023")).toEqual([stated, written]);
     // Named without its year: the latest 7 May that something was said or written on.
     expect(await order(scope, servicesWith(), "the pottery class on 7 May", Date.UTC(2026, 10, 23))).toEqual([stated, written]);
+    // Nothing was written on 7 May, but a message says it happened then: the date is a time, not words nothing holds.
+    const scoreOf = async (query: string) => (await searchChunks(scope, servicesWith(), query, {}, 10)).find((h) => h.itemId === stated)!.score;
+    expect(await scoreOf("the pottery class on 7 May 2023")).toBe(await scoreOf("the pottery class"));
     // A row written before stated times were kept (NULL) is resolved as it is read, to the same order.
     await data.prepare("UPDATE chunks SET stated_times = NULL WHERE tenant_id = ?").bind(scope.tenantId).run();
     expect(await order(scope, servicesWith(), "the pottery class on 7 May 2023")).toEqual([stated, written]);

@@ -18,6 +18,7 @@ import {
 } from "./relevance";
 import { queryTimeRange, withoutTimeWords, type TimeRange } from "./query-time";
 import { queryContext } from "./query-context";
+import { statedMatch, statedTimes } from "./stated-times";
 import { readExpansion } from "./search-expansion";
 import { SEARCH_ROW_COLUMNS, searchFilterSql, searchedProjects, type SearchFilters, type SearchRow } from "./search-rows";
 import { keywordStatement, timedKeywordStatement, timedLists, type KeywordRow, type TimedRow } from "./keyword-lists";
@@ -233,8 +234,8 @@ function feedbackSources(first: Candidate[]): { content: string; score: number }
  * BM25 over the tenant's own keyword index (keyword-scores.ts): ranking depends on its data only. When
  * the query names a time, its time words are matched against the items' times instead of their text,
  * and the best hits from that time join the list (they may rank low on words alone); if nothing was
- * written then, the words were about something else and the plain query's hits are used. One round
- * trip either way.
+ * written then and no hit states that time, the words were about something else and the plain query's
+ * hits are used. One round trip either way.
  */
 async function keywordCandidates(
   scope: TenantScope,
@@ -264,7 +265,10 @@ async function keywordCandidates(
   const withPlain = textQuery !== query && plain !== null;
   const results = noted((await timedKeywordStatement(scope, { terms, plain: withPlain ? plain : null }, filters, during, pool).all<TimedRow>()).results);
   const lists = timedLists(results, withPlain);
-  if (!lists.thenFound && lists.unchanged) return { rows: lists.unchanged, textQuery: query };
+  // Something said then, or saying it happened then ("last night", said the next morning: stated-times.ts), makes the
+  // date a time; otherwise its words were about something else.
+  const statesThen = () => lists.all.some((row) => statedMatch(statedTimes(row), named) === 1);
+  if (!lists.thenFound && lists.unchanged && !statesThen()) return { rows: lists.unchanged, textQuery: query };
   return { rows: [...lists.all, ...lists.thenExtra], textQuery };
 }
 
