@@ -39,6 +39,15 @@ describe("queryTimeRange", () => {
     expect(range("two weeks ago")).toMatchObject({ from: "2026-11-05", to: "2026-11-12" });
   });
 
+  it("reads two times joined into one range, and a week of a month", () => {
+    expect(range("Where was John between August 11 and August 15 2023?")).toEqual({ from: "2023-08-11", to: "2023-08-16", text: "between August 11 and August 15 2023" });
+    expect(range("what happened from 3 June 2023 to 10 June 2023")).toMatchObject({ from: "2023-06-03", to: "2023-06-11" });
+    expect(range("notes between Monday and Wednesday")).toMatchObject({ from: "2026-11-16", to: "2026-11-19" }); // today is Monday: the week before
+    expect(range("Which country was Tim visiting in the second week of November 2023?")).toMatchObject({ from: "2023-11-08", to: "2023-11-15" });
+    expect(range("the last week of May 2023")).toMatchObject({ from: "2023-05-25", to: "2023-06-01" });
+    expect(queryTimeRange("the second week of November", NOW)).toMatchObject({ yearly: true, from: Date.UTC(2026, 10, 8) });
+  });
+
   it("names no time where there is none, or no valid one", () => {
     for (const query of ["May I ask about the deploy?", "What is the boiling point of mercury?", "the 2023 tax return", "", "march on"]) {
       expect(range(query), query).toBeNull();
@@ -98,6 +107,10 @@ describe("stated times", () => {
     expect(days("the week before last")).toEqual(["2023-04-24..2023-05-01"]);
     expect(days("I saw her the other day")).toEqual(["2023-05-01..2023-05-08"]);
     expect(days("a month back")).toEqual(days("a month ago"));
+    // A day of the month alone, after a word that makes it a date: this month's, or the nearest.
+    expect(days("I met my teammates on the 15th after my trip")).toEqual(["2023-05-15..2023-05-16"]);
+    expect(days("It was due on the 30th.")).toEqual(["2023-04-30..2023-05-01"]);
+    for (const text of ["we live on the 3rd floor", "on the 2nd time", "the 21st century"]) expect(days(text), text).toEqual([]);
   });
 
   it("finds none in text that states no time, or only the verb May", () => {

@@ -107,6 +107,26 @@ describe("time expressions, resolved against any instant", () => {
     }
   });
 
+  it("two times joined ('between ... and ...', 'from ... to ...') are one range from the first's start to the second's end", () => {
+    const r = random(8);
+    for (let i = 0; i < RUNS; i++) {
+      const year = r.int(1950, 2090);
+      const a = Date.UTC(year, r.int(0, 11), r.int(1, 28));
+      const b = a + r.int(1, 300) * DAY;
+      const name = (at: number) => `${new Date(at).getUTCDate()} ${MONTHS[new Date(at).getUTCMonth()]} ${new Date(at).getUTCFullYear()}`;
+      const [lead, join] = r.pick([["between", "and"], ["from", "to"], ["from", "until"]] as const);
+      const text = `what happened ${lead} ${name(a)} ${join} ${name(b)}?`;
+      expect(one(text, r.instant())).toMatchObject({ from: a, to: b + DAY, text: `${lead} ${name(a)} ${join} ${name(b)}` });
+      // Backwards, they are two times.
+      expect(findTimes(`${lead} ${name(b)} ${join} ${name(a)}`, r.instant(), "past")).toHaveLength(2);
+      // A week of a month: seven days inside it.
+      const week = one(`the ${r.pick(["first", "second", "third", "fourth", "last"])} week of ${MONTHS[new Date(a).getUTCMonth()]} ${year}`, r.instant());
+      expect(week.to - week.from).toBe(7 * DAY);
+      expect(new Date(week.from).getUTCMonth()).toBe(new Date(a).getUTCMonth());
+      expect(new Date(week.to - 1).getUTCMonth()).toBe(new Date(a).getUTCMonth());
+    }
+  });
+
   it("a day or a month without its year: the last one that has begun (past), or the nearest", () => {
     const r = random(5);
     for (let i = 0; i < RUNS; i++) {

@@ -60,12 +60,29 @@ const RULES: Rule[] = [
   { pattern: "\\b(\\d{4})-(\\d{2})-(\\d{2})\\b", range: (m) => dayIf(+m[1]!, +m[2]! - 1, +m[3]!) },
   { pattern: `\\b${DAY_NUMBER}\\s+(?:of\\s+)?${MONTH},?\\s+${YEAR}\\b`, range: (m) => dayIf(+m[3]!, monthIndex(m[2]!), +m[1]!) },
   { pattern: `\\b${MONTH}\\s+${DAY_NUMBER},?\\s+${YEAR}\\b`, range: (m) => dayIf(+m[3]!, monthIndex(m[1]!), +m[2]!) },
+  // "the second week of November (2023)": days 1-7, 8-14, 15-21, 22-28, or the month's last seven.
+  {
+    pattern: `\\b(?:the\\s+)?(first|second|third|fourth|last)\\s+week\\s+(?:of|in)\\s+${MONTH}(?:,?\\s+${YEAR})?\\b`,
+    range: (m, ref, lean) => {
+      const inYear = (year: number) => weekOfMonth(year, monthIndex(m[2]!), m[1]!.toLowerCase());
+      return m[3] ? inYear(+m[3]) : yearly(occurrence(ref, lean, inYear));
+    },
+  },
   { pattern: `\\b${MONTH},?\\s+${YEAR}\\b`, range: (m) => monthRange(+m[2]!, monthIndex(m[1]!)) },
   { pattern: "\\b(?:in|during|of|from|since|back in)\\s+(?:the\\s+year\\s+)?(\\d{4})\\b", range: (m) => yearRange(+m[1]!) },
   // A day of a month without its year.
   {
     pattern: `\\b(?:on\\s+)?(?:${DAY_NUMBER}\\s+(?:of\\s+)?${MONTH}|${MONTH}\\s+${DAY_NUMBER})\\b`,
     range: (m, ref, lean) => yearly(occurrence(ref, lean, (year) => (validDay(year, monthIndex(m[2] ?? m[3]!), +(m[1] ?? m[4]!)) ? dayIf(year, monthIndex(m[2] ?? m[3]!), +(m[1] ?? m[4]!)) : null))),
+  },
+  // "on the 15th": a day of the month it is said in, or of the month before or after, whichever is meant by `lean`.
+  // Only after a word that makes it a date and before the end of a clause or a word that cannot be its noun, so
+  // "on the 3rd floor" is not a day.
+  {
+    pattern:
+      "\\b(?:on|by|since|until|till|before|after)\\s+the\\s+(\\d{1,2})(?:st|nd|rd|th)\\b" +
+      "(?=\\s*(?:[,.;:!?)]|$)|\\s+(?:of\\s+(?:this|that|the|next|last)\\s+month|at|in|and|after|before|when|for|with|to|i|we|you|he|she|they|it|my|our)\\b)",
+    range: (m, ref, lean) => (+m[1]! >= 1 && +m[1]! <= 31 ? monthDay(ref, lean, +m[1]!) : null),
   },
   { pattern: "\\bthe\\s+day\\s+before\\s+yesterday\\b", range: (_, ref) => days(startOfDay(ref) - 2 * DAY, 1) },
   { pattern: "\\bthe\\s+day\\s+after\\s+tomorrow\\b", range: (_, ref) => days(startOfDay(ref) + 2 * DAY, 1) },
@@ -123,7 +140,68 @@ export function findTimes(text: string, ref: number, lean: Lean): FoundTime[] {
       if (range && Number.isFinite(range.from) && Number.isFinite(range.to) && range.to > range.from) found.push({ from: range.from, to: range.to, yearly: range.yearly === true, text: m[0], index: start, rank });
     }
   });
-  return found.sort((a, b) => a.index - b.index);
+  return joinedRanges(found.sort((a, b) => a.index - b.index), text);
+}
+
+/** Between two times: "between", "from" ... "and", "to", "until", "through" or a dash. */
+const BEFORE_RANGE = /\b(?:between|from)\s+$/i;
+const WITHIN_RANGE = /^\s*(?:and|to|until|till|through|-|–)\s*$/i;
+
+/**
+ * "between August 11 and August 15 2023", "from 3 to 10 May" is not read (a bare number is no time), "from Monday to
+ * Friday": two times joined into one range from the first's start to the second's end. A first time named without its
+ * year takes the second's year (the last one that keeps it before the second).
+ */
+function joinedRanges(found: FoundTime[], text: string): FoundTime[] {
+  const out: FoundTime[] = [];
+  for (let i = 0; i < found.length; i++) {
+    const a = found[i]!;
+    const b = found[i + 1];
+    const lead = BEFORE_RANGE.exec(text.slice(Math.max(0, a.index - 12), a.index));
+    if (b && lead && WITHIN_RANGE.test(text.slice(a.index + a.text.length, b.index))) {
+      let from = a.from;
+      if (a.yearly && !b.yearly) {
+        const shift = new Date(b.from).getUTCFullYear() - new Date(a.from).getUTCFullYear();
+        from = shiftYears(a.from, shift);
+        if (from >= b.to) from = shiftYears(a.from, shift - 1);
+      }
+      if (from < b.to) {
+        const start = a.index - lead[0].length;
+        out.push({ from, to: b.to, yearly: b.yearly, text: text.slice(start, b.index + b.text.length), index: start, rank: Math.min(a.rank, b.rank) });
+        i++;
+        continue;
+      }
+    }
+    out.push(a);
+  }
+  return out;
+}
+
+function shiftYears(at: number, years: number): number {
+  const d = new Date(at);
+  return Date.UTC(d.getUTCFullYear() + years, d.getUTCMonth(), d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes());
+}
+
+/** The n-th week of a month as days 1-7, 8-14, 15-21, 22-28, or its last seven days. */
+function weekOfMonth(year: number, month: number, which: string): Range {
+  if (which === "last") return { from: Date.UTC(year, month + 1, 1) - 7 * DAY, to: Date.UTC(year, month + 1, 1) };
+  const n = ["first", "second", "third", "fourth"].indexOf(which);
+  return days(Date.UTC(year, month, 1 + 7 * n), 7);
+}
+
+/** A day of the month without the month: in the month of `ref`, the one before or the one after. */
+function monthDay(ref: number, lean: Lean, day: number): Range | null {
+  const d = new Date(ref);
+  const options = [-1, 0, 1].flatMap((offset) => {
+    const first = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + offset, 1));
+    return validDay(first.getUTCFullYear(), first.getUTCMonth(), day) ? [days(Date.UTC(first.getUTCFullYear(), first.getUTCMonth(), day), 1)] : [];
+  });
+  const past = options.filter((r) => r.from <= ref).at(-1) ?? null;
+  if (lean === "past") return past;
+  const future = options.find((r) => r.to > ref) ?? null;
+  if (!past || !future) return past ?? future;
+  if (past.from <= ref && ref < past.to) return past;
+  return ref - past.to <= future.from - ref ? past : future;
 }
 
 function yearly(range: Range | null): Range | null {
