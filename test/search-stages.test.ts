@@ -168,6 +168,32 @@ describe("search stages", () => {
     expect(hits.map((h) => h.itemId)).not.toContain(ids[3]);
   });
 
+  it("neighbours: what a neighbour receives is weighed by the query's context, as its own evidence is", async () => {
+    // The same hit in two conversations; the turn before it states a time in one, not in the other.
+    const { scope, ids } = await store([
+      { conversationId: "a", role: "user", speaker: "Ana", content: "Stopped for gas yesterday." },
+      { conversationId: "a", role: "assistant", speaker: "Ben", content: "Canoe trip at the lake, finally!" },
+      { conversationId: "b", role: "user", speaker: "Ana", content: "Stopped for gas on the way." },
+      { conversationId: "b", role: "assistant", speaker: "Ben", content: "Canoe trip at the lake, finally!" },
+      ...FILLER.map((content) => ({ content })),
+    ]);
+    const [stating, hitA, plain, hitB] = ids;
+    // Each neighbour's score as a share of its own conversation's hit (their contexts differ, so the hits' scores do).
+    const shares = async (services: Services) => {
+      const hits = await searchChunks(scope, services, "When was the canoe trip?", {}, 10);
+      const score = (id: string) => hits.find((h) => h.itemId === id)!.score;
+      return { stating: score(stating!) / score(hitA!), plain: score(plain!) / score(hitB!) };
+    };
+    // Without the when stage both receive the same share of their hit.
+    const without = await shares(only("neighbours"));
+    expect(without.stating).toBeCloseTo(0.3, 2);
+    expect(without.plain).toBeCloseTo(0.3, 2);
+    // With it, the turn that states a time receives what its own time statement is worth (x 1.3), the other as before.
+    const when = await shares(servicesWith(["neighbours", "when"]));
+    expect(when.plain).toBeCloseTo(0.3, 2);
+    expect(when.stating).toBeCloseTo(0.39, 2);
+  });
+
   it("neighbours: a document's chunks next to a hit join the results, beside a message's next turn", async () => {
     // Six long paragraphs, several chunks; the eclipse is in the third.
     const paragraph = (i: number, lead = "") => `${lead}Part ${i}: ${Array.from({ length: 150 }, (_, w) => `filler${i}x${w % 50}`).join(" ")}`;

@@ -210,8 +210,12 @@ export async function searchChunks(
       c.score = c.own;
       ownOfItem.set(c.row.item_id, Math.max(ownOfItem.get(c.row.item_id) ?? 0, c.own));
     }
-    for (const { row, c } of neighbours) c.score = eitherEvidence(c.score, (NEIGHBOUR_WEIGHT * candidates.get(row.source)!.own) / Math.max(1, row.distance));
-    for (const { row, c } of linked) c.score = eitherEvidence(c.score, LINK_WEIGHT * Math.min(1, Math.max(0, row.weight)) * (ownOfItem.get(row.source) ?? 0));
+    // Evidence from a neighbour or a link is weighed by the query's context on the chunk that receives it, as its own
+    // is: a turn next to a hit, said by another speaker than the one asked about, or written outside the time asked
+    // about, gets less (LoCoMo validation: multi-hop 45.8 -> 46.7, temporal 89.1 -> 89.8, adversarial 90.0 -> 89.0).
+    const received = (c: Candidate, evidence: number) => eitherEvidence(c.score, Math.min(1, evidence * context.multiplier(c.row)));
+    for (const { row, c } of neighbours) c.score = received(c, (NEIGHBOUR_WEIGHT * candidates.get(row.source)!.own) / Math.max(1, row.distance));
+    for (const { row, c } of linked) c.score = received(c, LINK_WEIGHT * Math.min(1, Math.max(0, row.weight)) * (ownOfItem.get(row.source) ?? 0));
   }
   const ranked = [...candidates.values()]
     .filter((c) => c.score >= MIN_RELEVANCE)
