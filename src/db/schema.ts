@@ -190,7 +190,7 @@ export const chunks = sqliteTable(
     /**
      * The times the chunk's text states, resolved against its item's created_at when written
      * (src/core/memory/stated-times.ts): JSON [[from, to], ...] in epoch ms. NULL for a row written before
-     * migration 0020: search resolves those as it reads them.
+     * migration 0020, until the re-index sweep fills it; search resolves those as it reads them meanwhile.
      */
     statedTimes: text("stated_times"),
   },
@@ -202,6 +202,9 @@ export const chunks = sqliteTable(
     index("chunks_missing_term_freqs")
       .on(t.tenantId, t.id)
       .where(sql`term_freqs IS NULL`),
+    index("chunks_missing_stated_times")
+      .on(t.tenantId, t.id)
+      .where(sql`stated_times IS NULL`),
     // What keyword search reads of each posting's chunk (src/core/memory/keyword-scores.ts), narrow where a row holds text.
     index("chunks_postings").on(t.id, t.tenantId, t.project, t.ftsTokens),
   ],

@@ -1,6 +1,7 @@
 import type { TenantScope } from "../../db/scope";
 import { keywordCode, tenantIndexText } from "../shared/fts-text";
 import { CONTEXT_WEIGHT } from "./bm25";
+import { STATED_BATCH, fillStatedTimes } from "./stated-times";
 import { termFreqs } from "./term-freqs";
 
 /**
@@ -163,7 +164,10 @@ export async function fillForwardIndex(d1: D1Database, limit = FORWARD_BATCH): P
   return rows.length < results.length ? limit : results.length;
 }
 
-/** Runs re-index batches, then forward-index batches, until none are left or `maxBatches` ran; true if chunks may remain. */
+/**
+ * Runs re-index batches, then forward-index batches, then stated-times batches (stated-times.ts), until none are left
+ * or `maxBatches` ran; true if chunks may remain.
+ */
 export async function reindexLegacyBatches(d1: D1Database, maxBatches: number): Promise<boolean> {
   let batches = 0;
   while (batches < maxBatches) {
@@ -172,7 +176,11 @@ export async function reindexLegacyBatches(d1: D1Database, maxBatches: number): 
   }
   while (batches < maxBatches) {
     batches++;
-    if ((await fillForwardIndex(d1)) < FORWARD_BATCH) return false;
+    if ((await fillForwardIndex(d1)) < FORWARD_BATCH) break;
+  }
+  while (batches < maxBatches) {
+    batches++;
+    if ((await fillStatedTimes(d1)) < STATED_BATCH) return false;
   }
   return true;
 }

@@ -38,6 +38,32 @@ export function statedTimes(row: { stated_times?: string | null; chunk_content: 
   return resolveStatedTimes(row.chunk_content, row.created_at);
 }
 
+/** Chunks given their stated times per batch of the re-index sweep. */
+export const STATED_BATCH = 1_000;
+
+/**
+ * Gives up to `limit` chunks written before migration 0020 their stated times, resolved against their item's time,
+ * through the partial index of chunks without them (the re-index sweep, keyword-index.ts). A chunk rewritten
+ * meanwhile already has them and is left as it is. Returns how many chunks it read; fewer than `limit` means none
+ * are left.
+ */
+export async function fillStatedTimes(d1: D1Database, limit = STATED_BATCH): Promise<number> {
+  const { results } = await d1
+    .prepare(
+      `SELECT c.id, c.content, i.created_at FROM chunks c CROSS JOIN items i
+       WHERE c.stated_times IS NULL AND i.id = c.item_id ORDER BY c.tenant_id, c.id LIMIT ?`,
+    )
+    .bind(limit)
+    .all<{ id: number; content: string; created_at: number }>();
+  if (results.length === 0) return 0;
+  const rows = results.map((c) => [c.id, statedTimesJson(c.content, c.created_at)]);
+  await d1
+    .prepare("UPDATE chunks SET stated_times = j.value ->> 1 FROM json_each(?) j WHERE chunks.id = j.value ->> 0 AND chunks.stated_times IS NULL")
+    .bind(JSON.stringify(rows))
+    .run();
+  return results.length;
+}
+
 /** How well the best of the stated times matches the range (query-time.ts spanMatch); 0 when none is stated. */
 export function statedMatch(stated: StatedTime[], range: TimeRange): number {
   return stated.reduce((best, [from, to]) => Math.max(best, spanMatch(from, to, range)), 0);
