@@ -128,8 +128,16 @@ describe("stated times", () => {
 
   it("matches a stated span against a range as an instant is matched: 1 where they meet, decaying outside", () => {
     const day = queryTimeRange("on 7 May 2023", NOW)!;
-    expect(statedMatch([[Date.UTC(2023, 4, 6), Date.UTC(2023, 4, 8)]], day)).toBe(1);
+    expect(statedMatch([[Date.UTC(2023, 4, 7), Date.UTC(2023, 4, 8)]], day)).toBe(1);
+    expect(statedMatch([[Date.UTC(2023, 4, 6), Date.UTC(2023, 4, 8)]], day)).toBeCloseTo(0.75, 6);
     expect(statedMatch([], day)).toBe(0);
+    // A stated time wider than the range meets it but places less on it: "last weekend" (two days) for one of them,
+    // "recently" (31 days) or "in 2023" for a day.
+    expect(statedMatch(resolveStatedTimes("last weekend", Date.UTC(2023, 4, 8)), queryTimeRange("on 6 May 2023", NOW)!)).toBeCloseTo(0.75, 6);
+    expect(statedMatch(resolveStatedTimes("recently", Date.UTC(2023, 4, 20)), day)).toBeCloseTo(0.5 + 0.5 / 31, 6);
+    expect(statedMatch(resolveStatedTimes("in 2023", SAID), day)).toBeCloseTo(0.5 + 0.5 / 365, 6);
+    // The time the question names is the wider one: the whole stated day is in it.
+    expect(statedMatch(resolveStatedTimes("yesterday", SAID), queryTimeRange("in May 2023", NOW)!)).toBe(1);
     // Ending a day before the range starts is as far as an instant a day before it.
     expect(spanMatch(Date.UTC(2023, 4, 1), Date.UTC(2023, 4, 6), day)).toBeCloseTo(timeMatch(Date.UTC(2023, 4, 6) - 1, day), 9);
     expect(spanMatch(Date.UTC(2023, 4, 9), Date.UTC(2023, 4, 10), day)).toBeCloseTo(timeMatch(Date.UTC(2023, 4, 9), day), 9);

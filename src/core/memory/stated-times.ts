@@ -1,5 +1,5 @@
 import { findTimes } from "./time-expressions";
-import { spanMatch, type TimeRange } from "./query-time";
+import { OUTSIDE_RANGE_FLOOR, spanMatch, type TimeRange } from "./query-time";
 
 /**
  * The times a chunk's text states, resolved when it is written against the time its item was said
@@ -64,7 +64,16 @@ export async function fillStatedTimes(d1: D1Database, limit = STATED_BATCH): Pro
   return results.length;
 }
 
-/** How well the best of the stated times matches the range (query-time.ts spanMatch); 0 when none is stated. */
+/**
+ * How well the best of the stated times matches the range (query-time.ts spanMatch); 0 when none is stated. A stated
+ * time wider than the range says less about it: "recently" (a month) or "in 2023" meets 7 May 2023 but does not place
+ * anything on that day: it counts OUTSIDE_RANGE_FLOOR plus the rest times the range's share of it ("last weekend" for a
+ * Saturday 0.75, "recently" for a day 0.52).
+ */
 export function statedMatch(stated: StatedTime[], range: TimeRange): number {
-  return stated.reduce((best, [from, to]) => Math.max(best, spanMatch(from, to, range)), 0);
+  const width = range.to - range.from;
+  return stated.reduce((best, [from, to]) => {
+    const precision = to - from > width ? OUTSIDE_RANGE_FLOOR + (1 - OUTSIDE_RANGE_FLOOR) * (width / (to - from)) : 1;
+    return Math.max(best, spanMatch(from, to, range) * precision);
+  }, 0);
 }
