@@ -2,7 +2,8 @@
  * Times that text names, resolved against the instant it was said: "yesterday" in a message written on
  * 8 May 2023 is 7 May 2023; "in two weeks" from a note of 1 March is mid-March. One grammar serves stored
  * text (resolved at write time against the item's time, stated-times.ts) and queries (against now,
- * query-time.ts). Every time is a range of whole UTC days: [from, to) in epoch ms.
+ * query-time.ts). Every time is a range of instants, [from, to) in epoch ms, counted in UTC days ("two weeks ago"
+ * is the week around the day fourteen days back).
  */
 
 export interface FoundTime {
