@@ -100,6 +100,20 @@ describe("search stages", () => {
     expect(await order(scope, servicesWith(), "Which puppy did Gina adopt?")).toEqual([ginas, jons]);
   });
 
+  it("speaker: a question naming two participants asks about the first, unless it joins them ('Jon and Gina')", async () => {
+    const { scope, ids } = await store([
+      { conversationId: "a", role: "user", speaker: "Jon", content: "The new store looks great, hard work pays off." },
+      { conversationId: "b", role: "assistant", speaker: "Gina", content: "The store, my store, the new store opened!" },
+      ...FILLER.map((content) => ({ content })),
+    ]);
+    const [jons, ginas] = ids;
+    expect(await order(scope, without("speaker"), "What did Jon say about Gina's new store?")).toEqual([ginas, jons]);
+    expect(await order(scope, servicesWith(), "What did Jon say about Gina's new store?")).toEqual([jons, ginas]);
+    expect(await order(scope, servicesWith(), "What did Gina say about the new store Jon saw?")).toEqual([ginas, jons]);
+    // Joined, both are asked about: the order is the words'.
+    expect(await order(scope, servicesWith(), "What do Jon and Gina say about the new store?")).toEqual([ginas, jons]);
+  });
+
   it("when: a question asking when prefers text that states a time", async () => {
     const { scope, ids } = await store([
       { content: "The dentist appointment is on Monday." },

@@ -47,16 +47,13 @@ export function queryContext(query: string, range: TimeRange | null, candidates:
     const earlier = yearsBefore(range, years);
     if (hasCandidates(earlier)) inRange = earlier;
   }
-  const queryWords = new Set(indexTokens(query.toLowerCase()));
   const when = stages.has("when") && asksWhen(query);
   const speakers = stages.has("speaker");
+  const asked = askedSpeakers(query, candidates);
   const named = new Map<string, boolean>();
   const speakerNamed = (speaker: string) => {
     let hit = named.get(speaker);
-    if (hit === undefined) {
-      hit = indexTokens(speaker.toLowerCase()).some((w) => w.length > 1 && !STOPWORDS.has(w) && queryWords.has(w));
-      named.set(speaker, hit);
-    }
+    if (hit === undefined) named.set(speaker, (hit = asked(speaker)));
     return hit;
   };
   return {
@@ -68,4 +65,33 @@ export function queryContext(query: string, range: TimeRange | null, candidates:
       return m;
     },
   };
+}
+
+/** Words of a speaker's name that can name them in a query. */
+const nameWords = (speaker: string) => indexTokens(speaker.toLowerCase()).filter((w) => w.length > 1 && !STOPWORDS.has(w));
+/** Words that join the people a question asks about into one subject ("Jon and Gina"). */
+const JOINING = new Set(["and", "or", "both"]);
+
+/**
+ * Whether the query asks about a speaker: it names them, and when it names several of the candidates' speakers, they
+ * are the first named or joined to the first by "and" ("What did Jon say about Gina's store?" asks about Jon, "How do
+ * Jon and Gina destress?" about both): in a question the first person named is its subject.
+ */
+function askedSpeakers(query: string, candidates: ContextualRow[]): (speaker: string) => boolean {
+  const tokens = indexTokens(query.toLowerCase());
+  const positionsOf = (speaker: string) => {
+    const words = new Set(nameWords(speaker));
+    return tokens.flatMap((t, i) => (words.has(t) ? [i] : []));
+  };
+  const known = [...new Set(candidates.flatMap((c) => (c.speaker ? [c.speaker] : [])))];
+  const named = known.map(positionsOf).filter((p) => p.length > 0);
+  if (named.length < 2) return (speaker) => positionsOf(speaker).length > 0;
+  const starts = named.map((p) => p[0]!).sort((a, b) => a - b);
+  const subject = new Set([starts[0]!]);
+  for (let i = 1; i < starts.length; i++) {
+    const between = tokens.slice(starts[i - 1]! + 1, starts[i]);
+    if (!subject.has(starts[i - 1]!) || !between.every((t) => JOINING.has(t))) break;
+    subject.add(starts[i]!);
+  }
+  return (speaker) => positionsOf(speaker).some((p) => subject.has(p));
 }
