@@ -77,8 +77,8 @@ export function eitherEvidence(a: number, b: number): number {
 /*
  * Evidence beyond the hit's own match (search.ts, search-expansion.ts). Each is measured on LoCoMo
  * (evidence recall@10 with the local embedder, mean of the held-out folds, `npm run replay -- locomo` with
- * WITHOUT=<stage>) by taking that one away: 80.8% with all; without the time range -2.7, neighbours -1.8,
- * feedback -1.4, the speaker -1.0, the time statement ("when") -0.6, links 0 (LoCoMo's links come from the
+ * WITHOUT=<stage>) by taking that one away: 81.0% with all; without the time range -2.7, neighbours -1.9,
+ * feedback -1.5, the speaker -1.2, the time statement ("when") -0.7, links 0 (LoCoMo's links come from the
  * local embedder and add nothing there; a test shows what they do); 73.3% with none. On the MS MARCO
  * sample only feedback counts (nDCG@10 0.620 without, 0.640 with). The weights below were chosen on an offline
  * replica of this ranking over the same data (figures marked so). Diversifying across sessions lowered
