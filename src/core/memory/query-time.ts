@@ -1,5 +1,5 @@
 import { STOPWORDS } from "../shared/stopwords";
-import { findTimes, type FoundTime } from "./time-expressions";
+import { findTimes, shiftYears, type FoundTime } from "./time-expressions";
 
 /**
  * Time in a query. Stored items carry the time they were said or written (log_chat's `timestamp`,
@@ -30,11 +30,7 @@ export function queryTimeRange(query: string, now: number): TimeRange | null {
 
 /** The range a year earlier, or `years` earlier ("in June" asked of last year's notes). */
 export function yearsBefore(range: TimeRange, years: number): TimeRange {
-  const shift = (at: number) => {
-    const d = new Date(at);
-    return Date.UTC(d.getUTCFullYear() - years, d.getUTCMonth(), d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds());
-  };
-  return { ...range, from: shift(range.from), to: shift(range.to) };
+  return { ...range, from: shiftYears(range.from, -years), to: shiftYears(range.to, -years) };
 }
 
 /** A time outside the range keeps at least this share of its score: people misplace dates. */

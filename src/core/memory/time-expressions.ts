@@ -178,9 +178,10 @@ function joinedRanges(found: FoundTime[], text: string): FoundTime[] {
   return out;
 }
 
-function shiftYears(at: number, years: number): number {
+/** The same instant `years` later (earlier when negative), on the same calendar day and time. */
+export function shiftYears(at: number, years: number): number {
   const d = new Date(at);
-  return Date.UTC(d.getUTCFullYear() + years, d.getUTCMonth(), d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes());
+  return Date.UTC(d.getUTCFullYear() + years, d.getUTCMonth(), d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds());
 }
 
 /** The n-th week of a month as days 1-7, 8-14, 15-21, 22-28, or its last seven days. */
@@ -197,12 +198,7 @@ function monthDay(ref: number, lean: Lean, day: number): Range | null {
     const first = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + offset, 1));
     return validDay(first.getUTCFullYear(), first.getUTCMonth(), day) ? [days(Date.UTC(first.getUTCFullYear(), first.getUTCMonth(), day), 1)] : [];
   });
-  const past = options.filter((r) => r.from <= ref).at(-1) ?? null;
-  if (lean === "past") return past;
-  const future = options.find((r) => r.to > ref) ?? null;
-  if (!past || !future) return past ?? future;
-  if (past.from <= ref && ref < past.to) return past;
-  return ref - past.to <= future.from - ref ? past : future;
+  return pick(options, ref, lean);
 }
 
 function yearly(range: Range | null): Range | null {
@@ -236,7 +232,11 @@ function around(centre: number, unitDays: number): Range {
  */
 function occurrence(ref: number, lean: Lean | "future", inYear: (year: number) => Range | null, strict = false): Range | null {
   const year = yearOf(ref);
-  const options = [year - 1, year, year + 1].map(inYear).filter((r): r is Range => r !== null);
+  return pick([year - 1, year, year + 1].map(inYear).filter((r): r is Range => r !== null), ref, lean, strict);
+}
+
+/** Of ranges in order, the one `lean` means (occurrence). */
+function pick(options: Range[], ref: number, lean: Lean | "future", strict = false): Range | null {
   const today = startOfDay(ref);
   const past = options.filter((r) => (strict ? r.to <= today : r.from <= ref)).at(-1) ?? null;
   const future = options.find((r) => (strict ? r.from > today : r.to > ref)) ?? null;
