@@ -88,7 +88,8 @@ type Candidate = {
   /**
    * The match uncapped plus relevance feedback uncapped, times the query context's multiplier: orders hits that all
    * score 1. Feedback counts here too, or it could not reorder them: 72% of MS MARCO's top-10 hits score 1, and with
-   * feedback in the score alone it moved nDCG@10 from 0.620 (plain BM25) to 0.628; here too, to 0.640.
+   * feedback in the score alone it moved nDCG@10 from 0.620 (plain BM25) to 0.628; here too, to 0.640 (at half its
+   * weight then).
    */
   strength: number;
   /** The match parts: keyword, relevance feedback (capped, and uncapped), and the fused match (keyword and vector). */
