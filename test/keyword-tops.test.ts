@@ -36,7 +36,7 @@ async function list(query: string, tops: boolean, projects?: string[]) {
   const scope = tenantScope(t.db, t.tenantId);
   const filters = { tiers: ["active" as const], ...(projects ? { projects } : {}) };
   const result = await keywordStatement(scope, keywordQueryTerms(t.tenantId, query, tops)!, filters, 100).all<KeywordRow & { chunk_content: string }>();
-  return { rows: result.results.map((r) => ({ id: r.chunk_id, content: r.chunk_content, bm25: r.bm25, known: r.known, tops: r.tops })), read: result.meta.rows_read };
+  return { rows: result.results.map((r) => ({ id: r.chunk_id, content: r.chunk_content, bm25: r.bm25, known: r.known, tops: r.tops, chunks: r.chunks })), read: result.meta.rows_read };
 }
 
 /** The same chunks in the same order with the same scores (summed in another order, so to 12 digits). */
@@ -132,6 +132,16 @@ describe("top postings", () => {
     expect((await list("quillwort harbour", true)).read * 2).toBeLessThan(exact.read);
     expect((await list("quillwort harbour", true, ["default", "elsewhere"])).read * 2).toBeLessThan(exact.read);
     await setProjects(harbour.projects);
+
+    // Every statement tells the isolate whether some list serves its projects (so a search no list serves gets the
+    // plain statement: keyword-tops.ts), and the tenant's chunk count.
+    const size = (await t.db.prepare("SELECT chunks + legacy_chunks AS n FROM keyword_stats WHERE tenant_id = ?").bind(t.tenantId).first<{ n: number }>())!.n;
+    expect(exact.rows[0]).toMatchObject({ tops: 1, chunks: size });
+    const lists = (await t.db.prepare("SELECT term, projects FROM keyword_top_terms WHERE tenant_id = ?").bind(t.tenantId).all<{ term: string; projects: string }>()).results;
+    await t.db.prepare("UPDATE keyword_top_terms SET projects = ? WHERE tenant_id = ?").bind(JSON.stringify({ elsewhere: TOP_POSTINGS }), t.tenantId).run();
+    expect((await list("quillwort harbour", false, ["default"])).rows[0]).toMatchObject({ tops: 0, chunks: size });
+    expect((await list("quillwort harbour", false)).rows[0]).toMatchObject({ tops: 1, chunks: size });
+    for (const { term, projects } of lists) await t.db.prepare("UPDATE keyword_top_terms SET projects = ? WHERE tenant_id = ? AND term = ?").bind(projects, t.tenantId, term).run();
   });
 
   it("a common word's count is read from the kept counts, which the next look renews; a list whose word went is dropped", async () => {

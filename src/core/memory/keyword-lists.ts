@@ -1,15 +1,20 @@
 import type { TenantScope } from "../../db/scope";
-import { queryScoresSql, type QueryTerms } from "./keyword-scores";
+import { queryScoresSql, servesProjectsSql, type QueryTerms } from "./keyword-scores";
 import { SEARCH_ROW_COLUMNS, numbered, searchFilterSql, searchedProjects, type SearchFilters, type SearchRow } from "./search-rows";
 
 /**
- * A keyword hit: its row, its BM25 and what the absolute score needs (keyword-scores.ts); `tops`: whether the tenant
- * has top postings (keyword-tops.ts), 1 or 0, the same on every row.
+ * A keyword hit: its row, its BM25 and what the absolute score needs (keyword-scores.ts); the same on every row:
+ * `tops`, whether top postings serve this search (keyword-tops.ts), 1 or 0, and `chunks`, the tenant's chunk count.
  */
-export type KeywordRow = SearchRow & { bm25: number; known: number; known_share: number; tops: number };
+export type KeywordRow = SearchRow & { bm25: number; known: number; known_share: number; tops: number; chunks: number };
 
-/** Whether the tenant has top postings: one seek, so every keyword statement tells (keyword-tops.ts, noteTopPostings). */
-const TOPS = "EXISTS (SELECT 1 FROM keyword_top_terms WHERE tenant_id = ?2) AS tops";
+/**
+ * What every keyword statement tells of the tenant's index (keyword-tops.ts, noteKeywordIndex): whether a top postings
+ * list serves a search of these projects (a seek, and the lists' coverage), and the tenant's chunk count.
+ */
+function indexSql(projects: number | undefined): string {
+  return `EXISTS (SELECT 1 FROM keyword_top_terms k WHERE k.tenant_id = ?2${servesProjectsSql("k", projects)}) AS tops, (SELECT n FROM keyword_totals) AS chunks`;
+}
 
 /** The walk over a ranked list: the first `pool` chunks (ids and scores) that pass the filters, best first. */
 function walkSql(ranked: string, filterSql: string, pool: string): string {
@@ -27,10 +32,11 @@ function walkSql(ranked: string, filterSql: string, pool: string): string {
 export function keywordStatement(scope: TenantScope, terms: QueryTerms, filters: SearchFilters, pool: number): D1PreparedStatement {
   const where = searchFilterSql(scope, filters);
   const projects = searchedProjects(scope, filters);
+  const projectsParam = projects ? 4 + where.params.length : undefined;
   return scope.d1
     .prepare(
-      `WITH ${queryScoresSql(terms, { projects: projects ? 4 + where.params.length : undefined })}
-       SELECT ${SEARCH_ROW_COLUMNS}, s.score AS bm25, q.known, q.known_share, ${TOPS}
+      `WITH ${queryScoresSql(terms, { projects: projectsParam })}
+       SELECT ${SEARCH_ROW_COLUMNS}, s.score AS bm25, q.known, q.known_share, ${indexSql(projectsParam)}
        FROM keyword_ranked s CROSS JOIN keyword_query_info q CROSS JOIN chunks c CROSS JOIN items i
        WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ?2 AND i.tenant_id = ?2${numbered(where.sql, 3)}
        ORDER BY s.score DESC, s.chunk_id LIMIT ?${3 + where.params.length}`,
@@ -78,7 +84,7 @@ export function timedKeywordStatement(
   plain_hits AS MATERIALIZED (${walkSql("plain_ranked", whereSql, poolParam)})`
     : "";
   const branch = (list: string, hits: string, info: string, extra: string) =>
-    `SELECT * FROM (SELECT '${list}' AS list, ${SEARCH_ROW_COLUMNS}, h.score AS bm25, q.known, q.known_share, ${TOPS}, ${extra} AS in_then
+    `SELECT * FROM (SELECT '${list}' AS list, ${SEARCH_ROW_COLUMNS}, h.score AS bm25, q.known, q.known_share, ${indexSql(projectsParam)}, ${extra} AS in_then
        FROM ${hits} h CROSS JOIN ${info} q CROSS JOIN chunks c CROSS JOIN items i
        WHERE c.id = h.chunk_id AND i.id = c.item_id${list === "then" ? " AND h.chunk_id NOT IN (SELECT chunk_id FROM all_hits)" : ""}
        ORDER BY h.score DESC, h.chunk_id)`;

@@ -92,6 +92,17 @@ function totalsCte(tenant: string): string {
   )`;
 }
 
+/**
+ * SQL (" AND ...", or nothing for a search of every project) saying that the top postings list `list` (a
+ * keyword_top_terms row) serves a search limited to the projects in parameter `projects`: TOP_COVERED of its
+ * chunks are theirs (keyword-tops.ts).
+ */
+export function servesProjectsSql(list: string, projects: number | undefined): string {
+  return projects
+    ? ` AND (SELECT COALESCE(SUM(j.value), 0) FROM json_each(${list}.projects) j WHERE j.key IN (SELECT value FROM json_each(?${projects}))) >= ${TOP_COVERED}`
+    : "";
+}
+
 /** How a query's CTE list is named and bound (`queryScoresSql`). */
 export interface QueryScoresOptions {
   /** Number of the terms JSON parameter; the tenant id is always ?2. */
@@ -154,11 +165,7 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
   const tenantDf = tops
     ? `SELECT t.phrase, r.df AS n FROM ${p}_terms t CROSS JOIN ${p}_term_df r WHERE r.term = t.term AND t.size = 1 AND t.legacy = 0`
     : `SELECT t.phrase, ${chunkCountSql("t.term", tenant)} AS n FROM ${p}_terms t WHERE t.size = 1 AND t.legacy = 0`;
-  // A list serves a search limited to projects where TOP_COVERED of its chunks are theirs (keyword-tops.ts).
-  const covered = (list: string) =>
-    options.projects
-      ? ` AND (SELECT COALESCE(SUM(j.value), 0) FROM json_each(${list}.projects) j WHERE j.key IN (SELECT value FROM json_each(?${options.projects}))) >= ${TOP_COVERED}`
-      : "";
+  const covered = (list: string) => servesProjectsSql(list, options.projects);
   // With top postings, the list of postings read leaves the topped words out, and the chunks found get those words
   // from their forward index.
   const posted = tops ? `${p}_posted` : `${p}_freq`;
@@ -252,7 +259,7 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
  * FEEDBACK_TERMS strongest by weight x IDF are kept, their weights scaled so the strongest weighs 1.
  * Their document frequencies come from chunks_fts_row (one seek per term), so the scoring can be limited
  * to a few chunks without changing the IDF; every kept term occurs, so the query's `known_share` is 1.
- * With `forward` (a tenant large enough to have top postings, keyword-tops.ts), a word's frequency in a chunk
+ * With `forward` (a tenant of more than FORWARD_FEEDBACK_CHUNKS, keyword-tops.ts), a word's frequency in a chunk
  * comes from the chunk's forward index, a few hundred chunks whatever the tenant's size, where its postings
  * are thousands; a word the forward index leaves out, or a chunk without one, is read from the postings.
  * Binds the terms JSON as ?first, the tenant id as ?first+1.

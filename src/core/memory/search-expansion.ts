@@ -41,7 +41,7 @@ export interface ExpansionRequest {
    * embedder's judgement, so it counts as much as the embedder's own evidence (the vector weight).
    */
   similarLinkWeight: number;
-  /** Score feedback words from the chunks' forward index: a tenant large enough to have top postings (keyword-scores.ts). */
+  /** Score feedback words from the chunks' forward index: a tenant of more than FORWARD_FEEDBACK_CHUNKS (keyword-tops.ts). */
   forward: boolean;
 }
 
