@@ -194,9 +194,9 @@ function buildStatements(d1: D1Database, tenantId: string, term: string, avgdl: 
  * What this isolate last saw of a tenant's keyword index, per set of projects searched (every keyword statement says:
  * keyword-lists.ts). `tops`: whether top postings serve such a search; the statement that reads them costs more to
  * prepare and run, so a search they do not serve gets the plain one (LoCoMo, five conversations in one tenant of
- * 2,760 chunks, a project each, which no list serves: keyword statement 8.8 ms with their SQL, 4.8 without, in
- * Node's SQLite). `chunks`: the tenant's size, which decides how feedback reads its words (FORWARD_FEEDBACK_CHUNKS).
- * A search first seen gets the plain statements, which are exact either way.
+ * 2,760 chunks, a project each, which no list serves: keyword statement 2.2 + 6.3 ms to prepare and run with their
+ * SQL, 0.8 + 4.5 without, in Node's SQLite). `chunks`: the tenant's size, which decides how feedback reads its
+ * words (FORWARD_FEEDBACK_CHUNKS). A search first seen gets the plain statements, which are exact either way.
  */
 const seen = new Map<string, { tops: boolean; chunks: number }>();
 const SEEN_MAX = 10_000;
