@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { SEARCH_STAGES, type SearchStage } from "../src/config";
 import { writeItems, type NewItem } from "../src/core/memory/items";
+import { SPEAKER_WEIGHT } from "../src/core/memory/relevance";
 import { searchChunks, type SearchHit } from "../src/core/memory/search";
 import { tenantScope, type TenantScope } from "../src/db/scope";
 import type { Services } from "../src/ports";
@@ -102,12 +103,15 @@ describe("search stages", () => {
 
   it("speaker: a question naming two participants asks about the first, unless it joins them ('Jon and Gina')", async () => {
     const { scope, ids } = await store([
-      { conversationId: "a", role: "user", speaker: "Jon", content: "The new store looks great, hard work pays off." },
-      { conversationId: "b", role: "assistant", speaker: "Gina", content: "The store, my store, the new store opened!" },
+      { conversationId: "a", role: "user", speaker: "Jon", content: "The new store looks great, the store!" },
+      { conversationId: "b", role: "assistant", speaker: "Gina", content: "My store is new, it opened today." },
       ...FILLER.map((content) => ({ content })),
     ]);
     const [jons, ginas] = ids;
-    // Without the stage, feedback (Jon's text has more words beyond the query's) puts Jon's first.
+    // Without the stage Jon's text matches better, by less than the speaker's share: naming one of them decides.
+    const [jon, gina] = await searchChunks(scope, servicesWith([]), "What did Gina say about the new store Jon saw?", {}, 10);
+    expect([jon!.itemId, gina!.itemId]).toEqual([jons, ginas]);
+    expect(jon!.score / gina!.score).toBeLessThan(1 + SPEAKER_WEIGHT);
     expect(await order(scope, without("speaker"), "What did Gina say about the new store Jon saw?")).toEqual([jons, ginas]);
     expect(await order(scope, servicesWith(), "What did Gina say about the new store Jon saw?")).toEqual([ginas, jons]);
     expect(await order(scope, servicesWith(), "What did Jon say about Gina's new store?")).toEqual([jons, ginas]);
@@ -161,6 +165,30 @@ describe("search stages", () => {
     const last = async (services: Services) => (await hits(services)).slice(3).map((h) => h.itemId);
     expect(await last(without("feedback"))).toEqual([sale, rapids]);
     expect(await last(servicesWith())).toEqual([rapids, sale]);
+  });
+
+  it("the best match stays first: feedback and neighbours raise hits that match less up to its score, not past it", async () => {
+    const { scope, ids } = await store([
+      { conversationId: "trip", role: "user", speaker: "Ana", content: "The volcano trail up to the crater took us four long hours in the heat." },
+      { conversationId: "trip", role: "assistant", speaker: "Ben", content: "Crater, lava, ash: volcano heaven!" },
+      { conversationId: "trip", role: "user", speaker: "Ana", content: "Crater rim, lava fields and ash." },
+      { conversationId: "trip", role: "assistant", speaker: "Ben", content: "Lava and ash near the crater, wow." },
+      ...FILLER.map((content) => ({ content })),
+    ]);
+    const [trail, echo, rim, near] = ids;
+    const query = "volcano crater trail";
+    // The trail matches the query best; the replies match less, but share the words the best hits hold (lava, ash)
+    // and sit next to the trail: with that evidence two of them would pass it (0.82 and 0.79 against its 0.79).
+    const plain = await searchChunks(scope, servicesWith([]), query, {}, 10);
+    expect(plain.map((h) => h.itemId)).toEqual([trail, echo, rim, near]);
+    const hits = await searchChunks(scope, servicesWith(), query, {}, 10);
+    expect(hits[0]!.itemId).toBe(trail);
+    expect(hits[0]!.score).toBeGreaterThan(plain[0]!.score);
+    // Held at the trail's score, behind it; the third reply, below it anyway, keeps its own.
+    expect(hits.slice(1, 3).map((h) => h.itemId).sort()).toEqual([echo, rim].sort());
+    expect(hits.slice(1, 3).map((h) => h.score)).toEqual([hits[0]!.score, hits[0]!.score]);
+    expect(hits[3]!.itemId).toBe(near);
+    expect(hits[3]!.score).toBeLessThan(hits[0]!.score);
   });
 
   it("neighbours: the turns next to a hit join the results with a share of its score, a half two turns away", async () => {
