@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { admin, call, callTool, jsonrpc, newKey, newTenant, request } from "./helpers";
+import { admin, call, callTool, insideOneRateWindow, jsonrpc, newKey, newTenant, request } from "./helpers";
 
 const pingBody = { jsonrpc: "2.0", method: "tools/call", params: { name: "ping", arguments: {} }, id: 1 };
 
@@ -73,6 +73,7 @@ describe("API keys", () => {
   it("rate-limits per key with 429 and Retry-After", async () => {
     const t = await newTenant();
     const other = await newKey(t.tenantId);
+    await insideOneRateWindow();
     let limited: Response | undefined;
     for (let i = 0; i < 60 && !limited; i++) {
       const response = await jsonrpc(t.apiKey, pingBody);

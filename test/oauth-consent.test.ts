@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { admin, BASE, jsonrpc, newKey, newTenant, request } from "./helpers";
+import { admin, BASE, insideOneRateWindow, jsonrpc, newKey, newTenant, request } from "./helpers";
 import {
   authorizePath,
   authorizeWithKey,
@@ -124,6 +124,7 @@ describe("what a grant reaches", () => {
     const { client, code, verifier } = await authorizeWithKey(t.apiKey);
     const tokens = await exchangeCode(client, code, verifier);
     const batch = Array.from({ length: 40 }, (_, id) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "ping", arguments: {} } }));
+    await insideOneRateWindow();
     await jsonrpc(t.apiKey, batch); // the test limit: 40 tool calls a minute per key
     const limited = await mcpTool(tokens.access_token, "ping");
     expect(limited.status).toBe(429);

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { PURGE_AFTER_MS, readMove, runMove } from "../src/control/moves";
 import { shardDatabase } from "../src/control/shards";
-import { ADMIN_TOKEN, admin, BASE, call, callTool, jsonrpc, newKey, newTenant, waitForEmbeddings, type RpcResponse, type TestTenant } from "./helpers";
+import { ADMIN_TOKEN, admin, BASE, call, callTool, insideOneRateWindow, jsonrpc, newKey, newTenant, waitForEmbeddings, type RpcResponse, type TestTenant } from "./helpers";
 import { lostQueue } from "./ownership-fixtures";
 
 // Tenant quotas (src/core/tenants/quotas.ts) through the real routes: each is set low for one tenant with the
@@ -149,9 +149,7 @@ describe("calls per minute per tenant (TENANT_RATE_LIMITER)", () => {
   it("one count across the tenant's keys, each tool call charged, set by the operator; refusals name the quota", async () => {
     const t = await newTenant();
     const other = await newKey(t.tenantId);
-    // Limits are per wall-clock minute: start well inside one.
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 55_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 50));
+    await insideOneRateWindow();
     const set = await setQuotas(t.tenantId, { calls_per_minute: 6 });
     expect(set).toMatchObject({ quota_overrides: { calls_per_minute: 6 }, quotas: { calls_per_minute: 6 } });
 
@@ -188,8 +186,7 @@ describe("calls per minute per tenant (TENANT_RATE_LIMITER)", () => {
   it("a key over its own limit spends none of its tenant's: the tenant's other keys keep their share", async () => {
     const t = await newTenant();
     const calm = await newKey(t.tenantId);
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 55_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 50));
+    await insideOneRateWindow();
     // The runaway key spends its own 40 calls (the tests' per-key limit) while its tenant has no limit of its own...
     await setQuotas(t.tenantId, { calls_per_minute: "unlimited" });
     const pings = (n: number) => Array.from({ length: n }, (_, id) => ({ jsonrpc: "2.0", method: "tools/call", params: { name: "ping", arguments: {} }, id }));

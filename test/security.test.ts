@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { toolCallCharger } from "../src/auth/middleware";
-import { admin, call, callTool, jsonrpc, newKey, newTenant, tenantDb, type RpcResponse } from "./helpers";
+import { admin, call, callTool, insideOneRateWindow, jsonrpc, newKey, newTenant, tenantDb, type RpcResponse } from "./helpers";
 
 /** Regression tests for issue 9's defects, each through the real HTTP routes. */
 
@@ -145,6 +145,7 @@ describe("the rate limit", () => {
 
   it("counts tool calls, not requests: a batch spends one unit per call", async () => {
     const t = await newTenant();
+    await insideOneRateWindow();
     expect(limitedIn(await (await jsonrpc(t.apiKey, pings(39))).json<RpcResponse[]>())).toEqual([]);
     // 39 of 40 spent: the next request is admitted and pays its first call, which spends the 40th; its other 49 are refused.
     const answers = await (await jsonrpc(t.apiKey, pings(50))).json<RpcResponse[]>();
@@ -157,6 +158,7 @@ describe("the rate limit", () => {
 
   it("admits a batch while the key is under its limit, and the batch's calls count against the next request", async () => {
     const t = await newTenant();
+    await insideOneRateWindow();
     expect(limitedIn(await (await jsonrpc(t.apiKey, pings(50))).json<RpcResponse[]>())).toEqual([]);
     const next = await jsonrpc(t.apiKey, pings(1)[0]);
     expect(next.status).toBe(429);
