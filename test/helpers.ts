@@ -59,9 +59,9 @@ export async function newKey(tenantId: string, options: { scopes?: string[]; pro
 /**
  * Waits, if need be, until a rate-limit window has at least `seconds` left. Local rate limiters count in windows
  * aligned to the wall clock (miniflare's epoch is floor(now / period)), so a test that spends a limit and expects the
- * refusal fails when a window ends in between.
+ * refusal fails when a window ends in between. The wait (at most `seconds`) stays well inside a test's 20 s timeout.
  */
-export async function insideOneRateWindow(seconds = 15, periodSeconds = 60): Promise<void> {
+export async function insideOneRateWindow(seconds = 10, periodSeconds = 60): Promise<void> {
   const left = periodSeconds * 1000 - (Date.now() % (periodSeconds * 1000));
   if (left < seconds * 1000) await new Promise((resolve) => setTimeout(resolve, left + 50));
 }
