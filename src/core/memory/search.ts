@@ -240,9 +240,12 @@ export async function searchChunks(
  */
 function keepLeadFirst(first: Candidate[], all: Iterable<Candidate>, ownMatch: (c: Candidate) => number): void {
   let lead: Candidate | null = null;
-  for (const c of first) if (!lead || ownMatch(c) > ownMatch(lead)) lead = c;
+  let leadMatch = -Infinity;
+  for (const c of first) {
+    const match = ownMatch(c);
+    if (match > leadMatch) [lead, leadMatch] = [c, match];
+  }
   if (!lead) return;
-  const leadMatch = ownMatch(lead);
   for (const c of all) {
     if (c !== lead && ownMatch(c) < leadMatch && c.score >= lead.score) {
       c.score = lead.score;
