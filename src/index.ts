@@ -8,6 +8,7 @@ import { handleUsageBatch, USAGE_QUEUE } from "./jobs/usage-consumer";
 import { sweepLostJobs } from "./jobs/sweep";
 import { recoverRecentJobs, RECENT_JOBS_CRON } from "./jobs/recent-jobs";
 import { refreshAllTopPostings } from "./jobs/top-postings";
+import { mergeAllKeywordSegments } from "./jobs/keyword-merge";
 
 // Every handler sees the bindings through checkedEnv and runs within D1's queries-per-invocation budget:
 // what the platform refuses is refused locally too (docs/limits.md).
@@ -18,12 +19,13 @@ export default {
       batch.queue === USAGE_QUEUE ? handleUsageBatch(batch as MessageBatch<UsageMessage>, checkedEnv(env)) : handleJobBatch(batch as MessageBatch<JobMessage>, checkedEnv(env), ctx),
     ),
   // Every minute the recent writes' lost jobs are re-sent (recent-jobs.ts), then the keyword top postings that are due
-  // are built (top-postings.ts); every 15 minutes, the full sweep (sweep.ts).
+  // are built and the keyword index's segments merged when due (keyword-merge.ts); every 15 minutes, the full sweep (sweep.ts).
   scheduled: async (controller: ScheduledController, env: Env, _ctx: ExecutionContext) => {
     await withQueryBudget(queriesPerInvocation(env), async () => {
       if (controller.cron !== RECENT_JOBS_CRON) return void (await sweepLostJobs(checkedEnv(env)));
       await recoverRecentJobs(checkedEnv(env), controller.scheduledTime);
       await refreshAllTopPostings(checkedEnv(env), controller.scheduledTime);
+      await mergeAllKeywordSegments(checkedEnv(env));
     });
   },
 } satisfies ExportedHandler<Env, JobMessage | UsageMessage>;
