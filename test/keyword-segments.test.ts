@@ -49,7 +49,10 @@ describe("keyword index segments", () => {
   it("are due for a merge only when more than one, with the share outside the largest past MERGE_SHARE", () => {
     expect(mergeDue([])).toBe(false);
     expect(mergeDue([{ pages: 500 }])).toBe(false);
-    expect(mergeDue([{ pages: 900 }, { pages: 99 }])).toBe(99 / 999 >= MERGE_SHARE);
+    // A tenth of the pages outside the largest: 100 of 1,000 is due, 99 of 999 is not.
+    expect(MERGE_SHARE).toBe(0.1);
+    expect(mergeDue([{ pages: 900 }, { pages: 100 }])).toBe(true);
+    expect(mergeDue([{ pages: 900 }, { pages: 99 }])).toBe(false);
     expect(mergeDue([{ pages: 900 }, { pages: 50 }, { pages: 50 }])).toBe(true);
     expect(mergeDue([{ pages: 1 }, { pages: 1 }])).toBe(true);
   });

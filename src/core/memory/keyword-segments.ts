@@ -41,7 +41,7 @@ export function mergeDue(segments: { pages: number }[]): boolean {
 /**
  * One pass over a shard: merges its keyword index's segments when due, MERGE_PAGES pages at most; returns the
  * segments it found when it merged, else 0. A negative page count makes FTS5 merge every segment, whatever its
- * level, into one; a merge that a pass leaves unfinished is carried on by the next.
+ * level, into one; a merge that a pass leaves unfinished is carried on by the next while the share stays due.
  */
 export async function mergeKeywordSegments(d1: D1Database, maxPages = MERGE_PAGES): Promise<number> {
   if (remainingQueries() < QUERIES_PER_MERGE) return 0;
