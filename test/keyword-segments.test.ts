@@ -2,6 +2,7 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../src/index";
+import { RECENT_JOBS_CRON } from "../src/jobs/recent-jobs";
 import { keywordSegments, MERGE_SHARE, mergeDue, mergeKeywordSegments } from "../src/core/memory/keyword-segments";
 import { call, newKey, newTenant, type TestTenant } from "./helpers";
 
@@ -28,7 +29,7 @@ const words = (n: number) => Array.from({ length: 20 }, (_, i) => `w${(n * 7 + i
 
 async function minutePass() {
   const ctx = createExecutionContext();
-  await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: Date.now() }), env, ctx);
+  await worker.scheduled(createScheduledController({ cron: RECENT_JOBS_CRON, scheduledTime: Date.now() }), env, ctx);
   await waitOnExecutionContext(ctx);
 }
 

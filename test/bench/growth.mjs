@@ -31,8 +31,7 @@ async function measure(newTenant, name, size, text, queries, shard) {
   const settleSeconds = await tenant.settle();
   // The minute passes build the common words' top postings (keyword-tops.ts), as they would have by then in production.
   const topsSeconds = await tenant.topPostings();
-  const topWords = (await tenant.stats()).keyword_top_words;
-  const before = (await tenant.stats()).tool_calls;
+  const { keyword_top_words: topWords, tool_calls: before } = await tenant.stats();
   for (let round = 0; round < ROUNDS; round++) {
     for (const q of queries) await tenant.call("search", { query: q.text, project: "growth", limit: 10 });
   }
