@@ -348,4 +348,16 @@ describe("Vectorize: ids and namespaces of at most 64 bytes, metadata of at most
     await expect(fake.upsert([{ id: "a", values: [1, 0], metadata: { text: "x".repeat(10 * 1024) } }])).rejects.toThrow("metadata over 10 KiB");
     expect(() => new FakeVectorize(2, Array.from({ length: 11 }, (_, i) => `p${i}`))).toThrow("at most 10 metadata indexes");
   });
+
+  it("the fake holds at most 50,000 namespaces and 10 M vectors an index, as Vectorize does", async () => {
+    const fake = new FakeVectorize(2);
+    for (let n = 0; n < 50_000; n += 1000) await fake.upsert(Array.from({ length: 1000 }, (_, i) => ({ id: `v${n + i}`, namespace: `t${n + i}`, values: [1, 0] })));
+    await expect(fake.upsert([{ id: "w", namespace: "one-more", values: [1, 0] }])).rejects.toThrow("50,000 namespaces");
+    await fake.upsert([{ id: "w", namespace: "t0", values: [1, 0] }]); // an existing namespace takes more
+    const nearlyFull = new FakeVectorize(2, ["project"], { heldElsewhere: 9_999_999 });
+    await nearlyFull.upsert([{ id: "last", values: [1, 0] }]);
+    await nearlyFull.upsert([{ id: "last", values: [0, 1] }]); // replacing a vector adds none
+    await expect(nearlyFull.upsert([{ id: "past", values: [1, 0] }])).rejects.toThrow("10,000,000 vectors");
+    expect((await nearlyFull.describe()).vectorCount).toBe(10_000_000);
+  });
 });

@@ -2,17 +2,21 @@
  * An in-memory stand-in for the Vectorize binding (V2), enforcing the limits the real one does
  * (developers.cloudflare.com/vectorize/platform/limits): topK ≤ 100 without values/metadata and ≤ 20 with
  * them, getByIds ≤ 20 ids, 1,000 vectors an upsert, dimensions, ids and namespaces ≤ 64 bytes, metadata ≤ 10 KiB
- * a vector, at most 10 metadata indexes, equality / $in filters on indexed metadata only. Writes are processed
- * asynchronously: with `visibleAfterMs`, a vector is found by query and getByIds only that long after its upsert.
+ * a vector, at most 10 metadata indexes, equality / $in filters on indexed metadata only, 10 M vectors and 50,000
+ * namespaces an index. Writes are processed asynchronously: with `visibleAfterMs`, a vector is found by query and
+ * getByIds only that long after its upsert. `heldElsewhere` stands for vectors other tenants already keep in the
+ * index (counted by describe() and against the limit, never returned), so a test can meet a nearly full index.
  */
 export class FakeVectorize {
   readonly vectors = new Map<string, { id: string; namespace?: string; values: number[]; metadata: Record<string, unknown>; visibleAt: number }>();
   readonly calls: { method: string; args: unknown }[] = [];
+  static readonly MAX_VECTORS = 10_000_000;
+  static readonly MAX_NAMESPACES = 50_000;
 
   constructor(
     readonly dimensions: number,
     readonly indexedMetadata: string[] = ["project"],
-    readonly options: { visibleAfterMs?: number } = {},
+    readonly options: { visibleAfterMs?: number; heldElsewhere?: number } = {},
   ) {
     if (indexedMetadata.length > 10) throw new Error("VECTOR_INDEX_ERROR: at most 10 metadata indexes");
   }
@@ -27,7 +31,7 @@ export class FakeVectorize {
   }
 
   async describe() {
-    return { vectorCount: this.vectors.size, dimensions: this.dimensions, processedUpToDatetime: 0, processedUpToMutation: 0 };
+    return { vectorCount: this.vectors.size + (this.options.heldElsewhere ?? 0), dimensions: this.dimensions, processedUpToDatetime: 0, processedUpToMutation: 0 };
   }
 
   async upsert(vectors: { id: string; namespace?: string; values: ArrayLike<number>; metadata?: Record<string, unknown> }[]) {
@@ -39,6 +43,11 @@ export class FakeVectorize {
       if (v.namespace !== undefined && new TextEncoder().encode(v.namespace).length > 64) throw new Error("VECTOR_UPSERT_ERROR: namespace longer than 64 bytes");
       if (new TextEncoder().encode(JSON.stringify(v.metadata ?? {})).length > 10 * 1024) throw new Error("VECTOR_UPSERT_ERROR: metadata over 10 KiB");
     }
+    const added = vectors.filter((v) => !this.vectors.has(v.id));
+    if (this.vectors.size + (this.options.heldElsewhere ?? 0) + added.length > FakeVectorize.MAX_VECTORS) throw new Error("VECTOR_UPSERT_ERROR: the index holds its maximum of 10,000,000 vectors");
+    const namespaces = new Set([...this.vectors.values()].map((v) => v.namespace));
+    for (const v of added) namespaces.add(v.namespace);
+    if (namespaces.size > FakeVectorize.MAX_NAMESPACES) throw new Error("VECTOR_UPSERT_ERROR: the index holds its maximum of 50,000 namespaces");
     const visibleAt = Date.now() + (this.options.visibleAfterMs ?? 0);
     for (const v of vectors) {
       this.vectors.set(v.id, { id: v.id, namespace: v.namespace, values: Array.from(v.values), metadata: v.metadata ?? {}, visibleAt });
