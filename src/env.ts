@@ -15,7 +15,9 @@ export interface Env {
   RATE_LIMITER: RateLimit;
   /** Tool calls per tenant across its keys (src/auth/middleware.ts); absent in older deployments, which then skip it. */
   TENANT_RATE_LIMITER?: RateLimit;
+  /** The first Vectorize index; more are bindings named VECTORIZE_<name>, found at run time (src/control/vector-indexes.ts). */
   VECTORIZE: Vectorize;
+  [vectorIndex: `VECTORIZE_${string}`]: Vectorize | undefined;
   AI: Ai;
   /** Static assets: the tokenizer's prebuilt rank tables (assets/tokenizer). */
   ASSETS: Fetcher;

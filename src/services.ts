@@ -16,10 +16,13 @@ import { WorkersAiSummarizer } from "./adapters/workers-ai-summarizer";
 import { truncateToTokens } from "./core/shared/extractive";
 import { ExtractiveSummarizer } from "./core/conversations/extractive-summarizer";
 import type { Embedder, Services } from "./ports";
+import { tenantVectorIndex } from "./control/routing";
+import { vectorIndexBinding } from "./control/vector-indexes";
 
 /**
  * The adapters for work on one data shard: the local vector index and Vectorize's record of written ids
- * live in the shard that holds the tenant (`shard`, chosen by the caller from the control database).
+ * live in the shard that holds the tenant (`shard`, chosen by the caller from the control database). Vectorize
+ * is found per tenant (its index, from the routing cache: control/vector-indexes.ts).
  */
 export function buildServices(env: Env, shard: D1Database, waitUntil: (promise: Promise<unknown>) => void): Services {
   const config = readConfig(env);
@@ -30,7 +33,7 @@ export function buildServices(env: Env, shard: D1Database, waitUntil: (promise: 
     config,
     embedder: withFault(buildEmbedder(env, config), "embedder", faults),
     vectors: withFault(
-      config.vectorIndex === "vectorize" ? new VectorizeVectorIndex(env.VECTORIZE, config.embeddingDimensions, shard) : new LocalVectorIndex(shard, config.embeddingDimensions),
+      config.vectorIndex === "vectorize" ? new VectorizeVectorIndex(async (tenantId) => vectorIndexBinding(env, await tenantVectorIndex(env.CONTROL, tenantId)), config.embeddingDimensions, shard) : new LocalVectorIndex(shard, config.embeddingDimensions),
       "vectors",
       faults,
     ),

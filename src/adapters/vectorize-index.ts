@@ -11,32 +11,39 @@ export const VECTORIZE_LIMITS = {
 /** Queries in flight at once in queryMany. */
 const PARALLEL_QUERIES = 6;
 
+/** The Vectorize index that holds a tenant's vectors (src/control/vector-indexes.ts: one of several, chosen per tenant). */
+export type VectorizeLocator = (tenantId: string) => Promise<Vectorize>;
+
 /**
- * Vectorize: one namespace per tenant; vector ids are `<tenant>:<chunk>` because ids are unique per
- * index, not per namespace. Metadata carries project, kind, type and item id; `project` is the one
- * metadata index queried (VECTORIZE_METADATA_INDEXES; `npm run deploy` creates it before the first upsert).
- * The binding cannot list ids, so the adapter records the ids it writes in D1 (vector_ids): a row goes in
- * before the upsert and out after the delete, so every vector the index may hold has one (listIds).
+ * Vectorize: one namespace per tenant, in the tenant's index (`index`: one binding, or a locator when a deployment
+ * has several); vector ids are `<tenant>:<chunk>` because ids are unique per index, not per namespace. Metadata
+ * carries project, kind, type and item id; `project` is the one metadata index queried (VECTORIZE_METADATA_INDEXES;
+ * `npm run deploy` creates it before the first upsert). The binding cannot list ids, so the adapter records the ids it
+ * writes in D1 (vector_ids): a row goes in before the upsert and out after the delete, so every vector the index may
+ * hold has one (listIds).
  */
 export class VectorizeVectorIndex implements VectorIndex {
   readonly name = "vectorize";
-  private checkedDimensions = false;
+  private readonly checkedDimensions = new Set<Vectorize>();
+  private readonly locate: VectorizeLocator;
 
   constructor(
-    private readonly index: Vectorize,
+    index: Vectorize | VectorizeLocator,
     private readonly dimensions: number,
     private readonly db: D1Database,
-  ) {}
+  ) {
+    this.locate = typeof index === "function" ? index : async () => index;
+  }
 
   async upsert(tenantId: string, records: VectorRecord[]): Promise<void> {
-    await this.checkDimensions();
+    const index = await this.indexOf(tenantId);
     if (records.length === 0) return;
     await this.db
       .prepare("INSERT OR IGNORE INTO vector_ids (tenant_id, chunk_id) SELECT ?, value FROM json_each(?)")
       .bind(tenantId, JSON.stringify(records.map((r) => r.chunkId)))
       .run();
     for (let i = 0; i < records.length; i += VECTORIZE_LIMITS.upsertBatch) {
-      await this.index.upsert(
+      await index.upsert(
         records.slice(i, i + VECTORIZE_LIMITS.upsertBatch).map((r) => ({
           id: vectorId(tenantId, r.chunkId),
           namespace: tenantId,
@@ -48,9 +55,9 @@ export class VectorizeVectorIndex implements VectorIndex {
   }
 
   async query(tenantId: string, vector: Float32Array, options: { topK: number; projects?: readonly string[] }): Promise<VectorMatch[]> {
-    await this.checkDimensions();
+    const index = await this.indexOf(tenantId);
     const projects = options.projects;
-    const result = await this.index.query(vector, {
+    const result = await index.query(vector, {
       topK: Math.min(options.topK, VECTORIZE_LIMITS.topKWithoutMetadata),
       namespace: tenantId,
       returnValues: false,
@@ -76,10 +83,12 @@ export class VectorizeVectorIndex implements VectorIndex {
 
   async getVectors(tenantId: string, chunkIds: number[]): Promise<Map<number, Float32Array>> {
     const out = new Map<number, Float32Array>();
+    if (chunkIds.length === 0) return out;
+    const index = await this.locate(tenantId);
     const batches = [];
     for (let i = 0; i < chunkIds.length; i += VECTORIZE_LIMITS.getByIdsBatch) batches.push(chunkIds.slice(i, i + VECTORIZE_LIMITS.getByIdsBatch).map((id) => vectorId(tenantId, id)));
     // In parallel: search reads up to 100 (5 batches) on its hot path.
-    for (const found of await Promise.all(batches.map((ids) => this.index.getByIds(ids)))) {
+    for (const found of await Promise.all(batches.map((ids) => index.getByIds(ids)))) {
       for (const v of found) {
         const chunkId = chunkIdOf(tenantId, v.id);
         if (chunkId !== null && v.namespace === tenantId) out.set(chunkId, Float32Array.from(v.values as ArrayLike<number>));
@@ -89,9 +98,11 @@ export class VectorizeVectorIndex implements VectorIndex {
   }
 
   async delete(tenantId: string, chunkIds: number[]): Promise<void> {
+    if (chunkIds.length === 0) return;
+    const index = await this.locate(tenantId);
     for (let i = 0; i < chunkIds.length; i += VECTORIZE_LIMITS.deleteBatch) {
       const ids = chunkIds.slice(i, i + VECTORIZE_LIMITS.deleteBatch);
-      await this.index.deleteByIds(ids.map((id) => vectorId(tenantId, id)));
+      await index.deleteByIds(ids.map((id) => vectorId(tenantId, id)));
       await this.db.prepare("DELETE FROM vector_ids WHERE tenant_id = ? AND chunk_id IN (SELECT value FROM json_each(?))").bind(tenantId, JSON.stringify(ids)).run();
     }
   }
@@ -105,16 +116,18 @@ export class VectorizeVectorIndex implements VectorIndex {
     return results.map((r) => ({ tenantId: r.tenant_id, chunkId: r.chunk_id }));
   }
 
-  /** A mismatch between embedder and index is a configuration error, reported once, clearly. */
-  private async checkDimensions(): Promise<void> {
-    if (this.checkedDimensions) return;
-    const info = await this.index.describe();
+  /** The tenant's index, its dimensions checked: a mismatch with the embedder is a configuration error, reported clearly. */
+  private async indexOf(tenantId: string): Promise<Vectorize> {
+    const index = await this.locate(tenantId);
+    if (this.checkedDimensions.has(index)) return index;
+    const info = await index.describe();
     if (info.dimensions !== this.dimensions) {
       throw new Error(
         `Configuration error: the Vectorize index has ${info.dimensions} dimensions but the embedder produces ${this.dimensions} (EMBEDDING_DIMENSIONS)`,
       );
     }
-    this.checkedDimensions = true;
+    this.checkedDimensions.add(index);
+    return index;
   }
 }
 

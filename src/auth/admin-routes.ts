@@ -9,6 +9,7 @@ import { openControl } from "../control/control-db";
 import { placeNewTenant, shardFill } from "../control/placement";
 import { forgetRoutes, routeKey } from "../control/routing";
 import { isShardName, shardDatabase, shardNames } from "../control/shards";
+import { placeVectorIndex, vectorIndexFill, vectorIndexNames } from "../control/vector-indexes";
 import { beginMove, moveView, readMove } from "../control/moves";
 import type { Env } from "../env";
 import { AppError, invalidParameter, permissionDenied, toAppError } from "../errors";
@@ -36,6 +37,8 @@ const tenantBody = z.object({
   tenant_id: z.string().regex(/^[A-Za-z0-9_-]{3,40}$/, "3-40 letters, digits, '_' or '-'").optional(),
   /** The shard to place it on; by default the one with the least data (placement.ts). */
   shard: z.string().min(1).max(64).optional(),
+  /** The Vectorize index for its vectors; by default the one with the fewest vectors (vector-indexes.ts). */
+  vector_index: z.string().min(1).max(64).optional(),
 });
 const moveBody = z.object({ shard: z.string().min(1).max(64) }).strict();
 /** A quota's override: a whole number > 0, "unlimited", or null / 0 for the deployment's default. */
@@ -127,8 +130,17 @@ export const adminRoutes = new Hono<AdminBindings>()
     if (body.shard !== undefined && !isShardName(c.env, body.shard)) {
       throw invalidParameter("shard", `No shard '${body.shard}'; this deployment has: ${shardNames(c.env).join(", ")}`);
     }
-    const shard = body.shard ?? (await placeNewTenant(c.env, c.env.CONTROL));
-    return c.json(await createTenant(openControl(c.env.CONTROL), { name: body.name, id: body.tenant_id, shard }), 201);
+    const vectorize = readConfig(c.env).vectorIndex === "vectorize";
+    if (body.vector_index !== undefined && !(vectorize && vectorIndexNames(c.env).includes(body.vector_index))) {
+      const have = vectorize ? `this deployment has: ${vectorIndexNames(c.env).join(", ")}` : "this deployment keeps vectors in its local index (VECTOR_INDEX=local)";
+      throw invalidParameter("vector_index", `No Vectorize index '${body.vector_index}'; ${have}`);
+    }
+    const [shard, vectorIndex] = await Promise.all([
+      body.shard ?? placeNewTenant(c.env, c.env.CONTROL),
+      // The local index lives in the tenant's shard: nothing to choose.
+      vectorize ? (body.vector_index ?? placeVectorIndex(c.env, c.env.CONTROL)) : null,
+    ]);
+    return c.json(await createTenant(openControl(c.env.CONTROL), { name: body.name, id: body.tenant_id, shard, vectorIndex }), 201);
   })
   .get("/tenants", async (c) => {
     requireOperator(c);
@@ -192,7 +204,9 @@ export const adminRoutes = new Hono<AdminBindings>()
   })
   .get("/shards", async (c) => {
     requireOperator(c);
-    return c.json({ shards: await shardFill(c.env, c.env.CONTROL) });
+    const vectorize = readConfig(c.env).vectorIndex === "vectorize";
+    const [shards, vectorIndexes] = await Promise.all([shardFill(c.env, c.env.CONTROL), vectorize ? vectorIndexFill(c.env, c.env.CONTROL) : null]);
+    return c.json({ shards, ...(vectorIndexes ? { vector_indexes: vectorIndexes } : {}) });
   })
   .get("/job-failures", async (c) => {
     requireOperator(c);

@@ -43,6 +43,8 @@ class ExpiringMap<V> {
 
 const keys = new ExpiringMap<AuthenticatedKey>();
 const shards = new ExpiringMap<string>();
+/** A tenant's Vectorize index (null = VECTORIZE), read with its key or its shard: it never changes while the tenant lives. */
+const vectorIndexes = new ExpiringMap<string | null>();
 
 /** The active key behind a secret, with its tenant's shard: from this isolate's cache, else one control query. */
 export async function routeKey(control: D1Database, secret: string, now = Date.now()): Promise<AuthenticatedKey | null> {
@@ -77,11 +79,12 @@ export async function tenantShards(control: D1Database, tenantIds: readonly stri
   }
   if (missing.length > 0) {
     const { results } = await control
-      .prepare("SELECT id, shard FROM tenants WHERE id IN (SELECT value FROM json_each(?))")
+      .prepare("SELECT id, shard, vector_index FROM tenants WHERE id IN (SELECT value FROM json_each(?))")
       .bind(JSON.stringify(missing))
-      .all<{ id: string; shard: string }>();
+      .all<{ id: string; shard: string; vector_index: string | null }>();
     for (const row of results) {
       shards.set(row.id, row.shard, now);
+      vectorIndexes.set(row.id, row.vector_index, now);
       found.set(row.id, row.shard);
     }
   }
@@ -109,11 +112,25 @@ export async function tenantShard(control: D1Database, tenantId: string, now = D
   return (await tenantShards(control, [tenantId], now)).get(tenantId) ?? null;
 }
 
+/**
+ * A tenant's Vectorize index (its binding's name; null = VECTORIZE): cached with its key or shard, so a request or a
+ * job pays no control round trip for it; else one query. A tenant that no longer exists has VECTORIZE's.
+ */
+export async function tenantVectorIndex(control: D1Database, tenantId: string, now = Date.now()): Promise<string | null> {
+  const cached = vectorIndexes.get(tenantId, now);
+  if (cached !== undefined) return cached;
+  const row = await control.prepare("SELECT vector_index FROM tenants WHERE id = ?").bind(tenantId).first<{ vector_index: string | null }>();
+  const index = row?.vector_index ?? null;
+  if (row) vectorIndexes.set(tenantId, index, now);
+  return index;
+}
+
 /** Drops what this isolate remembers of a tenant or a key, after changing it (revoke, delete, move). */
 export function forgetRoutes(target: { tenantId?: string; keyId?: string }): void {
   keys.deleteWhere((key) => key.tenantId === target.tenantId || key.keyId === target.keyId);
   if (target.tenantId !== undefined) {
     shards.delete(target.tenantId);
+    vectorIndexes.delete(target.tenantId);
     forgetBookmarks(target.tenantId);
     forgetLocalVectors(target.tenantId);
   }
@@ -122,4 +139,5 @@ export function forgetRoutes(target: { tenantId?: string; keyId?: string }): voi
 function remember(cacheKey: string, key: AuthenticatedKey, now: number): void {
   keys.set(cacheKey, key, now);
   shards.set(key.tenantId, key.shard, now);
+  vectorIndexes.set(key.tenantId, key.vectorIndex, now);
 }

@@ -13,6 +13,8 @@ export interface Tenant {
   created_at: string;
   /** The data shard that holds what the tenant stores (its binding's name). */
   shard: string;
+  /** The Vectorize index that holds its vectors (vector-indexes.ts); absent: VECTORIZE, or the local index. */
+  vector_index?: string;
   /** Set while the tenant is being deleted (DELETE /admin/tenants/:tenant). */
   deleting_since?: string;
   /** The operator's quota overrides (PATCH /admin/tenants/:tenant); absent = the deployment's defaults. */
@@ -42,17 +44,23 @@ export interface AuthenticatedKey {
   shard: string;
   /** The tenant's quota overrides, read with the key (so cached with its route: no control round trip per write). */
   quotas: QuotaOverrides | null;
+  /** The tenant's Vectorize index (binding name; null = VECTORIZE), read with the key like its shard. */
+  vectorIndex: string | null;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-/** A new tenant on `shard`; CONFLICT when the id is taken (placement chooses the shard: placement.ts). */
-export async function createTenant(db: ControlDatabase, input: { name: string; id?: string; shard: string }): Promise<Tenant> {
+/**
+ * A new tenant on `shard`, its vectors in `vectorIndex` (null: the local index, or VECTORIZE); CONFLICT when the id is
+ * taken (placement chooses both: placement.ts, vector-indexes.ts).
+ */
+export async function createTenant(db: ControlDatabase, input: { name: string; id?: string; shard: string; vectorIndex?: string | null }): Promise<Tenant> {
   const createdAt = Date.now();
   const id = input.id ?? randomId("tn_");
-  const inserted = await db.insert(tenants).values({ id, name: input.name, createdAt, shard: input.shard }).onConflictDoNothing().returning({ id: tenants.id });
+  const vectorIndex = input.vectorIndex ?? null;
+  const inserted = await db.insert(tenants).values({ id, name: input.name, createdAt, shard: input.shard, vectorIndex }).onConflictDoNothing().returning({ id: tenants.id });
   if (inserted.length === 0) throw new AppError("CONFLICT", `Tenant '${id}' already exists`, { tenant_id: id });
-  return toTenant({ id, name: input.name, createdAt, deletingAt: null, shard: input.shard });
+  return toTenant({ id, name: input.name, createdAt, deletingAt: null, shard: input.shard, vectorIndex });
 }
 
 export async function listTenants(db: ControlDatabase): Promise<Tenant[]> {
@@ -74,6 +82,7 @@ function toTenant(t: Omit<typeof tenants.$inferSelect, "quotas"> & { quotas?: st
     name: t.name,
     created_at: iso(t.createdAt)!,
     shard: t.shard,
+    ...(t.vectorIndex === null ? {} : { vector_index: t.vectorIndex }),
     ...(t.deletingAt === null ? {} : { deleting_since: iso(t.deletingAt)! }),
     ...(quotas === null ? {} : { quota_overrides: quotas }),
   };
@@ -157,7 +166,7 @@ export function findActiveKeyById(db: ControlDatabase, keyId: string): Promise<A
 /** One control round trip: the key and its tenant's shard (a tenant being deleted has no active key). */
 async function activeKeyWhere(db: ControlDatabase, condition: SQL): Promise<AuthenticatedKey | null> {
   const row = await db
-    .select({ key: apiKeys, shard: tenants.shard, quotas: tenants.quotas })
+    .select({ key: apiKeys, shard: tenants.shard, quotas: tenants.quotas, vectorIndex: tenants.vectorIndex })
     .from(apiKeys)
     .innerJoin(tenants, eq(tenants.id, apiKeys.tenantId))
     .where(and(condition, isNull(apiKeys.revokedAt), isNull(tenants.deletingAt)))
@@ -171,6 +180,7 @@ async function activeKeyWhere(db: ControlDatabase, condition: SQL): Promise<Auth
     lastUsedAt: row.key.lastUsedAt,
     shard: row.shard,
     quotas: parseQuotaOverrides(row.quotas),
+    vectorIndex: row.vectorIndex,
   };
 }
 

@@ -23,6 +23,13 @@ export const tenants = sqliteTable(
      * the routing cache carries it and a write pays no control round trip.
      */
     quotas: text("quotas"),
+    /**
+     * The Vectorize index (its binding's name, e.g. VECTORIZE_1) that holds the tenant's vectors, chosen when the
+     * tenant is created (src/control/vector-indexes.ts) and never changed: a move between shards leaves its vectors
+     * where they are. NULL = VECTORIZE, the first index (tenants created before there could be more than one, and
+     * deployments on the local index, which lives in the tenant's shard).
+     */
+    vectorIndex: text("vector_index"),
   },
   (t) => [index("tenants_shard").on(t.shard)],
 );

@@ -1,0 +1,1 @@
+ALTER TABLE `tenants` ADD `vector_index` text;
