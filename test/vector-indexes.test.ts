@@ -134,6 +134,19 @@ describe("Vectorize indexes", () => {
     expect(await env.CONTROL.prepare("SELECT COUNT(*) AS n FROM tenants WHERE name = 'misplaced'").first("n")).toBe(0);
   });
 
+  it("requests ask an index for its dimensions once, not before every search", async () => {
+    const first = new FakeVectorize(DIMS);
+    const overrides = deployment(first, new FakeVectorize(DIMS));
+    const t = await (await createTenant(overrides, { name: "searcher", vector_index: "VECTORIZE" })).json<{ tenant_id: string }>();
+    const { apiKey } = await newKey(t.tenant_id);
+    await storeEmbedded(overrides, t.tenant_id, apiKey, ["Bees overwinter as a cluster around the queen."]);
+    const described = () => first.calls.filter((c) => c.method === "describe").length;
+    const before = described();
+    for (let i = 0; i < 3; i++) expect(await vectorSearch(overrides, apiKey, "bees cluster around the queen")).toEqual(["Bees overwinter as a cluster around the queen."]);
+    expect(first.calls.filter((c) => c.method === "query")).toHaveLength(3);
+    expect(described() - before).toBe(0); // the embed job checked it already, in this isolate
+  });
+
   it("placement: room first, then the fewest vectors, then the fewest tenants, then the first index", () => {
     const fill = (name: string, vectors: number, tenants: number) => ({ name, vectors, tenants });
     expect(chooseVectorIndex([fill("VECTORIZE", 900, 1), fill("VECTORIZE_1", 100, 9)])).toBe("VECTORIZE_1");

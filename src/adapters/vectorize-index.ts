@@ -10,6 +10,12 @@ export const VECTORIZE_LIMITS = {
 } as const;
 /** Queries in flight at once in queryMany. */
 const PARALLEL_QUERIES = 6;
+/**
+ * Indexes whose dimensions this isolate has checked, and against what: adapters are built per request, and asking
+ * Vectorize on each would put a describe() call before every search's query. A binding object that changes (a deploy
+ * of bindings alone keeps isolates) is checked anew.
+ */
+const checkedDimensions = new WeakMap<Vectorize, number>();
 
 /** The Vectorize index that holds a tenant's vectors (src/control/vector-indexes.ts: one of several, chosen per tenant). */
 export type VectorizeLocator = (tenantId: string) => Promise<Vectorize>;
@@ -24,7 +30,6 @@ export type VectorizeLocator = (tenantId: string) => Promise<Vectorize>;
  */
 export class VectorizeVectorIndex implements VectorIndex {
   readonly name = "vectorize";
-  private readonly checkedDimensions = new Set<Vectorize>();
   private readonly locate: VectorizeLocator;
 
   constructor(
@@ -116,17 +121,17 @@ export class VectorizeVectorIndex implements VectorIndex {
     return results.map((r) => ({ tenantId: r.tenant_id, chunkId: r.chunk_id }));
   }
 
-  /** The tenant's index, its dimensions checked: a mismatch with the embedder is a configuration error, reported clearly. */
+  /** The tenant's index, its dimensions checked once an isolate: a mismatch with the embedder is a configuration error, reported clearly. */
   private async indexOf(tenantId: string): Promise<Vectorize> {
     const index = await this.locate(tenantId);
-    if (this.checkedDimensions.has(index)) return index;
+    if (checkedDimensions.get(index) === this.dimensions) return index;
     const info = await index.describe();
     if (info.dimensions !== this.dimensions) {
       throw new Error(
         `Configuration error: the Vectorize index has ${info.dimensions} dimensions but the embedder produces ${this.dimensions} (EMBEDDING_DIMENSIONS)`,
       );
     }
-    this.checkedDimensions.add(index);
+    checkedDimensions.set(index, this.dimensions);
     return index;
   }
 }

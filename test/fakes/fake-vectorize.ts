@@ -31,6 +31,7 @@ export class FakeVectorize {
   }
 
   async describe() {
+    this.calls.push({ method: "describe", args: null });
     return { vectorCount: this.vectors.size + (this.options.heldElsewhere ?? 0), dimensions: this.dimensions, processedUpToDatetime: 0, processedUpToMutation: 0 };
   }
 
