@@ -1,6 +1,7 @@
 import { checkedKv } from "./adapters/checked-kv";
 import { parseFaults, withD1Fault } from "./adapters/faults";
 import { checkedQueue } from "./adapters/checked-queue";
+import { isUsageBinding } from "./adapters/usage-queue";
 import { SHARD_PREFIX } from "./control/shards";
 import { checkedD1 } from "./db/checked-d1";
 import { DEFAULT_QUERIES_PER_INVOCATION } from "./db/invocation-queries";
@@ -25,7 +26,7 @@ export function checkedEnv(env: Env): Env {
   out.CACHE = env.CACHE && checkedKv(env.CACHE);
   out.OAUTH_KV = env.OAUTH_KV && checkedKv(env.OAUTH_KV);
   out.JOBS = env.JOBS && queueOf(env.JOBS);
-  out.USAGE = env.USAGE && queueOf(env.USAGE);
+  for (const [name, value] of Object.entries(env)) if (isUsageBinding(name) && typeof value === "object" && value) out[name] = queueOf(value as Queue<unknown>);
   return out as unknown as Env;
 }
 

@@ -12,6 +12,8 @@ export interface Env {
   JOBS: Queue<JobMessage>;
   /** Tool calls on their way to the usage log (src/jobs/usage-consumer.ts). */
   USAGE: Queue<UsageMessage>;
+  /** More usage queues past one queue's 5,000 messages a second (src/adapters/usage-queue.ts). */
+  [usage: `USAGE_${string}`]: Queue<UsageMessage> | undefined;
   RATE_LIMITER: RateLimit;
   /** Tool calls per tenant across its keys (src/auth/middleware.ts); absent in older deployments, which then skip it. */
   TENANT_RATE_LIMITER?: RateLimit;

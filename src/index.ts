@@ -4,7 +4,7 @@ import { withQueryBudget } from "./db/invocation-queries";
 import type { Env } from "./env";
 import { handleJobBatch } from "./jobs/consumer";
 import type { JobMessage, UsageMessage } from "./ports";
-import { handleUsageBatch, USAGE_QUEUE } from "./jobs/usage-consumer";
+import { handleUsageBatch, isUsageQueue } from "./jobs/usage-consumer";
 import { sweepLostJobs } from "./jobs/sweep";
 import { recoverRecentJobs, RECENT_JOBS_CRON } from "./jobs/recent-jobs";
 import { refreshAllTopPostings } from "./jobs/top-postings";
@@ -16,7 +16,7 @@ export default {
   fetch: (request: Request, env: Env, ctx: ExecutionContext) => withQueryBudget(queriesPerInvocation(env), () => app.fetch(request, checkedEnv(env), ctx)),
   queue: (batch: MessageBatch<JobMessage | UsageMessage>, env: Env, ctx: ExecutionContext) =>
     withQueryBudget(queriesPerInvocation(env), () =>
-      batch.queue === USAGE_QUEUE ? handleUsageBatch(batch as MessageBatch<UsageMessage>, checkedEnv(env)) : handleJobBatch(batch as MessageBatch<JobMessage>, checkedEnv(env), ctx),
+      isUsageQueue(batch.queue) ? handleUsageBatch(batch as MessageBatch<UsageMessage>, checkedEnv(env)) : handleJobBatch(batch as MessageBatch<JobMessage>, checkedEnv(env), ctx),
     ),
   // Every minute the recent writes' lost jobs are re-sent (recent-jobs.ts), then the keyword top postings that are due
   // are built and the keyword index's segments merged when due (keyword-merge.ts); every 15 minutes, the full sweep (sweep.ts).

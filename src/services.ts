@@ -2,7 +2,7 @@ import { LocalEmbedder } from "./adapters/local-embedder";
 import { LocalVectorIndex } from "./adapters/local-vector-index";
 import { OpenAiCompatibleEmbedder } from "./adapters/openai-embedder";
 import { QueueProducer } from "./adapters/queue-producer";
-import { QueueUsageLog } from "./adapters/usage-queue";
+import { QueueUsageLog, usageQueues } from "./adapters/usage-queue";
 import { assetTokenTables } from "./adapters/asset-token-tables";
 import { VectorizeVectorIndex } from "./adapters/vectorize-index";
 import { WorkersAiEmbedder } from "./adapters/workers-ai-embedder";
@@ -38,7 +38,7 @@ export function buildServices(env: Env, shard: D1Database, waitUntil: (promise: 
       faults,
     ),
     jobs: new QueueProducer(withFault(env.JOBS, "queue", faults)),
-    usage: new QueueUsageLog(env.USAGE),
+    usage: new QueueUsageLog(usageQueues(env)),
     ...(config.rerank ? { reranker: new WorkersAiReranker(env.AI, config.rerank.model) } : {}),
     cache: withFault(env.CACHE, "kv", faults),
     tokens,

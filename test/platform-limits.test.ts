@@ -241,7 +241,7 @@ describe("Queues: message size, batch count and bytes", () => {
     const { sent, queue } = recordingQueue<UsageMessage>();
     const call = (i: number): ToolCallRecord => ({ keyId: "key", tool: "log_chat", project: "項".repeat(200), conversationId: `${i}-${"会".repeat(190)}`, startedAt: i, durationMs: 3, errorCode: null, d1RoundTrips: 1, d1Ms: 1 });
     const calls = Array.from({ length: 600 }, (_, i) => call(i));
-    await new QueueUsageLog(queue).record("t", calls);
+    await new QueueUsageLog([queue]).record("t", calls);
     expect(sent.flat().flatMap((m) => m.calls)).toEqual(calls);
     expect(sent.flat().length).toBeGreaterThan(2); // ~730 KB of calls: several messages, over several batches
   });

@@ -243,7 +243,7 @@ describe("usage accounting off the request path", () => {
   it("sends a request's calls as one queue message, split only under the Queues limit of 128 KB", async () => {
     const sent: UsageMessage[][] = [];
     const queue = { send: async (body: UsageMessage) => void sent.push([body]), sendBatch: async (batch: { body: UsageMessage }[]) => void sent.push(batch.map((m) => m.body)) };
-    const log = new QueueUsageLog(queue as unknown as Queue<UsageMessage>);
+    const log = new QueueUsageLog([queue as unknown as Queue<UsageMessage>]);
     const call = (i: number) => ({ keyId: "key_1", tool: "log_chat", project: "p".repeat(200), conversationId: `c${i}`.padEnd(200, "x"), startedAt: i, durationMs: 1, errorCode: null, d1RoundTrips: 0.02, d1Ms: 0.1 });
     await log.record("tn_a", Array.from({ length: 50 }, (_, i) => call(i)));
     expect(sent).toHaveLength(1);

@@ -7,6 +7,11 @@ import { backoffSeconds } from "./consumer";
 
 export const USAGE_QUEUE = "context-edge-usage";
 
+/** Whether a batch comes from a usage queue: context-edge-usage, or another named context-edge-usage-<name> (wrangler.toml). */
+export function isUsageQueue(queue: string): boolean {
+  return queue === USAGE_QUEUE || queue.startsWith(`${USAGE_QUEUE}-`);
+}
+
 /**
  * The USAGE queue's consumer: a batch of requests' tool calls becomes one INSERT per shard it touches, after
  * one control query for the batch's tenants (uncached: calls of a tenant whose deletion has begun are dropped,
