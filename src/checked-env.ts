@@ -1,7 +1,9 @@
 import { checkedKv } from "./adapters/checked-kv";
 import { parseFaults, withD1Fault } from "./adapters/faults";
 import { checkedQueue } from "./adapters/checked-queue";
-import { isUsageBinding } from "./adapters/usage-queue";
+import { isQueueOfKind } from "./adapters/queue-spread";
+import { JOBS_KIND } from "./adapters/queue-producer";
+import { USAGE_KIND } from "./adapters/usage-queue";
 import { SHARD_PREFIX } from "./control/shards";
 import { checkedD1 } from "./db/checked-d1";
 import { DEFAULT_QUERIES_PER_INVOCATION } from "./db/invocation-queries";
@@ -25,8 +27,10 @@ export function checkedEnv(env: Env): Env {
   }
   out.CACHE = env.CACHE && checkedKv(env.CACHE);
   out.OAUTH_KV = env.OAUTH_KV && checkedKv(env.OAUTH_KV);
-  out.JOBS = env.JOBS && queueOf(env.JOBS);
-  for (const [name, value] of Object.entries(env)) if (isUsageBinding(name) && typeof value === "object" && value) out[name] = queueOf(value as Queue<unknown>);
+  // Every job and usage queue (JOBS, JOBS_<name>, USAGE, USAGE_<name>).
+  for (const [name, value] of Object.entries(env)) {
+    if ((isQueueOfKind(JOBS_KIND, name) || isQueueOfKind(USAGE_KIND, name)) && typeof value === "object" && value) out[name] = queueOf(value as Queue<unknown>);
+  }
   return out as unknown as Env;
 }
 

@@ -10,6 +10,8 @@ export interface Env {
   /** OAuth clients, grants, codes and tokens (@cloudflare/workers-oauth-provider reads this binding name). */
   OAUTH_KV: KVNamespace;
   JOBS: Queue<JobMessage>;
+  /** More job queues past one queue's 5,000 messages a second (src/adapters/queue-producer.ts). */
+  [jobs: `JOBS_${string}`]: Queue<JobMessage> | undefined;
   /** Tool calls on their way to the usage log (src/jobs/usage-consumer.ts). */
   USAGE: Queue<UsageMessage>;
   /** More usage queues past one queue's 5,000 messages a second (src/adapters/usage-queue.ts). */

@@ -1,7 +1,7 @@
 import { LocalEmbedder } from "./adapters/local-embedder";
 import { LocalVectorIndex } from "./adapters/local-vector-index";
 import { OpenAiCompatibleEmbedder } from "./adapters/openai-embedder";
-import { QueueProducer } from "./adapters/queue-producer";
+import { jobQueues, QueueProducer } from "./adapters/queue-producer";
 import { QueueUsageLog, usageQueues } from "./adapters/usage-queue";
 import { assetTokenTables } from "./adapters/asset-token-tables";
 import { VectorizeVectorIndex } from "./adapters/vectorize-index";
@@ -37,7 +37,7 @@ export function buildServices(env: Env, shard: D1Database, waitUntil: (promise: 
       "vectors",
       faults,
     ),
-    jobs: new QueueProducer(withFault(env.JOBS, "queue", faults)),
+    jobs: new QueueProducer(jobQueues(env).map((queue) => withFault(queue, "queue", faults))),
     usage: new QueueUsageLog(usageQueues(env)),
     ...(config.rerank ? { reranker: new WorkersAiReranker(env.AI, config.rerank.model) } : {}),
     cache: withFault(env.CACHE, "kv", faults),

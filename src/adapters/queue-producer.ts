@@ -2,16 +2,37 @@ import type { JobMessage } from "../ports";
 import type { JobQueue } from "../ports";
 import { messageBytes } from "./checked-queue";
 import { PLATFORM_LIMITS } from "./platform-limits";
+import { queuesOfKind, sendToOne } from "./queue-spread";
 
 /** Queues' sendBatch limits: 100 messages and 256 KB in all; the bytes (UTF-8 JSON, as Queues counts) kept well under. */
 const SEND_BATCH = PLATFORM_LIMITS.queues.batchMessages;
 const SEND_BATCH_BYTES = 200_000;
 
-export class QueueProducer implements JobQueue {
-  constructor(private readonly queue: Queue<JobMessage>) {}
+/**
+ * Job queues: JOBS and JOBS_<name> (queue-spread.ts). A write queues two jobs (embed, then link), so one queue's
+ * 5,000 messages a second caps writes near 2,500 a second however many shards there are.
+ */
+export const JOBS_KIND = "JOBS";
 
-  async send(messages: JobMessage[]): Promise<void> {
-    for (const batch of batches(messages)) await this.queue.sendBatch(batch.map((body) => ({ body })));
+export const jobQueues = (env: object) => queuesOfKind<JobMessage>(env, JOBS_KIND);
+
+/** Sends jobs in batches under Queues' limits, each batch (one sendBatch) to one job queue (queue-spread.ts). */
+export class QueueProducer implements JobQueue {
+  private readonly queues: Queue<JobMessage>[];
+
+  constructor(
+    queues: Queue<JobMessage> | Queue<JobMessage>[],
+    private readonly random: () => number = Math.random,
+  ) {
+    this.queues = Array.isArray(queues) ? queues : [queues];
+  }
+
+  /** `delaySeconds`: when the jobs are delivered (a move waiting out the routing caches). */
+  async send(messages: JobMessage[], options: { delaySeconds?: number } = {}): Promise<void> {
+    const delay = options.delaySeconds === undefined ? {} : { delaySeconds: options.delaySeconds };
+    for (const batch of batches(messages)) {
+      await sendToOne(this.queues, JOBS_KIND, this.random, (queue) => queue.sendBatch(batch.map((body) => ({ body, ...delay }))));
+    }
   }
 }
 

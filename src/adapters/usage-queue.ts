@@ -2,6 +2,7 @@ import type { ToolCallRecord, UsageLog, UsageMessage } from "../ports";
 import { boundedGroups } from "../core/shared/bounded-groups";
 import { messageBytes } from "./checked-queue";
 import { PLATFORM_LIMITS } from "./platform-limits";
+import { queuesOfKind, sendToOne } from "./queue-spread";
 
 /** Queues' message limit is 128 KB (UTF-8 JSON); a message's calls are kept under this many bytes. */
 const MAX_MESSAGE_BYTES = 100_000;
@@ -9,29 +10,17 @@ const MAX_MESSAGE_BYTES = 100_000;
 const MESSAGES_PER_BATCH = Math.min(PLATFORM_LIMITS.queues.batchMessages, Math.floor(PLATFORM_LIMITS.queues.batchBytes / (MAX_MESSAGE_BYTES + 1_000)));
 
 /**
- * Usage queues are the producer bindings named USAGE and USAGE_<name> (wrangler.toml), each with a consumer: a queue
- * takes 5,000 messages a second and the log sends one a request, so one queue would cap the whole service at 5,000
- * requests a second however many shards there are. Adding a queue is a producer and a consumer block, no code change.
+ * Usage queues: USAGE and USAGE_<name> (queue-spread.ts). The log sends a message a request, so one queue's 5,000
+ * messages a second would cap the whole service at 5,000 requests a second however many shards there are.
  */
-export const USAGE_BINDING = "USAGE";
+export const USAGE_KIND = "USAGE";
 
-export function isUsageBinding(name: string): boolean {
-  return name === USAGE_BINDING || name.startsWith(`${USAGE_BINDING}_`);
-}
-
-/** The deployment's usage queues, by binding name order. */
-export function usageQueues(env: object): Queue<UsageMessage>[] {
-  return Object.entries(env)
-    .filter(([name, value]) => isUsageBinding(name) && typeof (value as Queue<UsageMessage> | null)?.send === "function")
-    .sort(([a], [b]) => a.localeCompare(b, "en", { numeric: true }))
-    .map(([, queue]) => queue as Queue<UsageMessage>);
-}
+export const usageQueues = (env: object) => queuesOfKind<UsageMessage>(env, USAGE_KIND);
 
 /**
  * The usage log through the usage queues: one message per request (a JSON-RPC batch of 50 calls is ~10 KB), split
- * only past the message limit, to a queue drawn at random (the load spreads evenly; the consumer does not care in
- * what order calls arrive). A queue that refuses (over its throughput, or down) passes the request's calls to the
- * next. Nothing is written to D1 on the request's behalf.
+ * only past the message limit, to one queue (queue-spread.ts; the consumer does not care in what order calls
+ * arrive). Nothing is written to D1 on the request's behalf.
  */
 export class QueueUsageLog implements UsageLog {
   constructor(
@@ -41,25 +30,11 @@ export class QueueUsageLog implements UsageLog {
 
   async record(tenantId: string, calls: ToolCallRecord[]): Promise<void> {
     if (calls.length === 0) return;
-    if (this.queues.length === 0) throw new Error(`No usage queue: bind a queue producer named ${USAGE_BINDING} (wrangler.toml)`);
     const messages = boundedGroups(calls, { count: Infinity, size: MAX_MESSAGE_BYTES }, (call) => messageBytes(call) + 1).map((group) => ({ tenantId, calls: group }));
-    const first = Math.floor(this.random() * this.queues.length);
-    for (let tried = 0; ; tried++) {
-      const queue = this.queues[(first + tried) % this.queues.length]!;
-      try {
-        return await send(queue, messages);
-      } catch (error) {
-        // A queue that took part of a split request before failing would count those calls twice if retried elsewhere.
-        if (tried + 1 >= this.queues.length || messages.length > MESSAGES_PER_BATCH) throw error;
-        console.error("usage queue refused a message; sending it to the next", error);
-      }
+    // Each send whole to one queue (a large request's batches may go to different ones).
+    for (let i = 0; i < messages.length; i += MESSAGES_PER_BATCH) {
+      const batch = messages.slice(i, i + MESSAGES_PER_BATCH);
+      await sendToOne(this.queues, USAGE_KIND, this.random, (queue) => (batch.length === 1 ? queue.send(batch[0]!) : queue.sendBatch(batch.map((body) => ({ body })))));
     }
-  }
-}
-
-async function send(queue: Queue<UsageMessage>, messages: UsageMessage[]): Promise<void> {
-  if (messages.length === 1) return void (await queue.send(messages[0]!));
-  for (let i = 0; i < messages.length; i += MESSAGES_PER_BATCH) {
-    await queue.sendBatch(messages.slice(i, i + MESSAGES_PER_BATCH).map((body) => ({ body })));
   }
 }

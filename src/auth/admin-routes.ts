@@ -10,6 +10,7 @@ import { placeNewTenant, shardFill } from "../control/placement";
 import { forgetRoutes, routeKey } from "../control/routing";
 import { isShardName, shardDatabase, shardNames } from "../control/shards";
 import { placeVectorIndex, vectorIndexFill, vectorIndexNames } from "../control/vector-indexes";
+import { jobQueues, QueueProducer } from "../adapters/queue-producer";
 import { beginMove, moveView, readMove } from "../control/moves";
 import type { Env } from "../env";
 import { AppError, invalidParameter, permissionDenied, toAppError } from "../errors";
@@ -176,7 +177,7 @@ export const adminRoutes = new Hono<AdminBindings>()
     const tenantId = c.req.param("tenantId");
     const body = await parseBody(c, moveBody);
     const move = await beginMove(c.env, tenantId, body.shard);
-    await c.env.JOBS.send({ type: "move", tenantId });
+    await new QueueProducer(jobQueues(c.env)).send([{ type: "move", tenantId }]);
     return c.json({ tenant_id: tenantId, shard: move.source, move }, 202);
   })
   .post("/tenants/:tenantId/keys", async (c) => {

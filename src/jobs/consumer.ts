@@ -10,7 +10,7 @@ import { autoSummarize } from "../core/conversations/auto-summarize";
 import { embedItemsInBudget } from "../core/memory/embedding";
 import { itemJobs } from "../core/shared/item-jobs";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/memory/keyword-index";
-import { QueueProducer } from "../adapters/queue-producer";
+import { jobQueues, QueueProducer } from "../adapters/queue-producer";
 import { recordFailure } from "../control/job-failures";
 import { runDeletionSteps } from "../core/ownership/run-deletion";
 import { deleteGrantsOfKeys } from "../oauth/key-grants";
@@ -177,16 +177,16 @@ async function runJob(job: JobMessage, env: Env, shard: ShardWork): Promise<void
     }
     case "reindex":
       await reindexHeartbeat(d1, Date.now());
-      if (await reindexLegacyBatches(d1, REINDEX_BATCHES_PER_JOB)) await new QueueProducer(env.JOBS).send([job]);
+      if (await reindexLegacyBatches(d1, REINDEX_BATCHES_PER_JOB)) await new QueueProducer(jobQueues(env)).send([job]);
       return;
     case "move": {
       const run = await runMove(env, job.tenantId, MOVE_PAGES_PER_JOB);
-      if (isActive(run.state)) await env.JOBS.send(job, { delaySeconds: Math.ceil(run.waitMs / 1000) });
+      if (isActive(run.state)) await new QueueProducer(jobQueues(env)).send([job], { delaySeconds: Math.ceil(run.waitMs / 1000) });
       return;
     }
     case "delete": {
       const run = await runDeletionSteps({ control: env.CONTROL, data: d1 }, services, job, (keyIds) => deleteGrantsOfKeys(env, keyIds), DELETION_STEPS_PER_JOB);
-      if (!run.done) await new QueueProducer(env.JOBS).send([job]);
+      if (!run.done) await new QueueProducer(jobQueues(env)).send([job]);
       return;
     }
   }
@@ -198,7 +198,7 @@ async function runJob(job: JobMessage, env: Env, shard: ShardWork): Promise<void
  */
 async function deferMessages(messages: Message<JobMessage>[], env: Env): Promise<void> {
   try {
-    await new QueueProducer(env.JOBS).send(messages.map((m) => m.body));
+    await new QueueProducer(jobQueues(env)).send(messages.map((m) => m.body));
     for (const message of messages) message.ack();
   } catch (error) {
     console.error(`could not defer ${messages.length} jobs to a new invocation; retrying them`, error);

@@ -1,5 +1,5 @@
 import type { Env } from "../env";
-import { QueueProducer } from "../adapters/queue-producer";
+import { jobQueues, QueueProducer } from "../adapters/queue-producer";
 import { readConfig } from "../config";
 import { itemJobsByTenant } from "../core/shared/item-jobs";
 import { shardDatabase, shardNames } from "../control/shards";
@@ -60,7 +60,7 @@ async function recoverShard(env: Env, shard: string, now: number): Promise<numbe
   ]);
   const lists = [unembedded!.results, unlinked?.results ?? []];
   const messages = [...itemJobsByTenant("embed", lists[0]!), ...itemJobsByTenant("link", lists[1]!)];
-  await new QueueProducer(env.JOBS).send(messages);
+  await new QueueProducer(jobQueues(env)).send(messages);
   // A full list stops the cursor at its last row; items of that very millisecond past the limit fall to the full sweep.
   const reached = lists.filter((rows) => rows.length === PASS_LIMIT).map((rows) => rows[rows.length - 1]!.created_at);
   const cursor = reached.length > 0 ? Math.min(...reached) : until;

@@ -1,5 +1,5 @@
 import type { Env } from "../env";
-import { QueueProducer } from "../adapters/queue-producer";
+import { jobQueues, QueueProducer } from "../adapters/queue-producer";
 import { readConfig } from "../config";
 import { needsSummary } from "../core/conversations/conversations";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/memory/keyword-index";
@@ -34,7 +34,7 @@ const SWEEP_REINDEX_BATCHES = 5;
  */
 export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number> {
   const [tenants, moves] = await Promise.all([unfinishedTenantDeletions(env.CONTROL, now - LOST_JOB_AFTER_MS), stalledMoves(env.CONTROL, now - STALLED_MOVE_AFTER_MS)]);
-  const producer = new QueueProducer(env.JOBS);
+  const producer = new QueueProducer(jobQueues(env));
   await producer.send([...tenants.map((tenantId) => ({ type: "delete" as const, tenantId, project: null })), ...moves.map((tenantId) => ({ type: "move" as const, tenantId }))]);
   let sent = tenants.length + moves.length;
   for (const shard of shardNames(env)) {
@@ -67,7 +67,7 @@ async function sweepShard(env: Env, shard: string, now: number): Promise<number>
       .filter((c) => needsSummary({ messageCount: c.message_count as number, tokens: c.tokens as number, summarizedCount: c.summarized_count as number, summarizedTokens: c.summarized_tokens as number }, config.conversations))
       .map((c) => ({ type: "summarize" as const, tenantId: c.tenant_id as string, conversationId: c.id as string, messageCount: c.message_count as number })),
   ];
-  const producer = new QueueProducer(env.JOBS);
+  const producer = new QueueProducer(jobQueues(env));
   await producer.send(messages);
   try {
     if ((await reindexLegacyBatches(d1, SWEEP_REINDEX_BATCHES)) && (await reindexHeartbeat(d1, now, true))) {
