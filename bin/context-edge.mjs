@@ -9,7 +9,9 @@ import { moveTenant } from "../scripts/cli-move.mjs";
 
 const HELP = `usage: context-edge <command> [arguments] [--url URL] [--token ADMIN_TOKEN] [--json]
 
-  tenants create NAME [--id ID] [--shard SHARD]    a tenant (placed on the emptiest shard unless named)
+  tenants create NAME [--id ID] [--shard SHARD] [--vector-index VECTORIZE_<name>]
+                                                   a tenant (placed on the emptiest shard, and with Vectorize
+                                                   the index with the fewest vectors, unless named)
   tenants list                                     every tenant, with its shard
   tenants show TENANT                              one tenant (and its move, while one runs)
   tenants delete TENANT                            deletes it and everything it stored (asks for --yes)
@@ -24,7 +26,7 @@ const HELP = `usage: context-edge <command> [arguments] [--url URL] [--token ADM
   import TENANT FILE [--project P] [--format context-edge|mcp-memory|mem0]
                                                    up to 50 MB, with progress and a count
   move TENANT SHARD                                moves a tenant to another shard and follows it to the end
-  shards                                           the shards, with their size and tenants
+  shards                                           the shards (and Vectorize indexes), with their size and tenants
   smoke --key KEY                                  the end-to-end check (npm run smoke)
   deploy [--dry-run] [--skip-smoke]                deploys this checkout (npm run deploy)
 
@@ -41,6 +43,7 @@ const OPTIONS = {
   help: { type: "boolean", short: "h" },
   id: { type: "string" },
   shard: { type: "string" },
+  "vector-index": { type: "string" },
   name: { type: "string" },
   scopes: { type: "string" },
   projects: { type: "string" },
@@ -105,9 +108,10 @@ async function main(argv, { log = console.log } = {}) {
         return encodeURIComponent(args[0]);
       };
       if (verb === "create") {
-        if (args.length !== 1) throw new CliError("usage: context-edge tenants create NAME [--id ID] [--shard SHARD]", EXIT.usage);
-        const body = { name: args[0], ...(o.id ? { tenant_id: o.id } : {}), ...(o.shard ? { shard: o.shard } : {}) };
-        return show(await client().json("POST", "/tenants", body), (t) => `created tenant ${t.tenant_id} (${t.name}) on ${t.shard}`);
+        if (args.length !== 1) throw new CliError("usage: context-edge tenants create NAME [--id ID] [--shard SHARD] [--vector-index INDEX]", EXIT.usage);
+        const placed = { ...(o.shard ? { shard: o.shard } : {}), ...(o["vector-index"] ? { vector_index: o["vector-index"] } : {}) };
+        const body = { name: args[0], ...(o.id ? { tenant_id: o.id } : {}), ...placed };
+        return show(await client().json("POST", "/tenants", body), (t) => `created tenant ${t.tenant_id} (${t.name}) on ${t.shard}${t.vector_index ? `, vectors in ${t.vector_index}` : ""}`);
       }
       if (verb === "list") {
         const { tenants } = await client().json("GET", "/tenants");
@@ -173,8 +177,10 @@ async function main(argv, { log = console.log } = {}) {
     }
     case "shards": {
       need(0, "");
-      const { shards } = await client().json("GET", "/shards");
-      return show(shards, (ss) => ss.map((s) => Object.values(s).join("\t")).join("\n"));
+      const { shards, vector_indexes: indexes } = await client().json("GET", "/shards");
+      const rows = (list) => list.map((s) => Object.values(s).join("\t"));
+      // --json keeps its shape (the shards); the indexes follow in the human form only, where a deployment has Vectorize.
+      return show(shards, (ss) => [...rows(ss), ...(indexes ? rows(indexes) : [])].join("\n"));
     }
     case "smoke": {
       need(0, "--key KEY [--url URL]");

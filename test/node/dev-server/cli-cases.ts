@@ -38,6 +38,10 @@ export function cliCases(url: () => string) {
     it("creates, lists, shows and deletes a tenant; creates, lists and revokes keys, printing the secret once", () => {
       const tenant = json<{ tenant_id: string; shard: string }>(["tenants", "create", "CLI Co", "--shard", "SHARD_1"]);
       expect(tenant.shard).toBe("SHARD_1");
+      // The dev server keeps vectors in its local index: naming a Vectorize index is refused, and says why.
+      const misplaced = cli(["tenants", "create", "CLI Vectors", "--vector-index", "VECTORIZE"]);
+      expect(misplaced.status).toBe(1);
+      expect(misplaced.stderr).toContain("local index");
       expect(cli(["tenants", "list"]).stdout).toContain(`${tenant.tenant_id}\tSHARD_1\tCLI Co`);
       expect(json<{ name: string }>(["tenants", "show", tenant.tenant_id]).name).toBe("CLI Co");
 
