@@ -16,6 +16,9 @@ const CLIENTS = 50;
 const TENANTS = 10;
 const CALLS_PER_CLIENT = 40;
 const SHARD_COUNTS = [1, 4, 16, 64];
+/** A queue's throughput (Queues limits): the usage log sends a message a request, a write queues two jobs (embed, link). */
+const QUEUE_MESSAGES_PER_SECOND = 5000;
+const WRITE_TOOLS = ["log_chat", "memory_store"];
 /** A hosted agent's day, by calls: mostly logging turns and searching, some context builds and stores. */
 const MIX = { log_chat: 0.3, search: 0.3, memory_context_build: 0.1, memory_store: 0.1, get_context: 0.1, retrieve_context: 0.1 };
 
@@ -40,6 +43,9 @@ export async function runCapacity(newTenant) {
   lines.push(`  an agent mix (${Object.entries(MIX).map(([t, s]) => `${t} ${s * 100}%`).join(", ")}): ${fmt(mixMs, 2)} ms of D1 a call`);
   lines.push(`  D1 runs one query at a time per database, so a shard serves ~${fmt(perShard, 0)} calls/s of that mix (search alone: ${fmt(1000 / byTool.get("search").d1_ms, 0)}/s)`);
   lines.push(`  ${SHARD_COUNTS.map((n) => `${n} shard${n > 1 ? "s" : ""}: ${fmt(perShard * n, 0)} calls/s, ${n * 10} GB`).join("; ")}`);
+  const writeShare = WRITE_TOOLS.reduce((sum, tool) => sum + (MIX[tool] ?? 0), 0);
+  const queuesFor = (n) => `${Math.ceil((perShard * n) / QUEUE_MESSAGES_PER_SECOND)} usage / ${Math.ceil((perShard * n * writeShare * 2) / QUEUE_MESSAGES_PER_SECOND)} job`;
+  lines.push(`  queues those need at 5,000 messages/s each (a message a request, two jobs a write): ${SHARD_COUNTS.map((n) => `${n}: ${queuesFor(n)}`).join("; ")}`);
   lines.push("  (locally a D1 wait includes the loopback trip to the database object, so this errs low; the control database is");
   lines.push("   read once per key per isolate per 15 s and the usage log writes one statement per queue batch of up to 100 requests)");
   lines.push(...(await loadRun(tenants)));
