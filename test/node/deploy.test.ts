@@ -1,3 +1,5 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { removeAccounts, setup } from "../fixtures/fake-account";
 
@@ -120,6 +122,23 @@ describe("npm run deploy against an account", () => {
     expect(out).toMatch(/exists\s+KV namespace context-edge-cache/);
     expect(state().kv).toHaveLength(2);
     expect(toml()).toContain('id = "0123456789abcdef0123456789abcdef"');
+  });
+
+  it("creates a second Vectorize index (with its metadata index) and more usage and job queues, added as wrangler.toml says", () => {
+    const { run, state, dir, toml } = setup();
+    const more = [
+      '[[vectorize]]\nbinding = "VECTORIZE_1"\nindex_name = "context-edge-1"',
+      '[[queues.producers]]\nbinding = "USAGE_1"\nqueue = "context-edge-usage-1"',
+      '[[queues.consumers]]\nqueue = "context-edge-usage-1"\nmax_batch_size = 100\nmax_batch_timeout = 1\nmax_retries = 10\ndead_letter_queue = "context-edge-jobs-dlq"',
+      '[[queues.producers]]\nbinding = "JOBS_1"\nqueue = "context-edge-jobs-1"',
+      '[[queues.consumers]]\nqueue = "context-edge-jobs-1"\nmax_batch_size = 50\nmax_batch_timeout = 1\nmax_retries = 20\ndead_letter_queue = "context-edge-jobs-dlq"',
+    ];
+    writeFileSync(join(dir, "wrangler.toml"), `${toml()}\n${more.join("\n\n")}\n`);
+    const { status, out } = run(["--skip-smoke"]);
+    expect(status, out).toBe(0);
+    const account = state();
+    expect(account.vectorize["context-edge-1"]).toEqual({ dimensions: 768, metric: "cosine", metadata: [{ propertyName: "project", indexType: "string" }] });
+    expect(account.queues.sort()).toEqual(["context-edge-jobs", "context-edge-jobs-1", "context-edge-jobs-dlq", "context-edge-usage", "context-edge-usage-1"]);
   });
 
   it("answers an unknown option with the usage line and exit 2", () => {
