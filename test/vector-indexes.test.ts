@@ -3,6 +3,8 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { chooseVectorIndex, vectorIndexNames } from "../src/control/vector-indexes";
+import { shardDatabase } from "../src/control/shards";
+import { VectorizeVectorIndex } from "../src/adapters/vectorize-index";
 import { FakeVectorize } from "./fakes/fake-vectorize";
 import { ADMIN_TOKEN, BASE, call, newKey, newTenant } from "./helpers";
 import { deliverJobs, lostQueue } from "./ownership-fixtures";
@@ -145,6 +147,29 @@ describe("Vectorize indexes", () => {
     for (let i = 0; i < 3; i++) expect(await vectorSearch(overrides, apiKey, "bees cluster around the queen")).toEqual(["Bees overwinter as a cluster around the queen."]);
     expect(first.calls.filter((c) => c.method === "query")).toHaveLength(3);
     expect(described() - before).toBe(0); // the embed job checked it already, in this isolate
+  });
+
+  it("reconciliation finds a tenant's lost and orphaned vectors in its own index, and touches no other", async () => {
+    const [first, second] = [new FakeVectorize(DIMS), new FakeVectorize(DIMS)];
+    const overrides = deployment(first, second);
+    const t = await (await createTenant(overrides, { name: "drifting", vector_index: "VECTORIZE_1" })).json<{ tenant_id: string; shard: string }>();
+    const { apiKey } = await newKey(t.tenant_id);
+    await storeEmbedded(overrides, t.tenant_id, apiKey, ["Swallows leave in September.", "Swifts leave in August."]);
+    const [kept, lostId] = idsOf(second, t.tenant_id).sort();
+    second.vectors.delete(lostId!);
+    const orphan = 999_999_999;
+    await new VectorizeVectorIndex(second as unknown as Vectorize, DIMS, shardDatabase(env, t.shard)).upsert(t.tenant_id, [
+      { chunkId: orphan, itemId: "gone", project: "default", kind: "memory", type: "note", values: new Float32Array(DIMS).fill(0.1) },
+    ]);
+    // Embedded an hour ago, so the pass does not wait for the index to show them (writes show up late).
+    await shardDatabase(env, t.shard).prepare("UPDATE items SET embedded_at = ? WHERE tenant_id = ?").bind(Date.now() - 3_600_000, t.tenant_id).run();
+
+    const lost = lostQueue();
+    const response = await fetchWith({ ...overrides, JOBS: lost.binding }, `/admin/reconcile?tenant=${t.tenant_id}`, { method: "POST", token: ADMIN_TOKEN });
+    expect(await response.json()).toMatchObject({ missing_vectors_requeued: 1, orphan_vectors_deleted: 1 });
+    expect(idsOf(second, t.tenant_id)).toEqual([kept]);
+    expect(lost.sent.filter((m) => m.type === "embed")).toHaveLength(1);
+    expect(first.calls.filter((c) => c.method !== "describe")).toEqual([]);
   });
 
   it("placement: room first, then the fewest vectors, then the fewest tenants, then the first index", () => {
