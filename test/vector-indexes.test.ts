@@ -14,8 +14,8 @@ import { deliverJobs, lostQueue } from "./ownership-fixtures";
 // tenant is created. Through the Worker's entries with the Vectorize adapter over two fakes that enforce those limits.
 const DIMS = 256;
 
-function deployment(first: FakeVectorize, second: FakeVectorize, more: Partial<typeof env> = {}): Partial<typeof env> {
-  return { VECTOR_INDEX: "vectorize", EMBEDDING_DIMENSIONS: String(DIMS), VECTORIZE: first as unknown as Vectorize, VECTORIZE_1: second as unknown as Vectorize, ...more };
+function deployment(first: FakeVectorize, second: FakeVectorize): Partial<typeof env> {
+  return { VECTOR_INDEX: "vectorize", EMBEDDING_DIMENSIONS: String(DIMS), VECTORIZE: first as unknown as Vectorize, VECTORIZE_1: second as unknown as Vectorize };
 }
 
 async function fetchWith(overrides: Partial<typeof env>, path: string, init: { method: string; body?: unknown; token: string }): Promise<Response> {
