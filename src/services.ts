@@ -15,8 +15,8 @@ import type { Env } from "./env";
 import { WorkersAiSummarizer } from "./adapters/workers-ai-summarizer";
 import { truncateToTokens } from "./core/shared/extractive";
 import { ExtractiveSummarizer } from "./core/conversations/extractive-summarizer";
-import type { Embedder, Services } from "./ports";
-import { tenantVectorIndex } from "./control/routing";
+import type { Embedder, Services, VectorIndex } from "./ports";
+import { tenantShards, tenantVectorIndex } from "./control/routing";
 import { vectorIndexBinding } from "./control/vector-indexes";
 
 /**
@@ -32,11 +32,7 @@ export function buildServices(env: Env, shard: D1Database, waitUntil: (promise: 
   return {
     config,
     embedder: withFault(buildEmbedder(env, config), "embedder", faults),
-    vectors: withFault(
-      config.vectorIndex === "vectorize" ? new VectorizeVectorIndex(async (tenantId) => vectorIndexBinding(env, await tenantVectorIndex(env.CONTROL, tenantId)), config.embeddingDimensions, shard) : new LocalVectorIndex(shard, config.embeddingDimensions),
-      "vectors",
-      faults,
-    ),
+    vectors: withFault(buildVectorIndex(env, config, shard), "vectors", faults),
     jobs: new QueueProducer(jobQueues(env).map((queue) => withFault(queue, "queue", faults))),
     usage: new QueueUsageLog(usageQueues(env)),
     ...(config.rerank ? { reranker: new WorkersAiReranker(env.AI, config.rerank.model) } : {}),
@@ -51,6 +47,14 @@ export function buildServices(env: Env, shard: D1Database, waitUntil: (promise: 
     // Work after the response (counters, cache writes) may fail like any call; it is logged, never an unhandled rejection.
     waitUntil: (promise) => waitUntil(promise.catch((error) => console.error("background work after the response failed", error))),
   };
+}
+
+/** Vectorize, each tenant's vectors in its own index (routing.ts caches which), or the local index in the shard. */
+function buildVectorIndex(env: Env, config: Config, shard: D1Database): VectorIndex {
+  if (config.vectorIndex === "local") return new LocalVectorIndex(shard, config.embeddingDimensions);
+  const indexOf = async (tenantId: string) => vectorIndexBinding(env, await tenantVectorIndex(env.CONTROL, tenantId));
+  // A page of ids to reconcile names many tenants: their indexes are read in one control query, cached with their shards.
+  return new VectorizeVectorIndex(indexOf, config.embeddingDimensions, shard, (tenantIds) => tenantShards(env.CONTROL, tenantIds));
 }
 
 function buildEmbedder(env: Env, config: Config): Embedder {

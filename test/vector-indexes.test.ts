@@ -5,6 +5,9 @@ import worker from "../src/index";
 import { chooseVectorIndex, vectorIndexNames } from "../src/control/vector-indexes";
 import { shardDatabase } from "../src/control/shards";
 import { VectorizeVectorIndex } from "../src/adapters/vectorize-index";
+import { forgetRoutes } from "../src/control/routing";
+import type { Env } from "../src/env";
+import { buildServices } from "../src/services";
 import { FakeVectorize } from "./fakes/fake-vectorize";
 import { ADMIN_TOKEN, BASE, call, newKey, newTenant } from "./helpers";
 import { deliverJobs, lostQueue } from "./ownership-fixtures";
@@ -170,6 +173,33 @@ describe("Vectorize indexes", () => {
     expect(idsOf(second, t.tenant_id)).toEqual([kept]);
     expect(lost.sent.filter((m) => m.type === "embed")).toHaveLength(1);
     expect(first.calls.filter((c) => c.method !== "describe")).toEqual([]);
+  });
+
+  it("a page of ids to reconcile reads its tenants' indexes in one control query, not one a tenant", async () => {
+    const overrides = deployment(new FakeVectorize(DIMS), new FakeVectorize(DIMS));
+    const tenants: string[] = [];
+    for (const name of ["page-a", "page-b", "page-c"]) {
+      const t = await (await createTenant(overrides, { name, vector_index: "VECTORIZE_1", shard: "SHARD_0" })).json<{ tenant_id: string }>();
+      await storeEmbedded(overrides, t.tenant_id, (await newKey(t.tenant_id)).apiKey, [`${name}: the ferry runs hourly.`]);
+      tenants.push(t.tenant_id);
+    }
+    for (const tenantId of tenants) forgetRoutes({ tenantId }); // as in an isolate that has not served them
+    const statements: string[] = [];
+    const control = new Proxy(env.CONTROL, {
+      get: (target, prop) => {
+        if (prop === "prepare") return (sql: string) => (statements.push(sql), target.prepare(sql));
+        const value = Reflect.get(target, prop);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const services = buildServices({ ...env, ...overrides, CONTROL: control } as Env, shardDatabase(env, "SHARD_0"), () => {});
+    const page = await services.vectors.listIds({ afterChunkId: 0, limit: 1000 });
+    for (const tenantId of tenants) {
+      const mine = page.filter((v) => v.tenantId === tenantId).map((v) => v.chunkId);
+      expect(mine).toHaveLength(1);
+      expect((await services.vectors.getVectors(tenantId, mine)).size).toBe(1);
+    }
+    expect(statements.filter((sql) => sql.includes("vector_index"))).toHaveLength(1);
   });
 
   it("placement: room first, then the fewest vectors, then the fewest tenants, then the first index", () => {

@@ -32,10 +32,15 @@ export class VectorizeVectorIndex implements VectorIndex {
   readonly name = "vectorize";
   private readonly locate: VectorizeLocator;
 
+  /**
+   * `locateMany`: finds the indexes of several tenants at once, ahead of their calls (listIds hands it the tenants of
+   * a page, so a reconciliation pass over a shard looks them up in one go, not one a tenant).
+   */
   constructor(
     index: Vectorize | VectorizeLocator,
     private readonly dimensions: number,
     private readonly db: D1Database,
+    private readonly locateMany: (tenantIds: string[]) => Promise<unknown> = async () => undefined,
   ) {
     this.locate = typeof index === "function" ? index : async () => index;
   }
@@ -118,6 +123,7 @@ export class VectorizeVectorIndex implements VectorIndex {
       .prepare(`SELECT tenant_id, chunk_id FROM vector_ids WHERE chunk_id > ?${tenant} ORDER BY chunk_id LIMIT ?`)
       .bind(options.afterChunkId, ...(options.tenantId === undefined ? [] : [options.tenantId]), options.limit)
       .all<{ tenant_id: string; chunk_id: number }>();
+    if (results.length > 0) await this.locateMany([...new Set(results.map((r) => r.tenant_id))]);
     return results.map((r) => ({ tenantId: r.tenant_id, chunkId: r.chunk_id }));
   }
 
