@@ -8,6 +8,7 @@ import { buildServices } from "../services";
 import { autoLinkItems } from "../core/graph/auto-link";
 import { autoSummarize } from "../core/conversations/auto-summarize";
 import { embedItemsInBudget } from "../core/memory/embedding";
+import { shareEmbeddings, withSharedEmbeddings } from "./shared-embeddings";
 import { itemJobs } from "../core/shared/item-jobs";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/memory/keyword-index";
 import { jobQueues, QueueProducer } from "../adapters/queue-producer";
@@ -49,6 +50,7 @@ export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, 
   if (batch.queue === DEAD_LETTER_QUEUE) return recordDeadLetters(batch, env);
   const shards = await shardsOfBatch(batch.messages, env, ctx);
   const groups = mergeableGroups(batch.messages);
+  await shareBatchEmbeddings(groups, shards);
   for (const [index, group] of groups.entries()) {
     // D1's queries per invocation: a group is not started with fewer than JOB_QUERIES left (the first always
     // runs); the rest of the batch goes back to the queue as new messages, for an invocation of its own.
@@ -126,14 +128,42 @@ interface ShardWork {
   services: Services;
 }
 
+interface BatchShards {
+  of(job: JobMessage): ShardWork | null;
+  /** Puts vectors embedded for the whole batch in front of every shard's embedder (shared-embeddings.ts). */
+  useEmbeddings(shared: Map<string, Float32Array>): void;
+}
+
+/**
+ * The batch's embed groups of several tenants embedded in shared calls (shared-embeddings.ts), before any group runs;
+ * if that fails, each group embeds its own as before.
+ */
+async function shareBatchEmbeddings(groups: Message<JobMessage>[][], shards: BatchShards): Promise<void> {
+  const embeds = groups.flatMap((group) => {
+    const job = group[0]!.body;
+    const work = job.type === "embed" ? shards.of(job) : null;
+    if (job.type !== "embed" || work === null) return [];
+    const itemIds = [...new Set(group.flatMap((m) => (m.body.type === "embed" ? m.body.itemIds : [])))];
+    return [{ scope: tenantScope(work.d1, job.tenantId), itemIds, embedder: work.services.embedder }];
+  });
+  if (embeds.length < 2) return;
+  try {
+    shards.useEmbeddings(await shareEmbeddings(embeds, embeds[0]!.embedder));
+  } catch (error) {
+    console.error(`shared embedding of ${embeds.length} tenants' embed jobs failed; each embeds its own`, error);
+  }
+}
+
 /**
  * The shard of every message of a batch, from one control query at most (routing.ts caches it): a job
  * names its tenant, and the control database says where the tenant lives now; a re-index job names its shard.
  */
-async function shardsOfBatch(messages: readonly Message<JobMessage>[], env: Env, ctx: ExecutionContext): Promise<{ of(job: JobMessage): ShardWork | null }> {
+async function shardsOfBatch(messages: readonly Message<JobMessage>[], env: Env, ctx: ExecutionContext): Promise<BatchShards> {
   const tenantIds = messages.flatMap((m) => (m.body.tenantId === null ? [] : [m.body.tenantId]));
   const placed = tenantIds.length > 0 ? await tenantShards(env.CONTROL, tenantIds) : new Map<string, string>();
   const work = new Map<string, ShardWork>();
+  let shared = new Map<string, Float32Array>();
+  const sharing = (services: Services): Services => (shared.size === 0 ? services : { ...services, embedder: withSharedEmbeddings(services.embedder, shared) });
   return {
     of(job) {
       const shard = job.tenantId === null ? job.shard : placed.get(job.tenantId);
@@ -141,9 +171,13 @@ async function shardsOfBatch(messages: readonly Message<JobMessage>[], env: Env,
       let found = work.get(shard);
       if (!found) {
         const d1 = shardDatabase(env, shard);
-        work.set(shard, (found = { d1, services: buildServices(env, d1, (p) => ctx.waitUntil(p)) }));
+        work.set(shard, (found = { d1, services: sharing(buildServices(env, d1, (p) => ctx.waitUntil(p))) }));
       }
       return found;
+    },
+    useEmbeddings(vectors) {
+      shared = vectors;
+      for (const found of work.values()) found.services = sharing(found.services);
     },
   };
 }

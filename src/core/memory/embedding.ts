@@ -79,7 +79,7 @@ async function embedGroup(scope: TenantScope, services: Services, ids: string[])
     .all<{ id: number; item_id: string; content: string; context: string; project: string; kind: string; type: string }>();
   for (let j = 0; j < chunks.length; j += services.embedder.maxBatch) {
     const batch = chunks.slice(j, j + services.embedder.maxBatch);
-    const vectors = await services.embedder.embed(batch.map((c) => (c.context ? `${c.context}\n${c.content}` : c.content)));
+    const vectors = await services.embedder.embed(batch.map(embeddingText));
     await services.vectors.upsert(
       scope.tenantId,
       batch.map((c, k) => ({ chunkId: c.id, itemId: c.item_id, project: c.project, kind: c.kind, type: c.type, values: vectors[k]! })),
@@ -96,6 +96,20 @@ async function embedGroup(scope: TenantScope, services: Services, ids: string[])
   const gone = chunkIds.filter((id) => !kept.has(id));
   if (gone.length > 0) await services.vectors.delete(scope.tenantId, gone);
   return embedded;
+}
+
+/** What a chunk's vector is made from: its context line (a heading, a conversation's topic), then its text. */
+export function embeddingText(chunk: { content: string; context: string | null }): string {
+  return chunk.context ? `${chunk.context}\n${chunk.content}` : chunk.content;
+}
+
+/** The texts embedding these items would send (embeddingText of each chunk), in one read. */
+export async function embeddingTexts(scope: TenantScope, itemIds: string[]): Promise<string[]> {
+  const { results } = await scope.d1
+    .prepare(`SELECT c.content, c.context FROM chunks c WHERE c.tenant_id = ? AND c.item_id ${IN_JSON} ORDER BY c.id`)
+    .bind(scope.tenantId, JSON.stringify(itemIds))
+    .all<{ content: string; context: string | null }>();
+  return results.map(embeddingText);
 }
 
 /**
