@@ -20,8 +20,8 @@ const SHARD_COUNTS = [1, 4, 16, 64];
 const QUEUE_MESSAGES_PER_SECOND = 5000;
 const WRITE_TOOLS = ["log_chat", "memory_store"];
 /**
- * Workers AI's default for Text Embeddings (per account): a search or context build embeds its query; a queue batch's
- * embed jobs of one tenant share calls of up to 32 texts, so a write costs 1/32 of a call at best and one at worst.
+ * Workers AI's default for Text Embeddings (per account): a search or context build embeds its query; under load a
+ * queue batch's writes, of any tenants, share calls of up to 32 texts (src/jobs/shared-embeddings.ts).
  */
 const EMBEDDING_CALLS_PER_SECOND = 3000 / 60;
 const QUERY_EMBEDDING_TOOLS = ["search", "memory_context_build"];
@@ -53,11 +53,10 @@ export async function runCapacity(newTenant) {
   const writeShare = WRITE_TOOLS.reduce((sum, tool) => sum + (MIX[tool] ?? 0), 0);
   const queuesFor = (n) => `${Math.ceil((perShard * n) / QUEUE_MESSAGES_PER_SECOND)} usage / ${Math.ceil((perShard * n * writeShare * 2) / QUEUE_MESSAGES_PER_SECOND)} job`;
   lines.push(`  queues those need at 5,000 messages/s each (a message a request, two jobs a write): ${SHARD_COUNTS.map((n) => `${n}: ${queuesFor(n)}`).join("; ")}`);
-  const queries = QUERY_EMBEDDING_TOOLS.reduce((sum, tool) => sum + (MIX[tool] ?? 0), 0);
-  const [fewest, most] = [queries + writeShare / TEXTS_PER_EMBEDDING_CALL, queries + writeShare];
+  const embeddingCalls = QUERY_EMBEDDING_TOOLS.reduce((sum, tool) => sum + (MIX[tool] ?? 0), 0) + writeShare / TEXTS_PER_EMBEDDING_CALL;
   lines.push(
-    `  Workers AI's default 3,000 embedding requests/minute (${fmt(fewest, 3)}-${fmt(most, 3)} a call of the mix) caps it near ` +
-      `${fmt(EMBEDDING_CALLS_PER_SECOND / most, 0)}-${fmt(EMBEDDING_CALLS_PER_SECOND / fewest, 0)} calls/s for the whole account with vectors; past that, searches answer from keywords (degraded)`,
+    `  Workers AI's default 3,000 embedding requests/minute (${fmt(embeddingCalls, 3)} a call of the mix) caps it near ${fmt(EMBEDDING_CALLS_PER_SECOND / embeddingCalls, 0)} calls/s ` +
+      "for the whole account with vectors; past that, searches answer from keywords (degraded)",
   );
   lines.push("  (locally a D1 wait includes the loopback trip to the database object, so this errs low; the control database is");
   lines.push("   read once per key per isolate per 15 s and the usage log writes one statement per queue batch of up to 100 requests)");
