@@ -163,9 +163,11 @@ describe("get_usage_report", () => {
     const t = await newTenant();
     await call(t.apiKey, "memory_store", { content: "stored in web", namespace: "web" });
     const now = Date.now();
+    // A minute ago, but inside the current hour's bucket (a run in an hour's first minute put them in the one before).
+    const recent = now - Math.min(60_000, now % 3_600_000);
     const insert = t.db.prepare("INSERT INTO tool_calls (tenant_id, key_id, tool, project, started_at, duration_ms, error_code) VALUES (?, 'k', ?, ?, ?, ?, ?)");
     await t.db.batch([
-      ...Array.from({ length: 20 }, (_, i) => insert.bind(t.tenantId, "search", "web", now - 60_000, i + 1, i === 0 ? "NOT_FOUND" : null)),
+      ...Array.from({ length: 20 }, (_, i) => insert.bind(t.tenantId, "search", "web", recent, i + 1, i === 0 ? "NOT_FOUND" : null)),
       insert.bind(t.tenantId, "ping", null, now - 3 * 3_600_000, 500, null),
       insert.bind(t.tenantId, "ping", null, now - 3 * 86_400_000, 7, null), // outside the day
     ]);
