@@ -337,7 +337,7 @@ describe("Queue producer", () => {
     const queue = { sendBatch: async (batch: { body: unknown }[]) => void sent.push(batch.map((m) => m.body)) };
     const ids = (n: number) => Array.from({ length: 100 }, (_, i) => `${crypto.randomUUID()}~${n}-${i}`);
     const messages = Array.from({ length: 120 }, (_, n) => ({ type: "embed" as const, tenantId: "t", itemIds: ids(n) }));
-    await new QueueProducer(queue as unknown as Queue<JobMessage>).send(messages);
+    await new QueueProducer([queue as unknown as Queue<JobMessage>]).send(messages);
     expect(sent.flat()).toEqual(messages);
     for (const batch of sent) {
       expect(batch.length).toBeLessThanOrEqual(100);

@@ -229,7 +229,7 @@ describe("Queues: message size, batch count and bytes", () => {
   it("the job producer splits 300 jobs of multi-byte text into batches the queue accepts", async () => {
     const { sent, queue } = recordingQueue<JobMessage>();
     const jobs = Array.from({ length: 300 }, (_, i) => ({ type: "embed", tenantId: "t", itemIds: [`東京タワーの近く-${"猫".repeat(1500)}-${i}`] }) as unknown as JobMessage);
-    await new QueueProducer(queue).send(jobs);
+    await new QueueProducer([queue]).send(jobs);
     expect(sent.flat()).toEqual(jobs);
     for (const batch of sent) {
       expect(batch.length).toBeLessThanOrEqual(100);

@@ -18,14 +18,10 @@ export const jobQueues = (env: object) => queuesOfKind<JobMessage>(env, JOBS_KIN
 
 /** Sends jobs in batches under Queues' limits, each batch (one sendBatch) to one job queue (queue-spread.ts). */
 export class QueueProducer implements JobQueue {
-  private readonly queues: Queue<JobMessage>[];
-
   constructor(
-    queues: Queue<JobMessage> | Queue<JobMessage>[],
+    private readonly queues: Queue<JobMessage>[],
     private readonly random: () => number = Math.random,
-  ) {
-    this.queues = Array.isArray(queues) ? queues : [queues];
-  }
+  ) {}
 
   /** `delaySeconds`: when the jobs are delivered (a move waiting out the routing caches). */
   async send(messages: JobMessage[], options: { delaySeconds?: number } = {}): Promise<void> {
