@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { keywordCode } from "../src/core/shared/fts-text";
 import { FORWARD_BATCH, fillForwardIndex } from "../src/core/memory/keyword-index";
-import { forwardFreqSql, forwardKey } from "../src/core/memory/term-freqs";
+import { forwardFreq, forwardFreqSql, forwardKey } from "../src/core/memory/term-freqs";
 import { call, newTenant, tenantDb } from "./helpers";
 
 /** The forward index (chunks.term_freqs, src/core/memory/term-freqs.ts), which top postings score from (keyword-tops.ts). */
@@ -54,6 +54,12 @@ describe("the forward index", () => {
       .all<{ expected: number | null; f: number | null }>();
     expect(read.length).toBeGreaterThan(60);
     for (const r of read) expect(r.f).toBe(r.expected);
+    // So does the worker (relevance feedback: feedback-scores.ts), an absent term as 0.
+    const freqsOf = new Map(chunks.map((c) => [c.id, c.term_freqs]));
+    for (const [doc, terms] of expected) for (const [key, f] of terms) expect(forwardFreq(freqsOf.get(doc)!, ` ${key}`)).toBe(f);
+    expect(forwardFreq(chunks[0]!.term_freqs, " absentword")).toBe(0);
+    // A key that begins a longer one ("lamp" in " lampshade:2 lamp ") is found as itself.
+    expect([forwardFreq(" lampshade:2 lamp ", " lamp"), forwardFreq(" lampshade lamp:1.5 ", " lamp"), forwardFreq(" lampshade ", " lamp")]).toEqual([1, 1.5, 0]);
   });
 
   it("is filled by the re-index sweep for chunks written without one", async () => {

@@ -4,16 +4,16 @@ import { SEARCH_ROW_COLUMNS, numbered, searchFilterSql, searchedProjects, type S
 
 /**
  * A keyword hit: its row, its BM25 and what the absolute score needs (keyword-scores.ts); the same on every row:
- * `tops`, whether top postings serve this search (keyword-tops.ts), 1 or 0, and `chunks`, the tenant's chunk count.
+ * `tops`, whether top postings serve this search (keyword-tops.ts), 1 or 0.
  */
-export type KeywordRow = SearchRow & { bm25: number; known: number; known_share: number; tops: number; chunks: number };
+export type KeywordRow = SearchRow & { bm25: number; known: number; known_share: number; tops: number };
 
 /**
  * What every keyword statement tells of the tenant's index (keyword-tops.ts, noteKeywordIndex): whether a top postings
- * list serves a search of these projects (a seek, and the lists' coverage), and the tenant's chunk count.
+ * list serves a search of these projects (a seek, and the lists' coverage).
  */
 function indexSql(projects: number | undefined): string {
-  return `EXISTS (SELECT 1 FROM keyword_top_terms k WHERE k.tenant_id = ?2${servesProjectsSql("k", projects)}) AS tops, (SELECT n FROM keyword_totals) AS chunks`;
+  return `EXISTS (SELECT 1 FROM keyword_top_terms k WHERE k.tenant_id = ?2${servesProjectsSql("k", projects)}) AS tops`;
 }
 
 /** The walk over a ranked list: the first `pool` chunks (ids and scores) that pass the filters, best first. */

@@ -14,8 +14,8 @@ import { forwardFreqSql, forwardKey } from "./term-freqs";
  * about as long as running them on LoCoMo (node:sqlite: 0.33 ms prepared, 0.15 ms in this form).
  */
 
-/** [phrase index, position in phrase, phrase length, stored term, 1 if a legacy (unprefixed) term, weight, ...TopRead]. */
-type TermRow = [number, number, number, string, 0 | 1, number, ...TopRead];
+/** [phrase index, position in phrase, phrase length, stored term, 1 if a legacy (unprefixed) term, ...TopRead]. */
+type TermRow = [number, number, number, string, 0 | 1, ...TopRead];
 /**
  * What reading a term by its top postings needs (keyword-tops.ts): its key in the chunks' forward index
  * (term-freqs.ts) and the term as chunks_fts would be asked it in MATCH; null where the forward index leaves it out.
@@ -49,33 +49,19 @@ export function keywordQueryTerms(tenantId: string, query: string, tops = false)
   phrases.forEach((tokens, phrase) => {
     tokens.forEach((token, pos) => {
       const stored = storedTerm(code, token);
-      rows.push([phrase, pos, tokens.length, stored, 0, 1, ...topRead(code, token, stored)]);
-      rows.push([phrase, pos, tokens.length, storedTerm("", token), 1, 1, null, null]);
+      rows.push([phrase, pos, tokens.length, stored, 0, ...topRead(code, token, stored)]);
+      rows.push([phrase, pos, tokens.length, storedTerm("", token), 1, null, null]);
     });
   });
   return { json: JSON.stringify(rows), phrases: phrases.some((tokens) => tokens.length > 1), tops };
 }
-
-/** Weighted single-token terms (relevance feedback) in the same JSON form, the tenant's own terms only. */
-export function weightedKeywordTerms(tenantId: string, terms: { token: string; weight: number }[]): string {
-  const code = keywordCode(tenantId);
-  return JSON.stringify(
-    terms.map((t, phrase): TermRow => {
-      const stored = storedTerm(code, t.token);
-      return [phrase, 0, 1, stored, 0, t.weight, forwardKey(code, stored), null];
-    }),
-  );
-}
-
-/** Feedback terms kept for the second query: the strongest by weight x IDF. */
-export const FEEDBACK_TERMS = 10;
 
 /**
  * A stored term's chunk count in the tenant, or null where it occurs in none: a common word's as the minute pass last
  * kept it (keyword_dfs, keyword-tops.ts), else counted from its postings (chunks_fts_row reads them all; for a word in
  * 95,000 chunks that took 3.4 ms, for one in 200 about 0.01 ms).
  */
-function chunkCountSql(term: string, tenant: string): string {
+export function chunkCountSql(term: string, tenant: string): string {
   // `term` is qualified by the caller's own alias: a bare name would be these tables' own column.
   return `COALESCE((SELECT k.df FROM keyword_dfs k WHERE k.tenant_id = ${tenant} AND k.term = ${term}), (SELECT r.doc FROM chunks_fts_row r WHERE r.term = ${term}))`;
 }
@@ -84,7 +70,7 @@ function chunkCountSql(term: string, tenant: string): string {
 const saturated = (f: string, len: string) => saturatedSql(f, len, "s.avgdl");
 
 /** `keyword_totals(n, avgdl)`: the tenant's chunk count and average length (one row, even for a tenant with none). */
-function totalsCte(tenant: string): string {
+export function keywordTotalsCte(tenant: string): string {
   return `keyword_totals(n, avgdl) AS MATERIALIZED (
     SELECT COALESCE(k.chunks, 0) + COALESCE(k.legacy_chunks, 0),
            CASE WHEN k.chunks > 0 AND k.tokens > 0 THEN CAST(k.tokens AS REAL) / k.chunks ELSE 1.0 END
@@ -150,7 +136,7 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
     WHERE c.id = h.doc AND c.tenant_id = ${tenant}
     GROUP BY h.phrase, h.doc`
     : "";
-  const totals = options.totals === false ? "" : `${totalsCte(tenant)},
+  const totals = options.totals === false ? "" : `${keywordTotalsCte(tenant)},
   `;
   // A chunk written before migration 0014 has no project: it passes here, and the walk checks its item.
   const inProjects = options.projects ? ` AND (c.project IN (SELECT value FROM json_each(?${options.projects})) OR c.project IS NULL)` : "";
@@ -209,7 +195,7 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
     : "";
   return `
   ${totals}${p}_terms(phrase, pos, size, term, legacy${tops ? ", bare, tagged, match" : ""}) AS MATERIALIZED (
-    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4${tops ? ", ' ' || (j.value ->> 6) || ' ', ' ' || (j.value ->> 6) || ':', j.value ->> 7" : ""}
+    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4${tops ? ", ' ' || (j.value ->> 5) || ' ', ' ' || (j.value ->> 5) || ':', j.value ->> 6" : ""}
     FROM json_each(?${options.terms ?? 1}) j
     WHERE (j.value ->> 4 = 0 OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ${tenant} AND fts_tokens IS NULL))${onlyIf}
   ),${topsFirst}
@@ -218,7 +204,7 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
   -- other orders would scan the whole index, or every posting for each of the tenant's chunks. A posting's chunk
   -- is read from chunks_postings, which holds all that is needed here: SQLite would look it up by rowid in the
   -- table, a page of text per chunk (one term's 9,080 postings at 100k chunks: 11.2 ms there, 4.8 ms here).
-  -- The phrase branch, the legacy count and feedback read the same index.
+  -- The phrase branch and the legacy count read the same index.
   ${posted}(phrase, doc, f, len) AS MATERIALIZED (
     SELECT t.phrase, v.doc, SUM(${columnWeight}), c.fts_tokens
     FROM ${p}_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c INDEXED BY chunks_postings
@@ -249,58 +235,5 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
     SELECT f.doc, SUM(i.w * ${saturated("f.f", "f.len")}) AS score
     FROM ${p}_freq f JOIN ${p}_idf i ON i.phrase = f.phrase, keyword_totals s
     GROUP BY f.doc ORDER BY score DESC, f.doc
-  )`;
-}
-
-/**
- * Relevance feedback's list (search-expansion.ts): a CTE list ending in `feedback_scores(chunk_id, score)`
- * over the chunks of the table `chunks` names (an `id` column), and `feedback_known(known)`. The terms are
- * candidate expansion words (single tokens) weighted by how much the first hits hold them: only the
- * FEEDBACK_TERMS strongest by weight x IDF are kept, their weights scaled so the strongest weighs 1.
- * Their document frequencies come from chunks_fts_row (one seek per term), so the scoring can be limited
- * to a few chunks without changing the IDF; every kept term occurs, so the query's `known_share` is 1.
- * With `forward` (a tenant of more than FORWARD_FEEDBACK_CHUNKS, keyword-tops.ts), a word's frequency in a chunk
- * comes from the chunk's forward index, a few hundred chunks whatever the tenant's size, where its postings
- * are thousands; a word the forward index leaves out, or a chunk without one, is read from the postings.
- * Binds the terms JSON as ?first, the tenant id as ?first+1.
- */
-export function feedbackScoresSql(chunks: string, first: number, forward = false): string {
-  const tenant = `?${first + 1}`;
-  // From the postings: every word, or (forward) the words the forward index leaves out and the chunks without one;
-  // `terms` and `rows` are those conditions, on the word (tested once a word) and on the chunk.
-  const fromPostings = (terms: string, rows: string) => `
-      SELECT v.doc, t.w, t.weight, SUM(${columnWeight}) AS f, c.fts_tokens AS len
-      FROM feedback_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c${forward ? "" : " INDEXED BY chunks_postings"}
-      WHERE ${terms}v.term = t.term AND v.doc IN (SELECT id FROM ${chunks}) AND c.id = v.doc AND c.tenant_id = ${tenant}${rows}
-      GROUP BY t.term, v.doc`;
-  const unindexed = `EXISTS (SELECT 1 FROM ${chunks} o CROSS JOIN chunks u WHERE u.id = o.id AND u.term_freqs IS NULL)`;
-  const frequencies = forward
-    ? `
-      SELECT c.id AS doc, t.w, t.weight, ${forwardFreqSql("c.term_freqs", "t.bare", "t.tagged")} AS f, c.fts_tokens AS len
-      FROM ${chunks} o CROSS JOIN chunks c CROSS JOIN feedback_terms t
-      WHERE c.id = o.id AND c.tenant_id = ${tenant} AND t.bare IS NOT NULL AND c.term_freqs IS NOT NULL AND f IS NOT NULL
-      UNION ALL${fromPostings(`(t.bare IS NULL OR ${unindexed}) AND `, " AND (t.bare IS NULL OR c.term_freqs IS NULL)")}`
-    : fromPostings("", "");
-  return `
-  ${totalsCte(tenant)},
-  feedback_candidates(phrase, term, u, df, bare, tagged) AS MATERIALIZED (
-    SELECT j.value ->> 0, j.value ->> 3, j.value ->> 5, ${chunkCountSql("j.value ->> 3", tenant)},
-           ' ' || (j.value ->> 6) || ' ', ' ' || (j.value ->> 6) || ':'
-    FROM json_each(?${first}) j
-  ),
-  feedback_terms(term, w, weight, bare, tagged) AS MATERIALIZED (
-    SELECT term, w, u * w / MAX(u * w) OVER (), bare, tagged FROM (
-      SELECT c.phrase, c.term, c.u, MAX(ln((s.n - c.df + 0.5) / (c.df + 0.5)), 1e-6) AS w, c.bare, c.tagged
-      FROM feedback_candidates c, keyword_totals s
-      WHERE c.df IS NOT NULL
-      ORDER BY c.u * w DESC, c.phrase
-      LIMIT ${FEEDBACK_TERMS})
-  ),
-  feedback_known(known) AS (SELECT COALESCE(SUM(w * weight), 0) FROM feedback_terms),
-  feedback_scores(chunk_id, score) AS (
-    SELECT f.doc, SUM(f.weight * f.w * ${saturated("f.f", "f.len")})
-    FROM (${frequencies}
-    ) f, keyword_totals s
-    GROUP BY f.doc
   )`;
 }

@@ -192,39 +192,25 @@ function buildStatements(d1: D1Database, tenantId: string, term: string, avgdl: 
 
 /**
  * What this isolate last saw of a tenant's keyword index, per set of projects searched (every keyword statement says:
- * keyword-lists.ts). `tops`: whether top postings serve such a search; the statement that reads them costs more to
- * prepare and run, so a search they do not serve gets the plain one (LoCoMo, five conversations in one tenant of
- * 2,760 chunks, a project each, which no list serves: keyword statement 2.2 + 6.3 ms to prepare and run with their
- * SQL, 0.8 + 4.5 without, in Node's SQLite). `chunks`: the tenant's size, which decides how feedback reads its
- * words (FORWARD_FEEDBACK_CHUNKS). A search first seen gets the plain statements, which are exact either way.
+ * keyword-lists.ts): whether top postings serve such a search. The statement that reads them costs more to prepare and
+ * run, so a search they do not serve gets the plain one (LoCoMo, five conversations in one tenant of 2,760 chunks, a
+ * project each, which no list serves: keyword statement 2.2 + 6.3 ms to prepare and run with their SQL, 0.8 + 4.5
+ * without, in Node's SQLite). A search first seen gets the plain statement, which is exact either way.
  */
-const seen = new Map<string, { tops: boolean; chunks: number }>();
+const seen = new Map<string, boolean>();
 const SEEN_MAX = 10_000;
-
-/**
- * Feedback words are read from the chunks' forward index in a tenant of more chunks than this, from their postings
- * in a smaller one (search-expansion.ts). Measured in Node's SQLite, feedback's statement from the postings against
- * the forward index: 3.2 / 4.0 ms at 1,000 MS MARCO chunks, 5.1 / 8.1 at LoCoMo's 2,760 (more chunks scored: the
- * turns around each hit), 10.8 / 7.1 at 100,000; postings grow with the tenant, the chunks scored do not.
- */
-export const FORWARD_FEEDBACK_CHUNKS = 20_000;
 
 function seenKey(tenantId: string, projects: readonly string[] | null): string {
   return projects === null ? tenantId : `${tenantId}\u0000${[...projects].sort().join("\u0000")}`;
 }
 
 export function hasTopPostings(tenantId: string, projects: readonly string[] | null): boolean {
-  return seen.get(seenKey(tenantId, projects))?.tops ?? false;
+  return seen.get(seenKey(tenantId, projects)) ?? false;
 }
 
-export function feedbackFromForwardIndex(tenantId: string, projects: readonly string[] | null): boolean {
-  return (seen.get(seenKey(tenantId, projects))?.chunks ?? 0) > FORWARD_FEEDBACK_CHUNKS;
-}
-
-export function noteKeywordIndex(tenantId: string, projects: readonly string[] | null, index: { tops: boolean; chunks: number }): void {
+export function noteKeywordIndex(tenantId: string, projects: readonly string[] | null, tops: boolean): void {
   const key = seenKey(tenantId, projects);
-  const last = seen.get(key);
-  if (last && last.tops === index.tops && last.chunks === index.chunks) return;
+  if (seen.get(key) === tops) return;
   if (seen.size >= SEEN_MAX) seen.clear();
-  seen.set(key, index);
+  seen.set(key, tops);
 }

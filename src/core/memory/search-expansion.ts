@@ -1,7 +1,8 @@
 import type { TenantScope } from "../../db/scope";
 import { indexTokens, queryPhrases, storedTerm } from "../shared/fts-text";
 import { STOPWORDS } from "../shared/stopwords";
-import { feedbackScoresSql, weightedKeywordTerms } from "./keyword-scores";
+import { chunkCountSql, keywordTotalsCte } from "./keyword-scores";
+import { feedbackCandidates, feedbackScores, type FeedbackChunk } from "./feedback-scores";
 import { SEARCH_ROW_JSON, exactReal, numbered, searchFilterSql, searchRowFromJson, type SearchFilters, type SearchRow } from "./search-rows";
 
 /**
@@ -16,7 +17,7 @@ import { SEARCH_ROW_JSON, exactReal, numbered, searchFilterSql, searchRowFromJso
  */
 
 /**
- * First hits whose words feed back, and the most candidate words sent to D1 (it keeps the best by IDF). FEEDBACK_DOCS
+ * First hits whose words feed back, and the most candidate words whose counts D1 gives (the best by IDF are kept). FEEDBACK_DOCS
  * 1 / 2 / 3 / 4 / 5 / 8 / 12 (replay): LoCoMo validation R@10 81.0 / 81.3 / 81.9 / 81.0 / 81.1 / 80.6 / 80.6, MS MARCO
  * nDCG@10 0.633 / 0.640 / 0.648 / 0.643 / 0.643 / 0.657 / 0.649 (6, 7, 10: 0.643, 0.651, 0.643): past 3 the sample's
  * figure moves by a query or two either way, so 8's peak is not taken.
@@ -36,7 +37,7 @@ export interface ExpansionRequest {
   /** The best keyword hits, best first (their text feeds back), with their scores; none = no feedback. */
   feedbackFrom: { content: string; score: number }[];
   /** Every first hit: feedback scores them too. */
-  candidates: number[];
+  candidates: FeedbackChunk[];
   /** First hits whose neighbours in reading order are read (the caller holds their rows). */
   neighboursOf: NeighbourSource[];
   /** Item ids whose links are followed (none: links are not read). */
@@ -46,8 +47,6 @@ export interface ExpansionRequest {
    * embedder's judgement, so it counts as much as the embedder's own evidence (the vector weight).
    */
   similarLinkWeight: number;
-  /** Score feedback words from the chunks' forward index: a tenant of more than FORWARD_FEEDBACK_CHUNKS (keyword-tops.ts). */
-  forward: boolean;
 }
 
 /** What finding a hit's neighbours needs of its row: where it sits in its conversation or document. */
@@ -64,36 +63,35 @@ export interface Expansion {
 
 
 /**
- * Reads the chunks around the sources, and the feedback scores of the first hits and of those chunks,
- * in one statement (the chunks around are found once and serve both), answered as one row of JSON
- * values (search-rows.ts: D1 charges by value): how chunks relate to sources, as ids; the row of each
- * chunk around that is not a first hit (the caller holds those), once, though a chunk is often next to
- * several sources; and the feedback scores. On LoCoMo a search's ~310 wide rows became one row.
+ * Reads the chunks around the sources in one statement, answered as one row of JSON values (search-rows.ts:
+ * D1 charges by value): how chunks relate to sources, as ids; the row of each chunk around that is not a
+ * first hit (the caller holds those), once, though a chunk is often next to several sources; and each
+ * candidate feedback word's chunk count with the tenant's totals. On LoCoMo a search's ~310 wide rows
+ * became one row. Feedback then scores the first hits and the chunks around from their rows
+ * (feedback-scores.ts).
  */
 export async function readExpansion(scope: TenantScope, request: ExpansionRequest): Promise<Expansion> {
   const out: Expansion = { feedback: new Map(), neighbours: [], links: [], rows: new Map() };
-  const terms = feedbackTerms(request.feedbackFrom, request.query);
-  if (request.neighboursOf.length === 0 && request.linksOf.length === 0 && terms.length === 0) return out;
+  const words = feedbackCandidates(scope.tenantId, feedbackTerms(request.feedbackFrom, request.query));
+  if (request.neighboursOf.length === 0 && request.linksOf.length === 0 && words.length === 0) return out;
   const where = searchFilterSql(scope, request.filters);
   const sources = request.neighboursOf.map((r) => [r.chunk_id, r.item_id, r.chunk_index, r.conversation_id, r.position]);
-  const params = [scope.tenantId, JSON.stringify(sources), JSON.stringify(request.linksOf), ...where.params, JSON.stringify(request.candidates)];
-  const firstHits = `json_each(?${params.length})`;
-  const around = aroundCte(where.sql, request);
+  const params = [scope.tenantId, JSON.stringify(sources), JSON.stringify(request.linksOf), ...where.params];
+  const firstHits = `json_each(?${params.length + 1})`;
   const packed = await scope.d1
     .prepare(
-      `WITH ${around},
-       feedback_chunks(id) AS (SELECT chunk_id FROM around UNION SELECT value FROM ${firstHits}),
-       ${feedbackScoresSql("feedback_chunks", params.length + 1, request.forward)}
+      `WITH ${aroundCte(where.sql, request)},
+       ${keywordTotalsCte("?1")}
        SELECT
          (SELECT json_group_array(json_array(via, source, source_item, distance, ${exactReal("weight")}, chunk_id)) FROM around) AS around,
          (SELECT json_group_array(${SEARCH_ROW_JSON})
           FROM (SELECT DISTINCT chunk_id FROM around WHERE chunk_id NOT IN (SELECT value FROM ${firstHits})) r CROSS JOIN chunks c CROSS JOIN items i
           WHERE c.id = r.chunk_id AND i.id = c.item_id) AS rows,
-         (SELECT json_group_array(json_array(chunk_id, ${exactReal("score")})) FROM feedback_scores) AS scores,
-         known
-       FROM feedback_known`,
+         (SELECT json_group_array(json_array(j.key, ${chunkCountSql("j.value", "?1")})) FROM json_each(?${params.length + 2}) j) AS dfs,
+         n, avgdl
+       FROM keyword_totals`,
     )
-    .bind(...params, weightedKeywordTerms(scope.tenantId, terms), scope.tenantId)
+    .bind(...params, JSON.stringify(request.candidates.map((c) => c.chunk_id)), JSON.stringify(words.map((w) => w.term)))
     .first<PackedExpansion>();
   if (!packed) return out;
   for (const [via, source, sourceItem, distance, weight, chunkId] of JSON.parse(packed.around) as AroundRow[]) {
@@ -104,15 +102,16 @@ export async function readExpansion(scope: TenantScope, request: ExpansionReques
     const row = searchRowFromJson(values);
     out.rows.set(row.chunk_id, row);
   }
-  // Every feedback term kept occurs (keyword-scores.ts), so the whole query is known.
-  for (const [chunkId, bm25] of JSON.parse(packed.scores) as [number, string][]) {
-    out.feedback.set(chunkId, { bm25: Number(bm25), known: packed.known, known_share: 1 });
-  }
+  // Feedback scores the first hits and the chunks around them: every kept word occurs, so the whole query is known.
+  const dfs: (number | null)[] = words.map(() => null);
+  for (const [index, df] of JSON.parse(packed.dfs) as [number, number | null][]) dfs[index] = df;
+  const feedback = feedbackScores(scope.tenantId, words, dfs, packed, [...request.candidates, ...out.rows.values()]);
+  for (const [chunkId, bm25] of feedback.scores) out.feedback.set(chunkId, { bm25, known: feedback.known, known_share: 1 });
   return out;
 }
 
-/** readExpansion's one row: three JSON arrays, and the feedback query's `known` (keyword-scores.ts). */
-type PackedExpansion = { around: string; rows: string; scores: string; known: number };
+/** readExpansion's one row: three JSON arrays (the last, each candidate feedback word's chunk count), and the tenant's totals. */
+type PackedExpansion = { around: string; rows: string; dfs: string; n: number; avgdl: number };
 /** [via, source chunk, source item, distance, weight (exactReal), chunk id]. */
 type AroundRow = ["neighbour" | "link", number | null, string | null, number | null, string | null, number];
 

@@ -23,6 +23,10 @@ export type SearchRow = {
   speaker: string | null;
   /** The times the chunk's text states, resolved at write time (stated-times.ts); NULL for older rows. */
   stated_times: string | null;
+  /** What relevance feedback scores the chunk from, in the worker (feedback-scores.ts). */
+  fts_tokens: number | null;
+  term_freqs: string | null;
+  unindexed_context: string | null;
 };
 
 /** The columns of a SearchRow over `chunks c` and `items i`: name, and the expression when not `i.<name>`. */
@@ -45,6 +49,9 @@ const COLUMNS: [keyof SearchRow, string][] = (
     ["tier"],
     ["created_at"],
     ["stated_times", "c.stated_times"],
+    ["fts_tokens", "c.fts_tokens"],
+    ["term_freqs", "c.term_freqs"],
+    ["unindexed_context", "CASE WHEN c.term_freqs IS NULL THEN c.context END"],
     ["speaker", "CASE WHEN i.conversation_id IS NULL THEN NULL ELSE substr(c.context, 1, instr(c.context || char(10), char(10)) - 1) END"],
   ] as [keyof SearchRow, string?][]
 ).map(([name, expression]) => [name, expression ?? `i.${name}`]);

@@ -3,7 +3,7 @@ import { dot } from "../shared/vector-math";
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { keywordQueryTerms } from "./keyword-scores";
-import { feedbackFromForwardIndex, hasTopPostings, noteKeywordIndex } from "./keyword-tops";
+import { hasTopPostings, noteKeywordIndex } from "./keyword-tops";
 import {
   DEFAULT_CHANCE_SIMILARITY,
   FEEDBACK_WEIGHT,
@@ -188,11 +188,10 @@ export async function searchChunks(
       query: textQuery,
       filters,
       feedbackFrom: mode === "vector" || !stages.has("feedback") ? [] : feedbackSources(first),
-      candidates: first.map((c) => c.row.chunk_id),
+      candidates: first.map((c) => c.row),
       neighboursOf: stages.has("neighbours") ? sources.map((c) => c.row) : [],
       linksOf: options.expandLinks === false || !stages.has("links") ? [] : [...new Set(sources.map((c) => c.row.item_id))],
       similarLinkWeight: vectorWeight,
-      forward: feedbackFromForwardIndex(scope.tenantId, searchedProjects(scope, filters)),
     });
     // A chunk around a source is a first hit (its row is here) or came with its row.
     const around = (chunkId: number) => candidates.get(chunkId) ?? candidate(expansion.rows.get(chunkId)!);
@@ -280,8 +279,8 @@ async function keywordCandidates(
   const projects = searchedProjects(scope, filters);
   const tops = hasTopPostings(scope.tenantId, projects);
   // Each statement says what serves the search (keyword-tops.ts); an empty list says nothing, and the last word stands.
-  const noted = <T extends { tops: number; chunks: number }>(rows: T[]) => {
-    if (rows.length > 0) noteKeywordIndex(scope.tenantId, projects, { tops: rows[0]!.tops === 1, chunks: rows[0]!.chunks });
+  const noted = <T extends { tops: number }>(rows: T[]) => {
+    if (rows.length > 0) noteKeywordIndex(scope.tenantId, projects, rows[0]!.tops === 1);
     return rows;
   };
   // A query that names a time reads every posting (no top postings): its statement walks its list twice and may score

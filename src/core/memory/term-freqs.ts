@@ -64,3 +64,19 @@ export function termFreqs(code: string, content: string, context: string, contex
 export function forwardFreqSql(freqs: string, bare: string, tagged: string): string {
   return `CASE WHEN instr(${freqs}, ${bare}) > 0 THEN 1.0 ELSE CAST(substr(${freqs}, NULLIF(instr(${freqs}, ${tagged}), 0) + length(${tagged})) AS REAL) END`;
 }
+
+/**
+ * A term's frequency in a forward index (as forwardFreqSql reads it), 0 when absent; `needle` is ` ${key}` (forwardKey),
+ * made once per term by the caller: one search of the text finds either form (" key " or " key:f").
+ */
+export function forwardFreq(freqs: string, needle: string): number {
+  for (let at = freqs.indexOf(needle); at >= 0; at = freqs.indexOf(needle, at + 1)) {
+    const next = freqs.charCodeAt(at + needle.length);
+    if (next === SPACE) return 1;
+    if (next === COLON) return Number.parseFloat(freqs.slice(at + needle.length + 1, freqs.indexOf(" ", at + needle.length)));
+  }
+  return 0;
+}
+
+const SPACE = 32;
+const COLON = 58;
