@@ -87,6 +87,12 @@ describe("/mcp transport", () => {
     expect(evil.status).toBe(403);
     const same = await mcpPost(t.apiKey, initialize, { headers: { origin: "http://localhost" } });
     expect(same.status).toBe(200);
+    // CORS names only an allowed origin, and nothing for a request that sent none (an agent, not a browser).
+    expect(same.headers.get("access-control-allow-origin")).toBe("http://localhost");
+    expect(evil.headers.get("access-control-allow-origin")).toBeNull();
+    const none = await mcpPost(t.apiKey, initialize);
+    expect(none.status).toBe(200);
+    expect(none.headers.get("access-control-allow-origin")).toBeNull();
   });
 
   it("needs a key", async () => {
