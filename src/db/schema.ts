@@ -193,6 +193,12 @@ export const chunks = sqliteTable(
      * migration 0020, until the re-index sweep fills it; search resolves those as it reads them meanwhile.
      */
     statedTimes: text("stated_times"),
+    /**
+     * The keyword tokenization its chunks_fts row and forward index were written with (KEYWORD_VERSION in
+     * src/core/shared/base-forms.ts). NULL for a row written before migration 0021 (irregular forms such as
+     * "bought" indexed as written), until the re-index sweep rewrites it with the current one.
+     */
+    keywordVersion: integer("keyword_version"),
   },
   (t) => [
     index("chunks_tenant_item").on(t.tenantId, t.itemId, t.chunkIndex),
@@ -205,6 +211,9 @@ export const chunks = sqliteTable(
     index("chunks_missing_stated_times")
       .on(t.tenantId, t.id)
       .where(sql`stated_times IS NULL`),
+    index("chunks_keyword_outdated")
+      .on(t.tenantId, t.id)
+      .where(sql`keyword_version IS NULL`),
     // What keyword search reads of each posting's chunk (src/core/memory/keyword-scores.ts), narrow where a row holds text.
     index("chunks_postings").on(t.id, t.tenantId, t.project, t.ftsTokens),
   ],

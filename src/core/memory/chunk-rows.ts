@@ -1,4 +1,5 @@
 import type { TenantScope } from "../../db/scope";
+import { KEYWORD_VERSION } from "../shared/base-forms";
 import { keywordRow } from "./keyword-index";
 import { statedTimesJson } from "./stated-times";
 
@@ -58,8 +59,8 @@ export function insertChunkRows(scope: TenantScope, rows: ChunkRow[]): D1Prepare
     statements.push(
       scope.d1
         .prepare(
-          `INSERT INTO chunks (id, tenant_id, item_id, chunk_index, content, context, tokens, fts_tokens, term_freqs, stated_times, project)
-           SELECT n.next + j.key, ?1, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 7, j.value ->> 8, j.value ->> 9,
+          `INSERT INTO chunks (id, tenant_id, item_id, chunk_index, content, context, tokens, fts_tokens, term_freqs, stated_times, keyword_version, project)
+           SELECT n.next + j.key, ?1, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 7, j.value ->> 8, j.value ->> 9, ${KEYWORD_VERSION},
                   (SELECT project FROM items WHERE id = j.value ->> 0 AND tenant_id = ?1)
            FROM (SELECT COALESCE((SELECT next_chunk_id FROM shard_identity WHERE id = 1), (SELECT IFNULL(MAX(id), 0) + 1 FROM chunks)) AS next) n, json_each(?2) j`,
         )

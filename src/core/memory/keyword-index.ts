@@ -1,4 +1,5 @@
 import type { TenantScope } from "../../db/scope";
+import { KEYWORD_VERSION } from "../shared/base-forms";
 import { keywordCode, tenantIndexText } from "../shared/fts-text";
 import { CONTEXT_WEIGHT } from "./bm25";
 import { STATED_BATCH, fillStatedTimes } from "./stated-times";
@@ -80,7 +81,9 @@ export function rewriteChunkContexts(scope: TenantScope, chunks: { id: number; c
   return [
     scope.d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM ${rowsOf})`).bind(json),
     scope.d1.prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${rowsOf}`).bind(json),
-    scope.d1.prepare(`UPDATE chunks SET context = p.raw, fts_tokens = p.tokens, term_freqs = p.freqs FROM ${rowsOf} AS p WHERE chunks.id = p.id AND chunks.tenant_id = ?`).bind(json, scope.tenantId),
+    scope.d1
+      .prepare(`UPDATE chunks SET context = p.raw, fts_tokens = p.tokens, term_freqs = p.freqs, keyword_version = ${KEYWORD_VERSION} FROM ${rowsOf} AS p WHERE chunks.id = p.id AND chunks.tenant_id = ?`)
+      .bind(json, scope.tenantId),
     scope.d1
       .prepare("UPDATE keyword_stats SET chunks = chunks + ?, tokens = tokens + ?, legacy_chunks = MAX(0, legacy_chunks - ?) WHERE tenant_id = ?")
       .bind(legacy, tokenDelta, legacy, scope.tenantId),
@@ -128,7 +131,53 @@ export async function reindexLegacyChunks(d1: D1Database, limit = REINDEX_BATCH)
       .bind(json),
     d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM ${PENDING})`).bind(json),
     d1.prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${PENDING}`).bind(json),
-    d1.prepare(`UPDATE chunks SET fts_tokens = p.tokens, term_freqs = p.freqs FROM ${PENDING} AS p WHERE chunks.id = p.id`).bind(json),
+    d1.prepare(`UPDATE chunks SET fts_tokens = p.tokens, term_freqs = p.freqs, keyword_version = ${KEYWORD_VERSION} FROM ${PENDING} AS p WHERE chunks.id = p.id`).bind(json),
+  ]);
+  return rows.length < results.length ? limit : results.length;
+}
+
+/** The rows of an outdated batch that still need it (JSON [[id, content, context, tokens, freqs]...]). */
+const OUTDATED = `(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value ->> 2 AS context, j.value ->> 3 AS tokens, j.value ->> 4 AS freqs,
+  c.tenant_id, c.fts_tokens AS old_tokens
+  FROM json_each(?) j JOIN chunks c ON c.id = j.value ->> 0 WHERE c.keyword_version IS NULL AND c.fts_tokens IS NOT NULL)`;
+
+/**
+ * Rewrites up to `limit` chunks indexed with an older keyword tokenization (chunks.keyword_version, base-forms.ts):
+ * their chunks_fts rows and forward index anew, a change in their length into the tenant's statistics, and the
+ * tenant's top postings looked at again by the next minute pass (keyword-tops.ts: a list or a kept count holds the
+ * old terms), in one batch. Until a chunk is rewritten a query finds it by the words it was indexed with, except an
+ * irregular form that the query now looks up by its base form. Safe to run concurrently or to repeat. Returns how
+ * many chunks it read; fewer than `limit` means none are left.
+ */
+export async function reindexOutdatedChunks(d1: D1Database, limit = REINDEX_BATCH): Promise<number> {
+  const { results } = await d1
+    .prepare("SELECT id, tenant_id, content, context FROM chunks WHERE keyword_version IS NULL AND fts_tokens IS NOT NULL ORDER BY tenant_id, id LIMIT ?")
+    .bind(limit)
+    .all<{ id: number; tenant_id: string; content: string; context: string }>();
+  if (results.length === 0) return 0;
+  const rows: [number, string, string, number, string][] = [];
+  let chars = 0;
+  for (const chunk of results) {
+    const row = keywordRow(chunk.tenant_id, chunk.content, chunk.context);
+    chars += row.content.length + row.context.length + row.freqs.length;
+    if (rows.length > 0 && chars > REINDEX_MAX_CHARS) break;
+    rows.push([chunk.id, row.content, row.context, row.tokens, row.freqs]);
+  }
+  const json = JSON.stringify(rows);
+  await d1.batch([
+    d1
+      .prepare(
+        `UPDATE keyword_stats SET tokens = tokens + s.t
+         FROM (SELECT tenant_id, SUM(tokens - old_tokens) AS t FROM ${OUTDATED} GROUP BY tenant_id) AS s
+         WHERE keyword_stats.tenant_id = s.tenant_id`,
+      )
+      .bind(json),
+    d1.prepare(`DELETE FROM keyword_top_scans WHERE tenant_id IN (SELECT tenant_id FROM ${OUTDATED})`).bind(json),
+    d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM ${OUTDATED})`).bind(json),
+    d1.prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${OUTDATED}`).bind(json),
+    d1
+      .prepare(`UPDATE chunks SET fts_tokens = p.tokens, term_freqs = p.freqs, keyword_version = ${KEYWORD_VERSION} FROM ${OUTDATED} AS p WHERE chunks.id = p.id`)
+      .bind(json),
   ]);
   return rows.length < results.length ? limit : results.length;
 }
@@ -165,14 +214,18 @@ export async function fillForwardIndex(d1: D1Database, limit = FORWARD_BATCH): P
 }
 
 /**
- * Runs re-index batches, then forward-index batches, then stated-times batches (stated-times.ts), until none are left
- * or `maxBatches` ran; true if chunks may remain.
+ * Runs re-index batches (legacy rows, then rows of an older tokenization), then forward-index batches, then
+ * stated-times batches (stated-times.ts), until none are left or `maxBatches` ran; true if chunks may remain.
  */
 export async function reindexLegacyBatches(d1: D1Database, maxBatches: number): Promise<boolean> {
   let batches = 0;
   while (batches < maxBatches) {
     batches++;
     if ((await reindexLegacyChunks(d1)) < REINDEX_BATCH) break;
+  }
+  while (batches < maxBatches) {
+    batches++;
+    if ((await reindexOutdatedChunks(d1)) < REINDEX_BATCH) break;
   }
   while (batches < maxBatches) {
     batches++;

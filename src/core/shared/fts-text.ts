@@ -1,6 +1,7 @@
 import { CJK_LETTER, NON_CJK_WORD } from "./cjk";
 import { STOPWORDS } from "./stopwords";
 import { porterStem } from "./porter";
+import { baseForm } from "./base-forms";
 
 /**
  * Text as the FTS5 index sees it, and user text as a safe FTS5 query.
@@ -66,7 +67,7 @@ export interface IndexedText {
 
 /** The tokens of a text as the index splits it (each CJK letter alone). */
 export function indexTokens(content: string): string[] {
-  return [...content.matchAll(INDEX_TOKENS)].map((m) => m[0]);
+  return [...content.matchAll(INDEX_TOKENS)].map((m) => baseForm(m[0]));
 }
 
 /** Text as a tenant's rows store it in chunks_fts. */
@@ -74,7 +75,7 @@ export function tenantIndexText(code: string, content: string): IndexedText {
   let tokens = 0;
   const text = content.replace(INDEX_TOKENS, (token) => {
     tokens++;
-    return CJK.test(token) ? ` ${code}${token} ` : code + token;
+    return CJK.test(token) ? ` ${code}${token} ` : code + baseForm(token);
   });
   return { text, tokens };
 }
@@ -87,7 +88,7 @@ export function queryPhrases(text: string): string[][] | null {
   const phrases: string[][] = [];
   const seen = new Set<string>();
   for (const match of text.matchAll(QUERY_RUNS)) {
-    const phrase = [...match[0].toLowerCase().matchAll(INDEX_TOKENS)].map((m) => m[0]);
+    const phrase = [...match[0].toLowerCase().matchAll(INDEX_TOKENS)].map((m) => baseForm(m[0]));
     if (phrase.length === 0) continue;
     const key = phrase.join(" ");
     if (seen.has(key)) continue;
