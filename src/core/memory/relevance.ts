@@ -77,10 +77,10 @@ export function eitherEvidence(a: number, b: number): number {
 /*
  * Evidence beyond the hit's own match (search.ts, search-expansion.ts). Each is measured on LoCoMo
  * (evidence recall@10 with the local embedder, mean of the held-out folds, `npm run replay -- locomo` with
- * WITHOUT=<stage>) by taking that one away: 81.9% with all; without neighbours -2.9, the time range -2.7,
- * feedback -2.2, the speaker -1.0, the time statement ("when") -0.7, links 0 (LoCoMo's links come from the
- * local embedder and add nothing there; a test shows what they do); 73.3% with none. On the MS MARCO
- * sample feedback counts (nDCG@10 0.620 without, 0.648 with) and "when" a little (0.645 without). The
+ * WITHOUT=<stage>) by taking that one away: 82.2% with all; without neighbours -2.8, the time range -2.8,
+ * feedback -1.9, the speaker -1.0, the time statement ("when") -0.6, links 0 (LoCoMo's links come from the
+ * local embedder and add nothing there; a test shows what they do); 73.7% with none. On the MS MARCO
+ * sample feedback counts (nDCG@10 0.622 without, 0.647 with) and "when" a little (0.644 without). The
  * weights below were chosen on an offline replica of this ranking over the same data (figures marked so).
  * Evidence from other hits never lifts a hit past the one that matches the query best (search.ts,
  * keepLeadFirst), so a held hit reports the lead's score. Diversifying across sessions lowered recall at
