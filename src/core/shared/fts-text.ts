@@ -65,12 +65,12 @@ export interface IndexedText {
   tokens: number;
 }
 
-/** The tokens of a text as the index splits it (each CJK letter alone). */
+/** The tokens of a text as the index splits it (each CJK letter alone), irregular forms as their base form (base-forms.ts). */
 export function indexTokens(content: string): string[] {
   return [...content.matchAll(INDEX_TOKENS)].map((m) => baseForm(m[0]));
 }
 
-/** Text as a tenant's rows store it in chunks_fts. */
+/** Text as a tenant's rows store it in chunks_fts (irregular forms as their base form, as queries ask for them). */
 export function tenantIndexText(code: string, content: string): IndexedText {
   let tokens = 0;
   const text = content.replace(INDEX_TOKENS, (token) => {
