@@ -1,3 +1,4 @@
+import { remainingQueries } from "../../db/invocation-queries";
 import type { TenantScope } from "../../db/scope";
 import { KEYWORD_VERSION } from "../shared/base-forms";
 import { keywordCode, tenantIndexText } from "../shared/fts-text";
@@ -215,28 +216,34 @@ export async function fillForwardIndex(d1: D1Database, limit = FORWARD_BATCH): P
 
 /**
  * Runs re-index batches (legacy rows, then rows of an older tokenization), then forward-index batches, then
- * stated-times batches (stated-times.ts), until none are left or `maxBatches` ran; true if chunks may remain.
+ * stated-times batches (stated-times.ts), until none are left, `maxBatches` ran or the invocation's D1 queries would not
+ * cover one more; true if chunks may remain.
  */
 export async function reindexLegacyBatches(d1: D1Database, maxBatches: number): Promise<boolean> {
   let batches = 0;
-  while (batches < maxBatches) {
+  // A batch starts only while the invocation's D1 queries cover the largest one (src/db/invocation-queries.ts).
+  const next = () => {
+    if (batches >= maxBatches || remainingQueries() < QUERIES_PER_BATCH) return false;
     batches++;
+    return true;
+  };
+  while (next()) {
     if ((await reindexLegacyChunks(d1)) < REINDEX_BATCH) break;
   }
-  while (batches < maxBatches) {
-    batches++;
+  while (next()) {
     if ((await reindexOutdatedChunks(d1)) < REINDEX_BATCH) break;
   }
-  while (batches < maxBatches) {
-    batches++;
+  while (next()) {
     if ((await fillForwardIndex(d1)) < FORWARD_BATCH) break;
   }
-  while (batches < maxBatches) {
-    batches++;
+  while (next()) {
     if ((await fillStatedTimes(d1)) < STATED_BATCH) return false;
   }
   return true;
 }
+
+/** D1 queries the largest batch above runs: an outdated batch's read and its five statements. */
+const QUERIES_PER_BATCH = 6;
 
 /** A re-index job chain that has not run for this long is taken to be lost. */
 export const REINDEX_CHAIN_STALE_MS = 10 * 60_000;
