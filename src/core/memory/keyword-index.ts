@@ -108,20 +108,8 @@ const PENDING = `(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value 
  * `limit` means none are left.
  */
 export async function reindexLegacyChunks(d1: D1Database, limit = REINDEX_BATCH): Promise<number> {
-  const { results } = await d1
-    .prepare("SELECT id, tenant_id, content, context FROM chunks WHERE fts_tokens IS NULL ORDER BY tenant_id, id LIMIT ?")
-    .bind(limit)
-    .all<{ id: number; tenant_id: string; content: string; context: string }>();
-  if (results.length === 0) return 0;
-  const rows: [number, string, string, number, string][] = [];
-  let chars = 0;
-  for (const chunk of results) {
-    const row = keywordRow(chunk.tenant_id, chunk.content, chunk.context);
-    chars += row.content.length + row.context.length + row.freqs.length;
-    if (rows.length > 0 && chars > REINDEX_MAX_CHARS) break;
-    rows.push([chunk.id, row.content, row.context, row.tokens, row.freqs]);
-  }
-  const json = JSON.stringify(rows);
+  const { json, rows, read } = await rewrittenRows(d1, "fts_tokens IS NULL", limit);
+  if (read === 0) return 0;
   await d1.batch([
     d1
       .prepare(
@@ -134,7 +122,7 @@ export async function reindexLegacyChunks(d1: D1Database, limit = REINDEX_BATCH)
     d1.prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${PENDING}`).bind(json),
     d1.prepare(`UPDATE chunks SET fts_tokens = p.tokens, term_freqs = p.freqs, keyword_version = ${KEYWORD_VERSION} FROM ${PENDING} AS p WHERE chunks.id = p.id`).bind(json),
   ]);
-  return rows.length < results.length ? limit : results.length;
+  return rows < read ? limit : read;
 }
 
 /** The rows of an outdated batch that still need it (JSON [[id, content, context, tokens, freqs]...]). */
@@ -151,20 +139,8 @@ const OUTDATED = `(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value
  * many chunks it read; fewer than `limit` means none are left.
  */
 export async function reindexOutdatedChunks(d1: D1Database, limit = REINDEX_BATCH): Promise<number> {
-  const { results } = await d1
-    .prepare("SELECT id, tenant_id, content, context FROM chunks WHERE keyword_version IS NULL AND fts_tokens IS NOT NULL ORDER BY tenant_id, id LIMIT ?")
-    .bind(limit)
-    .all<{ id: number; tenant_id: string; content: string; context: string }>();
-  if (results.length === 0) return 0;
-  const rows: [number, string, string, number, string][] = [];
-  let chars = 0;
-  for (const chunk of results) {
-    const row = keywordRow(chunk.tenant_id, chunk.content, chunk.context);
-    chars += row.content.length + row.context.length + row.freqs.length;
-    if (rows.length > 0 && chars > REINDEX_MAX_CHARS) break;
-    rows.push([chunk.id, row.content, row.context, row.tokens, row.freqs]);
-  }
-  const json = JSON.stringify(rows);
+  const { json, rows, read } = await rewrittenRows(d1, "keyword_version IS NULL AND fts_tokens IS NOT NULL", limit);
+  if (read === 0) return 0;
   await d1.batch([
     d1
       .prepare(
@@ -180,7 +156,28 @@ export async function reindexOutdatedChunks(d1: D1Database, limit = REINDEX_BATC
       .prepare(`UPDATE chunks SET fts_tokens = p.tokens, term_freqs = p.freqs, keyword_version = ${KEYWORD_VERSION} FROM ${OUTDATED} AS p WHERE chunks.id = p.id`)
       .bind(json),
   ]);
-  return rows.length < results.length ? limit : results.length;
+  return rows < read ? limit : read;
+}
+
+/**
+ * Up to `limit` chunks that `pending` (SQL over chunks) selects, tenant by tenant, as their keyword rows are written now:
+ * JSON [[id, content, context, tokens, freqs]...] of at most REINDEX_MAX_CHARS (one row at least); `rows` how many it
+ * holds, `read` how many were read.
+ */
+async function rewrittenRows(d1: D1Database, pending: string, limit: number): Promise<{ json: string; rows: number; read: number }> {
+  const { results } = await d1
+    .prepare(`SELECT id, tenant_id, content, context FROM chunks WHERE ${pending} ORDER BY tenant_id, id LIMIT ?`)
+    .bind(limit)
+    .all<{ id: number; tenant_id: string; content: string; context: string }>();
+  const rows: [number, string, string, number, string][] = [];
+  let chars = 0;
+  for (const chunk of results) {
+    const row = keywordRow(chunk.tenant_id, chunk.content, chunk.context);
+    chars += row.content.length + row.context.length + row.freqs.length;
+    if (rows.length > 0 && chars > REINDEX_MAX_CHARS) break;
+    rows.push([chunk.id, row.content, row.context, row.tokens, row.freqs]);
+  }
+  return { json: JSON.stringify(rows), rows: rows.length, read: results.length };
 }
 
 /** Chunks given their forward index per batch (only their text is read: no FTS rewrite). */
