@@ -3,9 +3,10 @@
  * "went" stays "went"): each maps to the base form, so a question asking what someone "bought" finds the turn
  * where they "buy", and "went" the turn where they "go". Index text, forward indexes, feedback words and queries
  * all pass through this one map, as the Krovetz stemmer's dictionary does before its rules. Forms that are
- * also common words of another meaning ("found", "left", "saw", "lay", "ground", "shot", "thought", "bit") are left out,
- * as are forms of be, have and do (their base forms are stopwords).
+ * also common words of another meaning ("found", "left", "saw", "lay", "ground", "shot", "thought", "bit") are
+ * left out, as are forms of be, have and do (their base forms are stopwords).
  */
+
 /**
  * The keyword tokenization chunks are indexed with (chunks.keyword_version): a chunk with an older one (NULL: before
  * irregular forms were joined) is rewritten by the re-index sweep (keyword-index.ts). Raise it when a change to the
