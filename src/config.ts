@@ -82,7 +82,7 @@ export const DEFAULT_EMBEDDING_MODEL = "@cf/qwen/qwen3-embedding-0.6b";
 export const DEFAULT_EMBEDDING_DIMENSIONS = 768;
 
 /** What search weighs besides a hit's own match (docs/tools.md "Memory, search and limits"). */
-export const SEARCH_STAGES = ["time", "speaker", "when", "feedback", "neighbours", "links"] as const;
+export const SEARCH_STAGES = ["time", "speaker", "when", "proximity", "feedback", "neighbours", "links"] as const;
 export type SearchStage = (typeof SEARCH_STAGES)[number];
 
 /** KV refuses TTLs under 60 seconds. */

@@ -307,7 +307,7 @@ describe("rerank stage (Workers AI reranker against a fake of the binding)", () 
     const scope = tenantScope(shard, `rerank-${crypto.randomUUID()}`);
     const written = await writeItems(scope, { ...base, jobs: { send: async () => {} } }, [
       { project: "p", kind: "memory", type: "note", content: "lighthouse lighthouse lighthouse keeper" },
-      { project: "p", kind: "memory", type: "note", content: "the lighthouse keeper's answer was to wait" },
+      { project: "p", kind: "memory", type: "note", content: "the keeper of the lighthouse answered: wait" },
     ]);
     const fused = await searchChunks(scope, base, "lighthouse keeper", {}, 2, { mode: "keyword" });
     expect(fused.map((h) => h.itemId)).toEqual([written[0]!.id, written[1]!.id]);
@@ -359,7 +359,8 @@ describe("fusion with the lexical embedder's default weight", () => {
       { project: "default", kind: "memory", type: "note", content: "Lunch menu for Friday" },
     ]);
     await embedItems(scope, services, written.map((w) => w.id));
-    const keyword = await searchChunks(scope, services, "cluster autoscaler", {}, 5);
+    // The words in the other order than the memory's, so proximity adds nothing to the keyword part.
+    const keyword = await searchChunks(scope, services, "autoscaler cluster", {}, 5);
     expect(keyword.map((h) => h.itemId)).toEqual([written[0]!.id]);
     expect(keyword[0]).toMatchObject({ keywordRank: 1, vectorRank: null });
     // Both words held once, in a chunk longer than the average: BM25's length normalisation, not rank 1.

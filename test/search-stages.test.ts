@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { SEARCH_STAGES, type SearchStage } from "../src/config";
 import { writeItems, type NewItem } from "../src/core/memory/items";
-import { SPEAKER_WEIGHT } from "../src/core/memory/relevance";
+import { PROXIMITY_WEIGHT, SPEAKER_WEIGHT } from "../src/core/memory/relevance";
 import { searchChunks, type SearchHit } from "../src/core/memory/search";
 import { tenantScope, type TenantScope } from "../src/db/scope";
 import type { Services } from "../src/ports";
@@ -103,7 +103,7 @@ describe("search stages", () => {
 
   it("speaker: a question naming two participants asks about the first, unless it joins them ('Jon and Gina')", async () => {
     const { scope, ids } = await store([
-      { conversationId: "a", role: "user", speaker: "Jon", content: "The new store looks great, the store!" },
+      { conversationId: "a", role: "user", speaker: "Jon", content: "The store is new and looks great, the store!" },
       { conversationId: "b", role: "assistant", speaker: "Gina", content: "My store is new, it opened today." },
       ...FILLER.map((content) => ({ content })),
     ]);
@@ -129,6 +129,26 @@ describe("search stages", () => {
     expect(await order(scope, without("when"), "When is the dentist appointment?")).toEqual([card, monday]);
     expect(await order(scope, only("when"), "When is the dentist appointment?")).toEqual([monday, card]);
     expect(await order(scope, servicesWith(), "When is the dentist appointment?")).toEqual([monday, card]);
+  });
+
+  it("proximity: of two hits holding the same words, the one holding them side by side, in the query's order, comes first", async () => {
+    const { scope, ids } = await store([
+      ...FILLER.map((content) => ({ content })),
+      { content: "The class on Friday is about pottery glazes." },
+      { content: "The pottery class on Friday is about glazes." },
+    ]);
+    const [apart, together] = ids.slice(FILLER.length);
+    // The same words, the same lengths: BM25 ties them and the older one comes first.
+    expect(await order(scope, without("proximity"), "pottery class")).toEqual([apart, together]);
+    expect(await order(scope, only("proximity"), "pottery class")).toEqual([together, apart]);
+    expect(await order(scope, servicesWith(), "pottery class")).toEqual([together, apart]);
+    // Function words between them do not part them ("class of pottery" holds "class pottery"); the order counts.
+    expect(await order(scope, only("proximity"), "Which class of pottery?")).toEqual([apart, together]);
+    const scores = async (services: Services) => (await searchChunks(scope, services, "pottery class", {}, 10)).map((h) => h.score);
+    const [plainTogether, plainApart] = [...(await scores(servicesWith([])))].reverse();
+    const [raisedTogether, keptApart] = await scores(only("proximity"));
+    expect(keptApart).toBe(plainApart);
+    expect(raisedTogether).toBeCloseTo(Math.min(1, plainTogether! * (1 + PROXIMITY_WEIGHT)), 3);
   });
 
   it("feedback: the words the best hits share beyond the query lift the hits that hold them", async () => {

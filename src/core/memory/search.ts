@@ -10,6 +10,7 @@ import {
   LINK_WEIGHT,
   MIN_RELEVANCE,
   NEIGHBOUR_WEIGHT,
+  PROXIMITY_WEIGHT,
   eitherEvidence,
   fusedScore,
   keywordPart,
@@ -20,6 +21,7 @@ import { queryTimeRange, withoutTimeWords, type TimeRange } from "./query-time";
 import { queryContext } from "./query-context";
 import { statedMatch, statedTimes } from "./stated-times";
 import { readExpansion } from "./search-expansion";
+import { pairShare, queryPairs } from "./proximity";
 import { SEARCH_ROW_COLUMNS, searchFilterSql, searchedProjects, type SearchFilters, type SearchRow } from "./search-rows";
 import { keywordStatement, timedKeywordStatement, timedLists, type KeywordRow, type TimedRow } from "./keyword-lists";
 
@@ -175,6 +177,16 @@ export async function searchChunks(
     const vectorScore = vectorPart(c.similarity, chance);
     c.match = mode === "vector" ? vectorScore : fusedScore(c.keyword, vectorScore, vectorWeight);
     c.strength = mode === "vector" ? vectorScore : fusedScore(c.strength, vectorScore, vectorWeight);
+  }
+  // Proximity: a keyword hit holding the query's words side by side, as the query says them, matches it more closely.
+  const pairs = mode !== "vector" && stages.has("proximity") ? queryPairs(scope.tenantId, textQuery) : null;
+  if (pairs) {
+    for (const c of first) {
+      if (c.keyword === 0) continue;
+      const gain = 1 + PROXIMITY_WEIGHT * pairShare(pairs, c.row.chunk_content, c.row.term_freqs);
+      c.match = Math.min(1, c.match * gain);
+      c.strength *= gain;
+    }
   }
 
   const context = queryContext(query, named, first.map((c) => c.row), stages);
