@@ -67,10 +67,13 @@ export const SEARCH_ROW_NULLS = COLUMNS.map(() => "NULL").join(", ");
 export const SEARCH_ROW_JSON = `json_array(${COLUMNS.map(([name, expression]) => (name === "importance" ? exactReal(expression) : expression)).join(", ")})`;
 
 export function searchRowFromJson(values: unknown[]): SearchRow {
-  const row = Object.fromEntries(COLUMNS.map(([name], i) => [name, values[i]])) as SearchRow;
+  // A loop, not Object.fromEntries over mapped pairs: a LoCoMo search reads ~100 such rows (4.7 µs a row that way).
+  const row: Record<string, unknown> = {};
+  for (let i = 0; i < COLUMN_NAMES.length; i++) row[COLUMN_NAMES[i]!] = values[i];
   row.importance = Number(row.importance);
-  return row;
+  return row as SearchRow;
 }
+const COLUMN_NAMES = COLUMNS.map(([name]) => name);
 
 /**
  * A REAL as JSON text that reads back as the same double (Number()): SQLite's JSON writes 15 significant
