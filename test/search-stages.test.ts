@@ -142,7 +142,7 @@ describe("search stages", () => {
     expect(await order(scope, without("proximity"), "pottery class")).toEqual([apart, together]);
     expect(await order(scope, only("proximity"), "pottery class")).toEqual([together, apart]);
     expect(await order(scope, servicesWith(), "pottery class")).toEqual([together, apart]);
-    // Function words between them do not part them ("class of pottery" holds "class pottery"); the order counts.
+    // The order counts: "class of pottery" asks for class-pottery (the function word skipped), which neither text holds.
     expect(await order(scope, only("proximity"), "Which class of pottery?")).toEqual([apart, together]);
     const scores = async (services: Services) => (await searchChunks(scope, services, "pottery class", {}, 10)).map((h) => h.score);
     const [plainTogether, plainApart] = [...(await scores(servicesWith([])))].reverse();
