@@ -11,7 +11,7 @@ import { locomoTurns, plainBm25 } from "./plain-bm25.mjs";
 
 export const CATEGORIES = { 1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial" };
 const KS = [1, 5, 10, 20];
-const STAGES = ["time", "speaker", "when", "feedback", "neighbours", "links"];
+const STAGES = ["time", "speaker", "when", "proximity", "feedback", "neighbours", "links"];
 
 export async function runLocomo(newTenant) {
   return (await measureLocomo(newTenant)).lines;
