@@ -2,7 +2,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { SEARCH_STAGES, type SearchStage } from "../src/config";
 import { writeItems, type NewItem } from "../src/core/memory/items";
-import { PROXIMITY_WEIGHT, SPEAKER_WEIGHT } from "../src/core/memory/relevance";
+import { PROXIMITY_WEIGHT, SPEAKER_WEIGHT, fusedScore, vectorPart } from "../src/core/memory/relevance";
+import { embedItems } from "../src/core/memory/embedding";
 import { searchChunks, type SearchHit } from "../src/core/memory/search";
 import { tenantScope, type TenantScope } from "../src/db/scope";
 import type { Services } from "../src/ports";
@@ -149,6 +150,25 @@ describe("search stages", () => {
     const [raisedTogether, keptApart] = await scores(only("proximity"));
     expect(keptApart).toBe(plainApart);
     expect(raisedTogether).toBeCloseTo(Math.min(1, plainTogether! * (1 + PROXIMITY_WEIGHT)), 3);
+  });
+
+  it("proximity raises a hybrid hit's keyword part before fusion, not its vector part", async () => {
+    const { scope, ids } = await store([...FILLER.map((content) => ({ content })), { content: "The pottery class on Friday is about glazes." }]);
+    const together = ids.at(-1)!;
+    const hybrid = (stages: string): Services => ({
+      ...buildServices({ ...env, SEARCH_STAGES: stages, HYBRID_VECTOR_WEIGHT: "1", EMBEDDING_CHANCE_SIMILARITY: "0.05" }, data, () => {}),
+      jobs: { send: async () => {} },
+    });
+    await embedItems(scope, hybrid(""), ids);
+    // Two of the query's three words, one of its two pairs: the keyword part gains a quarter.
+    const query = "pottery class schedule";
+    const [keyword] = await searchChunks(scope, hybrid(""), query, {}, 1, { mode: "keyword" });
+    const [hit] = await searchChunks(scope, hybrid("proximity"), query, {}, 1);
+    expect([keyword!.itemId, hit!.itemId]).toEqual([together, together]);
+    const vector = vectorPart(hit!.similarity, 0.05);
+    expect(keyword!.score * 1.25).toBeLessThan(1);
+    expect(vector).toBeGreaterThan(0.1);
+    expect(hit!.score).toBeCloseTo(fusedScore(keyword!.score * (1 + PROXIMITY_WEIGHT * 0.5), vector, 1), 3);
   });
 
   it("feedback: the words the best hits share beyond the query lift the hits that hold them", async () => {

@@ -173,20 +173,14 @@ export async function searchChunks(
   // list held every embedded chunk (then it has none). Indexes may be approximate, so the list's last
   // cosine is no bound.
   if (vectorWeight > 0 && !vector.complete) await fillMissingSimilarities(scope, services, embedQuery, first).catch(vectorUnavailable);
+  // Proximity: a keyword hit holding the query's words side by side, as the query says them, matches it more closely.
+  // It raises the keyword part before fusion: word order says nothing about the vector part.
+  const pairs = mode !== "vector" && stages.has("proximity") ? queryPairs(scope.tenantId, textQuery) : null;
   for (const c of first) {
     const vectorScore = vectorPart(c.similarity, chance);
-    c.match = mode === "vector" ? vectorScore : fusedScore(c.keyword, vectorScore, vectorWeight);
-    c.strength = mode === "vector" ? vectorScore : fusedScore(c.strength, vectorScore, vectorWeight);
-  }
-  // Proximity: a keyword hit holding the query's words side by side, as the query says them, matches it more closely.
-  const pairs = mode !== "vector" && stages.has("proximity") ? queryPairs(scope.tenantId, textQuery) : null;
-  if (pairs) {
-    for (const c of first) {
-      if (c.keyword === 0) continue;
-      const gain = 1 + PROXIMITY_WEIGHT * pairShare(pairs, c.row.chunk_content, c.row.term_freqs);
-      c.match = Math.min(1, c.match * gain);
-      c.strength *= gain;
-    }
+    const gain = pairs && c.keyword > 0 ? 1 + PROXIMITY_WEIGHT * pairShare(pairs, c.row.chunk_content, c.row.term_freqs) : 1;
+    c.match = mode === "vector" ? vectorScore : fusedScore(Math.min(1, c.keyword * gain), vectorScore, vectorWeight);
+    c.strength = mode === "vector" ? vectorScore : fusedScore(c.strength * gain, vectorScore, vectorWeight);
   }
 
   const context = queryContext(query, named, first.map((c) => c.row), stages);
