@@ -118,11 +118,11 @@ export const LINK_WEIGHT = 0.3;
 export const SPEAKER_WEIGHT = 0.2;
 
 /**
- * A first hit holding all of the query's adjacent word pairs side by side, in order, gains this share of its match (a
- * share of the pairs, that share of it): proximity.ts. Replay, weight 0.3 / 0.5 / 0.7: LoCoMo validation 82.4% at each
- * (82.2 without), MS MARCO nDCG@10 0.647 / 0.656 / 0.664 (0.647 without; 26 of its 43 queries move at 0.5, 14 up, 12
- * down, so a few queries make the difference and 0.7 is not taken); a window of two words, or pairs in either order,
- * did less (0.651, 0.649 at 0.4).
+ * A first hit holding all of the query's adjacent word pairs side by side, in order, gains this share of its keyword
+ * part (a share of the pairs, that share of it), before fusion: proximity.ts. Replay, weight 0.3 / 0.5 / 0.7: LoCoMo
+ * validation 82.4% at each (82.2 without), MS MARCO nDCG@10 0.647 / 0.656 / 0.664 (0.647 without; 26 of its 43
+ * queries move at 0.5, 14 up, 12 down, so a few queries make the difference and 0.7 is not taken); a window of two
+ * words, or pairs in either order, did less (0.651, 0.649 at 0.4).
  */
 export const PROXIMITY_WEIGHT = 0.5;
 
