@@ -56,10 +56,12 @@ describe("the forward index", () => {
     for (const r of read) expect(r.f).toBe(r.expected);
     // So does the worker (relevance feedback: feedback-scores.ts), an absent term as 0.
     const freqsOf = new Map(chunks.map((c) => [c.id, c.term_freqs]));
-    for (const [doc, terms] of expected) for (const [key, f] of terms) expect(forwardFreq(freqsOf.get(doc)!, ` ${key}`)).toBe(f);
-    expect(forwardFreq(chunks[0]!.term_freqs, " absentword")).toBe(0);
+    for (const [doc, terms] of expected) for (const [key, f] of terms) expect(forwardFreq(freqsOf.get(doc)!, key)).toBe(f);
+    expect(forwardFreq(chunks[0]!.term_freqs, "absentword")).toBe(0);
     // A key that begins a longer one ("lamp" in " lampshade:2 lamp ") is found as itself.
-    expect([forwardFreq(" lampshade:2 lamp ", " lamp"), forwardFreq(" lampshade lamp:1.5 ", " lamp"), forwardFreq(" lampshade ", " lamp")]).toEqual([1, 1.5, 0]);
+    expect([forwardFreq(" lampshade:2 lamp ", "lamp"), forwardFreq(" lampshade lamp:1.5 ", "lamp"), forwardFreq(" lampshade ", "lamp")]).toEqual([1, 1.5, 0]);
+    // A key that ends another term is that term's tail, not the key.
+    expect([forwardFreq(" outlamp:2 lamp:3 ", "lamp"), forwardFreq(" outlamp ", "lamp"), forwardFreq(" outlamp:2 ", "lamp")]).toEqual([3, 0, 0]);
   });
 
   it("is filled by the re-index sweep for chunks written without one", async () => {

@@ -77,7 +77,7 @@ export function feedbackScores(
   const scores = new Map<number, number>();
   if (ranked.length === 0) return { scores, known: 0 };
   const strongest = ranked[0]!.strength;
-  const terms = ranked.map((t) => ({ needle: ` ${t.key}`, idf: t.idf, weight: strongest > 0 ? t.strength / strongest : 0 }));
+  const terms = ranked.map((t) => ({ key: t.key, idf: t.idf, weight: strongest > 0 ? t.strength / strongest : 0 }));
   const code = keywordCode(tenantId);
   for (const chunk of chunks) {
     if (chunk.fts_tokens === null || scores.has(chunk.chunk_id)) continue;
@@ -85,7 +85,7 @@ export function feedbackScores(
     let score = 0;
     let held = false;
     for (const t of terms) {
-      const f = forwardFreq(freqs, t.needle);
+      const f = forwardFreq(freqs, t.key);
       if (f === 0) continue;
       held = true;
       score += t.weight * t.idf * saturated(f, chunk.fts_tokens, totals.avgdl);

@@ -68,17 +68,19 @@ export function queryPairs(tenantId: string, query: string): QueryPairs | null {
  * around it), so most hits are not read word by word.
  */
 export function pairShare(query: QueryPairs, content: string, termFreqs: string | null): number {
-  const inContent = new Set(termFreqs === null ? query.words : query.words.filter((key) => forwardFreq(termFreqs, ` ${key}`) >= 1));
+  const inContent = new Set(termFreqs === null ? query.words : query.words.filter((key) => forwardFreq(termFreqs, key) >= 1));
   const candidates = query.pairs.filter(([a, b]) => inContent.has(a) && inContent.has(b));
   if (candidates.length === 0) return 0;
-  const wanted = new Set(candidates.map(([a, b]) => `${a} ${b}`));
+  // The second words wanted after each first word: a pair found is taken out, so it counts once.
+  const wanted = new Map<string, Set<string>>();
+  for (const [a, b] of candidates) wanted.set(a, (wanted.get(a) ?? new Set()).add(b));
   let held = 0;
-  let previous: string | null = null;
+  let after: Set<string> | undefined;
   for (const token of indexTokens(content.toLowerCase())) {
     const key = query.keyOf(token);
     if (key === null) continue;
-    if (previous !== null && wanted.delete(`${previous} ${key}`)) held++;
-    previous = key;
+    if (after?.delete(key)) held++;
+    after = wanted.get(key);
   }
   return held / query.pairs.length;
 }

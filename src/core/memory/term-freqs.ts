@@ -66,14 +66,16 @@ export function forwardFreqSql(freqs: string, bare: string, tagged: string): str
 }
 
 /**
- * A term's frequency in a forward index (as forwardFreqSql reads it), 0 when absent; `needle` is ` ${key}` (forwardKey),
- * made once per term by the caller: one search of the text finds either form (" key " or " key:f").
+ * A term's frequency in a forward index (as forwardFreqSql reads it), 0 when absent; `key` as forwardKey gives it. The
+ * text is searched for the key, then the character before it must be a space: searching for " key" instead starts a
+ * comparison at every space (one in ~8 characters), twice as slow (335 against 165 ns a call over LoCoMo's chunks).
  */
-export function forwardFreq(freqs: string, needle: string): number {
-  for (let at = freqs.indexOf(needle); at >= 0; at = freqs.indexOf(needle, at + 1)) {
-    const next = freqs.charCodeAt(at + needle.length);
+export function forwardFreq(freqs: string, key: string): number {
+  for (let at = freqs.indexOf(key, 1); at >= 0; at = freqs.indexOf(key, at + 1)) {
+    if (freqs.charCodeAt(at - 1) !== SPACE) continue;
+    const next = freqs.charCodeAt(at + key.length);
     if (next === SPACE) return 1;
-    if (next === COLON) return Number.parseFloat(freqs.slice(at + needle.length + 1, freqs.indexOf(" ", at + needle.length)));
+    if (next === COLON) return Number.parseFloat(freqs.slice(at + key.length + 1, freqs.indexOf(" ", at + key.length)));
   }
   return 0;
 }
