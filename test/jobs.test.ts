@@ -2,6 +2,7 @@ import { createExecutionContext, createMessageBatch, createScheduledController, 
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../src/index";
+import { OpenAiCompatibleEmbedder } from "../src/adapters/openai-embedder";
 import { shardDatabase, shardNames } from "../src/control/shards";
 import { countedD1 } from "../src/db/counted-d1";
 import { backoffSeconds, MAX_ATTEMPTS } from "../src/jobs/consumer";
@@ -171,6 +172,16 @@ describe("embedding jobs", () => {
     expect(new Headers(init!.headers).get("authorization")).toBe("Bearer sk-test");
     expect(JSON.parse(String(init!.body))).toEqual({ model: "nomic-embed-text", input: ["alpha", "beta"] });
     expect(await vectorCount(t.tenantId)).toBe(2);
+  });
+
+  it("calls the platform's own fetch as a plain function (workerd refuses it as a method: 'Illegal invocation')", async () => {
+    // No mock here: a spied fetch is a plain function and takes any `this`, which is how calling the real one as the
+    // embedder's method went unseen until the first real endpoint. Nothing listens on port 9, so the call goes out
+    // and fails as a network error would.
+    const embedder = new OpenAiCompatibleEmbedder("http://127.0.0.1:9/v1", undefined, "any-model", 4);
+    const failure = await embedder.embed(["alpha"]).then(() => null, (error: unknown) => String(error));
+    expect(failure).not.toBeNull();
+    expect(failure).not.toContain("Illegal invocation");
   });
 
   it("the cron sweep also re-queues lost summaries and auto-links", async () => {

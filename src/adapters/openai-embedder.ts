@@ -12,7 +12,8 @@ export class OpenAiCompatibleEmbedder implements Embedder {
     private readonly apiKey: string | undefined,
     private readonly model: string,
     readonly dimensions: number,
-    private readonly fetcher: typeof fetch = fetch,
+    // Called as a plain function: workerd's fetch called as this object's method throws "Illegal invocation".
+    private readonly fetcher: typeof fetch = (input, init) => fetch(input, init),
   ) {
     this.name = `openai:${model}`;
   }
