@@ -109,11 +109,15 @@ if (suite === "locomo") {
   }
 }
 
-/** The largest D1 file under a bench's state folder: the shard that holds its data. */
+/**
+ * The largest D1 file under a bench's state folder: the shard that holds its data. Only D1's own folder is read:
+ * wrangler's local trace store (observability) is a larger SQLite file beside it.
+ */
 function largestD1(dir: string): string {
   const files: string[] = [];
   const walk = (d: string) => readdirSync(d, { withFileTypes: true }).forEach((e) => (e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith(".sqlite") && e.name !== "metadata.sqlite" && files.push(join(d, e.name))));
-  walk(dir);
+  const d1 = join(dir, "v3", "d1");
+  walk(existsSync(d1) ? d1 : dir);
   if (files.length === 0) throw new Error(`no D1 file under ${dir}: run the bench first`);
   return files.sort((a, b) => statSync(b).size - statSync(a).size)[0]!;
 }
