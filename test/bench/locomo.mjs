@@ -8,6 +8,7 @@ import { loadLocomo, parseLocomoDate } from "./data.mjs";
 import { assignFolds, contributionLines, foldFigures, foldReportLines, groupsOf } from "./folds.mjs";
 import { fmt, mean, pct, percentile, recallAt, uniqueInOrder } from "./metrics.mjs";
 import { locomoTurns, plainBm25 } from "./plain-bm25.mjs";
+import { BENCH_EMBEDDER } from "./worker.mjs";
 
 export const CATEGORIES = { 1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial" };
 const KS = [1, 5, 10, 20];
@@ -52,7 +53,7 @@ export async function measureLocomo(newTenant) {
   lines.push(`  ingest (log_chat, JSON-RPC batches of 50): ${fmt(loaded.turns / loaded.ingestSeconds, 0)} turns/s; embed and link jobs settled ${fmt(loaded.embedSeconds, 1)} s after the last write`);
   lines.push(`  evidence recall@k (%)      ${KS.map((k) => `R@${k}`.padStart(6)).join("")}`);
   for (const name of ["hybrid", "bm25", "keyword", "vector"]) {
-    const label = { hybrid: "hybrid search (default)", bm25: "plain FTS5 BM25 baseline", keyword: "keyword only (contextual)", vector: "vector only (local)" }[name];
+    const label = { hybrid: "hybrid search (default)", bm25: "plain FTS5 BM25 baseline", keyword: "keyword only (contextual)", vector: `vector only (${BENCH_EMBEDDER})` }[name];
     lines.push(`  ${label.padEnd(26)} ${KS.map((k) => pct(recall(name, k)).padStart(6)).join("")}`);
   }
   const gain = (recall("hybrid", 10) - recall("bm25", 10)) * 100;

@@ -3,6 +3,7 @@
 // passages (plain-bm25.mjs).
 import { loadMsmarco } from "./data.mjs";
 import { fmt, mean, ndcgAt, percentile, recallAt, uniqueInOrder } from "./metrics.mjs";
+import { BENCH_EMBEDDER } from "./worker.mjs";
 import { plainBm25 } from "./plain-bm25.mjs";
 
 export async function runMsmarco(newTenant) {
@@ -31,7 +32,7 @@ export async function measureMsmarco(newTenant) {
     return { ndcg: ndcgAt(ranked, grades, 10), recall: recallAt(ranked, new Set([...grades].filter(([, g]) => g > 0).map(([id]) => id)), 10) };
   };
   const ndcg = {};
-  for (const [mode, label] of [["hybrid", "hybrid search (default)"], ["keyword", "keyword only"], ["vector", "vector only (local)"]]) {
+  for (const [mode, label] of [["hybrid", "hybrid search (default)"], ["keyword", "keyword only"], ["vector", `vector only (${BENCH_EMBEDDER})`]]) {
     const scores = [];
     const latency = [];
     for (const q of queries) {

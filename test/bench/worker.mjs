@@ -12,6 +12,8 @@ const VARS = `${DIR}/bench.vars`;
 const WRANGLER = "node_modules/wrangler/bin/wrangler.js";
 export const BASE = `http://127.0.0.1:${PORT}`;
 export const ADMIN_TOKEN = "bench-admin-token";
+/** The worker's embedder: "local" (lexical, the default) or "use-lite" (a sentence encoder, see embedderVars). */
+export const BENCH_EMBEDDER = process.env.BENCH_EMBEDDER ?? "local";
 
 /**
  * Starts wrangler dev on the bench port. `fresh` (the default) starts from empty state; `vars` adds settings (FAULTS,
@@ -24,9 +26,9 @@ export async function startWorker({ fresh = true, vars = {} } = {}) {
   mkdirSync(DIR, { recursive: true });
   // HYBRID_VECTOR_WEIGHT, SEARCH_STAGES and AUTO_SUMMARIZE from the caller's environment let one compare
   // fusion weights, search stages, and ingest with or without auto-summarize.
-  const passed = ["HYBRID_VECTOR_WEIGHT", "SEARCH_STAGES", "AUTO_SUMMARIZE"].flatMap((name) => (process.env[name] !== undefined ? [`${name}=${process.env[name]}\n`] : [])).join("");
+  const passed = ["HYBRID_VECTOR_WEIGHT", "SEARCH_STAGES", "AUTO_SUMMARIZE", "EMBEDDING_CHANCE_SIMILARITY"].flatMap((name) => (process.env[name] !== undefined ? [`${name}=${process.env[name]}\n`] : [])).join("");
   const extra = Object.entries(vars).map(([name, value]) => `${name}=${value}\n`).join("");
-  writeFileSync(VARS, `ADMIN_TOKEN=${ADMIN_TOKEN}\nEMBEDDER=local\nVECTOR_INDEX=local\nEMBEDDING_DIMENSIONS=256\n${passed}${extra}`);
+  writeFileSync(VARS, `ADMIN_TOKEN=${ADMIN_TOKEN}\n${await embedderVars()}VECTOR_INDEX=local\n${passed}${extra}`);
   await migrateAll({ persistTo: STATE, quiet: true });
   const child = spawn(
     process.execPath,
@@ -45,6 +47,21 @@ export async function startWorker({ fresh = true, vars = {} } = {}) {
   child.kill("SIGTERM");
   throw new Error("worker did not start");
 }
+
+/**
+ * The embedder's settings: the local lexical one (256 dimensions), or with BENCH_EMBEDDER=use-lite a sentence encoder
+ * served on this machine (sentence-embedder.mjs) that the worker reaches through its OpenAI-compatible adapter,
+ * started once for the whole bench.
+ */
+async function embedderVars() {
+  const chosen = BENCH_EMBEDDER;
+  if (chosen === "local") return "EMBEDDER=local\nEMBEDDING_DIMENSIONS=256\n";
+  if (chosen !== "use-lite") throw new Error(`BENCH_EMBEDDER: 'local' or 'use-lite', not '${chosen}'`);
+  sentenceEmbedder ??= import("./sentence-embedder.mjs").then((m) => m.startSentenceEmbedder());
+  const { url } = await sentenceEmbedder;
+  return `EMBEDDER=openai\nOPENAI_BASE_URL=${url}\nEMBEDDING_MODEL=use-lite\nEMBEDDING_DIMENSIONS=512\n`;
+}
+let sentenceEmbedder = null;
 
 /** SIGKILL to wrangler and workerd at once; resolves when the port is free. */
 async function killGroup(child) {
