@@ -24,8 +24,8 @@ export const BENCH_EMBEDDER = process.env.BENCH_EMBEDDER ?? "local";
 export async function startWorker({ fresh = true, vars = {} } = {}) {
   if (fresh) rmSync(DIR, { recursive: true, force: true });
   mkdirSync(DIR, { recursive: true });
-  // HYBRID_VECTOR_WEIGHT, SEARCH_STAGES and AUTO_SUMMARIZE from the caller's environment let one compare
-  // fusion weights, search stages, and ingest with or without auto-summarize.
+  // HYBRID_VECTOR_WEIGHT, SEARCH_STAGES, AUTO_SUMMARIZE and EMBEDDING_CHANCE_SIMILARITY from the caller's environment
+  // let one compare fusion weights, search stages, ingest with or without auto-summarize, and an embedder's chance level.
   const passed = ["HYBRID_VECTOR_WEIGHT", "SEARCH_STAGES", "AUTO_SUMMARIZE", "EMBEDDING_CHANCE_SIMILARITY"].flatMap((name) => (process.env[name] !== undefined ? [`${name}=${process.env[name]}\n`] : [])).join("");
   const extra = Object.entries(vars).map(([name, value]) => `${name}=${value}\n`).join("");
   writeFileSync(VARS, `ADMIN_TOKEN=${ADMIN_TOKEN}\n${await embedderVars()}VECTOR_INDEX=local\n${passed}${extra}`);
