@@ -5,32 +5,54 @@ import { SEARCH_ROW_COLUMNS, searchFilterSql, searchedProjects, type SearchFilte
 
 /** Search's vector part (search.ts): the vector list and its rows, and the cosines of hits it did not hold. */
 
-/** The vector list; `complete` when the index returned fewer than asked, i.e. every embedded chunk. */
-export async function vectorCandidates(
+/** The vector list as search uses it: its hits with their rows, and the cosines of the keyword hits it did not hold. */
+export interface VectorHits {
+  rows: { row: SearchRow; similarity: number }[];
+  /** Cosines of keyword hits outside the list, by chunk id (none when the list held every embedded chunk). */
+  keywordCosines: Map<number, number>;
+}
+
+/** No vector part: the search's vector weight is 0, or the embedder or index failed. */
+export const noVectorHits = (): VectorHits => ({ rows: [], keywordCosines: new Map() });
+
+/**
+ * The vector list (the query's embedding, then the index), then two reads side by side: the list's rows from D1 and,
+ * once the keyword list is in, the stored vectors of its hits outside the vector list (so every score means the same).
+ * Reading those after the rows put one more call to the vector index (Vectorize, in production) on every hybrid
+ * search's path. The list is `complete` when the index returned fewer than asked, i.e. every embedded chunk: a keyword
+ * hit outside it has no vector, and none is read. Indexes may be approximate, so the list's last cosine is no bound.
+ * `onCosinesFailed`: the cosines could not be read; the rows are still used.
+ */
+export async function vectorHits(
   scope: TenantScope,
   services: Services,
   embedQuery: () => Promise<Float32Array | null>,
   filters: SearchFilters,
   pool: number,
-): Promise<{ rows: { row: SearchRow; similarity: number }[]; complete: boolean }> {
+  keywordHits: Promise<number[] | null>,
+  onCosinesFailed: (error: unknown) => void,
+): Promise<VectorHits> {
   const queryVector = await embedQuery();
-  if (!queryVector) return { rows: [], complete: true };
+  if (!queryVector) return noVectorHits();
   const projects = searchedProjects(scope, filters);
   const matches = await services.vectors.query(scope.tenantId, queryVector, { topK: pool, projects: projects === null ? undefined : [...projects] });
   const complete = matches.length < pool;
-  if (matches.length === 0) return { rows: [], complete };
-  const rows = await rowsByChunkIds(
-    scope,
-    matches.map((m) => m.chunkId),
-    filters,
-  );
+  const listed = new Set(matches.map((m) => m.chunkId));
+  const [rows, keywordCosines] = await Promise.all([
+    matches.length === 0 ? [] : rowsByChunkIds(scope, [...listed], filters),
+    complete
+      ? new Map<number, number>()
+      : keywordHits
+          .then((ids) => cosinesOf(scope, services, queryVector, (ids ?? []).filter((id) => !listed.has(id))))
+          .catch((error: unknown) => (onCosinesFailed(error), new Map<number, number>())),
+  ]);
   const byId = new Map(rows.map((r) => [r.chunk_id, r]));
   return {
     rows: matches.flatMap((m) => {
       const row = byId.get(m.chunkId);
       return row ? [{ row, similarity: m.score }] : [];
     }),
-    complete,
+    keywordCosines,
   };
 }
 
@@ -50,7 +72,7 @@ async function rowsByChunkIds(scope: TenantScope, chunkIds: number[], filters: S
   return results;
 }
 
-/** Keyword-only hits get their cosine from the stored vectors, so every score means the same. */
+/** Hits without a cosine (from neighbours or links) get theirs from the stored vectors, so every score means the same. */
 export async function fillMissingSimilarities(
   scope: TenantScope,
   services: Services,
@@ -61,9 +83,15 @@ export async function fillMissingSimilarities(
   if (missing.length === 0) return;
   const queryVector = await embedQuery();
   if (!queryVector) return;
-  const vectors = await services.vectors.getVectors(scope.tenantId, missing);
-  for (const entry of entries) {
-    const stored = vectors.get(entry.row.chunk_id);
-    if (entry.similarity === null && stored && stored.length === queryVector.length) entry.similarity = dot(queryVector, stored);
-  }
+  const cosines = await cosinesOf(scope, services, queryVector, missing);
+  for (const entry of entries) if (entry.similarity === null) entry.similarity = cosines.get(entry.row.chunk_id) ?? null;
+}
+
+/** The query's cosine with each chunk's stored vector, by chunk id (a chunk without one, or of other dimensions, has none). */
+async function cosinesOf(scope: TenantScope, services: Services, queryVector: Float32Array, chunkIds: number[]): Promise<Map<number, number>> {
+  const cosines = new Map<number, number>();
+  if (chunkIds.length === 0) return cosines;
+  const vectors = await services.vectors.getVectors(scope.tenantId, chunkIds);
+  for (const [chunkId, stored] of vectors) if (stored.length === queryVector.length) cosines.set(chunkId, dot(queryVector, stored));
+  return cosines;
 }

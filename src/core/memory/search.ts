@@ -22,7 +22,7 @@ import { statedMatch, statedTimes } from "./stated-times";
 import { readExpansion } from "./search-expansion";
 import { pairShare, queryPairs } from "./proximity";
 import { searchedProjects, type SearchFilters, type SearchRow } from "./search-rows";
-import { fillMissingSimilarities, vectorCandidates } from "./search-vectors";
+import { fillMissingSimilarities, noVectorHits, vectorHits } from "./search-vectors";
 import { keywordStatement, timedKeywordStatement, timedLists, type KeywordRow, type TimedRow } from "./keyword-lists";
 
 export type { SearchFilters };
@@ -140,14 +140,23 @@ export async function searchChunks(
     if (!vectorFailed) options.onVectorUnavailable?.(error instanceof Error ? error.message : String(error));
     vectorFailed = true;
   };
+  const keywordList = mode !== "vector" ? keywordCandidates(scope, query, named, filters, pool) : Promise.resolve({ rows: [], textQuery: query });
   const [keyword, vector] = await Promise.all([
-    mode !== "vector" ? keywordCandidates(scope, query, named, filters, pool) : { rows: [], textQuery: query },
+    keywordList,
     vectorWeight > 0
-      ? vectorCandidates(scope, services, embedQuery, filters, pool).catch((error: unknown) => {
+      ? vectorHits(
+          scope,
+          services,
+          embedQuery,
+          filters,
+          pool,
+          keywordList.then((k) => k.rows.map((row) => row.chunk_id)).catch(() => null), // its failure fails the search
+          vectorUnavailable,
+        ).catch((error: unknown) => {
           vectorUnavailable(error);
-          return { rows: [], complete: true };
+          return noVectorHits();
         })
-      : { rows: [], complete: true },
+      : noVectorHits(),
   ]);
   const candidates = new Map<number, Candidate>();
   const candidate = (row: SearchRow) => {
@@ -169,10 +178,8 @@ export async function searchChunks(
   );
   vector.rows.forEach(({ row, similarity }, rank) => Object.assign(candidate(row), { vectorRank: rank + 1, similarity }));
   const first = [...candidates.values()];
-  // A keyword hit outside the vector list still has a cosine, read from its stored vector, unless the
-  // list held every embedded chunk (then it has none). Indexes may be approximate, so the list's last
-  // cosine is no bound.
-  if (vectorWeight > 0 && !vector.complete) await fillMissingSimilarities(scope, services, embedQuery, first).catch(vectorUnavailable);
+  // A keyword hit outside the vector list still has a cosine, read from its stored vector (search-vectors.ts).
+  for (const c of first) if (c.similarity === null) c.similarity = vector.keywordCosines.get(c.row.chunk_id) ?? null;
   // Proximity: a keyword hit holding the query's words side by side, as the query says them, matches it more closely.
   // It raises the keyword part before fusion: word order says nothing about the vector part.
   const pairs = mode !== "vector" && stages.has("proximity") ? queryPairs(scope.tenantId, textQuery) : null;
