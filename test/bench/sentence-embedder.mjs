@@ -8,9 +8,9 @@
 // and run a bench with BENCH_EMBEDDER=use-lite (worker.mjs).
 import { createServer } from "node:http";
 
-export const USE_LITE = { model: "use-lite", dimensions: 512 };
+const USE_LITE = { model: "use-lite", dimensions: 512 };
 
-/** Starts the endpoint on a free port; resolves with its base URL and a stop function. */
+/** Starts the endpoint on a free port; resolves with its base URL, the model's name and dimensions, and a stop function. */
 export async function startSentenceEmbedder() {
   let model;
   try {
@@ -46,7 +46,7 @@ export async function startSentenceEmbedder() {
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   server.unref(); // the bench ends when its suites do
-  return { url: `http://127.0.0.1:${server.address().port}/v1`, stop: () => new Promise((resolve) => server.close(resolve)) };
+  return { url: `http://127.0.0.1:${server.address().port}/v1`, ...USE_LITE, stop: () => new Promise((resolve) => server.close(resolve)) };
 }
 
 /** Unit length, so a dot product is the cosine (USE's vectors are close to it, not exactly). */

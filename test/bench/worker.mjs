@@ -58,8 +58,8 @@ async function embedderVars() {
   if (chosen === "local") return "EMBEDDER=local\nEMBEDDING_DIMENSIONS=256\n";
   if (chosen !== "use-lite") throw new Error(`BENCH_EMBEDDER: 'local' or 'use-lite', not '${chosen}'`);
   sentenceEmbedder ??= import("./sentence-embedder.mjs").then((m) => m.startSentenceEmbedder());
-  const { url } = await sentenceEmbedder;
-  return `EMBEDDER=openai\nOPENAI_BASE_URL=${url}\nEMBEDDING_MODEL=use-lite\nEMBEDDING_DIMENSIONS=512\n`;
+  const { url, model, dimensions } = await sentenceEmbedder;
+  return `EMBEDDER=openai\nOPENAI_BASE_URL=${url}\nEMBEDDING_MODEL=${model}\nEMBEDDING_DIMENSIONS=${dimensions}\n`;
 }
 let sentenceEmbedder = null;
 
