@@ -10,7 +10,7 @@ import { createServer } from "node:http";
 
 const USE_LITE = { model: "use-lite", dimensions: 512 };
 
-/** Starts the endpoint on a free port; resolves with its base URL, the model's name and dimensions, and a stop function. */
+/** Starts the endpoint on a free port (unref'd: the bench ends when its suites do); resolves with its base URL, the model's name and dimensions. */
 export async function startSentenceEmbedder() {
   let model;
   try {
@@ -45,8 +45,8 @@ export async function startSentenceEmbedder() {
     }
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  server.unref(); // the bench ends when its suites do
-  return { url: `http://127.0.0.1:${server.address().port}/v1`, ...USE_LITE, stop: () => new Promise((resolve) => server.close(resolve)) };
+  server.unref();
+  return { url: `http://127.0.0.1:${server.address().port}/v1`, ...USE_LITE };
 }
 
 /** Unit length, so a dot product is the cosine (USE's vectors are close to it, not exactly). */
