@@ -78,27 +78,37 @@ export function timedKeywordStatement(
   const projectsParam = projects ? 5 + where.params.length + then.params.length : undefined;
   const whereSql = numbered(where.sql, 4);
   const thenSql = numbered(then.sql, 4 + where.params.length);
+  // Whether anything written then matched: read from the scored list, not from the walks, since every reference to a
+  // CTE makes SQLite plan the CTEs it reads again, and the plain list's terms (where this stands) are read ~5 times.
+  const thenFound = `SELECT 1 FROM keyword_ranked s CROSS JOIN chunks c CROSS JOIN items i WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ?2 AND i.tenant_id = ?2${thenSql}`;
   const plain = lists.plain
     ? `,
-  ${queryScoresSql(lists.plain, { terms: 3, prefix: "plain", totals: false, onlyIf: "NOT EXISTS (SELECT 1 FROM then_hits)", projects: projectsParam })},
-  plain_hits AS MATERIALIZED (${walkSql("plain_ranked", whereSql, poolParam)})`
+  ${queryScoresSql(lists.plain, { terms: 3, prefix: "plain", totals: false, onlyIf: `NOT EXISTS (${thenFound})`, projects: projectsParam })},
+  plain_walked AS MATERIALIZED (${walkSql("plain_ranked", whereSql, poolParam)})`
     : "";
-  const branch = (list: string, hits: string, info: string, extra: string) =>
-    `SELECT * FROM (SELECT '${list}' AS list, ${SEARCH_ROW_COLUMNS}, h.score AS bm25, q.known, q.known_share, ${indexSql(projectsParam)}, ${extra} AS in_then
-       FROM ${hits} h CROSS JOIN ${info} q CROSS JOIN chunks c CROSS JOIN items i
-       WHERE c.id = h.chunk_id AND i.id = c.item_id${list === "then" ? " AND h.chunk_id NOT IN (SELECT chunk_id FROM all_hits)" : ""}
-       ORDER BY h.score DESC, h.chunk_id)`;
-  const branches = [
-    branch("all", "all_hits", "keyword_query_info", "h.chunk_id IN (SELECT chunk_id FROM then_hits)"),
-    branch("then", "then_hits", "keyword_query_info", "1"),
-    ...(lists.plain ? [branch("plain", "plain_hits", "plain_query_info", "0")] : []),
-  ];
+  // Each list is read once, and the marks come from window functions over them: SQLite plans a CTE's whole chain (its
+  // list's CTEs) again at every reference, so a branch per list, each testing the others', took ~5 ms to prepare.
+  const plainBranch = lists.plain
+    ? `
+         UNION ALL
+         SELECT 'plain', p.chunk_id, p.score, q.known, q.known_share, 0, 0 FROM plain_walked p CROSS JOIN plain_query_info q`
+    : "";
   return scope.d1
     .prepare(
       `WITH ${queryScoresSql(lists.terms, { projects: projectsParam })},
-  all_hits AS MATERIALIZED (${walkSql("keyword_ranked", whereSql, poolParam)}),
-  then_hits AS MATERIALIZED (${walkSql("keyword_ranked", thenSql, poolParam)})${plain}
-  ${branches.join("\n  UNION ALL\n  ")}`,
+  walked(list, chunk_id, score) AS MATERIALIZED (
+    SELECT 'all', * FROM (${walkSql("keyword_ranked", whereSql, poolParam)})
+    UNION ALL
+    SELECT 'then', * FROM (${walkSql("keyword_ranked", thenSql, poolParam)})
+  )${plain}
+  SELECT h.list, ${SEARCH_ROW_COLUMNS}, h.score AS bm25, h.known, h.known_share, ${indexSql(projectsParam)}, h.in_then
+  FROM (
+    SELECT w.list, w.chunk_id, w.score, q.known, q.known_share,
+           MAX(w.list = 'then') OVER (PARTITION BY w.chunk_id) AS in_then, MAX(w.list = 'all') OVER (PARTITION BY w.chunk_id) AS in_all
+    FROM walked w CROSS JOIN keyword_query_info q${plainBranch}
+  ) h CROSS JOIN chunks c CROSS JOIN items i
+  WHERE c.id = h.chunk_id AND i.id = c.item_id AND NOT (h.list = 'then' AND h.in_all)
+  ORDER BY h.list, h.score DESC, h.chunk_id`,
     )
     .bind(lists.terms.json, scope.tenantId, lists.plain?.json ?? "[]", ...where.params, ...then.params, pool, ...(projects ? [JSON.stringify(projects)] : []));
 }
