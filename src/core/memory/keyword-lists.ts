@@ -16,10 +16,15 @@ function indexSql(projects: number | undefined): string {
   return `EXISTS (SELECT 1 FROM keyword_top_terms k WHERE k.tenant_id = ?2${servesProjectsSql("k", projects)}) AS tops`;
 }
 
+/** A ranked list's chunks (`s`) with their chunk and item rows, through the filters. */
+function passingSql(ranked: string, filterSql: string): string {
+  return `FROM ${ranked} s CROSS JOIN chunks c CROSS JOIN items i
+    WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ?2 AND i.tenant_id = ?2${filterSql}`;
+}
+
 /** The walk over a ranked list: the first `pool` chunks (ids and scores) that pass the filters, best first. */
 function walkSql(ranked: string, filterSql: string, pool: string): string {
-  return `SELECT s.chunk_id, s.score FROM ${ranked} s CROSS JOIN chunks c CROSS JOIN items i
-    WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ?2 AND i.tenant_id = ?2${filterSql}
+  return `SELECT s.chunk_id, s.score ${passingSql(ranked, filterSql)}
     ORDER BY s.score DESC, s.chunk_id LIMIT ${pool}`;
 }
 
@@ -80,7 +85,7 @@ export function timedKeywordStatement(
   const thenSql = numbered(then.sql, 4 + where.params.length);
   // Whether anything written then matched: read from the scored list, not from the walks, since every reference to a
   // CTE makes SQLite plan the CTEs it reads again, and the plain list's terms (where this stands) are read ~5 times.
-  const thenFound = `SELECT 1 FROM keyword_ranked s CROSS JOIN chunks c CROSS JOIN items i WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ?2 AND i.tenant_id = ?2${thenSql}`;
+  const thenFound = `SELECT 1 ${passingSql("keyword_ranked", thenSql)}`;
   const plain = lists.plain
     ? `,
   ${queryScoresSql(lists.plain, { terms: 3, prefix: "plain", totals: false, onlyIf: `NOT EXISTS (${thenFound})`, projects: projectsParam })},
