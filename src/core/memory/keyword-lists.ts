@@ -126,7 +126,8 @@ export type TimedRow = KeywordRow & { list: "all" | "then" | "plain"; in_then: n
 
 /** The rows of `timedKeywordStatement`, split into its lists. */
 export function timedLists(rows: TimedRow[], plain: boolean): TimedLists {
-  const of = (list: string) => rows.filter((r) => r.list === list).map(({ list: _list, in_then: _inThen, ...row }) => row as KeywordRow);
+  // The rows keep their two extra fields: copying ~240 rows without them (object rest) took ~0.5-1.7 ms a search.
+  const of = (list: string): KeywordRow[] => rows.filter((r) => r.list === list);
   const all = of("all");
   const thenExtra = of("then");
   return { all, thenExtra, thenFound: thenExtra.length > 0 || rows.some((r) => r.list === "all" && r.in_then === 1), unchanged: plain ? of("plain") : null };

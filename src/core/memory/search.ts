@@ -23,6 +23,7 @@ import { readExpansion } from "./search-expansion";
 import { pairShare, queryPairs } from "./proximity";
 import { searchedProjects, type SearchFilters, type SearchRow } from "./search-rows";
 import { fillMissingSimilarities, noVectorHits, vectorHits } from "./search-vectors";
+import { allRows } from "../../db/all-rows";
 import { keywordStatement, timedKeywordStatement, timedLists, type KeywordRow, type TimedRow } from "./keyword-lists";
 
 export type { SearchFilters };
@@ -299,7 +300,7 @@ async function keywordCandidates(
   // A query that names a time reads every posting (no top postings): its statement walks its list twice and may score
   // the whole query's list after, and with top postings' CTEs in it SQLite took 45-250 ms for LoCoMo's (20 plain).
   const plain = keywordQueryTerms(scope.tenantId, query, tops && !named);
-  if (!named) return { rows: plain === null ? [] : noted((await keywordStatement(scope, plain, filters, pool).all<KeywordRow>()).results), textQuery: query };
+  if (!named) return { rows: plain === null ? [] : noted(await allRows<KeywordRow>(keywordStatement(scope, plain, filters, pool))), textQuery: query };
   const textQuery = withoutTimeWords(query, named);
   const terms = keywordQueryTerms(scope.tenantId, textQuery);
   if (terms === null) return { rows: [], textQuery };
@@ -309,7 +310,7 @@ async function keywordCandidates(
     createdBefore: Math.min(filters.createdBefore ?? Infinity, named.to - 1),
   };
   const withPlain = textQuery !== query && plain !== null;
-  const results = noted((await timedKeywordStatement(scope, { terms, plain: withPlain ? plain : null }, filters, during, pool).all<TimedRow>()).results);
+  const results = noted(await allRows<TimedRow>(timedKeywordStatement(scope, { terms, plain: withPlain ? plain : null }, filters, during, pool)));
   const lists = timedLists(results, withPlain);
   // Something said then, or saying it happened then ("last night", said the next morning: stated-times.ts), makes the
   // date a time; otherwise its words were about something else.

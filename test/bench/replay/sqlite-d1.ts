@@ -26,7 +26,10 @@ export function sqliteD1(db: DatabaseSync, log: Timed[]): D1Database {
         const row = run(sql, args)[0] ?? null;
         return row && column ? row[column] : row;
       },
-      raw: async () => run(sql, args).map((row) => Object.values(row)),
+      raw: async (options?: { columnNames?: boolean }) => {
+        const rows = run(sql, args).map((row) => Object.values(row));
+        return options?.columnNames ? [db.prepare(sql).columns().map((c) => c.name), ...rows] : rows;
+      },
       run: async () => ({ results: run(sql, args), success: true, meta: {} }),
     }) as unknown as D1PreparedStatement;
   return {
