@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { readItemContents, readItems } from "../src/core/memory/items";
+import { allRows } from "../src/db/all-rows";
 import { countedD1 } from "../src/db/counted-d1";
 import { tenantScope } from "../src/db/scope";
 import { shardDatabase } from "../src/control/shards";
@@ -25,6 +26,23 @@ describe("counted D1", () => {
     const results = await d1.batch([d1.prepare("SELECT 1 AS a"), d1.prepare("SELECT ? AS b").bind(2), shard.prepare("SELECT 3 AS c")]);
     expect(results.map((r) => r.results[0])).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }]);
     expect(counter.count).toBe(4);
+  });
+});
+
+describe("allRows", () => {
+  it("gives what all() gives, in one trip, and nothing for no rows", async () => {
+    const counter = { count: 0, ms: 0 };
+    const d1 = countedD1(shardDatabase(env, "SHARD_0"), counter);
+    const sql = "SELECT value AS n, 'x' || value AS label, NULL AS absent, value / 2.0 AS half FROM json_each(?) ORDER BY value";
+    const statement = d1.prepare(sql).bind(JSON.stringify([3, 1, 2]));
+    expect(await allRows(statement)).toEqual((await statement.all()).results);
+    expect(await allRows(statement)).toEqual([
+      { n: 1, label: "x1", absent: null, half: 0.5 },
+      { n: 2, label: "x2", absent: null, half: 1 },
+      { n: 3, label: "x3", absent: null, half: 1.5 },
+    ]);
+    expect(counter.count).toBe(3);
+    expect(await allRows(d1.prepare(sql).bind("[]"))).toEqual([]);
   });
 });
 
