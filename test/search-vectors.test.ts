@@ -56,7 +56,7 @@ describe("search's vector part", () => {
         all: async () => (await held(), statement.all()),
         first: async (column?: string) => (await held(), column === undefined ? statement.first() : statement.first(column)),
         run: async () => (await held(), statement.run()),
-        raw: async () => (await held(), statement.raw()),
+        raw: async (options?: { columnNames?: boolean }) => (await held(), statement.raw(options as { columnNames?: false })),
       } as unknown as D1PreparedStatement;
       inner.set(wrapped, statement);
       return wrapped;
