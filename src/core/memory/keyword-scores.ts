@@ -10,8 +10,9 @@ import { forwardFreqSql, forwardKey } from "./term-freqs";
  * (chunks.fts_tokens) and totals (keyword_stats).
  *
  * The SQL holds only what the terms need (no CJK-phrase branch for a query without one, no weights for
- * the query's own terms): D1 prepares every statement anew, and locally preparing these lists took
- * about as long as running them on LoCoMo (node:sqlite: 0.33 ms prepared, 0.15 ms in this form).
+ * the query's own terms): each shape is its own text to prepare (workerd keeps compiled statements by text; what
+ * production D1 keeps is not documented), and preparing these lists took about as long as running them on LoCoMo
+ * (node:sqlite: 0.33 ms prepared, 0.15 ms in this form).
  */
 
 /** [phrase index, position in phrase, phrase length, stored term, 1 if a legacy (unprefixed) term, ...TopRead]. */

@@ -145,9 +145,9 @@ export function feedbackTerms(hits: { content: string; score: number }[], query:
  * first. Filtered like the search. CROSS JOIN keeps the index order (each source, then a range of
  * positions; source item, then its links): with `tenant_id = ? AND id IN (list)` SQLite, having no
  * statistics, would rather walk every chunk of the tenant. Only the parts the request needs are written
- * (messages' neighbours, documents', links): D1 prepares every statement anew, and an unused part costs
- * its planning. Parameters: ?1 tenant, ?2 sources (JSON [chunk id, item id, chunk index, conversation
- * id, position]), ?3 source item ids (JSON), then the filter's from ?4.
+ * (messages' neighbours, documents', links): an unused part costs its planning wherever the text is
+ * prepared (workerd keeps compiled statements by text). Parameters: ?1 tenant, ?2 sources (JSON [chunk
+ * id, item id, chunk index, conversation id, position]), ?3 source item ids (JSON), then the filter's from ?4.
  */
 function aroundCte(filterSql: string, request: ExpansionRequest): string {
   const reach = NEIGHBOUR_REACH;

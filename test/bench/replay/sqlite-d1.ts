@@ -7,9 +7,10 @@ export interface Timed {
 }
 
 /**
- * A D1 binding over Node's SQLite, for measuring (replay.ts), never for serving: every statement is prepared anew as
- * D1 prepares it, and timed into `log`. What D1 adds around SQLite (its transport, a Sessions API session, its
- * limits) is not here, so figures compare with each other, not with a server's.
+ * A D1 binding over Node's SQLite, for measuring (replay.ts), never for serving: every statement is prepared anew
+ * (workerd, under a local D1, keeps compiled statements by text, so a server pays less) and timed into `log`. What
+ * D1 adds around SQLite (its transport, a Sessions API session, its limits) is not here, so figures compare with each
+ * other, not with a server's.
  */
 export function sqliteD1(db: DatabaseSync, log: Timed[]): D1Database {
   const run = (sql: string, args: unknown[]) => {
