@@ -56,8 +56,6 @@ const COLUMNS: [keyof SearchRow, string][] = (
   ] as [keyof SearchRow, string?][]
 ).map(([name, expression]) => [name, expression ?? `i.${name}`]);
 export const SEARCH_ROW_COLUMNS = COLUMNS.map(([name, expression]) => `${expression} AS ${name}`).join(", ");
-/** As many NULLs as SEARCH_ROW_COLUMNS has columns (a UNION branch that has no row to show). */
-export const SEARCH_ROW_NULLS = COLUMNS.map(() => "NULL").join(", ");
 
 /**
  * A SearchRow as one JSON array value (read back with `searchRowFromJson`). A statement that returns many
