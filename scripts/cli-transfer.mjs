@@ -3,7 +3,7 @@ import { createReadStream, createWriteStream, statSync } from "node:fs";
 import { once } from "node:events";
 import { CliError, EXIT } from "./admin-client.mjs";
 
-/** The server takes at most this much in one import (src/auth/ownership-routes.ts IMPORT_MAX_BYTES). */
+/** The server takes at most this much in one import (src/admin/ownership-routes.ts IMPORT_MAX_BYTES). */
 export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
 
 /** Progress on stderr: one line rewritten in place on a terminal, a line every `every` ms otherwise. */

@@ -1,7 +1,7 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
-import { adminRoutes } from "./auth/admin-routes";
+import { adminRoutes } from "./admin/admin-routes";
 import { rateLimit, requireApiKey, requireKeyOrAccessToken, toolCallChargers } from "./auth/middleware";
 import { readConfig } from "./config";
 import { dashboardRoutes } from "./dashboard/routes";
@@ -12,9 +12,8 @@ import { handleJsonRpc, JSON_RPC } from "./mcp/jsonrpc-endpoint";
 import { handleMcpPost, SERVER_INFO } from "./mcp/mcp-endpoint";
 import { KEY_ONLY_MCP_PATH, MCP_PATH } from "./oauth/authorization-server";
 import { oauthRoutes } from "./oauth/routes";
-import { buildServices } from "./services";
 import { TOOLS } from "./tools/index";
-import type { ToolContext } from "./tools/registry";
+import type { ToolContext } from "./tools/define-tool";
 import { parseToolsets, type Toolset } from "./tools/toolsets";
 
 export const app = new Hono<AppBindings>();
@@ -106,7 +105,7 @@ function toolContext(c: Context<AppBindings>): ToolContext {
   return {
     scope: c.get("scope"),
     caller: c.get("caller"),
-    services: buildServices(c.env, c.get("scope").d1, (p) => c.executionCtx.waitUntil(p)),
+    services: c.get("services"),
     catalog: TOOLS,
     chargeToolCall: charger.charge,
     reserveToolCalls: charger.reserve,

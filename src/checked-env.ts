@@ -11,7 +11,7 @@ import type { Env } from "./env";
 
 /**
  * The Worker's bindings as every handler sees them: D1, KV and Queues wrapped so that what the platform
- * would refuse is refused here too, in the platform's words (src/adapters/platform-limits.ts), locally as in
+ * would refuse is refused here too, in the platform's words (src/platform-limits.ts), locally as in
  * production. Local stand-ins accept more than the platform does; this way tests and `npm run dev` meet the
  * real limits. Made once per `env` object (the runtime hands every invocation of an isolate the same one): copying
  * the bindings took a measurable share of a search's worker time.

@@ -1,4 +1,4 @@
-import { isTokenEncoding, type TokenEncoding } from "./core/shared/tokens";
+import { isTokenEncoding, type TokenEncoding } from "./token-encodings";
 import type { Env } from "./env";
 
 /** Typed view of wrangler.toml vars, with the documented defaults (docs/configuration.md). */
@@ -43,7 +43,7 @@ export interface Config {
   contextTokenLimit: number;
   summarizer: "extractive" | "workers-ai";
   summaryModel: string;
-  /** Search's stages beyond the match itself (SEARCH_STAGES; default all): see src/core/memory/search.ts. */
+  /** Search's stages beyond the match itself (SEARCH_STAGES; default all): see src/core/search/search.ts. */
   searchStages: ReadonlySet<SearchStage>;
   /** Search's rerank stage (RERANK_MODEL, e.g. @cf/baai/bge-reranker-base): the best `candidates` fused hits are reordered; null = off. */
   rerank: { model: string; candidates: number } | null;

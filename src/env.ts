@@ -1,4 +1,4 @@
-import type { JobMessage, UsageMessage } from "./ports";
+import type { JobMessage, UsageMessage } from "./messages";
 
 /** Bindings and vars declared in wrangler.toml, plus secrets from `.dev.vars` / `wrangler secret put`. */
 export interface Env {

@@ -1,5 +1,3 @@
-import { isQueryBudgetExceeded } from "./db/invocation-queries";
-
 /**
  * The one error type. Tools and domain code throw it; each endpoint maps it once
  * (src/mcp/mcp-endpoint.ts to an MCP `isError` result, src/mcp/jsonrpc-endpoint.ts to a JSON-RPC error).
@@ -133,4 +131,24 @@ export function toAppError(error: unknown): AppError {
   }
   console.error("internal error", error);
   return new AppError("INTERNAL_ERROR", "Internal server error");
+}
+
+/** A statement (or batch) refused because the invocation has spent its D1 queries; D1's words, and the limit. */
+export class QueryBudgetExceeded extends Error {
+  constructor(readonly limit: number) {
+    super(`D1_ERROR: Too many API requests by single worker invocation: more than ${limit} D1 queries (D1_QUERIES_PER_INVOCATION)`);
+  }
+}
+
+/** Whether an error is the invocation's D1 query budget refusing a statement. */
+export function isQueryBudgetExceeded(error: unknown): error is QueryBudgetExceeded {
+  return error instanceof QueryBudgetExceeded;
+}
+
+/** Another runner saved first; this one stops (its last page was idempotent). */
+export class MoveOvertaken extends Error {}
+
+/** Two writes of the same content raced; the loser retries and then answers the winner's id. */
+export class ConcurrentDuplicate extends Error {
+  readonly conflict = new AppError("CONFLICT", "The same content was written concurrently; retry the call to get the existing id");
 }

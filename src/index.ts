@@ -3,7 +3,7 @@ import { checkedEnv, queriesPerInvocation } from "./checked-env";
 import { withQueryBudget } from "./db/invocation-queries";
 import type { Env } from "./env";
 import { handleJobBatch } from "./jobs/consumer";
-import type { JobMessage, UsageMessage } from "./ports";
+import type { JobMessage, UsageMessage } from "./messages";
 import { handleUsageBatch, isUsageQueue } from "./jobs/usage-consumer";
 import { sweepLostJobs } from "./jobs/sweep";
 import { recoverRecentJobs, RECENT_JOBS_CRON } from "./jobs/recent-jobs";

@@ -1,5 +1,6 @@
 import type { Config } from "./config";
 import type { TokenCounter } from "./core/shared/tokens";
+import type { JobMessage, ToolCallRecord } from "./messages";
 
 /** Text -> unit vectors. Adapters: Workers AI, OpenAI-compatible HTTP, local deterministic. */
 export interface Embedder {
@@ -89,41 +90,6 @@ export interface Summarizer {
   readonly name: string;
   /** The summary text must fit `tokenLimit` tokens of the deployment's encoding. */
   summarize(messages: SummaryMessage[], tokenLimit: number): Promise<ConversationSummary>;
-}
-
-/** Messages on the JOBS queue. Each names its tenant; consumers open a scope for it. */
-export type JobMessage =
-  | { type: "embed"; tenantId: string; itemIds: string[] }
-  /** Summarize when no summary covers `messageCount` messages yet (idempotent). */
-  | { type: "summarize"; tenantId: string; conversationId: string; messageCount: number }
-  /** Link items to their nearest neighbours (after embedding). */
-  | { type: "link"; tenantId: string; itemIds: string[] }
-  /** Re-index chunks written before tenant-private keyword terms (every tenant's of one shard; queues itself again while some are left). */
-  | { type: "reindex"; tenantId: null; shard: string }
-  /** Delete a tenant (project null) or one of its projects, a few bounded steps a job; queues itself again until done. */
-  | { type: "delete"; tenantId: string; project: string | null }
-  /** Move a tenant between shards, some pages a job; queues itself again (later while it waits) until done (src/control/moves.ts). */
-  | { type: "move"; tenantId: string };
-
-/** One tool call, as the usage log keeps it. Later tools read it (metrics, tool conversations, usage report). */
-export interface ToolCallRecord {
-  keyId: string;
-  tool: string;
-  project: string | null;
-  conversationId: string | null;
-  startedAt: number;
-  durationMs: number;
-  errorCode: string | null;
-  /** D1 round trips the call waited on (statements run alone, plus batches); a batched group's share. */
-  d1RoundTrips: number;
-  /** Time spent waiting on those round trips (the rest of durationMs is the worker's own work and other I/O). */
-  d1Ms: number;
-}
-
-/** The tool calls of one request, on their way to the usage log (the USAGE queue). */
-export interface UsageMessage {
-  tenantId: string;
-  calls: ToolCallRecord[];
 }
 
 /**

@@ -8,6 +8,7 @@ import { VectorizeVectorIndex } from "./adapters/vectorize-index";
 import { WorkersAiEmbedder } from "./adapters/workers-ai-embedder";
 import { checkEmbeddingSettings, EMBEDDING_MODELS, FEWEST_TEXTS, fittingInputs } from "./adapters/embedding-models";
 import { WorkersAiReranker } from "./adapters/workers-ai-reranker";
+import { vectorIndexBinding } from "./control/vector-indexes";
 import { readConfig, type Config } from "./config";
 import { parseFaults, withFault } from "./adapters/faults";
 import { tokenCounter } from "./core/shared/tokens";
@@ -16,15 +17,12 @@ import { WorkersAiSummarizer } from "./adapters/workers-ai-summarizer";
 import { truncateToTokens } from "./core/shared/extractive";
 import { ExtractiveSummarizer } from "./core/conversations/extractive-summarizer";
 import type { Embedder, Services, VectorIndex } from "./ports";
-import { tenantShards, tenantVectorIndex } from "./control/routing";
-import { vectorIndexBinding } from "./control/vector-indexes";
 
 /**
- * The adapters for work on one data shard: the local vector index and Vectorize's record of written ids
- * live in the shard that holds the tenant (`shard`, chosen by the caller from the control database). Vectorize
- * is found per tenant (its index, from the routing cache: control/vector-indexes.ts).
+ * The adapters for work on one data shard (`shard`, chosen by the caller from the control database), over the vector
+ * index the caller gives: src/open-tenant.ts picks it from the tenant's route, or a locator for shard-wide work.
  */
-export function buildServices(env: Env, shard: D1Database, waitUntil: (promise: Promise<unknown>) => void): Services {
+export function buildServices(env: Env, shard: D1Database, vectors: VectorIndexChoice, waitUntil: (promise: Promise<unknown>) => void): Services {
   const config = readConfig(env);
   const tokens = () => tokenCounter(config.tokenEncoding, assetTokenTables(env.ASSETS));
   // FAULTS (adapters/faults.ts): injected failures, for tests and `npm run dev`; none unless configured.
@@ -32,7 +30,7 @@ export function buildServices(env: Env, shard: D1Database, waitUntil: (promise: 
   return {
     config,
     embedder: withFault(buildEmbedder(env, config), "embedder", faults),
-    vectors: withFault(buildVectorIndex(env, config, shard), "vectors", faults),
+    vectors: withFault(buildVectorIndex(env, config, shard, vectors), "vectors", faults),
     jobs: new QueueProducer(jobQueues(env).map((queue) => withFault(queue, "queue", faults))),
     usage: new QueueUsageLog(usageQueues(env)),
     ...(config.rerank ? { reranker: new WorkersAiReranker(env.AI, config.rerank.model) } : {}),
@@ -49,12 +47,19 @@ export function buildServices(env: Env, shard: D1Database, waitUntil: (promise: 
   };
 }
 
-/** Vectorize, each tenant's vectors in its own index (routing.ts caches which), or the local index in the shard. */
-function buildVectorIndex(env: Env, config: Config, shard: D1Database): VectorIndex {
+/**
+ * Which Vectorize index serves: one tenant's (its route names the binding; null is VECTORIZE), or, for work over a
+ * whole shard's tenants (reconciliation), a lookup of each tenant's index and of several at once.
+ */
+export type VectorIndexChoice =
+  | { tenantIndex: string | null }
+  | { locate: (tenantId: string) => Promise<Vectorize>; locateMany: (tenantIds: string[]) => Promise<unknown> };
+
+/** Vectorize as the choice says, or the local index in the shard. */
+function buildVectorIndex(env: Env, config: Config, shard: D1Database, choice: VectorIndexChoice): VectorIndex {
   if (config.vectorIndex === "local") return new LocalVectorIndex(shard, config.embeddingDimensions);
-  const indexOf = async (tenantId: string) => vectorIndexBinding(env, await tenantVectorIndex(env.CONTROL, tenantId));
-  // A page of ids to reconcile names many tenants: their indexes are read in one control query, cached with their shards.
-  return new VectorizeVectorIndex(indexOf, config.embeddingDimensions, shard, (tenantIds) => tenantShards(env.CONTROL, tenantIds));
+  if ("tenantIndex" in choice) return new VectorizeVectorIndex(async () => vectorIndexBinding(env, choice.tenantIndex), config.embeddingDimensions, shard);
+  return new VectorizeVectorIndex(choice.locate, config.embeddingDimensions, shard, choice.locateMany);
 }
 
 function buildEmbedder(env: Env, config: Config): Embedder {

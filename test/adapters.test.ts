@@ -11,10 +11,11 @@ import { WorkersAiReranker } from "../src/adapters/workers-ai-reranker";
 import { truncateToTokens } from "../src/core/shared/extractive";
 import { ExtractiveSummarizer } from "../src/core/conversations/extractive-summarizer";
 import { writeItems } from "../src/core/memory/items";
-import { searchChunks } from "../src/core/memory/search";
+import { searchChunks } from "../src/core/search/search";
 import { tenantScope } from "../src/db/scope";
 import { embedItems } from "../src/core/memory/embedding";
-import type { JobMessage, VectorIndex } from "../src/ports";
+import type { VectorIndex } from "../src/ports";
+import type { JobMessage } from "../src/messages";
 import { QueueProducer } from "../src/adapters/queue-producer";
 import type { Services } from "../src/ports";
 import { buildServices } from "../src/services";
@@ -193,7 +194,7 @@ describe("local queryMany over a large slice (inverted lists)", () => {
 describe("tenant isolation in hybrid search, with either vector adapter", () => {
   for (const adapter of ["local", "vectorize"] as const) {
     it(`never returns another tenant's items (${adapter})`, async () => {
-      const base = buildServices(env, shard, () => {});
+      const base = buildServices(env, shard, { tenantIndex: null }, () => {});
       const vectors: VectorIndex = adapter === "local" ? new LocalVectorIndex(shard, DIMS) : new VectorizeVectorIndex(new FakeVectorize(DIMS) as unknown as Vectorize, DIMS, shard);
       const services: Services = { ...base, vectors, jobs: { send: async () => {} } };
       const a = tenantScope(shard, `iso-a-${adapter}`);
@@ -284,7 +285,7 @@ describe("Workers AI embedding models (against a fake of the binding)", () => {
     expect(() => checkEmbeddingSettings("@cf/qwen/qwen3-embedding-0.6b", 768)).not.toThrow();
     expect(() => checkEmbeddingSettings("@cf/qwen/qwen3-embedding-0.6b", 1536)).toThrow("EMBEDDING_DIMENSIONS is 1536 but @cf/qwen/qwen3-embedding-0.6b has 1024");
     expect(() => checkEmbeddingSettings("@cf/baai/bge-base-en-v1.5", 512)).toThrow(/cannot be shortened; use 768 or a Matryoshka model/);
-    expect(() => buildServices({ ...env, EMBEDDER: "workers-ai", EMBEDDING_MODEL: "@cf/baai/bge-m3", EMBEDDING_DIMENSIONS: "768" }, shard, () => {})).toThrow(/bge-m3/);
+    expect(() => buildServices({ ...env, EMBEDDER: "workers-ai", EMBEDDING_MODEL: "@cf/baai/bge-m3", EMBEDDING_DIMENSIONS: "768" }, shard, { tenantIndex: null }, () => {})).toThrow(/bge-m3/);
     expect(readConfig({ ...env, EMBEDDING_MODEL: undefined, EMBEDDING_DIMENSIONS: undefined })).toMatchObject({
       embeddingModel: "@cf/qwen/qwen3-embedding-0.6b",
       embeddingDimensions: 768,
@@ -303,7 +304,7 @@ describe("rerank stage (Workers AI reranker against a fake of the binding)", () 
   });
 
   it("reorders the best fused hits by the reranker's scores; a failing reranker leaves the fused order", async () => {
-    const base = buildServices(env, shard, () => {});
+    const base = buildServices(env, shard, { tenantIndex: null }, () => {});
     const scope = tenantScope(shard, `rerank-${crypto.randomUUID()}`);
     const written = await writeItems(scope, { ...base, jobs: { send: async () => {} } }, [
       { project: "p", kind: "memory", type: "note", content: "lighthouse lighthouse lighthouse keeper" },
@@ -326,8 +327,8 @@ describe("rerank stage (Workers AI reranker against a fake of the binding)", () 
   it("refuses a response that does not score every text", async () => {
     const ai = { run: async () => ({ response: [{ id: 0, score: 0.5 }] }) };
     await expect(new WorkersAiReranker(ai as unknown as Ai, "@cf/baai/bge-reranker-base").rerank("q", ["a", "b"])).rejects.toThrow("scored 1 of 2 texts");
-    expect(buildServices({ ...env, RERANK_MODEL: "@cf/baai/bge-reranker-base" }, shard, () => {}).reranker?.name).toBe("workers-ai:@cf/baai/bge-reranker-base");
-    expect(buildServices(env, shard, () => {}).reranker).toBeUndefined();
+    expect(buildServices({ ...env, RERANK_MODEL: "@cf/baai/bge-reranker-base" }, shard, { tenantIndex: null }, () => {}).reranker?.name).toBe("workers-ai:@cf/baai/bge-reranker-base");
+    expect(buildServices(env, shard, { tenantIndex: null }, () => {}).reranker).toBeUndefined();
   });
 });
 
@@ -349,7 +350,7 @@ describe("Queue producer", () => {
 
 describe("fusion with the lexical embedder's default weight", () => {
   it("scores by keyword alone, and a query of words never stored gets nothing (no vector fallback)", async () => {
-    const base = buildServices({ ...env, HYBRID_VECTOR_WEIGHT: undefined }, shard, () => {});
+    const base = buildServices({ ...env, HYBRID_VECTOR_WEIGHT: undefined }, shard, { tenantIndex: null }, () => {});
     expect(base.config.hybridVectorWeight).toBeNull();
     expect(base.embedder.semantic).toBe(false);
     const services: Services = { ...base, jobs: { send: async () => {} } };

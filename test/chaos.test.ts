@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { RECENT_JOB_GRACE_MS, RECENT_JOBS_CRON } from "../src/jobs/recent-jobs";
-import type { JobMessage } from "../src/ports";
+import type { JobMessage } from "../src/messages";
 import { callWith, type RpcAnswer } from "./fault-helpers";
 import { newKey, newTenant, waitForEmbeddings } from "./helpers";
 

@@ -8,7 +8,7 @@ import type { Env } from "../src/env";
 import { buildServices } from "../src/services";
 import { readConfig } from "../src/config";
 import worker from "../src/index";
-import type { JobMessage } from "../src/ports";
+import type { JobMessage } from "../src/messages";
 import { call, callTool, jsonrpc, newKey, newTenant, tenantDb, workerTokenCounter } from "./helpers";
 
 /**
@@ -106,7 +106,7 @@ describe("contexts (seed 003)", () => {
     const job = (conversationId: string, messageCount = 3) => ({ conversationId, messageCount });
     const trips = { count: 0, ms: 0 };
     const scope = countedScope(tenantScope(t.db, t.tenantId), trips);
-    const services = buildServices(env as unknown as Env, t.db, () => {});
+    const services = buildServices(env as unknown as Env, t.db, { tenantIndex: null }, () => {});
     // m1 twice (a re-delivery in the same batch), m0 covered, "gone" never existed.
     const { summarized, left } = await autoSummarize(scope, services, [job("m0"), job("m1"), job("m1"), job("m2"), job("m3"), job("m4"), job("m5"), job("gone")]);
     expect(summarized).toBe(5);
@@ -134,7 +134,7 @@ describe("contexts (seed 003)", () => {
       await batchAll(t.tenantId, batch);
     }
     const trips = { count: 0, ms: 0 };
-    const services = buildServices(env as unknown as Env, t.db, () => {});
+    const services = buildServices(env as unknown as Env, t.db, { tenantIndex: null }, () => {});
     const { summarized } = await autoSummarize(countedScope(tenantScope(t.db, t.tenantId), trips), services, ids.map((conversationId) => ({ conversationId, messageCount: 1 })));
     expect(summarized).toBe(51);
     expect(trips.count).toBe(5); // the conversations, then messages and writes for 50 and for 1

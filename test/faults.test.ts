@@ -3,7 +3,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecu
 import { describe, expect, it, vi } from "vitest";
 import { parseFaults, withFault } from "../src/adapters/faults";
 import { isTransientD1, toAppError } from "../src/errors";
-import type { JobMessage } from "../src/ports";
+import type { JobMessage } from "../src/messages";
 import worker from "../src/index";
 import { ADMIN_TOKEN, call, newTenant, type TestTenant } from "./helpers";
 import { callWith, fetchWith, type RpcAnswer } from "./fault-helpers";

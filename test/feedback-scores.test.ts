@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { saturated } from "../src/core/memory/bm25";
-import { FEEDBACK_TERMS, feedbackCandidates, feedbackScores, type FeedbackChunk } from "../src/core/memory/feedback-scores";
+import { saturated } from "../src/core/keyword-index/bm25";
+import { FEEDBACK_TERMS, feedbackCandidates, feedbackScores, type FeedbackChunk } from "../src/core/search/feedback-scores";
 
-/** Relevance feedback's word choice and scores in the worker (src/core/memory/feedback-scores.ts). */
+/** Relevance feedback's word choice and scores in the worker (src/core/search/feedback-scores.ts). */
 
 const TENANT = "tenant-feedback";
 const TOTALS = { n: 1_000, avgdl: 10 };

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { keywordCode } from "../src/core/shared/fts-text";
-import { FORWARD_BATCH, fillForwardIndex } from "../src/core/memory/keyword-index";
-import { forwardFreq, forwardFreqSql, forwardKey } from "../src/core/memory/term-freqs";
+import { FORWARD_BATCH, fillForwardIndex } from "../src/core/keyword-index/indexing";
+import { forwardFreq, forwardFreqSql, forwardKey } from "../src/core/keyword-index/term-freqs";
 import { call, newTenant, tenantDb } from "./helpers";
 
-/** The forward index (chunks.term_freqs, src/core/memory/term-freqs.ts), which top postings score from (keyword-tops.ts). */
+/** The forward index (chunks.term_freqs, src/core/keyword-index/term-freqs.ts), which top postings score from (keyword-tops.ts). */
 
 const DOCS = [
   "Running runners ran quickly; generalizations, agreed feed sing is as yes yellow sky.",

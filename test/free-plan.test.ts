@@ -5,7 +5,7 @@ import worker from "../src/index";
 import { readMove, runMove, PURGE_AFTER_MS } from "../src/control/moves";
 import { shardDatabase } from "../src/control/shards";
 import { TENANT_TABLES_TO_MOVE } from "../src/control/tenant-tables";
-import type { JobMessage } from "../src/ports";
+import type { JobMessage } from "../src/messages";
 import { checkedEnv } from "../src/checked-env";
 import { withQueryBudget } from "../src/db/invocation-queries";
 import { ADMIN_TOKEN, BASE, call, newKey, newTenant, tenantDb, usageLogSettled, waitForEmbeddings, type RpcResponse, type TestTenant } from "./helpers";

@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { assetTokenTables } from "../src/adapters/asset-token-tables";
-import { tokenCounter, type TokenCounter, type TokenEncoding } from "../src/core/shared/tokens";
+import { tokenCounter, type TokenCounter } from "../src/core/shared/tokens";
+import { type TokenEncoding } from "../src/token-encodings";
 import { shardDatabase } from "../src/control/shards";
 
 export const ADMIN_TOKEN = "test-admin-token";

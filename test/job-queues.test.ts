@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecu
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
-import type { JobMessage } from "../src/ports";
+import type { JobMessage } from "../src/messages";
 import { BASE, newTenant } from "./helpers";
 
 // A queue takes 5,000 messages a second and a write queues two jobs (embed, then link), so a deployment past ~2,500

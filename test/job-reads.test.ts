@@ -36,7 +36,7 @@ const db = shardDatabase(env, "SHARD_0");
 
 /** A new tenant, and services whose queue sends nothing (the jobs are run by hand). */
 async function newTenant(tenantId: string) {
-  const services = { ...buildServices(env as unknown as Env, db, () => {}), jobs: { send: async () => {} } };
+  const services = { ...buildServices(env as unknown as Env, db, { tenantIndex: null }, () => {}), jobs: { send: async () => {} } };
   await env.CONTROL.prepare("INSERT INTO tenants (id, name, created_at, shard) VALUES (?, ?, 0, 'SHARD_0')").bind(tenantId, tenantId).run();
   return { services, scope: tenantScope(db, tenantId) };
 }

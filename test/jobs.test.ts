@@ -6,7 +6,7 @@ import { OpenAiCompatibleEmbedder } from "../src/adapters/openai-embedder";
 import { shardDatabase, shardNames } from "../src/control/shards";
 import { countedD1 } from "../src/db/counted-d1";
 import { backoffSeconds, MAX_ATTEMPTS } from "../src/jobs/consumer";
-import type { JobMessage } from "../src/ports";
+import type { JobMessage } from "../src/messages";
 import { admin, call, newTenant, tenantDb, waitForEmbeddings } from "./helpers";
 
 const vectorCount = async (tenantId: string) =>

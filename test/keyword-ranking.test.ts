@@ -4,10 +4,11 @@ import { describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { ftsIndexText, ftsQuery, indexTokens, keywordCode, storedTerm, tenantIndexText } from "../src/core/shared/fts-text";
 import { shardDatabase } from "../src/control/shards";
-import { REINDEX_CHAIN_STALE_MS, reindexHeartbeat, reindexLegacyChunks } from "../src/core/memory/keyword-index";
-import type { JobMessage, Services } from "../src/ports";
+import { REINDEX_CHAIN_STALE_MS, reindexHeartbeat, reindexLegacyChunks } from "../src/core/keyword-index/indexing";
+import type { Services } from "../src/ports";
+import type { JobMessage } from "../src/messages";
 import { SEARCH_STAGES } from "../src/config";
-import { searchChunks } from "../src/core/memory/search";
+import { searchChunks } from "../src/core/search/search";
 import { tenantScope } from "../src/db/scope";
 import { buildServices } from "../src/services";
 import { call, newTenant, tenantDb, waitForEmbeddings, type TestTenant } from "./helpers";
@@ -20,7 +21,7 @@ async function search(t: TestTenant, query: string, mode: string) {
 
 /** Search's services on a shard with every stage but relevance feedback. */
 function withoutFeedback(db: D1Database): Services {
-  return { ...buildServices({ ...env, SEARCH_STAGES: SEARCH_STAGES.filter((s) => s !== "feedback").join(",") }, db, () => {}), jobs: { send: async () => {} } };
+  return { ...buildServices({ ...env, SEARCH_STAGES: SEARCH_STAGES.filter((s) => s !== "feedback").join(",") }, db, { tenantIndex: null }, () => {}), jobs: { send: async () => {} } };
 }
 
 /** Deletes an item for good (context_gc_prune, the one destructive path). */

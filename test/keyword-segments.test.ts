@@ -3,11 +3,11 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { RECENT_JOBS_CRON } from "../src/jobs/recent-jobs";
-import { keywordSegments, MERGE_SHARE, mergeDue, mergeKeywordSegments } from "../src/core/memory/keyword-segments";
+import { keywordSegments, MERGE_SHARE, mergeDue, mergeKeywordSegments } from "../src/core/keyword-index/segments";
 import { call, newKey, newTenant, type TestTenant } from "./helpers";
 
 /**
- * The keyword index's segments (src/core/memory/keyword-segments.ts): every write adds one, the minute pass merges
+ * The keyword index's segments (src/core/keyword-index/segments.ts): every write adds one, the minute pass merges
  * them once they are a share of the index, and searches find the same hits with the same scores throughout.
  */
 

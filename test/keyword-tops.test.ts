@@ -2,16 +2,16 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../src/index";
-import { keywordStatement, type KeywordRow } from "../src/core/memory/keyword-lists";
-import { readExpansion } from "../src/core/memory/search-expansion";
-import { keywordQueryTerms } from "../src/core/memory/keyword-scores";
-import { DF_KEPT, refreshTopPostings, TOP_COVERED, TOP_POSTINGS, TOP_TERM_DF } from "../src/core/memory/keyword-tops";
+import { keywordStatement, type KeywordRow } from "../src/core/keyword-index/lists";
+import { readExpansion } from "../src/core/search/expansion";
+import { keywordQueryTerms } from "../src/core/keyword-index/scores";
+import { DF_KEPT, refreshTopPostings, TOP_COVERED, TOP_POSTINGS, TOP_TERM_DF } from "../src/core/keyword-index/tops";
 import { tenantScope } from "../src/db/scope";
 import { keywordCode } from "../src/core/shared/fts-text";
 import { admin, call, newTenant, type TestTenant } from "./helpers";
 
 /**
- * Top postings (src/core/memory/keyword-tops.ts): a common word is read by its list of top chunks, the rarer words
+ * Top postings (src/core/keyword-index/tops.ts): a common word is read by its list of top chunks, the rarer words
  * in full, and every chunk found is scored exactly from its forward index.
  */
 

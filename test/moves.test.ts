@@ -6,7 +6,7 @@ import { PURGE_AFTER_MS, readMove, runMove } from "../src/control/moves";
 import { shardDatabase } from "../src/control/shards";
 import { NOT_MOVED, TENANT_TABLES_TO_MOVE } from "../src/control/tenant-tables";
 import { sweepLostJobs, STALLED_MOVE_AFTER_MS } from "../src/jobs/sweep";
-import type { JobMessage } from "../src/ports";
+import type { JobMessage } from "../src/messages";
 import { ADMIN_TOKEN, admin, BASE, call, callTool, mcpPost, newKey, newTenant, usageLogSettled, type TestTenant } from "./helpers";
 import { adminWith, chunkIdsOf, deliverJobs, lostQueue, populate } from "./ownership-fixtures";
 

@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, waitOnExecutionContext } fr
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import worker from "../src/index";
-import type { JobMessage } from "../src/ports";
+import type { JobMessage } from "../src/messages";
 import { shardDatabase, shardNames } from "../src/control/shards";
 import { ADMIN_TOKEN, BASE, call, tenantDb, type TestTenant } from "./helpers";
 

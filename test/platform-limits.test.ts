@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { checkedKv } from "../src/adapters/checked-kv";
 import { checkedQueue, messageBytes } from "../src/adapters/checked-queue";
-import { PLATFORM_LIMITS, utf8Bytes } from "../src/adapters/platform-limits";
+import { PLATFORM_LIMITS, utf8Bytes } from "../src/platform-limits";
 import { QueueProducer } from "../src/adapters/queue-producer";
 import { QueueUsageLog } from "../src/adapters/usage-queue";
 import { checkedD1 } from "../src/db/checked-d1";
@@ -21,7 +21,7 @@ import { WorkersAiEmbedder } from "../src/adapters/workers-ai-embedder";
 import { LocalVectorIndex } from "../src/adapters/local-vector-index";
 import { VectorizeVectorIndex } from "../src/adapters/vectorize-index";
 import { FakeVectorize } from "./fakes/fake-vectorize";
-import type { JobMessage, ToolCallRecord, UsageMessage } from "../src/ports";
+import type { JobMessage, ToolCallRecord, UsageMessage } from "../src/messages";
 
 // The platform's limits, met locally (docs/limits.md): each checked binding refuses one past a limit in the
 // platform's words and lets the limit itself through to the real local binding; the adapters split their
@@ -249,7 +249,7 @@ describe("Queues: message size, batch count and bytes", () => {
 
 describe("Workers AI embeddings: texts per call", () => {
   it("the local embedder takes the configured model's texts per call (qwen3-embedding: 32) and refuses more, as the model does", async () => {
-    const services = buildServices(env, env.SHARD_0!, () => {});
+    const services = buildServices(env, env.SHARD_0!, { tenantIndex: null }, () => {});
     expect(services.config.embeddingModel).toBe("@cf/qwen/qwen3-embedding-0.6b");
     expect(services.embedder.maxBatch).toBe(32);
     expect(await services.embedder.embed(Array.from({ length: 32 }, (_, i) => `text ${i}`))).toHaveLength(32);
@@ -301,7 +301,7 @@ describe("Workers AI embeddings: input tokens per text (bge 512, qwen3-embedding
     expect(await local.embed([atLimit])).toHaveLength(1);
     await expect(local.embed([atLimit + "x"])).rejects.toThrow(`AiError: input 0 may be 8193 tokens of ${QWEN}; at most 8192`);
     await expect(new LocalEmbedder(256, 100, BGE).embed(["ok", "€".repeat(600)])).rejects.toThrow("AiError: input 1 may be 604 tokens of @cf/baai/bge-base-en-v1.5; at most 512");
-    const services = buildServices(env, env.SHARD_0!, () => {});
+    const services = buildServices(env, env.SHARD_0!, { tenantIndex: null }, () => {});
     expect(await services.embedder.embed([atLimit + "x".repeat(5000)], "query")).toHaveLength(1); // cut first, as in production
   });
 });

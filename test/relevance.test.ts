@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { call, newTenant, waitForEmbeddings, type TestTenant } from "./helpers";
 
-// Scores that mean something (src/core/memory/relevance.ts): absolute, comparable across queries, and
+// Scores that mean something (src/core/search/relevance.ts): absolute, comparable across queries, and
 // nothing at all when nothing stored is relevant. Through /jsonrpc, after the embed jobs have run.
 
 const MEMORIES = [

@@ -1,16 +1,17 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { SEARCH_STAGES, type SearchStage } from "../src/config";
-import { writeItems, type NewItem } from "../src/core/memory/items";
-import { PROXIMITY_WEIGHT, SPEAKER_WEIGHT, fusedScore, vectorPart } from "../src/core/memory/relevance";
+import { writeItems } from "../src/core/memory/items";
+import { type NewItem } from "../src/core/memory/item-types";
+import { PROXIMITY_WEIGHT, SPEAKER_WEIGHT, fusedScore, vectorPart } from "../src/core/search/relevance";
 import { embedItems } from "../src/core/memory/embedding";
-import { searchChunks, type SearchHit } from "../src/core/memory/search";
+import { searchChunks, type SearchHit } from "../src/core/search/search";
 import { tenantScope, type TenantScope } from "../src/db/scope";
 import type { Services } from "../src/ports";
 import { buildServices } from "../src/services";
 import { shardDatabase } from "../src/control/shards";
 
-// Each stage of search (src/core/memory/search.ts) against the same data with it alone, with none, and
+// Each stage of search (src/core/search/search.ts) against the same data with it alone, with none, and
 // with all (SEARCH_STAGES): what it is there to produce appears only with it. Keyword evidence only
 // (nothing is embedded here), so the differences are the stages'.
 
@@ -19,7 +20,7 @@ const DAY = 86_400_000;
 const data = shardDatabase(env, "SHARD_0");
 
 function servicesWith(stages: readonly SearchStage[] = SEARCH_STAGES): Services {
-  return { ...buildServices({ ...env, SEARCH_STAGES: stages.join(",") }, data, () => {}), jobs: { send: async () => {} } };
+  return { ...buildServices({ ...env, SEARCH_STAGES: stages.join(",") }, data, { tenantIndex: null }, () => {}), jobs: { send: async () => {} } };
 }
 const without = (stage: SearchStage) => servicesWith(SEARCH_STAGES.filter((s) => s !== stage));
 const only = (stage: SearchStage) => servicesWith([stage]);
@@ -156,7 +157,7 @@ describe("search stages", () => {
     const { scope, ids } = await store([...FILLER.map((content) => ({ content })), { content: "The pottery class on Friday is about glazes." }]);
     const together = ids.at(-1)!;
     const hybrid = (stages: string): Services => ({
-      ...buildServices({ ...env, SEARCH_STAGES: stages, HYBRID_VECTOR_WEIGHT: "1", EMBEDDING_CHANCE_SIMILARITY: "0.05" }, data, () => {}),
+      ...buildServices({ ...env, SEARCH_STAGES: stages, HYBRID_VECTOR_WEIGHT: "1", EMBEDDING_CHANCE_SIMILARITY: "0.05" }, data, { tenantIndex: null }, () => {}),
       jobs: { send: async () => {} },
     });
     await embedItems(scope, hybrid(""), ids);
@@ -328,7 +329,7 @@ describe("search stages", () => {
     )
       .bind(crypto.randomUUID(), scope.tenantId, jwt, keys)
       .run();
-    const weighing = (weight: string): Services => ({ ...buildServices({ ...env, SEARCH_STAGES: "links", HYBRID_VECTOR_WEIGHT: weight }, data, () => {}), jobs: { send: async () => {} } });
+    const weighing = (weight: string): Services => ({ ...buildServices({ ...env, SEARCH_STAGES: "links", HYBRID_VECTOR_WEIGHT: weight }, data, { tenantIndex: null }, () => {}), jobs: { send: async () => {} } });
     // Vectors that carry no weight in hybrid search (the local embedder's default) give their links none.
     expect(await order(scope, weighing("0"), "JWT authentication")).toEqual([jwt]);
     const hits = await searchChunks(scope, weighing("0.5"), "JWT authentication", {}, 10);
@@ -337,7 +338,7 @@ describe("search stages", () => {
   });
 
   it("SEARCH_STAGES names only known stages", () => {
-    expect(() => buildServices({ ...env, SEARCH_STAGES: "time,telepathy" }, data, () => {})).toThrow(/telepathy/);
-    expect(buildServices({ ...env, SEARCH_STAGES: "" }, data, () => {}).config.searchStages.size).toBe(0);
+    expect(() => buildServices({ ...env, SEARCH_STAGES: "time,telepathy" }, data, { tenantIndex: null }, () => {})).toThrow(/telepathy/);
+    expect(buildServices({ ...env, SEARCH_STAGES: "" }, data, { tenantIndex: null }, () => {}).config.searchStages.size).toBe(0);
   });
 });

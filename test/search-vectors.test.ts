@@ -3,13 +3,13 @@ import { describe, expect, it } from "vitest";
 import { shardDatabase } from "../src/control/shards";
 import { embedItems } from "../src/core/memory/embedding";
 import { writeItems } from "../src/core/memory/items";
-import { searchChunks } from "../src/core/memory/search";
+import { searchChunks } from "../src/core/search/search";
 import { dot } from "../src/core/shared/vector-math";
 import { tenantScope } from "../src/db/scope";
 import type { Services, VectorIndex } from "../src/ports";
 import { buildServices } from "../src/services";
 
-// Search's vector part (src/core/memory/search-vectors.ts): a keyword hit outside a full vector list gets its cosine
+// Search's vector part (src/core/search/search-vectors.ts): a keyword hit outside a full vector list gets its cosine
 // from its stored vector, read beside the list's rows rather than after them (one vector index call less in sequence).
 
 const data = shardDatabase(env, "SHARD_0");
@@ -17,7 +17,7 @@ const data = shardDatabase(env, "SHARD_0");
 describe("search's vector part", () => {
   it("reads the cosines of keyword hits outside the vector list while the list's rows are read", async () => {
     const base: Services = {
-      ...buildServices({ ...env, HYBRID_VECTOR_WEIGHT: "1", EMBEDDING_CHANCE_SIMILARITY: "0.05" }, data, () => {}),
+      ...buildServices({ ...env, HYBRID_VECTOR_WEIGHT: "1", EMBEDDING_CHANCE_SIMILARITY: "0.05" }, data, { tenantIndex: null }, () => {}),
       jobs: { send: async () => {} },
     };
     const scope = tenantScope(data, `vectors-${crypto.randomUUID()}`);

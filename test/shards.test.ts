@@ -8,7 +8,7 @@ import { shardDatabase, shardNames } from "../src/control/shards";
 import { countedD1 } from "../src/db/counted-d1";
 import { openTenantSession } from "../src/control/bookmarks";
 import { QueueUsageLog } from "../src/adapters/usage-queue";
-import type { UsageMessage } from "../src/ports";
+import type { UsageMessage } from "../src/messages";
 import { admin, call, callTool, jsonrpc, moveTenant, newKey, newTenant, request, waitForEmbeddings, type RpcResponse, type TestTenant } from "./helpers";
 
 /** Two tenants on two shards: placement's choice, or a move when it put both on the emptier shard. */

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { JobMessage } from "../src/ports";
+import type { JobMessage } from "../src/messages";
 import { call, newTenant, type TestTenant } from "./helpers";
 import { deliverJobs } from "./ownership-fixtures";
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { reindexLegacyBatches } from "../src/core/memory/keyword-index";
-import { fillStatedTimes, resolveStatedTimes } from "../src/core/memory/stated-times";
+import { reindexLegacyBatches } from "../src/core/keyword-index/indexing";
+import { fillStatedTimes, resolveStatedTimes } from "../src/core/search/stated-times";
 import { call, newTenant, tenantDb } from "./helpers";
 
-/** Stated times (chunks.stated_times, src/core/memory/stated-times.ts): kept at write time, filled by the sweep for older rows. */
+/** Stated times (chunks.stated_times, src/core/search/stated-times.ts): kept at write time, filled by the sweep for older rows. */
 
 const SAID = Date.UTC(2023, 4, 8, 13, 56); // Monday 8 May 2023
 

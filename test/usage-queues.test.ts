@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecu
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
-import type { UsageMessage } from "../src/ports";
+import type { UsageMessage } from "../src/messages";
 import { BASE, newTenant } from "./helpers";
 
 // A queue takes 5,000 messages a second and the usage log sends one a request, so a deployment past that binds more

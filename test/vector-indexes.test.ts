@@ -7,7 +7,7 @@ import { shardDatabase } from "../src/control/shards";
 import { VectorizeVectorIndex } from "../src/adapters/vectorize-index";
 import { forgetRoutes } from "../src/control/routing";
 import type { Env } from "../src/env";
-import { buildServices } from "../src/services";
+import { noWait, openShard } from "../src/open-tenant";
 import { FakeVectorize } from "./fakes/fake-vectorize";
 import { ADMIN_TOKEN, BASE, call, newKey, newTenant } from "./helpers";
 import { deliverJobs, lostQueue } from "./ownership-fixtures";
@@ -192,7 +192,7 @@ describe("Vectorize indexes", () => {
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
-    const services = buildServices({ ...env, ...overrides, CONTROL: control } as Env, shardDatabase(env, "SHARD_0"), () => {});
+    const { services } = openShard({ ...env, ...overrides, CONTROL: control } as Env, "SHARD_0", noWait);
     const page = await services.vectors.listIds({ afterChunkId: 0, limit: 1000 });
     for (const tenantId of tenants) {
       const mine = page.filter((v) => v.tenantId === tenantId).map((v) => v.chunkId);

@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { shardDatabase, shardNames } from "../src/control/shards";
 import { RECENT_JOB_GRACE_MS, RECENT_JOBS_CRON } from "../src/jobs/recent-jobs";
-import type { JobMessage } from "../src/ports";
+import type { JobMessage } from "../src/messages";
 import { FakeVectorize } from "./fakes/fake-vectorize";
 import { newTenant } from "./helpers";
 

@@ -1,4 +1,4 @@
-import { fitsUtf8, PLATFORM_LIMITS, utf8Bytes } from "./platform-limits";
+import { fitsUtf8, PLATFORM_LIMITS, utf8Bytes } from "../platform-limits";
 
 const KV = PLATFORM_LIMITS.kv;
 

@@ -1,4 +1,4 @@
-import { PLATFORM_LIMITS, utf8Bytes } from "./platform-limits";
+import { PLATFORM_LIMITS, utf8Bytes } from "../platform-limits";
 
 const Q = PLATFORM_LIMITS.queues;
 

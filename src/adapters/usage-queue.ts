@@ -1,7 +1,8 @@
-import type { ToolCallRecord, UsageLog, UsageMessage } from "../ports";
+import type { UsageLog } from "../ports";
+import type { ToolCallRecord, UsageMessage } from "../messages";
 import { boundedGroups } from "../core/shared/bounded-groups";
 import { messageBytes } from "./checked-queue";
-import { PLATFORM_LIMITS } from "./platform-limits";
+import { PLATFORM_LIMITS } from "../platform-limits";
 import { queuesOfKind, sendToOne } from "./queue-spread";
 
 /** Queues' message limit is 128 KB (UTF-8 JSON); a message's calls are kept under this many bytes. */

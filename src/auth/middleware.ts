@@ -3,9 +3,8 @@ import { API_KEY_PREFIX } from "../core/tenants/api-keys";
 import { touchApiKey, type AuthenticatedKey } from "../control/tenants";
 import { openControl } from "../control/control-db";
 import { routeKey } from "../control/routing";
-import { BOOKMARK_HEADER, openTenantSession } from "../control/bookmarks";
-import { shardDatabase } from "../control/shards";
-import { tenantScope } from "../db/scope";
+import { BOOKMARK_HEADER } from "../control/bookmarks";
+import { openTenant } from "../open-tenant";
 import type { AppBindings } from "../http/context";
 import { jsonRpcErrorBody } from "../http/responses";
 import { callerForAccessToken } from "../oauth/access-tokens";
@@ -59,8 +58,13 @@ function authenticate(acceptAccessTokens: boolean): MiddlewareHandler<AppBinding
       return c.json(jsonRpcErrorBody(-32001, message), 401);
     }
     c.set("caller", key);
-    const session = openTenantSession(shardDatabase(c.env, key.shard), key.shard, key.tenantId, c.req.header(BOOKMARK_HEADER) ?? null);
-    c.set("scope", tenantScope(session.database, key.tenantId, key.projects, key.quotas));
+    const tenant = openTenant(c.env, key, (p) => c.executionCtx.waitUntil(p), {
+      projects: key.projects,
+      quotas: key.quotas,
+      bookmark: c.req.header(BOOKMARK_HEADER) ?? null,
+    });
+    c.set("scope", tenant.scope);
+    c.set("services", tenant.services);
     const now = Date.now();
     const lastUsed = Math.max(key.lastUsedAt ?? 0, touched.get(key.keyId) ?? 0);
     if (now - lastUsed > LAST_USED_RESOLUTION_MS) {
@@ -70,7 +74,7 @@ function authenticate(acceptAccessTokens: boolean): MiddlewareHandler<AppBinding
       c.executionCtx.waitUntil(touchApiKey(openControl(c.env.CONTROL), key.keyId, now).catch(() => undefined));
     }
     await next();
-    const bookmark = session.finish();
+    const bookmark = tenant.finish();
     if (bookmark) c.header(BOOKMARK_HEADER, bookmark);
   };
 }

@@ -1,5 +1,5 @@
 import type { Env } from "../env";
-import type { JobMessage, UsageMessage } from "../ports";
+import type { JobMessage, UsageMessage } from "../messages";
 
 /**
  * One row per failed message (the DLQ delivery keeps the last error the main consumer saw). The dead-letter

@@ -1,11 +1,11 @@
-import { isQueryBudgetExceeded, QueryPieces } from "../db/invocation-queries";
-import { AppError, invalidParameter, notFound } from "../errors";
+import { QueryPieces } from "../db/invocation-queries";
+import { AppError, invalidParameter, isQueryBudgetExceeded, MoveOvertaken, notFound } from "../errors";
 import { appendPage, countRows, diffPage, emptyTally, purgePage, sameTally, TALLY_START, tallyAppendOnlyPage, tallyHex, type PassCursor, type Tally, type TallyCursor } from "./move-copy";
 import { forgetRoutes, ROUTE_TTL_MS } from "./routing";
 import { isShardName, shardDatabase, shardNames, type ShardBindings } from "./shards";
 import { TENANT_TABLES_TO_MOVE as TABLES } from "./tenant-tables";
 import { usageOf, usageStatement } from "../core/tenants/quotas";
-import { forgetStatements } from "../core/memory/keyword-tops";
+import { forgetStatements } from "../core/keyword-index/tops";
 
 /**
  * Moving a tenant between shards, as a resumable state machine whose state lives in the control database
@@ -301,9 +301,6 @@ async function firstWithRows(db: D1Database, tenantId: string) {
   const index = counts.findIndex((r) => r.results[0]!.n === 1);
   return index < 0 ? undefined : [...TABLES].reverse()[index];
 }
-
-/** Another runner saved first; this one stops (its last page was idempotent). */
-class MoveOvertaken extends Error {}
 
 /** Moves whose runner seems lost (no progress saved for a while): the cron sweep resumes them. */
 export async function stalledMoves(control: D1Database, before: number): Promise<string[]> {

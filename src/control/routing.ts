@@ -4,6 +4,14 @@ import { findActiveKeyByHash, findActiveKeyById, type AuthenticatedKey } from ".
 import { forgetBookmarks } from "./bookmarks";
 import { forgetLocalVectors } from "../adapters/local-vector-index";
 
+
+/** Where a tenant lives: its data shard and its Vectorize index (null: VECTORIZE), as the control database says. */
+export interface TenantRoute {
+  tenantId: string;
+  shard: string;
+  vectorIndex: string | null;
+}
+
 /**
  * How long an isolate trusts what it read from the control database: a key (with its tenant's shard) and a
  * tenant's shard. A warm request pays no control round trip; revoking a key, deleting a tenant or moving one
@@ -66,16 +74,17 @@ export async function routeKeyById(control: D1Database, keyId: string, now = Dat
 }
 
 /**
- * The shards of several tenants in one control query at most (a queue batch names a few tenants); a tenant
- * that no longer exists is absent from the map.
+ * The routes (shard and Vectorize index) of several tenants in one control query at most (a queue batch names a
+ * few tenants); a tenant that no longer exists is absent from the map.
  */
-export async function tenantShards(control: D1Database, tenantIds: readonly string[], now = Date.now()): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
+export async function tenantRoutes(control: D1Database, tenantIds: readonly string[], now = Date.now()): Promise<Map<string, TenantRoute>> {
+  const found = new Map<string, TenantRoute>();
   const missing: string[] = [];
-  for (const id of new Set(tenantIds)) {
-    const shard = shards.get(id, now);
-    if (shard === undefined) missing.push(id);
-    else found.set(id, shard);
+  for (const tenantId of new Set(tenantIds)) {
+    const shard = shards.get(tenantId, now);
+    const vectorIndex = vectorIndexes.get(tenantId, now);
+    if (shard === undefined || vectorIndex === undefined) missing.push(tenantId);
+    else found.set(tenantId, { tenantId, shard, vectorIndex });
   }
   if (missing.length > 0) {
     const { results } = await control
@@ -85,7 +94,7 @@ export async function tenantShards(control: D1Database, tenantIds: readonly stri
     for (const row of results) {
       shards.set(row.id, row.shard, now);
       vectorIndexes.set(row.id, row.vector_index, now);
-      found.set(row.id, row.shard);
+      found.set(row.id, { tenantId: row.id, shard: row.shard, vectorIndex: row.vector_index });
     }
   }
   return found;
@@ -109,7 +118,7 @@ export async function liveTenantShards(control: D1Database, tenantIds: readonly 
 
 /** One tenant's shard, or null when the tenant does not exist. */
 export async function tenantShard(control: D1Database, tenantId: string, now = Date.now()): Promise<string | null> {
-  return (await tenantShards(control, [tenantId], now)).get(tenantId) ?? null;
+  return (await tenantRoutes(control, [tenantId], now)).get(tenantId)?.shard ?? null;
 }
 
 /**

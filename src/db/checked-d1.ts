@@ -1,4 +1,4 @@
-import { fitsUtf8, PLATFORM_LIMITS } from "../adapters/platform-limits";
+import { fitsUtf8, PLATFORM_LIMITS } from "../platform-limits";
 import { spendQueries } from "./invocation-queries";
 import { scanSql } from "./sql-scan";
 

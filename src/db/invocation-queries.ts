@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { QueryBudgetExceeded } from "../errors";
 
 /**
  * D1's queries per Worker invocation: 1,000 on Workers Paid, 50 on Free (D1_QUERIES_PER_INVOCATION chooses).
@@ -23,18 +24,6 @@ const budgets = new AsyncLocalStorage<Budget>();
 
 export function withQueryBudget<T>(limit: number, run: () => T): T {
   return budgets.run({ limit, used: 0, toolCalls: 0 }, run);
-}
-
-/** A statement (or batch) refused because the invocation has spent its D1 queries; D1's words, and the limit. */
-export class QueryBudgetExceeded extends Error {
-  constructor(readonly limit: number) {
-    super(`D1_ERROR: Too many API requests by single worker invocation: more than ${limit} D1 queries (D1_QUERIES_PER_INVOCATION)`);
-  }
-}
-
-/** Whether an error is the invocation's D1 query budget refusing a statement. */
-export function isQueryBudgetExceeded(error: unknown): error is QueryBudgetExceeded {
-  return error instanceof QueryBudgetExceeded;
 }
 
 /**

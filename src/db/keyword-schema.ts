@@ -1,6 +1,6 @@
 import { integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-// The keyword index's own tables (src/core/memory/keyword-index.ts, keyword-tops.ts); schema.ts re-exports them, so
+// The keyword index's own tables (src/core/keyword-index/indexing.ts, keyword-tops.ts); schema.ts re-exports them, so
 // drizzle-kit, the moves' table list and the tenant deletion see them with every other shard table.
 
 /**
@@ -16,7 +16,7 @@ export const keywordStats = sqliteTable("keyword_stats", {
 });
 
 /**
- * Top postings (src/core/memory/keyword-tops.ts): for a term in many of a tenant's chunks, the chunks where it
+ * Top postings (src/core/keyword-index/tops.ts): for a term in many of a tenant's chunks, the chunks where it
  * weighs most, so a search reads these instead of the term's whole posting list. Rebuilt by the minute pass.
  */
 export const keywordTops = sqliteTable(

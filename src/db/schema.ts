@@ -184,14 +184,14 @@ export const chunks = sqliteTable(
      */
     project: text("project"),
     /**
-     * The chunk's forward index (src/core/memory/term-freqs.ts): its terms with their BM25 frequencies, so search
+     * The chunk's forward index (src/core/keyword-index/term-freqs.ts): its terms with their BM25 frequencies, so search
      * scores a common word on the chunks it considers instead of reading the word's whole posting list. NULL for a
      * row written before migration 0016, until the re-index sweep fills it.
      */
     termFreqs: text("term_freqs"),
     /**
      * The times the chunk's text states, resolved against its item's created_at when written
-     * (src/core/memory/stated-times.ts): JSON [[from, to], ...] in epoch ms. NULL for a row written before
+     * (src/core/search/stated-times.ts): JSON [[from, to], ...] in epoch ms. NULL for a row written before
      * migration 0020, until the re-index sweep fills it; search resolves those as it reads them meanwhile.
      */
     statedTimes: text("stated_times"),
@@ -216,7 +216,7 @@ export const chunks = sqliteTable(
     index("chunks_keyword_outdated")
       .on(t.tenantId, t.id)
       .where(sql`keyword_version IS NULL`),
-    // What keyword search reads of each posting's chunk (src/core/memory/keyword-scores.ts), narrow where a row holds text.
+    // What keyword search reads of each posting's chunk (src/core/keyword-index/scores.ts), narrow where a row holds text.
     index("chunks_postings").on(t.id, t.tenantId, t.project, t.ftsTokens),
   ],
 );

@@ -1,22 +1,23 @@
-import { tenantScope } from "../db/scope";
-import { forgetRoutes, tenantShards } from "../control/routing";
+import { forgetRoutes, type TenantRoute, tenantRoutes } from "../control/routing";
 import { isActive, runMove } from "../control/moves";
 import { isTenantMoving } from "../errors";
 import { shardDatabase } from "../control/shards";
 import type { Env } from "../env";
-import { buildServices } from "../services";
+import { type OpenedTenant, openTenant } from "../open-tenant";
 import { autoLinkItems } from "../core/graph/auto-link";
 import { autoSummarize } from "../core/conversations/auto-summarize";
 import { embedItemsInBudget } from "../core/memory/embedding";
 import { shareEmbeddings, withSharedEmbeddings } from "./shared-embeddings";
 import { itemJobs } from "../core/shared/item-jobs";
-import { reindexHeartbeat, reindexLegacyBatches } from "../core/memory/keyword-index";
+import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/indexing";
 import { jobQueues, QueueProducer } from "../adapters/queue-producer";
 import { recordFailure } from "../control/job-failures";
 import { runDeletionSteps } from "../core/ownership/run-deletion";
 import { deleteGrantsOfKeys } from "../oauth/key-grants";
-import type { JobMessage, Services } from "../ports";
-import { isQueryBudgetExceeded, QueryBudgetExceeded, queryBudget, remainingQueries } from "../db/invocation-queries";
+import type { Services } from "../ports";
+import type { JobMessage } from "../messages";
+import { queryBudget, remainingQueries } from "../db/invocation-queries";
+import { isQueryBudgetExceeded, QueryBudgetExceeded } from "../errors";
 
 /**
  * Deliveries before a message is dead-lettered: wrangler.toml `max_retries` (20) + the first try. With the backoff
@@ -48,22 +49,23 @@ export const JOB_QUERIES = 10;
  */
 export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
   if (batch.queue === DEAD_LETTER_QUEUE) return recordDeadLetters(batch, env);
-  const shards = await shardsOfBatch(batch.messages, env, ctx);
+  const tenants = await tenantsOfBatch(batch.messages, env, ctx);
   const groups = mergeableGroups(batch.messages);
-  await shareBatchEmbeddings(groups, shards);
+  await shareBatchEmbeddings(groups, tenants);
   for (const [index, group] of groups.entries()) {
     // D1's queries per invocation: a group is not started with fewer than JOB_QUERIES left (the first always
     // runs); the rest of the batch goes back to the queue as new messages, for an invocation of its own.
     if (index > 0 && remainingQueries() < JOB_QUERIES) return deferMessages(groups.slice(index).flat(), env);
-    const shard = shards.of(group[0]!.body);
-    if (shard === null) {
+    const job = group[0]!.body;
+    const tenant = job.type === "reindex" ? null : tenants.of(job.tenantId);
+    if (job.type !== "reindex" && tenant === null) {
       // The tenant is gone (its deletion finished): nothing is left to embed, link, summarize or delete.
       for (const message of group) message.ack();
       continue;
     }
     if (group.length > 1) {
       try {
-        await runMerged(group.map((message) => message.body as MergeableJob), env, shard);
+        await runMerged(group.map((message) => message.body as MergeableJob), env, tenant!);
         for (const message of group) message.ack();
         continue;
       } catch (error) {
@@ -78,7 +80,7 @@ export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, 
     }
     for (const message of group) {
       try {
-        await runJob(message.body, env, shard);
+        await runJob(message.body, env, tenant);
         message.ack();
       } catch (error) {
         console.error(`job ${message.body.type} failed (attempt ${message.attempts})`, error);
@@ -122,15 +124,10 @@ function mergeableGroups(messages: readonly Message<JobMessage>[]): Message<JobM
   return groups;
 }
 
-/** Where a job's data lives, with the adapters built over it (one set per shard a batch touches). */
-interface ShardWork {
-  d1: D1Database;
-  services: Services;
-}
-
-interface BatchShards {
-  of(job: JobMessage): ShardWork | null;
-  /** Puts vectors embedded for the whole batch in front of every shard's embedder (shared-embeddings.ts). */
+interface BatchTenants {
+  /** A job's tenant, opened over the shard that holds it (once a batch); null when the tenant no longer exists. */
+  of(tenantId: string): OpenedTenant | null;
+  /** Puts vectors embedded for the whole batch in front of every tenant's embedder (shared-embeddings.ts). */
   useEmbeddings(shared: Map<string, Float32Array>): void;
 }
 
@@ -138,88 +135,90 @@ interface BatchShards {
  * The batch's embed groups of several tenants embedded in shared calls (shared-embeddings.ts), before any group runs;
  * if that fails, each group embeds its own as before.
  */
-async function shareBatchEmbeddings(groups: Message<JobMessage>[][], shards: BatchShards): Promise<void> {
+async function shareBatchEmbeddings(groups: Message<JobMessage>[][], tenants: BatchTenants): Promise<void> {
   const embeds = groups.flatMap((group) => {
     const job = group[0]!.body;
-    const work = job.type === "embed" ? shards.of(job) : null;
-    if (job.type !== "embed" || work === null) return [];
+    const tenant = job.type === "embed" ? tenants.of(job.tenantId) : null;
+    if (job.type !== "embed" || tenant === null) return [];
     const itemIds = [...new Set(group.flatMap((m) => (m.body.type === "embed" ? m.body.itemIds : [])))];
-    return [{ scope: tenantScope(work.d1, job.tenantId), itemIds, embedder: work.services.embedder }];
+    return [{ scope: tenant.scope, itemIds, embedder: tenant.services.embedder }];
   });
   if (embeds.length < 2) return;
   try {
-    shards.useEmbeddings(await shareEmbeddings(embeds, embeds[0]!.embedder));
+    tenants.useEmbeddings(await shareEmbeddings(embeds, embeds[0]!.embedder));
   } catch (error) {
     console.error(`shared embedding of ${embeds.length} tenants' embed jobs failed; each embeds its own`, error);
   }
 }
 
 /**
- * The shard of every message of a batch, from one control query at most (routing.ts caches it): a job
- * names its tenant, and the control database says where the tenant lives now; a re-index job names its shard.
+ * The tenants a batch's messages name, each opened once over the shard the control database says it lives on now
+ * (one control query at most; routing.ts caches the routes). A re-index job names its shard instead.
  */
-async function shardsOfBatch(messages: readonly Message<JobMessage>[], env: Env, ctx: ExecutionContext): Promise<BatchShards> {
+async function tenantsOfBatch(messages: readonly Message<JobMessage>[], env: Env, ctx: ExecutionContext): Promise<BatchTenants> {
   const tenantIds = messages.flatMap((m) => (m.body.tenantId === null ? [] : [m.body.tenantId]));
-  const placed = tenantIds.length > 0 ? await tenantShards(env.CONTROL, tenantIds) : new Map<string, string>();
-  const work = new Map<string, ShardWork>();
+  const routes = tenantIds.length > 0 ? await tenantRoutes(env.CONTROL, tenantIds) : new Map<string, TenantRoute>();
+  const opened = new Map<string, OpenedTenant>();
   let shared = new Map<string, Float32Array>();
-  const sharing = (services: Services): Services => (shared.size === 0 ? services : { ...services, embedder: withSharedEmbeddings(services.embedder, shared) });
+  const sharing = (tenant: OpenedTenant): OpenedTenant =>
+    shared.size === 0 ? tenant : { ...tenant, services: { ...tenant.services, embedder: withSharedEmbeddings(tenant.services.embedder, shared) } };
   return {
-    of(job) {
-      const shard = job.tenantId === null ? job.shard : placed.get(job.tenantId);
-      if (shard === undefined) return null;
-      let found = work.get(shard);
-      if (!found) {
-        const d1 = shardDatabase(env, shard);
-        work.set(shard, (found = { d1, services: sharing(buildServices(env, d1, (p) => ctx.waitUntil(p))) }));
-      }
-      return found;
+    of(tenantId) {
+      const route = routes.get(tenantId);
+      if (route === undefined) return null;
+      let tenant = opened.get(tenantId);
+      if (!tenant) opened.set(tenantId, (tenant = sharing(openTenant(env, route, (p) => ctx.waitUntil(p)))));
+      return tenant;
     },
     useEmbeddings(vectors) {
       shared = vectors;
-      for (const found of work.values()) found.services = sharing(found.services);
+      for (const [tenantId, tenant] of opened) opened.set(tenantId, sharing(tenant));
     },
   };
 }
 
 /** A group's jobs (one type, one tenant) as one: every item once, or every conversation's summary at once. */
-async function runMerged(jobs: MergeableJob[], env: Env, shard: ShardWork): Promise<void> {
+async function runMerged(jobs: MergeableJob[], env: Env, tenant: OpenedTenant): Promise<void> {
   const first = jobs[0]!;
   if (first.type === "summarize") {
-    await summarize(first.tenantId, jobs as Extract<MergeableJob, { type: "summarize" }>[], shard);
+    await summarize(first.tenantId, jobs as Extract<MergeableJob, { type: "summarize" }>[], tenant);
     return;
   }
   const itemIds = [...new Set(jobs.flatMap((job) => (job.type === "summarize" ? [] : job.itemIds)))];
-  await runJob({ ...first, itemIds }, env, shard);
+  await runJob({ ...first, itemIds }, env, tenant);
 }
 
-async function runJob(job: JobMessage, env: Env, shard: ShardWork): Promise<void> {
-  const { d1, services } = shard;
+/** Runs one job; `tenant` is the job's tenant opened (null only for a re-index job, which names its shard). */
+async function runJob(job: JobMessage, env: Env, tenant: OpenedTenant | null): Promise<void> {
+  if (job.type === "reindex") {
+    const d1 = shardDatabase(env, job.shard);
+    await reindexHeartbeat(d1, Date.now());
+    if (await reindexLegacyBatches(d1, REINDEX_BATCHES_PER_JOB)) await new QueueProducer(jobQueues(env)).send([job]);
+    return;
+  }
+  if (job.type === "move") {
+    const run = await runMove(env, job.tenantId, MOVE_PAGES_PER_JOB);
+    if (isActive(run.state)) await new QueueProducer(jobQueues(env)).send([job], { delaySeconds: Math.ceil(run.waitMs / 1000) });
+    return;
+  }
+  if (tenant === null) throw new Error(`job ${job.type} has no tenant to run for`);
+  const { scope, services } = tenant;
   switch (job.type) {
     case "embed": {
-      const run = await embedItemsInBudget(tenantScope(d1, job.tenantId), services, job.itemIds);
+      const run = await embedItemsInBudget(scope, services, job.itemIds);
       await queueRest("embed", job.tenantId, run.left.length < job.itemIds.length, run.left, services);
       return;
     }
     case "summarize":
-      await summarize(job.tenantId, [job], shard);
+      await summarize(job.tenantId, [job], tenant);
       return;
     case "link": {
-      const run = await autoLinkItems(tenantScope(d1, job.tenantId), services, job.itemIds);
+      const run = await autoLinkItems(scope, services, job.itemIds);
       await queueRest("link", job.tenantId, run.left.length < job.itemIds.length, run.left, services);
       return;
     }
-    case "reindex":
-      await reindexHeartbeat(d1, Date.now());
-      if (await reindexLegacyBatches(d1, REINDEX_BATCHES_PER_JOB)) await new QueueProducer(jobQueues(env)).send([job]);
-      return;
-    case "move": {
-      const run = await runMove(env, job.tenantId, MOVE_PAGES_PER_JOB);
-      if (isActive(run.state)) await new QueueProducer(jobQueues(env)).send([job], { delaySeconds: Math.ceil(run.waitMs / 1000) });
-      return;
-    }
     case "delete": {
-      const run = await runDeletionSteps({ control: env.CONTROL, data: d1 }, services, job, (keyIds) => deleteGrantsOfKeys(env, keyIds), DELETION_STEPS_PER_JOB);
+      const run = await runDeletionSteps({ control: env.CONTROL, data: scope.d1 }, services, job, (keyIds) => deleteGrantsOfKeys(env, keyIds), DELETION_STEPS_PER_JOB);
       if (!run.done) await new QueueProducer(jobQueues(env)).send([job]);
       return;
     }
@@ -245,11 +244,11 @@ async function deferMessages(messages: Message<JobMessage>[], env: Env): Promise
  * again as summarize jobs (one a conversation, as writers send them). One that finds no room at all fails,
  * so a budget too small for any summary ends in retries and the dead-letter queue, not in a loop.
  */
-async function summarize(tenantId: string, jobs: Extract<JobMessage, { type: "summarize" }>[], shard: ShardWork): Promise<void> {
-  const run = await autoSummarize(tenantScope(shard.d1, tenantId), shard.services, jobs);
+async function summarize(tenantId: string, jobs: Extract<JobMessage, { type: "summarize" }>[], tenant: OpenedTenant): Promise<void> {
+  const run = await autoSummarize(tenant.scope, tenant.services, jobs);
   if (run.left.length === 0) return;
   if (run.summarized === 0) throw new QueryBudgetExceeded(queryBudget()!.limit);
-  await shard.services.jobs.send(run.left.map((r) => ({ type: "summarize" as const, tenantId, conversationId: r.conversationId, messageCount: r.messageCount })));
+  await tenant.services.jobs.send(run.left.map((r) => ({ type: "summarize" as const, tenantId, conversationId: r.conversationId, messageCount: r.messageCount })));
 }
 
 /**

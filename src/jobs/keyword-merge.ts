@@ -1,10 +1,10 @@
 import type { Env } from "../env";
-import { mergeKeywordSegments } from "../core/memory/keyword-segments";
+import { mergeKeywordSegments } from "../core/keyword-index/segments";
 import { shardDatabase, shardNames } from "../control/shards";
 
 /**
  * Every minute, after the top postings: merges each shard's keyword index segments when due
- * (src/core/memory/keyword-segments.ts); returns how many shards it merged. Searches read the same results either
+ * (src/core/keyword-index/segments.ts); returns how many shards it merged. Searches read the same results either
  * way, only faster once merged, so a shard that fails is logged and left to the next pass.
  */
 export async function mergeAllKeywordSegments(env: Env): Promise<number> {

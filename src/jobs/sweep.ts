@@ -2,13 +2,13 @@ import type { Env } from "../env";
 import { jobQueues, QueueProducer } from "../adapters/queue-producer";
 import { readConfig } from "../config";
 import { needsSummary } from "../core/conversations/conversations";
-import { reindexHeartbeat, reindexLegacyBatches } from "../core/memory/keyword-index";
-import type { JobMessage } from "../ports";
+import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/indexing";
+import type { JobMessage } from "../messages";
 import { itemJobsByTenant } from "../core/shared/item-jobs";
 import { unfinishedTenantDeletions } from "../core/ownership/delete-tenant";
 import { unfinishedProjectDeletions } from "../core/ownership/delete-project";
 import { reconcileVectors, type ReconcileReport } from "../core/memory/reconcile-vectors";
-import { buildServices } from "../services";
+import { noWait, openShard } from "../open-tenant";
 import { shardDatabase, shardNames } from "../control/shards";
 import { stalledMoves } from "../control/moves";
 
@@ -89,9 +89,9 @@ async function sweepShard(env: Env, shard: string, now: number): Promise<number>
  * reconcile_state); a pass that reaches the end starts again at 0 next time.
  */
 export async function reconcileCron(env: Env, shard: string, now = Date.now()): Promise<ReconcileReport> {
-  const d1 = shardDatabase(env, shard);
+  const { d1, services } = openShard(env, shard, noWait);
   const state = await d1.prepare("SELECT cursor FROM reconcile_state WHERE id = 1").first<{ cursor: number }>();
-  const report = await reconcileVectors(d1, buildServices(env, d1, () => undefined), { cursor: state?.cursor ?? 0, now });
+  const report = await reconcileVectors(d1, services, { cursor: state?.cursor ?? 0, now });
   await d1.prepare("INSERT INTO reconcile_state (id, cursor, updated_at) VALUES (1, ?1, ?2) ON CONFLICT (id) DO UPDATE SET cursor = ?1, updated_at = ?2")
     .bind(report.next_cursor ?? 0, now)
     .run();

@@ -1,10 +1,10 @@
 import type { Env } from "../env";
-import { refreshTopPostings } from "../core/memory/keyword-tops";
+import { refreshTopPostings } from "../core/keyword-index/tops";
 import { shardDatabase, shardNames } from "../control/shards";
 
 /**
  * Every minute, after the lost-job pass: builds the keyword top postings that are due on each shard
- * (src/core/memory/keyword-tops.ts). A shard that fails is retried by the next pass; until a word has its list,
+ * (src/core/keyword-index/tops.ts). A shard that fails is retried by the next pass; until a word has its list,
  * searches read the word's every posting, so nothing is missed meanwhile.
  */
 export async function refreshAllTopPostings(env: Env, now = Date.now()): Promise<number> {

@@ -2,7 +2,7 @@ import { liveTenantShards } from "../control/routing";
 import { shardDatabase } from "../control/shards";
 import { recordToolCalls } from "../core/tenants/usage-log";
 import type { Env } from "../env";
-import type { UsageMessage } from "../ports";
+import type { UsageMessage } from "../messages";
 import { backoffSeconds } from "./consumer";
 
 export const USAGE_QUEUE = "context-edge-usage";

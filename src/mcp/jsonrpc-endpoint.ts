@@ -1,6 +1,6 @@
 import type { AppError } from "../errors";
 import { TOOLS, TOOLS_BY_NAME } from "../tools/index";
-import type { ToolContext } from "../tools/registry";
+import type { ToolContext } from "../tools/define-tool";
 import type { Toolset } from "../tools/toolsets";
 import { callTool, callTools } from "./dispatch";
 import { checkEnvelope, checkToolCallParams, JSON_RPC, parseBody, type Id } from "./envelope";

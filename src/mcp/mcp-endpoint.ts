@@ -1,7 +1,7 @@
 import { createMcpHandler, isLegacyRequest, Server, WebStandardStreamableHTTPServerTransport, type CallToolResult, type ListToolsResult } from "@modelcontextprotocol/server";
 import type { AppError } from "../errors";
 import { TOOLS, TOOLS_BY_NAME } from "../tools/index";
-import type { ToolContext } from "../tools/registry";
+import type { ToolContext } from "../tools/define-tool";
 import type { Toolset } from "../tools/toolsets";
 import { callTool } from "./dispatch";
 import { findMistake, httpStatusOf } from "./envelope";

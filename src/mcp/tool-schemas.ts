@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { AnyTool } from "../tools/registry";
+import type { AnyTool } from "../tools/define-tool";
 import { portableSchema } from "./portable-schema";
 
 export interface ListedTool {

@@ -7,10 +7,10 @@ import { cacheStats, clearCache } from "../core/context/semantic-cache";
 import { notFound } from "../errors";
 import { strictInput } from "../validation";
 import { iso, projectName, readableProjects } from "./params";
-import { ANNOTATIONS, defineTool } from "./registry";
+import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
 
 
-export const buildContext = defineTool({
+const buildContext = defineTool({
   name: "build_context",
   category: "context",
   core: true,
@@ -45,7 +45,7 @@ export const buildContext = defineTool({
   },
 });
 
-export const memoryContextBuild = defineTool({
+const memoryContextBuild = defineTool({
   name: "memory_context_build",
   category: "context",
   core: true,
@@ -104,7 +104,7 @@ export const memoryContextBuild = defineTool({
     }),
 });
 
-export const memoryCacheClear = defineTool({
+const memoryCacheClear = defineTool({
   name: "memory_cache_clear",
   category: "context",
   title: "Clear the semantic cache",
@@ -117,7 +117,7 @@ export const memoryCacheClear = defineTool({
   handler: async (input, ctx) => ({ cleared: true, entries_removed: await clearCache(ctx.scope, ctx.services.cache, input.pattern) }),
 });
 
-export const memoryCacheStats = defineTool({
+const memoryCacheStats = defineTool({
   name: "memory_cache_stats",
   category: "context",
   title: "Semantic cache statistics",
@@ -155,7 +155,7 @@ export const memoryCacheStats = defineTool({
 
 const chunkView = z.object({ chunk_id: z.number().int(), content: z.string(), timestamp: z.string(), role: z.string().nullable() });
 
-export const getContext = defineTool({
+const getContext = defineTool({
   name: "get_context",
   category: "context",
   core: true,
@@ -177,3 +177,6 @@ export const getContext = defineTool({
     return { anchor: view(around.anchor), before: around.before.map(view), after: around.after.map(view), session_id: around.conversationId ?? "", project: around.project };
   },
 });
+
+/** Context windows under a token budget, and their semantic cache. */
+export const CONTEXT_TOOLS: readonly AnyTool[] = [buildContext, memoryContextBuild, memoryCacheClear, memoryCacheStats, getContext];

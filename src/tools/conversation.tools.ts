@@ -2,12 +2,15 @@ import { z } from "zod";
 import { conversationEdges, conversationNotFound, latestSummary, readConversationWhole, listConversations, requireConversation, summarizeConversation, type StoredSummary } from "../core/conversations/conversations";
 import { traverseLinks } from "../core/graph/graph";
 import { IMPORTANCE_LEVELS, importanceLevel } from "../core/memory/item-types";
-import { writeItems, type NewItem, type WrittenItem } from "../core/memory/items";
+import { writeItems } from "../core/memory/items";
+import { type NewItem, type WrittenItem } from "../core/memory/item-types";
 import { contextMetrics } from "../core/conversations/metrics";
 import { contextText, mermaidDiagram } from "../core/conversations/visualize";
-import { contentParam, conversationIdParam, iso, metadataParam, parseTimestamp, projectName, readableProjects, tagsParam, timestampParam } from "./params";
+import { searchChunks } from "../core/search/search";
+import { contentParam, conversationIdParam, iso, metadataParam, parseTimestamp, projectName, queryParam, readableProjects, tagsParam, timestampParam } from "./params";
+import { bestPerKey } from "./memory-search";
 import { itemWrites } from "./item-writes";
-import { ANNOTATIONS, defineTool } from "./registry";
+import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
 
 const logChatInput = z.object({
   conversation_id: conversationIdParam,
@@ -20,7 +23,7 @@ const logChatInput = z.object({
   timestamp: timestampParam.optional().describe("When the message was said (ISO 8601 or epoch ms); defaults to now."),
 });
 
-export const logChat = defineTool({
+const logChat = defineTool({
   name: "log_chat",
   category: "conversation",
   title: "Log a chat message",
@@ -61,7 +64,7 @@ function logChatResult(input: LogChatInput, written: WrittenItem) {
   return { success: true as const, message_id: written.id, conversation_id: input.conversation_id, tokens: written.tokens, timestamp: iso(written.createdAt) };
 }
 
-export const addMessage = defineTool({
+const addMessage = defineTool({
   name: "add_message",
   category: "conversation",
   core: true,
@@ -131,7 +134,7 @@ function summaryView(s: StoredSummary): z.infer<typeof summaryShape> {
   };
 }
 
-export const retrieveContext = defineTool({
+const retrieveContext = defineTool({
   name: "retrieve_context",
   category: "conversation",
   core: true,
@@ -154,7 +157,7 @@ export const retrieveContext = defineTool({
   },
 });
 
-export const summarizeContext = defineTool({
+const summarizeContext = defineTool({
   name: "summarize_context",
   category: "conversation",
   core: true,
@@ -172,7 +175,7 @@ export const summarizeContext = defineTool({
   },
 });
 
-export const visualizeContext = defineTool({
+const visualizeContext = defineTool({
   name: "visualize_context",
   category: "conversation",
   title: "Visualize a context",
@@ -220,7 +223,7 @@ export const visualizeContext = defineTool({
   },
 });
 
-export const getContextMetrics = defineTool({
+const getContextMetrics = defineTool({
   name: "get_context_metrics",
   category: "conversation",
   title: "Context usage metrics",
@@ -243,3 +246,31 @@ export const getContextMetrics = defineTool({
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => ({ success: true as const, metrics: await contextMetrics(ctx.scope, input.period), period: input.period }),
 });
+
+const getSimilarContexts = defineTool({
+  name: "get_similar_contexts",
+  category: "conversation",
+  core: true,
+  title: "Find similar contexts",
+  description:
+    "Find contexts (conversations) that are semantically similar to a query; one entry per context, most similar first. " +
+    "similarity is the search score (0..1, absolute) of the context's best-matching message; no entry when nothing is relevant.",
+  input: z.object({
+    query: queryParam,
+    limit: z.number().int().min(1).max(50).default(5),
+  }),
+  output: z.array(z.object({ contextId: z.string(), similarity: z.number() })),
+  annotations: ANNOTATIONS.read,
+  handler: async (input, ctx) => {
+    const hits = await searchChunks(ctx.scope, ctx.services, input.query, { projects: readableProjects(ctx, undefined), kinds: ["message"] }, 100);
+    return bestPerKey(
+      hits.filter((h) => h.conversationId !== null),
+      (h) => h.conversationId!,
+    )
+      .slice(0, input.limit)
+      .map((h) => ({ contextId: h.conversationId!, similarity: h.score }));
+  },
+});
+
+/** Conversations: log, read, summarize, find similar, visualize, measure. */
+export const CONVERSATION_TOOLS: readonly AnyTool[] = [addMessage, logChat, retrieveContext, summarizeContext, getSimilarContexts, visualizeContext, getContextMetrics];

@@ -7,9 +7,9 @@ import { invalidParameter } from "../errors";
 import { descriptorsParam, parseDescriptors, taskIdParam } from "./gc-params";
 import { candidateSchema, candidateView, segmentErrorSchema, segmentSchema, segmentView } from "./gc-views";
 import { iso, projectName } from "./params";
-import { ANNOTATIONS, defineTool, type AnyTool, type ToolContext } from "./registry";
-import { STASH_TOOLS } from "./stash.tools";
-import { TASK_TOOLS } from "./task.tools";
+import { ANNOTATIONS, defineTool, type AnyTool, type ToolContext } from "./define-tool";
+import { contextRetrieveStashed, contextSearchStashed, contextStash } from "./gc-stash";
+import { contextCreateTaskSnapshot, contextGetTaskContext, contextSetCurrentTask } from "./gc-tasks";
 
 // Seed 004 (Out of Context): an agent's context as a managed heap. Segments are the items every other
 // tool stores, so anything can be measured, pinned, stashed, retrieved and snapshotted here.
@@ -303,14 +303,18 @@ const contextListProjects = defineTool({
 });
 
 /** Seed 004's working-set, GC, stash and task tools. */
-export const GC_TOOLS: AnyTool[] = [
+export const GC_TOOLS: readonly AnyTool[] = [
   contextAnalyzeUsage,
   contextGetWorkingSet,
   contextGcAnalyze,
   contextGcPrune,
   contextGcPin,
   contextGcUnpin,
-  ...STASH_TOOLS,
+  contextStash,
+  contextSearchStashed,
+  contextRetrieveStashed,
   contextListProjects,
-  ...TASK_TOOLS,
+  contextSetCurrentTask,
+  contextGetTaskContext,
+  contextCreateTaskSnapshot,
 ];

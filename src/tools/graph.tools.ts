@@ -5,9 +5,9 @@ import { autoLinkDocument, documentRelationships, queryResourceGraph } from "../
 import { knowledgeGraph } from "../core/graph/graph-export";
 import { linkItems, RESOURCE_RELATIONSHIPS } from "../core/graph/links";
 import { conversationIdParam, iso, readableProjects } from "./params";
-import { ANNOTATIONS, defineTool } from "./registry";
+import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
 
-export const linkResources = defineTool({
+const linkResources = defineTool({
   name: "link_resources",
   category: "graph",
   title: "Link two resources",
@@ -45,7 +45,7 @@ export const linkResources = defineTool({
 
 const contextType = z.enum(CONTEXT_RELATIONSHIPS);
 
-export const addRelationship = defineTool({
+const addRelationship = defineTool({
   name: "add_relationship",
   category: "graph",
   title: "Relate two contexts",
@@ -64,7 +64,7 @@ export const addRelationship = defineTool({
   },
 });
 
-export const getRelatedContexts = defineTool({
+const getRelatedContexts = defineTool({
   name: "get_related_contexts",
   category: "graph",
   title: "Related contexts",
@@ -85,7 +85,7 @@ export const getRelatedContexts = defineTool({
 
 const chunkIdParam = z.number().int().min(1);
 
-export const storeContextLinksTool = defineTool({
+const storeContextLinksTool = defineTool({
   name: "store_context_links",
   category: "graph",
   title: "Link a message to chunks",
@@ -101,7 +101,7 @@ export const storeContextLinksTool = defineTool({
   },
 });
 
-export const getContextLinksForMessage = defineTool({
+const getContextLinksForMessage = defineTool({
   name: "get_context_links_for_message",
   category: "graph",
   title: "Context links of a message",
@@ -125,7 +125,7 @@ export const getContextLinksForMessage = defineTool({
   },
 });
 
-export const getMessagesForChunk = defineTool({
+const getMessagesForChunk = defineTool({
   name: "get_messages_for_chunk",
   category: "graph",
   title: "Messages that reference a chunk",
@@ -149,7 +149,7 @@ export const getMessagesForChunk = defineTool({
   },
 });
 
-export const queryGraph = defineTool({
+const queryGraph = defineTool({
   name: "query_graph",
   category: "graph",
   title: "Query the knowledge graph",
@@ -191,7 +191,7 @@ export const queryGraph = defineTool({
   },
 });
 
-export const autoLinkDocuments = defineTool({
+const autoLinkDocuments = defineTool({
   name: "auto_link_documents",
   category: "graph",
   title: "Auto-link similar documents",
@@ -218,7 +218,7 @@ export const autoLinkDocuments = defineTool({
   },
 });
 
-export const getDocumentRelationships = defineTool({
+const getDocumentRelationships = defineTool({
   name: "get_document_relationships",
   category: "graph",
   title: "Relationships of a document",
@@ -250,7 +250,7 @@ export const getDocumentRelationships = defineTool({
   },
 });
 
-export const getKnowledgeGraph = defineTool({
+const getKnowledgeGraph = defineTool({
   name: "get_knowledge_graph",
   category: "graph",
   title: "The knowledge graph",
@@ -294,3 +294,6 @@ export const getKnowledgeGraph = defineTool({
     };
   },
 });
+
+/** Links between records, and the graph they make. */
+export const GRAPH_TOOLS: readonly AnyTool[] = [addRelationship, getRelatedContexts, linkResources, storeContextLinksTool, getContextLinksForMessage, getMessagesForChunk, queryGraph, autoLinkDocuments, getDocumentRelationships, getKnowledgeGraph];

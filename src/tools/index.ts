@@ -1,71 +1,23 @@
-import { buildContext, getContext, memoryCacheClear, memoryCacheStats, memoryContextBuild } from "./context.tools";
-import { addMessage, getContextMetrics, logChat, retrieveContext, summarizeContext, visualizeContext } from "./conversation.tools";
+import { CONTEXT_TOOLS } from "./context.tools";
+import { CONVERSATION_TOOLS } from "./conversation.tools";
+import type { AnyTool } from "./define-tool";
 import { GC_TOOLS } from "./gc.tools";
-import {
-  addRelationship,
-  autoLinkDocuments,
-  getContextLinksForMessage,
-  getDocumentRelationships,
-  getKnowledgeGraph,
-  getMessagesForChunk,
-  getRelatedContexts,
-  linkResources,
-  queryGraph,
-  storeContextLinksTool,
-} from "./graph.tools";
-import { ITEM_TOOLS } from "./item.tools";
-import { memoryBatchStore, memoryStore, storeMemory } from "./memory.tools";
-import { MEMORY_FILE_TOOLS } from "./memory-files.tools";
-import { listToolIdentifiers, ping, whoami } from "./meta.tools";
-import type { AnyTool } from "./registry";
-import { getSimilarContexts, retrieveByType, search } from "./search.tools";
-import { getContextUsageStatistics, getToolConversations, getUsageReport } from "./usage.tools";
+import { GRAPH_TOOLS } from "./graph.tools";
+import { MEMORY_TOOLS } from "./memory.tools";
+import { MEMORY_FILES_TOOLS } from "./memory-files.tools";
+import { META_TOOLS } from "./meta.tools";
 
-/** The registry: every tool the server has, declared once. Adding a tool is adding it here. */
+/**
+ * The registry: every tool the server has, declared once, in the order tools/list gives them. Each category's
+ * file (`<category>.tools.ts`) exports one array; adding a tool is adding it to its category's array.
+ */
 export const TOOLS: readonly AnyTool[] = [
-  // meta
-  ping,
-  listToolIdentifiers,
-  whoami,
-  getContextUsageStatistics,
-  getToolConversations,
-  getUsageReport,
-  // memory: store and search
-  memoryStore,
-  memoryBatchStore,
-  storeMemory,
-  search,
-  retrieveByType,
-  // memory: browse and correct one item
-  ...ITEM_TOOLS,
-  // memory files: the backend of Anthropic's memory tool
-  ...MEMORY_FILE_TOOLS,
-  // context building
-  buildContext,
-  memoryContextBuild,
-  memoryCacheClear,
-  memoryCacheStats,
-  getContext,
-  // conversations
-  addMessage,
-  logChat,
-  retrieveContext,
-  summarizeContext,
-  getSimilarContexts,
-  visualizeContext,
-  getContextMetrics,
-  // graph
-  addRelationship,
-  getRelatedContexts,
-  linkResources,
-  storeContextLinksTool,
-  getContextLinksForMessage,
-  getMessagesForChunk,
-  queryGraph,
-  autoLinkDocuments,
-  getDocumentRelationships,
-  getKnowledgeGraph,
-  // working set, GC, stash, tasks
+  ...META_TOOLS,
+  ...MEMORY_TOOLS,
+  ...MEMORY_FILES_TOOLS,
+  ...CONTEXT_TOOLS,
+  ...CONVERSATION_TOOLS,
+  ...GRAPH_TOOLS,
   ...GC_TOOLS,
 ];
 

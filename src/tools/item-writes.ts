@@ -1,5 +1,6 @@
-import { writeItems, type NewItem, type WrittenItem } from "../core/memory/items";
-import type { ToolContext } from "./registry";
+import { writeItems } from "../core/memory/items";
+import { type NewItem, type WrittenItem } from "../core/memory/item-types";
+import type { ToolContext } from "./define-tool";
 
 /**
  * The handler and handleMany of a tool that writes one item per call: a JSON-RPC batch of its calls is

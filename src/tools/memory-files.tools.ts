@@ -2,7 +2,7 @@ import { z } from "zod";
 import { createFile, deletePath, insertInFile, MAX_PATH_CHARS, renamePath, replaceInFile, viewPath } from "../core/memory/memory-files";
 import { MAX_ITEM_CHARS } from "../core/memory/item-types";
 import { projectName } from "./params";
-import { ANNOTATIONS, defineTool } from "./registry";
+import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
 
 /**
  * Anthropic's memory tool (memory_20250818) as six tools, one per command, each taking that command's
@@ -17,7 +17,7 @@ const text = (what: string) => z.string().max(MAX_ITEM_CHARS).describe(what);
 const output = z.object({ output: z.string().describe("The answer to give Claude as the memory tool's result.") });
 const DOCS = "Part of the backend for Anthropic's memory tool (memory_20250818): ";
 
-export const memoryFilesView = defineTool({
+const memoryFilesView = defineTool({
   name: "memory_files_view",
   category: "memory_files",
   title: "Memory tool: view",
@@ -35,7 +35,7 @@ export const memoryFilesView = defineTool({
   handler: async (input, ctx) => ({ output: await viewPath(ctx.scope, input.namespace, input.path, input.view_range as [number, number] | undefined) }),
 });
 
-export const memoryFilesCreate = defineTool({
+const memoryFilesCreate = defineTool({
   name: "memory_files_create",
   category: "memory_files",
   title: "Memory tool: create",
@@ -46,7 +46,7 @@ export const memoryFilesCreate = defineTool({
   handler: async (input, ctx) => ({ output: await createFile(ctx.scope, ctx.services, input.namespace, input.path, input.file_text) }),
 });
 
-export const memoryFilesStrReplace = defineTool({
+const memoryFilesStrReplace = defineTool({
   name: "memory_files_str_replace",
   category: "memory_files",
   title: "Memory tool: str_replace",
@@ -57,7 +57,7 @@ export const memoryFilesStrReplace = defineTool({
   handler: async (input, ctx) => ({ output: await replaceInFile(ctx.scope, ctx.services, input.namespace, input.path, input.old_str, input.new_str) }),
 });
 
-export const memoryFilesInsert = defineTool({
+const memoryFilesInsert = defineTool({
   name: "memory_files_insert",
   category: "memory_files",
   title: "Memory tool: insert",
@@ -68,7 +68,7 @@ export const memoryFilesInsert = defineTool({
   handler: async (input, ctx) => ({ output: await insertInFile(ctx.scope, ctx.services, input.namespace, input.path, input.insert_line, input.insert_text) }),
 });
 
-export const memoryFilesDelete = defineTool({
+const memoryFilesDelete = defineTool({
   name: "memory_files_delete",
   category: "memory_files",
   title: "Memory tool: delete",
@@ -79,7 +79,7 @@ export const memoryFilesDelete = defineTool({
   handler: async (input, ctx) => ({ output: await deletePath(ctx.scope, ctx.services, input.namespace, input.path) }),
 });
 
-export const memoryFilesRename = defineTool({
+const memoryFilesRename = defineTool({
   name: "memory_files_rename",
   category: "memory_files",
   title: "Memory tool: rename",
@@ -90,4 +90,5 @@ export const memoryFilesRename = defineTool({
   handler: async (input, ctx) => ({ output: await renamePath(ctx.scope, ctx.services, input.namespace, input.old_path, input.new_path) }),
 });
 
-export const MEMORY_FILE_TOOLS = [memoryFilesView, memoryFilesCreate, memoryFilesStrReplace, memoryFilesInsert, memoryFilesDelete, memoryFilesRename];
+/** The backend of Anthropic's memory tool: files as keyed memories. */
+export const MEMORY_FILES_TOOLS: readonly AnyTool[] = [memoryFilesView, memoryFilesCreate, memoryFilesStrReplace, memoryFilesInsert, memoryFilesDelete, memoryFilesRename];

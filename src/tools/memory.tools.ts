@@ -1,9 +1,12 @@
 import { z } from "zod";
 import { MAX_BATCH_ITEMS } from "../core/memory/item-types";
-import { writeItems, type NewItem } from "../core/memory/items";
+import { writeItems } from "../core/memory/items";
+import { type NewItem } from "../core/memory/item-types";
 import { itemWrites } from "./item-writes";
 import { strictInput } from "../validation";
-import { ANNOTATIONS, defineTool } from "./registry";
+import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
+import { retrieveByType, search } from "./memory-search";
+import { memoryGet, memoryList, memoryUpdate } from "./memory-items";
 import { contentParam, factKeyParam, iso, itemTypeParam, metadataParam, projectName, tagsParam } from "./params";
 
 
@@ -16,7 +19,7 @@ const storeMemoryInput = z.object({
   metadata: metadataParam.default({}),
 });
 
-export const storeMemory = defineTool({
+const storeMemory = defineTool({
   name: "store_memory",
   category: "memory",
   core: true,
@@ -67,7 +70,7 @@ const memoryFields = {
 
 const memoryStoreInput = z.object({ ...memoryFields, namespace: projectName.default("default") });
 
-export const memoryStore = defineTool({
+const memoryStore = defineTool({
   name: "memory_store",
   category: "memory",
   core: true,
@@ -114,7 +117,7 @@ export const memoryStore = defineTool({
   ),
 });
 
-export const memoryBatchStore = defineTool({
+const memoryBatchStore = defineTool({
   name: "memory_batch_store",
   category: "memory",
   title: "Store many memories",
@@ -159,3 +162,5 @@ export const memoryBatchStore = defineTool({
   },
 });
 
+/** Store, search, browse and correct memories. */
+export const MEMORY_TOOLS: readonly AnyTool[] = [memoryStore, memoryBatchStore, storeMemory, search, retrieveByType, memoryList, memoryGet, memoryUpdate];

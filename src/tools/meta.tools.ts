@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { ANNOTATIONS, defineTool } from "./registry";
+import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
+import { getContextUsageStatistics, getToolConversations, getUsageReport } from "./meta-usage";
 
-export const ping = defineTool({
+const ping = defineTool({
   name: "ping",
   category: "meta",
   core: true,
@@ -15,7 +16,7 @@ export const ping = defineTool({
   handler: async () => "pong" as const,
 });
 
-export const listToolIdentifiers = defineTool({
+const listToolIdentifiers = defineTool({
   name: "list_tool_identifiers",
   category: "meta",
   core: true,
@@ -47,7 +48,7 @@ function firstSentence(text: string): string {
   return end === -1 ? text : text.slice(0, end + 1);
 }
 
-export const whoami = defineTool({
+const whoami = defineTool({
   name: "whoami",
   category: "meta",
   title: "Who am I",
@@ -64,3 +65,6 @@ export const whoami = defineTool({
   annotations: ANNOTATIONS.read,
   handler: async (_input, ctx) => ({ tenant_id: ctx.caller.tenantId, key_id: ctx.caller.keyId, scopes: ctx.caller.scopes, projects: ctx.caller.projects }),
 });
+
+/** Health, the tool list, the caller, and usage statistics. */
+export const META_TOOLS: readonly AnyTool[] = [ping, listToolIdentifiers, whoami, getContextUsageStatistics, getToolConversations, getUsageReport];

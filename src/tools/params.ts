@@ -1,9 +1,11 @@
 import { z } from "zod";
 import { invalidParameter } from "../errors";
 import { ITEM_TYPES, MAX_ITEM_CHARS } from "../core/memory/item-types";
-import type { ToolContext } from "./registry";
+import type { ToolContext } from "./define-tool";
 
 /** Shared parameter shapes, so every tool states the same limits in the same words. */
+/** A search query: any text but blank. */
+export const queryParam = z.string().max(2000).refine((q) => q.trim().length > 0, "must not be empty");
 export const contentParam = z.string().min(1).max(MAX_ITEM_CHARS);
 export const projectName = z.string().min(1).max(200);
 export const tagsParam = z.array(z.string().min(1).max(100)).max(50);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { pairShare, queryPairs } from "../../src/core/memory/proximity";
-import { termFreqs } from "../../src/core/memory/term-freqs";
+import { pairShare, queryPairs } from "../../src/core/search/proximity";
+import { termFreqs } from "../../src/core/keyword-index/term-freqs";
 import { keywordCode } from "../../src/core/shared/fts-text";
 
-/** The proximity stage's word pairs (src/core/memory/proximity.ts). */
+/** The proximity stage's word pairs (src/core/search/proximity.ts). */
 
 const TENANT = "tn_proximity";
 const pairsOf = (query: string) => queryPairs(TENANT, query)?.pairs ?? null;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { asksWhen, queryTimeRange, spanMatch, timeMatch, withoutTimeWords, yearsBefore } from "../../src/core/memory/query-time";
-import { resolveStatedTimes, statedMatch, statedTimes } from "../../src/core/memory/stated-times";
+import { asksWhen, queryTimeRange, spanMatch, timeMatch, withoutTimeWords, yearsBefore } from "../../src/core/search/query-time";
+import { resolveStatedTimes, statedMatch, statedTimes } from "../../src/core/search/stated-times";
 
-// The times a query names (src/core/memory/query-time.ts), as ranges of UTC instants.
+// The times a query names (src/core/search/query-time.ts), as ranges of UTC instants.
 
 const NOW = Date.UTC(2026, 10, 23, 15, 30); // Monday 23 November 2026, 15:30 UTC
 const DAY = 86_400_000;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { findTimes, type Lean } from "../../src/core/memory/time-expressions";
+import { findTimes, type Lean } from "../../src/core/search/time-expressions";
 
-// Properties of the time grammar (src/core/memory/time-expressions.ts) over many random reference instants:
+// Properties of the time grammar (src/core/search/time-expressions.ts) over many random reference instants:
 // what each kind of expression must resolve to, whatever the day it is said on. Seeded, so a failure repeats.
 
 const DAY = 86_400_000;

@@ -4,7 +4,8 @@ import cl100kBase from "js-tiktoken/ranks/cl100k_base";
 import o200kBase from "js-tiktoken/ranks/o200k_base";
 import { describe, expect, it } from "vitest";
 import { TokenTable } from "../../src/core/shared/token-table";
-import { counterFromTable, TOKEN_ENCODINGS, type TokenEncoding } from "../../src/core/shared/tokens";
+import { counterFromTable } from "../../src/core/shared/tokens";
+import { TOKEN_ENCODINGS, type TokenEncoding } from "../../src/token-encodings";
 
 // The prebuilt tables (assets/tokenizer, from scripts/build-token-tables.mjs) and our encoder must give
 // exactly js-tiktoken's tokens. Runs in Node because it imports js-tiktoken's rank files directly.

@@ -2,7 +2,8 @@ import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { analyzeGarbage, planPruning, type GcAnalysis } from "../working-set/gc";
 import type { ItemType } from "../memory/item-types";
-import { writeItems, type NewItem } from "../memory/items";
+import { writeItems } from "../memory/items";
+import { type NewItem } from "../memory/item-types";
 import { slices } from "../working-set/segments";
 
 /** Seed 004's default token limit ("from config, typically 1 million"). */

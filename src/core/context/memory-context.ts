@@ -4,7 +4,7 @@ import { ALL_PROJECTS } from "./cache-generation";
 import { summarizeToFit } from "../shared/extractive";
 import { traverseLinks } from "../graph/graph";
 import { readItems, type StoredItem } from "../memory/items";
-import { searchChunks } from "../memory/search";
+import { searchChunks } from "../search/search";
 import { countCacheOutcome, lookupCached, paramsHash, storeCached } from "./semantic-cache";
 
 export type ContextStrategy = "relevance" | "importance" | "recency";

@@ -5,7 +5,7 @@ import type { Services } from "../../ports";
 import { autoLinkItem, type SimilarRecord } from "./auto-link";
 import { traverseLinks, type Reached } from "./graph";
 import { readItems, type StoredItem } from "../memory/items";
-import { searchChunks } from "../memory/search";
+import { searchChunks } from "../search/search";
 
 export interface GraphResult {
   itemId: string;

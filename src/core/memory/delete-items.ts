@@ -2,7 +2,7 @@ import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
 import { dropStaleCacheEntries } from "../context/semantic-cache";
-import { uncountKeywordChunks } from "./keyword-index";
+import { uncountKeywordChunks } from "../keyword-index/indexing";
 import { followersStatement, refreshMessageContexts } from "./message-context";
 import { ITEM_LINK_TYPES, slices, type SegmentKey } from "../working-set/segments";
 

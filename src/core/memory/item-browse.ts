@@ -5,7 +5,7 @@ import { bumpCacheGenerations } from "../context/cache-generation";
 import { ITEM_LINK_TYPES_SQL as ITEM_TYPES_SQL } from "../working-set/segments";
 import { itemFilterSql, type ItemFilter } from "./item-filters";
 import { queueEmbedding } from "./items";
-import { rewriteChunkContexts } from "./keyword-index";
+import { rewriteChunkContexts } from "../keyword-index/indexing";
 
 /**
  * Items one at a time, as a person browses them: a filtered, newest-first listing, one item whole with

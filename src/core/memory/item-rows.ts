@@ -1,6 +1,6 @@
 import type { TenantScope } from "../../db/scope";
 import { JSON_CHARS_PER_STATEMENT } from "./chunk-rows";
-import type { NewItem } from "./items";
+import type { NewItem } from "./item-types";
 
 /** An item as written by `insertItemRows`. */
 export interface ItemRow {

@@ -22,3 +22,40 @@ export const MAX_BATCH_ITEMS = 100;
 export function importanceLevel(value: number): ImportanceLevel {
   return value >= 0.875 ? "CRITICAL" : value >= 0.625 ? "HIGH" : value >= 0.375 ? "MEDIUM" : "LOW";
 }
+
+export interface NewItem {
+  project: string;
+  kind: ItemKind;
+  type: ItemType;
+  content: string;
+  conversationId?: string | null;
+  role?: string | null;
+  /** Who said a message (e.g. log_chat's agent_name); indexed as context. Defaults to the role. */
+  speaker?: string | null;
+  tags?: string[];
+  importance?: number;
+  metadata?: Record<string, unknown>;
+  tier?: Tier;
+  taskId?: string | null;
+  filePath?: string | null;
+  lineStart?: number | null;
+  lineEnd?: number | null;
+  /** Epoch ms; defaults to now (imports pass the original time). */
+  createdAt?: number;
+  /** A keyed fact: the item supersedes the project's current item of this key (messages have none). */
+  key?: string | null;
+  /** A message that joins its conversation's project when the conversation exists (`project` is then the fallback). */
+  projectFromConversation?: boolean;
+}
+
+export interface WrittenItem {
+  id: string;
+  /** Set when identical content already existed in the project: then `id` is that item's id. */
+  duplicateOf: string | null;
+  project: string;
+  tokens: number;
+  chunkCount: number;
+  createdAt: number;
+  /** The items of the same key this write superseded (they stay, as history). */
+  superseded: string[];
+}

@@ -4,52 +4,15 @@ import { sha256Hex } from "../../crypto";
 import { allInOneTrip } from "../../db/one-trip";
 import { itemJobs } from "../shared/item-jobs";
 import { IN_JSON, projectClause, scopeAllowsProject, type TenantScope } from "../../db/scope";
-import { AppError, invalidParameter, permissionDenied } from "../../errors";
+import { AppError, ConcurrentDuplicate, invalidParameter, permissionDenied } from "../../errors";
 import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
 import { chunkText, type TextChunk } from "./chunking";
 import { needsSummary } from "../conversations/conversations";
-import { countKeywordChunks } from "./keyword-index";
-import { MAX_ITEM_CHARS, type ItemKind, type ItemType, type Tier } from "./item-types";
+import { countKeywordChunks } from "../keyword-index/indexing";
+import { MAX_ITEM_CHARS, type NewItem, type WrittenItem } from "./item-types";
 import { checkStorageQuotas, limitsStorage, NO_USAGE, tenantLimits, usageOf, usageStatement, type TenantUsage } from "../tenants/quotas";
 import { utf8Bytes } from "../shared/utf8";
-
-export interface NewItem {
-  project: string;
-  kind: ItemKind;
-  type: ItemType;
-  content: string;
-  conversationId?: string | null;
-  role?: string | null;
-  /** Who said a message (e.g. log_chat's agent_name); indexed as context. Defaults to the role. */
-  speaker?: string | null;
-  tags?: string[];
-  importance?: number;
-  metadata?: Record<string, unknown>;
-  tier?: Tier;
-  taskId?: string | null;
-  filePath?: string | null;
-  lineStart?: number | null;
-  lineEnd?: number | null;
-  /** Epoch ms; defaults to now (imports pass the original time). */
-  createdAt?: number;
-  /** A keyed fact: the item supersedes the project's current item of this key (messages have none). */
-  key?: string | null;
-  /** A message that joins its conversation's project when the conversation exists (`project` is then the fallback). */
-  projectFromConversation?: boolean;
-}
-
-export interface WrittenItem {
-  id: string;
-  /** Set when identical content already existed in the project: then `id` is that item's id. */
-  duplicateOf: string | null;
-  project: string;
-  tokens: number;
-  chunkCount: number;
-  createdAt: number;
-  /** The items of the same key this write superseded (they stay, as history). */
-  superseded: string[];
-}
 
 /** Ids per statement when the list travels as one JSON parameter (a read of more is one batch). */
 const ITEMS_PER_READ = 500;
@@ -71,10 +34,6 @@ export async function writeItems(scope: TenantScope, services: Services, inputs:
       if (!(error instanceof ConcurrentDuplicate) || attempt >= 3) throw error instanceof ConcurrentDuplicate ? error.conflict : error;
     }
   }
-}
-
-class ConcurrentDuplicate extends Error {
-  readonly conflict = new AppError("CONFLICT", "The same content was written concurrently; retry the call to get the existing id");
 }
 
 async function writeItemsOnce(scope: TenantScope, services: Services, given: NewItem[]): Promise<WrittenItem[]> {

@@ -3,8 +3,9 @@ import { AppError, invalidParameter, permissionDenied } from "../../errors";
 import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
 import { deleteItems } from "./delete-items";
-import { chunkContext, queueEmbedding, writeItems, type NewItem } from "./items";
-import { rewriteChunkContexts } from "./keyword-index";
+import { chunkContext, queueEmbedding, writeItems } from "./items";
+import { type NewItem } from "./item-types";
+import { rewriteChunkContexts } from "../keyword-index/indexing";
 import { MAX_ITEM_CHARS } from "./item-types";
 import { readSegmentKeys } from "../working-set/segments";
 

@@ -10,7 +10,7 @@ import {
   deleteTenantVectors,
   type DeletionStep,
 } from "./deletion-steps";
-import type { DeletionStores } from "./run-deletion";
+import type { DeletionStores } from "./deletion-steps";
 
 /**
  * Tables cleared by tenant_id once the tenant's items, chunks, vectors, cache values and keys are gone.

@@ -5,6 +5,15 @@ import { deleteItems } from "../memory/delete-items";
 import type { SegmentKey } from "../working-set/segments";
 
 /**
+ * Where a deletion works: `control` holds the tenant row, its keys and job failures; `data` holds everything
+ * the tenant stores (the caller picks the database that holds it).
+ */
+export interface DeletionStores {
+  control: D1Database;
+  data: D1Database;
+}
+
+/**
  * The bounded pieces tenant and project deletion are made of. Each removes at most a fixed number of
  * rows (or KV keys, or vectors) and says how many it removed, so a step is cheap whatever the tenant's
  * size and a deletion interrupted anywhere resumes by running the pieces again: what is left is the state.

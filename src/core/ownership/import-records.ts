@@ -6,7 +6,7 @@ import { bumpCacheGenerations } from "../context/cache-generation";
 import { chunkText } from "../memory/chunking";
 import { chunkRow, insertChunkRows, type ChunkRow } from "../memory/chunk-rows";
 import { chunkContext, queueEmbedding, withHeadings } from "../memory/items";
-import { countKeywordChunks } from "../memory/keyword-index";
+import { countKeywordChunks } from "../keyword-index/indexing";
 import type { ImportRecords, ItemRecord } from "./import-lines";
 import { checkStorageQuotas, limitsStorage, NO_USAGE, tenantLimits, usageOf, usageStatement, type TenantUsage } from "../tenants/quotas";
 import { utf8Bytes } from "../shared/utf8";

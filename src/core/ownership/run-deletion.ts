@@ -1,16 +1,9 @@
-import { isQueryBudgetExceeded, QueryPieces } from "../../db/invocation-queries";
+import { QueryPieces } from "../../db/invocation-queries";
+import { isQueryBudgetExceeded } from "../../errors";
 import type { Services } from "../../ports";
 import { deleteProjectStep } from "./delete-project";
 import { deleteTenantStep, type ForgetKeys } from "./delete-tenant";
-
-/**
- * Where a deletion works: `control` holds the tenant row, its keys and job failures; `data` holds everything
- * the tenant stores (the caller picks the database that holds it).
- */
-export interface DeletionStores {
-  control: D1Database;
-  data: D1Database;
-}
+import type { DeletionStores } from "./deletion-steps";
 
 /** A tenant (project null) or one of its projects. */
 export interface DeletionTarget {

@@ -1,13 +1,6 @@
 import { BpeEncoder } from "./bpe-encoder";
 import { TokenTable } from "./token-table";
-
-/**
- * Encodings we ship. Their rank tables are prebuilt from js-tiktoken's (scripts/build-token-tables.mjs)
- * and counts are identical to js-tiktoken's; an isolate loads only the configured table, at first use.
- */
-export const TOKEN_ENCODINGS = ["o200k_base", "cl100k_base"] as const;
-
-export type TokenEncoding = (typeof TOKEN_ENCODINGS)[number];
+import type { TokenEncoding } from "../../token-encodings";
 
 export interface TokenCounter {
   readonly encoding: TokenEncoding;
@@ -20,10 +13,6 @@ export interface TokenCounter {
 export type TokenTableSource = (encoding: TokenEncoding) => Promise<ArrayBuffer>;
 
 const counters = new Map<TokenEncoding, Promise<TokenCounter>>();
-
-export function isTokenEncoding(value: string): value is TokenEncoding {
-  return (TOKEN_ENCODINGS as readonly string[]).includes(value);
-}
 
 /** The counter for an encoding, built once per isolate from the table `source` gives. */
 export function tokenCounter(encoding: TokenEncoding, source: TokenTableSource): Promise<TokenCounter> {

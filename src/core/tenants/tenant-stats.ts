@@ -1,4 +1,4 @@
-import { topPostingsReport, topPostingsStatement, type TopPostingsRow } from "../memory/keyword-tops";
+import { topPostingsReport, topPostingsStatement, type TopPostingsRow } from "../keyword-index/tops";
 import { quotaReport, quotaReportStatements, type QuotaReport, type TenantLimits } from "./quotas";
 
 export interface TenantStats {
@@ -14,7 +14,7 @@ export interface TenantStats {
   tool_calls: number;
   /**
    * Words keyword search reads by their top postings, and those the minute pass left due for a list (null: the
-   * tenant's words changed since it looked; src/core/memory/keyword-tops.ts).
+   * tenant's words changed since it looked; src/core/keyword-index/tops.ts).
    */
   keyword_top_words: number;
   keyword_top_words_due: number | null;

@@ -1,4 +1,4 @@
-import type { ToolCallRecord, UsageMessage } from "../../ports";
+import type { ToolCallRecord, UsageMessage } from "../../messages";
 import { boundedGroups } from "../shared/bounded-groups";
 
 export type { ToolCallRecord };

@@ -12,7 +12,7 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SEARCH_STAGES } from "../../../src/config";
-import { searchChunks } from "../../../src/core/memory/search";
+import { searchChunks } from "../../../src/core/search/search";
 import { tenantScope } from "../../../src/db/scope";
 import type { Services } from "../../../src/ports";
 import { loadLocomo, loadMsmarco } from "../data.mjs";

@@ -1,6 +1,6 @@
 import { keywordCode, queryPhrases, storedTerm, tenantIndexText } from "../shared/fts-text";
 import { columnWeight, CONTEXT_WEIGHT, saturatedSql } from "./bm25";
-import { TOP_COVERED, TOP_TERM_DF } from "./keyword-tops";
+import { TOP_COVERED, TOP_TERM_DF } from "./tops";
 import { forwardFreqSql, forwardKey } from "./term-freqs";
 
 /**

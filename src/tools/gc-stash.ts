@@ -4,7 +4,7 @@ import { invalidParameter } from "../errors";
 import { filtersParam, parseFilters } from "./gc-params";
 import { segmentErrorSchema, segmentSchema, segmentView } from "./gc-views";
 import { projectName, readableProjects } from "./params";
-import { ANNOTATIONS, defineTool, type AnyTool } from "./registry";
+import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
 
 // Seed 004's stash: segments moved out of the working set (tier "stashed") and found or brought back
 // by keyword and metadata filters.
@@ -17,7 +17,7 @@ function cleanQuery(query: string | undefined): string | undefined {
 
 const KEYWORD_NOTE = "query matches segments containing every one of its words (stemmed: \"bugs\" finds \"bug\").";
 
-const contextStash = defineTool({
+export const contextStash = defineTool({
   name: "context_stash",
   category: "gc",
   title: "Stash segments",
@@ -43,7 +43,7 @@ const contextStash = defineTool({
   },
 });
 
-const contextSearchStashed = defineTool({
+export const contextSearchStashed = defineTool({
   name: "context_search_stashed",
   category: "gc",
   title: "Search the stash",
@@ -67,7 +67,7 @@ const contextSearchStashed = defineTool({
   },
 });
 
-const contextRetrieveStashed = defineTool({
+export const contextRetrieveStashed = defineTool({
   name: "context_retrieve_stashed",
   category: "gc",
   title: "Retrieve stashed segments",
@@ -95,4 +95,3 @@ const contextRetrieveStashed = defineTool({
   },
 });
 
-export const STASH_TOOLS: AnyTool[] = [contextStash, contextSearchStashed, contextRetrieveStashed];

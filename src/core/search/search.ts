@@ -1,8 +1,8 @@
 import { rerankTop } from "./rerank";
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { keywordQueryTerms } from "./keyword-scores";
-import { hasTopPostings, noteKeywordIndex } from "./keyword-tops";
+import { keywordQueryTerms } from "../keyword-index/scores";
+import { hasTopPostings, noteKeywordIndex } from "../keyword-index/tops";
 import {
   DEFAULT_CHANCE_SIMILARITY,
   FEEDBACK_WEIGHT,
@@ -19,12 +19,12 @@ import {
 import { queryTimeRange, withoutTimeWords, type TimeRange } from "./query-time";
 import { queryContext } from "./query-context";
 import { statedMatch, statedTimes } from "./stated-times";
-import { readExpansion } from "./search-expansion";
+import { readExpansion } from "./expansion";
 import { pairShare, queryPairs } from "./proximity";
 import { searchedProjects, type SearchFilters, type SearchRow } from "./search-rows";
 import { fillMissingSimilarities, noVectorHits, vectorHits } from "./search-vectors";
 import { allRows } from "../../db/all-rows";
-import { keywordStatement, timedKeywordStatement, timedLists, type KeywordRow, type TimedRow } from "./keyword-lists";
+import { keywordStatement, timedKeywordStatement, timedLists, type KeywordRow, type TimedRow } from "../keyword-index/lists";
 
 export type { SearchFilters };
 

@@ -5,12 +5,12 @@ import { invalidParameter } from "../errors";
 import { taskIdParam } from "./gc-params";
 import { segmentSchema, segmentView } from "./gc-views";
 import { iso, projectName } from "./params";
-import { ANNOTATIONS, defineTool, type AnyTool } from "./registry";
+import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
 
 // Seed 004's task tools: the current task of a project, a task's segments, and task snapshots.
 
 
-const contextSetCurrentTask = defineTool({
+export const contextSetCurrentTask = defineTool({
   name: "context_set_current_task",
   category: "gc",
   title: "Set the current task",
@@ -27,7 +27,7 @@ const contextSetCurrentTask = defineTool({
   },
 });
 
-const contextGetTaskContext = defineTool({
+export const contextGetTaskContext = defineTool({
   name: "context_get_task_context",
   category: "gc",
   title: "Get a task's segments",
@@ -49,7 +49,7 @@ const contextGetTaskContext = defineTool({
   },
 });
 
-const contextCreateTaskSnapshot = defineTool({
+export const contextCreateTaskSnapshot = defineTool({
   name: "context_create_task_snapshot",
   category: "gc",
   title: "Snapshot a task",
@@ -79,5 +79,3 @@ const contextCreateTaskSnapshot = defineTool({
   },
 });
 
-/** In tools/list order, after the other seed-004 tools. */
-export const TASK_TOOLS: AnyTool[] = [contextSetCurrentTask, contextGetTaskContext, contextCreateTaskSnapshot];

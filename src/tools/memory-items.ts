@@ -4,7 +4,7 @@ import { ITEM_KINDS, ITEM_TYPES } from "../core/memory/item-types";
 import { currentItemOfKey, keyHistory } from "../core/memory/keyed-facts";
 import { invalidParameter } from "../errors";
 import { factKeyParam, iso, parseTimestamp, projectName, readableProjects, tagsParam, timestampParam } from "./params";
-import { ANNOTATIONS, defineTool } from "./registry";
+import { ANNOTATIONS, defineTool } from "./define-tool";
 
 // Browsing and correcting stored items one at a time (what the dashboard's memory view shows): a listing
 // that needs no query, one item whole, and edits of its tags and importance. Deleting stays
@@ -223,4 +223,3 @@ export const memoryUpdate = defineTool({
   },
 });
 
-export const ITEM_TOOLS = [memoryList, memoryGet, memoryUpdate];

@@ -1,7 +1,7 @@
 import type { TenantScope } from "../../db/scope";
 import { indexTokens, queryPhrases, storedTerm } from "../shared/fts-text";
 import { STOPWORDS } from "../shared/stopwords";
-import { chunkCountSql, keywordTotalsCte } from "./keyword-scores";
+import { chunkCountSql, keywordTotalsCte } from "../keyword-index/scores";
 import { feedbackCandidates, feedbackScores, type FeedbackChunk } from "./feedback-scores";
 import { SEARCH_ROW_JSON, exactReal, numbered, searchFilterSql, searchRowFromJson, type SearchFilters, type SearchRow } from "./search-rows";
 

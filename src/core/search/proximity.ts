@@ -1,5 +1,5 @@
 import { indexTokens, keywordCode, storedTerm } from "../shared/fts-text";
-import { forwardFreq, forwardKey } from "./term-freqs";
+import { forwardFreq, forwardKey } from "../keyword-index/term-freqs";
 
 /**
  * Proximity (search's `proximity` stage): a hit that holds two of the query's words side by side, in the query's

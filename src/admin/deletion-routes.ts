@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import type { AdminBindings } from "./admin-routes";
+import type { AdminBindings } from "./principal";
 import { beginProjectDeletion } from "../core/ownership/delete-project";
 import { beginTenantDeletion } from "../core/ownership/delete-tenant";
 import { runDeletionSteps, type DeletionTarget } from "../core/ownership/run-deletion";
@@ -7,12 +7,12 @@ import { reconcileVectors, RECONCILE_BATCH } from "../core/memory/reconcile-vect
 import { AppError, invalidParameter, notFound, permissionDenied } from "../errors";
 import { openControl } from "../control/control-db";
 import { forgetRoutes } from "../control/routing";
-import { isShardName, shardDatabase, shardNames } from "../control/shards";
+import { isShardName, shardNames } from "../control/shards";
 import { getTenant } from "../control/tenants";
 import { isActive, readMove } from "../control/moves";
 import type { Env } from "../env";
 import { deleteGrantsOfKeys } from "../oauth/key-grants";
-import { buildServices } from "../services";
+import { noWait, openShard, openTenant, routeOf } from "../open-tenant";
 
 /** Bounded deletion steps a request runs; the rest goes to the queue ("delete" jobs, src/jobs/consumer.ts). */
 export const DELETION_STEPS_PER_REQUEST = 1;
@@ -47,7 +47,7 @@ export const deletionRoutes = new Hono<AdminBindings>()
     const tenant = await getTenant(openControl(c.env.CONTROL), tenantId).catch(() => null);
     if (!tenant || tenant.deleting_since) throw notFound(`Tenant '${tenantId}' does not exist (or is being deleted)`, { tenant_id: tenantId });
     await refuseWhileMoving(c.env.CONTROL, tenantId);
-    await beginProjectDeletion(shardDatabase(c.env, tenant.shard), tenantId, project);
+    await beginProjectDeletion(openTenant(c.env, routeOf(tenant), noWait).scope.d1, tenantId, project);
     return c.json(...(await deleteSome(c.env, (p) => c.executionCtx.waitUntil(p), { tenantId, project })));
   })
   .post("/reconcile", async (c) => {
@@ -61,19 +61,20 @@ export const deletionRoutes = new Hono<AdminBindings>()
     if (tenantId === undefined && shard === undefined && shards.length > 1) {
       throw invalidParameter("shard", `Name a tenant (?tenant=) or a shard (?shard=) to reconcile; this deployment has: ${shards.join(", ")}`);
     }
-    let data: D1Database;
+    const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
     if (tenantId !== undefined) {
       const tenant = await getTenant(openControl(c.env.CONTROL), tenantId).catch(() => null);
       if (!tenant) throw notFound(`Tenant '${tenantId}' does not exist`, { parameter: "tenant", tenant_id: tenantId });
       if (shard !== undefined && shard !== tenant.shard) throw invalidParameter("shard", `Tenant '${tenantId}' lives on ${tenant.shard}, not ${shard}; leave shard out`);
-      data = shardDatabase(c.env, tenant.shard);
-    } else {
+      const { scope, services } = openTenant(c.env, routeOf(tenant), waitUntil);
+      return c.json(await reconcileVectors(scope.d1, services, { tenantId, cursor, limit }));
+    }
+    {
       const name = shard ?? shards[0]!;
       if (!isShardName(c.env, name)) throw invalidParameter("shard", `No data shard '${name}'; this deployment has: ${shards.join(", ")}`);
-      data = shardDatabase(c.env, name);
+      const { d1, services } = openShard(c.env, name, waitUntil);
+      return c.json(await reconcileVectors(d1, services, { tenantId, cursor, limit }));
     }
-    const services = buildServices(c.env, data, (p) => c.executionCtx.waitUntil(p));
-    return c.json(await reconcileVectors(data, services, { tenantId, cursor, limit }));
   });
 
 /** 409 while the tenant moves between shards: a deletion would race the copy. */
@@ -86,8 +87,8 @@ async function refuseWhileMoving(control: D1Database, tenantId: string): Promise
 async function deleteSome(env: Env, waitUntil: (promise: Promise<unknown>) => void, target: DeletionTarget): Promise<[Record<string, unknown>, 200 | 202]> {
   const tenant = await getTenant(openControl(env.CONTROL), target.tenantId).catch(() => null);
   if (!tenant) throw new AppError("NOT_FOUND", `Tenant '${target.tenantId}' does not exist`, { tenant_id: target.tenantId });
-  const data = shardDatabase(env, tenant.shard);
-  const services = buildServices(env, data, waitUntil);
+  const { scope, services } = openTenant(env, routeOf(tenant), waitUntil);
+  const data = scope.d1;
   const run = await runDeletionSteps({ control: env.CONTROL, data }, services, target, (keyIds) => deleteGrantsOfKeys(env, keyIds), DELETION_STEPS_PER_REQUEST);
   if (!run.done) await services.jobs.send([{ type: "delete", ...target }]);
   const body = { tenant_id: target.tenantId, ...(target.project === null ? {} : { project: target.project }), status: run.done ? "deleted" : "deleting" };

@@ -2,13 +2,11 @@ import { Hono, type Context } from "hono";
 import { exportStream } from "../core/ownership/export-records";
 import { IMPORT_FORMATS, parseImport, type ImportFormat } from "../core/ownership/import-lines";
 import { importRecords } from "../core/ownership/import-records";
-import { tenantScope } from "../db/scope";
 import { openControl } from "../control/control-db";
-import { shardDatabase } from "../control/shards";
 import { getTenant } from "../control/tenants";
 import { AppError, invalidParameter, notFound, permissionDenied } from "../errors";
-import { buildServices } from "../services";
-import type { AdminBindings } from "./admin-routes";
+import { openTenant, routeOf } from "../open-tenant";
+import type { AdminBindings } from "./principal";
 
 /** Largest import body: a Worker's request body may be 100 MB on Workers Paid; 50 MB of NDJSON is ~100k memories. */
 export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
@@ -19,7 +17,7 @@ export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
  */
 export const ownershipRoutes = new Hono<AdminBindings>()
   .get("/tenants/:tenantId/export", async (c) => {
-    const scope = await scopeFor(c, c.req.query("project"));
+    const { scope } = await openFor(c, c.req.query("project"));
     const project = c.req.query("project") ?? null;
     const name = `${scope.tenantId}${project ? `-${project.replace(/[^A-Za-z0-9_-]/g, "_")}` : ""}.ndjson`;
     return new Response(exportStream(scope, project), {
@@ -28,7 +26,7 @@ export const ownershipRoutes = new Hono<AdminBindings>()
   })
   .post("/tenants/:tenantId/import", async (c) => {
     const project = c.req.query("project");
-    const scope = await scopeFor(c, project);
+    const { scope, services } = await openFor(c, project);
     const format = c.req.query("format");
     if (format !== undefined && !(IMPORT_FORMATS as readonly string[]).includes(format)) {
       throw invalidParameter("format", `format must be one of ${IMPORT_FORMATS.join(", ")} (or left out to detect it)`);
@@ -39,7 +37,6 @@ export const ownershipRoutes = new Hono<AdminBindings>()
     if (body.length > IMPORT_MAX_BYTES) throw tooLarge();
     if (body.trim() === "") throw invalidParameter("body", "The import body is empty");
     const records = parseImport(body, format as ImportFormat | undefined);
-    const services = buildServices(c.env, scope.d1, (p) => c.executionCtx.waitUntil(p));
     return c.json(await importRecords(scope, services, records, project), 200);
   });
 
@@ -48,7 +45,7 @@ function tooLarge(): AppError {
 }
 
 /** The tenant's storage as this caller may see it; 404 for a tenant that does not exist, 409 while it is being deleted. */
-async function scopeFor(c: Context<AdminBindings>, project: string | undefined) {
+async function openFor(c: Context<AdminBindings>, project: string | undefined) {
   const tenantId = c.req.param("tenantId")!;
   if (project !== undefined && (project.length === 0 || project.length > 200)) {
     throw invalidParameter("project", `project must be 1 to 200 characters (got ${project.length})`);
@@ -62,5 +59,5 @@ async function scopeFor(c: Context<AdminBindings>, project: string | undefined) 
   const tenant = await getTenant(openControl(c.env.CONTROL), tenantId).catch(() => null);
   if (!tenant) throw notFound(`No tenant '${tenantId}'`, { tenant_id: tenantId });
   if (tenant.deleting_since) throw new AppError("CONFLICT", `Tenant '${tenantId}' is being deleted`, { tenant_id: tenantId });
-  return tenantScope(shardDatabase(c.env, tenant.shard), tenantId, reach, tenant.quota_overrides ?? null);
+  return openTenant(c.env, routeOf(tenant), (p) => c.executionCtx.waitUntil(p), { projects: reach, quotas: tenant.quota_overrides ?? null });
 }

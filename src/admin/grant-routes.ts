@@ -1,10 +1,10 @@
 import { Hono, type Context } from "hono";
-import type { AdminBindings } from "../auth/admin-routes";
+import type { AdminBindings } from "./principal";
 import { reachCovers, SCOPES, type Scope } from "../core/tenants/api-keys";
 import { getApiKey, listApiKeys } from "../control/tenants";
 import { openControl } from "../control/control-db";
 import { notFound, permissionDenied } from "../errors";
-import { grantsOfKey, revokeGrant, type GrantInfo } from "./key-grants";
+import { grantsOfKey, revokeGrant, type GrantInfo } from "../oauth/key-grants";
 
 /**
  * The admin API for OAuth grants (mounted under /admin, behind its authentication). A tenant admin sees and

@@ -1,12 +1,10 @@
 import { z } from "zod";
 import { ITEM_KINDS, ITEM_TYPES } from "../core/memory/item-types";
 import { readItemContents } from "../core/memory/items";
-import { searchChunks, type SearchHit } from "../core/memory/search";
+import { searchChunks, type SearchHit } from "../core/search/search";
 import { invalidParameter } from "../errors";
-import { ANNOTATIONS, defineTool } from "./registry";
-import { iso, parseTimestamp, projectName, readableProjects, tagsParam, timestampParam, conversationIdParam } from "./params";
-
-const queryParam = z.string().max(2000).refine((q) => q.trim().length > 0, "must not be empty");
+import { ANNOTATIONS, defineTool } from "./define-tool";
+import { conversationIdParam, iso, parseTimestamp, projectName, queryParam, readableProjects, tagsParam, timestampParam } from "./params";
 
 export const search = defineTool({
   name: "search",
@@ -140,33 +138,8 @@ export const retrieveByType = defineTool({
   },
 });
 
-export const getSimilarContexts = defineTool({
-  name: "get_similar_contexts",
-  category: "conversation",
-  core: true,
-  title: "Find similar contexts",
-  description:
-    "Find contexts (conversations) that are semantically similar to a query; one entry per context, most similar first. " +
-    "similarity is the search score (0..1, absolute) of the context's best-matching message; no entry when nothing is relevant.",
-  input: z.object({
-    query: queryParam,
-    limit: z.number().int().min(1).max(50).default(5),
-  }),
-  output: z.array(z.object({ contextId: z.string(), similarity: z.number() })),
-  annotations: ANNOTATIONS.read,
-  handler: async (input, ctx) => {
-    const hits = await searchChunks(ctx.scope, ctx.services, input.query, { projects: readableProjects(ctx, undefined), kinds: ["message"] }, 100);
-    return bestPerKey(
-      hits.filter((h) => h.conversationId !== null),
-      (h) => h.conversationId!,
-    )
-      .slice(0, input.limit)
-      .map((h) => ({ contextId: h.conversationId!, similarity: h.score }));
-  },
-});
-
 /** First (best-ranked) hit per key, in rank order. */
-function bestPerKey(hits: SearchHit[], key: (h: SearchHit) => string): SearchHit[] {
+export function bestPerKey(hits: SearchHit[], key: (h: SearchHit) => string): SearchHit[] {
   const seen = new Set<string>();
   return hits.filter((h) => {
     const k = key(h);

@@ -1,6 +1,6 @@
 import type { TenantScope } from "../../db/scope";
-import { queryScoresSql, servesProjectsSql, type QueryTerms } from "./keyword-scores";
-import { SEARCH_ROW_COLUMNS, numbered, searchFilterSql, searchedProjects, type SearchFilters, type SearchRow } from "./search-rows";
+import { queryScoresSql, servesProjectsSql, type QueryTerms } from "./scores";
+import { SEARCH_ROW_COLUMNS, numbered, searchFilterSql, searchedProjects, type SearchFilters, type SearchRow } from "../search/search-rows";
 
 /**
  * A keyword hit: its row, its BM25 and what the absolute score needs (keyword-scores.ts); the same on every row:

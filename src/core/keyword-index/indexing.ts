@@ -3,7 +3,7 @@ import type { TenantScope } from "../../db/scope";
 import { KEYWORD_VERSION } from "../shared/base-forms";
 import { keywordCode, tenantIndexText } from "../shared/fts-text";
 import { CONTEXT_WEIGHT } from "./bm25";
-import { STATED_BATCH, fillStatedTimes } from "./stated-times";
+import { STATED_BATCH, fillStatedTimes } from "../search/stated-times";
 import { termFreqs } from "./term-freqs";
 
 /**

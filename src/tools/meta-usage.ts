@@ -4,7 +4,7 @@ import { toolConversations } from "../core/conversations/metrics";
 import { usageReport } from "../core/tenants/usage-report";
 import { tenantLimits } from "../core/tenants/quotas";
 import { iso } from "./params";
-import { ANNOTATIONS, defineTool } from "./registry";
+import { ANNOTATIONS, defineTool } from "./define-tool";
 
 
 export const getContextUsageStatistics = defineTool({

@@ -8,7 +8,8 @@ import { listJobFailures } from "../control/job-failures";
 import { openControl } from "../control/control-db";
 import { placeNewTenant, shardFill } from "../control/placement";
 import { forgetRoutes, routeKey } from "../control/routing";
-import { isShardName, shardDatabase, shardNames } from "../control/shards";
+import { isShardName, shardNames } from "../control/shards";
+import { noWait, openTenant, routeOf } from "../open-tenant";
 import { placeVectorIndex, vectorIndexFill, vectorIndexNames } from "../control/vector-indexes";
 import { jobQueues, QueueProducer } from "../adapters/queue-producer";
 import { beginMove, moveView, readMove } from "../control/moves";
@@ -18,18 +19,12 @@ import { errorResponse } from "../http/responses";
 import { validationError } from "../validation";
 import { reachCovers, SCOPES, scopeAllows, type KeyReach, type Scope } from "../core/tenants/api-keys";
 import { secretEquals } from "../crypto";
-import { grantAdminRoutes } from "../oauth/admin-grant-routes";
+import { authenticateAdmin, requireAllProjects, requireOperator, requireReach, requireTenantAccess, type AdminBindings } from "./principal";
+import { grantAdminRoutes } from "./grant-routes";
 import { revokeGrantsOfKey } from "../oauth/key-grants";
-import { presentedKey } from "./middleware";
+import { presentedKey } from "../auth/middleware";
 import { deletionRoutes } from "./deletion-routes";
 import { ownershipRoutes } from "./ownership-routes";
-
-/**
- * Who may call /admin: the operator (the ADMIN_TOKEN secret, every tenant) or a tenant admin
- * (an API key with the `admin` scope, confined to its own tenant's keys).
- */
-export type AdminPrincipal = { kind: "operator" } | { kind: "tenant"; tenantId: string; reach: KeyReach };
-export type AdminBindings = { Bindings: Env; Variables: { principal: AdminPrincipal } };
 
 const tenantBody = z.object({
   name: z.string().trim().min(1).max(200),
@@ -52,50 +47,6 @@ const keyBody = z.object({
   scopes: z.array(z.enum(SCOPES as [string, ...string[]])).min(1).default(["read", "write"]),
   projects: z.array(z.string().min(1).max(200)).min(1).max(100).nullable().default(null),
 });
-
-const authenticateAdmin: MiddlewareHandler<AdminBindings> = async (c, next) => {
-  const presented = presentedKey(c.req.raw.headers);
-  const adminToken = c.env.ADMIN_TOKEN;
-  if (presented && adminToken && (await secretEquals(presented, adminToken))) {
-    c.set("principal", { kind: "operator" });
-    return next();
-  }
-  const key = presented ? await routeKey(c.env.CONTROL, presented) : null;
-  if (key && scopeAllows(key.scopes, "admin")) {
-    c.set("principal", { kind: "tenant", tenantId: key.tenantId, reach: { scopes: key.scopes, projects: key.projects } });
-    return next();
-  }
-  if (key) return errorResponse(c, permissionDenied("This API key lacks the 'admin' scope"));
-  c.header("WWW-Authenticate", 'Bearer realm="context-edge-admin"');
-  return c.json(new AppError("PERMISSION_DENIED", "Admin API needs the ADMIN_TOKEN or an API key with the 'admin' scope").toJSON(), 401);
-};
-
-function requireOperator(c: Context<AdminBindings>): void {
-  if (c.get("principal").kind !== "operator") throw permissionDenied("Only the operator (ADMIN_TOKEN) may do this");
-}
-
-/** A tenant admin may only act on its own tenant. */
-function requireTenantAccess(c: Context<AdminBindings>, tenantId: string): void {
-  const principal = c.get("principal");
-  if (principal.kind === "tenant" && principal.tenantId !== tenantId) throw permissionDenied("This key may only manage its own tenant");
-}
-
-/** A tenant admin may create, revoke and list only keys within its own scopes and projects. */
-function requireReach(c: Context<AdminBindings>, target: KeyReach, action: string): void {
-  const principal = c.get("principal");
-  if (principal.kind === "tenant" && !reachCovers(principal.reach, target)) {
-    throw permissionDenied(
-      `This key may not ${action} a key wider than itself (its scopes: ${principal.reach.scopes.join(", ")}; its projects: ${principal.reach.projects?.join(", ") ?? "all"})`,
-      { scopes: principal.reach.scopes, projects: principal.reach.projects },
-    );
-  }
-}
-
-/** Tenant-wide figures need a key that reaches every project of the tenant. */
-function requireAllProjects(c: Context<AdminBindings>): void {
-  const principal = c.get("principal");
-  if (principal.kind === "tenant" && principal.reach.projects !== null) throw permissionDenied("Tenant-wide figures need an admin key that is not limited to projects");
-}
 
 /** A tenant as the admin API shows one: with the quotas that apply to it (null = unlimited) beside its overrides. */
 function withQuotas(c: Context<AdminBindings>, tenant: Tenant): Tenant & { quotas: ReturnType<typeof tenantLimits> } {
@@ -201,7 +152,7 @@ export const adminRoutes = new Hono<AdminBindings>()
     requireTenantAccess(c, tenantId);
     requireAllProjects(c);
     const tenant = await getTenant(openControl(c.env.CONTROL), tenantId);
-    return c.json(await tenantStats(shardDatabase(c.env, tenant.shard), tenantId, limitsOf(c, tenant)));
+    return c.json(await tenantStats(openTenant(c.env, routeOf(tenant), noWait).scope.d1, tenantId, limitsOf(c, tenant)));
   })
   .get("/shards", async (c) => {
     requireOperator(c);
