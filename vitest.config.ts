@@ -33,7 +33,9 @@ export default defineConfig(async () => {
                   TENANT_CALLS_PER_MINUTE: "100000",
                   // D1's queries per invocation: 1,000 (Paid) unless the run asks for the Free plan's 50
                   // (`D1_QUERIES_PER_INVOCATION=50 npx vitest run --project workers`, docs/limits.md).
-                  ...(process.env.D1_QUERIES_PER_INVOCATION ? { D1_QUERIES_PER_INVOCATION: process.env.D1_QUERIES_PER_INVOCATION } : {}),
+                  ...(process.env.D1_QUERIES_PER_INVOCATION
+                    ? { D1_QUERIES_PER_INVOCATION: process.env.D1_QUERIES_PER_INVOCATION }
+                    : {}),
                 },
                 ratelimits: {
                   RATE_LIMITER: { namespace_id: "1001", simple: { limit: 40, period: 60 } },

@@ -61,7 +61,12 @@ const OPTIONS = {
 };
 
 /** The quota options, by the admin API's names (PATCH /admin/tenants/:id {"quotas": ...}). */
-const QUOTA_OPTIONS = { "max-items": "max_items", "max-bytes": "max_bytes", "max-pending-jobs": "max_pending_jobs", "calls-per-minute": "calls_per_minute" };
+const QUOTA_OPTIONS = {
+  "max-items": "max_items",
+  "max-bytes": "max_bytes",
+  "max-pending-jobs": "max_pending_jobs",
+  "calls-per-minute": "calls_per_minute",
+};
 
 /** The quota options given, as the admin API takes them: a whole number, "unlimited", or null for "default". */
 function quotaPatch(o) {
@@ -98,7 +103,13 @@ async function main(argv, { log = console.log } = {}) {
     return rest;
   };
   const show = (value, human) => log(o.json ? JSON.stringify(value, null, 2) : human(value));
-  const list = (value) => (value ? value.split(",").map((s) => s.trim()).filter(Boolean) : undefined);
+  const list = (value) =>
+    value
+      ? value
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : undefined;
 
   switch (command) {
     case "tenants": {
@@ -108,48 +119,101 @@ async function main(argv, { log = console.log } = {}) {
         return encodeURIComponent(args[0]);
       };
       if (verb === "create") {
-        if (args.length !== 1) throw new CliError("usage: context-edge tenants create NAME [--id ID] [--shard SHARD] [--vector-index INDEX]", EXIT.usage);
-        const placed = { ...(o.shard ? { shard: o.shard } : {}), ...(o["vector-index"] ? { vector_index: o["vector-index"] } : {}) };
+        if (args.length !== 1)
+          throw new CliError(
+            "usage: context-edge tenants create NAME [--id ID] [--shard SHARD] [--vector-index INDEX]",
+            EXIT.usage,
+          );
+        const placed = {
+          ...(o.shard ? { shard: o.shard } : {}),
+          ...(o["vector-index"] ? { vector_index: o["vector-index"] } : {}),
+        };
         const body = { name: args[0], ...(o.id ? { tenant_id: o.id } : {}), ...placed };
-        return show(await client().json("POST", "/tenants", body), (t) => `created tenant ${t.tenant_id} (${t.name}) on ${t.shard}${t.vector_index ? `, vectors in ${t.vector_index}` : ""}`);
+        return show(
+          await client().json("POST", "/tenants", body),
+          (t) =>
+            `created tenant ${t.tenant_id} (${t.name}) on ${t.shard}${t.vector_index ? `, vectors in ${t.vector_index}` : ""}`,
+        );
       }
       if (verb === "list") {
         const { tenants } = await client().json("GET", "/tenants");
-        return show(tenants, (ts) => (ts.length === 0 ? "no tenants" : ts.map((t) => `${t.tenant_id}\t${t.shard}\t${t.name}${t.deleting_since ? "\t(being deleted)" : ""}`).join("\n")));
+        return show(tenants, (ts) =>
+          ts.length === 0
+            ? "no tenants"
+            : ts
+                .map((t) => `${t.tenant_id}\t${t.shard}\t${t.name}${t.deleting_since ? "\t(being deleted)" : ""}`)
+                .join("\n"),
+        );
       }
       if (verb === "show") {
         const t = await client().json("GET", `/tenants/${tenantArg("TENANT")}`);
-        return show(t, () => Object.entries(t).map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`).join("\n"));
+        return show(t, () =>
+          Object.entries(t)
+            .map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`)
+            .join("\n"),
+        );
       }
       if (verb === "delete") {
         const tenant = tenantArg("TENANT --yes");
-        if (!o.yes) throw new CliError(`this deletes tenant ${args[0]} and everything it stored; add --yes to go on`, EXIT.usage);
+        if (!o.yes)
+          throw new CliError(`this deletes tenant ${args[0]} and everything it stored; add --yes to go on`, EXIT.usage);
         const response = await client().send("DELETE", `/tenants/${tenant}`);
         const body = await response.json();
-        return show(body, () => (response.status === 202 ? `deleting ${args[0]} (continues in the background; \`tenants show\` says when it is gone)` : `deleted ${args[0]}`));
+        return show(body, () =>
+          response.status === 202
+            ? `deleting ${args[0]} (continues in the background; \`tenants show\` says when it is gone)`
+            : `deleted ${args[0]}`,
+        );
       }
       if (verb === "quotas") {
-        const tenant = tenantArg("TENANT [--max-items N] [--max-bytes N] [--max-pending-jobs N] [--calls-per-minute N]");
+        const tenant = tenantArg(
+          "TENANT [--max-items N] [--max-bytes N] [--max-pending-jobs N] [--calls-per-minute N]",
+        );
         const patch = quotaPatch(o);
         if (Object.keys(patch).length > 0) await client().json("PATCH", `/tenants/${tenant}`, { quotas: patch });
         const { quotas } = await client().json("GET", `/tenants/${tenant}/stats`);
         const shown = (n) => (n === null ? "unlimited" : n.toLocaleString("en-US"));
-        return show(quotas, (q) => Object.entries(q).map(([name, { limit, usage }]) => `${name.padEnd(17)}${shown(limit).padStart(14)}  (uses ${shown(usage)})`).join("\n"));
+        return show(quotas, (q) =>
+          Object.entries(q)
+            .map(([name, { limit, usage }]) => `${name.padEnd(17)}${shown(limit).padStart(14)}  (uses ${shown(usage)})`)
+            .join("\n"),
+        );
       }
       throw new CliError("usage: context-edge tenants create|list|show|delete|quotas ...", EXIT.usage);
     }
     case "keys": {
       const [verb, ...args] = rest;
       if (verb === "create") {
-        if (args.length !== 1) throw new CliError("usage: context-edge keys create TENANT [--name N] [--scopes read,write,admin] [--projects a,b]", EXIT.usage);
-        const body = { name: o.name ?? "cli", ...(o.scopes ? { scopes: list(o.scopes) } : {}), ...(o.projects ? { projects: list(o.projects) } : {}) };
+        if (args.length !== 1)
+          throw new CliError(
+            "usage: context-edge keys create TENANT [--name N] [--scopes read,write,admin] [--projects a,b]",
+            EXIT.usage,
+          );
+        const body = {
+          name: o.name ?? "cli",
+          ...(o.scopes ? { scopes: list(o.scopes) } : {}),
+          ...(o.projects ? { projects: list(o.projects) } : {}),
+        };
         const key = await client().json("POST", `/tenants/${encodeURIComponent(args[0])}/keys`, body);
-        return show(key, (k) => `${k.api_key}\n(key ${k.key_id}; scopes ${k.scopes.join(",")}; projects ${k.projects?.join(",") ?? "all"}; shown only once)`);
+        return show(
+          key,
+          (k) =>
+            `${k.api_key}\n(key ${k.key_id}; scopes ${k.scopes.join(",")}; projects ${k.projects?.join(",") ?? "all"}; shown only once)`,
+        );
       }
       if (verb === "list") {
         if (args.length !== 1) throw new CliError("usage: context-edge keys list TENANT", EXIT.usage);
         const { keys } = await client().json("GET", `/tenants/${encodeURIComponent(args[0])}/keys`);
-        return show(keys, (ks) => (ks.length === 0 ? "no keys" : ks.map((k) => `${k.key_id}\t${k.key_prefix}…\t${k.scopes.join(",")}\t${k.projects?.join(",") ?? "all"}\t${k.name}${k.revoked_at ? "\trevoked" : ""}`).join("\n")));
+        return show(keys, (ks) =>
+          ks.length === 0
+            ? "no keys"
+            : ks
+                .map(
+                  (k) =>
+                    `${k.key_id}\t${k.key_prefix}…\t${k.scopes.join(",")}\t${k.projects?.join(",") ?? "all"}\t${k.name}${k.revoked_at ? "\trevoked" : ""}`,
+                )
+                .join("\n"),
+        );
       }
       if (verb === "revoke") {
         if (args.length !== 1) throw new CliError("usage: context-edge keys revoke KEY_ID", EXIT.usage);

@@ -17,10 +17,18 @@ export function adminClient(url, token) {
   try {
     base = new URL(url);
   } catch {
-    throw new CliError(`--url '${url}' is not a URL (e.g. http://localhost:8787 or https://<worker>.workers.dev)`, EXIT.usage);
+    throw new CliError(
+      `--url '${url}' is not a URL (e.g. http://localhost:8787 or https://<worker>.workers.dev)`,
+      EXIT.usage,
+    );
   }
-  if (base.protocol !== "http:" && base.protocol !== "https:") throw new CliError(`--url must be http or https (got ${base.protocol})`, EXIT.usage);
-  if (!token) throw new CliError("no admin token: pass --token or set CONTEXT_EDGE_ADMIN_TOKEN (locally: dev-admin-token)", EXIT.usage);
+  if (base.protocol !== "http:" && base.protocol !== "https:")
+    throw new CliError(`--url must be http or https (got ${base.protocol})`, EXIT.usage);
+  if (!token)
+    throw new CliError(
+      "no admin token: pass --token or set CONTEXT_EDGE_ADMIN_TOKEN (locally: dev-admin-token)",
+      EXIT.usage,
+    );
   const origin = base.origin + base.pathname.replace(/\/+$/, "");
 
   /** The raw response of an admin request; `body` is JSON or a stream/string sent as is. */
@@ -36,9 +44,13 @@ export function adminClient(url, token) {
     try {
       response = await fetch(`${origin}/admin${path}`, init);
     } catch (error) {
-      throw new CliError(`cannot reach ${origin}: ${error.cause?.code ?? error.cause?.message ?? error.message}`, EXIT.unreachable);
+      throw new CliError(
+        `cannot reach ${origin}: ${error.cause?.code ?? error.cause?.message ?? error.message}`,
+        EXIT.unreachable,
+      );
     }
-    if (response.status === 401) throw new CliError(`the admin token was refused by ${origin} (HTTP 401)`, EXIT.unauthorized);
+    if (response.status === 401)
+      throw new CliError(`the admin token was refused by ${origin} (HTTP 401)`, EXIT.unauthorized);
     if (!response.ok) {
       const text = await response.text();
       let message = text.slice(0, 300);

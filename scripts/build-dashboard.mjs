@@ -33,7 +33,9 @@ for (const file of result.outputFiles) {
   renameSync(temp, file.path);
 }
 
-const sizes = result.outputFiles.map((f) => `${f.path.split("/").pop()} ${kb(f.contents.length)} (${kb(gzipSync(f.contents, { level: 9 }).length)} gzip)`);
+const sizes = result.outputFiles.map(
+  (f) => `${f.path.split("/").pop()} ${kb(f.contents.length)} (${kb(gzipSync(f.contents, { level: 9 }).length)} gzip)`,
+);
 console.log(`dashboard: ${sizes.join(", ")}`);
 
 if (process.argv.includes("--report")) {
@@ -45,7 +47,8 @@ if (process.argv.includes("--report")) {
       byPackage.set(key, (byPackage.get(key) ?? 0) + bytesInOutput);
     }
     console.log(`\n${name}`);
-    for (const [pkg, bytes] of [...byPackage].sort((a, b) => b[1] - a[1])) console.log(`  ${pkg.padEnd(24)} ${kb(bytes)}`);
+    for (const [pkg, bytes] of [...byPackage].sort((a, b) => b[1] - a[1]))
+      console.log(`  ${pkg.padEnd(24)} ${kb(bytes)}`);
   }
 }
 

@@ -37,7 +37,8 @@ async function buildTable(encoding) {
   for (let rank = 0; rank < tokenCount; rank++) offsets[rank + 1] = offsets[rank] + (tokens[rank]?.length ?? 0);
   const sorted = [...tokens.keys()].filter((rank) => tokens[rank]).sort((a, b) => compareBytes(tokens[a], tokens[b]));
   for (let i = 1; i < sorted.length; i++) {
-    if (compareBytes(tokens[sorted[i - 1]], tokens[sorted[i]]) === 0) throw new Error(`${encoding}: two ranks share bytes`);
+    if (compareBytes(tokens[sorted[i - 1]], tokens[sorted[i]]) === 0)
+      throw new Error(`${encoding}: two ranks share bytes`);
   }
   const firstByteStart = new Uint32Array(257);
   for (let byte = 0, position = 0; byte <= 256; byte++) {

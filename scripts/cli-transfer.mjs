@@ -56,12 +56,17 @@ export async function exportTenant(client, tenant, { project, out, shown = progr
     await once(sink, "finish");
   }
   const { header: _header, ...data } = counts;
-  shown.done(`exported ${tenant}${project ? ` (project ${project})` : ""}: ${records(data)} records (${summary(data)}), ${mb(bytes)}${out ? ` to ${out}` : ""}`);
+  shown.done(
+    `exported ${tenant}${project ? ` (project ${project})` : ""}: ${records(data)} records (${summary(data)}), ${mb(bytes)}${out ? ` to ${out}` : ""}`,
+  );
   return data;
 }
 
 const records = (counts) => Object.entries(counts).reduce((sum, [type, n]) => sum + (type === "header" ? 0 : n), 0);
-const summary = (counts) => Object.entries(counts).map(([type, n]) => `${n} ${type}`).join(", ") || "none";
+const summary = (counts) =>
+  Object.entries(counts)
+    .map(([type, n]) => `${n} ${type}`)
+    .join(", ") || "none";
 
 /** Sends a file to a tenant's import, its upload shown as a bar; returns the server's summary. */
 export async function importFile(client, tenant, file, { project, format, shown = progress() }) {
@@ -74,7 +79,11 @@ export async function importFile(client, tenant, file, { project, format, shown 
     throw new CliError(`cannot read '${file}': ${error.code ?? error.message}`, EXIT.usage);
   }
   if (size === 0) throw new CliError(`'${file}' is empty`, EXIT.usage);
-  if (size > IMPORT_MAX_BYTES) throw new CliError(`'${file}' is ${mb(size)}; an import takes at most ${mb(IMPORT_MAX_BYTES)}: split it (an export per project: --project)`, EXIT.usage);
+  if (size > IMPORT_MAX_BYTES)
+    throw new CliError(
+      `'${file}' is ${mb(size)}; an import takes at most ${mb(IMPORT_MAX_BYTES)}: split it (an export per project: --project)`,
+      EXIT.usage,
+    );
   let sent = 0;
   const chunks = createReadStream(file)[Symbol.asyncIterator]();
   const body = new ReadableStream({
@@ -94,7 +103,14 @@ export async function importFile(client, tenant, file, { project, format, shown 
   if (project) params.set("project", project);
   if (format) params.set("format", format);
   const query = params.size > 0 ? `?${params}` : "";
-  const result = await (await client.send("POST", `/tenants/${encodeURIComponent(tenant)}/import${query}`, body, { "content-type": "application/x-ndjson", "content-length": String(size) })).json();
-  shown.done(`imported into ${tenant} (${result.format}): ${summary(result.imported)}; skipped as already there: ${summary(result.skipped)}`);
+  const result = await (
+    await client.send("POST", `/tenants/${encodeURIComponent(tenant)}/import${query}`, body, {
+      "content-type": "application/x-ndjson",
+      "content-length": String(size),
+    })
+  ).json();
+  shown.done(
+    `imported into ${tenant} (${result.format}): ${summary(result.imported)}; skipped as already there: ${summary(result.skipped)}`,
+  );
   return result;
 }

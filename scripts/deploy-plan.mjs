@@ -35,13 +35,25 @@ export function deployPlan(config, secrets) {
     if (!d.database_name) problems.push(`D1 binding ${d.binding} has no database_name`);
     return { binding: d.binding, name: d.database_name, migrations: d.migrations_dir ?? "migrations" };
   });
-  const kv = (config.kv_namespaces ?? []).map((k) => ({ binding: k.binding, title: provisionedName(config.name, k.binding), id: k.id ?? null }));
+  const kv = (config.kv_namespaces ?? []).map((k) => ({
+    binding: k.binding,
+    title: provisionedName(config.name, k.binding),
+    id: k.id ?? null,
+  }));
   const dimensions = Number(config.vars?.EMBEDDING_DIMENSIONS);
   const vectorize = (config.vectorize ?? []).map((v) => {
     if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 1536) {
-      problems.push(`[vars] EMBEDDING_DIMENSIONS must be an integer from 1 to 1536 (Vectorize's limit) for index ${v.index_name}; got ${config.vars?.EMBEDDING_DIMENSIONS}`);
+      problems.push(
+        `[vars] EMBEDDING_DIMENSIONS must be an integer from 1 to 1536 (Vectorize's limit) for index ${v.index_name}; got ${config.vars?.EMBEDDING_DIMENSIONS}`,
+      );
     }
-    return { binding: v.binding, index: v.index_name, dimensions, metric: "cosine", metadataIndexes: VECTORIZE_METADATA_INDEXES.map((m) => ({ ...m })) };
+    return {
+      binding: v.binding,
+      index: v.index_name,
+      dimensions,
+      metric: "cosine",
+      metadataIndexes: VECTORIZE_METADATA_INDEXES.map((m) => ({ ...m })),
+    };
   });
   const queues = [
     ...new Set([
@@ -49,7 +61,8 @@ export function deployPlan(config, secrets) {
       ...(config.queues?.consumers ?? []).flatMap((c) => [c.queue, c.dead_letter_queue].filter(Boolean)),
     ]),
   ];
-  if (problems.length > 0) throw new Error(`wrangler.toml cannot be deployed as it is:\n  - ${problems.join("\n  - ")}`);
+  if (problems.length > 0)
+    throw new Error(`wrangler.toml cannot be deployed as it is:\n  - ${problems.join("\n  - ")}`);
   return { worker: config.name, d1, kv, vectorize, queues, secrets };
 }
 

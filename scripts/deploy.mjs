@@ -18,13 +18,18 @@ import { migrateAll } from "./migrate.mjs";
 import { smoke } from "./smoke.mjs";
 
 /** CONTEXT_EDGE_WRANGLER names another wrangler entry script: the tests' fake account (test/fixtures/fake-wrangler.mjs). */
-const WRANGLER = process.env.CONTEXT_EDGE_WRANGLER ?? fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
+const WRANGLER =
+  process.env.CONTEXT_EDGE_WRANGLER ??
+  fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
 const NOT_FOUND = /not[ _]found|does not exist|couldn't find|could not find|\b7404\b|\b10007\b/i;
 
 class DeployError extends Error {}
 
 function wrangler(args) {
-  const run = spawnSync(process.execPath, [WRANGLER, ...args], { encoding: "utf8", env: { ...process.env, CI: "true" } });
+  const run = spawnSync(process.execPath, [WRANGLER, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, CI: "true" },
+  });
   return { ok: run.status === 0, out: `${run.stdout ?? ""}${run.stderr ?? ""}`.trim(), stdout: run.stdout ?? "" };
 }
 
@@ -41,11 +46,18 @@ export async function deploy({ dryRun = false, skipSmoke = false, log = console.
   const created = [];
   const fail = (what, output, todo) => {
     const so = [...existing.map((r) => `${r} (existed)`), ...created.map((r) => `${r} (created now)`)];
-    throw new DeployError(`${what}\n    ${tail(output)}\n  What to do: ${todo}\n  What exists so far: ${so.length > 0 ? so.join(", ") : "nothing"}. Running \`npm run deploy\` again keeps it and goes on.`);
+    throw new DeployError(
+      `${what}\n    ${tail(output)}\n  What to do: ${todo}\n  What exists so far: ${so.length > 0 ? so.join(", ") : "nothing"}. Running \`npm run deploy\` again keeps it and goes on.`,
+    );
   };
 
   const who = wrangler(["whoami", "--json"]);
-  if (!who.ok) fail("Not logged in to Cloudflare.", who.out, "run `npx wrangler login` (or set CLOUDFLARE_API_TOKEN), then `npm run deploy` again. Nothing was created.");
+  if (!who.ok)
+    fail(
+      "Not logged in to Cloudflare.",
+      who.out,
+      "run `npx wrangler login` (or set CLOUDFLARE_API_TOKEN), then `npm run deploy` again. Nothing was created.",
+    );
 
   /** Finds a resource with `lookup` or creates it with `create`; a lookup that fails for another reason than absence stops the run. */
   const ensure = (label, lookup, create, todo) => {
@@ -62,12 +74,19 @@ export async function deploy({ dryRun = false, skipSmoke = false, log = console.
     log(`  created  ${label}`);
     return { found: false, stdout: made.stdout };
   };
-  const permission = (product) => `check that your login (or API token) may edit ${product} on this account; if the name is taken by something else, change it in wrangler.toml`;
+  const permission = (product) =>
+    `check that your login (or API token) may edit ${product} on this account; if the name is taken by something else, change it in wrangler.toml`;
 
   log(`Resources for Worker '${plan.worker}':`);
-  for (const d of plan.d1) ensure(`D1 database ${d.name}`, ["d1", "info", d.name, "--json"], ["d1", "create", d.name], permission("D1"));
+  for (const d of plan.d1)
+    ensure(`D1 database ${d.name}`, ["d1", "info", d.name, "--json"], ["d1", "create", d.name], permission("D1"));
   for (const v of plan.vectorize) {
-    const index = ensure(`Vectorize index ${v.index}`, ["vectorize", "get", v.index, "--json"], ["vectorize", "create", v.index, `--dimensions=${v.dimensions}`, `--metric=${v.metric}`], permission("Vectorize"));
+    const index = ensure(
+      `Vectorize index ${v.index}`,
+      ["vectorize", "get", v.index, "--json"],
+      ["vectorize", "create", v.index, `--dimensions=${v.dimensions}`, `--metric=${v.metric}`],
+      permission("Vectorize"),
+    );
     if (index.found) {
       const config = JSON.parse(index.stdout).config ?? {};
       if (config.dimensions !== v.dimensions || (config.metric && config.metric !== v.metric)) {
@@ -88,13 +107,22 @@ export async function deploy({ dryRun = false, skipSmoke = false, log = console.
         log(`  exists   ${label}`);
         continue;
       }
-      const made = wrangler(["vectorize", "create-metadata-index", v.index, `--property-name=${m.propertyName}`, `--type=${m.type}`]);
+      const made = wrangler([
+        "vectorize",
+        "create-metadata-index",
+        v.index,
+        `--property-name=${m.propertyName}`,
+        `--type=${m.type}`,
+      ]);
       if (!made.ok) fail(`Could not create the ${label}.`, made.out, permission("Vectorize"));
       created.push(label);
-      log(`  created  ${label}${index.found ? " (vectors stored before it are not filterable by it: `POST /admin/reconcile` re-upserts them)" : ""}`);
+      log(
+        `  created  ${label}${index.found ? " (vectors stored before it are not filterable by it: `POST /admin/reconcile` re-upserts them)" : ""}`,
+      );
     }
   }
-  for (const q of plan.queues) ensure(`queue ${q}`, ["queues", "info", q], ["queues", "create", q], permission("Queues"));
+  for (const q of plan.queues)
+    ensure(`queue ${q}`, ["queues", "info", q], ["queues", "create", q], permission("Queues"));
   const config = readFileSync("wrangler.toml", "utf8");
   const kvList = plan.kv.length === 0 ? { ok: true, stdout: "[]" } : wrangler(["kv", "namespace", "list"]);
   if (!kvList.ok) fail("Could not list KV namespaces.", kvList.out, permission("Workers KV"));
@@ -102,7 +130,12 @@ export async function deploy({ dryRun = false, skipSmoke = false, log = console.
   for (const k of plan.kv) {
     if (k.id) {
       // An id in wrangler.toml (written by an earlier run, or by hand) must be one of this account's namespaces.
-      if (!namespaces.some((n) => n.id === k.id)) fail(`wrangler.toml binds ${k.binding} to KV namespace ${k.id}, which this account does not have.`, "", `remove that id line from wrangler.toml (a namespace is then found or created by its title, ${k.title})`);
+      if (!namespaces.some((n) => n.id === k.id))
+        fail(
+          `wrangler.toml binds ${k.binding} to KV namespace ${k.id}, which this account does not have.`,
+          "",
+          `remove that id line from wrangler.toml (a namespace is then found or created by its title, ${k.title})`,
+        );
       existing.push(`KV namespace ${k.title}`);
       log(`  exists   KV namespace ${k.id} (${k.binding})`);
       continue;
@@ -115,7 +148,12 @@ export async function deploy({ dryRun = false, skipSmoke = false, log = console.
       const made = wrangler(["kv", "namespace", "create", k.title]);
       if (!made.ok) fail(`Could not create KV namespace ${k.title}.`, made.out, permission("Workers KV"));
       const id = /\b([0-9a-f]{32})\b/.exec(made.out)?.[1];
-      if (!id) fail(`KV namespace ${k.title} was created but its id was not in wrangler's answer.`, made.out, "run `npm run deploy` again: it finds the namespace by its title");
+      if (!id)
+        fail(
+          `KV namespace ${k.title} was created but its id was not in wrangler's answer.`,
+          made.out,
+          "run `npm run deploy` again: it finds the namespace by its title",
+        );
       namespace = { id, title: k.title };
       created.push(`KV namespace ${k.title}`);
       log(`  created  KV namespace ${k.title}`);
@@ -125,21 +163,32 @@ export async function deploy({ dryRun = false, skipSmoke = false, log = console.
   const withIds = withKvIds(config, plan.kv);
   if (withIds !== config) {
     writeFileSync("wrangler.toml", withIds);
-    log(`  wrote the KV namespace ids into wrangler.toml (${plan.kv.map((k) => k.binding).join(", ")}), as wrangler does for what it provisions`);
+    log(
+      `  wrote the KV namespace ids into wrangler.toml (${plan.kv.map((k) => k.binding).join(", ")}), as wrangler does for what it provisions`,
+    );
   }
-  log(created.length === 0 ? `Nothing to create: all ${existing.length} resources exist.` : `Created ${created.length}, found ${existing.length}.`);
+  log(
+    created.length === 0
+      ? `Nothing to create: all ${existing.length} resources exist.`
+      : `Created ${created.length}, found ${existing.length}.`,
+  );
 
   log("Migrations (control database first, then every shard):");
   try {
     const bindings = await migrateAll({ remote: true, quiet: true });
     log(`  applied to ${bindings.join(", ")} (migrations already applied are skipped)`);
   } catch (error) {
-    fail("D1 migrations failed.", error.message, "read wrangler's message above; a migration that failed midway is retried from where it stopped");
+    fail(
+      "D1 migrations failed.",
+      error.message,
+      "read wrangler's message above; a migration that failed midway is retried from where it stopped",
+    );
   }
 
   // No Worker yet means no secrets; any other failure stops the run, so a token that exists is never replaced.
   const secrets = wrangler(["secret", "list", "--format", "json"]);
-  if (!secrets.ok && !NOT_FOUND.test(secrets.out)) fail("Could not list the Worker's secrets.", secrets.out, permission("Workers scripts"));
+  if (!secrets.ok && !NOT_FOUND.test(secrets.out))
+    fail("Could not list the Worker's secrets.", secrets.out, permission("Workers scripts"));
   const set = new Set(secrets.ok ? JSON.parse(secrets.stdout || "[]").map((s) => s.name) : []);
   const missing = plan.secrets.filter((s) => !set.has(s));
   const generated = Object.fromEntries(missing.map((name) => [name, randomBytes(32).toString("hex")]));
@@ -148,30 +197,52 @@ export async function deploy({ dryRun = false, skipSmoke = false, log = console.
   let deployed;
   try {
     writeFileSync(secretsFile, JSON.stringify(generated), { mode: 0o600 });
-    log(`Deploying ${plan.worker}${missing.length > 0 ? ` with new secret(s) ${missing.join(", ")}` : " (its secrets are kept)"}:`);
+    log(
+      `Deploying ${plan.worker}${missing.length > 0 ? ` with new secret(s) ${missing.join(", ")}` : " (its secrets are kept)"}:`,
+    );
     deployed = wrangler(["deploy", ...(missing.length > 0 ? ["--secrets-file", secretsFile] : [])]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  if (!deployed.ok) fail("wrangler deploy failed.", deployed.out, "read wrangler's message; resources and migrations are in place, so `npm run deploy` again only retries the deploy");
+  if (!deployed.ok)
+    fail(
+      "wrangler deploy failed.",
+      deployed.out,
+      "read wrangler's message; resources and migrations are in place, so `npm run deploy` again only retries the deploy",
+    );
   // wrangler prints the Worker's URLs (workers.dev, routes) under "Deployed <name> triggers".
   const triggers = deployed.out.search(/Deployed .* triggers/);
-  const url = triggers < 0 ? undefined : /https?:\/\/[^\s"']+/.exec(deployed.out.slice(triggers))?.[0]?.replace(/\/+$/, "");
-  if (!url) fail("wrangler deploy did not print the Worker's URL.", deployed.out, "enable the workers.dev route (wrangler.toml `workers_dev = true`) or run `npm run smoke -- --url <your route>`");
+  const url =
+    triggers < 0 ? undefined : /https?:\/\/[^\s"']+/.exec(deployed.out.slice(triggers))?.[0]?.replace(/\/+$/, "");
+  if (!url)
+    fail(
+      "wrangler deploy did not print the Worker's URL.",
+      deployed.out,
+      "enable the workers.dev route (wrangler.toml `workers_dev = true`) or run `npm run smoke -- --url <your route>`",
+    );
   log(`  deployed ${url}`);
   const adminToken = generated.ADMIN_TOKEN ?? process.env.CONTEXT_EDGE_ADMIN_TOKEN;
   if (generated.ADMIN_TOKEN) {
-    log(`\nADMIN_TOKEN (generated now, shown this once; keep it, it creates tenants and keys):\n  ${generated.ADMIN_TOKEN}\n`);
+    log(
+      `\nADMIN_TOKEN (generated now, shown this once; keep it, it creates tenants and keys):\n  ${generated.ADMIN_TOKEN}\n`,
+    );
   }
 
   let smoked = null;
   if (skipSmoke) log("Smoke test: skipped (--skip-smoke).");
-  else if (!adminToken) log("Smoke test: not run, the Worker's ADMIN_TOKEN was set before and is not known here: run it with CONTEXT_EDGE_ADMIN_TOKEN=<token> npm run deploy, or `npm run smoke -- --url <url> --key <key>`.");
+  else if (!adminToken)
+    log(
+      "Smoke test: not run, the Worker's ADMIN_TOKEN was set before and is not known here: run it with CONTEXT_EDGE_ADMIN_TOKEN=<token> npm run deploy, or `npm run smoke -- --url <url> --key <key>`.",
+    );
   else smoked = await smokeWithTemporaryKey(url, adminToken, log);
 
   log(`\nMCP URL: ${url}/mcp`);
-  log(`First tenant and key:\n  curl -s -X POST ${url}/admin/tenants -H "Authorization: Bearer <ADMIN_TOKEN>" -d '{"name":"my-team"}'`);
-  log(`  curl -s -X POST ${url}/admin/tenants/<tenant_id>/keys -H "Authorization: Bearer <ADMIN_TOKEN>" -d '{"name":"agent","scopes":["read","write"]}'`);
+  log(
+    `First tenant and key:\n  curl -s -X POST ${url}/admin/tenants -H "Authorization: Bearer <ADMIN_TOKEN>" -d '{"name":"my-team"}'`,
+  );
+  log(
+    `  curl -s -X POST ${url}/admin/tenants/<tenant_id>/keys -H "Authorization: Bearer <ADMIN_TOKEN>" -d '{"name":"agent","scopes":["read","write"]}'`,
+  );
   if (smoked && !smoked.ok) throw new DeployError("The deployment answers, but the smoke test failed (steps above).");
   return { ok: true, url, created, existing, generatedSecrets: Object.keys(generated) };
 }
@@ -194,13 +265,19 @@ export function withKvIds(toml, kv) {
 async function smokeWithTemporaryKey(url, adminToken, log) {
   const admin = adminClient(url, adminToken);
   const { tenants } = await admin.json("GET", "/tenants");
-  const tenant = tenants.find((t) => t.name === "deploy-smoke") ?? (await admin.json("POST", "/tenants", { name: "deploy-smoke" }));
-  const key = await admin.json("POST", `/tenants/${tenant.tenant_id}/keys`, { name: `smoke ${new Date().toISOString()}`, scopes: ["read", "write", "admin"] });
+  const tenant =
+    tenants.find((t) => t.name === "deploy-smoke") ?? (await admin.json("POST", "/tenants", { name: "deploy-smoke" }));
+  const key = await admin.json("POST", `/tenants/${tenant.tenant_id}/keys`, {
+    name: `smoke ${new Date().toISOString()}`,
+    scopes: ["read", "write", "admin"],
+  });
   log("Smoke test:");
   try {
     return await smoke({ url, key: key.api_key, log: (line) => log(`  ${line}`) });
   } finally {
-    await admin.json("DELETE", `/keys/${key.key_id}`).catch((error) => log(`  (could not revoke the smoke key: ${error.message})`));
+    await admin
+      .json("DELETE", `/keys/${key.key_id}`)
+      .catch((error) => log(`  (could not revoke the smoke key: ${error.message})`));
   }
 }
 

@@ -42,7 +42,9 @@ if (!existsSync(".dev.vars")) {
   writeFileSync(
     ".dev.vars",
     "# Local development only (written by `npm run dev`); never use these values in production.\n" +
-      Object.entries(LOCAL).map(([name, value]) => `${name}=${value}\n`).join(""),
+      Object.entries(LOCAL)
+        .map(([name, value]) => `${name}=${value}\n`)
+        .join(""),
   );
   console.log("Created .dev.vars with local-only settings (offline adapters, dev key, dev admin token)");
 }
@@ -58,7 +60,9 @@ const vars = { ...LOCAL, ...fromFile };
 // over --var: say so rather than leave the admin API silently off.
 for (const name of Object.keys(LOCAL)) {
   if (fromFile[name] !== "") continue;
-  console.warn(`.dev.vars sets ${name} to nothing; locally that turns it off. Set ${name}=${LOCAL[name]} or remove the line.`);
+  console.warn(
+    `.dev.vars sets ${name} to nothing; locally that turns it off. Set ${name}=${LOCAL[name]} or remove the line.`,
+  );
 }
 const missingLocal = Object.keys(LOCAL).filter((name) => name !== "DEV_API_KEY" && !(name in fromFile));
 
@@ -76,19 +80,33 @@ if (vars.DEV_API_KEY) {
     `INSERT OR IGNORE INTO api_keys (id, tenant_id, name, key_hash, key_prefix, scopes, projects, created_at) ` +
     `VALUES ('key_dev', 'dev', 'dev key from .dev.vars', '${hash}', '${vars.DEV_API_KEY.slice(0, 10)}', '["read","write","admin"]', NULL, ${now}); ` +
     `UPDATE api_keys SET key_hash = '${hash}', key_prefix = '${vars.DEV_API_KEY.slice(0, 10)}', revoked_at = NULL WHERE id = 'key_dev';`;
-  run([...wrangler, "d1", "execute", "CONTROL", "--local", ...(persistTo ? ["--persist-to", persistTo] : []), "--command", sql]);
+  run([
+    ...wrangler,
+    "d1",
+    "execute",
+    "CONTROL",
+    "--local",
+    ...(persistTo ? ["--persist-to", persistTo] : []),
+    "--command",
+    sql,
+  ]);
   console.log(`\nDev tenant 'dev' is ready. API key: ${vars.DEV_API_KEY}`);
   console.log(`MCP endpoint: ${origin}/mcp   JSON-RPC: ${origin}/jsonrpc`);
   console.log(`Dashboard: ${origin}/dashboard (sign in with the key above)\n`);
 }
 
 const localVars = missingLocal.flatMap((name) => ["--var", `${name}:${vars[name]}`]);
-const dev = spawn(process.execPath, [...wrangler, "dev", "--local", "--test-scheduled", ...localVars, ...passed], { stdio: "inherit" });
+const dev = spawn(process.execPath, [...wrangler, "dev", "--local", "--test-scheduled", ...localVars, ...passed], {
+  stdio: "inherit",
+});
 dev.on("exit", (code) => process.exit(code ?? 0));
 fireCrons(origin);
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => dev.kill(signal));
 
 function run(args) {
-  const result = spawnSync(process.execPath, args, { stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, CI: "true" } });
+  const result = spawnSync(process.execPath, args, {
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, CI: "true" },
+  });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }

@@ -20,10 +20,20 @@ for (const [path, entry] of Object.entries(lock.packages)) {
     const version = entry.optionalDependencies[name];
     const key = `${base}${name}`;
     if (!version || lock.packages[key]) continue;
-    lock.packages[key] = { version, cpu: [cpu], dev: entry.dev, license: "Apache-2.0", optional: true, os: [os], engines: { node: ">=16" } };
+    lock.packages[key] = {
+      version,
+      cpu: [cpu],
+      dev: entry.dev,
+      license: "Apache-2.0",
+      optional: true,
+      os: [os],
+      engines: { node: ">=16" },
+    };
     added++;
   }
 }
-lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === "" ? -1 : b === "" ? 1 : a.localeCompare(b))));
+lock.packages = Object.fromEntries(
+  Object.entries(lock.packages).sort(([a], [b]) => (a === "" ? -1 : b === "" ? 1 : a.localeCompare(b))),
+);
 writeFileSync("package-lock.json", JSON.stringify(lock, null, 2) + "\n");
 console.log(`added ${added} platform entries`);

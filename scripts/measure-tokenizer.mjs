@@ -19,14 +19,26 @@ if (process.argv[2] === "--child") {
     for (const variant of VARIANTS) {
       const samples = [];
       for (let i = 0; i < runs; i++) {
-        const child = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", import.meta.filename, "--child", variant, encoding], { encoding: "utf8" });
+        const child = spawnSync(
+          process.execPath,
+          ["--expose-gc", "--import", "tsx", import.meta.filename, "--child", variant, encoding],
+          { encoding: "utf8" },
+        );
         if (child.status !== 0) throw new Error(child.stderr);
         samples.push(JSON.parse(child.stdout));
       }
       const median = (key) => samples.map((s) => s[key]).sort((a, b) => a - b)[Math.floor(runs / 2)];
-      const cells = [median("loadMs").toFixed(0), median("beforeGcMB").toFixed(1), median("heapMB").toFixed(1), median("totalMB").toFixed(1), median("warmMs").toFixed(1)];
+      const cells = [
+        median("loadMs").toFixed(0),
+        median("beforeGcMB").toFixed(1),
+        median("heapMB").toFixed(1),
+        median("totalMB").toFixed(1),
+        median("warmMs").toFixed(1),
+      ];
       const widths = [7, 19, 9, 13, 15];
-      console.log(`${variant.padEnd(12)} ${encoding.padEnd(13)} ${cells.map((c, i) => c.padStart(widths[i])).join(" ")}`);
+      console.log(
+        `${variant.padEnd(12)} ${encoding.padEnd(13)} ${cells.map((c, i) => c.padStart(widths[i])).join(" ")}`,
+      );
     }
   }
 }
@@ -49,7 +61,10 @@ async function measureOnce(variant, encoding) {
     const file = readFileSync(new URL(`../assets/tokenizer/${encoding}.bin`, import.meta.url));
     // A file this large has its own ArrayBuffer, as response.arrayBuffer() gives the Worker.
     const whole = file.byteOffset === 0 && file.byteLength === file.buffer.byteLength;
-    const counter = counterFromTable(encoding, whole ? file.buffer : file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength));
+    const counter = counterFromTable(
+      encoding,
+      whole ? file.buffer : file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength),
+    );
     count = (text) => counter.count(text);
   }
   count("hello world");

@@ -9,14 +9,18 @@ import { fileURLToPath } from "node:url";
 import { identitySql } from "../src/control/shard-identity.ts";
 
 /** CONTEXT_EDGE_WRANGLER names another wrangler entry script: the deploy tests' fake account (test/fixtures). */
-const WRANGLER = process.env.CONTEXT_EDGE_WRANGLER ?? fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
+const WRANGLER =
+  process.env.CONTEXT_EDGE_WRANGLER ??
+  fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
 
 /** The D1 bindings of wrangler.toml, the control database first. */
 export async function d1Bindings(configPath = "wrangler.toml") {
   const { experimental_readRawConfig } = await import("wrangler");
   const { rawConfig } = experimental_readRawConfig({ config: configPath });
   const bindings = (rawConfig.d1_databases ?? []).map((d) => d.binding);
-  return bindings.sort((a, b) => (a === "CONTROL" ? -1 : b === "CONTROL" ? 1 : a.localeCompare(b, "en", { numeric: true })));
+  return bindings.sort((a, b) =>
+    a === "CONTROL" ? -1 : b === "CONTROL" ? 1 : a.localeCompare(b, "en", { numeric: true }),
+  );
 }
 
 /**
@@ -28,7 +32,13 @@ export async function migrateAll({ remote = false, persistTo, quiet = false } = 
   const where = [remote ? "--remote" : "--local", ...(persistTo ? ["--persist-to", persistTo] : [])];
   await sequentially(bindings, (binding) => wrangler(["d1", "migrations", "apply", binding, ...where], quiet));
   const shards = bindings.filter((b) => b.startsWith("SHARD_"));
-  const read = async (shard) => JSON.parse(await wrangler(["d1", "execute", shard, ...where, "--json", "--command", "SELECT ordinal FROM shard_identity"], true))[0].results;
+  const read = async (shard) =>
+    JSON.parse(
+      await wrangler(
+        ["d1", "execute", shard, ...where, "--json", "--command", "SELECT ordinal FROM shard_identity"],
+        true,
+      ),
+    )[0].results;
   const identities = await sequentially(shards, read);
   const used = new Set(identities.flat().map((r) => r.ordinal));
   const unnamed = shards.filter((_, i) => identities[i].length === 0);
@@ -52,12 +62,19 @@ async function sequentially(items, run) {
 /** Runs wrangler; resolves with what it printed to stdout, rejects with everything it printed. */
 function wrangler(args, quiet) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WRANGLER, ...args], { stdio: ["ignore", quiet ? "pipe" : "inherit", quiet ? "pipe" : "inherit"], env: { ...process.env, CI: "true" } });
+    const child = spawn(process.execPath, [WRANGLER, ...args], {
+      stdio: ["ignore", quiet ? "pipe" : "inherit", quiet ? "pipe" : "inherit"],
+      env: { ...process.env, CI: "true" },
+    });
     let stdout = "";
     let stderr = "";
     child.stdout?.on("data", (d) => (stdout += d));
     child.stderr?.on("data", (d) => (stderr += d));
-    child.on("exit", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`wrangler ${args.slice(0, 3).join(" ")} failed (exit ${code})\n${stdout}${stderr}`))));
+    child.on("exit", (code) =>
+      code === 0
+        ? resolve(stdout)
+        : reject(new Error(`wrangler ${args.slice(0, 3).join(" ")} failed (exit ${code})\n${stdout}${stderr}`)),
+    );
   });
 }
 

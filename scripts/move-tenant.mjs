@@ -8,18 +8,28 @@ import { parseArgs } from "node:util";
 import { adminClient, CliError, EXIT } from "./admin-client.mjs";
 import { moveTenant } from "./cli-move.mjs";
 
-const usage = "usage: npm run move-tenant -- --tenant ID --shard NAME [--url URL] [--token ADMIN_TOKEN] [--follow-only]";
+const usage =
+  "usage: npm run move-tenant -- --tenant ID --shard NAME [--url URL] [--token ADMIN_TOKEN] [--follow-only]";
 try {
   let options;
   try {
     ({ values: options } = parseArgs({
-      options: { tenant: { type: "string" }, shard: { type: "string" }, url: { type: "string" }, token: { type: "string" }, "follow-only": { type: "boolean" } },
+      options: {
+        tenant: { type: "string" },
+        shard: { type: "string" },
+        url: { type: "string" },
+        token: { type: "string" },
+        "follow-only": { type: "boolean" },
+      },
     }));
   } catch (error) {
     throw new CliError(`${error.message}\n${usage}`, EXIT.usage);
   }
   if (!options.tenant || (!options.shard && !options["follow-only"])) throw new CliError(usage, EXIT.usage);
-  const client = adminClient(options.url ?? process.env.CONTEXT_EDGE_URL ?? "http://localhost:8787", options.token ?? process.env.ADMIN_TOKEN);
+  const client = adminClient(
+    options.url ?? process.env.CONTEXT_EDGE_URL ?? "http://localhost:8787",
+    options.token ?? process.env.ADMIN_TOKEN,
+  );
   await moveTenant(client, options.tenant, options.shard, { followOnly: options["follow-only"] });
 } catch (error) {
   console.error(error.message);

@@ -17,7 +17,9 @@ export function sample(schema) {
     case "boolean":
       return false;
     case "array":
-      return Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () => sample(schema.items ?? { type: "string" }));
+      return Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () =>
+        sample(schema.items ?? { type: "string" }),
+      );
     case "object":
       return Object.fromEntries((schema.required ?? []).map((k) => [k, sample(schema.properties[k])]));
     default:

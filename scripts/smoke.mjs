@@ -9,7 +9,8 @@ import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextproto
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client";
 import { parseArgs } from "node:util";
 
-const USAGE = "usage: npm run smoke -- --url https://<worker>.workers.dev --key <API key with read, write and admin scopes> [--timeout 90]";
+const USAGE =
+  "usage: npm run smoke -- --url https://<worker>.workers.dev --key <API key with read, write and admin scopes> [--timeout 90]";
 /** How long the background jobs (embedding) and the project deletion may take before the step fails. */
 const DEFAULT_SETTLE_SECONDS = 90;
 
@@ -72,9 +73,11 @@ export async function smoke({ url, key, settleSeconds = DEFAULT_SETTLE_SECONDS, 
     })) &&
     (await step("OAuth metadata", async () => {
       const server = JSON.parse(await get("/.well-known/oauth-authorization-server"));
-      for (const field of ["issuer", "authorization_endpoint", "token_endpoint"]) if (!server[field]) throw new Error(`authorization server metadata lacks ${field}`);
+      for (const field of ["issuer", "authorization_endpoint", "token_endpoint"])
+        if (!server[field]) throw new Error(`authorization server metadata lacks ${field}`);
       const resource = JSON.parse(await get("/.well-known/oauth-protected-resource/mcp"));
-      if (!String(resource.resource).endsWith("/mcp") || !resource.authorization_servers?.length) throw new Error(`protected resource metadata: ${JSON.stringify(resource).slice(0, 200)}`);
+      if (!String(resource.resource).endsWith("/mcp") || !resource.authorization_servers?.length)
+        throw new Error(`protected resource metadata: ${JSON.stringify(resource).slice(0, 200)}`);
       return `issuer ${server.issuer}`;
     })) &&
     (await step("MCP 2025 era (SDK v1): tools/list", async () => {
@@ -86,7 +89,10 @@ export async function smoke({ url, key, settleSeconds = DEFAULT_SETTLE_SECONDS, 
       return `${tools.length} tools`;
     })) &&
     (await step("MCP 2026-07-28 (SDK v2): tools/list", async () => {
-      client = new ClientV2({ name: "context-edge-smoke", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+      client = new ClientV2(
+        { name: "context-edge-smoke", version: "1.0.0" },
+        { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+      );
       await client.connect(new TransportV2(new URL(`${base}/mcp?toolsets=all`), { requestInit: { headers: auth } }));
       const { tools } = await client.listTools();
       if (tools.length === 0) throw new Error("no tools listed");
@@ -95,8 +101,14 @@ export async function smoke({ url, key, settleSeconds = DEFAULT_SETTLE_SECONDS, 
     (await step("key scopes (whoami)", async () => {
       const me = await call("whoami", {});
       const missing = ["read", "write", "admin"].filter((s) => !me.scopes.includes(s));
-      if (missing.length > 0) throw new Error(`the key lacks the ${missing.join(", ")} scope(s) the smoke test needs; make one with scopes ["read","write","admin"]`);
-      if (me.projects !== null) throw new Error(`the key is limited to projects ${me.projects.join(", ")}; the smoke test writes a project of its own`);
+      if (missing.length > 0)
+        throw new Error(
+          `the key lacks the ${missing.join(", ")} scope(s) the smoke test needs; make one with scopes ["read","write","admin"]`,
+        );
+      if (me.projects !== null)
+        throw new Error(
+          `the key is limited to projects ${me.projects.join(", ")}; the smoke test writes a project of its own`,
+        );
       state.tenant = me.tenant_id;
       return `tenant ${me.tenant_id}`;
     })) &&
@@ -107,7 +119,8 @@ export async function smoke({ url, key, settleSeconds = DEFAULT_SETTLE_SECONDS, 
     })) &&
     (await step("search (keyword, at once)", async () => {
       const found = await call("search", { query: `lighthouse keeper shutters ${nonce}`, project });
-      if (!found.results.some((r) => r.item_id === state.id)) throw new Error(`the stored memory is not among ${found.results.length} results`);
+      if (!found.results.some((r) => r.item_id === state.id))
+        throw new Error(`the stored memory is not among ${found.results.length} results`);
     })) &&
     (await step("jobs settle (embedded_at set)", async () => {
       const item = await until("embedding", async () => {
@@ -117,7 +130,11 @@ export async function smoke({ url, key, settleSeconds = DEFAULT_SETTLE_SECONDS, 
       return `embedded at ${item.history.embedded_at}`;
     })) &&
     (await step("embeddings present (vector search)", async () => {
-      const found = await call("search", { query: `lighthouse keeper repaints harbour shutters ${nonce}`, project, mode: "vector" });
+      const found = await call("search", {
+        query: `lighthouse keeper repaints harbour shutters ${nonce}`,
+        project,
+        mode: "vector",
+      });
       const hit = found.results.find((r) => r.item_id === state.id);
       if (!hit) throw new Error(`vector search does not find the embedded memory (${found.results.length} results)`);
       return `similarity ${hit.similarity}`;
@@ -126,10 +143,16 @@ export async function smoke({ url, key, settleSeconds = DEFAULT_SETTLE_SECONDS, 
       const request = { query: `Who repaints the harbour shutters? ${nonce}`, namespace: project, token_budget: 500 };
       const first = await call("memory_context_build", request);
       const second = await call("memory_context_build", request);
-      if (second.cache_hit !== true) throw new Error(`the second identical build was not a cache hit (first: ${first.cache_hit}, second: ${second.cache_hit})`);
+      if (second.cache_hit !== true)
+        throw new Error(
+          `the second identical build was not a cache hit (first: ${first.cache_hit}, second: ${second.cache_hit})`,
+        );
     })) &&
     (await step("export (NDJSON)", async () => {
-      const text = await get(`/admin/tenants/${encodeURIComponent(state.tenant)}/export?project=${encodeURIComponent(project)}`, auth);
+      const text = await get(
+        `/admin/tenants/${encodeURIComponent(state.tenant)}/export?project=${encodeURIComponent(project)}`,
+        auth,
+      );
       const lines = text.split("\n").filter(Boolean);
       if (!text.includes(state.id)) throw new Error(`the export (${lines.length} lines) lacks the stored memory`);
       return `${lines.length} lines`;
@@ -138,8 +161,12 @@ export async function smoke({ url, key, settleSeconds = DEFAULT_SETTLE_SECONDS, 
   // The project is deleted whatever failed after the store, so a failed run leaves nothing behind.
   if (state.id) {
     await step("delete (project, then gone)", async () => {
-      const response = await fetch(`${base}/admin/tenants/${encodeURIComponent(state.tenant)}/projects/${encodeURIComponent(project)}`, { method: "DELETE", headers: auth });
-      if (response.status !== 200 && response.status !== 202) throw new Error(`DELETE project: HTTP ${response.status} ${(await response.text()).slice(0, 200)}`);
+      const response = await fetch(
+        `${base}/admin/tenants/${encodeURIComponent(state.tenant)}/projects/${encodeURIComponent(project)}`,
+        { method: "DELETE", headers: auth },
+      );
+      if (response.status !== 200 && response.status !== 202)
+        throw new Error(`DELETE project: HTTP ${response.status} ${(await response.text()).slice(0, 200)}`);
       await until("project deletion", async () => {
         const found = await call("search", { query: `lighthouse keeper shutters ${nonce}`, project });
         const item = await client.callTool({ name: "memory_get", arguments: { id: state.id } });
@@ -150,14 +177,18 @@ export async function smoke({ url, key, settleSeconds = DEFAULT_SETTLE_SECONDS, 
   await client?.close().catch(() => {});
   const failed = results.filter((r) => !r.ok);
   const total = results.reduce((sum, r) => sum + r.ms, 0);
-  log(`${failed.length === 0 && ok ? "PASS" : "FAIL"}: ${results.length - failed.length} of ${results.length} steps passed in ${(total / 1000).toFixed(1)} s (${base})`);
+  log(
+    `${failed.length === 0 && ok ? "PASS" : "FAIL"}: ${results.length - failed.length} of ${results.length} steps passed in ${(total / 1000).toFixed(1)} s (${base})`,
+  );
   return { ok: ok && failed.length === 0, results };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   let args;
   try {
-    args = parseArgs({ options: { url: { type: "string" }, key: { type: "string" }, timeout: { type: "string" } } }).values;
+    args = parseArgs({
+      options: { url: { type: "string" }, key: { type: "string" }, timeout: { type: "string" } },
+    }).values;
   } catch (error) {
     console.error(`${error.message}\n${USAGE}`);
     process.exit(2);

@@ -31,7 +31,9 @@ for (const tool of tools) {
     clientErrors.push(`${tool.name}: ${error.message}`);
   }
 }
-console.log(`mcp-remote: ${tools.length} tools listed; ${ok} results, ${toolErrors.length} isError results, ${clientErrors.length} client-side errors`);
+console.log(
+  `mcp-remote: ${tools.length} tools listed; ${ok} results, ${toolErrors.length} isError results, ${clientErrors.length} client-side errors`,
+);
 if (toolErrors.length > 0) console.log(`  isError: ${toolErrors.join(", ")}`);
 for (const line of clientErrors) console.log(`  ${line}`);
 await client.close();

@@ -18,7 +18,9 @@ import { parseToolsets, type Toolset } from "./tools/toolsets";
 
 export const app = new Hono<AppBindings>();
 
-app.get("/health", (c) => c.json({ status: "ok", name: SERVER_INFO.name, version: SERVER_INFO.version, time: new Date().toISOString() }));
+app.get("/health", (c) =>
+  c.json({ status: "ok", name: SERVER_INFO.name, version: SERVER_INFO.version, time: new Date().toISOString() }),
+);
 
 /** The spec asks servers to validate Origin (DNS rebinding): same host or ALLOWED_ORIGINS only. */
 const validateOrigin: MiddlewareHandler<AppBindings> = async (c, next) => {
@@ -32,7 +34,18 @@ const validateOrigin: MiddlewareHandler<AppBindings> = async (c, next) => {
 const corsForAllowedOrigins = cors({
   origin: (origin, c) => (originAllowed(origin, c.req.url, readConfig(c.env).allowedOrigins) ? origin : null),
   // mcp-method and mcp-name: the standard request headers of MCP 2026-07-28.
-  allowHeaders: ["authorization", "x-api-key", "content-type", "accept", "mcp-protocol-version", "mcp-session-id", "last-event-id", "mcp-method", "mcp-name", "x-d1-bookmark"],
+  allowHeaders: [
+    "authorization",
+    "x-api-key",
+    "content-type",
+    "accept",
+    "mcp-protocol-version",
+    "mcp-session-id",
+    "last-event-id",
+    "mcp-method",
+    "mcp-name",
+    "x-d1-bookmark",
+  ],
   exposeHeaders: ["mcp-session-id", "mcp-protocol-version", "www-authenticate", "retry-after", "x-d1-bookmark"],
   allowMethods: ["POST", "GET", "DELETE", "OPTIONS"],
 });
@@ -41,7 +54,8 @@ const limitBody: MiddlewareHandler<AppBindings> = (c, next) => {
   const maxSize = readConfig(c.env).maxBodyBytes;
   return bodyLimit({
     maxSize,
-    onError: (c) => c.json(jsonRpcErrorBody(-32600, `Request body exceeds the ${maxSize}-byte limit (MAX_BODY_BYTES)`), 413),
+    onError: (c) =>
+      c.json(jsonRpcErrorBody(-32600, `Request body exceeds the ${maxSize}-byte limit (MAX_BODY_BYTES)`), 413),
   })(c, next);
 };
 
@@ -64,7 +78,10 @@ for (const path of [MCP_PATH, KEY_ONLY_MCP_PATH]) {
   /** Stateless server: no standalone SSE stream and no sessions to end (spec: 405). */
   app.on(["GET", "DELETE"], path, (c) => {
     c.header("Allow", "POST");
-    return c.json(jsonRpcErrorBody(-32000, "Method not allowed: this server is stateless; send JSON-RPC messages with POST"), 405);
+    return c.json(
+      jsonRpcErrorBody(-32000, "Method not allowed: this server is stateless; send JSON-RPC messages with POST"),
+      405,
+    );
   });
 }
 
@@ -80,7 +97,9 @@ app.route("/admin", adminRoutes);
 app.route("/dashboard", dashboardRoutes);
 app.route("/", oauthRoutes);
 
-app.notFound((c) => c.json({ error: { code: "NOT_FOUND", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}` } }, 404));
+app.notFound((c) =>
+  c.json({ error: { code: "NOT_FOUND", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}` } }, 404),
+);
 
 app.onError((error, c) => {
   const appError = toAppError(error);
@@ -123,4 +142,3 @@ function originAllowed(origin: string, requestUrl: string, allowed: string[]): b
     return false;
   }
 }
-

@@ -32,9 +32,11 @@ function wrapBindings(env: Env): Env {
   // cannot be told from a D1 binding by its shape.
   for (const [name, value] of Object.entries(env)) {
     if (name === "CONTROL" && value) out[name] = checkedD1(value as D1Database);
-    if (name.startsWith(SHARD_PREFIX) && value) out[name] = faults ? withD1Fault(checkedD1(value as D1Database), faults) : checkedD1(value as D1Database);
+    if (name.startsWith(SHARD_PREFIX) && value)
+      out[name] = faults ? withD1Fault(checkedD1(value as D1Database), faults) : checkedD1(value as D1Database);
     // Every job and usage queue (JOBS, JOBS_<name>, USAGE, USAGE_<name>).
-    if ((isQueueOfKind(JOBS_KIND, name) || isQueueOfKind(USAGE_KIND, name)) && typeof value === "object" && value) out[name] = queueOf(value as Queue<unknown>);
+    if ((isQueueOfKind(JOBS_KIND, name) || isQueueOfKind(USAGE_KIND, name)) && typeof value === "object" && value)
+      out[name] = queueOf(value as Queue<unknown>);
   }
   out.CACHE = env.CACHE && checkedKv(env.CACHE);
   out.OAUTH_KV = env.OAUTH_KV && checkedKv(env.OAUTH_KV);

@@ -70,7 +70,12 @@ export interface QuotaDefaults {
  * content stored ~2.5 times with its chunk and keyword index), queue one maximal import (50 MB, ~100k memories)
  * for embedding, and make 50 calls a second, about a quarter of what a shard serves (~215 calls/s of agent mix).
  */
-export const DEFAULT_QUOTAS: QuotaDefaults = { max_items: 1_000_000, max_bytes: 1_000_000_000, max_pending_jobs: 100_000, calls_per_minute: 3_000 };
+export const DEFAULT_QUOTAS: QuotaDefaults = {
+  max_items: 1_000_000,
+  max_bytes: 1_000_000_000,
+  max_pending_jobs: 100_000,
+  calls_per_minute: 3_000,
+};
 
 /**
  * The production embedder: of Workers AI's embedding models the best at retrieval (MTEB English v2
@@ -99,7 +104,8 @@ const parsed = new WeakMap<Env, Config>();
 
 function parseConfig(env: Env): Config {
   const encoding = env.TOKEN_ENCODING || encodingForModel(env.LLM_MEMORY_TOKEN_COUNTER_MODEL) || "o200k_base";
-  if (!isTokenEncoding(encoding)) throw new Error(`Configuration error: TOKEN_ENCODING '${encoding}' is not one of o200k_base, cl100k_base`);
+  if (!isTokenEncoding(encoding))
+    throw new Error(`Configuration error: TOKEN_ENCODING '${encoding}' is not one of o200k_base, cl100k_base`);
   return {
     maxBodyBytes: positiveInt(env.MAX_BODY_BYTES, 1_048_576),
     allowedOrigins: (env.ALLOWED_ORIGINS ?? "")
@@ -117,7 +123,11 @@ function parseConfig(env: Env): Config {
       enabled: bool(env.LLM_MEMORY_CACHE_ENABLED, true),
       maxSize: positiveInt(env.LLM_MEMORY_CACHE_MAX_SIZE, 1000),
       ttlSeconds: Math.max(KV_MIN_TTL_SECONDS, positiveInt(env.LLM_MEMORY_CACHE_TTL_SECONDS, 3600)),
-      similarityThreshold: ratio(env.LLM_MEMORY_CACHE_SIMILARITY_THRESHOLD, 0.95, "LLM_MEMORY_CACHE_SIMILARITY_THRESHOLD"),
+      similarityThreshold: ratio(
+        env.LLM_MEMORY_CACHE_SIMILARITY_THRESHOLD,
+        0.95,
+        "LLM_MEMORY_CACHE_SIMILARITY_THRESHOLD",
+      ),
     },
     tokenBufferRatio: ratio(env.LLM_MEMORY_TOKEN_BUFFER_RATIO, 0.1, "LLM_MEMORY_TOKEN_BUFFER_RATIO"),
     graphMaxDepth: Math.min(5, positiveInt(env.LLM_MEMORY_GRAPH_MAX_DEPTH, 3)),
@@ -137,13 +147,20 @@ function parseConfig(env: Env): Config {
     summarizer: oneOf(env.SUMMARIZER, ["extractive", "workers-ai"] as const, "SUMMARIZER"),
     summaryModel: env.SUMMARY_MODEL || "@cf/meta/llama-3.1-8b-instruct",
     searchStages: searchStages(env.SEARCH_STAGES),
-    rerank: env.RERANK_MODEL ? { model: env.RERANK_MODEL, candidates: Math.min(100, positiveInt(env.RERANK_CANDIDATES, 20)) } : null,
+    rerank: env.RERANK_MODEL
+      ? { model: env.RERANK_MODEL, candidates: Math.min(100, positiveInt(env.RERANK_CANDIDATES, 20)) }
+      : null,
     quotas: {
       max_items: quota(env.TENANT_MAX_ITEMS, DEFAULT_QUOTAS.max_items, "TENANT_MAX_ITEMS"),
       max_bytes: quota(env.TENANT_MAX_BYTES, DEFAULT_QUOTAS.max_bytes, "TENANT_MAX_BYTES"),
       max_pending_jobs: quota(env.TENANT_MAX_PENDING_JOBS, DEFAULT_QUOTAS.max_pending_jobs, "TENANT_MAX_PENDING_JOBS"),
       // The binding's limit can only be read from wrangler.toml, so the Worker is told it; per-tenant limits are charged against it.
-      calls_per_minute: quota(env.TENANT_CALLS_PER_MINUTE, DEFAULT_QUOTAS.calls_per_minute, "TENANT_CALLS_PER_MINUTE", false)!,
+      calls_per_minute: quota(
+        env.TENANT_CALLS_PER_MINUTE,
+        DEFAULT_QUOTAS.calls_per_minute,
+        "TENANT_CALLS_PER_MINUTE",
+        false,
+      )!,
     },
   };
 }
@@ -155,23 +172,30 @@ function quota(value: string | undefined, fallback: number | null, name: string,
   if (mayBeUnlimited && v.toLowerCase() === "unlimited") return null;
   const n = Number(v);
   if (!Number.isSafeInteger(n) || n < 0) {
-    throw new Error(`Configuration error: ${name} '${value}' is not a whole number ≥ 0 (0 = the default${mayBeUnlimited ? ', "unlimited" = no limit' : ""})`);
+    throw new Error(
+      `Configuration error: ${name} '${value}' is not a whole number ≥ 0 (0 = the default${mayBeUnlimited ? ', "unlimited" = no limit' : ""})`,
+    );
   }
   return n;
 }
 
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], name: string): T {
   const v = value || allowed[0]!;
-  if (!(allowed as readonly string[]).includes(v)) throw new Error(`Configuration error: ${name} '${v}' is not one of ${allowed.join(", ")}`);
+  if (!(allowed as readonly string[]).includes(v))
+    throw new Error(`Configuration error: ${name} '${v}' is not one of ${allowed.join(", ")}`);
   return v as T;
 }
 
 /** A comma-separated list of stages ("" = none); unset = all. */
 function searchStages(value: string | undefined): ReadonlySet<SearchStage> {
   if (value === undefined) return new Set(SEARCH_STAGES);
-  const names = value.split(",").map((s) => s.trim()).filter(Boolean);
+  const names = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const name of names) {
-    if (!(SEARCH_STAGES as readonly string[]).includes(name)) throw new Error(`Configuration error: SEARCH_STAGES names '${name}'; the stages are ${SEARCH_STAGES.join(", ")}`);
+    if (!(SEARCH_STAGES as readonly string[]).includes(name))
+      throw new Error(`Configuration error: SEARCH_STAGES names '${name}'; the stages are ${SEARCH_STAGES.join(", ")}`);
   }
   return new Set(names as SearchStage[]);
 }
@@ -189,13 +213,15 @@ function bool(value: string | undefined, fallback: boolean): boolean {
 function ratio(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined || value === "") return fallback;
   const n = Number(value);
-  if (!Number.isFinite(n) || n < 0 || n >= 1.000001) throw new Error(`Configuration error: ${name} '${value}' is not between 0 and 1`);
+  if (!Number.isFinite(n) || n < 0 || n >= 1.000001)
+    throw new Error(`Configuration error: ${name} '${value}' is not between 0 and 1`);
   return n;
 }
 
 function chance(value: string): number {
   const n = Number(value);
-  if (!Number.isFinite(n) || n < 0 || n >= 1) throw new Error(`Configuration error: EMBEDDING_CHANCE_SIMILARITY '${value}' is not a number in [0, 1)`);
+  if (!Number.isFinite(n) || n < 0 || n >= 1)
+    throw new Error(`Configuration error: EMBEDDING_CHANCE_SIMILARITY '${value}' is not a number in [0, 1)`);
   return n;
 }
 
@@ -209,5 +235,9 @@ function nonNegative(value: string, name: string): number {
 function encodingForModel(model: string | undefined): string | undefined {
   if (!model) return undefined;
   if (isTokenEncoding(model)) return model;
-  return /^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o\d)/.test(model) ? "o200k_base" : /^(gpt-4|gpt-3\.5|text-embedding)/.test(model) ? "cl100k_base" : undefined;
+  return /^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o\d)/.test(model)
+    ? "o200k_base"
+    : /^(gpt-4|gpt-3\.5|text-embedding)/.test(model)
+      ? "cl100k_base"
+      : undefined;
 }

@@ -66,7 +66,10 @@ export const MOVING_RETRY_SECONDS = 2;
 
 /** Whether a D1 error is a shard's write fence (a trigger raised TENANT_MOVING: migrations/shard/0012). */
 export function isTenantMoving(error: unknown): boolean {
-  return error instanceof Error && /TENANT_MOVING/.test(`${error.message} ${String((error as { cause?: unknown }).cause ?? "")}`);
+  return (
+    error instanceof Error &&
+    /TENANT_MOVING/.test(`${error.message} ${String((error as { cause?: unknown }).cause ?? "")}`)
+  );
 }
 
 /** Seconds a caller waits before retrying a call that D1 refused as overloaded or briefly unreachable. */
@@ -78,11 +81,15 @@ export const DATABASE_RETRY_SECONDS = 2;
  * reset (storage error or timeout, memory or CPU limit, a code update), a transient issue on the remote node.
  * Anything else (a constraint, a syntax error, a limit) is not retryable and stays an internal error.
  */
-const TRANSIENT_D1 = /D1 DB is overloaded|Network connection lost|caused object to be reset|DB(?:'s isolate)? (?:exceeded its|reset because)|transient issue on remote node|Requests queued for too long/;
+const TRANSIENT_D1 =
+  /D1 DB is overloaded|Network connection lost|caused object to be reset|DB(?:'s isolate)? (?:exceeded its|reset because)|transient issue on remote node|Requests queued for too long/;
 
 /** Whether an error is one of D1's transient ones (TRANSIENT_D1). */
 export function isTransientD1(error: unknown): boolean {
-  return error instanceof Error && TRANSIENT_D1.test(`${error.message} ${String((error as { cause?: unknown }).cause ?? "")}`);
+  return (
+    error instanceof Error &&
+    TRANSIENT_D1.test(`${error.message} ${String((error as { cause?: unknown }).cause ?? "")}`)
+  );
 }
 
 /**
@@ -94,11 +101,15 @@ export function isTransientD1(error: unknown): boolean {
 export function queryBudgetError(limit: number, how: "not_run" | "refused" | "too_big" | "group_too_big"): AppError {
   const named = `D1's queries per invocation (${limit}, D1_QUERIES_PER_INVOCATION)`;
   if (how === "too_big") {
-    return new AppError("INTERNAL_ERROR", `This call needs more than ${named} allow one request; the operator can raise the limit (Workers Paid: 1000).`, {
-      limit_name: "D1_QUERIES_PER_INVOCATION",
-      limit,
-      retryable: false,
-    });
+    return new AppError(
+      "INTERNAL_ERROR",
+      `This call needs more than ${named} allow one request; the operator can raise the limit (Workers Paid: 1000).`,
+      {
+        limit_name: "D1_QUERIES_PER_INVOCATION",
+        limit,
+        retryable: false,
+      },
+    );
   }
   return new AppError(
     "UNAVAILABLE",
@@ -107,7 +118,13 @@ export function queryBudgetError(limit: number, how: "not_run" | "refused" | "to
       : how === "group_too_big"
         ? `This request's consecutive calls of one tool, written together, need more than ${named}; nothing of them was written. Send them again in smaller requests.`
         : `This request ran out of ${named} during this call; the refused statement wrote nothing. Send this call again in a new request.`,
-    { retry_after_seconds: 0, reason: "d1_queries_per_invocation", limit_name: "D1_QUERIES_PER_INVOCATION", limit, retryable: true },
+    {
+      retry_after_seconds: 0,
+      reason: "d1_queries_per_invocation",
+      limit_name: "D1_QUERIES_PER_INVOCATION",
+      limit,
+      retryable: true,
+    },
   );
 }
 
@@ -116,18 +133,26 @@ export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   if (isQueryBudgetExceeded(error)) return queryBudgetError(error.limit, "refused");
   if (isTenantMoving(error)) {
-    return new AppError("UNAVAILABLE", `This tenant's data is moving between shards and takes no writes for a few seconds; nothing was written. Retry after ${MOVING_RETRY_SECONDS} seconds.`, {
-      retry_after_seconds: MOVING_RETRY_SECONDS,
-      reason: "tenant_moving",
-    });
+    return new AppError(
+      "UNAVAILABLE",
+      `This tenant's data is moving between shards and takes no writes for a few seconds; nothing was written. Retry after ${MOVING_RETRY_SECONDS} seconds.`,
+      {
+        retry_after_seconds: MOVING_RETRY_SECONDS,
+        reason: "tenant_moving",
+      },
+    );
   }
   if (isTransientD1(error)) {
     console.error("transient database error", error);
     // A D1 batch is one transaction: the statement that failed wrote nothing (docs/faults.md says what a call spans).
-    return new AppError("UNAVAILABLE", `The database is overloaded or briefly unreachable; retry after ${DATABASE_RETRY_SECONDS} seconds (with backoff if it happens again).`, {
-      retry_after_seconds: DATABASE_RETRY_SECONDS,
-      reason: "database_unavailable",
-    });
+    return new AppError(
+      "UNAVAILABLE",
+      `The database is overloaded or briefly unreachable; retry after ${DATABASE_RETRY_SECONDS} seconds (with backoff if it happens again).`,
+      {
+        retry_after_seconds: DATABASE_RETRY_SECONDS,
+        reason: "database_unavailable",
+      },
+    );
   }
   console.error("internal error", error);
   return new AppError("INTERNAL_ERROR", "Internal server error");
@@ -136,7 +161,9 @@ export function toAppError(error: unknown): AppError {
 /** A statement (or batch) refused because the invocation has spent its D1 queries; D1's words, and the limit. */
 export class QueryBudgetExceeded extends Error {
   constructor(readonly limit: number) {
-    super(`D1_ERROR: Too many API requests by single worker invocation: more than ${limit} D1 queries (D1_QUERIES_PER_INVOCATION)`);
+    super(
+      `D1_ERROR: Too many API requests by single worker invocation: more than ${limit} D1 queries (D1_QUERIES_PER_INVOCATION)`,
+    );
   }
 }
 
@@ -150,5 +177,8 @@ export class MoveOvertaken extends Error {}
 
 /** Two writes of the same content raced; the loser retries and then answers the winner's id. */
 export class ConcurrentDuplicate extends Error {
-  readonly conflict = new AppError("CONFLICT", "The same content was written concurrently; retry the call to get the existing id");
+  readonly conflict = new AppError(
+    "CONFLICT",
+    "The same content was written concurrently; retry the call to get the existing id",
+  );
 }

@@ -13,10 +13,13 @@ import { mergeAllKeywordSegments } from "./jobs/keyword-merge";
 // Every handler sees the bindings through checkedEnv and runs within D1's queries-per-invocation budget:
 // what the platform refuses is refused locally too (docs/limits.md).
 export default {
-  fetch: (request: Request, env: Env, ctx: ExecutionContext) => withQueryBudget(queriesPerInvocation(env), () => app.fetch(request, checkedEnv(env), ctx)),
+  fetch: (request: Request, env: Env, ctx: ExecutionContext) =>
+    withQueryBudget(queriesPerInvocation(env), () => app.fetch(request, checkedEnv(env), ctx)),
   queue: (batch: MessageBatch<JobMessage | UsageMessage>, env: Env, ctx: ExecutionContext) =>
     withQueryBudget(queriesPerInvocation(env), () =>
-      isUsageQueue(batch.queue) ? handleUsageBatch(batch as MessageBatch<UsageMessage>, checkedEnv(env)) : handleJobBatch(batch as MessageBatch<JobMessage>, checkedEnv(env), ctx),
+      isUsageQueue(batch.queue)
+        ? handleUsageBatch(batch as MessageBatch<UsageMessage>, checkedEnv(env))
+        : handleJobBatch(batch as MessageBatch<JobMessage>, checkedEnv(env), ctx),
     ),
   // Every minute the recent writes' lost jobs are re-sent (recent-jobs.ts), then the keyword top postings that are due
   // are built and the keyword index's segments merged when due (keyword-merge.ts); every 15 minutes, the full sweep (sweep.ts).

@@ -41,9 +41,15 @@ export const noWait: WaitUntil = () => undefined;
  * The one way in to a tenant's data: its shard's D1 (through a session when `access.bookmark` is given), the scope
  * every query goes through, and the adapters over the same database and the tenant's own vector index.
  */
-export function openTenant(env: Env, route: TenantRoute, waitUntil: WaitUntil, access: TenantAccess = {}): OpenedTenant {
+export function openTenant(
+  env: Env,
+  route: TenantRoute,
+  waitUntil: WaitUntil,
+  access: TenantAccess = {},
+): OpenedTenant {
   const shard = shardDatabase(env, route.shard);
-  const session = access.bookmark !== undefined ? openTenantSession(shard, route.shard, route.tenantId, access.bookmark) : null;
+  const session =
+    access.bookmark !== undefined ? openTenantSession(shard, route.shard, route.tenantId, access.bookmark) : null;
   const d1 = session?.database ?? shard;
   return {
     scope: tenantScope(d1, route.tenantId, access.projects ?? null, access.quotas ?? null),

@@ -42,12 +42,20 @@ export interface VectorMatch {
 export interface VectorIndex {
   readonly name: string;
   upsert(tenantId: string, records: VectorRecord[]): Promise<void>;
-  query(tenantId: string, vector: Float32Array, options: { topK: number; projects?: readonly string[] }): Promise<VectorMatch[]>;
+  query(
+    tenantId: string,
+    vector: Float32Array,
+    options: { topK: number; projects?: readonly string[] },
+  ): Promise<VectorMatch[]>;
   /**
    * Several queries with the same options (auto-linking a job's items); answers in the same order.
    * Matches under `minScore` are left out (an index may then search less: close neighbours are few).
    */
-  queryMany(tenantId: string, vectors: Float32Array[], options: { topK: number; projects?: readonly string[]; minScore?: number }): Promise<VectorMatch[][]>;
+  queryMany(
+    tenantId: string,
+    vectors: Float32Array[],
+    options: { topK: number; projects?: readonly string[]; minScore?: number },
+  ): Promise<VectorMatch[][]>;
   /** Stored vectors by chunk id (missing ids are absent from the map). */
   getVectors(tenantId: string, chunkIds: number[]): Promise<Map<number, Float32Array>>;
   delete(tenantId: string, chunkIds: number[]): Promise<void>;

@@ -22,7 +22,12 @@ import type { Embedder, Services, VectorIndex } from "./ports";
  * The adapters for work on one data shard (`shard`, chosen by the caller from the control database), over the vector
  * index the caller gives: src/open-tenant.ts picks it from the tenant's route, or a locator for shard-wide work.
  */
-export function buildServices(env: Env, shard: D1Database, vectors: VectorIndexChoice, waitUntil: (promise: Promise<unknown>) => void): Services {
+export function buildServices(
+  env: Env,
+  shard: D1Database,
+  vectors: VectorIndexChoice,
+  waitUntil: (promise: Promise<unknown>) => void,
+): Services {
   const config = readConfig(env);
   const tokens = () => tokenCounter(config.tokenEncoding, assetTokenTables(env.ASSETS));
   // FAULTS (adapters/faults.ts): injected failures, for tests and `npm run dev`; none unless configured.
@@ -40,10 +45,16 @@ export function buildServices(env: Env, shard: D1Database, vectors: VectorIndexC
       const counter = await tokens();
       const extractive = new ExtractiveSummarizer(counter);
       if (config.summarizer === "extractive") return extractive;
-      return new WorkersAiSummarizer(env.AI, config.summaryModel, extractive, (text, limit) => truncateToTokens(text, limit, counter)?.content ?? "");
+      return new WorkersAiSummarizer(
+        env.AI,
+        config.summaryModel,
+        extractive,
+        (text, limit) => truncateToTokens(text, limit, counter)?.content ?? "",
+      );
     },
     // Work after the response (counters, cache writes) may fail like any call; it is logged, never an unhandled rejection.
-    waitUntil: (promise) => waitUntil(promise.catch((error) => console.error("background work after the response failed", error))),
+    waitUntil: (promise) =>
+      waitUntil(promise.catch((error) => console.error("background work after the response failed", error))),
   };
 }
 
@@ -58,7 +69,12 @@ export type VectorIndexChoice =
 /** Vectorize as the choice says, or the local index in the shard. */
 function buildVectorIndex(env: Env, config: Config, shard: D1Database, choice: VectorIndexChoice): VectorIndex {
   if (config.vectorIndex === "local") return new LocalVectorIndex(shard, config.embeddingDimensions);
-  if ("tenantIndex" in choice) return new VectorizeVectorIndex(async () => vectorIndexBinding(env, choice.tenantIndex), config.embeddingDimensions, shard);
+  if ("tenantIndex" in choice)
+    return new VectorizeVectorIndex(
+      async () => vectorIndexBinding(env, choice.tenantIndex),
+      config.embeddingDimensions,
+      shard,
+    );
   return new VectorizeVectorIndex(choice.locate, config.embeddingDimensions, shard, choice.locateMany);
 }
 
@@ -69,10 +85,22 @@ function buildEmbedder(env: Env, config: Config): Embedder {
       return new WorkersAiEmbedder(env.AI, config.embeddingModel, config.embeddingDimensions);
     case "openai":
       if (!env.OPENAI_BASE_URL) throw new Error("Configuration error: EMBEDDER=openai needs OPENAI_BASE_URL");
-      return new OpenAiCompatibleEmbedder(env.OPENAI_BASE_URL, env.OPENAI_API_KEY, config.embeddingModel, config.embeddingDimensions);
+      return new OpenAiCompatibleEmbedder(
+        env.OPENAI_BASE_URL,
+        env.OPENAI_API_KEY,
+        config.embeddingModel,
+        config.embeddingDimensions,
+      );
     case "local":
       // Batches as the configured model would (EMBEDDING_MODEL's texts per call) and takes its texts cut as the Workers AI
       // adapter cuts them (its input tokens), refusing more of either, so local runs take production's path.
-      return fittingInputs(new LocalEmbedder(config.embeddingDimensions, EMBEDDING_MODELS[config.embeddingModel]?.maxTexts ?? FEWEST_TEXTS, config.embeddingModel), config.embeddingModel);
+      return fittingInputs(
+        new LocalEmbedder(
+          config.embeddingDimensions,
+          EMBEDDING_MODELS[config.embeddingModel]?.maxTexts ?? FEWEST_TEXTS,
+          config.embeddingModel,
+        ),
+        config.embeddingModel,
+      );
   }
 }

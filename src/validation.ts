@@ -19,7 +19,8 @@ export function strictInput<T extends z.ZodObject>(schema: T): T {
   return schema.clone({
     ...schema._zod.def,
     catchall: z.never(),
-    error: (issue: z.core.$ZodRawIssue) => (issue.code === "unrecognized_keys" ? unknownKeysMessage(issue.keys, accepted) : undefined),
+    error: (issue: z.core.$ZodRawIssue) =>
+      issue.code === "unrecognized_keys" ? unknownKeysMessage(issue.keys, accepted) : undefined,
   }) as T;
 }
 
@@ -46,7 +47,9 @@ function parameterOf(issue: z.core.$ZodIssue): string {
 function innermost(issue: z.core.$ZodIssue): z.core.$ZodIssue {
   if (issue.code !== "invalid_union" || issue.errors.length === 0) return issue;
   const input = (issue as { input?: unknown }).input;
-  const matching = issue.errors.filter((branch) => !branch.some((i) => i.code === "invalid_type" && i.path.length === 0));
+  const matching = issue.errors.filter(
+    (branch) => !branch.some((i) => i.code === "invalid_type" && i.path.length === 0),
+  );
   if (matching.length !== 1 || input === undefined) return issue;
   const inner = matching[0]![0]!;
   return innermost({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue);
@@ -57,7 +60,9 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
     case "invalid_type":
       if (issue.expected === "number" && isNonFinite(issue, input)) return "must be a finite number";
-      return input === undefined && !("received" in issue) ? `is required (${issue.expected})` : `expected ${issue.expected}, got ${typeName(input)}`;
+      return input === undefined && !("received" in issue)
+        ? `is required (${issue.expected})`
+        : `expected ${issue.expected}, got ${typeName(input)}`;
     case "invalid_union":
       return `expected ${acceptedShapes(issue).join(" or ")}, got ${typeName(input)}`;
     case "too_big":
@@ -67,7 +72,9 @@ function describeIssue(issue: z.core.$ZodIssue): string {
     case "invalid_value":
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}${got(issue)}`;
     case "unrecognized_keys":
-      return issue.message.startsWith(UNKNOWN_PREFIX) ? issue.message : `${UNKNOWN_PREFIX}${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `'${k}'`).join(", ")}`;
+      return issue.message.startsWith(UNKNOWN_PREFIX)
+        ? issue.message
+        : `${UNKNOWN_PREFIX}${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `'${k}'`).join(", ")}`;
     default:
       return issue.message;
   }
@@ -77,7 +84,8 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 function acceptedShapes(issue: z.core.$ZodIssueInvalidUnion): string[] {
   const shapes = issue.errors.map((branch) => {
     const top = branch.find((i) => i.path.length === 0);
-    if (top?.code === "invalid_type") return top.expected === "string" ? "a string" : `${/^[aeiou]/.test(top.expected) ? "an" : "a"} ${top.expected}`;
+    if (top?.code === "invalid_type")
+      return top.expected === "string" ? "a string" : `${/^[aeiou]/.test(top.expected) ? "an" : "a"} ${top.expected}`;
     if (top?.code === "invalid_value") return top.values.map((v) => JSON.stringify(v)).join(" or ");
     return "another shape";
   });
@@ -100,7 +108,8 @@ function got(issue: { input?: unknown; origin?: string }): string {
   const input = issue.input;
   if (input === undefined) return "";
   if (typeof input === "number") return ` (got ${input})`;
-  if (typeof input === "string") return issue.origin === "string" ? ` (got ${input.length})` : ` (got ${JSON.stringify(input.slice(0, 40))})`;
+  if (typeof input === "string")
+    return issue.origin === "string" ? ` (got ${input.length})` : ` (got ${JSON.stringify(input.slice(0, 40))})`;
   if (Array.isArray(input)) return ` (got ${input.length})`;
   return "";
 }

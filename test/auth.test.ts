@@ -21,19 +21,30 @@ describe("API keys", () => {
   it("accepts Authorization: Bearer and x-api-key", async () => {
     const t = await newTenant();
     expect(await call(t.apiKey, "ping")).toBe("pong");
-    const viaHeader = await request("/jsonrpc", { method: "POST", headers: { "x-api-key": t.apiKey }, body: JSON.stringify(pingBody) });
+    const viaHeader = await request("/jsonrpc", {
+      method: "POST",
+      headers: { "x-api-key": t.apiKey },
+      body: JSON.stringify(pingBody),
+    });
     expect((await viaHeader.json<any>()).result).toBe("pong");
   });
 
   it("stores only a hash and shows the secret once", async () => {
     const t = await newTenant();
     expect(t.apiKey).toMatch(/^ce_[A-Za-z0-9_-]{43}$/); // 256 random bits
-    const row = await env.CONTROL.prepare("SELECT * FROM api_keys WHERE id = ?").bind(t.keyId).first<Record<string, unknown>>();
+    const row = await env.CONTROL.prepare("SELECT * FROM api_keys WHERE id = ?")
+      .bind(t.keyId)
+      .first<Record<string, unknown>>();
     expect(JSON.stringify(row)).not.toContain(t.apiKey);
     expect(row!.key_hash).toMatch(/^[0-9a-f]{64}$/);
     const list = await (await admin("GET", `/tenants/${t.tenantId}/keys`)).json<any>();
     expect(JSON.stringify(list)).not.toContain(t.apiKey);
-    expect(list.keys[0]).toMatchObject({ key_id: t.keyId, scopes: ["read", "write"], projects: null, revoked_at: null });
+    expect(list.keys[0]).toMatchObject({
+      key_id: t.keyId,
+      scopes: ["read", "write"],
+      projects: null,
+      revoked_at: null,
+    });
   });
 
   it("records last use", async () => {
@@ -95,7 +106,10 @@ describe("admin API", () => {
   it("validates bodies and names the parameter", async () => {
     const response = await admin("POST", "/tenants", { name: "" });
     expect(response.status).toBe(400);
-    expect((await response.json<any>()).error).toMatchObject({ code: "INVALID_PARAMETER", details: { parameter: "name" } });
+    expect((await response.json<any>()).error).toMatchObject({
+      code: "INVALID_PARAMETER",
+      details: { parameter: "name" },
+    });
     const t = await newTenant();
     const badScope = await admin("POST", `/tenants/${t.tenantId}/keys`, { scopes: ["root"] });
     expect((await badScope.json<any>()).error.details.parameter).toBe("scopes.0");

@@ -18,26 +18,33 @@ const ids = (response: { results: { content: string }[] }) => response.results.m
 
 describe("base forms", () => {
   it("map irregular forms, whatever their case, and leave other words and ambiguous forms alone", () => {
-    expect(["bought", "Went", "GONE", "children", "wrote", "written", "buy", "kayak", "found", "left", "saw", "was", "did"].map(baseForm)).toEqual([
-      "buy",
-      "go",
-      "go",
-      "child",
-      "write",
-      "write",
-      "buy",
-      "kayak",
-      "found",
-      "left",
-      "saw",
-      "was",
-      "did",
-    ]);
+    expect(
+      [
+        "bought",
+        "Went",
+        "GONE",
+        "children",
+        "wrote",
+        "written",
+        "buy",
+        "kayak",
+        "found",
+        "left",
+        "saw",
+        "was",
+        "did",
+      ].map(baseForm),
+    ).toEqual(["buy", "go", "go", "child", "write", "write", "buy", "kayak", "found", "left", "saw", "was", "did"]);
     // A query asking with either form looks up one term, once.
     expect(queryPhrases("What did Melanie buy? She BOUGHT what?")).toEqual([["melanie"], ["buy"]]);
     const code = keywordCode("tn_base_forms");
-    expect(tenantIndexText(code, "We went; they had gone.").text).toBe(`${code}We ${code}go; ${code}they ${code}had ${code}go.`);
-    expect(indexTokens("Mice ran").map((t) => storedTerm(code, t))).toEqual([storedTerm(code, "mouse"), storedTerm(code, "run")]);
+    expect(tenantIndexText(code, "We went; they had gone.").text).toBe(
+      `${code}We ${code}go; ${code}they ${code}had ${code}go.`,
+    );
+    expect(indexTokens("Mice ran").map((t) => storedTerm(code, t))).toEqual([
+      storedTerm(code, "mouse"),
+      storedTerm(code, "run"),
+    ]);
   });
 
   it("let a search find a memory by another form of its words, in both directions", async () => {
@@ -68,13 +75,20 @@ describe("base forms", () => {
           .bind(t.tenantId)
           .all()
       ).results;
-    const stats = () => db.prepare("SELECT chunks, tokens, legacy_chunks FROM keyword_stats WHERE tenant_id = ?").bind(t.tenantId).first();
+    const stats = () =>
+      db
+        .prepare("SELECT chunks, tokens, legacy_chunks FROM keyword_stats WHERE tenant_id = ?")
+        .bind(t.tenantId)
+        .first();
     const written = await rows();
     const statsWritten = await stats();
     expect(written.every((r) => r.keyword_version === KEYWORD_VERSION)).toBe(true);
 
     // As written before migration 0021: every word as it stands, the forward index too, and no version.
-    const { results: chunks } = await db.prepare("SELECT id, content FROM chunks WHERE tenant_id = ?").bind(t.tenantId).all<{ id: number; content: string }>();
+    const { results: chunks } = await db
+      .prepare("SELECT id, content FROM chunks WHERE tenant_id = ?")
+      .bind(t.tenantId)
+      .all<{ id: number; content: string }>();
     for (const chunk of chunks) {
       const asWritten = chunk.content.replace(/[\p{L}\p{N}]+/gu, (token) => code + token);
       await db.batch([
@@ -83,7 +97,10 @@ describe("base forms", () => {
         db.prepare("UPDATE chunks SET keyword_version = NULL, term_freqs = ' bought ' WHERE id = ?").bind(chunk.id),
       ]);
     }
-    await db.prepare("INSERT INTO keyword_top_scans (tenant_id, chunks, tokens, due, scanned_at) VALUES (?, 4, 0, 0, 1)").bind(t.tenantId).run();
+    await db
+      .prepare("INSERT INTO keyword_top_scans (tenant_id, chunks, tokens, due, scanned_at) VALUES (?, 4, 0, 0, 1)")
+      .bind(t.tenantId)
+      .run();
     // Meanwhile the old rows answer to their own words, but not to the base form a query now asks for.
     expect(ids(await call(t.apiKey, "search", { query: "kayak", mode: "keyword" }))).toEqual([0]);
     expect(ids(await call(t.apiKey, "search", { query: "bought", mode: "keyword" }))).toEqual([1]);

@@ -21,18 +21,31 @@ type Op = { name: string; args: Record<string, unknown>; writes: string[] };
 
 /** The i-th call of the workload; `writes` are the contents it stores (unique, so each can be counted). */
 function op(i: number): Op {
-  const fact = (n: number) => `Chaos fact ${i}.${n}: locker ${100 + i} holds the spare ${["keys", "cables", "maps"][n % 3]}.`;
+  const fact = (n: number) =>
+    `Chaos fact ${i}.${n}: locker ${100 + i} holds the spare ${["keys", "cables", "maps"][n % 3]}.`;
   switch (i % 5) {
     case 0:
       return { name: "memory_store", args: { content: fact(0), namespace: "chaos" }, writes: [fact(0)] };
     case 1:
-      return { name: "memory_batch_store", args: { memories: [0, 1, 2].map((n) => ({ content: fact(n) })), namespace: "chaos" }, writes: [0, 1, 2].map(fact) };
+      return {
+        name: "memory_batch_store",
+        args: { memories: [0, 1, 2].map((n) => ({ content: fact(n) })), namespace: "chaos" },
+        writes: [0, 1, 2].map(fact),
+      };
     case 2:
-      return { name: "log_chat", args: { conversation_id: `chat-${i % 2}`, role: i % 4 === 2 ? "user" : "assistant", content: fact(0) }, writes: [fact(0)] };
+      return {
+        name: "log_chat",
+        args: { conversation_id: `chat-${i % 2}`, role: i % 4 === 2 ? "user" : "assistant", content: fact(0) },
+        writes: [fact(0)],
+      };
     case 3:
       return { name: "search", args: { query: `spare keys locker ${100 + i - 3}`, project: "chaos" }, writes: [] };
     default:
-      return { name: "memory_context_build", args: { query: `Which locker holds the spare cables?`, namespace: "chaos", token_budget: 300 }, writes: [] };
+      return {
+        name: "memory_context_build",
+        args: { query: `Which locker holds the spare cables?`, namespace: "chaos", token_budget: 300 },
+        writes: [],
+      };
   }
 }
 
@@ -64,24 +77,41 @@ describe("chaos: a mixed workload under a fault schedule", () => {
     }
 
     const callsMs = Date.now() - started;
-    const countOf = async (content: string) => (await t.db.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND content = ?").bind(t.tenantId, content).first<number>("n"))!;
+    const countOf = async (content: string) =>
+      (await t.db
+        .prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND content = ?")
+        .bind(t.tenantId, content)
+        .first<number>("n"))!;
     const found = await Promise.all(acknowledged.map(countOf));
     const written = await Promise.all(refused.map(countOf));
     expect(found.filter((n) => n === 0)).toEqual([]); // nothing acknowledged is lost
     expect(found.filter((n) => n > 1)).toEqual([]); // nor stored twice
     expect(written.filter((n) => n > 0)).toEqual([]); // a refused call wrote nothing
     // No part of a write: every item has its chunks, every conversation counts exactly the messages it holds.
-    const orphans = await t.db.prepare("SELECT COUNT(*) AS n FROM items i WHERE tenant_id = ? AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.item_id = i.id)").bind(t.tenantId).first<number>("n");
+    const orphans = await t.db
+      .prepare(
+        "SELECT COUNT(*) AS n FROM items i WHERE tenant_id = ? AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.item_id = i.id)",
+      )
+      .bind(t.tenantId)
+      .first<number>("n");
     expect(orphans).toBe(0);
     const miscounted = await t.db
-      .prepare("SELECT COUNT(*) AS n FROM conversations c WHERE tenant_id = ? AND message_count <> (SELECT COUNT(*) FROM items i WHERE i.tenant_id = c.tenant_id AND i.conversation_id = c.id)")
+      .prepare(
+        "SELECT COUNT(*) AS n FROM conversations c WHERE tenant_id = ? AND message_count <> (SELECT COUNT(*) FROM items i WHERE i.tenant_id = c.tenant_id AND i.conversation_id = c.id)",
+      )
       .bind(t.tenantId)
       .first<number>("n");
     expect(miscounted).toBe(0);
 
     // The faults end. Once the consumer has run what was queued, the items still pending are those whose job was lost
     // (its send failed); the minute pass must re-send exactly those, and the consumer embed them.
-    const pendingIds = async () => (await t.db.prepare("SELECT id FROM items WHERE tenant_id = ? AND embedded_at IS NULL ORDER BY id").bind(t.tenantId).all<{ id: string }>()).results.map((r) => r.id);
+    const pendingIds = async () =>
+      (
+        await t.db
+          .prepare("SELECT id FROM items WHERE tenant_id = ? AND embedded_at IS NULL ORDER BY id")
+          .bind(t.tenantId)
+          .all<{ id: string }>()
+      ).results.map((r) => r.id);
     let lost = await pendingIds();
     for (let still = 0; still < 4; ) {
       await new Promise((r) => setTimeout(r, 500));
@@ -90,16 +120,26 @@ describe("chaos: a mixed workload under a fault schedule", () => {
       lost = now;
     }
     const resent: JobMessage[] = [];
-    const forwarding = { sendBatch: async (messages: { body: JobMessage }[]) => (resent.push(...messages.map((m) => m.body)), env.JOBS.sendBatch(messages)) };
+    const forwarding = {
+      sendBatch: async (messages: { body: JobMessage }[]) => (
+        resent.push(...messages.map((m) => m.body)), env.JOBS.sendBatch(messages)
+      ),
+    };
     const ctx = createExecutionContext();
     const recovering = Date.now();
-    await worker.scheduled(createScheduledController({ cron: RECENT_JOBS_CRON, scheduledTime: Date.now() + RECENT_JOB_GRACE_MS + 60_000 }), { ...env, JOBS: forwarding as unknown as Queue }, ctx);
+    await worker.scheduled(
+      createScheduledController({ cron: RECENT_JOBS_CRON, scheduledTime: Date.now() + RECENT_JOB_GRACE_MS + 60_000 }),
+      { ...env, JOBS: forwarding as unknown as Queue },
+      ctx,
+    );
     await waitOnExecutionContext(ctx);
     const resentIds = resent.flatMap((m) => (m.type === "embed" && m.tenantId === t.tenantId ? m.itemIds : [])).sort();
     expect(resentIds).toEqual(lost);
     await waitForEmbeddings(t.tenantId);
     const recoveredMs = Date.now() - recovering;
-    const dead = await env.CONTROL.prepare("SELECT COUNT(*) AS n FROM job_failures WHERE tenant_id = ?").bind(t.tenantId).first<number>("n");
+    const dead = await env.CONTROL.prepare("SELECT COUNT(*) AS n FROM job_failures WHERE tenant_id = ?")
+      .bind(t.tenantId)
+      .first<number>("n");
     expect(dead).toBe(0);
     expect(acknowledged.length).toBeGreaterThan(0);
     console.log(

@@ -10,7 +10,18 @@ it("splits rows into statements under D1's 2 MB value limit, and each keyword ro
   const row = (itemId: string, index: number, size: number): ChunkRow => {
     const word = `w${itemId}x${index}`;
     const content = `${word} ${"é".repeat(size)}`;
-    return { itemId, index, content, context: "ctx", tokens: 3, ftsContent: `${word} ${"é".repeat(size)}`, ftsContext: "ctx", ftsTokens: 2, termFreqs: ` ${word} `, statedTimes: "[]" };
+    return {
+      itemId,
+      index,
+      content,
+      context: "ctx",
+      tokens: 3,
+      ftsContent: `${word} ${"é".repeat(size)}`,
+      ftsContext: "ctx",
+      ftsTokens: 2,
+      termFreqs: ` ${word} `,
+      statedTimes: "[]",
+    };
   };
   const rows = [row("a", 0, 10), row("a", 1, 250_000), row("b", 0, 250_000), row("c", 0, 10)];
   const statements = insertChunkRows(scope, rows);
@@ -21,12 +32,15 @@ it("splits rows into statements under D1's 2 MB value limit, and each keyword ro
   const first = (await counter())!;
   await db.batch(statements);
   // Ids come from the shard's own counter, in order, and move it past them.
-  const ids = (await db.prepare("SELECT id FROM chunks WHERE tenant_id = ? ORDER BY id").bind(scope.tenantId).all<{ id: number }>()).results.map((r) => r.id);
+  const ids = (
+    await db.prepare("SELECT id FROM chunks WHERE tenant_id = ? ORDER BY id").bind(scope.tenantId).all<{ id: number }>()
+  ).results.map((r) => r.id);
   expect(ids).toEqual([first, first + 1, first + 2, first + 3]);
   expect(await counter()).toBe(first + 4);
-  const { results } = await db.prepare(
-    "SELECT c.item_id, c.chunk_index, c.tokens, c.fts_tokens, c.term_freqs, substr(f.content, 1, 8) AS fts FROM chunks c JOIN chunks_fts f ON f.rowid = c.id WHERE c.tenant_id = ? ORDER BY c.item_id, c.chunk_index",
-  )
+  const { results } = await db
+    .prepare(
+      "SELECT c.item_id, c.chunk_index, c.tokens, c.fts_tokens, c.term_freqs, substr(f.content, 1, 8) AS fts FROM chunks c JOIN chunks_fts f ON f.rowid = c.id WHERE c.tenant_id = ? ORDER BY c.item_id, c.chunk_index",
+    )
     .bind(scope.tenantId)
     .all();
   expect(results).toEqual([

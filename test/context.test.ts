@@ -22,7 +22,9 @@ const SAMPLES = [
 ];
 
 function randomText(next: () => number, sentences: number): string {
-  return Array.from({ length: sentences }, () => SAMPLES[Math.floor(next() * SAMPLES.length)]!).join(next() < 0.3 ? "\n\n" : " ");
+  return Array.from({ length: sentences }, () => SAMPLES[Math.floor(next() * SAMPLES.length)]!).join(
+    next() < 0.3 ? "\n\n" : " ",
+  );
 }
 
 describe("build_context", () => {
@@ -47,7 +49,10 @@ describe("build_context", () => {
 
   it("counts special-token text such as <|endoftext|> as plain text", async () => {
     const t = await newTenant();
-    const result = await call(t.apiKey, "build_context", { documents: [{ content: "a <|endoftext|> b" }], max_tokens: 100 });
+    const result = await call(t.apiKey, "build_context", {
+      documents: [{ content: "a <|endoftext|> b" }],
+      max_tokens: 100,
+    });
     expect(result).toMatchObject({ context: "a <|endoftext|> b", token_count: 9, documents_included: 1 }); // js-tiktoken's encode(text, [], [])
   });
 
@@ -56,13 +61,17 @@ describe("build_context", () => {
     const counter = await workerTokenCounter("o200k_base");
     const next = random(42);
     for (let run = 0; run < 25; run++) {
-      const documents = Array.from({ length: 1 + Math.floor(next() * 8) }, (_, i) => ({ id: `d${i}`, content: randomText(next, 1 + Math.floor(next() * 60)) }));
+      const documents = Array.from({ length: 1 + Math.floor(next() * 8) }, (_, i) => ({
+        id: `d${i}`,
+        content: randomText(next, 1 + Math.floor(next() * 60)),
+      }));
       const maxTokens = 100 + Math.floor(next() * 1500);
       const result = await call(t.apiKey, "build_context", { documents, max_tokens: maxTokens });
       expect(result.token_count, `run ${run}`).toBe(counter.count(result.context));
       expect(result.token_count, `run ${run}`).toBeLessThanOrEqual(maxTokens);
       expect(result.documents_included + result.documents_omitted).toBe(documents.length);
-      if (result.documents_truncated === 0 && result.documents_omitted === 0) expect(result.context).toBe(documents.map((d) => d.content).join("\n\n"));
+      if (result.documents_truncated === 0 && result.documents_omitted === 0)
+        expect(result.context).toBe(documents.map((d) => d.content).join("\n\n"));
       else expect(result.token_count).toBeGreaterThan(maxTokens * 0.8); // it filled the window
     }
   });
@@ -79,9 +88,19 @@ describe("memory_context_build", () => {
     const t = await newTenant();
     const counter = await workerTokenCounter("o200k_base");
     const next = random(7);
-    const memories = Array.from({ length: 40 }, (_, i) => ({ content: `Memory ${i}: ${randomText(next, 1 + Math.floor(next() * 25))}`, importance: next() }));
+    const memories = Array.from({ length: 40 }, (_, i) => ({
+      content: `Memory ${i}: ${randomText(next, 1 + Math.floor(next() * 25))}`,
+      importance: next(),
+    }));
     await call(t.apiKey, "memory_batch_store", { memories, namespace: "prop" });
-    const queries = ["revenue growth report", "東京 会议 预算", "retry function code", "deploy rollback kubectl", "Lieferung Freitag", "토큰 문장"];
+    const queries = [
+      "revenue growth report",
+      "東京 会议 预算",
+      "retry function code",
+      "deploy rollback kubectl",
+      "Lieferung Freitag",
+      "토큰 문장",
+    ];
     for (let run = 0; run < 24; run++) {
       const budget = 100 + Math.floor(next() * 3000);
       const result = await call(t.apiKey, "memory_context_build", {
@@ -111,10 +130,31 @@ describe("memory_context_build", () => {
         ],
       })
     ).ids;
-    await call(t.apiKey, "link_resources", { source_id: a, target_id: b, relationship_type: "depends_on", weight: 0.9 });
-    await call(t.apiKey, "link_resources", { source_id: c, target_id: b, relationship_type: "related_to", weight: 0.5 }); // incoming edges count too
-    await call(t.apiKey, "link_resources", { source_id: c, target_id: a, relationship_type: "related_to", weight: 0.1 }); // a cycle a-b-c-a
-    const build = (args: object) => call(t.apiKey, "memory_context_build", { query: "JWT login tokens", token_budget: 2000, use_cache: false, ...args });
+    await call(t.apiKey, "link_resources", {
+      source_id: a,
+      target_id: b,
+      relationship_type: "depends_on",
+      weight: 0.9,
+    });
+    await call(t.apiKey, "link_resources", {
+      source_id: c,
+      target_id: b,
+      relationship_type: "related_to",
+      weight: 0.5,
+    }); // incoming edges count too
+    await call(t.apiKey, "link_resources", {
+      source_id: c,
+      target_id: a,
+      relationship_type: "related_to",
+      weight: 0.1,
+    }); // a cycle a-b-c-a
+    const build = (args: object) =>
+      call(t.apiKey, "memory_context_build", {
+        query: "JWT login tokens",
+        token_budget: 2000,
+        use_cache: false,
+        ...args,
+      });
 
     const deep = await build({ max_depth: 2 });
     const byId = new Map(deep.memories.map((m: any) => [m.id, m]));
@@ -132,15 +172,26 @@ describe("memory_context_build", () => {
 
   it("summarizes a long memory into the budget that is left", async () => {
     const t = await newTenant();
-    const long = Array.from({ length: 80 }, (_, i) => `Fact ${i} about the billing system and invoices.`).join(" ") + " The invoice retry policy is three attempts.";
+    const long =
+      Array.from({ length: 80 }, (_, i) => `Fact ${i} about the billing system and invoices.`).join(" ") +
+      " The invoice retry policy is three attempts.";
     await call(t.apiKey, "memory_store", { content: long });
-    const result = await call(t.apiKey, "memory_context_build", { query: "invoice retry policy", token_budget: 200, use_cache: false });
+    const result = await call(t.apiKey, "memory_context_build", {
+      query: "invoice retry policy",
+      token_budget: 200,
+      use_cache: false,
+    });
     expect(result.memories).toHaveLength(1);
     expect(result.memories[0]).toMatchObject({ summarized: true, source: "direct" });
     expect(result.memories[0].content).toContain("The invoice retry policy is three attempts.");
     expect(result.total_tokens).toBeLessThanOrEqual(180);
     expect(result.truncated).toBe(true);
-    const off = await call(t.apiKey, "memory_context_build", { query: "invoice retry policy", token_budget: 200, auto_summarize: false, use_cache: false });
+    const off = await call(t.apiKey, "memory_context_build", {
+      query: "invoice retry policy",
+      token_budget: 200,
+      auto_summarize: false,
+      use_cache: false,
+    });
     expect(off).toMatchObject({ memory_count: 0, total_tokens: 0, truncated: true });
   });
 
@@ -154,21 +205,47 @@ describe("memory_context_build", () => {
       ],
     });
     await call(t.apiKey, "memory_store", { namespace: "other", content: "User prefers the editor font size 14" });
-    const byImportance = await call(t.apiKey, "memory_context_build", { query: "editor preferences", token_budget: 1000, namespace: "prefs", strategy: "importance", use_cache: false });
-    expect(byImportance.memories.map((m: any) => m.content)).toEqual(["User prefers tabs over spaces in the editor", "User prefers dark mode in the editor"]);
-    const strict = await call(t.apiKey, "memory_context_build", { query: "editor preferences", token_budget: 1000, namespace: "prefs", min_similarity: 1, use_cache: false });
+    const byImportance = await call(t.apiKey, "memory_context_build", {
+      query: "editor preferences",
+      token_budget: 1000,
+      namespace: "prefs",
+      strategy: "importance",
+      use_cache: false,
+    });
+    expect(byImportance.memories.map((m: any) => m.content)).toEqual([
+      "User prefers tabs over spaces in the editor",
+      "User prefers dark mode in the editor",
+    ]);
+    const strict = await call(t.apiKey, "memory_context_build", {
+      query: "editor preferences",
+      token_budget: 1000,
+      namespace: "prefs",
+      min_similarity: 1,
+      use_cache: false,
+    });
     expect(strict.memory_count).toBeLessThanOrEqual(1);
-    const everywhere = await call(t.apiKey, "memory_context_build", { query: "editor preferences", token_budget: 1000, use_cache: false });
+    const everywhere = await call(t.apiKey, "memory_context_build", {
+      query: "editor preferences",
+      token_budget: 1000,
+      use_cache: false,
+    });
     expect(everywhere.memory_count).toBe(3);
   });
 
   it("rejects bad input, naming the parameter and the range", async () => {
     const t = await newTenant();
-    const bad = async (args: object) => (await callTool(t.apiKey, "memory_context_build", { query: "x", token_budget: 1000, ...args })).error!;
-    expect((await bad({ token_budget: 10 })).message).toBe("Invalid parameter 'token_budget': value must be at least 100 (got 10)");
-    expect((await bad({ max_depth: 6 })).message).toBe("Invalid parameter 'max_depth': value must be at most 5 (got 6)");
+    const bad = async (args: object) =>
+      (await callTool(t.apiKey, "memory_context_build", { query: "x", token_budget: 1000, ...args })).error!;
+    expect((await bad({ token_budget: 10 })).message).toBe(
+      "Invalid parameter 'token_budget': value must be at least 100 (got 10)",
+    );
+    expect((await bad({ max_depth: 6 })).message).toBe(
+      "Invalid parameter 'max_depth': value must be at most 5 (got 6)",
+    );
     expect((await bad({ max_depth: 0 })).data.details.parameter).toBe("max_depth");
-    expect((await bad({ strategy: "random" })).message).toBe('Invalid parameter \'strategy\': must be one of "relevance", "importance", "recency" (got "random")');
+    expect((await bad({ strategy: "random" })).message).toBe(
+      'Invalid parameter \'strategy\': must be one of "relevance", "importance", "recency" (got "random")',
+    );
     expect((await bad({ min_similarity: 1.5 })).data.details.parameter).toBe("min_similarity");
   });
 });
@@ -177,7 +254,8 @@ describe("semantic cache", () => {
   it("hits on the same or an equivalent query, misses after any write to the namespace, and counts truly", async () => {
     const t = await newTenant();
     await call(t.apiKey, "memory_store", { namespace: "ns", content: "User prefers dark mode" });
-    const build = (query: string) => call(t.apiKey, "memory_context_build", { query, token_budget: 1000, namespace: "ns" });
+    const build = (query: string) =>
+      call(t.apiKey, "memory_context_build", { query, token_budget: 1000, namespace: "ns" });
     const stats = () => call(t.apiKey, "memory_cache_stats");
 
     expect((await build("user preferences dark mode")).cache_hit).toBe(false);
@@ -190,7 +268,14 @@ describe("semantic cache", () => {
     expect((await build("user preferences dark mode")).cache_hit).toBe(false); // never staler than the last write
     await expect.poll(async () => (await stats()).hit_count).toBe(1);
     const s = await stats();
-    expect(s).toMatchObject({ enabled: true, max_size: 1000, hit_count: 1, miss_count: 3, hit_rate: 0.25, ttl_seconds: 3600 });
+    expect(s).toMatchObject({
+      enabled: true,
+      max_size: 1000,
+      hit_count: 1,
+      miss_count: 3,
+      hit_rate: 0.25,
+      ttl_seconds: 3600,
+    });
     await expect.poll(async () => (await stats()).size).toBe(1); // entries of the old generation are not live
     expect((await stats()).memory_usage_bytes).toBeGreaterThan(50);
   });
@@ -203,7 +288,11 @@ describe("semantic cache", () => {
     await expect.poll(async () => (await call(a.apiKey, "memory_cache_stats")).size).toBe(1);
     const other = await call(b.apiKey, "memory_context_build", { query: "secret plan", token_budget: 500 });
     expect(other).toMatchObject({ cache_hit: false, memory_count: 0 });
-    const uncached = await call(a.apiKey, "memory_context_build", { query: "secret plan", token_budget: 500, use_cache: false });
+    const uncached = await call(a.apiKey, "memory_context_build", {
+      query: "secret plan",
+      token_budget: 500,
+      use_cache: false,
+    });
     expect(uncached.cache_hit).toBe(false);
     expect((await call(b.apiKey, "memory_cache_stats")).hit_count).toBe(0);
   });
@@ -211,12 +300,18 @@ describe("semantic cache", () => {
   it("clears by pattern or entirely", async () => {
     const t = await newTenant();
     await call(t.apiKey, "memory_store", { content: "Some fact about billing and invoices" });
-    for (const query of ["billing invoices", "billing history", "invoice numbers"]) await call(t.apiKey, "memory_context_build", { query, token_budget: 500 });
+    for (const query of ["billing invoices", "billing history", "invoice numbers"])
+      await call(t.apiKey, "memory_context_build", { query, token_budget: 500 });
     await expect.poll(async () => (await call(t.apiKey, "memory_cache_stats")).size).toBe(3);
-    expect(await call(t.apiKey, "memory_cache_clear", { pattern: "billing*" })).toEqual({ cleared: true, entries_removed: 2 });
+    expect(await call(t.apiKey, "memory_cache_clear", { pattern: "billing*" })).toEqual({
+      cleared: true,
+      entries_removed: 2,
+    });
     expect(await call(t.apiKey, "memory_cache_clear")).toEqual({ cleared: true, entries_removed: 1 });
     expect((await call(t.apiKey, "memory_cache_stats")).size).toBe(0);
-    expect((await call(t.apiKey, "memory_context_build", { query: "invoice numbers", token_budget: 500 })).cache_hit).toBe(false);
+    expect(
+      (await call(t.apiKey, "memory_context_build", { query: "invoice numbers", token_budget: 500 })).cache_hit,
+    ).toBe(false);
   });
 });
 
@@ -224,11 +319,20 @@ describe("get_context", () => {
   it("reads the messages around a search hit, in order", async () => {
     const t = await newTenant();
     for (let i = 0; i < 9; i++) {
-      await call(t.apiKey, "log_chat", { conversation_id: "sess-1", role: i % 2 ? "assistant" : "user", content: `message ${i}${i === 4 ? " about the zeppelin" : ""}`, project_id: "proj" });
+      await call(t.apiKey, "log_chat", {
+        conversation_id: "sess-1",
+        role: i % 2 ? "assistant" : "user",
+        content: `message ${i}${i === 4 ? " about the zeppelin" : ""}`,
+        project_id: "proj",
+      });
     }
     const hit = (await call(t.apiKey, "search", { query: "zeppelin" })).results[0];
     const around = await call(t.apiKey, "get_context", { chunk_id: hit.chunk_id });
-    expect(around.anchor).toMatchObject({ chunk_id: hit.chunk_id, content: "message 4 about the zeppelin", role: "user" });
+    expect(around.anchor).toMatchObject({
+      chunk_id: hit.chunk_id,
+      content: "message 4 about the zeppelin",
+      role: "user",
+    });
     expect(around.before.map((c: any) => c.content)).toEqual(["message 1", "message 2", "message 3"]);
     expect(around.after.map((c: any) => c.content)).toEqual(["message 5", "message 6", "message 7"]);
     expect(around).toMatchObject({ session_id: "sess-1", project: "proj" });
@@ -241,7 +345,10 @@ describe("get_context", () => {
 
   it("reads neighbouring chunks of a document", async () => {
     const t = await newTenant();
-    const content = Array.from({ length: 60 }, (_, i) => `Section ${i}: the migration step number ${i} is described here in words.`).join("\n\n");
+    const content = Array.from(
+      { length: 60 },
+      (_, i) => `Section ${i}: the migration step number ${i} is described here in words.`,
+    ).join("\n\n");
     await call(t.apiKey, "store_memory", { file_name: "guide.md", content });
     const hit = (await call(t.apiKey, "search", { query: "Section 30", mode: "keyword", limit: 1 })).results[0];
     const around = await call(t.apiKey, "get_context", { chunk_id: hit.chunk_id, count: 1 });
@@ -259,7 +366,12 @@ describe("get_context", () => {
       const response = await callTool(b.apiKey, "get_context", { chunk_id: id });
       expect(response.error).toMatchObject({ code: -32000, message: "Chunk not found", data: { code: "NOT_FOUND" } });
     }
-    expect((await callTool(a.apiKey, "get_context", { chunk_id: chunkId, count: 11 })).error!.message).toBe("Invalid parameter 'count': value must be at most 10 (got 11)");
-    expect((await callTool(a.apiKey, "get_context", { chunk_id: chunkId, direction: "sideways" })).error!.data.details.parameter).toBe("direction");
+    expect((await callTool(a.apiKey, "get_context", { chunk_id: chunkId, count: 11 })).error!.message).toBe(
+      "Invalid parameter 'count': value must be at most 10 (got 11)",
+    );
+    expect(
+      (await callTool(a.apiKey, "get_context", { chunk_id: chunkId, direction: "sideways" })).error!.data.details
+        .parameter,
+    ).toBe("direction");
   });
 });

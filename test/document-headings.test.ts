@@ -5,7 +5,8 @@ import { call, newTenant, tenantDb } from "./helpers";
 // context's lower weight, and embedded with it), so a search naming the document and the section finds a chunk whose
 // own text names neither. Through the tools, as a client stores and searches.
 
-const steps = (topic: string) => Array.from({ length: 40 }, (_, i) => `Step ${i}: ${topic}, then check the result before going on.`).join(" ");
+const steps = (topic: string) =>
+  Array.from({ length: 40 }, (_, i) => `Step ${i}: ${topic}, then check the result before going on.`).join(" ");
 
 const GUIDE = [
   "# Kestrel deploy guide",
@@ -21,23 +22,38 @@ describe("document headings", () => {
     const t = await newTenant();
     const stored = await call(t.apiKey, "memory_store", { content: GUIDE, namespace: "docs" });
     // Another document that says "rollback" in its own words, about something else.
-    await call(t.apiKey, "memory_store", { content: "Rollback of the database schema is not supported; restore a backup instead.", namespace: "docs" });
+    await call(t.apiKey, "memory_store", {
+      content: "Rollback of the database schema is not supported; restore a backup instead.",
+      namespace: "docs",
+    });
     // Unrelated notes, so that document frequencies mean something.
-    await call(t.apiKey, "memory_batch_store", { namespace: "docs", memories: Array.from({ length: 30 }, (_, i) => ({ content: `Garden note ${i}: water the plants and check the soil.` })) });
+    await call(t.apiKey, "memory_batch_store", {
+      namespace: "docs",
+      memories: Array.from({ length: 30 }, (_, i) => ({
+        content: `Garden note ${i}: water the plants and check the soil.`,
+      })),
+    });
     const db = await tenantDb(t.tenantId);
     const { results: chunks } = await db
-      .prepare("SELECT chunk_index, content, context FROM chunks WHERE tenant_id = ? AND item_id = ? ORDER BY chunk_index")
+      .prepare(
+        "SELECT chunk_index, content, context FROM chunks WHERE tenant_id = ? AND item_id = ? ORDER BY chunk_index",
+      )
       .bind(t.tenantId, stored.id)
       .all<{ chunk_index: number; content: string; context: string }>();
     expect(chunks.length).toBeGreaterThan(3);
-    const draining = chunks.filter((c) => c.content.includes("drain the new pods") && !/kestrel|rollback/i.test(c.content));
+    const draining = chunks.filter(
+      (c) => c.content.includes("drain the new pods") && !/kestrel|rollback/i.test(c.content),
+    );
     const drainingOnly = draining.filter((c) => !c.content.includes("watch the error rate"));
     expect(drainingOnly.length).toBeGreaterThan(0);
     for (const c of draining) expect(c.context).toContain("Kestrel deploy guide / Rollback");
 
     const found = await call(t.apiKey, "search", { query: "Kestrel rollback", project: "docs", limit: 20 });
     // A chunk of one section's words only (one spanning two sections sits under the first).
-    const only = (content: string, words: string) => content.includes(words) && !/kestrel|rollback/i.test(content) && ["drain the new pods", "watch the error rate", "push it"].every((w) => w === words || !content.includes(w));
+    const only = (content: string, words: string) =>
+      content.includes(words) &&
+      !/kestrel|rollback/i.test(content) &&
+      ["drain the new pods", "watch the error rate", "push it"].every((w) => w === words || !content.includes(w));
     const ranks = (words: string) => found.results.flatMap((r: any, i: number) => (only(r.content, words) ? [i] : []));
     // Every chunk of the rollback section is found, though its text names neither the guide nor the section ...
     expect(ranks("drain the new pods").length).toBe(drainingOnly.length);

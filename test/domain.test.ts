@@ -41,7 +41,8 @@ describe("chunking", () => {
 
   it("tells each chunk of a long text the Markdown headings it sits under, not a '#' inside a code block", async () => {
     const counter = await workerTokenCounter("o200k_base");
-    const filler = (topic: string) => Array.from({ length: 12 }, (_, i) => `Step ${i} of the ${topic} is written down here in full.`).join(" ");
+    const filler = (topic: string) =>
+      Array.from({ length: 12 }, (_, i) => `Step ${i} of the ${topic} is written down here in full.`).join(" ");
     const text = [
       "# Deploy guide",
       `Intro. ${filler("overview")}`,
@@ -55,7 +56,8 @@ describe("chunking", () => {
       filler("dashboards"),
     ].join("\n\n");
     const chunks = chunkText(text, counter.count(text), counter, { maxTokens: 80, overlapTokens: 10 });
-    const under = (words: string) => chunks.find((c) => c.content.includes(words) && !c.content.includes("# "))?.headings;
+    const under = (words: string) =>
+      chunks.find((c) => c.content.includes(words) && !c.content.includes("# "))?.headings;
     expect(chunks[0]!.headings).toBeUndefined(); // it starts with the title itself
     expect(under("the revert")).toEqual(["Deploy guide", "Rollback"]);
     expect(under("the recovery")).toEqual(["Deploy guide", "Rollback"]);
@@ -70,7 +72,12 @@ describe("chunking", () => {
     const text = "word ".repeat(1000).trim();
     const chunks = chunkText(text, counter.count(text), counter, { maxTokens: 100, overlapTokens: 0 });
     expect(chunks.every((c) => c.tokens <= 100)).toBe(true);
-    expect(chunks.map((c) => c.content).join(" ").split(/\s+/).length).toBe(1000);
+    expect(
+      chunks
+        .map((c) => c.content)
+        .join(" ")
+        .split(/\s+/).length,
+    ).toBe(1000);
   });
 });
 

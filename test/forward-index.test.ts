@@ -17,9 +17,14 @@ const DOCS = [
 describe("the forward index", () => {
   it("holds every term of a chunk's keyword row with its BM25 frequency, as the postings do", async () => {
     const t = await newTenant();
-    await call(t.apiKey, "memory_batch_store", { memories: DOCS.map((content, i) => ({ content, tags: [`tag${i}`] })) });
+    await call(t.apiKey, "memory_batch_store", {
+      memories: DOCS.map((content, i) => ({ content, tags: [`tag${i}`] })),
+    });
     // Messages index a second column (the speaker and the turn answered), weighted 0.5.
-    for (const [role, content] of [["user", "Where is the zephyrine lamp? The lamp, the LAMP!"], ["assistant", "In the garden, by the zephyrine post."]]) {
+    for (const [role, content] of [
+      ["user", "Where is the zephyrine lamp? The lamp, the LAMP!"],
+      ["assistant", "In the garden, by the zephyrine post."],
+    ]) {
       await call(t.apiKey, "log_chat", { conversation_id: "c1", role, content });
     }
     const db = await tenantDb(t.tenantId);
@@ -36,13 +41,25 @@ describe("the forward index", () => {
       const key = forwardKey(code, p.term);
       if (key !== null) (expected.get(p.doc) ?? expected.set(p.doc, new Map()).get(p.doc)!).set(key, p.f);
     }
-    const { results: chunks } = await db.prepare("SELECT id, term_freqs FROM chunks WHERE tenant_id = ?").bind(t.tenantId).all<{ id: number; term_freqs: string }>();
+    const { results: chunks } = await db
+      .prepare("SELECT id, term_freqs FROM chunks WHERE tenant_id = ?")
+      .bind(t.tenantId)
+      .all<{ id: number; term_freqs: string }>();
     expect(chunks).toHaveLength(DOCS.length + 2);
     for (const chunk of chunks) {
-      const held = new Map(chunk.term_freqs.trim().split(" ").map((entry) => [entry.split(":")[0]!, Number(entry.split(":")[1] ?? 1)]));
+      const held = new Map(
+        chunk.term_freqs
+          .trim()
+          .split(" ")
+          .map((entry) => [entry.split(":")[0]!, Number(entry.split(":")[1] ?? 1)]),
+      );
       expect(held, chunk.term_freqs).toEqual(expected.get(chunk.id));
     }
-    expect([postings.some((p) => p.f === 1.5), postings.some((p) => p.f === 0.5), postings.some((p) => p.f >= 3)]).toEqual([true, true, true]);
+    expect([
+      postings.some((p) => p.f === 1.5),
+      postings.some((p) => p.f === 0.5),
+      postings.some((p) => p.f >= 3),
+    ]).toEqual([true, true, true]);
 
     // SQL reads each of them back as the postings give it, and a term the chunk lacks as NULL.
     const { results: read } = await db
@@ -50,25 +67,42 @@ describe("the forward index", () => {
         `SELECT j.value ->> 1 AS expected, ${forwardFreqSql("c.term_freqs", "(' ' || (j.value ->> 2) || ' ')", "(' ' || (j.value ->> 2) || ':')")} AS f
          FROM json_each(?) j CROSS JOIN chunks c WHERE c.id = j.value ->> 0`,
       )
-      .bind(JSON.stringify([...[...expected].flatMap(([doc, terms]) => [...terms].map(([key, f]): unknown[] => [doc, f, key])), [chunks[0]!.id, null, "absentword"]]))
+      .bind(
+        JSON.stringify([
+          ...[...expected].flatMap(([doc, terms]) => [...terms].map(([key, f]): unknown[] => [doc, f, key])),
+          [chunks[0]!.id, null, "absentword"],
+        ]),
+      )
       .all<{ expected: number | null; f: number | null }>();
     expect(read.length).toBeGreaterThan(60);
     for (const r of read) expect(r.f).toBe(r.expected);
     // So does the worker (relevance feedback: feedback-scores.ts), an absent term as 0.
     const freqsOf = new Map(chunks.map((c) => [c.id, c.term_freqs]));
-    for (const [doc, terms] of expected) for (const [key, f] of terms) expect(forwardFreq(freqsOf.get(doc)!, key)).toBe(f);
+    for (const [doc, terms] of expected)
+      for (const [key, f] of terms) expect(forwardFreq(freqsOf.get(doc)!, key)).toBe(f);
     expect(forwardFreq(chunks[0]!.term_freqs, "absentword")).toBe(0);
     // A key that begins a longer one ("lamp" in " lampshade:2 lamp ") is found as itself.
-    expect([forwardFreq(" lampshade:2 lamp ", "lamp"), forwardFreq(" lampshade lamp:1.5 ", "lamp"), forwardFreq(" lampshade ", "lamp")]).toEqual([1, 1.5, 0]);
+    expect([
+      forwardFreq(" lampshade:2 lamp ", "lamp"),
+      forwardFreq(" lampshade lamp:1.5 ", "lamp"),
+      forwardFreq(" lampshade ", "lamp"),
+    ]).toEqual([1, 1.5, 0]);
     // A key that ends another term is that term's tail, not the key.
-    expect([forwardFreq(" outlamp:2 lamp:3 ", "lamp"), forwardFreq(" outlamp ", "lamp"), forwardFreq(" outlamp:2 ", "lamp")]).toEqual([3, 0, 0]);
+    expect([
+      forwardFreq(" outlamp:2 lamp:3 ", "lamp"),
+      forwardFreq(" outlamp ", "lamp"),
+      forwardFreq(" outlamp:2 ", "lamp"),
+    ]).toEqual([3, 0, 0]);
   });
 
   it("is filled by the re-index sweep for chunks written without one", async () => {
     const t = await newTenant();
     await call(t.apiKey, "memory_batch_store", { memories: DOCS.map((content) => ({ content })) });
     const db = await tenantDb(t.tenantId);
-    const { results: written } = await db.prepare("SELECT id, term_freqs FROM chunks WHERE tenant_id = ? ORDER BY id").bind(t.tenantId).all<{ id: number; term_freqs: string }>();
+    const { results: written } = await db
+      .prepare("SELECT id, term_freqs FROM chunks WHERE tenant_id = ? ORDER BY id")
+      .bind(t.tenantId)
+      .all<{ id: number; term_freqs: string }>();
     // As if written before migration 0016.
     await db.prepare("UPDATE chunks SET term_freqs = NULL WHERE tenant_id = ?").bind(t.tenantId).run();
     let filled = 0;
@@ -78,7 +112,10 @@ describe("the forward index", () => {
       filled += n;
     }
     expect(filled).toBe(DOCS.length);
-    const { results: after } = await db.prepare("SELECT id, term_freqs FROM chunks WHERE tenant_id = ? ORDER BY id").bind(t.tenantId).all();
+    const { results: after } = await db
+      .prepare("SELECT id, term_freqs FROM chunks WHERE tenant_id = ? ORDER BY id")
+      .bind(t.tenantId)
+      .all();
     expect(after).toEqual(written);
     expect(FORWARD_BATCH).toBeGreaterThan(2);
   });

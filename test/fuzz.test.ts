@@ -53,7 +53,17 @@ const POISONED_OBJECTS = [
   { recent_messages: [{ content: "fz poisoned", timestamp: -1e308 }] },
 ];
 /** Free-text fields get every special string; other strings a rotating share of them. */
-const TEXT_FIELDS = new Set(["query", "content", "message", "pattern", "project", "project_id", "namespace", "file_name", "tool_name"]);
+const TEXT_FIELDS = new Set([
+  "query",
+  "content",
+  "message",
+  "pattern",
+  "project",
+  "project_id",
+  "namespace",
+  "file_name",
+  "tool_name",
+]);
 const CONVERSATION_NAMES = ["contextId", "conversation_id", "session_id", "sourceContextId", "targetContextId"];
 const MAX_STRING_SENT = 200_001; // bodies stay under the 1 MiB request limit
 
@@ -82,7 +92,12 @@ function hintFor(seed: Seed) {
   };
 }
 
-function withValue(base: Record<string, unknown>, path: (string | number)[], value: unknown, remove = false): Record<string, unknown> {
+function withValue(
+  base: Record<string, unknown>,
+  path: (string | number)[],
+  value: unknown,
+  remove = false,
+): Record<string, unknown> {
   const copy = structuredClone(base);
   let node: any = copy;
   for (const key of path.slice(0, -1)) node = node[key];
@@ -104,7 +119,12 @@ function nest(depth: number, leaf: unknown, wrap: (inner: unknown) => unknown): 
 }
 
 /** Values for one field: [label, value, expectation]. `rotation` spreads the cheap variants over a tool's fields. */
-function fieldValues(name: string, schema: JsonSchema, rotation: number, example: unknown): [string, unknown, Expect][] {
+function fieldValues(
+  name: string,
+  schema: JsonSchema,
+  rotation: number,
+  example: unknown,
+): [string, unknown, Expect][] {
   const out: [string, unknown, Expect][] = [];
   const accepted = acceptedTypes(schema);
   const wrong = WRONG_TYPES.filter(([type]) => !accepted.has(type));
@@ -167,7 +187,8 @@ function arrayValues(s: JsonSchema, example: unknown, out: [string, unknown, Exp
 function objectValues(stringToo: boolean, out: [string, unknown, Expect][]): void {
   out.push(["deeply nested object", nest(64, "fz", (v) => ({ a: v })), "either"]);
   for (const poison of POISONED_OBJECTS) out.push([`poisoned ${show(poison)}`, poison, "either"]);
-  if (stringToo) out.push([`poisoned JSON string ${show(POISONED_OBJECTS[0])}`, JSON.stringify(POISONED_OBJECTS[0]), "either"]);
+  if (stringToo)
+    out.push([`poisoned JSON string ${show(POISONED_OBJECTS[0])}`, JSON.stringify(POISONED_OBJECTS[0]), "either"]);
 }
 
 /** Every case of one tool: a valid baseline, an unknown argument, then one malformed field at a time. */
@@ -175,13 +196,26 @@ function casesFor(tool: ToolInfo, seed: Seed): Case[] {
   const hint = hintFor(seed);
   const base = exampleObject(tool.schema, hint);
   const cases: Case[] = [{ tool: tool.name, path: [], label: "valid baseline", args: base, expect: "either" }];
-  cases.push({ tool: tool.name, path: ["namespce"], label: "unknown argument (misspelt namespace)", args: { ...base, namespce: "fz" }, expect: "refuse" });
+  cases.push({
+    tool: tool.name,
+    path: ["namespce"],
+    label: "unknown argument (misspelt namespace)",
+    args: { ...base, namespce: "fz" },
+    expect: "refuse",
+  });
   let rotation = 0;
   const visit = (schema: JsonSchema, prefix: (string | number)[], holder: Record<string, unknown>) => {
     for (const [name, prop] of Object.entries(schema.properties ?? {})) {
       const path = [...prefix, name];
       const required = schema.required?.includes(name) ?? false;
-      if (required) cases.push({ tool: tool.name, path, label: "missing required", args: withValue(base, path, undefined, true), expect: "refuse" });
+      if (required)
+        cases.push({
+          tool: tool.name,
+          path,
+          label: "missing required",
+          args: withValue(base, path, undefined, true),
+          expect: "refuse",
+        });
       const example = holder[name] ?? exampleValue(prop, hint);
       const parent = prefix.length === 0 ? base : withValue(base, path, example);
       for (const [label, value, expectation] of fieldValues(name, prop, rotation++, example)) {
@@ -193,7 +227,8 @@ function casesFor(tool: ToolInfo, seed: Seed): Case[] {
         const nestedBase = first ?? (exampleValue(items, hint) as Record<string, unknown>);
         const before = cases.length;
         visit(items, [name, 0], nestedBase);
-        for (const c of cases.slice(before)) if (!Array.isArray(base[name])) c.args = withValue(c.args, [name], [nestedBase]);
+        for (const c of cases.slice(before))
+          if (!Array.isArray(base[name])) c.args = withValue(c.args, [name], [nestedBase]);
       }
     }
   };
@@ -203,13 +238,16 @@ function casesFor(tool: ToolInfo, seed: Seed): Case[] {
 
 function judge(endpoint: Endpoint, c: Case, o: Outcome): string | null {
   const where = `${endpoint} ${c.tool} ${c.path.join(".") || "(args)"} [${c.label}]`;
-  if (o.kind === "internal") return `${where}: internal error (HTTP ${o.status}, code ${o.code ?? "-"}): ${o.message.slice(0, 160)}`;
+  if (o.kind === "internal")
+    return `${where}: internal error (HTTP ${o.status}, code ${o.code ?? "-"}): ${o.message.slice(0, 160)}`;
   if (c.expect === "either") return null;
   if (o.kind === "result") return `${where}: accepted a value the schema forbids (valid result returned)`;
   const invalid = o.code === -32602 || o.appCode === "INVALID_PARAMETER";
-  if (!invalid) return `${where}: refused with ${o.appCode ?? o.code}, expected INVALID_PARAMETER / -32602: ${o.message.slice(0, 120)}`;
+  if (!invalid)
+    return `${where}: refused with ${o.appCode ?? o.code}, expected INVALID_PARAMETER / -32602: ${o.message.slice(0, 120)}`;
   const field = String(c.path[0]);
-  if (!o.message.includes(field)) return `${where}: error does not name the parameter '${field}': ${o.message.slice(0, 120)}`;
+  if (!o.message.includes(field))
+    return `${where}: error does not name the parameter '${field}': ${o.message.slice(0, 120)}`;
   return null;
 }
 
@@ -221,7 +259,14 @@ interface Tally {
 }
 
 /** Runs one tool's cases over one endpoint; refused calls must not change the tenant's rows. */
-async function fuzzTool(endpoint: Endpoint, tool: ToolInfo, cases: Case[], keys: KeyPool, tally: Tally, failures: string[]): Promise<void> {
+async function fuzzTool(
+  endpoint: Endpoint,
+  tool: ToolInfo,
+  cases: Case[],
+  keys: KeyPool,
+  tally: Tally,
+  failures: string[],
+): Promise<void> {
   const record = (c: Case, o: Outcome) => {
     tally.cases++;
     if (o.kind === "internal") tally.internal++;
@@ -233,11 +278,20 @@ async function fuzzTool(endpoint: Endpoint, tool: ToolInfo, cases: Case[], keys:
   const grouped = async (group: Case[], note: string) => {
     if (group.length === 0) return;
     const before = await writeCounts(keys.tenantId);
-    const outcomes = await runCalls(endpoint, keys, group.map((c) => ({ name: c.tool, args: c.args })));
+    const outcomes = await runCalls(
+      endpoint,
+      keys,
+      group.map((c) => ({ name: c.tool, args: c.args })),
+    );
     group.forEach((c, i) => record(c, outcomes[i]!));
     const diff = countsDiff(before, await writeCounts(keys.tenantId));
-    const accepted = group.filter((_, i) => outcomes[i]!.kind === "result").map((c) => `${c.path.join(".")} [${c.label}]`);
-    if (diff) failures.push(`${endpoint} ${tool.name}: ${note} changed rows (${diff})${accepted.length ? `; accepted: ${accepted.join("; ")}` : ""}`);
+    const accepted = group
+      .filter((_, i) => outcomes[i]!.kind === "result")
+      .map((c) => `${c.path.join(".")} [${c.label}]`);
+    if (diff)
+      failures.push(
+        `${endpoint} ${tool.name}: ${note} changed rows (${diff})${accepted.length ? `; accepted: ${accepted.join("; ")}` : ""}`,
+      );
   };
   // Write tools run one call at a time where a result is possible (or likely today: the unknown argument),
   // so a row change is pinned on the one call that made it.
@@ -253,7 +307,10 @@ async function fuzzTool(endpoint: Endpoint, tool: ToolInfo, cases: Case[], keys:
     record(c, o);
     const after = await writeCounts(keys.tenantId);
     const diff = o.kind === "result" ? "" : countsDiff(counts, after);
-    if (diff) failures.push(`${endpoint} ${c.tool} ${c.path.join(".") || "(args)"} [${c.label}]: refused (${o.appCode ?? o.code}) but rows changed (${diff})`);
+    if (diff)
+      failures.push(
+        `${endpoint} ${c.tool} ${c.path.join(".") || "(args)"} [${c.label}]: refused (${o.appCode ?? o.code}) but rows changed (${diff})`,
+      );
     counts = after;
   }
 }
@@ -280,25 +337,59 @@ function mcpShare(cases: Case[]): Case[] {
  * /mcp runs cases that /jsonrpc also runs (and there checks every refused write call alone), a few requests in
  * flight: a group in which every call was refused must leave the rows alone.
  */
-async function mcpWrites(cases: Case[], keys: KeyPool, record: (c: Case, o: Outcome) => void, failures: string[]): Promise<void> {
+async function mcpWrites(
+  cases: Case[],
+  keys: KeyPool,
+  record: (c: Case, o: Outcome) => void,
+  failures: string[],
+): Promise<void> {
   for (let i = 0; i < cases.length; i += 4) {
     const group = cases.slice(i, i + 4);
     const before = await writeCounts(keys.tenantId);
-    const outcomes = await runCalls("mcp", keys, group.map((c) => ({ name: c.tool, args: c.args })));
+    const outcomes = await runCalls(
+      "mcp",
+      keys,
+      group.map((c) => ({ name: c.tool, args: c.args })),
+    );
     group.forEach((c, j) => record(c, outcomes[j]!));
     if (outcomes.some((o) => o.kind === "result")) continue;
     const diff = countsDiff(before, await writeCounts(keys.tenantId));
-    if (diff) failures.push(`mcp ${group[0]!.tool}: refused calls changed rows (${diff}): ${group.map((c) => `${c.path.join(".")} [${c.label}]`).join("; ")}`);
+    if (diff)
+      failures.push(
+        `mcp ${group[0]!.tool}: refused calls changed rows (${diff}): ${group.map((c) => `${c.path.join(".")} [${c.label}]`).join("; ")}`,
+      );
   }
 }
 
 async function seedTenant(t: TestTenant): Promise<Seed> {
-  const memory = await call(t.apiKey, "memory_store", { content: "fuzz seed memory about the alpha deploy", namespace: "fz" });
-  const doc = await call(t.apiKey, "store_memory", { file_name: "fz.md", content: "fuzz seed document about the beta release", project_id: "fz" });
-  const message = await call(t.apiKey, "log_chat", { conversation_id: "fz-conv", role: "user", content: "fuzz seed message about gamma", project_id: "fz" });
-  await call(t.apiKey, "log_chat", { conversation_id: "fz-conv-2", role: "user", content: "fuzz seed message about delta", project_id: "fz" });
+  const memory = await call(t.apiKey, "memory_store", {
+    content: "fuzz seed memory about the alpha deploy",
+    namespace: "fz",
+  });
+  const doc = await call(t.apiKey, "store_memory", {
+    file_name: "fz.md",
+    content: "fuzz seed document about the beta release",
+    project_id: "fz",
+  });
+  const message = await call(t.apiKey, "log_chat", {
+    conversation_id: "fz-conv",
+    role: "user",
+    content: "fuzz seed message about gamma",
+    project_id: "fz",
+  });
+  await call(t.apiKey, "log_chat", {
+    conversation_id: "fz-conv-2",
+    role: "user",
+    content: "fuzz seed message about delta",
+    project_id: "fz",
+  });
   const hits = await call(t.apiKey, "search", { query: "fuzz seed", project: "fz" });
-  return { memoryId: memory.id, documentId: doc.resource_id, messageId: message.message_id, chunkId: hits.results[0].chunk_id };
+  return {
+    memoryId: memory.id,
+    documentId: doc.resource_id,
+    messageId: message.message_id,
+    chunkId: hits.results[0].chunk_id,
+  };
 }
 
 describe("registry-driven fuzz", () => {
@@ -325,22 +416,39 @@ describe("registry-driven fuzz", () => {
       const tally: Tally = { cases: 0, refusals: 0, results: 0, internal: 0 };
       for (const tool of tools) {
         const cases = casesFor(tool, seed);
-        await fuzzTool(endpoint, tool, endpoint === "jsonrpc" ? cases : mcpShare(cases), keys, tally, failures[endpoint]);
+        await fuzzTool(
+          endpoint,
+          tool,
+          endpoint === "jsonrpc" ? cases : mcpShare(cases),
+          keys,
+          tally,
+          failures[endpoint],
+        );
       }
-      console.log(`fuzz /${endpoint}: ${tally.cases} cases over ${tools.length} tools: ${tally.refusals} refusals, ${tally.results} valid results, ${tally.internal} internal errors, ${failures[endpoint].length} failures`);
+      console.log(
+        `fuzz /${endpoint}: ${tally.cases} cases over ${tools.length} tools: ${tally.refusals} refusals, ${tally.results} valid results, ${tally.internal} internal errors, ${failures[endpoint].length} failures`,
+      );
       expect(failures[endpoint]).toEqual([]);
     }, 240_000);
   }
 
   it("after the fuzz, search, the working set, the stash and every conversation still read on every fuzzed project", async () => {
     const projects = (
-      await tenant.db.prepare("SELECT DISTINCT project FROM items WHERE tenant_id = ?1 UNION SELECT project FROM conversations WHERE tenant_id = ?1 ORDER BY 1 LIMIT 40")
+      await tenant.db
+        .prepare(
+          "SELECT DISTINCT project FROM items WHERE tenant_id = ?1 UNION SELECT project FROM conversations WHERE tenant_id = ?1 ORDER BY 1 LIMIT 40",
+        )
         .bind(tenant.tenantId)
         .all<{ project: string }>()
     ).results.map((r) => r.project);
     expect(projects).toContain("fz");
     const keys = new KeyPool(tenant.tenantId);
-    const conversations = (await tenant.db.prepare("SELECT id FROM conversations WHERE tenant_id = ? ORDER BY id LIMIT 20").bind(tenant.tenantId).all<{ id: string }>()).results;
+    const conversations = (
+      await tenant.db
+        .prepare("SELECT id FROM conversations WHERE tenant_id = ? ORDER BY id LIMIT 20")
+        .bind(tenant.tenantId)
+        .all<{ id: string }>()
+    ).results;
     const calls = [
       { name: "search", args: { query: "fuzz" } },
       ...projects.flatMap((p) => [
@@ -352,7 +460,10 @@ describe("registry-driven fuzz", () => {
       ...conversations.map((c) => ({ name: "retrieve_context", args: { contextId: c.id } })),
     ];
     const outcomes = await runCalls("jsonrpc", keys, calls);
-    const broken = calls.map((c, i) => [c, outcomes[i]!] as const).filter(([, o]) => o.kind !== "result").map(([c, o]) => `${c.name} ${show(c.args)}: ${o.code} ${o.message.slice(0, 100)}`);
+    const broken = calls
+      .map((c, i) => [c, outcomes[i]!] as const)
+      .filter(([, o]) => o.kind !== "result")
+      .map(([c, o]) => `${c.name} ${show(c.args)}: ${o.code} ${o.message.slice(0, 100)}`);
     expect(broken, "reads on fuzzed projects must keep working").toEqual([]);
   });
 

@@ -38,19 +38,27 @@ let counter = 0;
 
 /** A fresh tenant and key via the admin API (fresh keys keep the per-key rate limit out of the way). */
 export async function newTenant(options: { scopes?: string[]; projects?: string[] } = {}): Promise<TestTenant> {
-  const tenant = await (await admin("POST", "/tenants", { name: `tenant ${++counter}` })).json<{ tenant_id: string; shard: string }>();
+  const tenant = await (await admin("POST", "/tenants", { name: `tenant ${++counter}` })).json<{
+    tenant_id: string;
+    shard: string;
+  }>();
   const key = await newKey(tenant.tenant_id, options);
   return { tenantId: tenant.tenant_id, ...key, shard: tenant.shard, db: shardDatabase(env, tenant.shard) };
 }
 
 /** The data shard that holds a tenant now, as the control database says. */
 export async function tenantDb(tenantId: string): Promise<D1Database> {
-  const row = await env.CONTROL.prepare("SELECT shard FROM tenants WHERE id = ?").bind(tenantId).first<{ shard: string }>();
+  const row = await env.CONTROL.prepare("SELECT shard FROM tenants WHERE id = ?")
+    .bind(tenantId)
+    .first<{ shard: string }>();
   if (!row) throw new Error(`no tenant ${tenantId}`);
   return shardDatabase(env, row.shard);
 }
 
-export async function newKey(tenantId: string, options: { scopes?: string[]; projects?: string[] } = {}): Promise<{ apiKey: string; keyId: string }> {
+export async function newKey(
+  tenantId: string,
+  options: { scopes?: string[]; projects?: string[] } = {},
+): Promise<{ apiKey: string; keyId: string }> {
   const response = await admin("POST", `/tenants/${tenantId}/keys`, { name: "test", ...options });
   if (response.status !== 201) throw new Error(`key creation failed: ${response.status} ${await response.text()}`);
   const key = await response.json<{ api_key: string; key_id: string }>();
@@ -84,8 +92,17 @@ export async function jsonrpc(apiKey: string, body: unknown, query = ""): Promis
 }
 
 /** tools/call over /jsonrpc; returns the JSON-RPC response. */
-export async function callTool(apiKey: string, name: string, args: Record<string, unknown> = {}, query = ""): Promise<RpcResponse> {
-  const response = await jsonrpc(apiKey, { jsonrpc: "2.0", method: "tools/call", params: { name, arguments: args }, id: 1 }, query);
+export async function callTool(
+  apiKey: string,
+  name: string,
+  args: Record<string, unknown> = {},
+  query = "",
+): Promise<RpcResponse> {
+  const response = await jsonrpc(
+    apiKey,
+    { jsonrpc: "2.0", method: "tools/call", params: { name, arguments: args }, id: 1 },
+    query,
+  );
   return response.json<RpcResponse>();
 }
 
@@ -97,7 +114,11 @@ export async function call<T = any>(apiKey: string, name: string, args: Record<s
 }
 
 /** A POST to /mcp with a raw JSON-RPC body, as an MCP client would send it. */
-export async function mcpPost(apiKey: string | null, body: unknown, options: { query?: string; accept?: string; headers?: Record<string, string> } = {}): Promise<Response> {
+export async function mcpPost(
+  apiKey: string | null,
+  body: unknown,
+  options: { query?: string; accept?: string; headers?: Record<string, string> } = {},
+): Promise<Response> {
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: options.accept ?? "application/json, text/event-stream",
@@ -112,9 +133,13 @@ export async function waitForEmbeddings(tenantId: string, timeoutMs = 20_000): P
   const { env } = await import("cloudflare:workers");
   const started = Date.now();
   for (;;) {
-    const row = await (await tenantDb(tenantId)).prepare("SELECT COUNT(*) AS pending FROM items WHERE tenant_id = ? AND embedded_at IS NULL").bind(tenantId).first<{ pending: number }>();
+    const row = await (await tenantDb(tenantId))
+      .prepare("SELECT COUNT(*) AS pending FROM items WHERE tenant_id = ? AND embedded_at IS NULL")
+      .bind(tenantId)
+      .first<{ pending: number }>();
     if (row!.pending === 0) return;
-    if (Date.now() - started > timeoutMs) throw new Error(`${row!.pending} items still unembedded after ${timeoutMs} ms`);
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`${row!.pending} items still unembedded after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -122,9 +147,16 @@ export async function waitForEmbeddings(tenantId: string, timeoutMs = 20_000): P
 /** Tool calls the usage queue has written for a tenant (of one tool, or all). */
 async function loggedCalls(tenantId: string, tool?: string): Promise<number> {
   const db = await tenantDb(tenantId);
-  const row = tool === undefined
-    ? await db.prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?").bind(tenantId).first<{ n: number }>()
-    : await db.prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND tool = ?").bind(tenantId, tool).first<{ n: number }>();
+  const row =
+    tool === undefined
+      ? await db
+          .prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?")
+          .bind(tenantId)
+          .first<{ n: number }>()
+      : await db
+          .prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND tool = ?")
+          .bind(tenantId, tool)
+          .first<{ n: number }>();
   return row!.n;
 }
 
@@ -132,7 +164,10 @@ async function loggedCalls(tenantId: string, tool?: string): Promise<number> {
 export async function untilLogged(tenantId: string, count: number, tool?: string, timeoutMs = 10_000): Promise<void> {
   const started = Date.now();
   while ((await loggedCalls(tenantId, tool)) < count) {
-    if (Date.now() - started > timeoutMs) throw new Error(`usage log of ${tenantId} has ${await loggedCalls(tenantId, tool)} calls${tool ? ` of ${tool}` : ""} after ${timeoutMs} ms; expected ${count}`);
+    if (Date.now() - started > timeoutMs)
+      throw new Error(
+        `usage log of ${tenantId} has ${await loggedCalls(tenantId, tool)} calls${tool ? ` of ${tool}` : ""} after ${timeoutMs} ms; expected ${count}`,
+      );
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -155,10 +190,14 @@ export async function moveTenant(t: TestTenant, shard: string, timeoutMs = 20_00
   if (started.status !== 202) throw new Error(`move refused: ${started.status} ${await started.text()}`);
   const since = Date.now();
   for (;;) {
-    const shown = await (await admin("GET", `/tenants/${t.tenantId}`)).json<{ shard: string; move?: { state: string; error?: string } }>();
+    const shown = await (await admin("GET", `/tenants/${t.tenantId}`)).json<{
+      shard: string;
+      move?: { state: string; error?: string };
+    }>();
     if (shown.shard === shard) return { ...t, shard, db: shardDatabase(env, shard) };
     if (shown.move?.state === "failed") throw new Error(`move failed: ${shown.move.error}`);
-    if (Date.now() - since > timeoutMs) throw new Error(`move of ${t.tenantId} not switched after ${timeoutMs} ms: ${JSON.stringify(shown.move)}`);
+    if (Date.now() - since > timeoutMs)
+      throw new Error(`move of ${t.tenantId} not switched after ${timeoutMs} ms: ${JSON.stringify(shown.move)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }

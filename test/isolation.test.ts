@@ -1,6 +1,17 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { admin, call, moveTenant, newKey, newTenant, tenantDb, waitForEmbeddings, type TestTenant } from "./helpers";
-import { exampleObject, KeyPool, listTools, PROJECT_NAMES, runCalls, runOne, show, type Outcome, type ToolCall, type ToolInfo } from "./registry-cases";
+import {
+  exampleObject,
+  KeyPool,
+  listTools,
+  PROJECT_NAMES,
+  runCalls,
+  runOne,
+  show,
+  type Outcome,
+  type ToolCall,
+  type ToolInfo,
+} from "./registry-cases";
 
 // Registry-driven isolation matrix (issue 9): tenant A creates one of everything in projects p1 and p2;
 // tenant B, a key of A limited to p1 and a read-only key of A call every tool with A's p2 ids, names and
@@ -24,12 +35,26 @@ interface P2Ids {
 }
 
 /** Read tools that, given A's p2 ids, must show p2 data to A's own unrestricted key (else the matrix aims at nothing). */
-const CONTROL_TOOLS = ["get_context", "get_context_links_for_message", "get_document_relationships", "get_messages_for_chunk", "get_related_contexts", "get_tool_conversations", "retrieve_context", "search"];
+const CONTROL_TOOLS = [
+  "get_context",
+  "get_context_links_for_message",
+  "get_document_relationships",
+  "get_messages_for_chunk",
+  "get_related_contexts",
+  "get_tool_conversations",
+  "retrieve_context",
+  "search",
+];
 
 const CONVERSATIONS = { p1: ["chat-p1", "thread-p1"], p2: ["chat-p2", "thread-p2"] } as const;
 
 async function rows<T = Record<string, unknown>>(db: D1Database, sql: string, ...params: unknown[]): Promise<T[]> {
-  return (await db.prepare(sql).bind(...params).all<T>()).results;
+  return (
+    await db
+      .prepare(sql)
+      .bind(...params)
+      .all<T>()
+  ).results;
 }
 
 /** One of everything in a project, through the tools themselves. */
@@ -37,28 +62,81 @@ async function createAll(keys: KeyPool, project: "p1" | "p2"): Promise<{ snapsho
   const word = project === "p2" ? `${QUERY_WORD} ${P2_MARKER}` : P1_WORD;
   const [chat, thread] = CONVERSATIONS[project];
   const key = () => keys.take();
-  const m1 = await call(await key(), "memory_store", { content: `${project} memory one about ${word}`, namespace: project });
-  await call(await key(), "memory_store", { content: `${project} memory two stashme about ${word}`, namespace: project });
-  const doc = await call(await key(), "store_memory", { file_name: `${project}.md`, content: `${project} document about ${word}`, project_id: project });
-  const msg = await call(await key(), "log_chat", { conversation_id: chat, role: "user", content: `${project} question about ${word}`, project_id: project });
-  await call(await key(), "log_chat", { conversation_id: chat, role: "assistant", content: `${project} answer about ${word}`, project_id: project });
-  await call(await key(), "log_chat", { conversation_id: thread, role: "user", content: `${project} follow-up about ${word}`, project_id: project });
-  await call(await key(), "link_resources", { source_id: m1.id, target_id: doc.resource_id, relationship_type: "references" });
-  await call(await key(), "add_relationship", { sourceContextId: chat, targetContextId: thread, relationshipType: "continues" });
-  const docChunks = await rows<{ id: number }>(await tenantDb(keys.tenantId), "SELECT id FROM chunks WHERE item_id = ?", doc.resource_id);
+  const m1 = await call(await key(), "memory_store", {
+    content: `${project} memory one about ${word}`,
+    namespace: project,
+  });
+  await call(await key(), "memory_store", {
+    content: `${project} memory two stashme about ${word}`,
+    namespace: project,
+  });
+  const doc = await call(await key(), "store_memory", {
+    file_name: `${project}.md`,
+    content: `${project} document about ${word}`,
+    project_id: project,
+  });
+  const msg = await call(await key(), "log_chat", {
+    conversation_id: chat,
+    role: "user",
+    content: `${project} question about ${word}`,
+    project_id: project,
+  });
+  await call(await key(), "log_chat", {
+    conversation_id: chat,
+    role: "assistant",
+    content: `${project} answer about ${word}`,
+    project_id: project,
+  });
+  await call(await key(), "log_chat", {
+    conversation_id: thread,
+    role: "user",
+    content: `${project} follow-up about ${word}`,
+    project_id: project,
+  });
+  await call(await key(), "link_resources", {
+    source_id: m1.id,
+    target_id: doc.resource_id,
+    relationship_type: "references",
+  });
+  await call(await key(), "add_relationship", {
+    sourceContextId: chat,
+    targetContextId: thread,
+    relationshipType: "continues",
+  });
+  const docChunks = await rows<{ id: number }>(
+    await tenantDb(keys.tenantId),
+    "SELECT id FROM chunks WHERE item_id = ?",
+    doc.resource_id,
+  );
   await call(await key(), "store_context_links", { message_id: msg.message_id, chunk_ids: docChunks.map((c) => c.id) });
   await call(await key(), "summarize_context", { contextId: chat });
   await call(await key(), "context_set_current_task", { project_id: project, task_id: `task-${project}` });
-  const snapshot = await call(await key(), "context_create_task_snapshot", { project_id: project, name: `snap-${project}` });
+  const snapshot = await call(await key(), "context_create_task_snapshot", {
+    project_id: project,
+    name: `snap-${project}`,
+  });
   await call(await key(), "context_stash", { project_id: project, query: "stashme" });
-  await call(await key(), "memory_context_build", { query: project === "p2" ? QUERY_WORD : P1_WORD, token_budget: 1000, namespace: project, min_similarity: 0 });
+  await call(await key(), "memory_context_build", {
+    query: project === "p2" ? QUERY_WORD : P1_WORD,
+    token_budget: 1000,
+    namespace: project,
+    min_similarity: 0,
+  });
   return { snapshotId: snapshot.snapshot_id };
 }
 
 async function collectP2Ids(tenantId: string, snapshotId: string): Promise<P2Ids> {
   const db = await tenantDb(tenantId);
-  const items = await rows<{ id: string; kind: string }>(db, "SELECT id, kind FROM items WHERE tenant_id = ? AND project = 'p2' ORDER BY created_at, id", tenantId);
-  const chunks = await rows<{ id: number; item_id: string }>(db, "SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.tenant_id = ? AND i.project = 'p2' ORDER BY c.id", tenantId);
+  const items = await rows<{ id: string; kind: string }>(
+    db,
+    "SELECT id, kind FROM items WHERE tenant_id = ? AND project = 'p2' ORDER BY created_at, id",
+    tenantId,
+  );
+  const chunks = await rows<{ id: number; item_id: string }>(
+    db,
+    "SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.tenant_id = ? AND i.project = 'p2' ORDER BY c.id",
+    tenantId,
+  );
   const ids = items.map((i) => i.id);
   const links = await rows<{ id: string }>(
     db,
@@ -82,14 +160,21 @@ async function collectP2Ids(tenantId: string, snapshotId: string): Promise<P2Ids
 /** Per-table fingerprint of a tenant's records (background-only columns left out); cache rows only for p2. */
 async function fingerprint(tenantId: string, withCache: boolean): Promise<Record<string, string>> {
   const tables: Record<string, string> = {
-    items: "SELECT id, project, kind, type, conversation_id, position, role, content, tags, importance, metadata, tier, pinned, task_id, file_path, tokens, content_hash, generation, gc_survival_count FROM items WHERE tenant_id = ? ORDER BY id",
+    items:
+      "SELECT id, project, kind, type, conversation_id, position, role, content, tags, importance, metadata, tier, pinned, task_id, file_path, tokens, content_hash, generation, gc_survival_count FROM items WHERE tenant_id = ? ORDER BY id",
     chunks: "SELECT id, item_id, chunk_index, content FROM chunks WHERE tenant_id = ? ORDER BY id",
-    conversations: "SELECT id, project, message_count, tokens, updated_at FROM conversations WHERE tenant_id = ? ORDER BY id",
-    links: "SELECT id, source_type, source_id, target_type, target_id, relationship_type, weight FROM links WHERE tenant_id = ? ORDER BY id",
-    summaries: "SELECT conversation_id, version, summary FROM summaries WHERE tenant_id = ? ORDER BY conversation_id, version",
-    project_tasks: "SELECT project, current_task_id, previous_task_id FROM project_tasks WHERE tenant_id = ? ORDER BY project",
+    conversations:
+      "SELECT id, project, message_count, tokens, updated_at FROM conversations WHERE tenant_id = ? ORDER BY id",
+    links:
+      "SELECT id, source_type, source_id, target_type, target_id, relationship_type, weight FROM links WHERE tenant_id = ? ORDER BY id",
+    summaries:
+      "SELECT conversation_id, version, summary FROM summaries WHERE tenant_id = ? ORDER BY conversation_id, version",
+    project_tasks:
+      "SELECT project, current_task_id, previous_task_id FROM project_tasks WHERE tenant_id = ? ORDER BY project",
   };
-  if (withCache) tables.cache_entries_p2 = "SELECT key, project, generation, query FROM cache_entries WHERE tenant_id = ? AND project = 'p2' ORDER BY key";
+  if (withCache)
+    tables.cache_entries_p2 =
+      "SELECT key, project, generation, query FROM cache_entries WHERE tenant_id = ? AND project = 'p2' ORDER BY key";
   const db = await tenantDb(tenantId);
   const out: Record<string, string> = {};
   for (const [name, sql] of Object.entries(tables)) out[name] = JSON.stringify(await rows(db, sql, tenantId));
@@ -106,7 +191,13 @@ async function settle(tenantId: string): Promise<void> {
   let last = "";
   for (let i = 0; i < 60; i++) {
     const now = JSON.stringify(await fingerprint(tenantId, true));
-    const unlinked = (await rows<{ n: number }>(await tenantDb(tenantId), "SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND linked_at IS NULL", tenantId))[0]!.n;
+    const unlinked = (
+      await rows<{ n: number }>(
+        await tenantDb(tenantId),
+        "SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND linked_at IS NULL",
+        tenantId,
+      )
+    )[0]!.n;
     if (now === last && unlinked === 0) return;
     last = now;
     await new Promise((r) => setTimeout(r, 250));
@@ -163,7 +254,13 @@ function leaksIn(o: Outcome, args: unknown, ids: P2Ids, conversationsAreSecret: 
   const walk = (value: unknown, key: string) => {
     if (Array.isArray(value)) value.forEach((v) => walk(v, key));
     else if (value && typeof value === "object") for (const [k, v] of Object.entries(value)) walk(v, k);
-    else if (typeof value === "number" && /chunk/i.test(key) && ids.chunks.includes(value) && !sentNumbers.has(String(value))) found.push(`chunk ${value}`);
+    else if (
+      typeof value === "number" &&
+      /chunk/i.test(key) &&
+      ids.chunks.includes(value) &&
+      !sentNumbers.has(String(value))
+    )
+      found.push(`chunk ${value}`);
   };
   walk(o.value, "");
   return found;
@@ -181,7 +278,11 @@ describe("isolation matrix", () => {
     a = await newTenant();
     aKeys = new KeyPool(a.tenantId);
     await createAll(aKeys, "p1");
-    await call(await aKeys.take(), "add_message", { contextId: "chat-default", message: `default message ${P1_WORD}`, role: "user" });
+    await call(await aKeys.take(), "add_message", {
+      contextId: "chat-default",
+      message: `default message ${P1_WORD}`,
+      role: "user",
+    });
     const { snapshotId } = await createAll(aKeys, "p2");
     await settle(a.tenantId);
     ids = await collectP2Ids(a.tenantId, snapshotId);
@@ -189,16 +290,26 @@ describe("isolation matrix", () => {
     expect(ids.linkIds.length).toBeGreaterThan(0);
   }, 90_000);
 
-  async function runMatrix(label: string, keys: KeyPool, check: (c: ToolCall, o: Outcome, tool: ToolInfo) => string[], withCache: boolean): Promise<string[]> {
+  async function runMatrix(
+    label: string,
+    keys: KeyPool,
+    check: (c: ToolCall, o: Outcome, tool: ToolInfo) => string[],
+    withCache: boolean,
+  ): Promise<string[]> {
     const failures: string[] = [];
     const before = await fingerprint(a.tenantId, withCache);
     const calls = tools.flatMap((t) => callsFor(t, ids).map((c) => ({ call: c, tool: t })));
-    const outcomes = await runCalls("jsonrpc", keys, calls.map((c) => c.call));
+    const outcomes = await runCalls(
+      "jsonrpc",
+      keys,
+      calls.map((c) => c.call),
+    );
     calls.forEach(({ call: c, tool }, i) => {
       const o = outcomes[i]!;
       totals.calls++;
       if (o.kind !== "result") totals.refusals++;
-      if (o.kind === "internal") failures.push(`${label} ${c.name} ${show(c.args, 160)}: internal error ${o.message.slice(0, 100)}`);
+      if (o.kind === "internal")
+        failures.push(`${label} ${c.name} ${show(c.args, 160)}: internal error ${o.message.slice(0, 100)}`);
       for (const problem of check(c, o, tool)) failures.push(`${label} ${c.name} ${show(c.args, 160)}: ${problem}`);
     });
     await settle(a.tenantId);
@@ -233,19 +344,29 @@ describe("isolation matrix", () => {
     const check = (c: ToolCall, o: Outcome, tool: ToolInfo) => {
       // A's own key may read p2: what it sees proves the same calls by B and the p1 key aimed at real p2 data.
       if (leaksIn(o, c.args, ids, true).length > 0) reaching.add(tool.name);
-      return !tool.readOnly && o.appCode !== "PERMISSION_DENIED" ? [`writing tool not refused with PERMISSION_DENIED (${o.kind} ${o.appCode ?? o.code ?? ""})`] : [];
+      return !tool.readOnly && o.appCode !== "PERMISSION_DENIED"
+        ? [`writing tool not refused with PERMISSION_DENIED (${o.kind} ${o.appCode ?? o.code ?? ""})`]
+        : [];
     };
     expect(await runMatrix("read-only key", new KeyPool(a.tenantId, { scopes: ["read"] }), check, false)).toEqual([]);
     totals.controls = reaching.size;
-    expect([...reaching].sort(), "tools whose p2 arguments reach p2 data with A's own key").toEqual(expect.arrayContaining(CONTROL_TOOLS));
+    expect([...reaching].sort(), "tools whose p2 arguments reach p2 data with A's own key").toEqual(
+      expect.arrayContaining(CONTROL_TOOLS),
+    );
   }, 60_000);
 
   it("log_chat into p2's conversation under project p1 is a CONFLICT and writes nothing", async () => {
     const before = await fingerprint(a.tenantId, true);
     const keys = new KeyPool(a.tenantId, { projects: ["p1"] });
-    const o = await runOne("jsonrpc", keys, { name: "log_chat", args: { conversation_id: "chat-p2", role: "user", content: "injected", project_id: "p1" } });
+    const o = await runOne("jsonrpc", keys, {
+      name: "log_chat",
+      args: { conversation_id: "chat-p2", role: "user", content: "injected", project_id: "p1" },
+    });
     await settle(a.tenantId);
-    expect({ kind: o.kind, code: o.appCode, changed: changedTables(before, await fingerprint(a.tenantId, true)) }, o.text).toEqual({ kind: "refused", code: "CONFLICT", changed: [] });
+    expect(
+      { kind: o.kind, code: o.appCode, changed: changedTables(before, await fingerprint(a.tenantId, true)) },
+      o.text,
+    ).toEqual({ kind: "refused", code: "CONFLICT", changed: [] });
   }, 30_000);
 
   it("an admin key limited to p1 cannot mint or revoke keys beyond its own projects", async () => {
@@ -262,7 +383,8 @@ describe("isolation matrix", () => {
     const wrong: string[] = [];
     for (const [label, body, token] of attempts) {
       const response = await admin("POST", path, body, token);
-      if (response.status < 400 || response.status >= 500) wrong.push(`${label}: HTTP ${response.status} ${(await response.text()).slice(0, 120)}`);
+      if (response.status < 400 || response.status >= 500)
+        wrong.push(`${label}: HTTP ${response.status} ${(await response.text()).slice(0, 120)}`);
     }
     const revoke = await admin("DELETE", `/keys/${a.keyId}`, undefined, limitedAdmin.apiKey);
     if (revoke.status < 400 || revoke.status >= 500) wrong.push(`revoking the unrestricted key: HTTP ${revoke.status}`);
@@ -272,6 +394,8 @@ describe("isolation matrix", () => {
   });
 
   it("summary", () => {
-    console.log(`isolation: ${totals.calls} calls over ${tools.length} tools x 3 callers: ${totals.refusals} refusals, ${totals.leaks} leaks (control: ${totals.controls} tools show p2 data to A's own read-only key)`);
+    console.log(
+      `isolation: ${totals.calls} calls over ${tools.length} tools x 3 callers: ${totals.refusals} refusals, ${totals.leaks} leaks (control: ${totals.controls} tools show p2 data to A's own read-only key)`,
+    );
   });
 });

@@ -14,7 +14,11 @@ describe("/jsonrpc", () => {
     const body = await response.json<any>();
     expect(body).toMatchObject({ jsonrpc: "2.0", id: 1, result: { success: true } });
     expect(body.result.total_tools).toBe(body.result.tools.length);
-    expect(body.result.tools[0]).toEqual({ name: expect.any(String), category: expect.any(String), description: expect.any(String) });
+    expect(body.result.tools[0]).toEqual({
+      name: expect.any(String),
+      category: expect.any(String),
+      description: expect.any(String),
+    });
     expect(body.result.categories).toEqual(expect.arrayContaining(["meta", "memory"]));
   });
 
@@ -37,7 +41,11 @@ describe("/jsonrpc", () => {
     expect(answers).toHaveLength(2);
     expect(answers[0]).toMatchObject({ id: 1, result: "pong" });
     expect(answers[1]).toMatchObject({ id: 2, error: { code: -32601 } });
-    const onlyNotifications = await jsonrpc(t.apiKey, { jsonrpc: "2.0", method: "tools/call", params: { name: "ping" } });
+    const onlyNotifications = await jsonrpc(t.apiKey, {
+      jsonrpc: "2.0",
+      method: "tools/call",
+      params: { name: "ping" },
+    });
     expect(onlyNotifications.status).toBe(204);
   });
 
@@ -48,7 +56,9 @@ describe("/jsonrpc", () => {
     expect((await parse.json<any>()).error.code).toBe(-32700);
     expect((await (await jsonrpc(t.apiKey, { method: "tools/list", id: 1 })).json<any>()).error.code).toBe(-32600);
     expect((await (await jsonrpc(t.apiKey, [])).json<any>()).error.code).toBe(-32600);
-    expect((await (await jsonrpc(t.apiKey, { jsonrpc: "2.0", method: "frobnicate", id: 1 })).json<any>()).error.code).toBe(-32601);
+    expect(
+      (await (await jsonrpc(t.apiKey, { jsonrpc: "2.0", method: "frobnicate", id: 1 })).json<any>()).error.code,
+    ).toBe(-32601);
 
     const unknownTool = await callTool(t.apiKey, "no_such_tool");
     expect(unknownTool.error).toMatchObject({ code: -32602, data: { details: { parameter: "name" } } });
@@ -64,13 +74,23 @@ describe("/jsonrpc", () => {
     const outOfRange = await callTool(t.apiKey, "retrieve_by_type", { query: "x", doc_type: "code", top_k: 80 });
     expect(outOfRange.error!.message).toBe("Invalid parameter 'top_k': value must be at most 50 (got 80)");
 
-    const badArgs = await jsonrpc(t.apiKey, { jsonrpc: "2.0", method: "tools/call", params: { name: "ping", arguments: [1] }, id: 1 });
+    const badArgs = await jsonrpc(t.apiKey, {
+      jsonrpc: "2.0",
+      method: "tools/call",
+      params: { name: "ping", arguments: [1] },
+      id: 1,
+    });
     expect((await badArgs.json<any>()).error).toMatchObject({ code: -32602, data: { parameter: "arguments" } });
   });
 
   it("refuses a body over the documented limit with 413", async () => {
     const t = await newTenant();
-    const big = JSON.stringify({ jsonrpc: "2.0", method: "tools/call", params: { name: "ping", arguments: { random_string: "x".repeat(1_100_000) } }, id: 1 });
+    const big = JSON.stringify({
+      jsonrpc: "2.0",
+      method: "tools/call",
+      params: { name: "ping", arguments: { random_string: "x".repeat(1_100_000) } },
+      id: 1,
+    });
     const response = await jsonrpc(t.apiKey, big);
     expect(response.status).toBe(413);
     expect((await response.json<any>()).error.message).toMatch(/1048576-byte limit/);
@@ -85,7 +105,14 @@ describe("usage log", () => {
     await callTool(a.apiKey, "retrieve_by_type", { doc_type: "code" });
     await callTool(b.apiKey, "ping");
     const rows = async (tenantId: string) =>
-      (await (await tenantDb(tenantId)).prepare("SELECT tool, error_code, duration_ms FROM tool_calls WHERE tenant_id = ? ORDER BY id").bind(tenantId).all()).results;
+      (
+        await (
+          await tenantDb(tenantId)
+        )
+          .prepare("SELECT tool, error_code, duration_ms FROM tool_calls WHERE tenant_id = ? ORDER BY id")
+          .bind(tenantId)
+          .all()
+      ).results;
     // The USAGE queue writes the log a batch (≤ 1 s) after the response.
     await expect.poll(async () => (await rows(a.tenantId)).length, { timeout: 10_000 }).toBe(2);
     expect(await rows(a.tenantId)).toEqual([

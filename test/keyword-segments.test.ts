@@ -18,7 +18,11 @@ async function answers(t: TestTenant) {
   const { apiKey } = await newKey(t.tenantId);
   const out: unknown[] = [];
   for (const query of QUERIES) {
-    const { results } = await call<{ results: { item_id: string; chunk_index: number; score: number }[] }>(apiKey, "search", { query, limit: 20, mode: "keyword" });
+    const { results } = await call<{ results: { item_id: string; chunk_index: number; score: number }[] }>(
+      apiKey,
+      "search",
+      { query, limit: 20, mode: "keyword" },
+    );
     out.push(results.map((r) => [r.item_id, r.chunk_index, r.score]));
   }
   return out;
@@ -89,7 +93,11 @@ describe("keyword index segments", () => {
     expect(await keywordSegments(t.db)).toEqual(small);
     // Writes past the share: the pass merges them (in one pass at its default budget, at this size).
     for (let w = 0; w < 4; w++) {
-      await call(t.apiKey, "memory_batch_store", { memories: Array.from({ length: 40 }, (_, k) => ({ content: `The ferry timetable, late write ${w}, entry ${k}: ${words(9000 + w * 100 + k)}.` })) });
+      await call(t.apiKey, "memory_batch_store", {
+        memories: Array.from({ length: 40 }, (_, k) => ({
+          content: `The ferry timetable, late write ${w}, entry ${k}: ${words(9000 + w * 100 + k)}.`,
+        })),
+      });
     }
     expect(mergeDue(await keywordSegments(t.db))).toBe(true);
     const expected = await answers(t);

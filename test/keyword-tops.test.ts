@@ -17,13 +17,18 @@ import { admin, call, newTenant, type TestTenant } from "./helpers";
 
 /** A harbour log of more chunks than TOP_TERM_DF ("harbour" in every one, twice in every seventh), and 30 rare ones. */
 const COMMON = TOP_TERM_DF + 200;
-const RARE = Array.from({ length: 30 }, (_, k) => `A quillwort grows by the ${k % 3 === 0 ? "harbour " : ""}wall, plot ${k}.`);
+const RARE = Array.from(
+  { length: 30 },
+  (_, k) => `A quillwort grows by the ${k % 3 === 0 ? "harbour " : ""}wall, plot ${k}.`,
+);
 
 let t: TestTenant;
 beforeAll(async () => {
   t = await newTenant();
   for (let i = 0; i < COMMON; i += 100) {
-    const memories = Array.from({ length: Math.min(100, COMMON - i) }, (_, k) => ({ content: `The harbour ${(i + k) % 7 === 0 ? "harbour " : ""}log, entry ${i + k}.` }));
+    const memories = Array.from({ length: Math.min(100, COMMON - i) }, (_, k) => ({
+      content: `The harbour ${(i + k) % 7 === 0 ? "harbour " : ""}log, entry ${i + k}.`,
+    }));
     await call(t.apiKey, "memory_batch_store", { memories });
   }
   await call(t.apiKey, "memory_batch_store", { memories: RARE.map((content) => ({ content })) });
@@ -36,8 +41,19 @@ beforeAll(async () => {
 async function list(query: string, tops: boolean, projects?: string[]) {
   const scope = tenantScope(t.db, t.tenantId);
   const filters = { tiers: ["active" as const], ...(projects ? { projects } : {}) };
-  const result = await keywordStatement(scope, keywordQueryTerms(t.tenantId, query, tops)!, filters, 100).all<KeywordRow & { chunk_content: string }>();
-  return { rows: result.results.map((r) => ({ id: r.chunk_id, content: r.chunk_content, bm25: r.bm25, known: r.known, tops: r.tops })), read: result.meta.rows_read };
+  const result = await keywordStatement(scope, keywordQueryTerms(t.tenantId, query, tops)!, filters, 100).all<
+    KeywordRow & { chunk_content: string }
+  >();
+  return {
+    rows: result.results.map((r) => ({
+      id: r.chunk_id,
+      content: r.chunk_content,
+      bm25: r.bm25,
+      known: r.known,
+      tops: r.tops,
+    })),
+    read: result.meta.rows_read,
+  };
 }
 
 /** The same chunks in the same order with the same scores (summed in another order, so to 12 digits). */
@@ -49,42 +65,68 @@ function expectSameList(rows: { id: number; bm25: number }[], expected: { id: nu
 describe("top postings", () => {
   it("are built by the minute pass for the words past the threshold, and only for those", async () => {
     expect((await list("harbour", false)).rows[0]!.tops).toBe(0);
-    const stats = async () => (await (await admin("GET", `/tenants/${t.tenantId}/stats`)).json()) as { keyword_top_words: number; keyword_top_words_due: number };
+    const stats = async () =>
+      (await (await admin("GET", `/tenants/${t.tenantId}/stats`)).json()) as {
+        keyword_top_words: number;
+        keyword_top_words_due: number;
+      };
     // Not looked at yet: unknown.
     expect(await stats()).toMatchObject({ keyword_top_words: 0, keyword_top_words_due: null });
     const ctx = createExecutionContext();
     const passAt = Date.now();
     await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: passAt }), env, ctx);
     await waitOnExecutionContext(ctx);
-    const { results } = await t.db.prepare("SELECT term, df FROM keyword_top_terms WHERE tenant_id = ? ORDER BY term").bind(t.tenantId).all<{ term: string; df: number }>();
+    const { results } = await t.db
+      .prepare("SELECT term, df FROM keyword_top_terms WHERE tenant_id = ? ORDER BY term")
+      .bind(t.tenantId)
+      .all<{ term: string; df: number }>();
     // harbour, log, entry (the stopword "the" gets none: search never reads it by a list), each with its top chunks.
     expect(results.map((r) => [r.term.slice(6), r.df])).toEqual([
       ["entri", COMMON],
       ["harbour", COMMON + 10],
       ["log", COMMON],
     ]);
-    const sizes = await t.db.prepare("SELECT COUNT(*) AS n FROM keyword_tops WHERE tenant_id = ? GROUP BY term").bind(t.tenantId).all<{ n: number }>();
+    const sizes = await t.db
+      .prepare("SELECT COUNT(*) AS n FROM keyword_tops WHERE tenant_id = ? GROUP BY term")
+      .bind(t.tenantId)
+      .all<{ n: number }>();
     expect(sizes.results.map((r) => r.n)).toEqual([TOP_POSTINGS, TOP_POSTINGS, TOP_POSTINGS]);
     // Each list says whose its chunks are (all in the default project here).
-    const projects = await t.db.prepare("SELECT DISTINCT projects FROM keyword_top_terms WHERE tenant_id = ?").bind(t.tenantId).all<{ projects: string }>();
+    const projects = await t.db
+      .prepare("SELECT DISTINCT projects FROM keyword_top_terms WHERE tenant_id = ?")
+      .bind(t.tenantId)
+      .all<{ projects: string }>();
     expect(projects.results.map((r) => JSON.parse(r.projects))).toEqual([{ default: TOP_POSTINGS }]);
     // The look kept the count of every word in more than DF_KEPT chunks, "the" among them, as the index counts it.
-    const kept = await t.db.prepare("SELECT term, df FROM keyword_dfs WHERE tenant_id = ? ORDER BY term").bind(t.tenantId).all<{ term: string; df: number }>();
+    const kept = await t.db
+      .prepare("SELECT term, df FROM keyword_dfs WHERE tenant_id = ? ORDER BY term")
+      .bind(t.tenantId)
+      .all<{ term: string; df: number }>();
     expect(kept.results.map((r) => r.term.slice(6))).toEqual(["entri", "harbour", "log", "the"]);
-    for (const { term, df } of kept.results) expect((await t.db.prepare("SELECT doc FROM chunks_fts_row WHERE term = ?").bind(term).first<{ doc: number }>())!.doc).toBe(df);
+    for (const { term, df } of kept.results)
+      expect(
+        (await t.db.prepare("SELECT doc FROM chunks_fts_row WHERE term = ?").bind(term).first<{ doc: number }>())!.doc,
+      ).toBe(df);
     expect(DF_KEPT).toBeLessThan(TOP_TERM_DF);
     // Nothing is due again until a word's count moves.
     expect(await stats()).toMatchObject({ keyword_top_words: 3, keyword_top_words_due: 0 });
     // A tenant whose words did not change since the last look is not read again (the look scans its postings).
     expect(await refreshTopPostings(t.db, passAt + 60_000)).toBe(0);
-    expect(await t.db.prepare("SELECT due, scanned_at FROM keyword_top_scans WHERE tenant_id = ?").bind(t.tenantId).first()).toEqual({ due: 0, scanned_at: passAt });
+    expect(
+      await t.db.prepare("SELECT due, scanned_at FROM keyword_top_scans WHERE tenant_id = ?").bind(t.tenantId).first(),
+    ).toEqual({ due: 0, scanned_at: passAt });
     expect((await list("harbour", false)).rows[0]!.tops).toBe(1);
   });
 
   it("a common word with a rare one: the rare word's chunks first, each with its exact BM25, reading a fraction of the rows", async () => {
     const exact = await list("quillwort harbour", false);
     const bounded = await list("quillwort harbour", true);
-    expect(bounded.rows.slice(0, RARE.length).map((r) => r.content).sort()).toEqual([...RARE].sort());
+    expect(
+      bounded.rows
+        .slice(0, RARE.length)
+        .map((r) => r.content)
+        .sort(),
+    ).toEqual([...RARE].sort());
     // Past them, chunks of the common word alone: its top chunks, which are the full list's best.
     expectSameList(bounded.rows, exact.rows);
     expect(bounded.read * 2).toBeLessThan(exact.read);
@@ -98,14 +140,24 @@ describe("top postings", () => {
   });
 
   it("finds chunks written after a list was built, and not chunks deleted since", async () => {
-    const stored = await call(t.apiKey, "memory_store", { content: "Harbour harbour harbour: the harbour master's harbour." });
+    const stored = await call(t.apiKey, "memory_store", {
+      content: "Harbour harbour harbour: the harbour master's harbour.",
+    });
     const bounded = await list("harbour", true);
     expect(bounded.rows[0]!.content).toBe("Harbour harbour harbour: the harbour master's harbour.");
     expectSameList(bounded.rows, (await list("harbour", false)).rows);
 
     const top = bounded.rows[1]!;
-    const { item_id: itemId } = (await t.db.prepare("SELECT item_id FROM chunks WHERE id = ?").bind(top.id).first<{ item_id: string }>())!;
-    await call(t.apiKey, "context_gc_prune", { project_id: "default", segment_ids: [itemId, stored.id], action: "delete", confirm: true });
+    const { item_id: itemId } = (await t.db
+      .prepare("SELECT item_id FROM chunks WHERE id = ?")
+      .bind(top.id)
+      .first<{ item_id: string }>())!;
+    await call(t.apiKey, "context_gc_prune", {
+      project_id: "default",
+      segment_ids: [itemId, stored.id],
+      action: "delete",
+      confirm: true,
+    });
     const after = await list("harbour", true);
     expect(after.rows.map((r) => r.id)).not.toContain(top.id);
     expectSameList(after.rows, (await list("harbour", false)).rows);
@@ -121,8 +173,15 @@ describe("top postings", () => {
     expect(elsewhere.rows).toEqual([]);
     expect(elsewhere.read).toBeGreaterThanOrEqual((await list("quillwort harbour", false, ["elsewhere"])).read);
     // A list with fewer than TOP_COVERED of its chunks in the project is not read for it.
-    const harbour = (await t.db.prepare("SELECT term, projects FROM keyword_top_terms WHERE tenant_id = ? AND term LIKE '%harbour'").bind(t.tenantId).first<{ term: string; projects: string }>())!;
-    const setProjects = (projects: string) => t.db.prepare("UPDATE keyword_top_terms SET projects = ? WHERE tenant_id = ? AND term = ?").bind(projects, t.tenantId, harbour.term).run();
+    const harbour = (await t.db
+      .prepare("SELECT term, projects FROM keyword_top_terms WHERE tenant_id = ? AND term LIKE '%harbour'")
+      .bind(t.tenantId)
+      .first<{ term: string; projects: string }>())!;
+    const setProjects = (projects: string) =>
+      t.db
+        .prepare("UPDATE keyword_top_terms SET projects = ? WHERE tenant_id = ? AND term = ?")
+        .bind(projects, t.tenantId, harbour.term)
+        .run();
     await setProjects(JSON.stringify({ default: TOP_COVERED - 1, elsewhere: TOP_POSTINGS - TOP_COVERED + 1 }));
     const thin = await list("quillwort harbour", true, ["default"]);
     expectSameList(thin.rows, exact.rows);
@@ -137,39 +196,81 @@ describe("top postings", () => {
     // Every statement tells the isolate whether some list serves its projects (so a search no list serves gets the
     // plain statement: keyword-tops.ts).
     expect(exact.rows[0]).toMatchObject({ tops: 1 });
-    const lists = (await t.db.prepare("SELECT term, projects FROM keyword_top_terms WHERE tenant_id = ?").bind(t.tenantId).all<{ term: string; projects: string }>()).results;
-    await t.db.prepare("UPDATE keyword_top_terms SET projects = ? WHERE tenant_id = ?").bind(JSON.stringify({ elsewhere: TOP_POSTINGS }), t.tenantId).run();
+    const lists = (
+      await t.db
+        .prepare("SELECT term, projects FROM keyword_top_terms WHERE tenant_id = ?")
+        .bind(t.tenantId)
+        .all<{ term: string; projects: string }>()
+    ).results;
+    await t.db
+      .prepare("UPDATE keyword_top_terms SET projects = ? WHERE tenant_id = ?")
+      .bind(JSON.stringify({ elsewhere: TOP_POSTINGS }), t.tenantId)
+      .run();
     expect((await list("quillwort harbour", false, ["default"])).rows[0]).toMatchObject({ tops: 0 });
     expect((await list("quillwort harbour", false)).rows[0]).toMatchObject({ tops: 1 });
-    for (const { term, projects } of lists) await t.db.prepare("UPDATE keyword_top_terms SET projects = ? WHERE tenant_id = ? AND term = ?").bind(projects, t.tenantId, term).run();
+    for (const { term, projects } of lists)
+      await t.db
+        .prepare("UPDATE keyword_top_terms SET projects = ? WHERE tenant_id = ? AND term = ?")
+        .bind(projects, t.tenantId, term)
+        .run();
   });
 
   it("a common word's count is read from the kept counts, which the next look renews; a list whose word went is dropped", async () => {
-    const harbour = (await t.db.prepare("SELECT term, df FROM keyword_dfs WHERE tenant_id = ? AND term LIKE '%harbour'").bind(t.tenantId).first<{ term: string; df: number }>())!;
+    const harbour = (await t.db
+      .prepare("SELECT term, df FROM keyword_dfs WHERE tenant_id = ? AND term LIKE '%harbour'")
+      .bind(t.tenantId)
+      .first<{ term: string; df: number }>())!;
     const before = await list("quillwort harbour", false);
     // A kept count unlike the index's changes the common word's IDF, in both statements alike: it is what they read.
-    await t.db.prepare("UPDATE keyword_dfs SET df = 50 WHERE tenant_id = ? AND term = ?").bind(t.tenantId, harbour.term).run();
+    await t.db
+      .prepare("UPDATE keyword_dfs SET df = 50 WHERE tenant_id = ? AND term = ?")
+      .bind(t.tenantId, harbour.term)
+      .run();
     const skewed = await list("quillwort harbour", false);
     expect(skewed.rows.at(-1)!.bm25).toBeGreaterThan(before.rows.at(-1)!.bm25);
     expectSameList((await list("quillwort harbour", true)).rows, skewed.rows);
     // A list for a word no chunk holds any more (written here; a pass would have built it when it was common).
     const gone = `${harbour.term.slice(0, 6)}zzgone`;
-    await t.db.prepare("INSERT INTO keyword_top_terms (tenant_id, term, df, through, built_at, projects) VALUES (?, ?, 5000, 0, 0, '{}')").bind(t.tenantId, gone).run();
+    await t.db
+      .prepare(
+        "INSERT INTO keyword_top_terms (tenant_id, term, df, through, built_at, projects) VALUES (?, ?, 5000, 0, 0, '{}')",
+      )
+      .bind(t.tenantId, gone)
+      .run();
     // The next look (forced: the tenant's statistics did not move) renews the counts and drops that list.
     await t.db.prepare("DELETE FROM keyword_top_scans WHERE tenant_id = ?").bind(t.tenantId).run();
     expect(await refreshTopPostings(t.db, Date.now())).toBe(1);
     const indexed = await t.db.prepare("SELECT doc FROM chunks_fts_row WHERE term = ?").bind(harbour.term).first("doc");
-    expect(await t.db.prepare("SELECT df FROM keyword_dfs WHERE tenant_id = ? AND term = ?").bind(t.tenantId, harbour.term).first("df")).toBe(indexed);
-    expect(await t.db.prepare("SELECT COUNT(*) AS n FROM keyword_top_terms WHERE tenant_id = ? AND term = ?").bind(t.tenantId, gone).first("n")).toBe(0);
+    expect(
+      await t.db
+        .prepare("SELECT df FROM keyword_dfs WHERE tenant_id = ? AND term = ?")
+        .bind(t.tenantId, harbour.term)
+        .first("df"),
+    ).toBe(indexed);
+    expect(
+      await t.db
+        .prepare("SELECT COUNT(*) AS n FROM keyword_top_terms WHERE tenant_id = ? AND term = ?")
+        .bind(t.tenantId, gone)
+        .first("n"),
+    ).toBe(0);
     expectSameList((await list("quillwort harbour", false)).rows, before.rows);
   });
 
   it("a tenant back under the threshold loses its lists and counts at the next pass, and gets them again past it", async () => {
     const tables = ["keyword_tops", "keyword_top_terms", "keyword_dfs", "keyword_top_scans"];
-    const counts = async () => Promise.all(tables.map((table) => t.db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ?`).bind(t.tenantId).first<number>("n")));
+    const counts = async () =>
+      Promise.all(
+        tables.map((table) =>
+          t.db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ?`).bind(t.tenantId).first<number>("n"),
+        ),
+      );
     expect((await counts()).every((n) => n! > 0)).toBe(true);
-    const chunks = (await t.db.prepare("SELECT chunks FROM keyword_stats WHERE tenant_id = ?").bind(t.tenantId).first<number>("chunks"))!;
-    const setChunks = (n: number) => t.db.prepare("UPDATE keyword_stats SET chunks = ? WHERE tenant_id = ?").bind(n, t.tenantId).run();
+    const chunks = (await t.db
+      .prepare("SELECT chunks FROM keyword_stats WHERE tenant_id = ?")
+      .bind(t.tenantId)
+      .first<number>("chunks"))!;
+    const setChunks = (n: number) =>
+      t.db.prepare("UPDATE keyword_stats SET chunks = ? WHERE tenant_id = ?").bind(n, t.tenantId).run();
     await setChunks(TOP_TERM_DF);
     await refreshTopPostings(t.db, Date.now());
     expect(await counts()).toEqual([0, 0, 0, 0]);
@@ -180,8 +281,14 @@ describe("top postings", () => {
 
   it("are not read while a common word of the query has none, or a chunk has no forward index", async () => {
     const exact = await list("quillwort harbour log", false);
-    const harbour = (await t.db.prepare("SELECT term FROM keyword_top_terms WHERE tenant_id = ? AND term LIKE '%harbour'").bind(t.tenantId).first<{ term: string }>())!.term;
-    await t.db.prepare("DELETE FROM keyword_top_terms WHERE tenant_id = ? AND term = ?").bind(t.tenantId, harbour).run();
+    const harbour = (await t.db
+      .prepare("SELECT term FROM keyword_top_terms WHERE tenant_id = ? AND term LIKE '%harbour'")
+      .bind(t.tenantId)
+      .first<{ term: string }>())!.term;
+    await t.db
+      .prepare("DELETE FROM keyword_top_terms WHERE tenant_id = ? AND term = ?")
+      .bind(t.tenantId, harbour)
+      .run();
     const without = await list("quillwort harbour log", true);
     expect(without.rows).toEqual(exact.rows);
     expect(without.read).toBeGreaterThanOrEqual(exact.read);
@@ -197,7 +304,15 @@ describe("top postings", () => {
   it("feedback words score in the worker as BM25 over their postings, a chunk without a forward index included", async () => {
     const scope = tenantScope(t.db, t.tenantId);
     const filters = { tiers: ["active" as const] };
-    const hits = async () => (await keywordStatement(scope, keywordQueryTerms(t.tenantId, "quillwort harbour")!, filters, 100).all<KeywordRow>()).results;
+    const hits = async () =>
+      (
+        await keywordStatement(
+          scope,
+          keywordQueryTerms(t.tenantId, "quillwort harbour")!,
+          filters,
+          100,
+        ).all<KeywordRow>()
+      ).results;
     const rows = await hits();
     const expansion = async (candidates: KeywordRow[]) =>
       (
@@ -213,7 +328,10 @@ describe("top postings", () => {
       ).feedback;
     // The best hits ("A quillwort grows by the harbour wall, plot 0.") share three words beyond the query, all kept.
     const words = ["grow", "wall", "plot"].map((w) => keywordCode(t.tenantId) + w);
-    const expected = await postingsBm25(words, rows.map((r) => r.chunk_id));
+    const expected = await postingsBm25(
+      words,
+      rows.map((r) => r.chunk_id),
+    );
     expect(expected.size).toBe(RARE.length);
     const same = (feedback: Map<number, { bm25: number }>) => {
       expect([...feedback.keys()].sort()).toEqual([...expected.keys()].sort());
@@ -223,7 +341,10 @@ describe("top postings", () => {
     const quillwort = rows.find((r) => r.chunk_content.includes("quillwort"))!;
     await t.db.prepare("UPDATE chunks SET term_freqs = NULL WHERE id = ?").bind(quillwort.chunk_id).run();
     const unindexed = await hits();
-    expect(unindexed.find((r) => r.chunk_id === quillwort.chunk_id)).toMatchObject({ term_freqs: null, unindexed_context: "" });
+    expect(unindexed.find((r) => r.chunk_id === quillwort.chunk_id)).toMatchObject({
+      term_freqs: null,
+      unindexed_context: "",
+    });
     same(await expansion(unindexed));
   });
 
@@ -242,11 +363,17 @@ describe("top postings", () => {
  * score) times its IDF, scaled so the strongest weighs 1.
  */
 async function postingsBm25(terms: string[], chunkIds: number[]): Promise<Map<number, number>> {
-  const totals = (await t.db.prepare("SELECT chunks AS n, CAST(tokens AS REAL) / chunks AS avgdl FROM keyword_stats WHERE tenant_id = ?").bind(t.tenantId).first<{ n: number; avgdl: number }>())!;
+  const totals = (await t.db
+    .prepare("SELECT chunks AS n, CAST(tokens AS REAL) / chunks AS avgdl FROM keyword_stats WHERE tenant_id = ?")
+    .bind(t.tenantId)
+    .first<{ n: number; avgdl: number }>())!;
   const scores = new Map<number, number>();
   const idfs = [];
   for (const term of terms) {
-    const df = (await t.db.prepare("SELECT doc FROM chunks_fts_row WHERE term = ?").bind(term).first<{ doc: number }>())!.doc;
+    const df = (await t.db
+      .prepare("SELECT doc FROM chunks_fts_row WHERE term = ?")
+      .bind(term)
+      .first<{ doc: number }>())!.doc;
     idfs.push(Math.max(Math.log((totals.n - df + 0.5) / (df + 0.5)), 1e-6));
   }
   const strongest = Math.max(...idfs);

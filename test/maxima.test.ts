@@ -1,6 +1,17 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, newTenant, tenantDb, untilLogged, type TestTenant } from "./helpers";
-import { KeyPool, listTools, mainBranch, PROJECT_NAMES, runCalls, show, type JsonSchema, type Outcome, type ToolCall, type ToolInfo } from "./registry-cases";
+import {
+  KeyPool,
+  listTools,
+  mainBranch,
+  PROJECT_NAMES,
+  runCalls,
+  show,
+  type JsonSchema,
+  type Outcome,
+  type ToolCall,
+  type ToolInfo,
+} from "./registry-cases";
 
 // Every tool once at its schema maximums (issue 9, defect 4): longest lists, largest limits and depths,
 // longest strings, with enough data that result lists are long, and once more through a key limited to
@@ -12,7 +23,18 @@ const MEMORIES = 120;
 const CONVERSATIONS = 101; // get_tool_conversations {limit: 100} must have more than 100 to list
 const CONVERSATION_MESSAGES = 120;
 const MAX_BODY_STRING = 100_000; // keeps every request under the 1 MiB body limit
-const RESOURCE_TYPES = ["related_to", "depends_on", "references", "implements", "extends", "part_of", "supersedes", "contradicts", "derived_from", "example_of"];
+const RESOURCE_TYPES = [
+  "related_to",
+  "depends_on",
+  "references",
+  "implements",
+  "extends",
+  "part_of",
+  "supersedes",
+  "contradicts",
+  "derived_from",
+  "example_of",
+];
 
 interface Data {
   memories: string[];
@@ -25,7 +47,14 @@ function words(length: number): string {
 }
 
 async function chunkIds(tenantId: string): Promise<number[]> {
-  return (await (await tenantDb(tenantId)).prepare("SELECT id FROM chunks WHERE tenant_id = ? ORDER BY id LIMIT 1000").bind(tenantId).all<{ id: number }>()).results.map((r) => r.id);
+  return (
+    await (
+      await tenantDb(tenantId)
+    )
+      .prepare("SELECT id FROM chunks WHERE tenant_id = ? ORDER BY id LIMIT 1000")
+      .bind(tenantId)
+      .all<{ id: number }>()
+  ).results.map((r) => r.id);
 }
 
 /** 120 memories linked in a web, a conversation of 120 messages, 101 more conversations (20 related to it). */
@@ -33,18 +62,39 @@ async function seed(t: TestTenant): Promise<Data> {
   const keys = new KeyPool(t.tenantId);
   const memories: string[] = [];
   for (let start = 0; start < MEMORIES; start += 60) {
-    const batch = Array.from({ length: 60 }, (_, i) => ({ content: `${WORD} memory ${start + i} about topic ${(start + i) % 7}`, tags: [`t${i % 5}`] }));
+    const batch = Array.from({ length: 60 }, (_, i) => ({
+      content: `${WORD} memory ${start + i} about topic ${(start + i) % 7}`,
+      tags: [`t${i % 5}`],
+    }));
     memories.push(...(await call(await keys.take(), "memory_batch_store", { namespace: "p0", memories: batch })).ids);
   }
   const messages: ToolCall[] = [
-    ...Array.from({ length: CONVERSATION_MESSAGES }, (_, i) => ({ name: "log_chat", args: { conversation_id: "max-conv", role: i % 2 ? "assistant" : "user", content: `${WORD} message ${i}`, project_id: "p0" } })),
-    ...Array.from({ length: CONVERSATIONS }, (_, i) => ({ name: "log_chat", args: { conversation_id: `conv-${i}`, role: "user", content: `${WORD} opening ${i}`, project_id: `p${i % 100}` } })),
+    ...Array.from({ length: CONVERSATION_MESSAGES }, (_, i) => ({
+      name: "log_chat",
+      args: {
+        conversation_id: "max-conv",
+        role: i % 2 ? "assistant" : "user",
+        content: `${WORD} message ${i}`,
+        project_id: "p0",
+      },
+    })),
+    ...Array.from({ length: CONVERSATIONS }, (_, i) => ({
+      name: "log_chat",
+      args: { conversation_id: `conv-${i}`, role: "user", content: `${WORD} opening ${i}`, project_id: `p${i % 100}` },
+    })),
   ];
   const links: ToolCall[] = memories.slice(0, 60).map((id, i) => ({
     name: "link_resources",
-    args: { source_id: id, target_id: memories[(i * 7 + 1) % MEMORIES], relationship_type: RESOURCE_TYPES[i % RESOURCE_TYPES.length] },
+    args: {
+      source_id: id,
+      target_id: memories[(i * 7 + 1) % MEMORIES],
+      relationship_type: RESOURCE_TYPES[i % RESOURCE_TYPES.length],
+    },
   }));
-  const relations: ToolCall[] = Array.from({ length: 20 }, (_, i) => ({ name: "add_relationship", args: { sourceContextId: "max-conv", targetContextId: `conv-${i}`, relationshipType: "references" } }));
+  const relations: ToolCall[] = Array.from({ length: 20 }, (_, i) => ({
+    name: "add_relationship",
+    args: { sourceContextId: "max-conv", targetContextId: `conv-${i}`, relationshipType: "references" },
+  }));
   const outcomes = await runCalls("jsonrpc", keys, [...messages, ...links, ...relations]);
   const failed = outcomes.filter((o) => o.kind !== "result");
   if (failed.length > 0) throw new Error(`seeding failed: ${failed[0]!.message}`);
@@ -64,18 +114,27 @@ function hint(name: string, d: Data, project: string): unknown {
   if (name === "target_id") return d.memories[1];
   if (name === "chunk_id") return d.chunks[0];
   if (name === "chunk_ids") return d.chunks.slice(0, 100);
-  if (name === "segment_ids") return [...d.memories, ...Array.from({ length: 1000 - d.memories.length }, (_, i) => `seg-missing-${i}`)];
-  if (name === "relationship_types") return [...RESOURCE_TYPES, "similar_content", "similar", "continues", "parent", "child", "a", "b", "c", "d", "e"];
+  if (name === "segment_ids")
+    return [...d.memories, ...Array.from({ length: 1000 - d.memories.length }, (_, i) => `seg-missing-${i}`)];
+  if (name === "relationship_types")
+    return [...RESOURCE_TYPES, "similar_content", "similar", "continues", "parent", "child", "a", "b", "c", "d", "e"];
   if (name === "query" || name === "pattern") return WORD;
   if (name === "tool_name") return "log_chat";
   if (name === "doc_type") return "note";
   if (name === "min_similarity" || name === "similarity_threshold") return 0;
-  if (name === "memories") return Array.from({ length: 100 }, (_, i) => ({ content: `${WORD} batch ${i}`, tags: ["b"] }));
+  if (name === "memories")
+    return Array.from({ length: 100 }, (_, i) => ({ content: `${WORD} batch ${i}`, tags: ["b"] }));
   if (name === "documents") return Array.from({ length: 200 }, (_, i) => ({ content: words(400), id: i }));
   if (name === "filters") return { tags: Array.from({ length: 50 }, (_, i) => `t${i}`), type: "note" };
   if (name === "context_descriptors") {
-    const entries = (kind: string) => Array.from({ length: 200 }, (_, i) => ({ content: `${WORD} ${kind} ${i}`, role: "user" }));
-    return { recent_messages: entries("recent"), segment_summaries: entries("summary"), current_file: { path: "src/max.ts", line: 1, content: words(2000) }, token_usage: { current: 1000, limit: 100_000 } };
+    const entries = (kind: string) =>
+      Array.from({ length: 200 }, (_, i) => ({ content: `${WORD} ${kind} ${i}`, role: "user" }));
+    return {
+      recent_messages: entries("recent"),
+      segment_summaries: entries("summary"),
+      current_file: { path: "src/max.ts", line: 1, content: words(2000) },
+      token_usage: { current: 1000, limit: 100_000 },
+    };
   }
   return undefined;
 }
@@ -91,19 +150,31 @@ function maxValue(schema: JsonSchema, name: string, lengths: boolean, d: Data, p
       return lengths && s.maxLength !== undefined ? words(Math.min(s.maxLength, MAX_BODY_STRING)) : WORD;
     case "integer":
     case "number":
-      return s.maximum !== undefined && s.maximum <= 1e9 ? s.maximum : ((s.default as number | undefined) ?? s.minimum ?? 1);
+      return s.maximum !== undefined && s.maximum <= 1e9
+        ? s.maximum
+        : ((s.default as number | undefined) ?? s.minimum ?? 1);
     case "boolean":
       return (s.default as boolean | undefined) ?? true;
     case "array":
-      return Array.from({ length: Math.min(s.maxItems ?? 10, 1000) }, () => (s.items ? maxValue(s.items, "", lengths, d, project) : WORD));
+      return Array.from({ length: Math.min(s.maxItems ?? 10, 1000) }, () =>
+        s.items ? maxValue(s.items, "", lengths, d, project) : WORD,
+      );
     case "object":
-      return Object.fromEntries(Object.entries(s.properties ?? {}).map(([k, v]) => [k, maxValue(v, k, lengths, d, project)]));
+      return Object.fromEntries(
+        Object.entries(s.properties ?? {}).map(([k, v]) => [k, maxValue(v, k, lengths, d, project)]),
+      );
     default:
       return WORD;
   }
 }
 
-function argsAtMaxima(tool: ToolInfo, lengths: boolean, d: Data, project: string, dropOptionalProjects = false): Record<string, unknown> {
+function argsAtMaxima(
+  tool: ToolInfo,
+  lengths: boolean,
+  d: Data,
+  project: string,
+  dropOptionalProjects = false,
+): Record<string, unknown> {
   const args: Record<string, unknown> = {};
   for (const [name, prop] of Object.entries(tool.schema.properties ?? {})) {
     if (dropOptionalProjects && PROJECT_NAMES.includes(name) && !tool.schema.required?.includes(name)) continue;
@@ -115,7 +186,8 @@ function argsAtMaxima(tool: ToolInfo, lengths: boolean, d: Data, project: string
 function problem(c: ToolCall, o: Outcome, label: string): string | null {
   const where = `${label} ${c.name} ${show(c.args, 200)}`;
   if (/too many SQL variables/i.test(o.text)) return `${where}: "too many SQL variables"`;
-  if (o.kind === "internal") return `${where}: internal error (HTTP ${o.status}, ${o.code}): ${o.message.slice(0, 120)}`;
+  if (o.kind === "internal")
+    return `${where}: internal error (HTTP ${o.status}, ${o.code}): ${o.message.slice(0, 120)}`;
   return null;
 }
 
@@ -154,8 +226,9 @@ describe("every tool at its schema maximums", () => {
   it("longest lists, largest limits and depths (unrestricted key; last: it stashes and prunes)", async () => {
     const calls = tools.map((tool) => ({ name: tool.name, args: argsAtMaxima(tool, false, data, "p0") }));
     const failures = await runPass("lists", new KeyPool(t.tenantId), calls);
-    console.log(`maxima: ${tally.calls} calls over ${tools.length} tools: ${tally.results} results, ${tally.refusals} refusals`);
+    console.log(
+      `maxima: ${tally.calls} calls over ${tools.length} tools: ${tally.results} results, ${tally.refusals} refusals`,
+    );
     expect(failures).toEqual([]);
   }, 90_000);
-
 });

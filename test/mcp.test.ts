@@ -10,7 +10,10 @@ async function connect(apiKey: string, query = ""): Promise<Client> {
     requestInit: { headers: { authorization: `Bearer ${apiKey}` } },
     fetch: (url, init) => exports.default.fetch(new Request(url, init)),
   });
-  const client = new Client({ name: "test-client", version: "1.0.0" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+  const client = new Client(
+    { name: "test-client", version: "1.0.0" },
+    { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
+  );
   await client.connect(transport);
   return client;
 }
@@ -46,7 +49,9 @@ describe("/mcp with the SDK's own client", () => {
     const bad = await client.callTool({ name: "memory_store", arguments: { content: 42 } });
     expect(bad.isError).toBe(true);
     expect(bad.structuredContent).toBeUndefined();
-    expect(JSON.parse((bad.content as any)[0].text)).toMatchObject({ error: { code: "INVALID_PARAMETER", details: { parameter: "content" } } });
+    expect(JSON.parse((bad.content as any)[0].text)).toMatchObject({
+      error: { code: "INVALID_PARAMETER", details: { parameter: "content" } },
+    });
     await client.close();
   });
 });
@@ -66,16 +71,26 @@ describe("/mcp transport", () => {
 
   it("negotiates a protocol version the SDK supports and rejects unknown ones", async () => {
     const t = await newTenant();
-    const response = await mcpPost(t.apiKey, { ...initialize, params: { ...initialize.params, protocolVersion: "2025-11-25" } });
+    const response = await mcpPost(t.apiKey, {
+      ...initialize,
+      params: { ...initialize.params, protocolVersion: "2025-11-25" },
+    });
     expect((await response.json<any>()).result.protocolVersion).toBe("2025-11-25");
-    const bad = await mcpPost(t.apiKey, { jsonrpc: "2.0", id: 2, method: "tools/list" }, { headers: { "mcp-protocol-version": "1999-01-01" } });
+    const bad = await mcpPost(
+      t.apiKey,
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+      { headers: { "mcp-protocol-version": "1999-01-01" } },
+    );
     expect(bad.status).toBe(400);
   });
 
   it("answers GET and DELETE with 405 (stateless server)", async () => {
     const t = await newTenant();
     for (const method of ["GET", "DELETE"]) {
-      const response = await request("/mcp", { method, headers: { authorization: `Bearer ${t.apiKey}`, accept: "text/event-stream" } });
+      const response = await request("/mcp", {
+        method,
+        headers: { authorization: `Bearer ${t.apiKey}`, accept: "text/event-stream" },
+      });
       expect(response.status).toBe(405);
       expect(response.headers.get("allow")).toBe("POST");
     }
@@ -105,10 +120,15 @@ describe("/mcp transport", () => {
   it("lets browser clients send the 2026-07-28 request headers (CORS)", async () => {
     const response = await request("/mcp", {
       method: "OPTIONS",
-      headers: { origin: "http://localhost", "access-control-request-method": "POST", "access-control-request-headers": "mcp-method, mcp-name, mcp-protocol-version" },
+      headers: {
+        origin: "http://localhost",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "mcp-method, mcp-name, mcp-protocol-version",
+      },
     });
     const allowed = (response.headers.get("access-control-allow-headers") ?? "").toLowerCase();
-    for (const header of ["mcp-method", "mcp-name", "mcp-protocol-version", "authorization"]) expect(allowed).toContain(header);
+    for (const header of ["mcp-method", "mcp-name", "mcp-protocol-version", "authorization"])
+      expect(allowed).toContain(header);
   });
 });
 
@@ -134,7 +154,12 @@ describe("toolsets", () => {
 
   it("names the toolset to add when a tool outside the set is called", async () => {
     const t = await newTenant();
-    const response = await mcpPost(t.apiKey, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "memory_batch_store", arguments: { memories: [] } } });
+    const response = await mcpPost(t.apiKey, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "memory_batch_store", arguments: { memories: [] } },
+    });
     const result = (await response.json<any>()).result;
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toBeUndefined();
@@ -145,7 +170,11 @@ describe("toolsets", () => {
 
   it("rejects an unknown toolset name", async () => {
     const t = await newTenant();
-    const response = await mcpPost(t.apiKey, { jsonrpc: "2.0", id: 1, method: "tools/list" }, { query: "?toolsets=bogus" });
+    const response = await mcpPost(
+      t.apiKey,
+      { jsonrpc: "2.0", id: 1, method: "tools/list" },
+      { query: "?toolsets=bogus" },
+    );
     expect(response.status).toBe(400);
     expect((await response.json<any>()).error.message).toMatch(/Unknown toolset 'bogus'/);
   });

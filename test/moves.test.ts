@@ -7,13 +7,29 @@ import { shardDatabase } from "../src/control/shards";
 import { NOT_MOVED, TENANT_TABLES_TO_MOVE } from "../src/control/tenant-tables";
 import { sweepLostJobs, STALLED_MOVE_AFTER_MS } from "../src/jobs/sweep";
 import type { JobMessage } from "../src/messages";
-import { ADMIN_TOKEN, admin, BASE, call, callTool, mcpPost, newKey, newTenant, usageLogSettled, type TestTenant } from "./helpers";
+import {
+  ADMIN_TOKEN,
+  admin,
+  BASE,
+  call,
+  callTool,
+  mcpPost,
+  newKey,
+  newTenant,
+  usageLogSettled,
+  type TestTenant,
+} from "./helpers";
 import { adminWith, chunkIdsOf, deliverJobs, lostQueue, populate } from "./ownership-fixtures";
 
 const otherShard = (shard: string) => (shard === "SHARD_0" ? "SHARD_1" : "SHARD_0");
 
 /** POST /admin/tenants/:id/move with bindings replaced (a JOBS that keeps its messages: no runner but the test). */
-async function postMove(tenantId: string, body: unknown, overrides: Partial<typeof env> = {}, token = ADMIN_TOKEN): Promise<Response> {
+async function postMove(
+  tenantId: string,
+  body: unknown,
+  overrides: Partial<typeof env> = {},
+  token = ADMIN_TOKEN,
+): Promise<Response> {
   const ctx = createExecutionContext();
   const request = new Request(`${BASE}/admin/tenants/${tenantId}/move`, {
     method: "POST",
@@ -28,8 +44,15 @@ async function postMove(tenantId: string, body: unknown, overrides: Partial<type
 /** Rows of a tenant per table in one database. */
 async function tableCounts(db: D1Database, tenantId: string): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const t of TENANT_TABLES_TO_MOVE) counts[t.name] = (await db.prepare(`SELECT COUNT(*) AS n FROM ${t.name} WHERE tenant_id = ?`).bind(tenantId).first<number>("n"))!;
-  counts.chunks_fts = (await db.prepare("SELECT COUNT(*) AS n FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE tenant_id = ?)").bind(tenantId).first<number>("n"))!;
+  for (const t of TENANT_TABLES_TO_MOVE)
+    counts[t.name] = (await db
+      .prepare(`SELECT COUNT(*) AS n FROM ${t.name} WHERE tenant_id = ?`)
+      .bind(tenantId)
+      .first<number>("n"))!;
+  counts.chunks_fts = (await db
+    .prepare("SELECT COUNT(*) AS n FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE tenant_id = ?)")
+    .bind(tenantId)
+    .first<number>("n"))!;
   return counts;
 }
 
@@ -46,7 +69,10 @@ async function finishMove(tenantId: string): Promise<void> {
 
 /** Keys enough to stay under the tests' rate limit (40 tool calls a minute per key). */
 async function keysFor(t: TestTenant, n: number): Promise<string[]> {
-  return [t.apiKey, ...(await Promise.all(Array.from({ length: n - 1 }, () => newKey(t.tenantId)))).map((k) => k.apiKey)];
+  return [
+    t.apiKey,
+    ...(await Promise.all(Array.from({ length: n - 1 }, () => newKey(t.tenantId)))).map((k) => k.apiKey),
+  ];
 }
 
 describe("POST /admin/tenants/:id/move", () => {
@@ -67,7 +93,11 @@ describe("POST /admin/tenants/:id/move", () => {
     const { binding } = lostQueue();
     const started = await postMove(t.tenantId, { shard: other }, { JOBS: binding });
     expect(started.status).toBe(202);
-    expect(await started.json()).toMatchObject({ tenant_id: t.tenantId, shard: t.shard, move: { state: "copying", source: t.shard, target: other, copied: 0 } });
+    expect(await started.json()).toMatchObject({
+      tenant_id: t.tenantId,
+      shard: t.shard,
+      move: { state: "copying", source: t.shard, target: other, copied: 0 },
+    });
     expect((await postMove(t.tenantId, { shard: other }, { JOBS: binding })).status).toBe(409);
     expect((await admin("DELETE", `/tenants/${t.tenantId}`)).status).toBe(409);
     await finishMove(t.tenantId);
@@ -78,7 +108,9 @@ describe("POST /admin/tenants/:id/move", () => {
     expect((await adminWith({ JOBS: lostQueue().binding }, "DELETE", `/tenants/${doomed.tenantId}`)).status).toBe(202);
     const refused = await postMove(doomed.tenantId, { shard: otherShard(doomed.shard) });
     expect(refused.status).toBe(409);
-    expect(await refused.json()).toMatchObject({ error: { code: "CONFLICT", message: expect.stringMatching(/being deleted/) } });
+    expect(await refused.json()).toMatchObject({
+      error: { code: "CONFLICT", message: expect.stringMatching(/being deleted/) },
+    });
   });
 
   it("moves a tenant under concurrent writes and loses nothing; the source keeps none of it", async () => {
@@ -107,7 +139,9 @@ describe("POST /admin/tenants/:id/move", () => {
     const writer = (async () => {
       while (!switched && written < 200) {
         const key = keys[written % keys.length]!;
-        const answer = await callTool(key, "memory_store", { content: `ferry note ${written}: the otter crossed at dawn` });
+        const answer = await callTool(key, "memory_store", {
+          content: `ferry note ${written}: the otter crossed at dawn`,
+        });
         if (answer.result) {
           acknowledged.push(answer.result.id);
           written++;
@@ -117,7 +151,12 @@ describe("POST /admin/tenants/:id/move", () => {
           await new Promise((r) => setTimeout(r, 20));
         } else unexpected.push(answer.error);
         if (written >= 5 && !deleted) {
-          const gone = await callTool(key, "context_gc_prune", { project_id: "default", segment_ids: [doomed], action: "delete", confirm: true });
+          const gone = await callTool(key, "context_gc_prune", {
+            project_id: "default",
+            segment_ids: [doomed],
+            action: "delete",
+            confirm: true,
+          });
           deleted = !gone.error;
           if (gone.error) expect(gone.error.data?.code).toBe("UNAVAILABLE");
         }
@@ -140,12 +179,16 @@ describe("POST /admin/tenants/:id/move", () => {
 
     const shown = await (await admin("GET", `/tenants/${t.tenantId}`)).json<any>();
     expect(shown).toMatchObject({ shard: target, move: { state: "done", source: t.shard, target } });
-    for (const [table, v] of Object.entries(shown.move.verified as Record<string, { source: string; target: string }>)) expect(v.target, table).toBe(v.source);
+    for (const [table, v] of Object.entries(shown.move.verified as Record<string, { source: string; target: string }>))
+      expect(v.target, table).toBe(v.source);
     expect(refusals.every((m) => /retry/i.test(m))).toBe(true);
 
     // Every acknowledged write is there, once; the deleted memory stays deleted; chunk ids did not change.
     const targetDb = shardDatabase(env, target);
-    const found = await targetDb.prepare("SELECT id FROM items WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))").bind(t.tenantId, JSON.stringify(acknowledged)).all<{ id: string }>();
+    const found = await targetDb
+      .prepare("SELECT id FROM items WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))")
+      .bind(t.tenantId, JSON.stringify(acknowledged))
+      .all<{ id: string }>();
     expect(found.results.map((r) => r.id).sort()).toEqual([...acknowledged].sort());
     expect(await targetDb.prepare("SELECT COUNT(*) AS n FROM items WHERE id = ?").bind(doomed).first("n")).toBe(0);
     const chunkIdsAfter = await chunkIdsOf(t.tenantId);
@@ -157,11 +200,17 @@ describe("POST /admin/tenants/:id/move", () => {
     // The source holds nothing of the tenant; the bystander on the source is as it was.
     const left = await tableCounts(source, t.tenantId);
     expect(Object.entries(left).filter(([, n]) => n > 0)).toEqual([]);
-    expect(await source.prepare("SELECT COUNT(*) AS n FROM tenant_fences WHERE tenant_id = ?").bind(t.tenantId).first("n")).toBe(0);
+    expect(
+      await source.prepare("SELECT COUNT(*) AS n FROM tenant_fences WHERE tenant_id = ?").bind(t.tenantId).first("n"),
+    ).toBe(0);
     expect(await tableCounts(source, bystander.tenantId)).toEqual(bystanderBefore);
     // The moved tenant keeps working on its new shard: writes, jobs (embedding) and the usage log land there.
     const late = await call(t.apiKey, "memory_store", { content: "written after the move" });
-    await expect.poll(() => targetDb.prepare("SELECT embedded_at FROM items WHERE id = ?").bind(late.id).first("embedded_at"), { timeout: 15_000 }).not.toBeNull();
+    await expect
+      .poll(() => targetDb.prepare("SELECT embedded_at FROM items WHERE id = ?").bind(late.id).first("embedded_at"), {
+        timeout: 15_000,
+      })
+      .not.toBeNull();
   }, 120_000);
 
   it("rows an earlier failed move left on the target do not survive into the tenant's copy", async () => {
@@ -170,15 +219,30 @@ describe("POST /admin/tenants/:id/move", () => {
     await usageLogSettled(t.tenantId);
     const target = shardDatabase(env, otherShard(t.shard));
     await target.batch([
-      target.prepare("INSERT INTO items (id, tenant_id, kind, type, content, tokens, content_hash, created_at, touched_at) VALUES (?, ?, 'memory', 'note', 'stale', 1, 'h', 0, 0)").bind(`stale-${t.tenantId}`, t.tenantId),
-      target.prepare("INSERT INTO tool_calls (tenant_id, key_id, tool, started_at, duration_ms) VALUES (?, 'k', 'stale', 0, 1)").bind(t.tenantId),
+      target
+        .prepare(
+          "INSERT INTO items (id, tenant_id, kind, type, content, tokens, content_hash, created_at, touched_at) VALUES (?, ?, 'memory', 'note', 'stale', 1, 'h', 0, 0)",
+        )
+        .bind(`stale-${t.tenantId}`, t.tenantId),
+      target
+        .prepare(
+          "INSERT INTO tool_calls (tenant_id, key_id, tool, started_at, duration_ms) VALUES (?, 'k', 'stale', 0, 1)",
+        )
+        .bind(t.tenantId),
     ]);
     const before = await tableCounts(t.db, t.tenantId);
-    expect((await postMove(t.tenantId, { shard: otherShard(t.shard) }, { JOBS: lostQueue().binding })).status).toBe(202);
+    expect((await postMove(t.tenantId, { shard: otherShard(t.shard) }, { JOBS: lostQueue().binding })).status).toBe(
+      202,
+    );
     await finishMove(t.tenantId);
     expect((await readMove(env.CONTROL, t.tenantId))!.state).toBe("done");
     expect(await tableCounts(target, t.tenantId)).toEqual(before);
-    expect(await target.prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND tool = 'stale'").bind(t.tenantId).first("n")).toBe(0);
+    expect(
+      await target
+        .prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND tool = 'stale'")
+        .bind(t.tenantId)
+        .first("n"),
+    ).toBe(0);
   });
 
   it("a write refused during the switch is retryable over MCP and the admin API (503 with Retry-After)", async () => {
@@ -189,11 +253,23 @@ describe("POST /admin/tenants/:id/move", () => {
     while ((await readMove(env.CONTROL, t.tenantId))!.state === "copying") await runMove(env, t.tenantId, 1);
     expect((await readMove(env.CONTROL, t.tenantId))!.state).toBe("switching");
 
-    const mcp = await mcpPost(t.apiKey, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "memory_store", arguments: { content: "during the switch" } } }, { accept: "application/json" });
+    const mcp = await mcpPost(
+      t.apiKey,
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "memory_store", arguments: { content: "during the switch" } },
+      },
+      { accept: "application/json" },
+    );
     const result = (await mcp.json<any>()).result;
     expect(result.isError).toBe(true);
     expect(result.content[0].text).toMatch(/UNAVAILABLE[\s\S]*retry/i);
-    const raw = await fetchImport(t.tenantId, '{"type":"entity","name":"Heron","entityType":"bird","observations":["imported during the switch"]}\n');
+    const raw = await fetchImport(
+      t.tenantId,
+      '{"type":"entity","name":"Heron","entityType":"bird","observations":["imported during the switch"]}\n',
+    );
     expect(raw.status).toBe(503);
     expect(raw.headers.get("retry-after")).toBe("2");
     // Reads work throughout.
@@ -243,20 +319,40 @@ describe("POST /admin/tenants/:id/move", () => {
 describe("the write fence", () => {
   it("every table that holds tenant rows is moved and fenced for inserts, updates and deletes (but the fences, the usage the triggers derive and the top postings the target builds anew)", async () => {
     const db = shardDatabase(env, "SHARD_0");
-    const { results: tables } = await db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table'").all<{ name: string; sql: string }>();
-    expect([...NOT_MOVED].sort()).toEqual(["keyword_dfs", "keyword_top_scans", "keyword_top_terms", "keyword_tops", "tenant_fences", "tenant_usage"]);
-    const tenantTables = tables.filter((t) => /[`"\s(]tenant_id[`"\s]/.test(t.sql) && !NOT_MOVED.has(t.name)).map((t) => t.name).sort();
+    const { results: tables } = await db
+      .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+      .all<{ name: string; sql: string }>();
+    expect([...NOT_MOVED].sort()).toEqual([
+      "keyword_dfs",
+      "keyword_top_scans",
+      "keyword_top_terms",
+      "keyword_tops",
+      "tenant_fences",
+      "tenant_usage",
+    ]);
+    const tenantTables = tables
+      .filter((t) => /[`"\s(]tenant_id[`"\s]/.test(t.sql) && !NOT_MOVED.has(t.name))
+      .map((t) => t.name)
+      .sort();
     expect(TENANT_TABLES_TO_MOVE.map((t) => t.name).sort()).toEqual(tenantTables);
-    const { results: triggers } = await db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'fence_%'").all<{ name: string }>();
+    const { results: triggers } = await db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'fence_%'")
+      .all<{ name: string }>();
     const names = new Set(triggers.map((t) => t.name));
-    for (const table of tenantTables) for (const op of ["insert", "update", "delete"]) expect(names.has(`fence_${table}_${op}`), `fence_${table}_${op}`).toBe(true);
+    for (const table of tenantTables)
+      for (const op of ["insert", "update", "delete"])
+        expect(names.has(`fence_${table}_${op}`), `fence_${table}_${op}`).toBe(true);
   });
 });
 
 /** POST an import body (the MCP memory server's JSONL) as the operator. */
 async function fetchImport(tenantId: string, body: string): Promise<Response> {
   const ctx = createExecutionContext();
-  const request = new Request(`${BASE}/admin/tenants/${tenantId}/import`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body });
+  const request = new Request(`${BASE}/admin/tenants/${tenantId}/import`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    body,
+  });
   const response = (await worker.fetch!(request as any, env, ctx)) as unknown as Response;
   await waitOnExecutionContext(ctx);
   return response;

@@ -1,4 +1,8 @@
-import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2, type OAuthClientProvider as ProviderV2 } from "@modelcontextprotocol/client";
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as TransportV2,
+  type OAuthClientProvider as ProviderV2,
+} from "@modelcontextprotocol/client";
 import { auth, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -71,16 +75,27 @@ describe("OAuth through the MCP SDKs' own client support", () => {
 
     // A client without credentials meets the 401 and starts OAuth from it.
     const first = new ClientV1({ name: "v1-oauth", version: "1.0.0" });
-    await expect(first.connect(new TransportV1(serverUrl, { authProvider: provider, fetch: appFetch }))).rejects.toThrow(/Unauthorized/);
+    await expect(
+      first.connect(new TransportV1(serverUrl, { authProvider: provider, fetch: appFetch })),
+    ).rejects.toThrow(/Unauthorized/);
     expect(provider.info?.client_id).toBeTruthy(); // dynamic registration
     const params = await consentInBrowser(provider.authorizationUrl!, t.apiKey);
-    expect(await auth(provider, { serverUrl, authorizationCode: params.get("code")!, fetchFn: appFetch })).toBe("AUTHORIZED");
-    expect(provider.saved).toMatchObject({ token_type: expect.stringMatching(/bearer/i), expires_in: 3600, scope: "read write" });
+    expect(await auth(provider, { serverUrl, authorizationCode: params.get("code")!, fetchFn: appFetch })).toBe(
+      "AUTHORIZED",
+    );
+    expect(provider.saved).toMatchObject({
+      token_type: expect.stringMatching(/bearer/i),
+      expires_in: 3600,
+      scope: "read write",
+    });
 
     const client = new ClientV1({ name: "v1-oauth", version: "1.0.0" });
     await client.connect(new TransportV1(serverUrl, { authProvider: provider, fetch: appFetch }));
     expect((await client.listTools()).tools.map((x) => x.name)).toContain("memory_store");
-    const stored = await client.callTool({ name: "memory_store", arguments: { content: "stored through the SDK's OAuth" } });
+    const stored = await client.callTool({
+      name: "memory_store",
+      arguments: { content: "stored through the SDK's OAuth" },
+    });
     expect(stored.isError).toBeFalsy();
     await client.close();
 

@@ -22,7 +22,15 @@ import {
 async function consentFor(clientName: string, scope = "read write") {
   const client = await registerClient({ client_name: clientName });
   const { challenge, verifier } = await pkce();
-  const page = await openConsent(authorizePath({ client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: "S256", scope }));
+  const page = await openConsent(
+    authorizePath({
+      client_id: client.client_id,
+      redirect_uri: REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+      scope,
+    }),
+  );
   return { client, verifier, page };
 }
 
@@ -33,7 +41,9 @@ describe("the consent page", () => {
     expect(page.response.status).toBe(200);
     expect(page.html).not.toContain("<img");
     expect(page.html).not.toContain("<script");
-    expect(page.html).toContain("&#60;img src=x onerror=alert(1)&#62;&#60;script&#62;alert(2)&#60;/script&#62;&#34;&#39;&#38;");
+    expect(page.html).toContain(
+      "&#60;img src=x onerror=alert(1)&#62;&#60;script&#62;alert(2)&#60;/script&#62;&#34;&#39;&#38;",
+    );
     expect(page.html).toContain("connector.example");
     expect(page.html).toMatch(/<code>read<\/code> <code>write<\/code> <code>offline_access<\/code>/);
     expect(page.html).toContain("This app registered itself");
@@ -55,7 +65,11 @@ describe("the consent page", () => {
     expect(await noCookie.text()).toContain("not started in this browser");
     const crossSite = await request("/oauth/authorize", {
       method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", cookie: page.cookie, origin: "https://evil.example" },
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        cookie: page.cookie,
+        origin: "https://evil.example",
+      },
       body: new URLSearchParams({ handle: page.handle, decision: "approve", api_key: t.apiKey, scope: "write" }),
       redirect: "manual",
     });
@@ -84,7 +98,10 @@ describe("the consent page", () => {
       [{ apiKey: "ce_wrong" }, "not valid or has been revoked"],
       [{ apiKey: readOnly.apiKey }, "only the read scope"],
       [{ apiKey: t.apiKey, scopes: [] }, "at least one scope"],
-      [{ apiKey: t.apiKey, projects: "alpha, gamma" }, "cannot reach project &#39;gamma&#39; (it reaches: alpha, beta)"],
+      [
+        { apiKey: t.apiKey, projects: "alpha, gamma" },
+        "cannot reach project &#39;gamma&#39; (it reaches: alpha, beta)",
+      ],
     ] as const) {
       const response = await postConsent(page, fields);
       expect(response.status).toBe(400);
@@ -113,7 +130,9 @@ describe("what a grant reaches", () => {
     const alphaOnly = await authorizeWithKey(t.apiKey, { projects: "alpha" });
     const alpha = await exchangeCode(alphaOnly.client, alphaOnly.code, alphaOnly.verifier);
     await toolResult(await mcpTool(alpha.access_token, "memory_store", { content: "alpha fact", namespace: "alpha" }));
-    const beta = await (await mcpTool(alpha.access_token, "memory_store", { content: "beta fact", namespace: "beta" })).json<any>();
+    const beta = await (
+      await mcpTool(alpha.access_token, "memory_store", { content: "beta fact", namespace: "beta" })
+    ).json<any>();
     expect(beta.result.content[0].text).toMatch(/PERMISSION_DENIED.*'beta'/);
     const projects = await toolResult(await mcpTool(alpha.access_token, "context_list_projects", {}, "?toolsets=all"));
     expect(projects.projects).toEqual(["alpha"]);
@@ -123,7 +142,12 @@ describe("what a grant reaches", () => {
     const t = await newTenant();
     const { client, code, verifier } = await authorizeWithKey(t.apiKey);
     const tokens = await exchangeCode(client, code, verifier);
-    const batch = Array.from({ length: 40 }, (_, id) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "ping", arguments: {} } }));
+    const batch = Array.from({ length: 40 }, (_, id) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "ping", arguments: {} },
+    }));
     await insideOneRateWindow();
     await jsonrpc(t.apiKey, batch); // the test limit: 40 tool calls a minute per key
     const limited = await mcpTool(tokens.access_token, "ping");
@@ -137,19 +161,38 @@ describe("client ID metadata documents", () => {
 
   it("a client whose ID is a URL is shown with its domain and completes the flow", async () => {
     const clientId = "https://app.example/oauth/client.json";
-    const document = { client_id: clientId, client_name: "Example App", redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"], response_types: ["code"] };
+    const document = {
+      client_id: clientId,
+      client_name: "Example App",
+      redirect_uris: [REDIRECT_URI],
+      token_endpoint_auth_method: "none",
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+    };
     const fetched = vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
-      if (String(input instanceof Request ? input.url : input) !== clientId) return new Response("not found", { status: 404 });
+      if (String(input instanceof Request ? input.url : input) !== clientId)
+        return new Response("not found", { status: 404 });
       return Response.json(document, { headers: { "cache-control": "max-age=60" } });
     });
     const t = await newTenant();
     const { challenge, verifier } = await pkce();
-    const page = await openConsent(authorizePath({ client_id: clientId, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: "S256" }));
+    const page = await openConsent(
+      authorizePath({
+        client_id: clientId,
+        redirect_uri: REDIRECT_URI,
+        code_challenge: challenge,
+        code_challenge_method: "S256",
+      }),
+    );
     expect(page.response.status, page.html).toBe(200);
     expect(page.html).toContain("Published by <strong>app.example</strong>");
     expect(fetched).toHaveBeenCalled();
     const params = redirectParams(await postConsent(page, { apiKey: t.apiKey }));
-    const tokens = await exchangeCode({ client_id: clientId, redirect_uris: [REDIRECT_URI] }, params.get("code")!, verifier);
+    const tokens = await exchangeCode(
+      { client_id: clientId, redirect_uris: [REDIRECT_URI] },
+      params.get("code")!,
+      verifier,
+    );
     await toolResult(await mcpTool(tokens.access_token, "ping"));
   });
 });
@@ -177,13 +220,19 @@ describe("the admin API for grants", () => {
 
     // A tenant admin limited to a project sees only grants within its reach; another tenant sees none.
     const projectAdmin = await newKey(t.tenantId, { scopes: ["admin"], projects: ["alpha"] });
-    const seen = await (await admin("GET", `/tenants/${t.tenantId}/grants`, undefined, projectAdmin.apiKey)).json<any>();
+    const seen = await (
+      await admin("GET", `/tenants/${t.tenantId}/grants`, undefined, projectAdmin.apiKey)
+    ).json<any>();
     expect(seen.grants.map((g: any) => g.key_id)).toEqual([narrow.keyId]);
     const stranger = await newTenant({ scopes: ["admin"] });
     expect((await admin("GET", `/tenants/${t.tenantId}/grants`, undefined, stranger.apiKey)).status).toBe(403);
     const wideGrant = listed.grants.find((g: any) => g.key_id === t.keyId).grant_id;
-    expect((await admin("DELETE", `/keys/${t.keyId}/grants/${wideGrant}`, undefined, projectAdmin.apiKey)).status).toBe(403);
-    expect((await admin("DELETE", `/keys/${t.keyId}/grants/${wideGrant}`, undefined, stranger.apiKey)).status).toBe(404);
+    expect((await admin("DELETE", `/keys/${t.keyId}/grants/${wideGrant}`, undefined, projectAdmin.apiKey)).status).toBe(
+      403,
+    );
+    expect((await admin("DELETE", `/keys/${t.keyId}/grants/${wideGrant}`, undefined, stranger.apiKey)).status).toBe(
+      404,
+    );
 
     await toolResult(await mcpTool(wideTokens.access_token, "ping"));
     const revoked = await admin("DELETE", `/keys/${t.keyId}/grants/${wideGrant}`, undefined, t.apiKey);

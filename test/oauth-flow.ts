@@ -37,13 +37,17 @@ export async function pkce(): Promise<{ verifier: string; challenge: string }> {
 }
 
 function base64Url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 }
 
 /** The authorize URL a connector opens in the person's browser; `undefined` leaves a parameter out. */
 export function authorizePath(params: Record<string, string | undefined>): string {
   const query = new URLSearchParams();
-  for (const [name, value] of Object.entries({ response_type: "code", state: "st-123", ...params })) if (value !== undefined) query.set(name, value);
+  for (const [name, value] of Object.entries({ response_type: "code", state: "st-123", ...params }))
+    if (value !== undefined) query.set(name, value);
   return `/oauth/authorize?${query}`;
 }
 
@@ -64,13 +68,24 @@ export async function openConsent(path: string, cookie = ""): Promise<ConsentPag
 export async function readConsent(response: Response, previousCookie = ""): Promise<ConsentPage> {
   const html = await response.text();
   const handle = html.match(/name="handle" value="([^"]+)"/)?.[1] ?? "";
-  const cookies = response.headers.getSetCookie().filter((c) => !/Max-Age=0/.test(c)).map((c) => c.split(";")[0]!);
+  const cookies = response.headers
+    .getSetCookie()
+    .filter((c) => !/Max-Age=0/.test(c))
+    .map((c) => c.split(";")[0]!);
   return { response, html, handle, cookie: [previousCookie, ...cookies].filter(Boolean).join("; ") };
 }
 
 /** POST the consent form as the browser does (same origin, its cookie). */
-export function postConsent(page: Pick<ConsentPage, "handle" | "cookie">, fields: { decision?: string; apiKey?: string; scopes?: readonly string[]; projects?: string } = {}): Promise<Response> {
-  const form = new URLSearchParams({ handle: page.handle, decision: fields.decision ?? "approve", api_key: fields.apiKey ?? "", projects: fields.projects ?? "" });
+export function postConsent(
+  page: Pick<ConsentPage, "handle" | "cookie">,
+  fields: { decision?: string; apiKey?: string; scopes?: readonly string[]; projects?: string } = {},
+): Promise<Response> {
+  const form = new URLSearchParams({
+    handle: page.handle,
+    decision: fields.decision ?? "approve",
+    api_key: fields.apiKey ?? "",
+    projects: fields.projects ?? "",
+  });
   for (const scope of fields.scopes ?? ["read", "write"]) form.append("scope", scope);
   return request("/oauth/authorize", {
     method: "POST",
@@ -104,7 +119,9 @@ export async function authorizeWithKey(
     }),
   );
   expect(page.response.status, page.html).toBe(200);
-  const params = redirectParams(await postConsent(page, { apiKey, scopes: options.scopes, projects: options.projects }));
+  const params = redirectParams(
+    await postConsent(page, { apiKey, scopes: options.scopes, projects: options.projects }),
+  );
   expect(params.get("error"), params.get("error_description") ?? "").toBeNull();
   return { client, code: params.get("code")!, verifier, params };
 }
@@ -112,7 +129,11 @@ export async function authorizeWithKey(
 export function tokenRequest(fields: Record<string, string | undefined>): Promise<Response> {
   const body = new URLSearchParams();
   for (const [name, value] of Object.entries(fields)) if (value !== undefined) body.set(name, value);
-  return request("/oauth/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body });
+  return request("/oauth/token", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body,
+  });
 }
 
 export interface Tokens {
@@ -125,7 +146,13 @@ export interface Tokens {
 }
 
 export async function exchangeCode(client: Client, code: string, verifier: string): Promise<Tokens> {
-  const response = await tokenRequest({ grant_type: "authorization_code", code, code_verifier: verifier, client_id: client.client_id, redirect_uri: client.redirect_uris[0] });
+  const response = await tokenRequest({
+    grant_type: "authorization_code",
+    code,
+    code_verifier: verifier,
+    client_id: client.client_id,
+    redirect_uri: client.redirect_uris[0],
+  });
   expect(response.status, await response.clone().text()).toBe(200);
   return response.json<Tokens>();
 }
@@ -135,8 +162,17 @@ export async function refresh(client: Client, refreshToken: string): Promise<Res
 }
 
 /** A tools/call over /mcp with a bearer credential (an access token or a key); the JSON-RPC response. */
-export async function mcpTool(credential: string, name: string, args: Record<string, unknown> = {}, query = ""): Promise<Response> {
-  return mcpPost(credential, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }, { query, accept: "application/json" });
+export async function mcpTool(
+  credential: string,
+  name: string,
+  args: Record<string, unknown> = {},
+  query = "",
+): Promise<Response> {
+  return mcpPost(
+    credential,
+    { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } },
+    { query, accept: "application/json" },
+  );
 }
 
 /** A successful tool result's structured content; fails the test on a tool error. */

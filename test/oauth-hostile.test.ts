@@ -63,7 +63,13 @@ describe("replayed tokens", () => {
     expect(replayed.status).toBe(401);
     expect(replayed.headers.get("www-authenticate")).toContain('error="invalid_token"');
     await oauthError(await refresh(client, tokens.refresh_token), 400, "invalid_grant");
-    const redeemed = await tokenRequest({ grant_type: "authorization_code", code: pending.code, code_verifier: pending.verifier, client_id: pending.client.client_id, redirect_uri: REDIRECT_URI });
+    const redeemed = await tokenRequest({
+      grant_type: "authorization_code",
+      code: pending.code,
+      code_verifier: pending.verifier,
+      client_id: pending.client.client_id,
+      redirect_uri: REDIRECT_URI,
+    });
     await oauthError(redeemed, 400, "invalid_grant");
   });
 });
@@ -72,7 +78,16 @@ describe("PKCE at the token step", () => {
   it("a code redeemed without code_verifier", async () => {
     const t = await newTenant();
     const { client, code } = await authorizeWithKey(t.apiKey);
-    const body = await oauthError(await tokenRequest({ grant_type: "authorization_code", code, client_id: client.client_id, redirect_uri: REDIRECT_URI }), 400, "invalid_request");
+    const body = await oauthError(
+      await tokenRequest({
+        grant_type: "authorization_code",
+        code,
+        client_id: client.client_id,
+        redirect_uri: REDIRECT_URI,
+      }),
+      400,
+      "invalid_request",
+    );
     expect(body.error_description).toMatch(/code_verifier/);
   });
 
@@ -80,14 +95,27 @@ describe("PKCE at the token step", () => {
     const t = await newTenant();
     const { client, code, verifier } = await authorizeWithKey(t.apiKey);
     const challenge = await s256(verifier); // what the authorization request carried, in the open
-    const body = await oauthError(await tokenRequest({ grant_type: "authorization_code", code, code_verifier: challenge, client_id: client.client_id, redirect_uri: REDIRECT_URI }), 400, "invalid_grant");
+    const body = await oauthError(
+      await tokenRequest({
+        grant_type: "authorization_code",
+        code,
+        code_verifier: challenge,
+        client_id: client.client_id,
+        redirect_uri: REDIRECT_URI,
+      }),
+      400,
+      "invalid_grant",
+    );
     expect(body.error_description).toMatch(/code_verifier/);
   });
 
   it("an authorization request with a code_challenge but no method (plain by default)", async () => {
     const client = await registerClient();
     const { challenge } = await pkce();
-    const response = await request(authorizePath({ client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: challenge }), manual);
+    const response = await request(
+      authorizePath({ client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: challenge }),
+      manual,
+    );
     const params = redirectParams(response);
     expect(params.get("error")).toBe("invalid_request");
     expect(params.get("error_description")).toMatch(/plain/i);
@@ -97,7 +125,10 @@ describe("PKCE at the token step", () => {
 
 async function s256(verifier: string): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
-  return btoa(String.fromCharCode(...digest)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return btoa(String.fromCharCode(...digest))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 }
 
 describe("made-up authorization codes", () => {
@@ -107,11 +138,41 @@ describe("made-up authorization codes", () => {
     const [keyId, grantId, secret] = code.split(":");
     expect(keyId).toBe(t.keyId);
     const forged = `${keyId}:${grantId}:${"A".repeat(secret!.length)}`;
-    await oauthError(await tokenRequest({ grant_type: "authorization_code", code: forged, code_verifier: verifier, client_id: client.client_id, redirect_uri: REDIRECT_URI }), 400, "invalid_grant");
+    await oauthError(
+      await tokenRequest({
+        grant_type: "authorization_code",
+        code: forged,
+        code_verifier: verifier,
+        client_id: client.client_id,
+        redirect_uri: REDIRECT_URI,
+      }),
+      400,
+      "invalid_grant",
+    );
     const other = await registerClient();
-    await oauthError(await tokenRequest({ grant_type: "authorization_code", code, code_verifier: verifier, client_id: other.client_id, redirect_uri: REDIRECT_URI }), 400, "invalid_grant");
+    await oauthError(
+      await tokenRequest({
+        grant_type: "authorization_code",
+        code,
+        code_verifier: verifier,
+        client_id: other.client_id,
+        redirect_uri: REDIRECT_URI,
+      }),
+      400,
+      "invalid_grant",
+    );
     for (const shape of [`${keyId}:${grantId}`, `${keyId}::`, "::", "a".repeat(2000)]) {
-      await oauthError(await tokenRequest({ grant_type: "authorization_code", code: shape, code_verifier: verifier, client_id: client.client_id, redirect_uri: REDIRECT_URI }), 400, "invalid_grant");
+      await oauthError(
+        await tokenRequest({
+          grant_type: "authorization_code",
+          code: shape,
+          code_verifier: verifier,
+          client_id: client.client_id,
+          redirect_uri: REDIRECT_URI,
+        }),
+        400,
+        "invalid_grant",
+      );
     }
     await exchangeCode(client, code, verifier); // none of these spent the real code
   });
@@ -134,7 +195,15 @@ describe("redirect URIs", () => {
       "javascript:alert(1)",
     ];
     for (const redirectUri of lookAlikes) {
-      const response = await request(authorizePath({ client_id: client.client_id, redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: "S256" }), manual);
+      const response = await request(
+        authorizePath({
+          client_id: client.client_id,
+          redirect_uri: redirectUri,
+          code_challenge: challenge,
+          code_challenge_method: "S256",
+        }),
+        manual,
+      );
       await refusedPage(response, 400, /redirect/i);
     }
   });
@@ -172,7 +241,12 @@ describe("pages that cannot be framed", () => {
   it("the error pages of /oauth/authorize send frame-ancestors 'none' and X-Frame-Options DENY, as the consent page does", async () => {
     const pages = [
       await request(authorizePath({ client_id: "no-such-client", redirect_uri: REDIRECT_URI }), manual),
-      await request("/oauth/authorize", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "handle=made-up&decision=approve", redirect: "manual" }),
+      await request("/oauth/authorize", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: "handle=made-up&decision=approve",
+        redirect: "manual",
+      }),
     ];
     for (const page of pages) {
       expect(page.status).toBe(400);
@@ -202,7 +276,15 @@ function documentFor(clientId: string, overrides: Record<string, unknown> = {}) 
 
 async function authorizeAs(clientId: string, redirectUri = REDIRECT_URI): Promise<Response> {
   const { challenge } = await pkce();
-  return request(authorizePath({ client_id: clientId, redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: "S256" }), manual);
+  return request(
+    authorizePath({
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+    }),
+    manual,
+  );
 }
 
 const UNVERIFIED = /could not be verified/;
@@ -215,7 +297,9 @@ describe("client ID metadata documents", () => {
 
   it("on an internal or special-use host, or an IP address: refused without being fetched; at the token endpoint too", async () => {
     // Every URL answers a valid document for itself: only the host policy can refuse.
-    const outbound = vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => Response.json(documentFor(urlOf(input))));
+    const outbound = vi
+      .spyOn(globalThis, "fetch")
+      .mockImplementation(async (input) => Response.json(documentFor(urlOf(input))));
     const hosts = [
       "localhost",
       "app.localhost",
@@ -236,7 +320,13 @@ describe("client ID metadata documents", () => {
     for (const host of hosts) {
       const clientId = clientUrl(host);
       await refusedPage(await authorizeAs(clientId), 400, UNVERIFIED);
-      const token = await tokenRequest({ grant_type: "authorization_code", code: "a:b:c", code_verifier: "v".repeat(43), client_id: clientId, redirect_uri: REDIRECT_URI });
+      const token = await tokenRequest({
+        grant_type: "authorization_code",
+        code: "a:b:c",
+        code_verifier: "v".repeat(43),
+        client_id: clientId,
+        redirect_uri: REDIRECT_URI,
+      });
       await oauthError(token, 401, "invalid_client");
     }
     expect(outbound).not.toHaveBeenCalled();
@@ -248,7 +338,9 @@ describe("client ID metadata documents", () => {
   });
 
   it("on plain http: not a metadata document, an unknown client, never fetched", async () => {
-    const outbound = vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => Response.json(documentFor(urlOf(input))));
+    const outbound = vi
+      .spyOn(globalThis, "fetch")
+      .mockImplementation(async (input) => Response.json(documentFor(urlOf(input))));
     await refusedPage(await authorizeAs(clientUrl().replace("https:", "http:")), 400, /client/i);
     expect(outbound).not.toHaveBeenCalled();
   });
@@ -280,12 +372,16 @@ describe("client ID metadata documents", () => {
     };
     vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
       const url = urlOf(input);
-      if (url === declared) return new Response(padded(declared, 6 * 1024), { headers: { "content-type": "application/json" } });
-      if (url === small) return new Response(padded(small, 5 * 1024 - 100), { headers: { "content-type": "application/json" } });
+      if (url === declared)
+        return new Response(padded(declared, 6 * 1024), { headers: { "content-type": "application/json" } });
+      if (url === small)
+        return new Response(padded(small, 5 * 1024 - 100), { headers: { "content-type": "application/json" } });
       if (url === streamed) {
         // No Content-Length: 1 KiB chunks, forever.
         const chunk = new TextEncoder().encode(" ".repeat(1024));
-        return new Response(new ReadableStream({ pull: (controller) => controller.enqueue(chunk) }), { headers: { "content-type": "application/json" } });
+        return new Response(new ReadableStream({ pull: (controller) => controller.enqueue(chunk) }), {
+          headers: { "content-type": "application/json" },
+        });
       }
       return new Response("not found", { status: 404 });
     });
@@ -309,9 +405,14 @@ describe("client ID metadata documents", () => {
       let signal: AbortSignal | undefined;
       vi.spyOn(globalThis, "fetch").mockImplementation(async (_input, init) => {
         signal = init?.signal ?? undefined;
-        if (stall === "headers") return new Promise<never>((_, reject) => signal!.addEventListener("abort", () => reject(new DOMException("Aborted", "AbortError"))));
+        if (stall === "headers")
+          return new Promise<never>((_, reject) =>
+            signal!.addEventListener("abort", () => reject(new DOMException("Aborted", "AbortError"))),
+          );
         const start = new TextEncoder().encode('{"client_id":');
-        return new Response(new ReadableStream({ start: (controller) => controller.enqueue(start) }), { headers: { "content-type": "application/json" } });
+        return new Response(new ReadableStream({ start: (controller) => controller.enqueue(start) }), {
+          headers: { "content-type": "application/json" },
+        });
       });
       delays.length = 0;
       const started = Date.now();
@@ -327,7 +428,8 @@ describe("client ID metadata documents", () => {
     const otherId = clientUrl();
     vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
       const url = urlOf(input);
-      if (url === otherUris) return Response.json(documentFor(otherUris, { redirect_uris: ["https://app.example/callback"] }));
+      if (url === otherUris)
+        return Response.json(documentFor(otherUris, { redirect_uris: ["https://app.example/callback"] }));
       if (url === otherId) return Response.json(documentFor("https://app.example/oauth/someone-else.json"));
       return new Response("not found", { status: 404 });
     });
@@ -355,12 +457,19 @@ describe("the admin API", () => {
       {},
     ];
     for (const headers of attempts) {
-      const response = await request("/admin/tenants", { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ name }) });
+      const response = await request("/admin/tenants", {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify({ name }),
+      });
       expect(response.status, JSON.stringify(headers)).toBe(401);
       expect(response.headers.get("www-authenticate")).toBe('Bearer realm="context-edge-admin"');
       expect(await response.json()).toMatchObject({ error: { code: "PERMISSION_DENIED" } });
     }
-    const inQuery = await request(`/admin/tenants?token=${ADMIN_TOKEN}&access_token=${ADMIN_TOKEN}`, { method: "POST", body: JSON.stringify({ name }) });
+    const inQuery = await request(`/admin/tenants?token=${ADMIN_TOKEN}&access_token=${ADMIN_TOKEN}`, {
+      method: "POST",
+      body: JSON.stringify({ name }),
+    });
     expect(inQuery.status).toBe(401);
     const tenants = await (await admin("GET", "/tenants")).json<{ tenants: { name: string }[] }>();
     expect(tenants.tenants.filter((x) => x.name === name)).toEqual([]);

@@ -71,7 +71,11 @@ describe("OAuth discovery", () => {
   });
 
   it("the key-only URL and /jsonrpc advertise no OAuth", async () => {
-    const keyOnly = await request("/mcp-key", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(listTools) });
+    const keyOnly = await request("/mcp-key", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(listTools),
+    });
     expect(keyOnly.status).toBe(401);
     expect(keyOnly.headers.get("www-authenticate")).not.toContain("resource_metadata");
     expect((await request("/.well-known/oauth-protected-resource/mcp-key")).status).toBe(404);
@@ -97,17 +101,28 @@ describe("the OAuth flow", () => {
     expect(params.get("iss")).toBe(BASE); // RFC 9207
 
     const tokens = await exchangeCode(client, code, verifier);
-    expect(tokens).toMatchObject({ token_type: "bearer", expires_in: 3600, scope: "read write", resource: `${BASE}/mcp` });
+    expect(tokens).toMatchObject({
+      token_type: "bearer",
+      expires_in: 3600,
+      scope: "read write",
+      resource: `${BASE}/mcp`,
+    });
     expect(tokens.refresh_token).toBeTruthy();
 
     const listed = await mcpPost(tokens.access_token, listTools, { accept: "application/json" });
     expect(listed.status).toBe(200);
     expect((await listed.json<any>()).result.tools.map((x: any) => x.name)).toContain("memory_store");
-    const stored = await toolResult(await mcpTool(tokens.access_token, "memory_store", { content: "Connectors sign in with OAuth" }));
+    const stored = await toolResult(
+      await mcpTool(tokens.access_token, "memory_store", { content: "Connectors sign in with OAuth" }),
+    );
     const found = await toolResult(await mcpTool(t.apiKey, "search", { query: "connectors OAuth" }));
     expect(found.results.map((r: any) => r.item_id)).toContain(stored.id); // the token wrote into the key's tenant
     // The usage log records the call under the key the person signed in with, as for the key itself.
-    const logged = () => t.db.prepare("SELECT key_id FROM tool_calls WHERE tenant_id = ? AND tool = 'memory_store'").bind(t.tenantId).all();
+    const logged = () =>
+      t.db
+        .prepare("SELECT key_id FROM tool_calls WHERE tenant_id = ? AND tool = 'memory_store'")
+        .bind(t.tenantId)
+        .all();
     await expect.poll(async () => (await logged()).results, { timeout: 10_000 }).toEqual([{ key_id: t.keyId }]); // the USAGE queue writes it
 
     // Refresh rotates: a new pair each time; once the new refresh token has been used, the old one is refused.
@@ -137,24 +152,46 @@ describe("the OAuth flow refuses", () => {
     const confidential = await registerClient({ token_endpoint_auth_method: "client_secret_basic" });
     expect(confidential.client_secret).toBeTruthy();
     for (const client of [publicClient, confidential]) {
-      const noPkce = await request(authorizePath({ client_id: client.client_id, redirect_uri: client.redirect_uris[0] }), manual);
+      const noPkce = await request(
+        authorizePath({ client_id: client.client_id, redirect_uri: client.redirect_uris[0] }),
+        manual,
+      );
       const params = redirectParams(noPkce);
       expect(params.get("error")).toBe("invalid_request");
       expect(params.get("error_description")).toMatch(/PKCE|code_challenge/i);
       expect(params.get("state")).toBe("st-123");
       expect(params.get("iss")).toBe(BASE);
     }
-    const plain = await request(authorizePath({ client_id: publicClient.client_id, redirect_uri: REDIRECT_URI, code_challenge: "abc", code_challenge_method: "plain" }), manual);
+    const plain = await request(
+      authorizePath({
+        client_id: publicClient.client_id,
+        redirect_uri: REDIRECT_URI,
+        code_challenge: "abc",
+        code_challenge_method: "plain",
+      }),
+      manual,
+    );
     expect(redirectParams(plain).get("error")).toBe("invalid_request");
   });
 
   it("a wrong code_verifier", async () => {
     const t = await newTenant();
     const { client, code, verifier } = await authorizeWithKey(t.apiKey);
-    const wrong = await tokenRequest({ grant_type: "authorization_code", code, code_verifier: (await pkce()).verifier, client_id: client.client_id, redirect_uri: REDIRECT_URI });
+    const wrong = await tokenRequest({
+      grant_type: "authorization_code",
+      code,
+      code_verifier: (await pkce()).verifier,
+      client_id: client.client_id,
+      redirect_uri: REDIRECT_URI,
+    });
     expect(wrong.status).toBe(400);
     expect(await wrong.json()).toMatchObject({ error: "invalid_grant" });
-    const missing = await tokenRequest({ grant_type: "authorization_code", code, client_id: client.client_id, redirect_uri: REDIRECT_URI });
+    const missing = await tokenRequest({
+      grant_type: "authorization_code",
+      code,
+      client_id: client.client_id,
+      redirect_uri: REDIRECT_URI,
+    });
     expect(await missing.json()).toMatchObject({ error: "invalid_request" });
     await exchangeCode(client, code, verifier); // the right verifier still redeems it
   });
@@ -162,14 +199,28 @@ describe("the OAuth flow refuses", () => {
   it("a redirect URI the client did not register: shown on the page, never redirected; and a different one at the token endpoint", async () => {
     const client = await registerClient({ redirect_uris: [REDIRECT_URI, "https://connector.example/other"] });
     const { challenge } = await pkce();
-    const evil = await request(authorizePath({ client_id: client.client_id, redirect_uri: "https://evil.example/steal", code_challenge: challenge, code_challenge_method: "S256" }), manual);
+    const evil = await request(
+      authorizePath({
+        client_id: client.client_id,
+        redirect_uri: "https://evil.example/steal",
+        code_challenge: challenge,
+        code_challenge_method: "S256",
+      }),
+      manual,
+    );
     expect(evil.status).toBe(400);
     expect(evil.headers.get("location")).toBeNull();
     expect(await evil.text()).toMatch(/redirect/i);
 
     const t = await newTenant();
     const { code, verifier } = await authorizeWithKey(t.apiKey, { client });
-    const other = await tokenRequest({ grant_type: "authorization_code", code, code_verifier: verifier, client_id: client.client_id, redirect_uri: "https://connector.example/other" });
+    const other = await tokenRequest({
+      grant_type: "authorization_code",
+      code,
+      code_verifier: verifier,
+      client_id: client.client_id,
+      redirect_uri: "https://connector.example/other",
+    });
     expect(other.status).toBe(400);
     expect(await other.json()).toMatchObject({ error: "invalid_grant" });
   });
@@ -183,7 +234,13 @@ describe("the OAuth flow refuses", () => {
     expect(keys[0]!.expiration! - Date.now() / 1000).toBeLessThanOrEqual(600);
     // ...so an expired code is one whose record KV has dropped.
     await env.OAUTH_KV.delete(keys[0]!.name);
-    const expired = await tokenRequest({ grant_type: "authorization_code", code, code_verifier: verifier, client_id: client.client_id, redirect_uri: REDIRECT_URI });
+    const expired = await tokenRequest({
+      grant_type: "authorization_code",
+      code,
+      code_verifier: verifier,
+      client_id: client.client_id,
+      redirect_uri: REDIRECT_URI,
+    });
     expect(expired.status).toBe(400);
     expect(await expired.json()).toMatchObject({ error: "invalid_grant" });
   });
@@ -193,7 +250,13 @@ describe("the OAuth flow refuses", () => {
     const { client, code, verifier } = await authorizeWithKey(t.apiKey);
     const tokens = await exchangeCode(client, code, verifier);
     await toolResult(await mcpTool(tokens.access_token, "ping"));
-    const again = await tokenRequest({ grant_type: "authorization_code", code, code_verifier: verifier, client_id: client.client_id, redirect_uri: REDIRECT_URI });
+    const again = await tokenRequest({
+      grant_type: "authorization_code",
+      code,
+      code_verifier: verifier,
+      client_id: client.client_id,
+      redirect_uri: REDIRECT_URI,
+    });
     expect(again.status).toBe(400);
     expect(await again.json()).toMatchObject({ error: "invalid_grant" });
     expect((await mcpTool(tokens.access_token, "ping")).status).toBe(401);
@@ -204,19 +267,43 @@ describe("the OAuth flow refuses", () => {
     const { client, code, verifier } = await authorizeWithKey(t.apiKey);
     const tokens = await exchangeCode(client, code, verifier);
     const body = JSON.stringify(listTools);
-    const headers = { authorization: `Bearer ${tokens.access_token}`, "content-type": "application/json", accept: "application/json" };
-    const elsewhere = await exports.default.fetch(new Request("http://127.0.0.1/mcp", { method: "POST", headers, body }));
+    const headers = {
+      authorization: `Bearer ${tokens.access_token}`,
+      "content-type": "application/json",
+      accept: "application/json",
+    };
+    const elsewhere = await exports.default.fetch(
+      new Request("http://127.0.0.1/mcp", { method: "POST", headers, body }),
+    );
     expect(elsewhere.status).toBe(401);
-    expect(elsewhere.headers.get("www-authenticate")).toContain('resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"');
+    expect(elsewhere.headers.get("www-authenticate")).toContain(
+      'resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"',
+    );
     expect((await jsonrpc(tokens.access_token, listTools)).status).toBe(401);
     expect((await request("/mcp-key", { method: "POST", headers, body })).status).toBe(401);
     expect((await mcpPost(tokens.access_token, listTools, { accept: "application/json" })).status).toBe(200);
 
     const { challenge } = await pkce();
-    const other = await request(authorizePath({ client_id: client.client_id, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: "S256", resource: "https://elsewhere.example/mcp" }), manual);
+    const other = await request(
+      authorizePath({
+        client_id: client.client_id,
+        redirect_uri: REDIRECT_URI,
+        code_challenge: challenge,
+        code_challenge_method: "S256",
+        resource: "https://elsewhere.example/mcp",
+      }),
+      manual,
+    );
     expect(redirectParams(other).get("error")).toBe("invalid_target");
     const second = await authorizeWithKey(t.apiKey, { client });
-    const retarget = await tokenRequest({ grant_type: "authorization_code", code: second.code, code_verifier: second.verifier, client_id: client.client_id, redirect_uri: REDIRECT_URI, resource: "https://elsewhere.example/mcp" });
+    const retarget = await tokenRequest({
+      grant_type: "authorization_code",
+      code: second.code,
+      code_verifier: second.verifier,
+      client_id: client.client_id,
+      redirect_uri: REDIRECT_URI,
+      resource: "https://elsewhere.example/mcp",
+    });
     expect(retarget.status).toBe(400);
     expect(await retarget.json()).toMatchObject({ error: "invalid_target" });
   });
@@ -242,14 +329,29 @@ describe("the OAuth flow refuses", () => {
     await toolResult(await mcpTool(tokens.access_token, "ping"));
     // Revoked while removing its grants from KV fails: the grants stay, as if their cleanup had failed.
     const unreachable = () => Promise.reject(new Error("KV unavailable"));
-    const brokenKv = { get: unreachable, getWithMetadata: unreachable, put: unreachable, delete: unreachable, list: unreachable } as unknown as KVNamespace;
+    const brokenKv = {
+      get: unreachable,
+      getWithMetadata: unreachable,
+      put: unreachable,
+      delete: unreachable,
+      list: unreachable,
+    } as unknown as KVNamespace;
     const revoked = await adminWith({ OAUTH_KV: brokenKv }, "DELETE", `/keys/${t.keyId}`);
     expect(await revoked.json()).toMatchObject({ key_id: t.keyId, oauth_grants_revoked: null });
     expect((await mcpTool(tokens.access_token, "ping")).status).toBe(401);
     const refreshed = await refresh(client, tokens.refresh_token);
     expect(refreshed.status).toBe(400);
-    expect(await refreshed.json()).toMatchObject({ error: "invalid_grant", error_description: expect.stringMatching(/revoked/) });
-    const code2 = await tokenRequest({ grant_type: "authorization_code", code: pending.code, code_verifier: pending.verifier, client_id: pending.client.client_id, redirect_uri: REDIRECT_URI });
+    expect(await refreshed.json()).toMatchObject({
+      error: "invalid_grant",
+      error_description: expect.stringMatching(/revoked/),
+    });
+    const code2 = await tokenRequest({
+      grant_type: "authorization_code",
+      code: pending.code,
+      code_verifier: pending.verifier,
+      client_id: pending.client.client_id,
+      redirect_uri: REDIRECT_URI,
+    });
     expect(code2.status).toBe(400);
     // invalid_grant from the token endpoint also removed the grants it touched.
     expect((await env.OAUTH_KV.list({ prefix: `grant:${t.keyId}:` })).keys).toEqual([]);
@@ -258,23 +360,80 @@ describe("the OAuth flow refuses", () => {
 
 describe("bad input to the OAuth endpoints", () => {
   it("gets an OAuth error or a page that says what is wrong, never a 500", async () => {
-    const post = (path: string, body: string, type: string) => request(path, { method: "POST", headers: { "content-type": type }, body, redirect: "manual" });
+    const post = (path: string, body: string, type: string) =>
+      request(path, { method: "POST", headers: { "content-type": type }, body, redirect: "manual" });
     const client = await registerClient();
     const cases: [Promise<Response>, number, RegExp][] = [
-      [post("/oauth/token", "grant_type=authorization_code&code=a:b:c&client_id=nobody", "application/x-www-form-urlencoded"), 401, /invalid_client/],
+      [
+        post(
+          "/oauth/token",
+          "grant_type=authorization_code&code=a:b:c&client_id=nobody",
+          "application/x-www-form-urlencoded",
+        ),
+        401,
+        /invalid_client/,
+      ],
       [post("/oauth/token", "{not json", "application/json"), 400, /invalid_request/],
       [request("/oauth/token"), 404, /NOT_FOUND/],
-      [post("/oauth/token", `grant_type=password&username=a&password=b&client_id=${client.client_id}`, "application/x-www-form-urlencoded"), 400, /unsupported_grant_type|unauthorized_client/],
-      [post("/oauth/token", `grant_type=authorization_code&code=garbage&client_id=${client.client_id}`, "application/x-www-form-urlencoded"), 400, /invalid_grant/],
-      [post("/oauth/token", `grant_type=refresh_token&refresh_token=a:b:c&client_id=${client.client_id}`, "application/x-www-form-urlencoded"), 400, /invalid_grant/],
+      [
+        post(
+          "/oauth/token",
+          `grant_type=password&username=a&password=b&client_id=${client.client_id}`,
+          "application/x-www-form-urlencoded",
+        ),
+        400,
+        /unsupported_grant_type|unauthorized_client/,
+      ],
+      [
+        post(
+          "/oauth/token",
+          `grant_type=authorization_code&code=garbage&client_id=${client.client_id}`,
+          "application/x-www-form-urlencoded",
+        ),
+        400,
+        /invalid_grant/,
+      ],
+      [
+        post(
+          "/oauth/token",
+          `grant_type=refresh_token&refresh_token=a:b:c&client_id=${client.client_id}`,
+          "application/x-www-form-urlencoded",
+        ),
+        400,
+        /invalid_grant/,
+      ],
       [post("/oauth/token", "x".repeat(70_000), "application/x-www-form-urlencoded"), 413, /invalid_request/],
       [post("/oauth/register", "{not json", "application/json"), 400, /invalid_/],
-      [post("/oauth/register", JSON.stringify({ client_name: "x", redirect_uris: ["javascript:alert(1)"] }), "application/json"), 400, /invalid_redirect_uri|invalid_client_metadata/],
-      [post("/oauth/register", JSON.stringify({ client_name: "x", redirect_uris: ["http://evil.example/cb"] }), "application/json"), 400, /invalid_redirect_uri|invalid_client_metadata/],
+      [
+        post(
+          "/oauth/register",
+          JSON.stringify({ client_name: "x", redirect_uris: ["javascript:alert(1)"] }),
+          "application/json",
+        ),
+        400,
+        /invalid_redirect_uri|invalid_client_metadata/,
+      ],
+      [
+        post(
+          "/oauth/register",
+          JSON.stringify({ client_name: "x", redirect_uris: ["http://evil.example/cb"] }),
+          "application/json",
+        ),
+        400,
+        /invalid_redirect_uri|invalid_client_metadata/,
+      ],
       [request("/oauth/authorize", { redirect: "manual" }), 400, /client|request/i],
-      [request(authorizePath({ client_id: "unknown-client", redirect_uri: REDIRECT_URI }), { redirect: "manual" }), 400, /client/i],
+      [
+        request(authorizePath({ client_id: "unknown-client", redirect_uri: REDIRECT_URI }), { redirect: "manual" }),
+        400,
+        /client/i,
+      ],
       [post("/oauth/authorize", JSON.stringify({ handle: "x" }), "application/json"), 400, /form/i],
-      [post("/oauth/authorize", "handle=nope&decision=approve", "application/x-www-form-urlencoded"), 400, /browser|expired/],
+      [
+        post("/oauth/authorize", "handle=nope&decision=approve", "application/x-www-form-urlencoded"),
+        400,
+        /browser|expired/,
+      ],
     ];
     for (const [pending, status, text] of cases) {
       const response = await pending;
@@ -287,14 +446,23 @@ describe("bad input to the OAuth endpoints", () => {
 
 describe("an origin that cannot be an issuer", () => {
   it("plain http on a public host offers no OAuth: no metadata, no resource_metadata in the challenge; keys still work", async () => {
-    const at = (path: string, init?: RequestInit) => exports.default.fetch(new Request(`http://context-edge.example${path}`, init));
+    const at = (path: string, init?: RequestInit) =>
+      exports.default.fetch(new Request(`http://context-edge.example${path}`, init));
     expect((await at("/.well-known/oauth-protected-resource/mcp")).status).toBe(404);
     expect((await at("/.well-known/oauth-authorization-server")).status).toBe(404);
-    const challenge = await at("/mcp", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(listTools) });
+    const challenge = await at("/mcp", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(listTools),
+    });
     expect(challenge.status).toBe(401);
     expect(challenge.headers.get("www-authenticate")).toBe('Bearer realm="context-edge"');
     const t = await newTenant();
-    const listed = await at("/mcp", { method: "POST", headers: { "content-type": "application/json", accept: "application/json", authorization: `Bearer ${t.apiKey}` }, body: JSON.stringify(listTools) });
+    const listed = await at("/mcp", {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json", authorization: `Bearer ${t.apiKey}` },
+      body: JSON.stringify(listTools),
+    });
     expect(listed.status).toBe(200);
   });
 });

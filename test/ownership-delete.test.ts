@@ -8,7 +8,10 @@ import { adminWith, chunkIdsOf, deliverJobs, kvKeysOf, lostQueue, populate, rows
 import { authorizeWithKey, exchangeCode, mcpTool } from "./oauth-flow";
 
 const nonZero = (counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0));
-const tenantRow = (tenantId: string) => env.CONTROL.prepare("SELECT deleting_at FROM tenants WHERE id = ?").bind(tenantId).first<{ deleting_at: number | null }>();
+const tenantRow = (tenantId: string) =>
+  env.CONTROL.prepare("SELECT deleting_at FROM tenants WHERE id = ?")
+    .bind(tenantId)
+    .first<{ deleting_at: number | null }>();
 
 describe("DELETE /admin/tenants/:tenant", () => {
   it("removes every row, vector, cache value and OAuth grant of the tenant and nothing of another", async () => {
@@ -20,17 +23,38 @@ describe("DELETE /admin/tenants/:tenant", () => {
     const { client, code, verifier } = await authorizeWithKey(doomed.apiKey);
     const tokens = await exchangeCode(client, code, verifier);
     expect((await mcpTool(tokens.access_token, "ping")).status).toBe(200);
-    await env.CONTROL.prepare("INSERT INTO job_failures (tenant_id, message_id, job_type, body, attempts, failed_at) VALUES (?, ?, 'embed', '{}', 6, 0)").bind(doomed.tenantId, `failure-${doomed.tenantId}`).run();
+    await env.CONTROL.prepare(
+      "INSERT INTO job_failures (tenant_id, message_id, job_type, body, attempts, failed_at) VALUES (?, ?, 'embed', '{}', 6, 0)",
+    )
+      .bind(doomed.tenantId, `failure-${doomed.tenantId}`)
+      .run();
 
     const chunkIds = await chunkIdsOf(doomed.tenantId);
     await usageLogSettled(doomed.tenantId); // every call so far is in the usage log (the USAGE queue writes it)
     const before = await rowsOfTenant(doomed, chunkIds);
-    for (const table of ["items", "chunks", "chunks_fts", "local_vectors", "summaries", "conversations", "links", "project_tasks", "cache_entries", "cache_generations", "keyword_stats", "tool_calls", "job_failures", "api_keys", "tenants"]) {
+    for (const table of [
+      "items",
+      "chunks",
+      "chunks_fts",
+      "local_vectors",
+      "summaries",
+      "conversations",
+      "links",
+      "project_tasks",
+      "cache_entries",
+      "cache_generations",
+      "keyword_stats",
+      "tool_calls",
+      "job_failures",
+      "api_keys",
+      "tenants",
+    ]) {
       expect(before[table], table).toBeGreaterThan(0);
     }
     expect(await kvKeysOf(doomed.tenantId)).not.toHaveLength(0);
     // Grants, and the tokens stored under them, name the key they were issued through.
-    const grantKeys = async () => (await env.OAUTH_KV.list()).keys.filter((k) => k.name.includes(`:${doomed.keyId}:`)).length;
+    const grantKeys = async () =>
+      (await env.OAUTH_KV.list()).keys.filter((k) => k.name.includes(`:${doomed.keyId}:`)).length;
     expect(await grantKeys()).toBeGreaterThanOrEqual(1);
     await usageLogSettled(other.tenantId);
     const otherBefore = await rowsOfTenant(other, await chunkIdsOf(other.tenantId));
@@ -58,18 +82,30 @@ describe("DELETE /admin/tenants/:tenant", () => {
     expect(await rowsOfTenant(other, await chunkIdsOf(other.tenantId))).toEqual(otherBefore);
     const found = await call(other.apiKey, "search", { query: "walrus harbour" });
     expect(found.results.length).toBeGreaterThan(0);
-    expect(((await (await admin("GET", "/tenants")).json()) as any).tenants.some((t: any) => t.tenant_id === doomed.tenantId)).toBe(false);
+    expect(
+      ((await (await admin("GET", "/tenants")).json()) as any).tenants.some(
+        (t: any) => t.tenant_id === doomed.tenantId,
+      ),
+    ).toBe(false);
   }, 60_000);
 
   it("works in bounded steps and resumes after an interruption (request, repeated request, then the queue job)", async () => {
     const t = await newTenant();
     const total = DELETION_LIMITS.items + 150;
     for (let start = 0; start < total; start += 100) {
-      await call(t.apiKey, "memory_batch_store", { memories: Array.from({ length: Math.min(100, total - start) }, (_, i) => ({ content: `bulk record ${start + i} of the archive` })) });
+      await call(t.apiKey, "memory_batch_store", {
+        memories: Array.from({ length: Math.min(100, total - start) }, (_, i) => ({
+          content: `bulk record ${start + i} of the archive`,
+        })),
+      });
     }
     await waitForEmbeddings(t.tenantId, 60_000);
     const chunkIds = await chunkIdsOf(t.tenantId);
-    const items = async () => (await t.db.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ?").bind(t.tenantId).first<{ n: number }>())!.n;
+    const items = async () =>
+      (await t.db
+        .prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ?")
+        .bind(t.tenantId)
+        .first<{ n: number }>())!.n;
 
     // First request: one bounded step; its queue message is lost.
     const lost = lostQueue();
@@ -82,7 +118,9 @@ describe("DELETE /admin/tenants/:tenant", () => {
     expect(listed.find((row: any) => row.tenant_id === t.tenantId).deleting_since).toMatch(/^\d{4}-/);
 
     // The cron sweep re-queues a deletion that stalled.
-    await env.CONTROL.prepare("UPDATE tenants SET deleting_at = ? WHERE id = ?").bind(Date.now() - 3_600_000, t.tenantId).run();
+    await env.CONTROL.prepare("UPDATE tenants SET deleting_at = ? WHERE id = ?")
+      .bind(Date.now() - 3_600_000, t.tenantId)
+      .run();
     const swept = lostQueue();
     const ctx = createExecutionContext();
     await worker.scheduled(createScheduledController({ cron: "*/15 * * * *" }), { ...env, JOBS: swept.binding }, ctx);
@@ -121,30 +159,66 @@ describe("DELETE /admin/tenants/:tenant/projects/:project", () => {
     await populate(t, "doomed", "otter");
     await populate(t, "kept", "heron");
     const projectRows = async (project: string) => {
-      const tables = ["items", "conversations", "cache_entries", "cache_generations", "cache_link_marks", "tool_calls", "project_tasks", "local_vectors"];
+      const tables = [
+        "items",
+        "conversations",
+        "cache_entries",
+        "cache_generations",
+        "cache_link_marks",
+        "tool_calls",
+        "project_tasks",
+        "local_vectors",
+      ];
       const counts: Record<string, number> = {};
-      for (const table of tables) counts[table] = (await t.db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ? AND project = ?`).bind(t.tenantId, project).first<{ n: number }>())!.n;
+      for (const table of tables)
+        counts[table] = (await t.db
+          .prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ? AND project = ?`)
+          .bind(t.tenantId, project)
+          .first<{ n: number }>())!.n;
       return counts;
     };
-    const doomedItems = (await t.db.prepare("SELECT id FROM items WHERE tenant_id = ? AND project = 'doomed'").bind(t.tenantId).all<{ id: string }>()).results.map((r) => r.id);
-    const doomedChunks = (await t.db.prepare("SELECT id FROM chunks WHERE item_id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(doomedItems)).all<{ id: number }>()).results.map((r) => r.id);
-    expect(nonZero(await projectRows("doomed"))).toMatchObject({ items: 9, conversations: 1, local_vectors: 9, cache_link_marks: 4 });
+    const doomedItems = (
+      await t.db
+        .prepare("SELECT id FROM items WHERE tenant_id = ? AND project = 'doomed'")
+        .bind(t.tenantId)
+        .all<{ id: string }>()
+    ).results.map((r) => r.id);
+    const doomedChunks = (
+      await t.db
+        .prepare("SELECT id FROM chunks WHERE item_id IN (SELECT value FROM json_each(?))")
+        .bind(JSON.stringify(doomedItems))
+        .all<{ id: number }>()
+    ).results.map((r) => r.id);
+    expect(nonZero(await projectRows("doomed"))).toMatchObject({
+      items: 9,
+      conversations: 1,
+      local_vectors: 9,
+      cache_link_marks: 4,
+    });
     const keptBefore = await projectRows("kept");
 
     // A project-limited admin key may delete its own project only.
     const narrow = await newKey(t.tenantId, { scopes: ["read", "write", "admin"], projects: ["doomed"] });
     expect((await admin("DELETE", `/tenants/${t.tenantId}/projects/kept`, undefined, narrow.apiKey)).status).toBe(403);
     const stranger = await newTenant({ scopes: ["read", "write", "admin"] });
-    expect((await admin("DELETE", `/tenants/${t.tenantId}/projects/doomed`, undefined, stranger.apiKey)).status).toBe(403);
+    expect((await admin("DELETE", `/tenants/${t.tenantId}/projects/doomed`, undefined, stranger.apiKey)).status).toBe(
+      403,
+    );
     const tooLong = await admin("DELETE", `/tenants/${t.tenantId}/projects/${"p".repeat(201)}`);
     expect(tooLong.status).toBe(400);
-    expect(await tooLong.json()).toMatchObject({ error: { code: "INVALID_PARAMETER", details: { parameter: "project" } } });
+    expect(await tooLong.json()).toMatchObject({
+      error: { code: "INVALID_PARAMETER", details: { parameter: "project" } },
+    });
 
     const response = await admin("DELETE", `/tenants/${t.tenantId}/projects/doomed`, undefined, narrow.apiKey);
     expect(response.status).toBe(202);
     expect(await response.json()).toEqual({ tenant_id: t.tenantId, project: "doomed", status: "deleting" });
     await expect
-      .poll(() => t.db.prepare("SELECT COUNT(*) AS n FROM project_deletions WHERE tenant_id = ?").bind(t.tenantId).first("n"), { timeout: 20_000, interval: 100 })
+      .poll(
+        () =>
+          t.db.prepare("SELECT COUNT(*) AS n FROM project_deletions WHERE tenant_id = ?").bind(t.tenantId).first("n"),
+        { timeout: 20_000, interval: 100 },
+      )
       .toBe(0);
 
     expect(nonZero(await projectRows("doomed"))).toEqual({});
@@ -152,11 +226,22 @@ describe("DELETE /admin/tenants/:tenant/projects/:project", () => {
     const again = await admin("DELETE", `/tenants/${t.tenantId}/projects/doomed`);
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual({ tenant_id: t.tenantId, project: "doomed", status: "deleted" });
-    expect((await t.db.prepare("SELECT COUNT(*) AS n FROM summaries WHERE tenant_id = ? AND conversation_id = 'otter-chat'").bind(t.tenantId).first("n"))).toBe(0);
+    expect(
+      await t.db
+        .prepare("SELECT COUNT(*) AS n FROM summaries WHERE tenant_id = ? AND conversation_id = 'otter-chat'")
+        .bind(t.tenantId)
+        .first("n"),
+    ).toBe(0);
     const doomedIds = JSON.stringify([...doomedItems, ...doomedChunks.map(String), "otter-chat"]);
-    const links = "SELECT COUNT(*) AS n FROM links WHERE tenant_id = ?1 AND (source_id IN (SELECT value FROM json_each(?2)) OR target_id IN (SELECT value FROM json_each(?2)))";
+    const links =
+      "SELECT COUNT(*) AS n FROM links WHERE tenant_id = ?1 AND (source_id IN (SELECT value FROM json_each(?2)) OR target_id IN (SELECT value FROM json_each(?2)))";
     expect(await t.db.prepare(links).bind(t.tenantId, doomedIds).first("n")).toBe(0);
-    expect(await t.db.prepare("SELECT COUNT(*) AS n FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))").bind(JSON.stringify(doomedChunks)).first("n")).toBe(0);
+    expect(
+      await t.db
+        .prepare("SELECT COUNT(*) AS n FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))")
+        .bind(JSON.stringify(doomedChunks))
+        .first("n"),
+    ).toBe(0);
     expect((await call(t.apiKey, "search", { query: "otter", mode: "keyword" })).results).toEqual([]);
     expect((await call(t.apiKey, "search", { query: "otter harbour", project: "doomed" })).results).toEqual([]);
 
@@ -164,7 +249,9 @@ describe("DELETE /admin/tenants/:tenant/projects/:project", () => {
     const keptAfter = await projectRows("kept");
     expect(keptAfter).toEqual({ ...keptBefore, tool_calls: keptAfter.tool_calls });
     expect(keptAfter.tool_calls).toBeGreaterThanOrEqual(keptBefore.tool_calls!);
-    expect((await call(t.apiKey, "search", { query: "heron harbour", project: "kept" })).results.length).toBeGreaterThan(0);
+    expect(
+      (await call(t.apiKey, "search", { query: "heron harbour", project: "kept" })).results.length,
+    ).toBeGreaterThan(0);
 
     expect((await admin("DELETE", `/tenants/tn_never_existed/projects/doomed`)).status).toBe(404);
   }, 60_000);

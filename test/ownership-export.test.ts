@@ -5,7 +5,9 @@ import mem0Export from "./fixtures/mem0-export.json?raw";
 import { admin, call, newKey, newTenant, request, tenantDb, type TestTenant } from "./helpers";
 
 async function exportOf(tenantId: string, token?: string, query = ""): Promise<Response> {
-  return request(`/admin/tenants/${tenantId}/export${query}`, { headers: { authorization: `Bearer ${token ?? "test-admin-token"}` } });
+  return request(`/admin/tenants/${tenantId}/export${query}`, {
+    headers: { authorization: `Bearer ${token ?? "test-admin-token"}` },
+  });
 }
 
 async function importInto(tenantId: string, body: string, query = "", token?: string): Promise<Response> {
@@ -21,35 +23,73 @@ function normalised(ndjson: string, tenantId: string): string[] {
   return ndjson
     .trimEnd()
     .split("\n")
-    .map((line) => line.replaceAll(tenantId, "<tenant>").replace(/~[0-9a-f]{8}/g, "").replace(/"exported_at":"[^"]+"/, '"exported_at":"<time>"'));
+    .map((line) =>
+      line
+        .replaceAll(tenantId, "<tenant>")
+        .replace(/~[0-9a-f]{8}/g, "")
+        .replace(/"exported_at":"[^"]+"/, '"exported_at":"<time>"'),
+    );
 }
 
 async function rowCount(tenantId: string): Promise<Record<string, number>> {
   const db = await tenantDb(tenantId);
-  const count = async (table: string) => (await db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ?`).bind(tenantId).first<{ n: number }>())!.n;
-  return { items: await count("items"), chunks: await count("chunks"), conversations: await count("conversations"), summaries: await count("summaries"), links: await count("links") };
+  const count = async (table: string) =>
+    (await db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ?`).bind(tenantId).first<{ n: number }>())!
+      .n;
+  return {
+    items: await count("items"),
+    chunks: await count("chunks"),
+    conversations: await count("conversations"),
+    summaries: await count("summaries"),
+    links: await count("links"),
+  };
 }
 
 /** A tenant with one of everything an export carries. */
 async function populated(): Promise<TestTenant> {
   const t = await newTenant();
   const key = (await newKey(t.tenantId)).apiKey;
-  await call(key, "memory_store", { content: "The user lives in Paris", key: "user.city", namespace: "me", tags: ["home"], importance: 0.9 });
+  await call(key, "memory_store", {
+    content: "The user lives in Paris",
+    key: "user.city",
+    namespace: "me",
+    tags: ["home"],
+    importance: 0.9,
+  });
   await call(key, "memory_store", { content: "The user lives in Lyon", key: "user.city", namespace: "me" });
   const doc = await call(key, "store_memory", {
     file_name: "guide.md",
     project_id: "docs",
-    content: Array.from({ length: 40 }, (_, i) => `Step ${i}: check the valve number ${i} and write it down in the log.`).join("\n\n"),
+    content: Array.from(
+      { length: 40 },
+      (_, i) => `Step ${i}: check the valve number ${i} and write it down in the log.`,
+    ).join("\n\n"),
   });
-  const other = await call(key, "store_memory", { file_name: "faq.md", project_id: "docs", content: "Valves are checked every morning." });
-  await call(key, "link_resources", { source_id: doc.resource_id, target_id: other.resource_id, relationship_type: "references" });
+  const other = await call(key, "store_memory", {
+    file_name: "faq.md",
+    project_id: "docs",
+    content: "Valves are checked every morning.",
+  });
+  await call(key, "link_resources", {
+    source_id: doc.resource_id,
+    target_id: other.resource_id,
+    relationship_type: "references",
+  });
   for (let i = 0; i < 6; i++) {
-    await call(key, "log_chat", { conversation_id: "chat-1", project_id: "me", role: i % 2 ? "assistant" : "user", agent_name: i % 2 ? "Bot" : "Ana", content: `turn ${i} about the valves and the log` });
+    await call(key, "log_chat", {
+      conversation_id: "chat-1",
+      project_id: "me",
+      role: i % 2 ? "assistant" : "user",
+      agent_name: i % 2 ? "Bot" : "Ana",
+      content: `turn ${i} about the valves and the log`,
+    });
   }
   await call(key, "summarize_context", { contextId: "chat-1" });
   await call(key, "context_set_current_task", { project_id: "me", task_id: "t-1" });
-  const hit = (await call(key, "search", { query: "valve number 12", project: "docs", mode: "keyword", limit: 1 })).results[0];
-  const message = (await call(key, "search", { query: "turn 3 valves", project: "me", mode: "keyword", limit: 1 })).results[0];
+  const hit = (await call(key, "search", { query: "valve number 12", project: "docs", mode: "keyword", limit: 1 }))
+    .results[0];
+  const message = (await call(key, "search", { query: "turn 3 valves", project: "me", mode: "keyword", limit: 1 }))
+    .results[0];
   await call(key, "store_context_links", { message_id: message.item_id, chunk_ids: [hit.chunk_id] });
   return t;
 }
@@ -61,11 +101,25 @@ describe("export and import (NDJSON)", () => {
     expect(first.status).toBe(200);
     expect(first.headers.get("content-type")).toContain("application/x-ndjson");
     const exported = await first.text();
-    const lines = exported.trimEnd().split("\n").map((l) => JSON.parse(l));
-    expect(lines[0]).toMatchObject({ type: "header", format: "context-edge-export", version: 1, tenant_id: a.tenantId, project: null });
+    const lines = exported
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({
+      type: "header",
+      format: "context-edge-export",
+      version: 1,
+      tenant_id: a.tenantId,
+      project: null,
+    });
     const types = lines.map((l) => l.type);
     for (const type of ["conversation", "item", "summary", "project_task", "link"]) expect(types).toContain(type);
-    expect(lines.find((l) => l.type === "item" && l.content === "The user lives in Paris")).toMatchObject({ tier: "superseded", key: "user.city", tags: ["home"], importance: 0.9 });
+    expect(lines.find((l) => l.type === "item" && l.content === "The user lives in Paris")).toMatchObject({
+      tier: "superseded",
+      key: "user.city",
+      tags: ["home"],
+      importance: 0.9,
+    });
     expect(lines.some((l) => l.type === "link" && /#\d+$/.test(l.target_id))).toBe(true); // a context link names its chunk by item and index
     expect(exported).not.toMatch(/"tokens"|content_hash|api_key|embedded_at/);
 
@@ -73,7 +127,10 @@ describe("export and import (NDJSON)", () => {
     const imported = await importInto(b.tenantId, exported);
     expect(imported.status).toBe(200);
     const summary = await imported.json<any>();
-    expect(summary).toMatchObject({ format: "context-edge", imported: { conversations: 1, summaries: 1, project_tasks: 1, links: 2 } });
+    expect(summary).toMatchObject({
+      format: "context-edge",
+      imported: { conversations: 1, summaries: 1, project_tasks: 1, links: 2 },
+    });
     expect(summary.imported.items).toBe(lines.filter((l) => l.type === "item").length);
     const again = await (await exportOf(b.tenantId)).text();
     expect(normalised(again, b.tenantId)).toEqual(normalised(exported, a.tenantId));
@@ -81,11 +138,15 @@ describe("export and import (NDJSON)", () => {
 
     // The copy works: keyword search at once, the keyed fact's history, the conversation in order.
     const bKey = b.apiKey;
-    expect((await call(bKey, "search", { query: "valve number 12", project: "docs", mode: "keyword", limit: 1 })).results[0].content).toContain("valve number 12");
-    expect((await call(bKey, "memory_get", { key: "user.city", namespace: "me", include_history: true })).versions.map((v: any) => v.content)).toEqual([
-      "The user lives in Lyon",
-      "The user lives in Paris",
-    ]);
+    expect(
+      (await call(bKey, "search", { query: "valve number 12", project: "docs", mode: "keyword", limit: 1 })).results[0]
+        .content,
+    ).toContain("valve number 12");
+    expect(
+      (await call(bKey, "memory_get", { key: "user.city", namespace: "me", include_history: true })).versions.map(
+        (v: any) => v.content,
+      ),
+    ).toEqual(["The user lives in Lyon", "The user lives in Paris"]);
     expect((await call(bKey, "retrieve_context", { contextId: "chat-1" })).messages.map((m: any) => m.content)).toEqual(
       Array.from({ length: 6 }, (_, i) => `turn ${i} about the valves and the log`),
     );
@@ -94,7 +155,9 @@ describe("export and import (NDJSON)", () => {
     const before = await rowCount(b.tenantId);
     const moved = await importInto(b.tenantId, exported, "?project=elsewhere");
     expect(moved.status).toBe(409);
-    expect((await moved.json<any>()).error.message).toBe("Conversation 'chat-1' is in project 'me' here; the file puts it in 'elsewhere'");
+    expect((await moved.json<any>()).error.message).toBe(
+      "Conversation 'chat-1' is in project 'me' here; the file puts it in 'elsewhere'",
+    );
     expect(await rowCount(b.tenantId)).toEqual(before);
 
     // Importing the same file again adds nothing.
@@ -107,9 +170,26 @@ describe("export and import (NDJSON)", () => {
   it("a bad line answers 400 with its number and reason and writes nothing", async () => {
     const t = await newTenant();
     const header = JSON.stringify({ type: "header", format: "context-edge-export", version: 1 });
-    const item = (i: number) => JSON.stringify({ type: "item", id: `m${i}`, project: "p", kind: "memory", item_type: "note", content: `memory ${i}`, created_at: 1_700_000_000_000 + i });
+    const item = (i: number) =>
+      JSON.stringify({
+        type: "item",
+        id: `m${i}`,
+        project: "p",
+        kind: "memory",
+        item_type: "note",
+        content: `memory ${i}`,
+        created_at: 1_700_000_000_000 + i,
+      });
     const lines = [header, ...Array.from({ length: 999 }, (_, i) => item(i))];
-    lines[2] = JSON.stringify({ type: "item", id: "bad", project: "p", kind: "memory", item_type: "note", content: "", created_at: 1 });
+    lines[2] = JSON.stringify({
+      type: "item",
+      id: "bad",
+      project: "p",
+      kind: "memory",
+      item_type: "note",
+      content: "",
+      created_at: 1,
+    });
     const response = await importInto(t.tenantId, lines.join("\n"));
     expect(response.status).toBe(400);
     const body = await response.json<any>();
@@ -133,24 +213,40 @@ describe("export and import (NDJSON)", () => {
     const fromMcp = await (await importInto(t.tenantId, mcpMemory, "?project=kg")).json<any>();
     expect(fromMcp).toMatchObject({ format: "mcp-memory", imported: { items: 3, links: 2 } });
     const alice = await call(t.apiKey, "memory_get", { key: "entity:Alice Moreau", namespace: "kg" });
-    expect(alice.content).toBe("Alice Moreau (person)\n- Works as a marine biologist\n- Prefers tea over coffee\n- Lives in Brest");
+    expect(alice.content).toBe(
+      "Alice Moreau (person)\n- Works as a marine biologist\n- Prefers tea over coffee\n- Lives in Brest",
+    );
     expect(alice.tags).toEqual(["person"]);
     expect(alice.links.map((l: any) => [l.relationship_type, l.other_preview.split("\n")[0]]).sort()).toEqual([
       ["leads", "Project Kelp (project)"],
       ["works_at", "Brest Aquarium (organization)"],
     ]);
-    expect((await call(t.apiKey, "search", { query: "seal rescue", project: "kg" })).results[0].content).toContain("Brest Aquarium");
+    expect((await call(t.apiKey, "search", { query: "seal rescue", project: "kg" })).results[0].content).toContain(
+      "Brest Aquarium",
+    );
 
     const fromMem0 = await (await importInto(t.tenantId, mem0Export, "?project=alex")).json<any>();
     expect(fromMem0).toMatchObject({ format: "mem0", imported: { items: 3 } });
     const hit = (await call(t.apiKey, "search", { query: "peanuts allergy", project: "alex" })).results[0];
     const peanuts = await call(t.apiKey, "memory_get", { id: hit.item_id });
-    expect(peanuts).toMatchObject({ content: "User is allergic to peanuts", tags: ["health"], metadata: { mem0_id: "f7a1c2d3-0000-4000-8000-000000000002", user_id: "alex", source: "mem0" } });
+    expect(peanuts).toMatchObject({
+      content: "User is allergic to peanuts",
+      tags: ["health"],
+      metadata: { mem0_id: "f7a1c2d3-0000-4000-8000-000000000002", user_id: "alex", source: "mem0" },
+    });
     expect(peanuts.history.created_at).toBe("2024-06-02T10:15:00.000Z");
     expect((await (await importInto(t.tenantId, mem0Export, "?project=alex")).json<any>()).imported.items).toBe(0);
 
-    const broken = await (await importInto(t.tenantId, '{"type":"entity","name":"A","entityType":"x"}\n{"type":"relation","from":"A","to":"Nobody","relationType":"knows"}')).json<any>();
-    expect(broken.error).toMatchObject({ message: "Line 2: relation names entity 'Nobody', which the file does not define", details: { line: 2 } });
+    const broken = await (
+      await importInto(
+        t.tenantId,
+        '{"type":"entity","name":"A","entityType":"x"}\n{"type":"relation","from":"A","to":"Nobody","relationType":"knows"}',
+      )
+    ).json<any>();
+    expect(broken.error).toMatchObject({
+      message: "Line 2: relation names entity 'Nobody', which the file does not define",
+      details: { line: 2 },
+    });
   });
 
   it("a tenant admin key exports its own tenant only, and a project-limited one its projects only", async () => {
@@ -162,20 +258,49 @@ describe("export and import (NDJSON)", () => {
     expect((await importInto(b.tenantId, mem0Export, "", adminOfA)).status).toBe(403);
     expect((await exportOf("no-such-tenant")).status).toBe(404);
     const emptyProject = await (await importInto(a.tenantId, mem0Export, "?project=")).json<any>();
-    expect(emptyProject.error).toMatchObject({ code: "INVALID_PARAMETER", message: "project must be 1 to 200 characters (got 0)" });
+    expect(emptyProject.error).toMatchObject({
+      code: "INVALID_PARAMETER",
+      message: "project must be 1 to 200 characters (got 0)",
+    });
     const leaving = await newTenant();
-    await env.CONTROL.prepare("UPDATE tenants SET deleting_at = ? WHERE id = ?").bind(Date.now(), leaving.tenantId).run();
+    await env.CONTROL.prepare("UPDATE tenants SET deleting_at = ? WHERE id = ?")
+      .bind(Date.now(), leaving.tenantId)
+      .run();
     expect((await exportOf(leaving.tenantId)).status).toBe(409);
     expect((await importInto(leaving.tenantId, mem0Export)).status).toBe(409);
-    const docsOnly = (await (await exportOf(a.tenantId, docsAdmin)).text()).trimEnd().split("\n").slice(1).map((l) => JSON.parse(l));
+    const docsOnly = (await (await exportOf(a.tenantId, docsAdmin)).text())
+      .trimEnd()
+      .split("\n")
+      .slice(1)
+      .map((l) => JSON.parse(l));
     expect(docsOnly.length).toBeGreaterThan(0);
     expect(docsOnly.every((l) => l.type === "link" || l.project === "docs")).toBe(true);
     expect((await exportOf(a.tenantId, docsAdmin, "?project=me")).status).toBe(403);
     expect((await importInto(a.tenantId, mem0Export, "?project=me", docsAdmin)).status).toBe(403);
     // Records that name no project reach only the key's projects: a summary or a link onto chat-1 (project "me") is skipped.
     const header = JSON.stringify({ type: "header", format: "context-edge-export", version: 1 });
-    const summary = JSON.stringify({ type: "summary", conversation_id: "chat-1", version: 99, summary: "planted", importance_score: 0.5, message_count: 1, tokens_used: 1, token_limit: 100, created_at: 1 });
-    const link = JSON.stringify({ type: "link", id: "planted", source_type: "conversation", source_id: "chat-1", target_type: "conversation", target_id: "chat-1", relationship_type: "related", weight: 1, created_at: 1 });
+    const summary = JSON.stringify({
+      type: "summary",
+      conversation_id: "chat-1",
+      version: 99,
+      summary: "planted",
+      importance_score: 0.5,
+      message_count: 1,
+      tokens_used: 1,
+      token_limit: 100,
+      created_at: 1,
+    });
+    const link = JSON.stringify({
+      type: "link",
+      id: "planted",
+      source_type: "conversation",
+      source_id: "chat-1",
+      target_type: "conversation",
+      target_id: "chat-1",
+      relationship_type: "related",
+      weight: 1,
+      created_at: 1,
+    });
     const planted = await (await importInto(a.tenantId, [header, summary, link].join("\n"), "", docsAdmin)).json<any>();
     expect(planted).toMatchObject({ imported: { summaries: 0, links: 0 }, skipped: { summaries: 1, links: 1 } });
   });
@@ -184,7 +309,10 @@ describe("export and import (NDJSON)", () => {
     const t = await newTenant();
     for (let i = 0; i < 12; i++) {
       const key = (await newKey(t.tenantId)).apiKey;
-      await call(key, "memory_batch_store", { namespace: "bulk", memories: Array.from({ length: 100 }, (_, j) => ({ content: `bulk memory ${i * 100 + j}` })) });
+      await call(key, "memory_batch_store", {
+        namespace: "bulk",
+        memories: Array.from({ length: 100 }, (_, j) => ({ content: `bulk memory ${i * 100 + j}` })),
+      });
     }
     const lines = (await (await exportOf(t.tenantId, undefined, "?project=bulk")).text()).trimEnd().split("\n");
     expect(lines).toHaveLength(1 + 1200);

@@ -46,8 +46,18 @@ describe("D1: bound parameters, statement length, value size", () => {
 
   it("binds 100 parameters and refuses 101", async () => {
     const ones = (n: number) => Array.from({ length: n }, () => 1);
-    expect(await d1.prepare(select(100)).bind(...ones(100)).first("total")).toBe(100);
-    await expect(d1.prepare(select(101)).bind(...ones(101)).first()).rejects.toThrow("D1_ERROR: too many SQL variables (101; D1 allows 100)");
+    expect(
+      await d1
+        .prepare(select(100))
+        .bind(...ones(100))
+        .first("total"),
+    ).toBe(100);
+    await expect(
+      d1
+        .prepare(select(101))
+        .bind(...ones(101))
+        .first(),
+    ).rejects.toThrow("D1_ERROR: too many SQL variables (101; D1 allows 100)");
   });
 
   it("runs a statement of 100,000 bytes and refuses one byte more, counting UTF-8", async () => {
@@ -65,10 +75,24 @@ describe("D1: bound parameters, statement length, value size", () => {
   });
 
   it("binds a 2,000,000-byte value and refuses a larger one, in bytes", async () => {
-    expect(await d1.prepare("SELECT length(?1) AS n").bind("a".repeat(L.d1.valueBytes)).first("n")).toBe(L.d1.valueBytes);
-    await expect(d1.prepare("SELECT length(?1)").bind("a".repeat(L.d1.valueBytes + 1)).first()).rejects.toThrow("D1_ERROR: string or blob too big");
-    await expect(d1.prepare("SELECT length(?1)").bind("€".repeat(666_667)).first()).rejects.toThrow("string or blob too big"); // 2,000,001 bytes
-    await expect(d1.prepare("SELECT length(?1)").bind(new Uint8Array(L.d1.valueBytes + 1)).first()).rejects.toThrow("string or blob too big");
+    expect(await d1.prepare("SELECT length(?1) AS n").bind("a".repeat(L.d1.valueBytes)).first("n")).toBe(
+      L.d1.valueBytes,
+    );
+    await expect(
+      d1
+        .prepare("SELECT length(?1)")
+        .bind("a".repeat(L.d1.valueBytes + 1))
+        .first(),
+    ).rejects.toThrow("D1_ERROR: string or blob too big");
+    await expect(d1.prepare("SELECT length(?1)").bind("€".repeat(666_667)).first()).rejects.toThrow(
+      "string or blob too big",
+    ); // 2,000,001 bytes
+    await expect(
+      d1
+        .prepare("SELECT length(?1)")
+        .bind(new Uint8Array(L.d1.valueBytes + 1))
+        .first(),
+    ).rejects.toThrow("string or blob too big");
   });
 
   it("a link run that changed 60,000 items marks them all in values D1 accepts (one JSON list was 2.3 MB)", async () => {
@@ -78,7 +102,9 @@ describe("D1: bound parameters, statement length, value size", () => {
     // The items the marks join; written straight into the shard (60,000 tool calls would measure nothing more).
     for (let i = 0; i < ids.length; i += 5_000) {
       await db
-        .prepare(`INSERT INTO items (id, tenant_id, project, kind, type, content, content_hash, tokens, created_at, touched_at) SELECT value, ?, 'p', 'memory', 'note', 'x', value, 1, 0, 0 FROM json_each(?)`)
+        .prepare(
+          `INSERT INTO items (id, tenant_id, project, kind, type, content, content_hash, tokens, created_at, touched_at) SELECT value, ?, 'p', 'memory', 'note', 'x', value, 1, 0, 0 FROM json_each(?)`,
+        )
         .bind(tenantId, JSON.stringify(ids.slice(i, i + 5_000)))
         .run();
     }
@@ -86,7 +112,9 @@ describe("D1: bound parameters, statement length, value size", () => {
     const statements = markLinkChanges(tenantScope(checkedD1(db), tenantId), ids);
     expect(statements.length).toBe(1 + Math.ceil(ids.length / MARKS_PER_STATEMENT));
     await checkedD1(db).batch(statements);
-    expect(await db.prepare("SELECT COUNT(*) AS n FROM cache_link_marks WHERE tenant_id = ?").bind(tenantId).first("n")).toBe(ids.length);
+    expect(
+      await db.prepare("SELECT COUNT(*) AS n FROM cache_link_marks WHERE tenant_id = ?").bind(tenantId).first("n"),
+    ).toBe(ids.length);
   });
 
   it("runs checked statements in a batch and in a session (D1 takes only its own statements)", async () => {
@@ -96,7 +124,12 @@ describe("D1: bound parameters, statement length, value size", () => {
     expect(await session.prepare("SELECT ?1 AS v").bind(3).first("v")).toBe(3);
     const [c] = await session.batch([session.prepare("SELECT 4 AS v")]);
     expect(c!.results).toEqual([{ v: 4 }]);
-    await expect(session.prepare(select(101)).bind(...Array.from({ length: 101 }, () => 1)).first()).rejects.toThrow("too many SQL variables");
+    await expect(
+      session
+        .prepare(select(101))
+        .bind(...Array.from({ length: 101 }, () => 1))
+        .first(),
+    ).rejects.toThrow("too many SQL variables");
     expect(checkedD1(env.SHARD_0!)).toBe(d1); // one wrapper per binding: caches keyed by it keep working
   });
 });
@@ -106,8 +139,15 @@ describe("D1: 32 arguments per function call, 50-byte LIKE and GLOB patterns, 30
 
   it("runs a function call of 32 arguments and refuses 33, in D1's words (local SQLite takes 33)", async () => {
     expect(JSON.parse((await d1.prepare(`SELECT json_array(${list(32)}) AS a`).first<string>("a"))!)).toHaveLength(32);
-    await expect(d1.prepare(`SELECT json_array(${list(33)}) AS a`).first()).rejects.toThrow("D1_ERROR: too many arguments on function json_array: SQLITE_ERROR");
-    await expect(d1.prepare(`SELECT 1 WHERE ? = coalesce(${list(40)})`).bind(1).first()).rejects.toThrow("too many arguments on function coalesce");
+    await expect(d1.prepare(`SELECT json_array(${list(33)}) AS a`).first()).rejects.toThrow(
+      "D1_ERROR: too many arguments on function json_array: SQLITE_ERROR",
+    );
+    await expect(
+      d1
+        .prepare(`SELECT 1 WHERE ? = coalesce(${list(40)})`)
+        .bind(1)
+        .first(),
+    ).rejects.toThrow("too many arguments on function coalesce");
     expect(await env.SHARD_0!.prepare(`SELECT json_array(${list(33)}) AS a`).first("a")).toBeTruthy(); // what the checked binding stands in for
   });
 
@@ -123,24 +163,56 @@ describe("D1: 32 arguments per function call, 50-byte LIKE and GLOB patterns, 30
 
   it("local SQLite itself takes a 50-byte LIKE or GLOB pattern and refuses 51 bytes, in D1's words: nothing to stand in for", async () => {
     const local = env.SHARD_0!; // the raw local binding: workerd's SQLite has D1's pattern limit
-    const like = (sql: string, ...values: unknown[]) => local.prepare(sql).bind(...values).first("m");
+    const like = (sql: string, ...values: unknown[]) =>
+      local
+        .prepare(sql)
+        .bind(...values)
+        .first("m");
     expect(await like("SELECT ?1 LIKE ?2 AS m", "a".repeat(50), "a".repeat(50))).toBe(1);
-    await expect(like("SELECT 'x' LIKE ?1 AS m", "a".repeat(51))).rejects.toThrow("D1_ERROR: LIKE or GLOB pattern too complex: SQLITE_ERROR");
-    await expect(like("SELECT 'x' NOT LIKE ? AS m", "€".repeat(17))).rejects.toThrow("LIKE or GLOB pattern too complex"); // 17 characters, 51 bytes
+    await expect(like("SELECT 'x' LIKE ?1 AS m", "a".repeat(51))).rejects.toThrow(
+      "D1_ERROR: LIKE or GLOB pattern too complex: SQLITE_ERROR",
+    );
+    await expect(like("SELECT 'x' NOT LIKE ? AS m", "€".repeat(17))).rejects.toThrow(
+      "LIKE or GLOB pattern too complex",
+    ); // 17 characters, 51 bytes
     await expect(like("SELECT 'x' GLOB ?1 AS m", "*".repeat(51))).rejects.toThrow("LIKE or GLOB pattern too complex");
-    await expect(like("SELECT 'x' LIKE '%' || ?1 || '%' AS m", "b".repeat(49))).rejects.toThrow("LIKE or GLOB pattern too complex");
-    await expect(d1.prepare(`SELECT 'x' LIKE '${"c".repeat(51)}'`).first()).rejects.toThrow("LIKE or GLOB pattern too complex"); // and through the checked binding
+    await expect(like("SELECT 'x' LIKE '%' || ?1 || '%' AS m", "b".repeat(49))).rejects.toThrow(
+      "LIKE or GLOB pattern too complex",
+    );
+    await expect(d1.prepare(`SELECT 'x' LIKE '${"c".repeat(51)}'`).first()).rejects.toThrow(
+      "LIKE or GLOB pattern too complex",
+    ); // and through the checked binding
   });
 
   it("answers a query or batch that runs past the limit with D1's timeout error (retryable), and lets a quick one through", async () => {
     const slow = (ms: number) => new Promise((resolve) => setTimeout(() => resolve({ results: [{ v: 1 }] }), ms));
-    const statement = (ms: number): D1PreparedStatement => ({ bind: () => statement(ms), first: () => slow(ms), all: () => slow(ms), run: () => slow(ms), raw: () => slow(ms) }) as unknown as D1PreparedStatement;
-    const fake = { prepare: () => statement(200), batch: () => slow(200), exec: () => slow(200), withSession: () => ({}), dump: () => slow(0) } as unknown as D1Database;
+    const statement = (ms: number): D1PreparedStatement =>
+      ({
+        bind: () => statement(ms),
+        first: () => slow(ms),
+        all: () => slow(ms),
+        run: () => slow(ms),
+        raw: () => slow(ms),
+      }) as unknown as D1PreparedStatement;
+    const fake = {
+      prepare: () => statement(200),
+      batch: () => slow(200),
+      exec: () => slow(200),
+      withSession: () => ({}),
+      dump: () => slow(0),
+    } as unknown as D1Database;
     const timed = checkedD1(fake, { queryMs: 50 });
     const refused = timed.prepare("SELECT 1").first();
-    await expect(refused).rejects.toThrow("D1_ERROR: D1 DB storage operation exceeded timeout which caused object to be reset.");
-    await expect(timed.batch([timed.prepare("SELECT 1"), timed.prepare("SELECT 2")])).rejects.toThrow("exceeded timeout");
-    expect(toAppError(await refused.catch((e) => e))).toMatchObject({ code: "UNAVAILABLE", details: { reason: "database_unavailable" } });
+    await expect(refused).rejects.toThrow(
+      "D1_ERROR: D1 DB storage operation exceeded timeout which caused object to be reset.",
+    );
+    await expect(timed.batch([timed.prepare("SELECT 1"), timed.prepare("SELECT 2")])).rejects.toThrow(
+      "exceeded timeout",
+    );
+    expect(toAppError(await refused.catch((e) => e))).toMatchObject({
+      code: "UNAVAILABLE",
+      details: { reason: "database_unavailable" },
+    });
     const quick = checkedD1({ ...fake, prepare: () => statement(5) } as unknown as D1Database, { queryMs: 50 });
     expect(await quick.prepare("SELECT 1").first()).toEqual({ results: [{ v: 1 }] });
     expect(PLATFORM_LIMITS.d1.queryMs).toBe(30_000);
@@ -153,7 +225,9 @@ describe("D1: queries per invocation (1,000 on Paid, 50 on Free)", () => {
       await d1.prepare("SELECT 1").first();
       await d1.batch([d1.prepare("SELECT 2"), d1.prepare("SELECT 3")]);
       await d1.withSession("first-primary").prepare("SELECT 4").first();
-      await expect(d1.prepare("SELECT 5").first()).rejects.toThrow("D1_ERROR: Too many API requests by single worker invocation: more than 4 D1 queries");
+      await expect(d1.prepare("SELECT 5").first()).rejects.toThrow(
+        "D1_ERROR: Too many API requests by single worker invocation: more than 4 D1 queries",
+      );
     });
     expect(await d1.prepare("SELECT 6 AS v").first("v")).toBe(6); // outside a handler: no budget
   });
@@ -166,7 +240,12 @@ describe("D1: queries per invocation (1,000 on Paid, 50 on Free)", () => {
         new Request("http://localhost/jsonrpc", {
           method: "POST",
           headers: { authorization: `Bearer ${t.apiKey}`, "content-type": "application/json" },
-          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "memory_store", arguments: { content: `budget ${budget} ${Math.random()}` } } }),
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "tools/call",
+            params: { name: "memory_store", arguments: { content: `budget ${budget} ${Math.random()}` } },
+          }),
         }),
         { ...env, D1_QUERIES_PER_INVOCATION: budget },
         ctx,
@@ -187,23 +266,32 @@ describe("KV: key, value, metadata, TTL", () => {
     const key = "k".repeat(L.kv.keyBytes);
     await kv.put(key, "v", { expirationTtl: 60 });
     expect(await kv.get(key)).toBe("v");
-    await expect(kv.put(key + "k", "v")).rejects.toThrow("KV PUT failed: 414 UTF-8 encoded length of 513 exceeds key length limit of 512.");
+    await expect(kv.put(key + "k", "v")).rejects.toThrow(
+      "KV PUT failed: 414 UTF-8 encoded length of 513 exceeds key length limit of 512.",
+    );
     await expect(kv.get("€".repeat(171))).rejects.toThrow("KV GET failed: 414 UTF-8 encoded length of 513");
-    for (const bad of ["", ".", ".."]) await expect(kv.put(bad, "v")).rejects.toThrow("KV PUT failed: 400 Illegal key name");
+    for (const bad of ["", ".", ".."])
+      await expect(kv.put(bad, "v")).rejects.toThrow("KV PUT failed: 400 Illegal key name");
     await kv.delete(key);
   });
 
   it("refuses an expirationTtl under 60 s and metadata over 1,024 bytes; takes both at the limit", async () => {
-    await expect(kv.put("ttl", "v", { expirationTtl: 59 })).rejects.toThrow("KV PUT failed: 400 Invalid expiration_ttl of 59. Expiration TTL must be at least 60.");
+    await expect(kv.put("ttl", "v", { expirationTtl: 59 })).rejects.toThrow(
+      "KV PUT failed: 400 Invalid expiration_ttl of 59. Expiration TTL must be at least 60.",
+    );
     const metadata = { m: "x".repeat(L.kv.metadataBytes - 8) }; // {"m":"…"} is 8 bytes besides
     expect(utf8Bytes(JSON.stringify(metadata))).toBe(L.kv.metadataBytes);
     await kv.put("meta", "v", { expirationTtl: 60, metadata });
     expect((await kv.getWithMetadata("meta")).metadata).toEqual(metadata);
-    await expect(kv.put("meta", "v", { metadata: { m: "x".repeat(L.kv.metadataBytes - 7) } })).rejects.toThrow("KV PUT failed: 413 Metadata length of 1025 exceeds limit of 1024.");
+    await expect(kv.put("meta", "v", { metadata: { m: "x".repeat(L.kv.metadataBytes - 7) } })).rejects.toThrow(
+      "KV PUT failed: 413 Metadata length of 1025 exceeds limit of 1024.",
+    );
   });
 
   it("refuses a value over 25 MiB before sending it", async () => {
-    await expect(kv.put("big", new Uint8Array(L.kv.valueBytes + 1))).rejects.toThrow(`KV PUT failed: 413 Value length of ${L.kv.valueBytes + 1} exceeds limit of ${L.kv.valueBytes}.`);
+    await expect(kv.put("big", new Uint8Array(L.kv.valueBytes + 1))).rejects.toThrow(
+      `KV PUT failed: 413 Value length of ${L.kv.valueBytes + 1} exceeds limit of ${L.kv.valueBytes}.`,
+    );
   });
 });
 
@@ -214,21 +302,35 @@ describe("Queues: message size, batch count and bytes", () => {
     const { sent, queue } = recordingQueue<unknown>();
     expect(messageBytes(body(L.queues.messageBytes))).toBe(L.queues.messageBytes);
     await queue.send(body(L.queues.messageBytes));
-    await expect(queue.send(body(L.queues.messageBytes + 1))).rejects.toThrow("Queue send failed: message is 128001 bytes; the limit is 128000");
+    await expect(queue.send(body(L.queues.messageBytes + 1))).rejects.toThrow(
+      "Queue send failed: message is 128001 bytes; the limit is 128000",
+    );
     expect(sent).toHaveLength(1);
   });
 
   it("sends a batch of 100 messages and of 256,000 bytes; refuses 101 messages or one byte more", async () => {
     const { queue } = recordingQueue<unknown>();
     await queue.sendBatch(Array.from({ length: 100 }, (_, i) => ({ body: i })));
-    await expect(queue.sendBatch(Array.from({ length: 101 }, (_, i) => ({ body: i })))).rejects.toThrow("Queue sendBatch failed: 101 messages; a batch holds at most 100");
+    await expect(queue.sendBatch(Array.from({ length: 101 }, (_, i) => ({ body: i })))).rejects.toThrow(
+      "Queue sendBatch failed: 101 messages; a batch holds at most 100",
+    );
     await queue.sendBatch([{ body: body(128_000) }, { body: body(128_000) }]);
-    await expect(queue.sendBatch([{ body: body(128_000) }, { body: body(128_000) }, { body: 1 }])).rejects.toThrow("Queue sendBatch failed: the batch is 256001 bytes");
+    await expect(queue.sendBatch([{ body: body(128_000) }, { body: body(128_000) }, { body: 1 }])).rejects.toThrow(
+      "Queue sendBatch failed: the batch is 256001 bytes",
+    );
   });
 
   it("the job producer splits 300 jobs of multi-byte text into batches the queue accepts", async () => {
     const { sent, queue } = recordingQueue<JobMessage>();
-    const jobs = Array.from({ length: 300 }, (_, i) => ({ type: "embed", tenantId: "t", itemIds: [`東京タワーの近く-${"猫".repeat(1500)}-${i}`] }) as unknown as JobMessage);
+    const jobs = Array.from(
+      { length: 300 },
+      (_, i) =>
+        ({
+          type: "embed",
+          tenantId: "t",
+          itemIds: [`東京タワーの近く-${"猫".repeat(1500)}-${i}`],
+        }) as unknown as JobMessage,
+    );
     await new QueueProducer([queue]).send(jobs);
     expect(sent.flat()).toEqual(jobs);
     for (const batch of sent) {
@@ -239,7 +341,17 @@ describe("Queues: message size, batch count and bytes", () => {
 
   it("the usage log splits a large request's calls into messages and batches the queue accepts", async () => {
     const { sent, queue } = recordingQueue<UsageMessage>();
-    const call = (i: number): ToolCallRecord => ({ keyId: "key", tool: "log_chat", project: "項".repeat(200), conversationId: `${i}-${"会".repeat(190)}`, startedAt: i, durationMs: 3, errorCode: null, d1RoundTrips: 1, d1Ms: 1 });
+    const call = (i: number): ToolCallRecord => ({
+      keyId: "key",
+      tool: "log_chat",
+      project: "項".repeat(200),
+      conversationId: `${i}-${"会".repeat(190)}`,
+      startedAt: i,
+      durationMs: 3,
+      errorCode: null,
+      d1RoundTrips: 1,
+      d1Ms: 1,
+    });
     const calls = Array.from({ length: 600 }, (_, i) => call(i));
     await new QueueUsageLog([queue]).record("t", calls);
     expect(sent.flat().flatMap((m) => m.calls)).toEqual(calls);
@@ -253,7 +365,9 @@ describe("Workers AI embeddings: texts per call", () => {
     expect(services.config.embeddingModel).toBe("@cf/qwen/qwen3-embedding-0.6b");
     expect(services.embedder.maxBatch).toBe(32);
     expect(await services.embedder.embed(Array.from({ length: 32 }, (_, i) => `text ${i}`))).toHaveLength(32);
-    await expect(services.embedder.embed(Array.from({ length: 33 }, (_, i) => `text ${i}`))).rejects.toThrow("AiError: 5006: input has 33 items; at most 32");
+    await expect(services.embedder.embed(Array.from({ length: 33 }, (_, i) => `text ${i}`))).rejects.toThrow(
+      "AiError: 5006: input has 33 items; at most 32",
+    );
   });
 });
 
@@ -276,7 +390,8 @@ describe("Workers AI embeddings: input tokens per text (bge 512, qwen3-embedding
         const texts = input.text ?? input.documents ?? [];
         for (const text of texts) {
           const tokens = inputTokensBound(model, text);
-          if (tokens > inputLimitOf(model).maxInputTokens) throw new Error(`AiError: input too long (${tokens} tokens)`);
+          if (tokens > inputLimitOf(model).maxInputTokens)
+            throw new Error(`AiError: input too long (${tokens} tokens)`);
           sent.push(text);
         }
         return { data: texts.map(() => Array.from({ length: 768 }, (_, i) => (i === 0 ? 1 : 0))) };
@@ -299,8 +414,12 @@ describe("Workers AI embeddings: input tokens per text (bge 512, qwen3-embedding
     const local = new LocalEmbedder(256, 32, QWEN);
     const atLimit = "x".repeat(8192 - 4);
     expect(await local.embed([atLimit])).toHaveLength(1);
-    await expect(local.embed([atLimit + "x"])).rejects.toThrow(`AiError: input 0 may be 8193 tokens of ${QWEN}; at most 8192`);
-    await expect(new LocalEmbedder(256, 100, BGE).embed(["ok", "€".repeat(600)])).rejects.toThrow("AiError: input 1 may be 604 tokens of @cf/baai/bge-base-en-v1.5; at most 512");
+    await expect(local.embed([atLimit + "x"])).rejects.toThrow(
+      `AiError: input 0 may be 8193 tokens of ${QWEN}; at most 8192`,
+    );
+    await expect(new LocalEmbedder(256, 100, BGE).embed(["ok", "€".repeat(600)])).rejects.toThrow(
+      "AiError: input 1 may be 604 tokens of @cf/baai/bge-base-en-v1.5; at most 512",
+    );
     const services = buildServices(env, env.SHARD_0!, { tenantIndex: null }, () => {});
     expect(await services.embedder.embed([atLimit + "x".repeat(5000)], "query")).toHaveLength(1); // cut first, as in production
   });
@@ -310,7 +429,14 @@ describe("Vectorize: topK", () => {
   it("the local index answers at most 100 matches, as the Vectorize adapter does, however many are asked", async () => {
     const embedder = new LocalEmbedder(64);
     const records = await Promise.all(
-      Array.from({ length: 130 }, async (_, i) => ({ chunkId: 9_000_000 + i, itemId: `i${i}`, project: "p", kind: "memory", type: "note", values: (await embedder.embed([`text number ${i} about harbours`]))[0]! })),
+      Array.from({ length: 130 }, async (_, i) => ({
+        chunkId: 9_000_000 + i,
+        itemId: `i${i}`,
+        project: "p",
+        kind: "memory",
+        type: "note",
+        values: (await embedder.embed([`text number ${i} about harbours`]))[0]!,
+      })),
     );
     const tenant = `topk-${Date.now()}`;
     const local = new LocalVectorIndex(env.SHARD_0!, 64);
@@ -332,27 +458,50 @@ describe("Vectorize: ids and namespaces of at most 64 bytes, metadata of at most
     const values = (await embedder.embed(["harbour cranes"]))[0]!;
     const fake = new FakeVectorize(64);
     const vectorize = new VectorizeVectorIndex(fake as unknown as Vectorize, 64, env.SHARD_0!);
-    await vectorize.upsert(longest, [{ chunkId: Number.MAX_SAFE_INTEGER, itemId: "i", project: "p".repeat(200), kind: "memory", type: "note", values }]);
+    await vectorize.upsert(longest, [
+      { chunkId: Number.MAX_SAFE_INTEGER, itemId: "i", project: "p".repeat(200), kind: "memory", type: "note", values },
+    ]);
     expect(fake.vectors.size).toBe(1);
     // What a longer tenant id would have met in production:
-    await expect(vectorize.upsert("t".repeat(48), [{ chunkId: Number.MAX_SAFE_INTEGER, itemId: "i", project: "p", kind: "memory", type: "note", values }])).rejects.toThrow("id longer than 64 bytes");
+    await expect(
+      vectorize.upsert("t".repeat(48), [
+        { chunkId: Number.MAX_SAFE_INTEGER, itemId: "i", project: "p", kind: "memory", type: "note", values },
+      ]),
+    ).rejects.toThrow("id longer than 64 bytes");
     const refused = await admin("POST", "/tenants", { name: "long id", tenant_id: "t".repeat(41) });
     expect(refused.status).toBe(400);
     expect(await refused.text()).toContain("3-40 letters");
-    expect((await admin("POST", "/tenants", { name: "longest id", tenant_id: `${Date.now()}`.padEnd(40, "x") })).status).toBe(201);
+    expect(
+      (await admin("POST", "/tenants", { name: "longest id", tenant_id: `${Date.now()}`.padEnd(40, "x") })).status,
+    ).toBe(201);
   });
 
   it("the fake refuses a namespace over 64 bytes and metadata over 10 KiB, as Vectorize does", async () => {
     const fake = new FakeVectorize(2);
-    await expect(fake.upsert([{ id: "a", namespace: "n".repeat(65), values: [1, 0] }])).rejects.toThrow("namespace longer than 64 bytes");
-    await expect(fake.upsert([{ id: "a", values: [1, 0], metadata: { text: "x".repeat(10 * 1024) } }])).rejects.toThrow("metadata over 10 KiB");
-    expect(() => new FakeVectorize(2, Array.from({ length: 11 }, (_, i) => `p${i}`))).toThrow("at most 10 metadata indexes");
+    await expect(fake.upsert([{ id: "a", namespace: "n".repeat(65), values: [1, 0] }])).rejects.toThrow(
+      "namespace longer than 64 bytes",
+    );
+    await expect(fake.upsert([{ id: "a", values: [1, 0], metadata: { text: "x".repeat(10 * 1024) } }])).rejects.toThrow(
+      "metadata over 10 KiB",
+    );
+    expect(
+      () =>
+        new FakeVectorize(
+          2,
+          Array.from({ length: 11 }, (_, i) => `p${i}`),
+        ),
+    ).toThrow("at most 10 metadata indexes");
   });
 
   it("the fake holds at most 50,000 namespaces and 10 M vectors an index, as Vectorize does", async () => {
     const fake = new FakeVectorize(2);
-    for (let n = 0; n < 50_000; n += 1000) await fake.upsert(Array.from({ length: 1000 }, (_, i) => ({ id: `v${n + i}`, namespace: `t${n + i}`, values: [1, 0] })));
-    await expect(fake.upsert([{ id: "w", namespace: "one-more", values: [1, 0] }])).rejects.toThrow("50,000 namespaces");
+    for (let n = 0; n < 50_000; n += 1000)
+      await fake.upsert(
+        Array.from({ length: 1000 }, (_, i) => ({ id: `v${n + i}`, namespace: `t${n + i}`, values: [1, 0] })),
+      );
+    await expect(fake.upsert([{ id: "w", namespace: "one-more", values: [1, 0] }])).rejects.toThrow(
+      "50,000 namespaces",
+    );
     await fake.upsert([{ id: "w", namespace: "t0", values: [1, 0] }]); // an existing namespace takes more
     const nearlyFull = new FakeVectorize(2, ["project"], { heldElsewhere: 9_999_999 });
     await nearlyFull.upsert([{ id: "last", values: [1, 0] }]);

@@ -4,13 +4,28 @@ import { describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { PURGE_AFTER_MS, readMove, runMove } from "../src/control/moves";
 import { shardDatabase } from "../src/control/shards";
-import { ADMIN_TOKEN, admin, BASE, call, callTool, insideOneRateWindow, jsonrpc, newKey, newTenant, waitForEmbeddings, type RpcResponse, type TestTenant } from "./helpers";
+import {
+  ADMIN_TOKEN,
+  admin,
+  BASE,
+  call,
+  callTool,
+  insideOneRateWindow,
+  jsonrpc,
+  newKey,
+  newTenant,
+  waitForEmbeddings,
+  type RpcResponse,
+  type TestTenant,
+} from "./helpers";
 import { lostQueue } from "./ownership-fixtures";
 
 // Tenant quotas (src/core/tenants/quotas.ts) through the real routes: each is set low for one tenant with the
 // operator's PATCH /admin/tenants/:id (the deployment's defaults are far above what a test writes).
 
-type Quotas = Partial<Record<"max_items" | "max_bytes" | "max_pending_jobs" | "calls_per_minute", number | "unlimited" | null>>;
+type Quotas = Partial<
+  Record<"max_items" | "max_bytes" | "max_pending_jobs" | "calls_per_minute", number | "unlimited" | null>
+>;
 
 async function setQuotas(tenantId: string, quotas: Quotas): Promise<any> {
   const response = await admin("PATCH", `/tenants/${tenantId}`, { quotas });
@@ -19,19 +34,32 @@ async function setQuotas(tenantId: string, quotas: Quotas): Promise<any> {
 }
 
 /** What the shard holds of a tenant, counted (the truth the usage row must equal). */
-async function stored(t: Pick<TestTenant, "tenantId" | "db">): Promise<{ items: number; bytes: number; pending_jobs: number; chunks: number; conversations: number }> {
+async function stored(
+  t: Pick<TestTenant, "tenantId" | "db">,
+): Promise<{ items: number; bytes: number; pending_jobs: number; chunks: number; conversations: number }> {
   const items = (await t.db
-    .prepare("SELECT COUNT(*) AS items, COALESCE(SUM(length(CAST(content AS BLOB))), 0) AS bytes, COALESCE(SUM(embedded_at IS NULL), 0) AS pending_jobs FROM items WHERE tenant_id = ?")
+    .prepare(
+      "SELECT COUNT(*) AS items, COALESCE(SUM(length(CAST(content AS BLOB))), 0) AS bytes, COALESCE(SUM(embedded_at IS NULL), 0) AS pending_jobs FROM items WHERE tenant_id = ?",
+    )
     .bind(t.tenantId)
     .first<{ items: number; bytes: number; pending_jobs: number }>())!;
-  const chunks = (await t.db.prepare("SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ?").bind(t.tenantId).first<number>("n"))!;
-  const conversations = (await t.db.prepare("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?").bind(t.tenantId).first<number>("n"))!;
+  const chunks = (await t.db
+    .prepare("SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ?")
+    .bind(t.tenantId)
+    .first<number>("n"))!;
+  const conversations = (await t.db
+    .prepare("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?")
+    .bind(t.tenantId)
+    .first<number>("n"))!;
   return { ...items, chunks, conversations };
 }
 
 /** The triggers' row for the tenant on a shard (null when there is none). */
 async function usageRow(db: D1Database, tenantId: string) {
-  return db.prepare("SELECT items, bytes, pending_jobs FROM tenant_usage WHERE tenant_id = ?").bind(tenantId).first<{ items: number; bytes: number; pending_jobs: number }>();
+  return db
+    .prepare("SELECT items, bytes, pending_jobs FROM tenant_usage WHERE tenant_id = ?")
+    .bind(tenantId)
+    .first<{ items: number; bytes: number; pending_jobs: number }>();
 }
 
 function quotaError(response: RpcResponse, quota: string) {
@@ -43,7 +71,9 @@ function quotaError(response: RpcResponse, quota: string) {
   return response.error!.data.details;
 }
 
-const memories = (prefix: string, n: number) => ({ memories: Array.from({ length: n }, (_, i) => ({ content: `${prefix} memory number ${i}` })) });
+const memories = (prefix: string, n: number) => ({
+  memories: Array.from({ length: n }, (_, i) => ({ content: `${prefix} memory number ${i}` })),
+});
 
 describe("items and bytes stored", () => {
   it("max_items: under it works, past it the call is refused whole naming the quota, duplicates add nothing, deleting frees it", async () => {
@@ -54,7 +84,13 @@ describe("items and bytes stored", () => {
 
     const before = await stored(t);
     const refused = await callTool(t.apiKey, "memory_batch_store", memories("beta", 3));
-    expect(quotaError(refused, "max_items")).toEqual({ quota: "max_items", limit: 5, usage: 3, adding: 3, retryable: false });
+    expect(quotaError(refused, "max_items")).toEqual({
+      quota: "max_items",
+      limit: 5,
+      usage: 3,
+      adding: 3,
+      retryable: false,
+    });
     expect(refused.error!.message).toBe(
       "Tenant quota exceeded: items stored (max_items) is 5; the tenant stores 3 and this call adds 3. Nothing was written; delete items or ask the operator to raise the quota.",
     );
@@ -62,17 +98,34 @@ describe("items and bytes stored", () => {
 
     // Up to the quota exactly; then a log_chat (its conversation included) is refused whole too.
     expect((await call(t.apiKey, "memory_batch_store", memories("gamma", 2))).stored).toBe(2);
-    const chat = await callTool(t.apiKey, "log_chat", { conversation_id: "c-1", role: "user", content: "one message too many" });
+    const chat = await callTool(t.apiKey, "log_chat", {
+      conversation_id: "c-1",
+      role: "user",
+      content: "one message too many",
+    });
     expect(quotaError(chat, "max_items")).toMatchObject({ limit: 5, usage: 5, adding: 1 });
     expect(await stored(t)).toMatchObject({ items: 5, conversations: 0 });
     // Storing what is there already adds nothing, so it is not refused.
-    expect((await call(t.apiKey, "memory_store", { content: "alpha memory number 0" })).duplicate_of).toBe(first.ids[0]);
+    expect((await call(t.apiKey, "memory_store", { content: "alpha memory number 0" })).duplicate_of).toBe(
+      first.ids[0],
+    );
 
-    const pruned = await call(t.apiKey, "context_gc_prune", { project_id: "default", segment_ids: first.ids.slice(0, 2), action: "delete", confirm: true });
+    const pruned = await call(t.apiKey, "context_gc_prune", {
+      project_id: "default",
+      segment_ids: first.ids.slice(0, 2),
+      action: "delete",
+      confirm: true,
+    });
     expect(pruned.pruned_segments).toHaveLength(2);
-    expect((await call(t.apiKey, "log_chat", { conversation_id: "c-1", role: "user", content: "room again" })).message_id).toBeTruthy();
+    expect(
+      (await call(t.apiKey, "log_chat", { conversation_id: "c-1", role: "user", content: "room again" })).message_id,
+    ).toBeTruthy();
     expect((await stored(t)).items).toBe(4);
-    expect(await usageRow(t.db, t.tenantId)).toEqual({ items: 4, bytes: (await stored(t)).bytes, pending_jobs: (await stored(t)).pending_jobs });
+    expect(await usageRow(t.db, t.tenantId)).toEqual({
+      items: 4,
+      bytes: (await stored(t)).bytes,
+      pending_jobs: (await stored(t)).pending_jobs,
+    });
   });
 
   it("max_bytes counts the UTF-8 bytes of content, refuses past it and frees on delete; an admin override back to the default lifts it", async () => {
@@ -81,10 +134,21 @@ describe("items and bytes stored", () => {
     const a = await call(t.apiKey, "memory_store", { content: "é".repeat(30) }); // 60 bytes
     expect((await usageRow(t.db, t.tenantId))!.bytes).toBe(60);
     const refused = await callTool(t.apiKey, "memory_store", { content: "x".repeat(41) });
-    expect(quotaError(refused, "max_bytes")).toEqual({ quota: "max_bytes", limit: 100, usage: 60, adding: 41, retryable: false });
+    expect(quotaError(refused, "max_bytes")).toEqual({
+      quota: "max_bytes",
+      limit: 100,
+      usage: 60,
+      adding: 41,
+      retryable: false,
+    });
     expect((await stored(t)).items).toBe(1);
     expect((await call(t.apiKey, "memory_store", { content: "🙂".repeat(10) })).id).toBeTruthy(); // 40 bytes: exactly 100
-    await call(t.apiKey, "context_gc_prune", { project_id: "default", segment_ids: [a.id], action: "delete", confirm: true });
+    await call(t.apiKey, "context_gc_prune", {
+      project_id: "default",
+      segment_ids: [a.id],
+      action: "delete",
+      confirm: true,
+    });
     expect((await call(t.apiKey, "memory_store", { content: "x".repeat(41) })).id).toBeTruthy();
     const set = await setQuotas(t.tenantId, { max_bytes: null });
     expect(set.quota_overrides).toBeUndefined();
@@ -97,11 +161,20 @@ describe("items and bytes stored", () => {
     await setQuotas(t.tenantId, { max_items: 4 });
     await call(t.apiKey, "memory_store", { content: "already here" });
     const entities = (n: number, word: string) =>
-      Array.from({ length: n }, (_, i) => JSON.stringify({ type: "entity", name: `${word}${i}`, entityType: "bird", observations: [`${word} ${i} was seen`] })).join("\n") + "\n";
+      Array.from({ length: n }, (_, i) =>
+        JSON.stringify({
+          type: "entity",
+          name: `${word}${i}`,
+          entityType: "bird",
+          observations: [`${word} ${i} was seen`],
+        }),
+      ).join("\n") + "\n";
     const before = await stored(t);
     const refused = await importBody(t.tenantId, entities(4, "heron"));
     expect(refused.status).toBe(403);
-    expect(await refused.json()).toMatchObject({ error: { code: "QUOTA_EXCEEDED", details: { quota: "max_items", limit: 4, usage: 1, adding: 4 } } });
+    expect(await refused.json()).toMatchObject({
+      error: { code: "QUOTA_EXCEEDED", details: { quota: "max_items", limit: 4, usage: 1, adding: 4 } },
+    });
     expect(await stored(t)).toEqual(before);
     const ok = await importBody(t.tenantId, entities(3, "crane"));
     expect(ok.status).toBe(200);
@@ -118,7 +191,13 @@ describe("the job backlog (max_pending_jobs)", () => {
     await setQuotas(t.tenantId, { max_pending_jobs: 4 });
     // A call that alone is over the quota can never pass: not retryable, split it.
     const alone = await callTool(t.apiKey, "memory_batch_store", memories("too many", 5));
-    expect(quotaError(alone, "max_pending_jobs")).toEqual({ quota: "max_pending_jobs", limit: 4, usage: 0, adding: 5, retryable: false });
+    expect(quotaError(alone, "max_pending_jobs")).toEqual({
+      quota: "max_pending_jobs",
+      limit: 4,
+      usage: 0,
+      adding: 5,
+      retryable: false,
+    });
     expect(alone.error!.message).toContain("split it into calls of at most 4 items");
 
     await call(t.apiKey, "memory_batch_store", memories("kestrel", 3));
@@ -130,15 +209,30 @@ describe("the job backlog (max_pending_jobs)", () => {
 
     const before = await stored(t);
     const refused = await callTool(t.apiKey, "memory_batch_store", memories("osprey", 2));
-    expect(quotaError(refused, "max_pending_jobs")).toEqual({ quota: "max_pending_jobs", limit: 4, usage: 3, adding: 2, retryable: true, retry_after_seconds: 30 });
+    expect(quotaError(refused, "max_pending_jobs")).toEqual({
+      quota: "max_pending_jobs",
+      limit: 4,
+      usage: 3,
+      adding: 2,
+      retryable: true,
+      retry_after_seconds: 30,
+    });
     expect(refused.error!.message).toContain("retry after 30 seconds");
     expect(await stored(t)).toEqual(before);
     // The admin API's import says the same with HTTP 429 and Retry-After.
-    const imported = await importBody(t.tenantId, JSON.stringify({ type: "entity", name: "Owl", entityType: "bird", observations: ["hoots"] }) + "\n" + JSON.stringify({ type: "entity", name: "Tit", entityType: "bird", observations: ["sings"] }) + "\n");
+    const imported = await importBody(
+      t.tenantId,
+      JSON.stringify({ type: "entity", name: "Owl", entityType: "bird", observations: ["hoots"] }) +
+        "\n" +
+        JSON.stringify({ type: "entity", name: "Tit", entityType: "bird", observations: ["sings"] }) +
+        "\n",
+    );
     expect(imported.status).toBe(429);
     expect(imported.headers.get("retry-after")).toBe("30");
     // Reads work meanwhile.
-    expect((await call(t.apiKey, "search", { query: "kestrel memory", mode: "keyword" })).results.length).toBeGreaterThan(0);
+    expect(
+      (await call(t.apiKey, "search", { query: "kestrel memory", mode: "keyword" })).results.length,
+    ).toBeGreaterThan(0);
     // Once the backlog drains, writes pass again.
     await t.db.prepare("UPDATE items SET embedded_at = ? WHERE tenant_id = ?").bind(Date.now(), t.tenantId).run();
     expect((await call(t.apiKey, "memory_batch_store", memories("osprey", 2))).stored).toBe(2);
@@ -153,19 +247,35 @@ describe("calls per minute per tenant (TENANT_RATE_LIMITER)", () => {
     const set = await setQuotas(t.tenantId, { calls_per_minute: 6 });
     expect(set).toMatchObject({ quota_overrides: { calls_per_minute: 6 }, quotas: { calls_per_minute: 6 } });
 
-    for (const key of [t.apiKey, t.apiKey, other.apiKey, other.apiKey, t.apiKey]) expect((await callTool(key, "ping")).result).toBe("pong");
+    for (const key of [t.apiKey, t.apiKey, other.apiKey, other.apiKey, t.apiKey])
+      expect((await callTool(key, "ping")).result).toBe("pong");
     // A batch of three: its first call passes (6 of 6), the other two are refused in the batch with the quota named.
-    const batch = await (await jsonrpc(other.apiKey, [1, 2, 3].map((id) => ({ jsonrpc: "2.0", method: "tools/call", params: { name: "ping", arguments: {} }, id })))).json<RpcResponse[]>();
+    const batch = await (
+      await jsonrpc(
+        other.apiKey,
+        [1, 2, 3].map((id) => ({ jsonrpc: "2.0", method: "tools/call", params: { name: "ping", arguments: {} }, id })),
+      )
+    ).json<RpcResponse[]>();
     expect(batch[0]!.result).toBe("pong");
     for (const answer of batch.slice(1)) {
-      expect(answer.error).toMatchObject({ code: -32029, data: { code: "RATE_LIMITED", details: { quota: "calls_per_minute", limit: 6, retry_after_seconds: 60 } } });
+      expect(answer.error).toMatchObject({
+        code: -32029,
+        data: { code: "RATE_LIMITED", details: { quota: "calls_per_minute", limit: 6, retry_after_seconds: 60 } },
+      });
       expect(answer.error!.message).toContain("(calls_per_minute) is 6 for this tenant, across all its API keys");
     }
     // The tenant is over: a new request from either key is refused before any call, as the per-key limit refuses.
-    const refused = await jsonrpc(other.apiKey, { jsonrpc: "2.0", method: "tools/call", params: { name: "ping", arguments: {} }, id: 9 });
+    const refused = await jsonrpc(other.apiKey, {
+      jsonrpc: "2.0",
+      method: "tools/call",
+      params: { name: "ping", arguments: {} },
+      id: 9,
+    });
     expect(refused.status).toBe(429);
     expect(refused.headers.get("retry-after")).toBe("60");
-    expect(await refused.json()).toMatchObject({ error: { code: -32029, data: { code: "RATE_LIMITED", details: { quota: "calls_per_minute", limit: 6 } } } });
+    expect(await refused.json()).toMatchObject({
+      error: { code: -32029, data: { code: "RATE_LIMITED", details: { quota: "calls_per_minute", limit: 6 } } },
+    });
     // A deployment without the binding (older wrangler.toml) skips the tenant's limit.
     const unbound = await fetchWorker(
       new Request(`${BASE}/jsonrpc`, {
@@ -189,7 +299,13 @@ describe("calls per minute per tenant (TENANT_RATE_LIMITER)", () => {
     await insideOneRateWindow();
     // The runaway key spends its own 40 calls (the tests' per-key limit) while its tenant has no limit of its own...
     await setQuotas(t.tenantId, { calls_per_minute: "unlimited" });
-    const pings = (n: number) => Array.from({ length: n }, (_, id) => ({ jsonrpc: "2.0", method: "tools/call", params: { name: "ping", arguments: {} }, id }));
+    const pings = (n: number) =>
+      Array.from({ length: n }, (_, id) => ({
+        jsonrpc: "2.0",
+        method: "tools/call",
+        params: { name: "ping", arguments: {} },
+        id,
+      }));
     await jsonrpc(t.apiKey, pings(41));
     // ...then keeps calling under a tenant limit of 3: refused by its key's limit, it charges the tenant nothing.
     await setQuotas(t.tenantId, { calls_per_minute: 3 });
@@ -205,10 +321,14 @@ describe("calls per minute per tenant (TENANT_RATE_LIMITER)", () => {
   it("the admin API: operator only, the binding's limit is the ceiling, bad values refused", async () => {
     const t = await newTenant();
     const tenantAdmin = await newKey(t.tenantId, { scopes: ["read", "write", "admin"] });
-    expect((await admin("PATCH", `/tenants/${t.tenantId}`, { quotas: { max_items: 10 } }, tenantAdmin.apiKey)).status).toBe(403);
+    expect(
+      (await admin("PATCH", `/tenants/${t.tenantId}`, { quotas: { max_items: 10 } }, tenantAdmin.apiKey)).status,
+    ).toBe(403);
     const tooHigh = await admin("PATCH", `/tenants/${t.tenantId}`, { quotas: { calls_per_minute: 200_000 } });
     expect(tooHigh.status).toBe(400);
-    expect(await tooHigh.json()).toMatchObject({ error: { code: "INVALID_PARAMETER", details: { parameter: "quotas.calls_per_minute" } } });
+    expect(await tooHigh.json()).toMatchObject({
+      error: { code: "INVALID_PARAMETER", details: { parameter: "quotas.calls_per_minute" } },
+    });
     for (const quotas of [{ max_items: -1 }, { max_items: 1.5 }, { max_items: "lots" }, { max_tokens: 3 }]) {
       expect((await admin("PATCH", `/tenants/${t.tenantId}`, { quotas })).status, JSON.stringify(quotas)).toBe(400);
     }
@@ -217,8 +337,16 @@ describe("calls per minute per tenant (TENANT_RATE_LIMITER)", () => {
     await setQuotas(t.tenantId, { max_items: 10, max_pending_jobs: "unlimited" });
     const shown = await setQuotas(t.tenantId, { max_items: 0 });
     expect(shown.quota_overrides).toEqual({ max_pending_jobs: "unlimited" });
-    expect(shown.quotas).toEqual({ max_items: 1_000_000, max_bytes: 1_000_000_000, max_pending_jobs: null, calls_per_minute: 100_000 });
-    expect(await (await admin("GET", `/tenants/${t.tenantId}`)).json()).toMatchObject({ quota_overrides: { max_pending_jobs: "unlimited" }, quotas: { max_pending_jobs: null } });
+    expect(shown.quotas).toEqual({
+      max_items: 1_000_000,
+      max_bytes: 1_000_000_000,
+      max_pending_jobs: null,
+      calls_per_minute: 100_000,
+    });
+    expect(await (await admin("GET", `/tenants/${t.tenantId}`)).json()).toMatchObject({
+      quota_overrides: { max_pending_jobs: "unlimited" },
+      quotas: { max_pending_jobs: null },
+    });
   });
 });
 
@@ -232,7 +360,11 @@ describe("stats", () => {
     await waitForEmbeddings(t.tenantId);
     await call(t.apiKey, "memory_update", { id: doc.resource_id, tags: ["birds"] }); // re-embeds: pending again
     const truth = await stored(t);
-    expect(await usageRow(t.db, t.tenantId)).toEqual({ items: truth.items, bytes: truth.bytes, pending_jobs: truth.pending_jobs });
+    expect(await usageRow(t.db, t.tenantId)).toEqual({
+      items: truth.items,
+      bytes: truth.bytes,
+      pending_jobs: truth.pending_jobs,
+    });
 
     const stats = await (await admin("GET", `/tenants/${t.tenantId}/stats`)).json<any>();
     expect(stats.quotas).toMatchObject({
@@ -256,7 +388,10 @@ describe("a move between shards", () => {
     const target = t.shard === "SHARD_0" ? "SHARD_1" : "SHARD_0";
     const targetDb = shardDatabase(env, target);
     // A stale row on the target (from an earlier failed move, or the copy's own counting) must not survive the switch.
-    await targetDb.prepare("INSERT OR REPLACE INTO tenant_usage (tenant_id, items, bytes, pending_jobs) VALUES (?, 999, 999, 999)").bind(t.tenantId).run();
+    await targetDb
+      .prepare("INSERT OR REPLACE INTO tenant_usage (tenant_id, items, bytes, pending_jobs) VALUES (?, 999, 999, 999)")
+      .bind(t.tenantId)
+      .run();
     const before = await stored(t);
 
     const started = await moveWith(t.tenantId, target);
@@ -269,7 +404,11 @@ describe("a move between shards", () => {
     expect((await readMove(env.CONTROL, t.tenantId))!.state).toBe("done");
     const moved = { ...t, shard: target, db: targetDb };
     expect(await stored(moved)).toEqual(before);
-    expect(await usageRow(targetDb, t.tenantId)).toEqual({ items: before.items, bytes: before.bytes, pending_jobs: before.pending_jobs });
+    expect(await usageRow(targetDb, t.tenantId)).toEqual({
+      items: before.items,
+      bytes: before.bytes,
+      pending_jobs: before.pending_jobs,
+    });
     expect(await usageRow(t.db, t.tenantId)).toBeNull();
 
     // The quota holds on the target, from the count carried over.
@@ -282,7 +421,13 @@ describe("a move between shards", () => {
 
 /** POST an import body as the operator. */
 async function importBody(tenantId: string, body: string): Promise<Response> {
-  return fetchWorker(new Request(`${BASE}/admin/tenants/${tenantId}/import`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body }));
+  return fetchWorker(
+    new Request(`${BASE}/admin/tenants/${tenantId}/import`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      body,
+    }),
+  );
 }
 
 /** Starts a move whose queue message nobody runs: the test runs it (moves.test.ts does the same). */

@@ -14,11 +14,19 @@ import { newTenant, waitForEmbeddings } from "./helpers";
 /** The minute cron at `at`, with the job queue kept (or failing); what it sent. */
 async function minutePass(at: number, queue: "kept" | "down" | "real" = "kept"): Promise<JobMessage[]> {
   const sent: JobMessage[] = [];
-  const kept = { sendBatch: async (messages: { body: JobMessage }[]) => void sent.push(...messages.map((m) => m.body)) };
-  const down = { sendBatch: async () => Promise.reject(new Error("Queue sendBatch failed: Queue is overloaded. Please back off.")) };
+  const kept = {
+    sendBatch: async (messages: { body: JobMessage }[]) => void sent.push(...messages.map((m) => m.body)),
+  };
+  const down = {
+    sendBatch: async () => Promise.reject(new Error("Queue sendBatch failed: Queue is overloaded. Please back off.")),
+  };
   const ctx = createExecutionContext();
   const jobs = queue === "kept" ? kept : queue === "down" ? down : env.JOBS;
-  await worker.scheduled(createScheduledController({ cron: RECENT_JOBS_CRON, scheduledTime: at }), { ...env, JOBS: jobs as unknown as Queue }, ctx);
+  await worker.scheduled(
+    createScheduledController({ cron: RECENT_JOBS_CRON, scheduledTime: at }),
+    { ...env, JOBS: jobs as unknown as Queue },
+    ctx,
+  );
   await waitOnExecutionContext(ctx);
   return sent;
 }
@@ -26,13 +34,16 @@ async function minutePass(at: number, queue: "kept" | "down" | "real" = "kept"):
 describe("the recent-jobs pass", () => {
   // Each test runs its passes at made-up future times; the pass's cursor (reconcile_state row 2) starts afresh.
   beforeEach(async () => {
-    for (const shard of shardNames(env)) await shardDatabase(env, shard).prepare("DELETE FROM reconcile_state WHERE id = 2").run();
+    for (const shard of shardNames(env))
+      await shardDatabase(env, shard).prepare("DELETE FROM reconcile_state WHERE id = 2").run();
   });
 
   it("re-sends a write's lost embed job once it is two minutes old, once, and not while the queue is down", async () => {
     const t = await newTenant();
     const written = Date.now();
-    const stored = await callWith("queue:down", t, "memory_store", { content: "The bike pump is in the shed by the door." });
+    const stored = await callWith("queue:down", t, "memory_store", {
+      content: "The bike pump is in the shed by the door.",
+    });
     const id = (stored.result as { id: string }).id;
     const mine = (sent: JobMessage[]) => sent.filter((m) => m.tenantId === t.tenantId);
 
@@ -41,7 +52,9 @@ describe("the recent-jobs pass", () => {
     // Two minutes on, the queue is down: the pass fails and keeps its place.
     expect(mine(await minutePass(written + RECENT_JOB_GRACE_MS + 30_000, "down"))).toEqual([]);
     // The queue is back: the next pass sends the item's embed job...
-    expect(mine(await minutePass(written + RECENT_JOB_GRACE_MS + 90_000))).toEqual([{ type: "embed", tenantId: t.tenantId, itemIds: [id] }]);
+    expect(mine(await minutePass(written + RECENT_JOB_GRACE_MS + 90_000))).toEqual([
+      { type: "embed", tenantId: t.tenantId, itemIds: [id] },
+    ]);
     // ...and only once: the one after has moved past it.
     expect(mine(await minutePass(written + RECENT_JOB_GRACE_MS + 150_000))).toEqual([]);
   });
@@ -49,9 +62,15 @@ describe("the recent-jobs pass", () => {
   it("re-sends through the real queue, whose consumer embeds the item", async () => {
     const t = await newTenant();
     const written = Date.now();
-    const stored = await callWith("queue:down", t, "memory_store", { content: "Spare fuses are kept in the hall drawer." });
+    const stored = await callWith("queue:down", t, "memory_store", {
+      content: "Spare fuses are kept in the hall drawer.",
+    });
     expect(stored.result).toBeDefined();
-    const embedded = () => t.db.prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND embedded_at IS NOT NULL").bind(t.tenantId).first<number>("n");
+    const embedded = () =>
+      t.db
+        .prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND embedded_at IS NOT NULL")
+        .bind(t.tenantId)
+        .first<number>("n");
     expect(await embedded()).toBe(0);
     await minutePass(written + RECENT_JOB_GRACE_MS + 200_000, "real");
     await waitForEmbeddings(t.tenantId);

@@ -29,8 +29,14 @@ export interface ToolInfo {
 /** Every tool the server lists (tools/list over /jsonrpc?toolsets=all), so a new tool is covered without editing tests. */
 export async function listTools(): Promise<ToolInfo[]> {
   const t = await newTenant();
-  const body = await (await jsonrpc(t.apiKey, { jsonrpc: "2.0", method: "tools/list", id: 1 }, "?toolsets=all")).json<any>();
-  return body.result.tools.map((x: any) => ({ name: x.name, readOnly: x.annotations?.readOnlyHint === true, schema: x.inputSchema }));
+  const body = await (
+    await jsonrpc(t.apiKey, { jsonrpc: "2.0", method: "tools/list", id: 1 }, "?toolsets=all")
+  ).json<any>();
+  return body.result.tools.map((x: any) => ({
+    name: x.name,
+    readOnly: x.annotations?.readOnlyHint === true,
+    schema: x.inputSchema,
+  }));
 }
 
 export type Endpoint = "jsonrpc" | "mcp";
@@ -60,7 +66,14 @@ function rpcOutcome(status: number, body: any): Outcome {
   if (body?.error) {
     const appCode = body.error.data?.code;
     const internal = body.error.code === -32603 || appCode === "INTERNAL_ERROR";
-    return { kind: internal ? "internal" : "refused", code: body.error.code, appCode, message: String(body.error.message), status, text };
+    return {
+      kind: internal ? "internal" : "refused",
+      code: body.error.code,
+      appCode,
+      message: String(body.error.message),
+      status,
+      text,
+    };
   }
   if (body && "result" in body) return { kind: "result", status, message: "", text, value: body.result };
   return { kind: "internal", status, message: `unexpected answer: ${text.slice(0, 300)}`, text };
@@ -68,7 +81,12 @@ function rpcOutcome(status: number, body: any): Outcome {
 
 /** Up to 50 tool calls in one /jsonrpc batch; answers in call order. */
 export async function jsonrpcBatch(apiKey: string, calls: ToolCall[]): Promise<Outcome[]> {
-  const body = calls.map((c, i) => ({ jsonrpc: "2.0", id: i + 1, method: "tools/call", params: { name: c.name, arguments: c.args } }));
+  const body = calls.map((c, i) => ({
+    jsonrpc: "2.0",
+    id: i + 1,
+    method: "tools/call",
+    params: { name: c.name, arguments: c.args },
+  }));
   const response = await jsonrpc(apiKey, body);
   const status = response.status;
   const raw = await response.text();
@@ -76,21 +94,34 @@ export async function jsonrpcBatch(apiKey: string, calls: ToolCall[]): Promise<O
   try {
     answers = JSON.parse(raw);
   } catch {
-    return calls.map(() => ({ kind: "internal" as const, status, message: `not JSON (HTTP ${status}): ${raw.slice(0, 200)}`, text: raw }));
+    return calls.map(() => ({
+      kind: "internal" as const,
+      status,
+      message: `not JSON (HTTP ${status}): ${raw.slice(0, 200)}`,
+      text: raw,
+    }));
   }
   if (!Array.isArray(answers)) return calls.map(() => rpcOutcome(status, answers));
   const byId = new Map(answers.map((a: any) => [a.id, a]));
-  return calls.map((_, i) => rpcOutcome(status, byId.get(i + 1) ?? { error: { code: 0, message: "no answer for this call" } }));
+  return calls.map((_, i) =>
+    rpcOutcome(status, byId.get(i + 1) ?? { error: { code: 0, message: "no answer for this call" } }),
+  );
 }
 
 /** Indexes of the calls a batch refused for D1's queries per invocation (retryable: sent again in a new request). */
 function budgetRefused(outcomes: Outcome[]): number[] {
-  return outcomes.flatMap((o, j) => (o.kind === "refused" && JSON.parse(o.text)?.error?.data?.details?.reason === "d1_queries_per_invocation" ? [j] : []));
+  return outcomes.flatMap((o, j) =>
+    o.kind === "refused" && JSON.parse(o.text)?.error?.data?.details?.reason === "d1_queries_per_invocation" ? [j] : [],
+  );
 }
 
 /** A raw MCP tools/call POST (no initialize: the endpoint is stateless), every toolset enabled. */
 export async function mcpCall(apiKey: string, name: string, args: unknown): Promise<Outcome> {
-  const response = await mcpPost(apiKey, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }, { query: "?toolsets=all" });
+  const response = await mcpPost(
+    apiKey,
+    { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } },
+    { query: "?toolsets=all" },
+  );
   return mcpOutcome(response);
 }
 
@@ -108,9 +139,17 @@ export async function mcpOutcome(response: Response): Promise<Outcome> {
   if (result?.isError) {
     const error = result.structuredContent?.error ?? safeParse(result.content?.[0]?.text)?.error ?? {};
     const kind = error.code === "INTERNAL_ERROR" ? "internal" : "refused";
-    return { kind, code: error.code, appCode: error.code, message: String(error.message ?? result.content?.[0]?.text ?? ""), status, text: raw };
+    return {
+      kind,
+      code: error.code,
+      appCode: error.code,
+      message: String(error.message ?? result.content?.[0]?.text ?? ""),
+      status,
+      text: raw,
+    };
   }
-  if (result && Array.isArray(result.content)) return { kind: "result", status, message: "", text: raw, value: result.structuredContent ?? result.content };
+  if (result && Array.isArray(result.content))
+    return { kind: "result", status, message: "", text: raw, value: result.structuredContent ?? result.content };
   return { kind: "internal", status, message: `unexpected answer: ${raw.slice(0, 300)}`, text: raw };
 }
 
@@ -146,7 +185,12 @@ export class KeyPool {
 const MCP_IN_FLIGHT = 4;
 
 /** Runs calls over an endpoint: /jsonrpc in batches (one fresh key each), /mcp one request a call, a few at a time. */
-export async function runCalls(endpoint: Endpoint, keys: KeyPool, calls: ToolCall[], batchSize = 25): Promise<Outcome[]> {
+export async function runCalls(
+  endpoint: Endpoint,
+  keys: KeyPool,
+  calls: ToolCall[],
+  batchSize = 25,
+): Promise<Outcome[]> {
   const outcomes: Outcome[] = [];
   if (endpoint === "jsonrpc") {
     for (let i = 0; i < calls.length; i += batchSize) {
@@ -155,7 +199,10 @@ export async function runCalls(endpoint: Endpoint, keys: KeyPool, calls: ToolCal
       // Run with D1_QUERIES_PER_INVOCATION=50 (the Free plan), a batch answers the calls its budget covers and
       // refuses the rest retryably, as a client would then send them again: so do these tests, until all are answered.
       for (let again = budgetRefused(answered); again.length > 0; ) {
-        const retried = await jsonrpcBatch(await keys.take(again.length), again.map((j) => slice[j]!));
+        const retried = await jsonrpcBatch(
+          await keys.take(again.length),
+          again.map((j) => slice[j]!),
+        );
         again.forEach((j, k) => (answered[j] = retried[k]!));
         const left = budgetRefused(answered);
         if (left.length >= again.length) break; // no progress: leave the refusals for the test to judge
@@ -180,8 +227,9 @@ export async function runOne(endpoint: Endpoint, keys: KeyPool, c: ToolCall): Pr
 
 /** Row counts a refused call must leave alone (auto-link and auto-summary jobs run in the background, so their rows are left out). */
 export async function writeCounts(tenantId: string): Promise<Record<string, number>> {
-  const row = await (await tenantDb(tenantId)).prepare(
-    `SELECT
+  const row = await (await tenantDb(tenantId))
+    .prepare(
+      `SELECT
        (SELECT COUNT(*) FROM items WHERE tenant_id = ?1) AS items,
        (SELECT COUNT(*) FROM items WHERE tenant_id = ?1 AND tier = 'stashed') AS stashed,
        (SELECT COUNT(*) FROM items WHERE tenant_id = ?1 AND pinned) AS pinned,
@@ -190,7 +238,7 @@ export async function writeCounts(tenantId: string): Promise<Record<string, numb
        (SELECT COALESCE(SUM(message_count), 0) FROM conversations WHERE tenant_id = ?1) AS messages,
        (SELECT COUNT(*) FROM links WHERE tenant_id = ?1 AND relationship_type NOT IN ('similar', 'similar_content')) AS links,
        (SELECT COUNT(*) FROM project_tasks WHERE tenant_id = ?1) AS tasks`,
-  )
+    )
     .bind(tenantId)
     .first<Record<string, number>>();
   return row!;
@@ -205,7 +253,10 @@ export function countsDiff(before: Record<string, number>, after: Record<string,
 
 /** A short, readable rendering of an argument value for failure messages. */
 export function show(value: unknown, max = 90): string {
-  const text = JSON.stringify(value, (_k, v) => (typeof v === "string" && v.length > 40 ? `${v.slice(0, 12)}…(${v.length} chars)` : v)) ?? String(value);
+  const text =
+    JSON.stringify(value, (_k, v) =>
+      typeof v === "string" && v.length > 40 ? `${v.slice(0, 12)}…(${v.length} chars)` : v,
+    ) ?? String(value);
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
@@ -213,7 +264,12 @@ export function show(value: unknown, max = 90): string {
 export function acceptedTypes(schema: JsonSchema): Set<string> {
   if (schema.anyOf) return new Set(schema.anyOf.flatMap((s) => [...acceptedTypes(s)]));
   if (schema.enum) return new Set(schema.enum.map((v) => (v === null ? "null" : typeof v)));
-  const types = schema.type === undefined ? ["string", "number", "boolean", "null", "array", "object"] : Array.isArray(schema.type) ? schema.type : [schema.type];
+  const types =
+    schema.type === undefined
+      ? ["string", "number", "boolean", "null", "array", "object"]
+      : Array.isArray(schema.type)
+        ? schema.type
+        : [schema.type];
   return new Set(types.map((t) => (t === "integer" ? "number" : t)));
 }
 
@@ -226,7 +282,10 @@ export function mainBranch(schema: JsonSchema): JsonSchema {
 export const PROJECT_NAMES = ["project", "project_id", "namespace"];
 
 /** The smallest valid value a schema accepts, before any name-based hint. */
-export function exampleValue(schema: JsonSchema, hint: (name: string, schema: JsonSchema) => unknown = () => undefined): unknown {
+export function exampleValue(
+  schema: JsonSchema,
+  hint: (name: string, schema: JsonSchema) => unknown = () => undefined,
+): unknown {
   const s = mainBranch(schema);
   if (s.enum) return s.enum[0];
   const type = Array.isArray(s.type) ? s.type[0] : s.type;
@@ -248,7 +307,10 @@ export function exampleValue(schema: JsonSchema, hint: (name: string, schema: Js
 }
 
 /** Required properties (and any a hint knows a value for), each at an example value. */
-export function exampleObject(schema: JsonSchema, hint: (name: string, schema: JsonSchema) => unknown = () => undefined): Record<string, unknown> {
+export function exampleObject(
+  schema: JsonSchema,
+  hint: (name: string, schema: JsonSchema) => unknown = () => undefined,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, prop] of Object.entries(schema.properties ?? {})) {
     const hinted = hint(name, prop);

@@ -16,10 +16,26 @@ const MEMORIES = [
 async function loadedTenant(): Promise<TestTenant> {
   const t = await newTenant();
   await call(t.apiKey, "memory_batch_store", { namespace: "ops", memories: MEMORIES.map((content) => ({ content })) });
-  await call(t.apiKey, "store_memory", { file_name: "src/retry.ts", content: "function retry() { return backoff(attempts) }", resource_type: "code" });
-  await call(t.apiKey, "add_message", { contextId: "trip", message: "We should book the train to Lyon for the conference", role: "user" });
-  await call(t.apiKey, "add_message", { contextId: "trip", message: "The train to Lyon leaves at nine", role: "assistant" });
-  await call(t.apiKey, "add_message", { contextId: "cooking", message: "Add salt to the pasta water before it boils", role: "user" });
+  await call(t.apiKey, "store_memory", {
+    file_name: "src/retry.ts",
+    content: "function retry() { return backoff(attempts) }",
+    resource_type: "code",
+  });
+  await call(t.apiKey, "add_message", {
+    contextId: "trip",
+    message: "We should book the train to Lyon for the conference",
+    role: "user",
+  });
+  await call(t.apiKey, "add_message", {
+    contextId: "trip",
+    message: "The train to Lyon leaves at nine",
+    role: "assistant",
+  });
+  await call(t.apiKey, "add_message", {
+    contextId: "cooking",
+    message: "Add salt to the pasta water before it boils",
+    role: "user",
+  });
   await waitForEmbeddings(t.tenantId);
   return t;
 }
@@ -32,10 +48,19 @@ describe("abstention", () => {
         expect((await call(t.apiKey, "search", { query, mode, limit: 50 })).results, `${query} ${mode}`).toEqual([]);
       }
       expect(await call(t.apiKey, "get_similar_contexts", { query, limit: 50 }), query).toEqual([]);
-      expect((await call(t.apiKey, "retrieve_by_type", { query, doc_type: "note", top_k: 50 })).results, query).toEqual([]);
-      expect((await call(t.apiKey, "retrieve_by_type", { query, doc_type: "code", top_k: 50 })).results, query).toEqual([]);
+      expect((await call(t.apiKey, "retrieve_by_type", { query, doc_type: "note", top_k: 50 })).results, query).toEqual(
+        [],
+      );
+      expect((await call(t.apiKey, "retrieve_by_type", { query, doc_type: "code", top_k: 50 })).results, query).toEqual(
+        [],
+      );
       expect((await call(t.apiKey, "query_graph", { query, limit: 50 })).results, query).toEqual([]);
-      const built = await call(t.apiKey, "memory_context_build", { query, token_budget: 4000, min_similarity: 0, use_cache: false });
+      const built = await call(t.apiKey, "memory_context_build", {
+        query,
+        token_budget: 4000,
+        min_similarity: 0,
+        use_cache: false,
+      });
       expect(built, query).toMatchObject({ memories: [], memory_count: 0, total_tokens: 0 });
     }
   });
@@ -45,7 +70,9 @@ describe("abstention when most of the query is unknown", () => {
   it("a question whose other words nothing stored ever used gets nothing, though one of its words matches", async () => {
     const t = await loadedTenant();
     // "nightly" is stored; pizza, recipe and zebra never were: the question is about something else.
-    expect((await call(t.apiKey, "search", { query: "nightly pizza recipe for the zebra", limit: 10 })).results).toEqual([]);
+    expect(
+      (await call(t.apiKey, "search", { query: "nightly pizza recipe for the zebra", limit: 10 })).results,
+    ).toEqual([]);
     // Half of the query known still answers, with a low score.
     const half = await call(t.apiKey, "search", { query: "nightly pizza", limit: 10 });
     expect(half.results[0].content).toBe(MEMORIES[0]);
@@ -73,7 +100,9 @@ describe("scores are absolute", () => {
 
   it("a memory just written (not embedded yet) scores on its keyword part alone, undiminished", async () => {
     const t = await newTenant();
-    const stored = await call(t.apiKey, "memory_store", { content: "The vault combination is kept by the facilities manager" });
+    const stored = await call(t.apiKey, "memory_store", {
+      content: "The vault combination is kept by the facilities manager",
+    });
     const found = await call(t.apiKey, "search", { query: "vault combination facilities manager" });
     expect(found.results[0]).toMatchObject({ item_id: stored.id });
     expect(found.results[0].score).toBeGreaterThan(0.9);
@@ -83,18 +112,33 @@ describe("scores are absolute", () => {
 describe("thresholds mean the same across queries", () => {
   it("memory_context_build's similarity is search's score, and min_similarity keeps exactly the hits at or above it", async () => {
     const t = await loadedTenant();
-    for (const query of ["nightly Postgres backups", "nightly pizza", "rotate passwords every ninety days", "team lunch on Thursday"]) {
+    for (const query of [
+      "nightly Postgres backups",
+      "nightly pizza",
+      "rotate passwords every ninety days",
+      "team lunch on Thursday",
+    ]) {
       const found = await call(t.apiKey, "search", { query, project: "ops", limit: 50 });
       const scoreOf = new Map<string, number>();
       for (const r of found.results) if (!scoreOf.has(r.item_id)) scoreOf.set(r.item_id, r.score);
       for (const threshold of [0, 0.3, 0.5, 0.8]) {
-        const built = await call(t.apiKey, "memory_context_build", { query, token_budget: 4000, namespace: "ops", include_related: false, min_similarity: threshold, use_cache: false });
+        const built = await call(t.apiKey, "memory_context_build", {
+          query,
+          token_budget: 4000,
+          namespace: "ops",
+          include_related: false,
+          min_similarity: threshold,
+          use_cache: false,
+        });
         const expected = [...scoreOf].filter(([, s]) => s >= threshold);
-        expect(built.memories.map((m: any) => [m.id, m.similarity]).sort(), `${query} @ ${threshold}`).toEqual(expected.sort());
+        expect(built.memories.map((m: any) => [m.id, m.similarity]).sort(), `${query} @ ${threshold}`).toEqual(
+          expected.sort(),
+        );
       }
     }
     // The same threshold, two queries: the strong match passes 0.5, the weak one (old ranks gave both 1.0) does not.
-    const strict = (query: string) => call(t.apiKey, "memory_context_build", { query, token_budget: 4000, namespace: "ops", use_cache: false });
+    const strict = (query: string) =>
+      call(t.apiKey, "memory_context_build", { query, token_budget: 4000, namespace: "ops", use_cache: false });
     expect((await strict("nightly Postgres backups")).memory_count).toBe(1);
     expect((await strict("nightly pizza recipe for the zebra")).memory_count).toBe(0);
   });

@@ -10,7 +10,10 @@ import { call, jsonrpc, newTenant, tenantDb, untilLogged, waitForEmbeddings } fr
 /** The usage log's round trips per call of one tool, in call order. */
 async function loggedTrips(tenantId: string, tool: string, calls: number): Promise<number[]> {
   await untilLogged(tenantId, calls, tool); // the usage log is written by the USAGE queue after the response
-  const { results } = await (await tenantDb(tenantId)).prepare("SELECT d1_round_trips AS n FROM tool_calls WHERE tenant_id = ? AND tool = ? ORDER BY id").bind(tenantId, tool).all<{ n: number }>();
+  const { results } = await (await tenantDb(tenantId))
+    .prepare("SELECT d1_round_trips AS n FROM tool_calls WHERE tenant_id = ? AND tool = ? ORDER BY id")
+    .bind(tenantId, tool)
+    .all<{ n: number }>();
   return results.map((r) => r.n);
 }
 
@@ -23,7 +26,11 @@ describe("counted D1", () => {
     await d1.prepare("SELECT 1").all();
     await d1.prepare("SELECT 1").raw();
     expect(counter.count).toBe(3);
-    const results = await d1.batch([d1.prepare("SELECT 1 AS a"), d1.prepare("SELECT ? AS b").bind(2), shard.prepare("SELECT 3 AS c")]);
+    const results = await d1.batch([
+      d1.prepare("SELECT 1 AS a"),
+      d1.prepare("SELECT ? AS b").bind(2),
+      shard.prepare("SELECT 3 AS c"),
+    ]);
     expect(results.map((r) => r.results[0])).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }]);
     expect(counter.count).toBe(4);
   });
@@ -33,7 +40,8 @@ describe("allRows", () => {
   it("gives what all() gives, in one trip, and nothing for no rows", async () => {
     const counter = { count: 0, ms: 0 };
     const d1 = countedD1(shardDatabase(env, "SHARD_0"), counter);
-    const sql = "SELECT value AS n, 'x' || value AS label, NULL AS absent, value / 2.0 AS half FROM json_each(?) ORDER BY value";
+    const sql =
+      "SELECT value AS n, 'x' || value AS label, NULL AS absent, value / 2.0 AS half FROM json_each(?) ORDER BY value";
     const statement = d1.prepare(sql).bind(JSON.stringify([3, 1, 2]));
     expect(await allRows(statement)).toEqual((await statement.all()).results);
     expect(await allRows(statement)).toEqual([
@@ -49,7 +57,9 @@ describe("allRows", () => {
 describe("reads by id", () => {
   it("readItems and readItemContents read 1,100 ids (three statements) in one round trip each", async () => {
     const t = await newTenant();
-    const { ids } = await call(t.apiKey, "memory_batch_store", { memories: [{ content: "first" }, { content: "second" }, { content: "third" }] });
+    const { ids } = await call(t.apiKey, "memory_batch_store", {
+      memories: [{ content: "first" }, { content: "second" }, { content: "third" }],
+    });
     const asked = [...Array.from({ length: 1097 }, (_, i) => `mem_missing_${i}`), ...ids];
     const counter = { count: 0, ms: 0 };
     const scope = tenantScope(countedD1(t.db, counter), t.tenantId);
@@ -67,7 +77,11 @@ describe("round trips per tool call, as the usage log records them", () => {
     const t = await newTenant();
     await call(t.apiKey, "memory_batch_store", {
       namespace: "p",
-      memories: ["The lighthouse keeper logs the tide twice a day", "Tide tables are printed every spring", "The keeper's cat sleeps on the logbook"].map((content) => ({ content })),
+      memories: [
+        "The lighthouse keeper logs the tide twice a day",
+        "Tide tables are printed every spring",
+        "The keeper's cat sleeps on the logbook",
+      ].map((content) => ({ content })),
     });
     await waitForEmbeddings(t.tenantId);
     const hit = (await call(t.apiKey, "search", { query: "lighthouse tide", project: "p" })).results[0];
@@ -76,7 +90,13 @@ describe("round trips per tool call, as the usage log records them", () => {
     await call(t.apiKey, "context_set_current_task", { project_id: "p", task_id: "t1" });
     const set = await call(t.apiKey, "context_get_working_set", { project_id: "p" });
     expect(set.working_set.task_id).toBe("t1");
-    await call(t.apiKey, "memory_context_build", { query: "lighthouse tide", namespace: "p", token_budget: 1000, use_cache: false, include_related: false });
+    await call(t.apiKey, "memory_context_build", {
+      query: "lighthouse tide",
+      namespace: "p",
+      token_budget: 1000,
+      use_cache: false,
+      include_related: false,
+    });
     await call(t.apiKey, "ping");
 
     // The keyword list, and the vector list's rows side by side with it (two trips, one wait), then
@@ -97,9 +117,14 @@ describe("round trips per tool call, as the usage log records them", () => {
       jsonrpc: "2.0",
       id: i,
       method: "tools/call",
-      params: { name: "log_chat", arguments: { conversation_id: "c", project_id: "p", role: "user", content: `turn ${i}` } },
+      params: {
+        name: "log_chat",
+        arguments: { conversation_id: "c", project_id: "p", role: "user", content: `turn ${i}` },
+      },
     }));
-    expect((await (await jsonrpc(t.apiKey, turns)).json<any[]>()).every((r) => r.result && !r.result.isError)).toBe(true);
+    expect((await (await jsonrpc(t.apiKey, turns)).json<any[]>()).every((r) => r.result && !r.result.isError)).toBe(
+      true,
+    );
     const shares = await loggedTrips(t.tenantId, "log_chat", 10);
     expect(shares).toHaveLength(10);
     expect(new Set(shares).size).toBe(1);
@@ -111,8 +136,18 @@ describe("round trips per tool call, as the usage log records them", () => {
     await call(t.apiKey, "memory_store", { content: "one stored memory", namespace: "p" });
     await call(t.apiKey, "search", { query: "memory", project: "p" });
     // 30 batched turns share their batch's 2-3 round trips: a mean under 0.1 a call must not round to 0.
-    const turns = Array.from({ length: 30 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "log_chat", arguments: { conversation_id: "c", project_id: "p", role: "user", content: `turn ${i}` } } }));
-    expect((await (await jsonrpc(t.apiKey, turns)).json<any[]>()).every((r) => r.result && !r.result.isError)).toBe(true);
+    const turns = Array.from({ length: 30 }, (_, i) => ({
+      jsonrpc: "2.0",
+      id: i,
+      method: "tools/call",
+      params: {
+        name: "log_chat",
+        arguments: { conversation_id: "c", project_id: "p", role: "user", content: `turn ${i}` },
+      },
+    }));
+    expect((await (await jsonrpc(t.apiKey, turns)).json<any[]>()).every((r) => r.result && !r.result.isError)).toBe(
+      true,
+    );
     await untilLogged(t.tenantId, 32);
     const report = await call(t.apiKey, "get_usage_report", { period: "day" });
     const search = report.tools.find((x: any) => x.tool === "search");

@@ -20,7 +20,10 @@ const DAY = 86_400_000;
 const data = shardDatabase(env, "SHARD_0");
 
 function servicesWith(stages: readonly SearchStage[] = SEARCH_STAGES): Services {
-  return { ...buildServices({ ...env, SEARCH_STAGES: stages.join(",") }, data, { tenantIndex: null }, () => {}), jobs: { send: async () => {} } };
+  return {
+    ...buildServices({ ...env, SEARCH_STAGES: stages.join(",") }, data, { tenantIndex: null }, () => {}),
+    jobs: { send: async () => {} },
+  };
 }
 const without = (stage: SearchStage) => servicesWith(SEARCH_STAGES.filter((s) => s !== stage));
 const only = (stage: SearchStage) => servicesWith([stage]);
@@ -32,7 +35,13 @@ async function store(items: Partial<NewItem>[]): Promise<{ scope: TenantScope; i
   const written = await writeItems(
     scope,
     servicesWith(),
-    items.map((item) => ({ project: "p", kind: item.conversationId ? "message" : "memory", type: item.conversationId ? "message" : "note", content: "", ...item })),
+    items.map((item) => ({
+      project: "p",
+      kind: item.conversationId ? "message" : "memory",
+      type: item.conversationId ? "message" : "note",
+      content: "",
+      ...item,
+    })),
   );
   return { scope, ids: written.map((w) => w.id) };
 }
@@ -43,8 +52,20 @@ const order = async (scope: TenantScope, services: Services, query: string, now?
 describe("search stages", () => {
   it("time: a date in the query prefers what was said then; a date nothing was said on changes nothing", async () => {
     const { scope, ids } = await store([
-      { conversationId: "march", role: "user", speaker: "Ana", content: "I cooked risotto.", createdAt: Date.UTC(2024, 2, 10) },
-      { conversationId: "april", role: "user", speaker: "Ana", content: "I cooked paella, then I cooked it again for the neighbours.", createdAt: Date.UTC(2024, 3, 10) },
+      {
+        conversationId: "march",
+        role: "user",
+        speaker: "Ana",
+        content: "I cooked risotto.",
+        createdAt: Date.UTC(2024, 2, 10),
+      },
+      {
+        conversationId: "april",
+        role: "user",
+        speaker: "Ana",
+        content: "I cooked paella, then I cooked it again for the neighbours.",
+        createdAt: Date.UTC(2024, 3, 10),
+      },
     ]);
     const [march, april] = ids;
     // Without the stage "March" and "2024" are words nothing holds: the query reads as off-topic.
@@ -61,7 +82,13 @@ describe("search stages", () => {
     const now = Date.UTC(2026, 10, 23, 15, 0);
     const { scope, ids } = await store([
       { conversationId: "a", role: "user", speaker: "Ana", content: "I cooked risotto.", createdAt: now - DAY },
-      { conversationId: "b", role: "user", speaker: "Ana", content: "I cooked paella, then I cooked it again for the neighbours.", createdAt: now - 10 * DAY },
+      {
+        conversationId: "b",
+        role: "user",
+        speaker: "Ana",
+        content: "I cooked paella, then I cooked it again for the neighbours.",
+        createdAt: now - 10 * DAY,
+      },
     ]);
     const [yesterday, earlier] = ids;
     expect(await order(scope, without("time"), "What did Ana cook yesterday?", now)).toEqual([]);
@@ -73,19 +100,38 @@ describe("search stages", () => {
   it("time: a message stating a time, resolved when it was written, answers a question naming that day", async () => {
     // Sunday 14 May 2023: "last Sunday" is 7 May. The other message was written on 10 May, three days after it.
     const { scope, ids } = await store([
-      { conversationId: "a", role: "user", speaker: "Ana", content: "Last Sunday we finally went to the pottery class with my sister.", createdAt: Date.UTC(2023, 4, 14, 18) },
-      { conversationId: "b", role: "user", speaker: "Ana", content: "The pottery class was fun, I love the pottery class.", createdAt: Date.UTC(2023, 4, 10, 9) },
+      {
+        conversationId: "a",
+        role: "user",
+        speaker: "Ana",
+        content: "Last Sunday we finally went to the pottery class with my sister.",
+        createdAt: Date.UTC(2023, 4, 14, 18),
+      },
+      {
+        conversationId: "b",
+        role: "user",
+        speaker: "Ana",
+        content: "The pottery class was fun, I love the pottery class.",
+        createdAt: Date.UTC(2023, 4, 10, 9),
+      },
       ...FILLER.map((content) => ({ content })),
     ]);
     const [stated, written] = ids;
-    const stored = await data.prepare("SELECT stated_times FROM chunks WHERE tenant_id = ? AND item_id = ?").bind(scope.tenantId, stated).first<string>("stated_times");
+    const stored = await data
+      .prepare("SELECT stated_times FROM chunks WHERE tenant_id = ? AND item_id = ?")
+      .bind(scope.tenantId, stated)
+      .first<string>("stated_times");
     expect(JSON.parse(stored!)).toEqual([[Date.UTC(2023, 4, 7), Date.UTC(2023, 4, 8)]]);
     expect(await order(scope, without("time"), "the pottery class on 7 May 2023")).toEqual([written, stated]);
     expect(await order(scope, servicesWith(), "the pottery class on 7 May 2023")).toEqual([stated, written]);
     // Named without its year: the latest 7 May that something was said or written on.
-    expect(await order(scope, servicesWith(), "the pottery class on 7 May", Date.UTC(2026, 10, 23))).toEqual([stated, written]);
+    expect(await order(scope, servicesWith(), "the pottery class on 7 May", Date.UTC(2026, 10, 23))).toEqual([
+      stated,
+      written,
+    ]);
     // Nothing was written on 7 May, but a message says it happened then: the date is a time, not words nothing holds.
-    const scoreOf = async (query: string) => (await searchChunks(scope, servicesWith(), query, {}, 10)).find((h) => h.itemId === stated)!.score;
+    const scoreOf = async (query: string) =>
+      (await searchChunks(scope, servicesWith(), query, {}, 10)).find((h) => h.itemId === stated)!.score;
     expect(await scoreOf("the pottery class on 7 May 2023")).toBe(await scoreOf("the pottery class"));
     // A row written before stated times were kept (NULL) is resolved as it is read, to the same order.
     await data.prepare("UPDATE chunks SET stated_times = NULL WHERE tenant_id = ?").bind(scope.tenantId).run();
@@ -111,14 +157,26 @@ describe("search stages", () => {
     ]);
     const [jons, ginas] = ids;
     // Without the stage Jon's text matches better, by less than the speaker's share: naming one of them decides.
-    const [jon, gina] = await searchChunks(scope, servicesWith([]), "What did Gina say about the new store Jon saw?", {}, 10);
+    const [jon, gina] = await searchChunks(
+      scope,
+      servicesWith([]),
+      "What did Gina say about the new store Jon saw?",
+      {},
+      10,
+    );
     expect([jon!.itemId, gina!.itemId]).toEqual([jons, ginas]);
     expect(jon!.score / gina!.score).toBeLessThan(1 + SPEAKER_WEIGHT);
-    expect(await order(scope, without("speaker"), "What did Gina say about the new store Jon saw?")).toEqual([jons, ginas]);
+    expect(await order(scope, without("speaker"), "What did Gina say about the new store Jon saw?")).toEqual([
+      jons,
+      ginas,
+    ]);
     expect(await order(scope, servicesWith(), "What did Gina say about the new store Jon saw?")).toEqual([ginas, jons]);
     expect(await order(scope, servicesWith(), "What did Jon say about Gina's new store?")).toEqual([jons, ginas]);
     // Joined, both are asked about: the order stays the one without the stage (Gina's alone would gain and lead).
-    expect(await order(scope, without("speaker"), "What do Gina and Jon say about the new store?")).toEqual([jons, ginas]);
+    expect(await order(scope, without("speaker"), "What do Gina and Jon say about the new store?")).toEqual([
+      jons,
+      ginas,
+    ]);
     expect(await order(scope, servicesWith(), "What do Gina and Jon say about the new store?")).toEqual([jons, ginas]);
   });
 
@@ -146,7 +204,8 @@ describe("search stages", () => {
     expect(await order(scope, servicesWith(), "pottery class")).toEqual([together, apart]);
     // The order counts: "class of pottery" asks for class-pottery (the function word skipped), which neither text holds.
     expect(await order(scope, only("proximity"), "Which class of pottery?")).toEqual([apart, together]);
-    const scores = async (services: Services) => (await searchChunks(scope, services, "pottery class", {}, 10)).map((h) => h.score);
+    const scores = async (services: Services) =>
+      (await searchChunks(scope, services, "pottery class", {}, 10)).map((h) => h.score);
     const [plainTogether, plainApart] = [...(await scores(servicesWith([])))].reverse();
     const [raisedTogether, keptApart] = await scores(only("proximity"));
     expect(keptApart).toBe(plainApart);
@@ -154,10 +213,18 @@ describe("search stages", () => {
   });
 
   it("proximity raises a hybrid hit's keyword part before fusion, not its vector part", async () => {
-    const { scope, ids } = await store([...FILLER.map((content) => ({ content })), { content: "The pottery class on Friday is about glazes." }]);
+    const { scope, ids } = await store([
+      ...FILLER.map((content) => ({ content })),
+      { content: "The pottery class on Friday is about glazes." },
+    ]);
     const together = ids.at(-1)!;
     const hybrid = (stages: string): Services => ({
-      ...buildServices({ ...env, SEARCH_STAGES: stages, HYBRID_VECTOR_WEIGHT: "1", EMBEDDING_CHANCE_SIMILARITY: "0.05" }, data, { tenantIndex: null }, () => {}),
+      ...buildServices(
+        { ...env, SEARCH_STAGES: stages, HYBRID_VECTOR_WEIGHT: "1", EMBEDDING_CHANCE_SIMILARITY: "0.05" },
+        data,
+        { tenantIndex: null },
+        () => {},
+      ),
       jobs: { send: async () => {} },
     });
     await embedItems(scope, hybrid(""), ids);
@@ -202,7 +269,8 @@ describe("search stages", () => {
     const [, , , sale, rapids] = ids;
     const hits = async (services: Services) => searchChunks(scope, services, "kayak", {}, 10);
     // One word, held by five short texts: every hit scores 1, so without feedback BM25's strength alone orders them.
-    for (const services of [without("feedback"), servicesWith()]) expect((await hits(services)).map((h) => h.score)).toEqual([1, 1, 1, 1, 1]);
+    for (const services of [without("feedback"), servicesWith()])
+      expect((await hits(services)).map((h) => h.score)).toEqual([1, 1, 1, 1, 1]);
     const last = async (services: Services) => (await hits(services)).slice(3).map((h) => h.itemId);
     expect(await last(without("feedback"))).toEqual([sale, rapids]);
     expect(await last(servicesWith())).toEqual([rapids, sale]);
@@ -210,7 +278,12 @@ describe("search stages", () => {
 
   it("the best match stays first: feedback and neighbours raise hits that match less up to its score, not past it", async () => {
     const { scope, ids } = await store([
-      { conversationId: "trip", role: "user", speaker: "Ana", content: "The volcano trail up to the crater took us four long hours in the heat." },
+      {
+        conversationId: "trip",
+        role: "user",
+        speaker: "Ana",
+        content: "The volcano trail up to the crater took us four long hours in the heat.",
+      },
       { conversationId: "trip", role: "assistant", speaker: "Ben", content: "Crater, lava, ash: volcano heaven!" },
       { conversationId: "trip", role: "user", speaker: "Ana", content: "Crater rim, lava fields and ash." },
       { conversationId: "trip", role: "assistant", speaker: "Ben", content: "Lava and ash near the crater, wow." },
@@ -226,7 +299,12 @@ describe("search stages", () => {
     expect(hits[0]!.itemId).toBe(trail);
     expect(hits[0]!.score).toBeGreaterThan(plain[0]!.score);
     // Held at the trail's score, behind it; the third reply, below it anyway, keeps its own.
-    expect(hits.slice(1, 3).map((h) => h.itemId).sort()).toEqual([echo, rim].sort());
+    expect(
+      hits
+        .slice(1, 3)
+        .map((h) => h.itemId)
+        .sort(),
+    ).toEqual([echo, rim].sort());
     expect(hits.slice(1, 3).map((h) => h.score)).toEqual([hits[0]!.score, hits[0]!.score]);
     expect(hits[3]!.itemId).toBe(near);
     expect(hits[3]!.score).toBeLessThan(hits[0]!.score);
@@ -281,8 +359,11 @@ describe("search stages", () => {
 
   it("neighbours: a document's chunks next to a hit join the results, beside a message's next turn", async () => {
     // Six long paragraphs, several chunks; the eclipse is in the third.
-    const paragraph = (i: number, lead = "") => `${lead}Part ${i}: ${Array.from({ length: 150 }, (_, w) => `filler${i}x${w % 50}`).join(" ")}`;
-    const document = [0, 1, 2, 3, 4, 5].map((i) => paragraph(i, i === 2 ? "The eclipse was bright over the hill. " : "")).join("\n\n");
+    const paragraph = (i: number, lead = "") =>
+      `${lead}Part ${i}: ${Array.from({ length: 150 }, (_, w) => `filler${i}x${w % 50}`).join(" ")}`;
+    const document = [0, 1, 2, 3, 4, 5]
+      .map((i) => paragraph(i, i === 2 ? "The eclipse was bright over the hill. " : ""))
+      .join("\n\n");
     const { scope, ids } = await store([
       { content: document, kind: "document", type: "document" },
       { conversationId: "sky", role: "user", speaker: "Ana", content: "Did you see the eclipse?" },
@@ -306,11 +387,15 @@ describe("search stages", () => {
 
   it("links: an item linked to a hit joins the results, scored by the link's weight", async () => {
     const services = servicesWith();
-    const { scope, ids } = await store([{ content: "JWT authentication with refresh tokens" }, { content: "Signing keys live in the vault" }]);
+    const { scope, ids } = await store([
+      { content: "JWT authentication with refresh tokens" },
+      { content: "Signing keys live in the vault" },
+    ]);
     const [jwt, keys] = ids;
-    await data.prepare(
-      "INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES (?, ?, 'item', ?, 'item', ?, 'depends_on', 0.5, 0)",
-    )
+    await data
+      .prepare(
+        "INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES (?, ?, 'item', ?, 'item', ?, 'depends_on', 0.5, 0)",
+      )
       .bind(crypto.randomUUID(), scope.tenantId, jwt, keys)
       .run();
     expect(await order(scope, without("links"), "JWT authentication")).toEqual([jwt]);
@@ -318,18 +403,33 @@ describe("search stages", () => {
     expect(hits.map((h) => h.itemId)).toEqual([jwt, keys]);
     expect(hits[1]!.score).toBeCloseTo(0.3 * 0.5 * hits[0]!.score, 3);
     // memory_context_build follows links itself: its search leaves them out.
-    expect((await searchChunks(scope, services, "JWT authentication", {}, 10, { expandLinks: false })).map((h) => h.itemId)).toEqual([jwt]);
+    expect(
+      (await searchChunks(scope, services, "JWT authentication", {}, 10, { expandLinks: false })).map((h) => h.itemId),
+    ).toEqual([jwt]);
   });
 
   it("links: a similar_content link (the embedder's judgement) counts as much as the embedder does", async () => {
-    const { scope, ids } = await store([{ content: "JWT authentication with refresh tokens" }, { content: "Signing keys live in the vault" }, ...FILLER.map((content) => ({ content }))]);
+    const { scope, ids } = await store([
+      { content: "JWT authentication with refresh tokens" },
+      { content: "Signing keys live in the vault" },
+      ...FILLER.map((content) => ({ content })),
+    ]);
     const [jwt, keys] = ids;
-    await data.prepare(
-      "INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES (?, ?, 'item', ?, 'item', ?, 'similar_content', 0.9, 0)",
-    )
+    await data
+      .prepare(
+        "INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES (?, ?, 'item', ?, 'item', ?, 'similar_content', 0.9, 0)",
+      )
       .bind(crypto.randomUUID(), scope.tenantId, jwt, keys)
       .run();
-    const weighing = (weight: string): Services => ({ ...buildServices({ ...env, SEARCH_STAGES: "links", HYBRID_VECTOR_WEIGHT: weight }, data, { tenantIndex: null }, () => {}), jobs: { send: async () => {} } });
+    const weighing = (weight: string): Services => ({
+      ...buildServices(
+        { ...env, SEARCH_STAGES: "links", HYBRID_VECTOR_WEIGHT: weight },
+        data,
+        { tenantIndex: null },
+        () => {},
+      ),
+      jobs: { send: async () => {} },
+    });
     // Vectors that carry no weight in hybrid search (the local embedder's default) give their links none.
     expect(await order(scope, weighing("0"), "JWT authentication")).toEqual([jwt]);
     const hits = await searchChunks(scope, weighing("0.5"), "JWT authentication", {}, 10);
@@ -338,7 +438,11 @@ describe("search stages", () => {
   });
 
   it("SEARCH_STAGES names only known stages", () => {
-    expect(() => buildServices({ ...env, SEARCH_STAGES: "time,telepathy" }, data, { tenantIndex: null }, () => {})).toThrow(/telepathy/);
-    expect(buildServices({ ...env, SEARCH_STAGES: "" }, data, { tenantIndex: null }, () => {}).config.searchStages.size).toBe(0);
+    expect(() =>
+      buildServices({ ...env, SEARCH_STAGES: "time,telepathy" }, data, { tenantIndex: null }, () => {}),
+    ).toThrow(/telepathy/);
+    expect(
+      buildServices({ ...env, SEARCH_STAGES: "" }, data, { tenantIndex: null }, () => {}).config.searchStages.size,
+    ).toBe(0);
   });
 });

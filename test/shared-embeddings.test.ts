@@ -14,7 +14,9 @@ function countingAi() {
       const texts = input.documents ?? input.queries ?? input.text ?? [];
       if (texts.length > 32) throw new Error(`AiError: 5006: input has ${texts.length} items; at most 32`);
       calls.push(texts.length);
-      return { data: texts.map((text) => Array.from({ length: 1024 }, (_, i) => (i === text.length % 1024 ? 1 : 0.01))) };
+      return {
+        data: texts.map((text) => Array.from({ length: 1024 }, (_, i) => (i === text.length % 1024 ? 1 : 0.01))),
+      };
     },
   };
   return { calls, ai: ai as unknown as Ai };
@@ -32,12 +34,17 @@ async function storeOne(t: TestTenant, content: string): Promise<JobMessage> {
 
 /** The tenant's vectors written by Workers AI's 768 dimensions (the queue's own consumer writes the local 256 first). */
 const vectorsOf = async (t: TestTenant) =>
-  (await t.db.prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ? AND length(vector) = 768 * 4").bind(t.tenantId).first<{ n: number }>())!.n;
+  (await t.db
+    .prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ? AND length(vector) = 768 * 4")
+    .bind(t.tenantId)
+    .first<{ n: number }>())!.n;
 
 describe("embedding calls shared by a batch's tenants", () => {
   it("one-item writes from five tenants in one batch are embedded in one call (Paid plan budget), every item with its vector", async () => {
     const tenants = await Promise.all(Array.from({ length: 5 }, () => newTenant()));
-    const jobs = await Promise.all(tenants.map((t, i) => storeOne(t, `Tenant ${i} keeps the spare key under the blue flowerpot.`)));
+    const jobs = await Promise.all(
+      tenants.map((t, i) => storeOne(t, `Tenant ${i} keeps the spare key under the blue flowerpot.`)),
+    );
     const { calls, ai } = countingAi();
     await deliverJobs(jobs, workersAi(ai));
     expect(calls).toEqual(shares ? [5] : [1, 1, 1, 1, 1]); // was five calls of one text each
@@ -48,7 +55,9 @@ describe("embedding calls shared by a batch's tenants", () => {
     const tenants = await Promise.all(Array.from({ length: 3 }, () => newTenant()));
     const jobs: JobMessage[] = [];
     for (const [i, t] of tenants.entries()) {
-      const { ids } = await call<{ ids: string[] }>(t.apiKey, "memory_batch_store", { memories: Array.from({ length: 15 }, (_, k) => ({ content: `Ledger ${i}-${k}: paid the ferry toll.` })) });
+      const { ids } = await call<{ ids: string[] }>(t.apiKey, "memory_batch_store", {
+        memories: Array.from({ length: 15 }, (_, k) => ({ content: `Ledger ${i}-${k}: paid the ferry toll.` })),
+      });
       jobs.push({ type: "embed", tenantId: t.tenantId, itemIds: ids });
     }
     const shared = countingAi();

@@ -12,12 +12,23 @@ describe("stated times", () => {
     const t = await newTenant();
     const turns = ["I went to a support group yesterday.", "Next month I'm having an art show!", "Nice, congrats."];
     for (const [i, content] of turns.entries()) {
-      await call(t.apiKey, "log_chat", { conversation_id: "c1", role: i % 2 === 0 ? "user" : "assistant", content, timestamp: new Date(SAID + i * 60_000).toISOString() });
+      await call(t.apiKey, "log_chat", {
+        conversation_id: "c1",
+        role: i % 2 === 0 ? "user" : "assistant",
+        content,
+        timestamp: new Date(SAID + i * 60_000).toISOString(),
+      });
     }
     const db = await tenantDb(t.tenantId);
     const kept = async () =>
-      (await db.prepare("SELECT c.content, c.stated_times FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.tenant_id = ? ORDER BY i.position").bind(t.tenantId).all<{ content: string; stated_times: string | null }>())
-        .results;
+      (
+        await db
+          .prepare(
+            "SELECT c.content, c.stated_times FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.tenant_id = ? ORDER BY i.position",
+          )
+          .bind(t.tenantId)
+          .all<{ content: string; stated_times: string | null }>()
+      ).results;
     const expected = turns.map((content, i) => JSON.stringify(resolveStatedTimes(content, SAID + i * 60_000)));
     expect((await kept()).map((r) => r.stated_times)).toEqual(expected);
     expect(JSON.parse(expected[0]!)).toEqual([[Date.UTC(2023, 4, 7), Date.UTC(2023, 4, 8)]]);

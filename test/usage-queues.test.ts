@@ -23,14 +23,25 @@ function capturingQueue(refuse = false) {
 async function ping(overrides: Partial<typeof env>, apiKey: string): Promise<void> {
   const ctx = createExecutionContext();
   const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "ping", arguments: {} } });
-  const response = await worker.fetch!(new Request(`${BASE}/jsonrpc`, { method: "POST", headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" }, body }) as any, { ...env, ...overrides }, ctx);
+  const response = await worker.fetch!(
+    new Request(`${BASE}/jsonrpc`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+      body,
+    }) as any,
+    { ...env, ...overrides },
+    ctx,
+  );
   expect(response.status).toBe(200);
   await waitOnExecutionContext(ctx);
 }
 
 /** Delivers what a usage queue carried to the Worker's consumer, as the queue named `queue` would. */
 async function consume(queue: string, messages: UsageMessage[]): Promise<void> {
-  const batch = createMessageBatch<UsageMessage>(queue, messages.map((body, i) => ({ id: `${queue}-${i}`, timestamp: new Date(), attempts: 1, body })));
+  const batch = createMessageBatch<UsageMessage>(
+    queue,
+    messages.map((body, i) => ({ id: `${queue}-${i}`, timestamp: new Date(), attempts: 1, body })),
+  );
   const ctx = createExecutionContext();
   await worker.queue(batch, env, ctx);
   await waitOnExecutionContext(ctx);
@@ -50,7 +61,12 @@ describe("usage queues", () => {
     expect(second.sent.length).toBeGreaterThan(0);
     await consume("context-edge-usage", first.sent);
     await consume("context-edge-usage-1", second.sent);
-    expect(await t.db.prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND tool = 'ping'").bind(t.tenantId).first("n")).toBe(20);
+    expect(
+      await t.db
+        .prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND tool = 'ping'")
+        .bind(t.tenantId)
+        .first("n"),
+    ).toBe(20);
   });
 
   it("a usage queue that refuses a message (over its throughput) passes it to the next", async () => {
@@ -59,6 +75,11 @@ describe("usage queues", () => {
     for (let i = 0; i < 10; i++) await ping({ USAGE: refusing.queue, USAGE_1: open.queue }, t.apiKey);
     expect(open.sent).toHaveLength(10);
     await consume("context-edge-usage-1", open.sent);
-    expect(await t.db.prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND tool = 'ping'").bind(t.tenantId).first("n")).toBe(10);
+    expect(
+      await t.db
+        .prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND tool = 'ping'")
+        .bind(t.tenantId)
+        .first("n"),
+    ).toBe(10);
   });
 });

@@ -44,7 +44,10 @@ export function storedKey(): string | null {
 
 /** Checks the key with the server (whoami) and keeps it for this tab only when it works. */
 export async function signIn(key: string): Promise<Session> {
-  const who = await callTool<{ tenant_id: string; key_id: string; scopes: Scope[]; projects: string[] | null }>(key, "whoami");
+  const who = await callTool<{ tenant_id: string; key_id: string; scopes: Scope[]; projects: string[] | null }>(
+    key,
+    "whoami",
+  );
   sessionStorage.setItem(KEY_STORAGE, key);
   return { key, tenantId: who.tenant_id, keyId: who.key_id, scopes: who.scopes, projects: who.projects };
 }
@@ -61,7 +64,12 @@ export function allows(session: Session, scope: Scope): boolean {
 
 /** Several tool calls in one JSON-RPC batch (one request); each answer in call order. */
 export async function callTools(key: string, calls: ToolCall[]): Promise<CallOutcome[]> {
-  const body = calls.map((c, i) => ({ jsonrpc: "2.0", id: i + 1, method: "tools/call", params: { name: c.name, arguments: c.args ?? {} } }));
+  const body = calls.map((c, i) => ({
+    jsonrpc: "2.0",
+    id: i + 1,
+    method: "tools/call",
+    params: { name: c.name, arguments: c.args ?? {} },
+  }));
   const response = await fetch("/jsonrpc", {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -73,7 +81,11 @@ export async function callTools(key: string, calls: ToolCall[]): Promise<CallOut
   return calls.map((_, i) => {
     const answer = answers.get(i + 1);
     if (!answer) return { ok: false, error: new ApiError("INTERNAL_ERROR", "No answer for this call") };
-    if (answer.error) return { ok: false, error: new ApiError(answer.error.data?.code ?? String(answer.error.code), answer.error.message) };
+    if (answer.error)
+      return {
+        ok: false,
+        error: new ApiError(answer.error.data?.code ?? String(answer.error.code), answer.error.message),
+      };
     return { ok: true, value: answer.result };
   });
 }
@@ -94,7 +106,12 @@ export async function callAll<T extends unknown[]>(key: string, calls: ToolCall[
 }
 
 /** The admin API (keys): plain JSON over HTTP. */
-export async function adminRequest<T>(key: string, method: "GET" | "POST" | "DELETE", path: string, body?: unknown): Promise<T> {
+export async function adminRequest<T>(
+  key: string,
+  method: "GET" | "POST" | "DELETE",
+  path: string,
+  body?: unknown,
+): Promise<T> {
   const response = await fetch(`/admin${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -118,6 +135,8 @@ function failure(status: number, payload: unknown): ApiError {
     onUnauthorized(message);
     return new ApiError("UNAUTHORIZED", message, status);
   }
-  const code = body?.error?.data?.code ?? (typeof body?.error?.code === "string" ? body.error.code : status === 429 ? "RATE_LIMITED" : `HTTP_${status}`);
+  const code =
+    body?.error?.data?.code ??
+    (typeof body?.error?.code === "string" ? body.error.code : status === 429 ? "RATE_LIMITED" : `HTTP_${status}`);
   return new ApiError(code, message, status);
 }

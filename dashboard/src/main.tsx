@@ -77,7 +77,8 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut(): void }) 
         </nav>
         <div class="who" aria-label="Signed-in key">
           <span title={`key ${session.keyId}`}>
-            {session.tenantId} · {session.scopes.join(", ")} · {session.projects ? `projects: ${session.projects.join(", ")}` : "all projects"}
+            {session.tenantId} · {session.scopes.join(", ")} ·{" "}
+            {session.projects ? `projects: ${session.projects.join(", ")}` : "all projects"}
           </span>
           <button type="button" onClick={onSignOut}>
             Sign out
@@ -106,7 +107,11 @@ function View({ session, view, id }: { session: Session; view: string; id: strin
     case "usage":
       return <UsageView session={session} />;
     case "keys":
-      return allows(session, "admin") ? <KeysView session={session} /> : <ErrorNote error={new Error("Managing keys needs a key with the admin scope.")} />;
+      return allows(session, "admin") ? (
+        <KeysView session={session} />
+      ) : (
+        <ErrorNote error={new Error("Managing keys needs a key with the admin scope.")} />
+      );
     default:
       return <ErrorNote error={new Error(`No page '${view}'.`)} />;
   }

@@ -5,7 +5,22 @@ import type { ApiError } from "./api";
 // Small pieces every view uses. Text from the server is only ever rendered as text (JSX children and
 // attributes), never as markup.
 
-export const ITEM_TYPES = ["note", "document", "code", "message", "log", "config", "data", "decision", "error", "reference", "summary", "task", "test", "snapshot"];
+export const ITEM_TYPES = [
+  "note",
+  "document",
+  "code",
+  "message",
+  "log",
+  "config",
+  "data",
+  "decision",
+  "error",
+  "reference",
+  "summary",
+  "task",
+  "test",
+  "snapshot",
+];
 
 export interface Async<T> {
   data: T | null;
@@ -16,7 +31,11 @@ export interface Async<T> {
 
 /** Runs `load` when `deps` change (and on reload); keeps the last data while reloading. */
 export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): Async<T> {
-  const [state, setState] = useState<{ data: T | null; error: ApiError | null; loading: boolean }>({ data: null, error: null, loading: true });
+  const [state, setState] = useState<{ data: T | null; error: ApiError | null; loading: boolean }>({
+    data: null,
+    error: null,
+    loading: true,
+  });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;
@@ -62,7 +81,15 @@ export function Tags({ tags }: { tags: string[] }) {
   );
 }
 
-export function Section({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
+export function Section({
+  title,
+  children,
+  actions,
+}: {
+  title: string;
+  children: ComponentChildren;
+  actions?: ComponentChildren;
+}) {
   return (
     <section class="card" aria-label={title}>
       <header class="card-head">
@@ -75,7 +102,14 @@ export function Section({ title, children, actions }: { title: string; children:
 }
 
 /** A modal confirmation (<dialog>): focus moves into it, Escape cancels. */
-export function Confirm(props: { open: boolean; title: string; body: string; confirmLabel: string; onConfirm(): void; onCancel(): void }) {
+export function Confirm(props: {
+  open: boolean;
+  title: string;
+  body: string;
+  confirmLabel: string;
+  onConfirm(): void;
+  onCancel(): void;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const dialog = ref.current;
@@ -102,7 +136,9 @@ export function Confirm(props: { open: boolean; title: string; body: string; con
 export function formatDate(iso: string | number | null): string {
   if (iso === null) return "—";
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? String(iso) : date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  return Number.isNaN(date.getTime())
+    ? String(iso)
+    : date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
 
 export function formatNumber(n: number): string {
@@ -111,5 +147,12 @@ export function formatNumber(n: number): string {
 
 /** "a, b ,c" -> ["a", "b", "c"] (empty parts dropped, duplicates once). */
 export function splitList(text: string): string[] {
-  return [...new Set(text.split(",").map((t) => t.trim()).filter(Boolean))];
+  return [
+    ...new Set(
+      text
+        .split(",")
+        .map((t) => t.trim())
+        .filter(Boolean),
+    ),
+  ];
 }

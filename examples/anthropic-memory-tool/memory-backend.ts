@@ -12,14 +12,25 @@ export interface ContextEdgeMemory {
 }
 
 /** Connects to the server's MCP endpoint (`url` ends in /mcp) with an API key that has the write scope. */
-export async function contextEdgeMemory(options: { url: string; apiKey: string; namespace?: string }): Promise<ContextEdgeMemory> {
+export async function contextEdgeMemory(options: {
+  url: string;
+  apiKey: string;
+  namespace?: string;
+}): Promise<ContextEdgeMemory> {
   const client = new Client({ name: "claude-memory-tool", version: "1.0.0" });
   const endpoint = new URL(options.url);
   endpoint.searchParams.set("toolsets", "memory_files");
-  await client.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { authorization: `Bearer ${options.apiKey}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(endpoint, {
+      requestInit: { headers: { authorization: `Bearer ${options.apiKey}` } },
+    }),
+  );
   /** One command: its arguments as Claude sent them; the server's answer, or its error message thrown (the SDK returns it to Claude as is_error). */
   const run = async ({ command, ...args }: BetaMemoryTool20250818Command): Promise<string> => {
-    const result = await client.callTool({ name: `memory_files_${command}`, arguments: { ...args, ...(options.namespace ? { namespace: options.namespace } : {}) } });
+    const result = await client.callTool({
+      name: `memory_files_${command}`,
+      arguments: { ...args, ...(options.namespace ? { namespace: options.namespace } : {}) },
+    });
     const structured = result.structuredContent as { output?: string; error?: { message: string } } | undefined;
     if (result.isError) {
       const text = (result.content as { text?: string }[])[0]?.text ?? "";

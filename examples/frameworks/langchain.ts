@@ -4,7 +4,9 @@ import { MultiServerMCPClient } from "@langchain/mcp-adapters";
 import { FACT, QUERY, resultTexts, type RecipeOptions, type RecipeResult } from "./recipe";
 
 export async function langChainRecipe({ url, apiKey, namespace }: RecipeOptions): Promise<RecipeResult> {
-  const client = new MultiServerMCPClient({ mcpServers: { "context-edge": { transport: "http", url, headers: { Authorization: `Bearer ${apiKey}` } } } });
+  const client = new MultiServerMCPClient({
+    mcpServers: { "context-edge": { transport: "http", url, headers: { Authorization: `Bearer ${apiKey}` } } },
+  });
   try {
     const tools = await client.getTools();
     const tool = (name: string) => tools.find((t) => t.name === name)!;

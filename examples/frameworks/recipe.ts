@@ -25,9 +25,14 @@ export const QUERY = "When is the harbour lighthouse repainted?";
 
 /** Texts of a search result as the server answers it (structured or JSON text). */
 export function resultTexts(result: unknown): string[] {
-  const value = result as { structuredContent?: { results?: { content: string }[] }; content?: { type: string; text?: string }[]; results?: { content: string }[] };
+  const value = result as {
+    structuredContent?: { results?: { content: string }[] };
+    content?: { type: string; text?: string }[];
+    results?: { content: string }[];
+  };
   const structured = value.structuredContent ?? value;
-  if (Array.isArray((structured as { results?: unknown }).results)) return (structured as { results: { content: string }[] }).results.map((r) => r.content);
+  if (Array.isArray((structured as { results?: unknown }).results))
+    return (structured as { results: { content: string }[] }).results.map((r) => r.content);
   const text = value.content?.find((c) => c.type === "text")?.text;
   return text ? ((JSON.parse(text) as { results?: { content: string }[] }).results ?? []).map((r) => r.content) : [];
 }

@@ -23,5 +23,7 @@ for (const name of chosen) {
     apiKey: process.env.CONTEXT_EDGE_KEY ?? "ce_dev_local_only_0000000000000000000000000",
     namespace: `recipe-${name}`,
   });
-  console.log(`${result.framework}: ${result.tools.length} tools; search found: ${JSON.stringify(result.found[0])}; the agent's error: ${result.error.slice(0, 160)}`);
+  console.log(
+    `${result.framework}: ${result.tools.length} tools; search found: ${JSON.stringify(result.found[0])}; the agent's error: ${result.error.slice(0, 160)}`,
+  );
 }

@@ -9,7 +9,9 @@ export function assetTokenTables(assets: Fetcher): TokenTableSource {
   return async (encoding) => {
     const response = await assets.fetch(`https://assets.invalid/tokenizer/${encoding}.bin`);
     if (!response.ok) {
-      throw new Error(`Configuration error: token table tokenizer/${encoding}.bin not found in the ASSETS binding (${response.status}); deploy with assets/tokenizer`);
+      throw new Error(
+        `Configuration error: token table tokenizer/${encoding}.bin not found in the ASSETS binding (${response.status}); deploy with assets/tokenizer`,
+      );
     }
     return response.arrayBuffer();
   };

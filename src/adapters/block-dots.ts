@@ -25,15 +25,38 @@ export function pack(packed: Float64Array, vectors: readonly Float32Array[], fir
  * The packed vectors' dot products over [0, to) with the vectors at offsets `a` and `b` of `data`:
  * lane k's with the first in out[k], with the second in out[LANES + k].
  */
-export function dots4x2(packed: Float64Array, data: Float32Array, a: number, b: number, to: number, out: Float64Array): void {
-  let a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+export function dots4x2(
+  packed: Float64Array,
+  data: Float32Array,
+  a: number,
+  b: number,
+  to: number,
+  out: Float64Array,
+): void {
+  let a0 = 0,
+    a1 = 0,
+    a2 = 0,
+    a3 = 0,
+    b0 = 0,
+    b1 = 0,
+    b2 = 0,
+    b3 = 0;
   for (let d = 0; d < to; d++) {
     const x = data[a + d]!;
     const y = data[b + d]!;
     const e = d * LANES;
-    const c0 = packed[e]!, c1 = packed[e + 1]!, c2 = packed[e + 2]!, c3 = packed[e + 3]!;
-    a0 += c0 * x; a1 += c1 * x; a2 += c2 * x; a3 += c3 * x;
-    b0 += c0 * y; b1 += c1 * y; b2 += c2 * y; b3 += c3 * y;
+    const c0 = packed[e]!,
+      c1 = packed[e + 1]!,
+      c2 = packed[e + 2]!,
+      c3 = packed[e + 3]!;
+    a0 += c0 * x;
+    a1 += c1 * x;
+    a2 += c2 * x;
+    a3 += c3 * x;
+    b0 += c0 * y;
+    b1 += c1 * y;
+    b2 += c2 * y;
+    b3 += c3 * y;
   }
   out[0] = a0;
   out[1] = a1;
@@ -49,7 +72,12 @@ export function dots4x2(packed: Float64Array, data: Float32Array, a: number, b: 
  * Calls `visit(i, scores)` for each vector, scores[r] being its dot product with row r of `rows`
  * (rows of `dimensions` values, back to back). `scores` is reused between calls: copy what you keep.
  */
-export function scoreRows(vectors: readonly Float32Array[], rows: Float32Array, dimensions: number, visit: (i: number, scores: Float64Array) => void): void {
+export function scoreRows(
+  vectors: readonly Float32Array[],
+  rows: Float32Array,
+  dimensions: number,
+  visit: (i: number, scores: Float64Array) => void,
+): void {
   const count = Math.floor(rows.length / dimensions);
   const packed = new Float64Array(LANES * dimensions);
   const scores = Array.from({ length: LANES }, () => new Float64Array(count));

@@ -32,8 +32,12 @@ export function checkedKv(inner: KVNamespace): KVNamespace {
 const wrapped = new WeakMap<KVNamespace, KVNamespace>();
 
 function checkKey(key: string, verb: string): string {
-  if (key === "" || key === "." || key === "..") throw new Error(`KV ${verb} failed: 400 Illegal key name '${key}': keys may not be empty, '.' or '..'`);
-  if (!fitsUtf8(key, KV.keyBytes)) throw new Error(`KV ${verb} failed: 414 UTF-8 encoded length of ${utf8Bytes(key)} exceeds key length limit of ${KV.keyBytes}.`);
+  if (key === "" || key === "." || key === "..")
+    throw new Error(`KV ${verb} failed: 400 Illegal key name '${key}': keys may not be empty, '.' or '..'`);
+  if (!fitsUtf8(key, KV.keyBytes))
+    throw new Error(
+      `KV ${verb} failed: 414 UTF-8 encoded length of ${utf8Bytes(key)} exceeds key length limit of ${KV.keyBytes}.`,
+    );
   return key;
 }
 
@@ -44,16 +48,27 @@ function checkKeys(key: unknown, verb: string): unknown {
 }
 
 function checkValue(value: unknown): void {
-  const bytes = typeof value === "string" ? (fitsUtf8(value, KV.valueBytes) ? 0 : utf8Bytes(value)) : value instanceof ArrayBuffer || ArrayBuffer.isView(value) ? value.byteLength : 0;
-  if (bytes > KV.valueBytes) throw new Error(`KV PUT failed: 413 Value length of ${bytes} exceeds limit of ${KV.valueBytes}.`);
+  const bytes =
+    typeof value === "string"
+      ? fitsUtf8(value, KV.valueBytes)
+        ? 0
+        : utf8Bytes(value)
+      : value instanceof ArrayBuffer || ArrayBuffer.isView(value)
+        ? value.byteLength
+        : 0;
+  if (bytes > KV.valueBytes)
+    throw new Error(`KV PUT failed: 413 Value length of ${bytes} exceeds limit of ${KV.valueBytes}.`);
 }
 
 function checkPutOptions(options: KVNamespacePutOptions | undefined): void {
   if (options?.expirationTtl !== undefined && options.expirationTtl < KV.minTtlSeconds) {
-    throw new Error(`KV PUT failed: 400 Invalid expiration_ttl of ${options.expirationTtl}. Expiration TTL must be at least ${KV.minTtlSeconds}.`);
+    throw new Error(
+      `KV PUT failed: 400 Invalid expiration_ttl of ${options.expirationTtl}. Expiration TTL must be at least ${KV.minTtlSeconds}.`,
+    );
   }
   if (options?.metadata !== undefined && options.metadata !== null) {
     const bytes = utf8Bytes(JSON.stringify(options.metadata));
-    if (bytes > KV.metadataBytes) throw new Error(`KV PUT failed: 413 Metadata length of ${bytes} exceeds limit of ${KV.metadataBytes}.`);
+    if (bytes > KV.metadataBytes)
+      throw new Error(`KV PUT failed: 413 Metadata length of ${bytes} exceeds limit of ${KV.metadataBytes}.`);
   }
 }

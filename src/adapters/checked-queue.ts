@@ -16,9 +16,11 @@ export function checkedQueue<Body>(inner: Queue<Body>): Queue<Body> {
     },
     sendBatch: async (messages: Iterable<MessageSendRequest<Body>>, options?: QueueSendBatchOptions) => {
       const list = [...messages];
-      if (list.length > Q.batchMessages) throw new Error(`Queue sendBatch failed: ${list.length} messages; a batch holds at most ${Q.batchMessages}`);
+      if (list.length > Q.batchMessages)
+        throw new Error(`Queue sendBatch failed: ${list.length} messages; a batch holds at most ${Q.batchMessages}`);
       const total = list.reduce((sum, m) => sum + checkMessage(m.body), 0);
-      if (total > Q.batchBytes) throw new Error(`Queue sendBatch failed: the batch is ${total} bytes; at most ${Q.batchBytes} in all`);
+      if (total > Q.batchBytes)
+        throw new Error(`Queue sendBatch failed: the batch is ${total} bytes; at most ${Q.batchBytes} in all`);
       return inner.sendBatch(list, options);
     },
     metrics: () => (inner as unknown as { metrics: () => Promise<unknown> }).metrics(),
@@ -32,6 +34,7 @@ export function messageBytes(body: unknown): number {
 
 function checkMessage(body: unknown): number {
   const bytes = messageBytes(body);
-  if (bytes > Q.messageBytes) throw new Error(`Queue send failed: message is ${bytes} bytes; the limit is ${Q.messageBytes}`);
+  if (bytes > Q.messageBytes)
+    throw new Error(`Queue send failed: message is ${bytes} bytes; the limit is ${Q.messageBytes}`);
   return bytes;
 }

@@ -34,16 +34,65 @@ export interface EmbeddingModel {
 export const FEWEST_TEXTS = 32;
 
 export const EMBEDDING_MODELS: Record<string, EmbeddingModel> = {
-  "@cf/qwen/qwen3-embedding-0.6b": { nativeDimensions: 1024, matryoshka: true, maxInputTokens: 8192, tokenizer: "bytes", maxTexts: 32, input: "queries-documents", retrieval: 61.8 },
-  "@cf/google/embeddinggemma-300m": { nativeDimensions: 768, matryoshka: true, maxInputTokens: 2048, tokenizer: "bytes", maxTexts: FEWEST_TEXTS, input: "prompted-text", retrieval: 55.7 },
-  "@cf/baai/bge-base-en-v1.5": { nativeDimensions: 768, matryoshka: false, maxInputTokens: 512, tokenizer: "wordpiece", maxTexts: 100, input: "text", retrieval: 54.8 },
-  "@cf/baai/bge-large-en-v1.5": { nativeDimensions: 1024, matryoshka: false, maxInputTokens: 512, tokenizer: "wordpiece", maxTexts: 100, input: "text", retrieval: null },
-  "@cf/baai/bge-small-en-v1.5": { nativeDimensions: 384, matryoshka: false, maxInputTokens: 512, tokenizer: "wordpiece", maxTexts: 100, input: "text", retrieval: null },
-  "@cf/baai/bge-m3": { nativeDimensions: 1024, matryoshka: false, maxInputTokens: 8192, tokenizer: "sentencepiece", maxTexts: FEWEST_TEXTS, input: "text", retrieval: null },
+  "@cf/qwen/qwen3-embedding-0.6b": {
+    nativeDimensions: 1024,
+    matryoshka: true,
+    maxInputTokens: 8192,
+    tokenizer: "bytes",
+    maxTexts: 32,
+    input: "queries-documents",
+    retrieval: 61.8,
+  },
+  "@cf/google/embeddinggemma-300m": {
+    nativeDimensions: 768,
+    matryoshka: true,
+    maxInputTokens: 2048,
+    tokenizer: "bytes",
+    maxTexts: FEWEST_TEXTS,
+    input: "prompted-text",
+    retrieval: 55.7,
+  },
+  "@cf/baai/bge-base-en-v1.5": {
+    nativeDimensions: 768,
+    matryoshka: false,
+    maxInputTokens: 512,
+    tokenizer: "wordpiece",
+    maxTexts: 100,
+    input: "text",
+    retrieval: 54.8,
+  },
+  "@cf/baai/bge-large-en-v1.5": {
+    nativeDimensions: 1024,
+    matryoshka: false,
+    maxInputTokens: 512,
+    tokenizer: "wordpiece",
+    maxTexts: 100,
+    input: "text",
+    retrieval: null,
+  },
+  "@cf/baai/bge-small-en-v1.5": {
+    nativeDimensions: 384,
+    matryoshka: false,
+    maxInputTokens: 512,
+    tokenizer: "wordpiece",
+    maxTexts: 100,
+    input: "text",
+    retrieval: null,
+  },
+  "@cf/baai/bge-m3": {
+    nativeDimensions: 1024,
+    matryoshka: false,
+    maxInputTokens: 8192,
+    tokenizer: "sentencepiece",
+    maxTexts: FEWEST_TEXTS,
+    input: "text",
+    retrieval: null,
+  },
 };
 
 /** Queries are phrased as search instructions (Qwen3's and EmbeddingGemma's model cards). */
-export const QUERY_INSTRUCTION = "Given a question or keywords, retrieve the stored memories and messages that answer it";
+export const QUERY_INSTRUCTION =
+  "Given a question or keywords, retrieve the stored memories and messages that answer it";
 
 /**
  * Refuses settings the model cannot honour: more dimensions than it has, or fewer when its vectors
@@ -53,7 +102,9 @@ export function checkEmbeddingSettings(model: string, dimensions: number): void 
   const known = EMBEDDING_MODELS[model];
   if (!known) return;
   if (dimensions > known.nativeDimensions) {
-    throw new Error(`Configuration error: EMBEDDING_DIMENSIONS is ${dimensions} but ${model} has ${known.nativeDimensions}`);
+    throw new Error(
+      `Configuration error: EMBEDDING_DIMENSIONS is ${dimensions} but ${model} has ${known.nativeDimensions}`,
+    );
   }
   if (dimensions < known.nativeDimensions && !known.matryoshka) {
     throw new Error(
@@ -71,7 +122,11 @@ export function embeddingInput(model: string, texts: string[], purpose: "query" 
     case "queries-documents":
       return purpose === "query" ? { queries: texts, instruction: QUERY_INSTRUCTION } : { documents: texts };
     case "prompted-text":
-      return { text: texts.map((t) => (purpose === "query" ? `task: search result | query: ${t}` : `title: none | text: ${t}`)) };
+      return {
+        text: texts.map((t) =>
+          purpose === "query" ? `task: search result | query: ${t}` : `title: none | text: ${t}`,
+        ),
+      };
     default:
       return { text: texts };
   }
@@ -81,7 +136,10 @@ export function embeddingInput(model: string, texts: string[], purpose: "query" 
  * Input tokens for a model we do not know: the smallest limit among the models we know (bge's 512), counted in
  * UTF-8 bytes (the most any tokenizer makes of a text).
  */
-export const FEWEST_INPUT_TOKENS: { maxInputTokens: number; tokenizer: Tokenizer } = { maxInputTokens: 512, tokenizer: "bytes" };
+export const FEWEST_INPUT_TOKENS: { maxInputTokens: number; tokenizer: Tokenizer } = {
+  maxInputTokens: 512,
+  tokenizer: "bytes",
+};
 
 /** Special tokens a model adds around a text ([CLS] and [SEP], <s> and </s>, BOS and EOS), with room to spare. */
 const SPECIAL_TOKENS = 4;
@@ -161,6 +219,10 @@ export function fittingInputs(embedder: Embedder, model: string): Embedder {
     dimensions: embedder.dimensions,
     semantic: embedder.semantic,
     maxBatch: embedder.maxBatch,
-    embed: (texts, purpose = "document") => embedder.embed(texts.map((t) => fitInput(model, t, purpose)), purpose),
+    embed: (texts, purpose = "document") =>
+      embedder.embed(
+        texts.map((t) => fitInput(model, t, purpose)),
+        purpose,
+      ),
   };
 }

@@ -11,22 +11,35 @@
 export const FAULT_TARGETS = ["embedder", "vectors", "kv", "queue", "d1"] as const;
 export type FaultTarget = (typeof FAULT_TARGETS)[number];
 
-type Fault = { mode: "down" } | { mode: "down-for"; calls: number } | { mode: "error"; rate: number } | { mode: "slow"; ms: number };
+type Fault =
+  | { mode: "down" }
+  | { mode: "down-for"; calls: number }
+  | { mode: "error"; rate: number }
+  | { mode: "slow"; ms: number };
 
 /** FAULTS parsed; a malformed entry is a configuration error naming it. */
 export function parseFaults(spec: string | undefined): Map<FaultTarget, Fault> {
   const faults = new Map<FaultTarget, Fault>();
-  for (const entry of (spec ?? "").split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of (spec ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [target, mode = "", value] = entry.split(/[:=]/);
     const n = Number(value);
     const fault: Fault | null =
-      mode === "down" && value === undefined ? { mode: "down" }
-      : mode === "down-for" && Number.isInteger(n) && n > 0 ? { mode: "down-for", calls: n }
-      : mode === "error" && n >= 0 && n <= 1 ? { mode: "error", rate: n }
-      : mode === "slow" && Number.isFinite(n) && n >= 0 ? { mode: "slow", ms: n }
-      : null;
+      mode === "down" && value === undefined
+        ? { mode: "down" }
+        : mode === "down-for" && Number.isInteger(n) && n > 0
+          ? { mode: "down-for", calls: n }
+          : mode === "error" && n >= 0 && n <= 1
+            ? { mode: "error", rate: n }
+            : mode === "slow" && Number.isFinite(n) && n >= 0
+              ? { mode: "slow", ms: n }
+              : null;
     if (!(FAULT_TARGETS as readonly string[]).includes(target!) || !fault) {
-      throw new Error(`Configuration error: FAULTS entry '${entry}' must be <${FAULT_TARGETS.join("|")}>:<down|down-for=N|error=P|slow=MS>`);
+      throw new Error(
+        `Configuration error: FAULTS entry '${entry}' must be <${FAULT_TARGETS.join("|")}>:<down|down-for=N|error=P|slow=MS>`,
+      );
     }
     faults.set(target as FaultTarget, fault);
   }
@@ -38,7 +51,9 @@ const failedSoFar = new Map<string, number>();
 
 /** What a failing target throws: D1's own overloaded error for d1 (so the real classification runs), else a plain one. */
 const failure = (target: FaultTarget) =>
-  target === "d1" ? new Error("D1_ERROR: D1 DB is overloaded. Too many requests queued. (injected fault: FAULTS)") : new Error(`${target} unavailable (injected fault: FAULTS)`);
+  target === "d1"
+    ? new Error("D1_ERROR: D1 DB is overloaded. Too many requests queued. (injected fault: FAULTS)")
+    : new Error(`${target} unavailable (injected fault: FAULTS)`);
 
 /** Runs before each call of a faulty target: waits, fails, or lets it through, on the fault's schedule. */
 function gate(target: FaultTarget, fault: Fault): () => Promise<void> {

@@ -122,7 +122,12 @@ export class InvertedLists {
    * About √N lists from spherical k-means (deterministic: seeds, then `refinements` Lloyd steps over a sample
    * of `trainPerList` vectors a list), then every vector placed in its nearest list.
    */
-  static clustered(dimensions: number, entries: readonly (readonly [number, Float32Array])[], refinements = REFINEMENTS, trainPerList = TRAIN_PER_LIST): InvertedLists {
+  static clustered(
+    dimensions: number,
+    entries: readonly (readonly [number, Float32Array])[],
+    refinements = REFINEMENTS,
+    trainPerList = TRAIN_PER_LIST,
+  ): InvertedLists {
     const k = Math.max(1, Math.round(Math.sqrt(entries.length)));
     const centroids = new Float32Array(k * dimensions);
     // Seeds and training sample at golden-ratio strides: spread over the collection like even spacing, but
@@ -131,7 +136,10 @@ export class InvertedLists {
     const spread = (i: number) => entries[Math.floor(((i * GOLDEN) % 1) * entries.length)]![1];
     for (let list = 0; list < k; list++) centroids.set(spread(list), list * dimensions);
     const sampleSize = Math.min(entries.length, trainPerList * k);
-    const sample = sampleSize === entries.length ? entries.map(([, v]) => v) : Array.from({ length: sampleSize }, (_, i) => spread(i));
+    const sample =
+      sampleSize === entries.length
+        ? entries.map(([, v]) => v)
+        : Array.from({ length: sampleSize }, (_, i) => spread(i));
     for (let step = 0; step < refinements && k > 1; step++) {
       const sums = new Float64Array(k * dimensions);
       nearestOf(sample, centroids, dimensions).forEach((list, i) => {
@@ -147,12 +155,23 @@ export class InvertedLists {
         for (let d = 0; d < dimensions; d++) centroids[offset + d] = sums[offset + d]! / norm;
       }
     }
-    const assignment = nearestOf(entries.map(([, v]) => v), centroids, dimensions);
+    const assignment = nearestOf(
+      entries.map(([, v]) => v),
+      centroids,
+      dimensions,
+    );
     const sizes = new Array<number>(k).fill(0);
     for (const list of assignment) sizes[list]!++;
     // Room for the lists to grow by half before they reallocate (the owner rebuilds at double the size).
-    const index = new InvertedLists(dimensions, centroids, entries.length, sizes.map((n) => Math.ceil(n * 1.5) + 8));
-    entries.forEach(([chunkId, v], i) => index.place.set(chunkId, assignment[i]! * 2 ** 32 + index.lists[assignment[i]!]!.push(chunkId, v)));
+    const index = new InvertedLists(
+      dimensions,
+      centroids,
+      entries.length,
+      sizes.map((n) => Math.ceil(n * 1.5) + 8),
+    );
+    entries.forEach(([chunkId, v], i) =>
+      index.place.set(chunkId, assignment[i]! * 2 ** 32 + index.lists[assignment[i]!]!.push(chunkId, v)),
+    );
     return index;
   }
 
@@ -181,7 +200,8 @@ export class InvertedLists {
 
   /** Every (chunk id, vector view) pair. */
   *entries(): Generator<[number, Float32Array]> {
-    for (const list of this.lists) for (let slot = 0; slot < list.size; slot++) yield [list.ids[slot]!, list.vector(slot)];
+    for (const list of this.lists)
+      for (let slot = 0; slot < list.size; slot++) yield [list.ids[slot]!, list.vector(slot)];
   }
 
   /**
@@ -203,7 +223,8 @@ export class InvertedLists {
   /** Adds vectors (copied) in order, each to its nearest list; a rewritten one moves. */
   addMany(entries: readonly (readonly [number, Float32Array])[]): void {
     for (const [, vector] of entries) {
-      if (vector.length !== this.dimensions) throw new Error(`vector has ${vector.length} dimensions, the index ${this.dimensions}`);
+      if (vector.length !== this.dimensions)
+        throw new Error(`vector has ${vector.length} dimensions, the index ${this.dimensions}`);
     }
     const vectors = entries.map(([, v]) => v);
     const lists = this.lists.length === 1 ? vectors.map(() => 0) : nearestOf(vectors, this.centroids, this.dimensions);
@@ -240,15 +261,17 @@ export class InvertedLists {
   queryMany(vectors: Float32Array[], topK: number, options: { probes?: number; minScore?: number } = {}): ScoredId[][] {
     const probes = Math.min(options.probes ?? this.lists.length, this.lists.length);
     const { dimensions, head } = this;
-    const queries = vectors.map((vector): Query => ({
-      vector,
-      top: [],
-      floor: options.minScore ?? -Infinity,
-      // Cauchy–Schwarz: the tail adds at most |query's tail| × |vector's tail|, so once there is a floor
-      // (minScore, or a full top list) most vectors are ruled out after 3/8 of the multiplications (on MS
-      // MARCO at ≥ 0.8, 96 of 256 dimensions rule out 96% of the vectors a query compares).
-      tail: Math.sqrt(dotRange(vector, vector, 0, head, dimensions)) * (1 + 1e-6) + 1e-6,
-    }));
+    const queries = vectors.map(
+      (vector): Query => ({
+        vector,
+        top: [],
+        floor: options.minScore ?? -Infinity,
+        // Cauchy–Schwarz: the tail adds at most |query's tail| × |vector's tail|, so once there is a floor
+        // (minScore, or a full top list) most vectors are ruled out after 3/8 of the multiplications (on MS
+        // MARCO at ≥ 0.8, 96 of 256 dimensions rule out 96% of the vectors a query compares).
+        tail: Math.sqrt(dotRange(vector, vector, 0, head, dimensions)) * (1 + 1e-6) + 1e-6,
+      }),
+    );
     this.lastScanned = 0;
     if (topK <= 0) return queries.map((q) => q.top);
     const probing: number[][] = this.lists.map(() => []);
@@ -264,10 +287,16 @@ export class InvertedLists {
       const vectorList = this.lists[list]!;
       this.lastScanned += vectorList.size * asking.length;
       let i = 0;
-      for (; i + LANES <= asking.length; i += LANES) this.scanBlock(vectorList, asking.slice(i, i + LANES).map((q) => queries[q]!), topK);
+      for (; i + LANES <= asking.length; i += LANES)
+        this.scanBlock(
+          vectorList,
+          asking.slice(i, i + LANES).map((q) => queries[q]!),
+          topK,
+        );
       for (; i < asking.length; i++) {
         const q = queries[asking[i]!]!;
-        for (let slot = 0; slot < vectorList.size; slot++) admit(q, vectorList, slot, dotRange(q.vector, vectorList.data, slot * dimensions, 0, head), head, topK, true);
+        for (let slot = 0; slot < vectorList.size; slot++)
+          admit(q, vectorList, slot, dotRange(q.vector, vectorList.data, slot * dimensions, 0, head), head, topK, true);
       }
     }
     this.lastScanned /= Math.max(1, queries.length);
@@ -281,7 +310,12 @@ export class InvertedLists {
   private scanBlock(vectorList: VectorList, block: Query[], topK: number): void {
     const { head, dimensions, packed, dots } = this;
     const { data, size } = vectorList;
-    pack(packed, block.map((q) => q.vector), 0, head);
+    pack(
+      packed,
+      block.map((q) => q.vector),
+      0,
+      head,
+    );
     for (let slot = 0; slot < size; slot += 2) {
       // An odd last slot is read twice; its second reading is not used.
       const second = Math.min(slot + 1, size - 1);
@@ -293,7 +327,11 @@ export class InvertedLists {
   }
 
   /** Calls `visit(i, lists)` with the `count` lists whose centroids are nearest to vectors[i], nearest first. */
-  private nearestLists(vectors: readonly Float32Array[], count: number, visit: (i: number, lists: number[]) => void): void {
+  private nearestLists(
+    vectors: readonly Float32Array[],
+    count: number,
+    visit: (i: number, lists: number[]) => void,
+  ): void {
     if (this.lists.length === 1) {
       vectors.forEach((_, i) => visit(i, [0]));
       return;
@@ -318,12 +356,22 @@ export class InvertedLists {
  * (scanBlock), and a vector that passes is scored as `query` scores it (its head summed again unless
  * `exactHead`), so every path agrees.
  */
-function admit(q: Query, list: VectorList, slot: number, first: number, head: number, topK: number, exactHead = false): void {
+function admit(
+  q: Query,
+  list: VectorList,
+  slot: number,
+  first: number,
+  head: number,
+  topK: number,
+  exactHead = false,
+): void {
   if (first + q.tail * list.tails[slot]! + 1e-9 < q.floor) return;
   const { data, ids } = list;
   const dimensions = q.vector.length;
   const offset = slot * dimensions;
-  const score = (exactHead ? first : dotRange(q.vector, data, offset, 0, head)) + dotRange(q.vector, data, offset, head, dimensions);
+  const score =
+    (exactHead ? first : dotRange(q.vector, data, offset, 0, head)) +
+    dotRange(q.vector, data, offset, head, dimensions);
   const top = q.top;
   if (score < q.floor || (score === q.floor && top.length === topK)) return;
   let at = top.length;

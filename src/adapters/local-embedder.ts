@@ -27,12 +27,18 @@ export class LocalEmbedder implements Embedder {
   ) {}
 
   async embed(texts: string[], purpose: EmbeddingPurpose = "document"): Promise<Float32Array[]> {
-    if (texts.length > this.maxBatch) throw new Error(`AiError: 5006: input has ${texts.length} items; at most ${this.maxBatch} (the configured embedding model's limit)`);
+    if (texts.length > this.maxBatch)
+      throw new Error(
+        `AiError: 5006: input has ${texts.length} items; at most ${this.maxBatch} (the configured embedding model's limit)`,
+      );
     if (this.model !== undefined) {
       const { maxInputTokens } = inputLimitOf(this.model);
       texts.forEach((text, i) => {
         const tokens = inputTokensBound(this.model!, text, purpose);
-        if (tokens > maxInputTokens) throw new Error(`AiError: input ${i} may be ${tokens} tokens of ${this.model}; at most ${maxInputTokens} (the configured embedding model's limit)`);
+        if (tokens > maxInputTokens)
+          throw new Error(
+            `AiError: input ${i} may be ${tokens} tokens of ${this.model}; at most ${maxInputTokens} (the configured embedding model's limit)`,
+          );
       });
     }
     return texts.map((t) => this.embedOne(t));
@@ -52,12 +58,14 @@ export class LocalEmbedder implements Embedder {
       if (STOPWORDS.has(word)) continue;
       counts.add(fnvText(word, WORD), 1);
       const next = words[i + 1];
-      if (next !== undefined && !STOPWORDS.has(next)) counts.add(fnvText(next, fnvStep(fnvText(word, BIGRAM), SPACE)), 0.5);
+      if (next !== undefined && !STOPWORDS.has(next))
+        counts.add(fnvText(next, fnvStep(fnvText(word, BIGRAM), SPACE)), 0.5);
       const padded = word.length + 2;
       if (padded > 4) {
         for (let j = 0; j + 3 <= padded; j++) {
           let h = TRIGRAM;
-          for (let k = j; k < j + 3; k++) h = fnvStep(h, k === 0 ? CARET : k === padded - 1 ? DOLLAR : word.charCodeAt(k - 1));
+          for (let k = j; k < j + 3; k++)
+            h = fnvStep(h, k === 0 ? CARET : k === padded - 1 ? DOLLAR : word.charCodeAt(k - 1));
           counts.add(h, 0.25);
         }
       }

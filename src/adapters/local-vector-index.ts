@@ -88,7 +88,11 @@ export class LocalVectorIndex implements VectorIndex {
     }
     flush();
     const written = await allInOneTrip<WrittenRow>(this.db, statements);
-    this.writeThrough(tenantId, records, written.flatMap((r) => r.results));
+    this.writeThrough(
+      tenantId,
+      records,
+      written.flatMap((r) => r.results),
+    );
   }
 
   /**
@@ -115,7 +119,11 @@ export class LocalVectorIndex implements VectorIndex {
   }
 
   /** Search: exact, every vector of the slice compared. */
-  async query(tenantId: string, vector: Float32Array, options: { topK: number; projects?: readonly string[] }): Promise<VectorMatch[]> {
+  async query(
+    tenantId: string,
+    vector: Float32Array,
+    options: { topK: number; projects?: readonly string[] },
+  ): Promise<VectorMatch[]> {
     this.checkLength(vector);
     const slice = await this.freshSlice(tenantId, options.projects ?? []);
     return slice.lists.query(vector, topK(options.topK));
@@ -125,12 +133,17 @@ export class LocalVectorIndex implements VectorIndex {
    * One refresh of the in-isolate copy serves every query; above EXACT_SCAN_UP_TO vectors the queries
    * probe the nearest lists (fewer for a high minScore: close neighbours sit in the nearest lists).
    */
-  async queryMany(tenantId: string, vectors: Float32Array[], options: { topK: number; projects?: readonly string[]; minScore?: number }): Promise<VectorMatch[][]> {
+  async queryMany(
+    tenantId: string,
+    vectors: Float32Array[],
+    options: { topK: number; projects?: readonly string[]; minScore?: number },
+  ): Promise<VectorMatch[][]> {
     for (const vector of vectors) this.checkLength(vector);
     if (vectors.length === 0) return [];
     const slice = await this.freshSlice(tenantId, options.projects ?? []);
     const size = slice.lists.size;
-    if (size > EXACT_SCAN_UP_TO && (slice.lists.builtFor === 0 || size > 2 * slice.lists.builtFor)) slice.lists = slice.lists.rebuilt();
+    if (size > EXACT_SCAN_UP_TO && (slice.lists.builtFor === 0 || size > 2 * slice.lists.builtFor))
+      slice.lists = slice.lists.rebuilt();
     const lists = slice.lists;
     const probes = lists.builtFor === 0 ? undefined : lists.probesFor(options.minScore);
     return lists.queryMany(vectors, topK(options.topK), { probes, minScore: options.minScore });
@@ -141,17 +154,28 @@ export class LocalVectorIndex implements VectorIndex {
     // The project list travels as one JSON parameter: a key may have many projects (D1: 100 parameters).
     const where = projects.length > 0 ? " AND project IN (SELECT value FROM json_each(?))" : "";
     const projectParams = projects.length > 0 ? [JSON.stringify(projects)] : [];
-    const slice: Slice = slices.get(key) ?? { tenantId, projects: new Set(projects), lists: InvertedLists.flat(this.dimensions), loadedUpTo: 0, topChunk: 0 };
+    const slice: Slice = slices.get(key) ?? {
+      tenantId,
+      projects: new Set(projects),
+      lists: InvertedLists.flat(this.dimensions),
+      loadedUpTo: 0,
+      topChunk: 0,
+    };
     const [fresh, count] = await this.db.batch<{ rowid?: number; chunk_id?: number; vector?: string; n?: number }>([
       this.db
-        .prepare(`SELECT rowid, chunk_id, hex(vector) AS vector FROM local_vectors WHERE tenant_id = ?${where} AND rowid >= ? ORDER BY rowid`)
+        .prepare(
+          `SELECT rowid, chunk_id, hex(vector) AS vector FROM local_vectors WHERE tenant_id = ?${where} AND rowid >= ? ORDER BY rowid`,
+        )
         .bind(tenantId, ...projectParams, slice.loadedUpTo),
-      this.db.prepare(`SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?${where}`).bind(tenantId, ...projectParams),
+      this.db
+        .prepare(`SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?${where}`)
+        .bind(tenantId, ...projectParams),
     ]);
     const rows = fresh!.results;
     // The row read last must still hold its chunk; if it went, rows at the top were deleted and a new row
     // may sit under a reused rowid that `rowid >` would never show.
-    const topIntact = slice.loadedUpTo === 0 || (rows[0]?.rowid === slice.loadedUpTo && rows[0]?.chunk_id === slice.topChunk);
+    const topIntact =
+      slice.loadedUpTo === 0 || (rows[0]?.rowid === slice.loadedUpTo && rows[0]?.chunk_id === slice.topChunk);
     if (topIntact) {
       // Decoded a group at a time: a reload of many rows never holds them all twice.
       for (let i = 0; i < rows.length; i += ADD_GROUP) {
@@ -189,11 +213,14 @@ export class LocalVectorIndex implements VectorIndex {
     for (let i = 0; i < chunkIds.length; i += IDS_PER_STATEMENT) {
       statements.push(
         this.db
-          .prepare("SELECT chunk_id, hex(vector) AS vector FROM local_vectors WHERE tenant_id = ? AND chunk_id IN (SELECT value FROM json_each(?))")
+          .prepare(
+            "SELECT chunk_id, hex(vector) AS vector FROM local_vectors WHERE tenant_id = ? AND chunk_id IN (SELECT value FROM json_each(?))",
+          )
           .bind(tenantId, JSON.stringify(chunkIds.slice(i, i + IDS_PER_STATEMENT))),
       );
     }
-    for (const { results: rows } of await allInOneTrip<{ chunk_id: number; vector: string }>(this.db, statements)) for (const row of rows) out.set(row.chunk_id, fromHex(row.vector));
+    for (const { results: rows } of await allInOneTrip<{ chunk_id: number; vector: string }>(this.db, statements))
+      for (const row of rows) out.set(row.chunk_id, fromHex(row.vector));
     return out;
   }
 
@@ -223,7 +250,9 @@ export class LocalVectorIndex implements VectorIndex {
   }
 
   private mismatch(found: number): Error {
-    return new Error(`Configuration error: vector has ${found} dimensions but the index is configured for ${this.dimensions} (EMBEDDING_DIMENSIONS)`);
+    return new Error(
+      `Configuration error: vector has ${found} dimensions but the index is configured for ${this.dimensions} (EMBEDDING_DIMENSIONS)`,
+    );
   }
 }
 

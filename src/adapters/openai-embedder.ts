@@ -24,13 +24,19 @@ export class OpenAiCompatibleEmbedder implements Embedder {
       const batch = texts.slice(i, i + this.maxBatch);
       const response = await this.fetcher(`${this.baseUrl.replace(/\/+$/, "")}/embeddings`, {
         method: "POST",
-        headers: { "content-type": "application/json", ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}) },
+        headers: {
+          "content-type": "application/json",
+          ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
+        },
         body: JSON.stringify({ model: this.model, input: batch }),
       });
-      if (!response.ok) throw new Error(`Embedding endpoint answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
+      if (!response.ok)
+        throw new Error(`Embedding endpoint answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
       const body = (await response.json()) as { data?: { embedding: number[]; index: number }[] };
-      if (!Array.isArray(body.data) || body.data.length !== batch.length) throw new Error("Embedding endpoint returned a malformed body");
-      for (const row of [...body.data].sort((a, b) => a.index - b.index)) out.push(checkedVector(row.embedding, this.dimensions, this.name));
+      if (!Array.isArray(body.data) || body.data.length !== batch.length)
+        throw new Error("Embedding endpoint returned a malformed body");
+      for (const row of [...body.data].sort((a, b) => a.index - b.index))
+        out.push(checkedVector(row.embedding, this.dimensions, this.name));
     }
     return out;
   }

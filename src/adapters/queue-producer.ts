@@ -27,7 +27,9 @@ export class QueueProducer implements JobQueue {
   async send(messages: JobMessage[], options: { delaySeconds?: number } = {}): Promise<void> {
     const delay = options.delaySeconds === undefined ? {} : { delaySeconds: options.delaySeconds };
     for (const batch of batches(messages)) {
-      await sendToOne(this.queues, JOBS_KIND, this.random, (queue) => queue.sendBatch(batch.map((body) => ({ body, ...delay }))));
+      await sendToOne(this.queues, JOBS_KIND, this.random, (queue) =>
+        queue.sendBatch(batch.map((body) => ({ body, ...delay }))),
+      );
     }
   }
 }

@@ -13,7 +13,9 @@ export function isQueueOfKind(kind: string, name: string): boolean {
 /** The deployment's queues of a kind, by binding name. */
 export function queuesOfKind<Body>(env: object, kind: string): Queue<Body>[] {
   return Object.entries(env)
-    .filter(([name, value]) => isQueueOfKind(kind, name) && typeof (value as Queue<Body> | null)?.sendBatch === "function")
+    .filter(
+      ([name, value]) => isQueueOfKind(kind, name) && typeof (value as Queue<Body> | null)?.sendBatch === "function",
+    )
     .sort(([a], [b]) => a.localeCompare(b, "en", { numeric: true }))
     .map(([, queue]) => queue as Queue<Body>);
 }
@@ -22,7 +24,12 @@ export function queuesOfKind<Body>(env: object, kind: string): Queue<Body>[] {
  * Runs `send` against one queue drawn at random, then against the next while they refuse; the last refusal is thrown.
  * `send` must be taken whole or not at all (one send or sendBatch), or a retry elsewhere could deliver part of it twice.
  */
-export async function sendToOne<Body>(queues: Queue<Body>[], kind: string, random: () => number, send: (queue: Queue<Body>) => Promise<unknown>): Promise<void> {
+export async function sendToOne<Body>(
+  queues: Queue<Body>[],
+  kind: string,
+  random: () => number,
+  send: (queue: Queue<Body>) => Promise<unknown>,
+): Promise<void> {
   if (queues.length === 0) throw new Error(`No ${kind} queue: bind a queue producer named ${kind} (wrangler.toml)`);
   const first = Math.floor(random() * queues.length);
   for (let tried = 0; ; tried++) {

@@ -8,7 +8,10 @@ import { queuesOfKind, sendToOne } from "./queue-spread";
 /** Queues' message limit is 128 KB (UTF-8 JSON); a message's calls are kept under this many bytes. */
 const MAX_MESSAGE_BYTES = 100_000;
 /** sendBatch's limits: 100 messages, 256 KB in all; two messages of up to 100 KB fit, so batches hold two. */
-const MESSAGES_PER_BATCH = Math.min(PLATFORM_LIMITS.queues.batchMessages, Math.floor(PLATFORM_LIMITS.queues.batchBytes / (MAX_MESSAGE_BYTES + 1_000)));
+const MESSAGES_PER_BATCH = Math.min(
+  PLATFORM_LIMITS.queues.batchMessages,
+  Math.floor(PLATFORM_LIMITS.queues.batchBytes / (MAX_MESSAGE_BYTES + 1_000)),
+);
 
 /**
  * Usage queues: USAGE and USAGE_<name> (queue-spread.ts). The log sends a message a request, so one queue's 5,000
@@ -31,11 +34,17 @@ export class QueueUsageLog implements UsageLog {
 
   async record(tenantId: string, calls: ToolCallRecord[]): Promise<void> {
     if (calls.length === 0) return;
-    const messages = boundedGroups(calls, { count: Infinity, size: MAX_MESSAGE_BYTES }, (call) => messageBytes(call) + 1).map((group) => ({ tenantId, calls: group }));
+    const messages = boundedGroups(
+      calls,
+      { count: Infinity, size: MAX_MESSAGE_BYTES },
+      (call) => messageBytes(call) + 1,
+    ).map((group) => ({ tenantId, calls: group }));
     // Each send whole to one queue (a large request's batches may go to different ones).
     for (let i = 0; i < messages.length; i += MESSAGES_PER_BATCH) {
       const batch = messages.slice(i, i + MESSAGES_PER_BATCH);
-      await sendToOne(this.queues, USAGE_KIND, this.random, (queue) => (batch.length === 1 ? queue.send(batch[0]!) : queue.sendBatch(batch.map((body) => ({ body })))));
+      await sendToOne(this.queues, USAGE_KIND, this.random, (queue) =>
+        batch.length === 1 ? queue.send(batch[0]!) : queue.sendBatch(batch.map((body) => ({ body }))),
+      );
     }
   }
 }

@@ -64,7 +64,11 @@ export class VectorizeVectorIndex implements VectorIndex {
     }
   }
 
-  async query(tenantId: string, vector: Float32Array, options: { topK: number; projects?: readonly string[] }): Promise<VectorMatch[]> {
+  async query(
+    tenantId: string,
+    vector: Float32Array,
+    options: { topK: number; projects?: readonly string[] },
+  ): Promise<VectorMatch[]> {
     const index = await this.indexOf(tenantId);
     const projects = options.projects;
     const result = await index.query(vector, {
@@ -72,7 +76,9 @@ export class VectorizeVectorIndex implements VectorIndex {
       namespace: tenantId,
       returnValues: false,
       returnMetadata: "none",
-      ...(projects && projects.length > 0 ? { filter: { project: projects.length === 1 ? projects[0]! : { $in: [...projects] } } } : {}),
+      ...(projects && projects.length > 0
+        ? { filter: { project: projects.length === 1 ? projects[0]! : { $in: [...projects] } } }
+        : {}),
     });
     return result.matches.flatMap((m) => {
       const chunkId = chunkIdOf(tenantId, m.id);
@@ -81,11 +87,17 @@ export class VectorizeVectorIndex implements VectorIndex {
   }
 
   /** Vectorize answers one query per call: these run a few at a time (a Worker's open-connection budget). */
-  async queryMany(tenantId: string, vectors: Float32Array[], options: { topK: number; projects?: readonly string[]; minScore?: number }): Promise<VectorMatch[][]> {
+  async queryMany(
+    tenantId: string,
+    vectors: Float32Array[],
+    options: { topK: number; projects?: readonly string[]; minScore?: number },
+  ): Promise<VectorMatch[][]> {
     const answers: VectorMatch[][] = [];
     const minScore = options.minScore ?? -Infinity;
     for (let i = 0; i < vectors.length; i += PARALLEL_QUERIES) {
-      const batch = await Promise.all(vectors.slice(i, i + PARALLEL_QUERIES).map((vector) => this.query(tenantId, vector, options)));
+      const batch = await Promise.all(
+        vectors.slice(i, i + PARALLEL_QUERIES).map((vector) => this.query(tenantId, vector, options)),
+      );
       answers.push(...batch.map((matches) => matches.filter((m) => m.score >= minScore)));
     }
     return answers;
@@ -96,12 +108,14 @@ export class VectorizeVectorIndex implements VectorIndex {
     if (chunkIds.length === 0) return out;
     const index = await this.locate(tenantId);
     const batches = [];
-    for (let i = 0; i < chunkIds.length; i += VECTORIZE_LIMITS.getByIdsBatch) batches.push(chunkIds.slice(i, i + VECTORIZE_LIMITS.getByIdsBatch).map((id) => vectorId(tenantId, id)));
+    for (let i = 0; i < chunkIds.length; i += VECTORIZE_LIMITS.getByIdsBatch)
+      batches.push(chunkIds.slice(i, i + VECTORIZE_LIMITS.getByIdsBatch).map((id) => vectorId(tenantId, id)));
     // In parallel: search reads up to 100 (5 batches) on its hot path.
     for (const found of await Promise.all(batches.map((ids) => index.getByIds(ids)))) {
       for (const v of found) {
         const chunkId = chunkIdOf(tenantId, v.id);
-        if (chunkId !== null && v.namespace === tenantId) out.set(chunkId, Float32Array.from(v.values as ArrayLike<number>));
+        if (chunkId !== null && v.namespace === tenantId)
+          out.set(chunkId, Float32Array.from(v.values as ArrayLike<number>));
       }
     }
     return out;
@@ -113,7 +127,10 @@ export class VectorizeVectorIndex implements VectorIndex {
     for (let i = 0; i < chunkIds.length; i += VECTORIZE_LIMITS.deleteBatch) {
       const ids = chunkIds.slice(i, i + VECTORIZE_LIMITS.deleteBatch);
       await index.deleteByIds(ids.map((id) => vectorId(tenantId, id)));
-      await this.db.prepare("DELETE FROM vector_ids WHERE tenant_id = ? AND chunk_id IN (SELECT value FROM json_each(?))").bind(tenantId, JSON.stringify(ids)).run();
+      await this.db
+        .prepare("DELETE FROM vector_ids WHERE tenant_id = ? AND chunk_id IN (SELECT value FROM json_each(?))")
+        .bind(tenantId, JSON.stringify(ids))
+        .run();
     }
   }
 

@@ -30,11 +30,23 @@ export class WorkersAiEmbedder implements Embedder {
     const texts = given.map((text) => fitInput(this.model, text, purpose));
     for (let i = 0; i < texts.length; i += this.maxBatch) {
       const batch = texts.slice(i, i + this.maxBatch);
-      const result = (await this.ai.run(this.model as keyof AiModels, embeddingInput(this.model, batch, purpose) as never)) as { data?: number[][] };
+      const result = (await this.ai.run(
+        this.model as keyof AiModels,
+        embeddingInput(this.model, batch, purpose) as never,
+      )) as { data?: number[][] };
       if (!Array.isArray(result.data) || result.data.length !== batch.length) {
-        throw new Error(`Workers AI model ${this.model} returned ${result.data?.length ?? "no"} embeddings for ${batch.length} texts`);
+        throw new Error(
+          `Workers AI model ${this.model} returned ${result.data?.length ?? "no"} embeddings for ${batch.length} texts`,
+        );
       }
-      for (const values of result.data) out.push(checkedVector(cut && values.length > this.dimensions ? values.slice(0, this.dimensions) : values, this.dimensions, this.name));
+      for (const values of result.data)
+        out.push(
+          checkedVector(
+            cut && values.length > this.dimensions ? values.slice(0, this.dimensions) : values,
+            this.dimensions,
+            this.name,
+          ),
+        );
     }
     return out;
   }
@@ -42,7 +54,9 @@ export class WorkersAiEmbedder implements Embedder {
 
 export function checkedVector(values: number[], dimensions: number, source: string): Float32Array {
   if (values.length !== dimensions) {
-    throw new Error(`Configuration error: ${source} returned ${values.length}-dimensional vectors but EMBEDDING_DIMENSIONS is ${dimensions}`);
+    throw new Error(
+      `Configuration error: ${source} returned ${values.length}-dimensional vectors but EMBEDDING_DIMENSIONS is ${dimensions}`,
+    );
   }
   return normalize(Float32Array.from(values));
 }

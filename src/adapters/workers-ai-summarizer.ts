@@ -19,15 +19,28 @@ export class WorkersAiSummarizer implements Summarizer {
 
   async summarize(messages: SummaryMessage[], tokenLimit: number): Promise<ConversationSummary> {
     const base = await this.extractive.summarize(messages, tokenLimit);
-    const transcript = messages.map((m) => `${m.role}: ${m.content}`).join("\n").slice(-24_000);
-    const result = (await this.ai.run(this.model as keyof AiModels, {
-      messages: [
-        { role: "system", content: "Summarize the conversation for an AI agent's long-term memory: decisions, facts, open tasks. Plain prose, no preamble." },
-        { role: "user", content: transcript },
-      ],
-      max_tokens: tokenLimit,
-    } as never)) as { response?: string };
-    const text = typeof result.response === "string" && result.response.trim() ? this.fit(result.response.trim(), tokenLimit) : base.summary;
+    const transcript = messages
+      .map((m) => `${m.role}: ${m.content}`)
+      .join("\n")
+      .slice(-24_000);
+    const result = (await this.ai.run(
+      this.model as keyof AiModels,
+      {
+        messages: [
+          {
+            role: "system",
+            content:
+              "Summarize the conversation for an AI agent's long-term memory: decisions, facts, open tasks. Plain prose, no preamble.",
+          },
+          { role: "user", content: transcript },
+        ],
+        max_tokens: tokenLimit,
+      } as never,
+    )) as { response?: string };
+    const text =
+      typeof result.response === "string" && result.response.trim()
+        ? this.fit(result.response.trim(), tokenLimit)
+        : base.summary;
     return { ...base, summary: text };
   }
 }

@@ -1,6 +1,16 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { z } from "zod";
-import { createApiKey, createTenant, getApiKey, getTenant, listApiKeys, listTenants, patchTenantQuotas, revokeApiKey, type Tenant } from "../control/tenants";
+import {
+  createApiKey,
+  createTenant,
+  getApiKey,
+  getTenant,
+  listApiKeys,
+  listTenants,
+  patchTenantQuotas,
+  revokeApiKey,
+  type Tenant,
+} from "../control/tenants";
 import { tenantStats } from "../core/tenants/tenant-stats";
 import { tenantLimits } from "../core/tenants/quotas";
 import { QUOTA_NAMES, readConfig, type QuotaName } from "../config";
@@ -19,7 +29,14 @@ import { errorResponse } from "../http/responses";
 import { validationError } from "../validation";
 import { reachCovers, SCOPES, scopeAllows, type KeyReach, type Scope } from "../core/tenants/api-keys";
 import { secretEquals } from "../crypto";
-import { authenticateAdmin, requireAllProjects, requireOperator, requireReach, requireTenantAccess, type AdminBindings } from "./principal";
+import {
+  authenticateAdmin,
+  requireAllProjects,
+  requireOperator,
+  requireReach,
+  requireTenantAccess,
+  type AdminBindings,
+} from "./principal";
 import { grantAdminRoutes } from "./grant-routes";
 import { revokeGrantsOfKey } from "../oauth/key-grants";
 import { presentedKey } from "../auth/middleware";
@@ -30,7 +47,10 @@ const tenantBody = z.object({
   name: z.string().trim().min(1).max(200),
   // At most 40: a Vectorize vector id is `<tenant>:<chunk id>` and Vectorize takes ids of at most 64 bytes (40 + 1 + a
   // 16-digit chunk id = 57), and its namespace (the tenant) at most 64.
-  tenant_id: z.string().regex(/^[A-Za-z0-9_-]{3,40}$/, "3-40 letters, digits, '_' or '-'").optional(),
+  tenant_id: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{3,40}$/, "3-40 letters, digits, '_' or '-'")
+    .optional(),
   /** The shard to place it on; by default the one with the least data (placement.ts). */
   shard: z.string().min(1).max(64).optional(),
   /** The Vectorize index for its vectors; by default the one with the fewest vectors (vector-indexes.ts). */
@@ -40,11 +60,23 @@ const moveBody = z.object({ shard: z.string().min(1).max(64) }).strict();
 /** A quota's override: a whole number > 0, "unlimited", or null / 0 for the deployment's default. */
 const quotaValue = z.union([z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), z.literal("unlimited"), z.null()]);
 const tenantPatchBody = z
-  .object({ quotas: z.object(Object.fromEntries(QUOTA_NAMES.map((name) => [name, quotaValue.optional()])) as Record<QuotaName, z.ZodOptional<typeof quotaValue>>).strict() })
+  .object({
+    quotas: z
+      .object(
+        Object.fromEntries(QUOTA_NAMES.map((name) => [name, quotaValue.optional()])) as Record<
+          QuotaName,
+          z.ZodOptional<typeof quotaValue>
+        >,
+      )
+      .strict(),
+  })
   .strict();
 const keyBody = z.object({
   name: z.string().trim().min(1).max(200).default("api key"),
-  scopes: z.array(z.enum(SCOPES as [string, ...string[]])).min(1).default(["read", "write"]),
+  scopes: z
+    .array(z.enum(SCOPES as [string, ...string[]]))
+    .min(1)
+    .default(["read", "write"]),
   projects: z.array(z.string().min(1).max(200)).min(1).max(100).nullable().default(null),
 });
 
@@ -84,7 +116,9 @@ export const adminRoutes = new Hono<AdminBindings>()
     }
     const vectorize = readConfig(c.env).vectorIndex === "vectorize";
     if (body.vector_index !== undefined && !(vectorize && vectorIndexNames(c.env).includes(body.vector_index))) {
-      const have = vectorize ? `this deployment has: ${vectorIndexNames(c.env).join(", ")}` : "this deployment keeps vectors in its local index (VECTOR_INDEX=local)";
+      const have = vectorize
+        ? `this deployment has: ${vectorIndexNames(c.env).join(", ")}`
+        : "this deployment keeps vectors in its local index (VECTOR_INDEX=local)";
       throw invalidParameter("vector_index", `No Vectorize index '${body.vector_index}'; ${have}`);
     }
     const [shard, vectorIndex] = await Promise.all([
@@ -92,7 +126,10 @@ export const adminRoutes = new Hono<AdminBindings>()
       // The local index lives in the tenant's shard: nothing to choose.
       vectorize ? (body.vector_index ?? placeVectorIndex(c.env, c.env.CONTROL)) : null,
     ]);
-    return c.json(await createTenant(openControl(c.env.CONTROL), { name: body.name, id: body.tenant_id, shard, vectorIndex }), 201);
+    return c.json(
+      await createTenant(openControl(c.env.CONTROL), { name: body.name, id: body.tenant_id, shard, vectorIndex }),
+      201,
+    );
   })
   .get("/tenants", async (c) => {
     requireOperator(c);
@@ -101,7 +138,10 @@ export const adminRoutes = new Hono<AdminBindings>()
   .get("/tenants/:tenantId", async (c) => {
     const tenantId = c.req.param("tenantId");
     requireTenantAccess(c, tenantId);
-    const [tenant, move] = await Promise.all([getTenant(openControl(c.env.CONTROL), tenantId), readMove(c.env.CONTROL, tenantId)]);
+    const [tenant, move] = await Promise.all([
+      getTenant(openControl(c.env.CONTROL), tenantId),
+      readMove(c.env.CONTROL, tenantId),
+    ]);
     return c.json({ ...withQuotas(c, tenant), ...(move ? { move: moveView(move) } : {}) });
   })
   .patch("/tenants/:tenantId", async (c) => {
@@ -117,7 +157,9 @@ export const adminRoutes = new Hono<AdminBindings>()
       );
     }
     // 0 means the default, as in the env vars: the override is removed.
-    const patch = Object.fromEntries(Object.entries(body.quotas).map(([name, value]) => [name, value === 0 ? null : value])) as Record<string, number | "unlimited" | null>;
+    const patch = Object.fromEntries(
+      Object.entries(body.quotas).map(([name, value]) => [name, value === 0 ? null : value]),
+    ) as Record<string, number | "unlimited" | null>;
     const tenant = await patchTenantQuotas(openControl(c.env.CONTROL), tenantId, patch);
     // This isolate at once; every other within the routing cache's 15 s.
     forgetRoutes({ tenantId });
@@ -137,7 +179,12 @@ export const adminRoutes = new Hono<AdminBindings>()
     const body = await parseBody(c, keyBody);
     const scopes = body.scopes as Scope[];
     requireReach(c, { scopes, projects: body.projects }, "create");
-    const key = await createApiKey(openControl(c.env.CONTROL), { tenantId, name: body.name, scopes, projects: body.projects });
+    const key = await createApiKey(openControl(c.env.CONTROL), {
+      tenantId,
+      name: body.name,
+      scopes,
+      projects: body.projects,
+    });
     return c.json({ ...key, note: "Store api_key now: it is shown only once." }, 201);
   })
   .get("/tenants/:tenantId/keys", async (c) => {
@@ -152,12 +199,17 @@ export const adminRoutes = new Hono<AdminBindings>()
     requireTenantAccess(c, tenantId);
     requireAllProjects(c);
     const tenant = await getTenant(openControl(c.env.CONTROL), tenantId);
-    return c.json(await tenantStats(openTenant(c.env, routeOf(tenant), noWait).scope.d1, tenantId, limitsOf(c, tenant)));
+    return c.json(
+      await tenantStats(openTenant(c.env, routeOf(tenant), noWait).scope.d1, tenantId, limitsOf(c, tenant)),
+    );
   })
   .get("/shards", async (c) => {
     requireOperator(c);
     const vectorize = readConfig(c.env).vectorIndex === "vectorize";
-    const [shards, vectorIndexes] = await Promise.all([shardFill(c.env, c.env.CONTROL), vectorize ? vectorIndexFill(c.env, c.env.CONTROL) : null]);
+    const [shards, vectorIndexes] = await Promise.all([
+      shardFill(c.env, c.env.CONTROL),
+      vectorize ? vectorIndexFill(c.env, c.env.CONTROL) : null,
+    ]);
     return c.json({ shards, ...(vectorIndexes ? { vector_indexes: vectorIndexes } : {}) });
   })
   .get("/job-failures", async (c) => {

@@ -21,7 +21,11 @@ export const ownershipRoutes = new Hono<AdminBindings>()
     const project = c.req.query("project") ?? null;
     const name = `${scope.tenantId}${project ? `-${project.replace(/[^A-Za-z0-9_-]/g, "_")}` : ""}.ndjson`;
     return new Response(exportStream(scope, project), {
-      headers: { "content-type": "application/x-ndjson; charset=utf-8", "content-disposition": `attachment; filename="${name}"`, "cache-control": "no-store" },
+      headers: {
+        "content-type": "application/x-ndjson; charset=utf-8",
+        "content-disposition": `attachment; filename="${name}"`,
+        "cache-control": "no-store",
+      },
     });
   })
   .post("/tenants/:tenantId/import", async (c) => {
@@ -51,13 +55,20 @@ async function openFor(c: Context<AdminBindings>, project: string | undefined) {
     throw invalidParameter("project", `project must be 1 to 200 characters (got ${project.length})`);
   }
   const principal = c.get("principal");
-  if (principal.kind === "tenant" && principal.tenantId !== tenantId) throw permissionDenied("This key may only manage its own tenant");
+  if (principal.kind === "tenant" && principal.tenantId !== tenantId)
+    throw permissionDenied("This key may only manage its own tenant");
   const reach = principal.kind === "tenant" ? principal.reach.projects : null;
   if (project !== undefined && reach !== null && !reach.includes(project)) {
-    throw permissionDenied(`This key may not reach project '${project}'; it is limited to: ${reach.join(", ")}`, { parameter: "project" });
+    throw permissionDenied(`This key may not reach project '${project}'; it is limited to: ${reach.join(", ")}`, {
+      parameter: "project",
+    });
   }
   const tenant = await getTenant(openControl(c.env.CONTROL), tenantId).catch(() => null);
   if (!tenant) throw notFound(`No tenant '${tenantId}'`, { tenant_id: tenantId });
-  if (tenant.deleting_since) throw new AppError("CONFLICT", `Tenant '${tenantId}' is being deleted`, { tenant_id: tenantId });
-  return openTenant(c.env, routeOf(tenant), (p) => c.executionCtx.waitUntil(p), { projects: reach, quotas: tenant.quota_overrides ?? null });
+  if (tenant.deleting_since)
+    throw new AppError("CONFLICT", `Tenant '${tenantId}' is being deleted`, { tenant_id: tenantId });
+  return openTenant(c.env, routeOf(tenant), (p) => c.executionCtx.waitUntil(p), {
+    projects: reach,
+    quotas: tenant.quota_overrides ?? null,
+  });
 }

@@ -23,12 +23,19 @@ export const authenticateAdmin: MiddlewareHandler<AdminBindings> = async (c, nex
   }
   const key = presented ? await routeKey(c.env.CONTROL, presented) : null;
   if (key && scopeAllows(key.scopes, "admin")) {
-    c.set("principal", { kind: "tenant", tenantId: key.tenantId, reach: { scopes: key.scopes, projects: key.projects } });
+    c.set("principal", {
+      kind: "tenant",
+      tenantId: key.tenantId,
+      reach: { scopes: key.scopes, projects: key.projects },
+    });
     return next();
   }
   if (key) return errorResponse(c, permissionDenied("This API key lacks the 'admin' scope"));
   c.header("WWW-Authenticate", 'Bearer realm="context-edge-admin"');
-  return c.json(new AppError("PERMISSION_DENIED", "Admin API needs the ADMIN_TOKEN or an API key with the 'admin' scope").toJSON(), 401);
+  return c.json(
+    new AppError("PERMISSION_DENIED", "Admin API needs the ADMIN_TOKEN or an API key with the 'admin' scope").toJSON(),
+    401,
+  );
 };
 
 export function requireOperator(c: Context<AdminBindings>): void {
@@ -38,7 +45,8 @@ export function requireOperator(c: Context<AdminBindings>): void {
 /** A tenant admin may only act on its own tenant. */
 export function requireTenantAccess(c: Context<AdminBindings>, tenantId: string): void {
   const principal = c.get("principal");
-  if (principal.kind === "tenant" && principal.tenantId !== tenantId) throw permissionDenied("This key may only manage its own tenant");
+  if (principal.kind === "tenant" && principal.tenantId !== tenantId)
+    throw permissionDenied("This key may only manage its own tenant");
 }
 
 /** A tenant admin may create, revoke and list only keys within its own scopes and projects. */
@@ -55,5 +63,6 @@ export function requireReach(c: Context<AdminBindings>, target: KeyReach, action
 /** Tenant-wide figures need a key that reaches every project of the tenant. */
 export function requireAllProjects(c: Context<AdminBindings>): void {
   const principal = c.get("principal");
-  if (principal.kind === "tenant" && principal.reach.projects !== null) throw permissionDenied("Tenant-wide figures need an admin key that is not limited to projects");
+  if (principal.kind === "tenant" && principal.reach.projects !== null)
+    throw permissionDenied("Tenant-wide figures need an admin key that is not limited to projects");
 }

@@ -88,15 +88,26 @@ function authenticate(acceptAccessTokens: boolean): MiddlewareHandler<AppBinding
  * may take the count past it, and every later request waits for the next window. `weight` units a call:
  * the tenant limit's way to enforce a tenant's calls_per_minute with one binding (callWeight).
  */
-export function toolCallCharger(limiter: RateLimit, keyId: string, weight = 1): { charge(): Promise<boolean>; reserve(count: number): void } {
-  return chargerOver(async (count) => (await limiter.limit(count * weight === 1 ? { key: keyId } : { key: keyId, delta: count * weight })).success, true);
+export function toolCallCharger(
+  limiter: RateLimit,
+  keyId: string,
+  weight = 1,
+): { charge(): Promise<boolean>; reserve(count: number): void } {
+  return chargerOver(
+    async (count) =>
+      (await limiter.limit(count * weight === 1 ? { key: keyId } : { key: keyId, delta: count * weight })).success,
+    true,
+  );
 }
 
 /**
  * Spends a request's tool calls through `chargeCalls(count)`: the first is prepaid (the middleware charged
  * it), a batch's others are charged together once reserved, and any call past that pays for itself.
  */
-function chargerOver<T>(chargeCalls: (count: number) => Promise<T>, prepaidOutcome: T): { charge(): Promise<T>; reserve(count: number): void } {
+function chargerOver<T>(
+  chargeCalls: (count: number) => Promise<T>,
+  prepaidOutcome: T,
+): { charge(): Promise<T>; reserve(count: number): void } {
   let prepaid = 1;
   let batch: { unspent: number; outcome: Promise<T> } | null = null;
   return {
@@ -124,7 +135,10 @@ function chargerOver<T>(chargeCalls: (count: number) => Promise<T>, prepaidOutco
  * lower per-tenant limit with one binding. Null when the deployment has no such binding or the tenant's limit
  * is lifted ("unlimited").
  */
-export function tenantCallLimit(env: Env, caller: AuthenticatedKey): { limiter: RateLimit; weight: number; limit: number } | null {
+export function tenantCallLimit(
+  env: Env,
+  caller: AuthenticatedKey,
+): { limiter: RateLimit; weight: number; limit: number } | null {
   const limiter = env.TENANT_RATE_LIMITER;
   if (!limiter) return null;
   const defaults = readConfig(env).quotas;
@@ -133,9 +147,13 @@ export function tenantCallLimit(env: Env, caller: AuthenticatedKey): { limiter: 
 }
 
 function keyRateLimited(): AppError {
-  return new AppError("RATE_LIMITED", `Rate limit exceeded for this API key (each tool call counts, batched or not); retry after ${RATE_LIMIT_PERIOD_SECONDS} seconds`, {
-    retry_after_seconds: RATE_LIMIT_PERIOD_SECONDS,
-  });
+  return new AppError(
+    "RATE_LIMITED",
+    `Rate limit exceeded for this API key (each tool call counts, batched or not); retry after ${RATE_LIMIT_PERIOD_SECONDS} seconds`,
+    {
+      retry_after_seconds: RATE_LIMIT_PERIOD_SECONDS,
+    },
+  );
 }
 
 function tenantRateLimited(limit: number): AppError {
@@ -151,12 +169,19 @@ function tenantRateLimited(limit: number): AppError {
  * limit spends none of its tenant's, so one runaway client does not lock out the tenant's other keys. Null when
  * both admit the calls, else the error that refuses them.
  */
-async function chargeKeyAndTenant(env: Env, caller: AuthenticatedKey, tenant: ReturnType<typeof tenantCallLimit>, count: number): Promise<AppError | null> {
+async function chargeKeyAndTenant(
+  env: Env,
+  caller: AuthenticatedKey,
+  tenant: ReturnType<typeof tenantCallLimit>,
+  count: number,
+): Promise<AppError | null> {
   const key = await env.RATE_LIMITER.limit(count === 1 ? { key: caller.keyId } : { key: caller.keyId, delta: count });
   if (!key.success) return keyRateLimited();
   if (!tenant) return null;
   const units = count * tenant.weight;
-  const own = await tenant.limiter.limit(units === 1 ? { key: caller.tenantId } : { key: caller.tenantId, delta: units });
+  const own = await tenant.limiter.limit(
+    units === 1 ? { key: caller.tenantId } : { key: caller.tenantId, delta: units },
+  );
   return own.success ? null : tenantRateLimited(tenant.limit);
 }
 
@@ -164,7 +189,10 @@ async function chargeKeyAndTenant(env: Env, caller: AuthenticatedKey, tenant: Re
  * What a request charges for its tool calls: each call on the key's limit and the tenant's. The request has
  * paid its first call in `rateLimit`; `charge` answers null, or the error that refuses the call.
  */
-export function toolCallChargers(env: Env, caller: AuthenticatedKey): { charge(): Promise<AppError | null>; reserve(count: number): void } {
+export function toolCallChargers(
+  env: Env,
+  caller: AuthenticatedKey,
+): { charge(): Promise<AppError | null>; reserve(count: number): void } {
   const tenant = tenantCallLimit(env, caller);
   return chargerOver((count) => chargeKeyAndTenant(env, caller, tenant, count), null);
 }
@@ -178,7 +206,13 @@ export const rateLimit: MiddlewareHandler<AppBindings> = async (c, next) => {
     // The tenant's refusal has the per-key shape and names its quota (data: {code, details: {quota, limit, retry_after_seconds}}).
     const tenant = refusal.details.quota !== undefined;
     return c.json(
-      jsonRpcErrorBody(-32029, tenant ? refusal.message : `Rate limit exceeded for this API key; retry after ${RATE_LIMIT_PERIOD_SECONDS} seconds`, tenant ? refusal.toJSON().error : undefined),
+      jsonRpcErrorBody(
+        -32029,
+        tenant
+          ? refusal.message
+          : `Rate limit exceeded for this API key; retry after ${RATE_LIMIT_PERIOD_SECONDS} seconds`,
+        tenant ? refusal.toJSON().error : undefined,
+      ),
       429,
     );
   }

@@ -21,7 +21,12 @@ export interface TenantSession {
   finish(): string | null;
 }
 
-export function openTenantSession(shardDb: D1Database, shard: string, tenantId: string, presented: string | null): TenantSession {
+export function openTenantSession(
+  shardDb: D1Database,
+  shard: string,
+  tenantId: string,
+  presented: string | null,
+): TenantSession {
   const key = `${shard}\u0000${tenantId}`;
   const start = later(newest.get(key) ?? null, bookmarkFor(shard, presented));
   const session = shardDb.withSession(start ?? "first-primary");

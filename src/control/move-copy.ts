@@ -61,8 +61,14 @@ function tallyRow(t: Tally, row: string): void {
 
 /** The columns a page reads: blobs as hex; a chunk's keyword row rides with it (chunks_fts has no tenant_id). */
 function selectList(t: TenantTable, skipKey = false): string {
-  const columns = t.columns.filter((c) => !(skipKey && t.key.includes(c.name))).map((c) => (c.blob ? `hex(${c.name}) AS ${c.name}` : c.name));
-  if (t.name === "chunks") columns.push("(SELECT content FROM chunks_fts WHERE rowid = chunks.id)", "(SELECT context FROM chunks_fts WHERE rowid = chunks.id)");
+  const columns = t.columns
+    .filter((c) => !(skipKey && t.key.includes(c.name)))
+    .map((c) => (c.blob ? `hex(${c.name}) AS ${c.name}` : c.name));
+  if (t.name === "chunks")
+    columns.push(
+      "(SELECT content FROM chunks_fts WHERE rowid = chunks.id)",
+      "(SELECT context FROM chunks_fts WHERE rowid = chunks.id)",
+    );
   return columns.join(", ");
 }
 
@@ -74,7 +80,14 @@ function keyBound(t: TenantTable, op: ">" | "<=", key: unknown[] | null): { sql:
   return { sql: ` AND ${columns} ${op} ${marks}`, params: key };
 }
 
-async function readRows(db: D1Database, t: TenantTable, tenantId: string, after: unknown[] | null, upTo: unknown[] | null, limit: number | null): Promise<unknown[][]> {
+async function readRows(
+  db: D1Database,
+  t: TenantTable,
+  tenantId: string,
+  after: unknown[] | null,
+  upTo: unknown[] | null,
+  limit: number | null,
+): Promise<unknown[][]> {
   const lower = keyBound(t, ">", after);
   const upper = keyBound(t, "<=", upTo);
   const order = t.key.length > 0 ? ` ORDER BY ${t.key.join(", ")}` : "";
@@ -117,21 +130,37 @@ export async function diffPage(
   if (upserts.length > 0 || deletes.length > 0) await writeDiff(target, t, tenantId, upserts, deletes);
   if (tallies) {
     for (const row of rows) tallyRow(tallies.source, JSON.stringify(row));
-    const after_ = upserts.length > 0 || deletes.length > 0 ? await readRows(target, t, tenantId, after, last, null) : present;
+    const after_ =
+      upserts.length > 0 || deletes.length > 0 ? await readRows(target, t, tenantId, after, last, null) : present;
     for (const row of after_) tallyRow(tallies.target, JSON.stringify(row));
   }
   return { rows: rows.length, changed: upserts.length + deletes.length, next: last };
 }
 
 /** The target's writes for a page, in one batch: deletions by key, then the rows (and chunks' keyword rows). */
-async function writeDiff(target: D1Database, t: TenantTable, tenantId: string, upserts: unknown[][], deletes: unknown[][]): Promise<void> {
+async function writeDiff(
+  target: D1Database,
+  t: TenantTable,
+  tenantId: string,
+  upserts: unknown[][],
+  deletes: unknown[][],
+): Promise<void> {
   const statements: D1PreparedStatement[] = [];
   // Keys compared as SQLite renders them on both sides: json_array(key columns) against each element of the list.
   const keyMatch = t.key.length === 0 ? "" : ` AND json_array(${t.key.join(", ")}) IN (SELECT value FROM json_each(?))`;
   const chunkId = t.columns.findIndex((c) => c.name === "id");
   if (deletes.length > 0) {
-    if (t.name === "chunks") statements.push(target.prepare("DELETE FROM chunks_fts WHERE rowid IN (SELECT value ->> 0 FROM json_each(?))").bind(JSON.stringify(deletes)));
-    statements.push(target.prepare(`DELETE FROM ${t.name} WHERE tenant_id = ?${keyMatch}`).bind(...(t.key.length === 0 ? [tenantId] : [tenantId, JSON.stringify(deletes)])));
+    if (t.name === "chunks")
+      statements.push(
+        target
+          .prepare("DELETE FROM chunks_fts WHERE rowid IN (SELECT value ->> 0 FROM json_each(?))")
+          .bind(JSON.stringify(deletes)),
+      );
+    statements.push(
+      target
+        .prepare(`DELETE FROM ${t.name} WHERE tenant_id = ?${keyMatch}`)
+        .bind(...(t.key.length === 0 ? [tenantId] : [tenantId, JSON.stringify(deletes)])),
+    );
   }
   const names = t.columns.map((c) => c.name);
   const values = t.columns.map((c, i) => (c.blob ? `unhex(j.value ->> ${i})` : `j.value ->> ${i}`));
@@ -140,11 +169,23 @@ async function writeDiff(target: D1Database, t: TenantTable, tenantId: string, u
     if (t.name === "chunks") {
       const fts = names.length;
       statements.push(
-        target.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT value ->> ${chunkId} FROM json_each(?))`).bind(json),
-        target.prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT j.value ->> ${chunkId}, j.value ->> ${fts}, j.value ->> ${fts + 1} FROM json_each(?) j WHERE j.value ->> ${fts} IS NOT NULL`).bind(json),
+        target
+          .prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT value ->> ${chunkId} FROM json_each(?))`)
+          .bind(json),
+        target
+          .prepare(
+            `INSERT INTO chunks_fts (rowid, content, context) SELECT j.value ->> ${chunkId}, j.value ->> ${fts}, j.value ->> ${fts + 1} FROM json_each(?) j WHERE j.value ->> ${fts} IS NOT NULL`,
+          )
+          .bind(json),
       );
     }
-    statements.push(target.prepare(`INSERT OR REPLACE INTO ${t.name} (${names.join(", ")}) SELECT ${values.join(", ")} FROM json_each(?) j`).bind(json));
+    statements.push(
+      target
+        .prepare(
+          `INSERT OR REPLACE INTO ${t.name} (${names.join(", ")}) SELECT ${values.join(", ")} FROM json_each(?) j`,
+        )
+        .bind(json),
+    );
   }
   await target.batch(statements);
 }
@@ -159,20 +200,40 @@ function groups(rows: unknown[][]): unknown[][][] {
  * in key order, written without their key. The target holds a prefix of the source's rows (the tenant is not
  * live there and the rows are only appended), so its count says where to go on, even after a crash.
  */
-export async function appendPage(source: D1Database, target: D1Database, t: TenantTable, tenantId: string): Promise<{ rows: number; done: boolean }> {
+export async function appendPage(
+  source: D1Database,
+  target: D1Database,
+  t: TenantTable,
+  tenantId: string,
+): Promise<{ rows: number; done: boolean }> {
   const key = t.key[0]!;
-  const held = (await target.prepare(`SELECT COUNT(*) AS n FROM ${t.name} WHERE tenant_id = ?`).bind(tenantId).first<number>("n"))!;
-  const from = held === 0 ? null : await source.prepare(`SELECT ${key} AS k FROM ${t.name} WHERE tenant_id = ? ORDER BY ${key} LIMIT 1 OFFSET ?`).bind(tenantId, held - 1).first<unknown>("k");
+  const held = (await target
+    .prepare(`SELECT COUNT(*) AS n FROM ${t.name} WHERE tenant_id = ?`)
+    .bind(tenantId)
+    .first<number>("n"))!;
+  const from =
+    held === 0
+      ? null
+      : await source
+          .prepare(`SELECT ${key} AS k FROM ${t.name} WHERE tenant_id = ? ORDER BY ${key} LIMIT 1 OFFSET ?`)
+          .bind(tenantId, held - 1)
+          .first<unknown>("k");
   const limit = DEFAULT_PAGE_ROWS * 5;
   const rows = await source
-    .prepare(`SELECT ${selectList(t, true)} FROM ${t.name} WHERE tenant_id = ?${from === null ? "" : ` AND ${key} > ?`} ORDER BY ${key} LIMIT ${limit}`)
+    .prepare(
+      `SELECT ${selectList(t, true)} FROM ${t.name} WHERE tenant_id = ?${from === null ? "" : ` AND ${key} > ?`} ORDER BY ${key} LIMIT ${limit}`,
+    )
     .bind(...(from === null ? [tenantId] : [tenantId, from]))
     .raw();
   const names = t.columns.filter((c) => c.name !== key).map((c) => c.name);
   if (rows.length > 0) {
     await target.batch(
       groups(rows).map((group) =>
-        target.prepare(`INSERT INTO ${t.name} (${names.join(", ")}) SELECT ${names.map((_, i) => `j.value ->> ${i}`).join(", ")} FROM json_each(?) j ORDER BY j.key`).bind(JSON.stringify(group)),
+        target
+          .prepare(
+            `INSERT INTO ${t.name} (${names.join(", ")}) SELECT ${names.map((_, i) => `j.value ->> ${i}`).join(", ")} FROM json_each(?) j ORDER BY j.key`,
+          )
+          .bind(JSON.stringify(group)),
       ),
     );
   }
@@ -195,11 +256,19 @@ const TALLY_PAGE_ROWS = 1000;
  * progress between pages: a usage log of 500,000 calls took one page of 1,000 queries, past a Paid invocation's
  * budget, and 20,000 calls were past the Free plan's 50.
  */
-export async function tallyAppendOnlyPage(db: D1Database, t: TenantTable, tenantId: string, tally: Tally, cursor: TallyCursor): Promise<TallyCursor> {
+export async function tallyAppendOnlyPage(
+  db: D1Database,
+  t: TenantTable,
+  tenantId: string,
+  tally: Tally,
+  cursor: TallyCursor,
+): Promise<TallyCursor> {
   if (cursor.done) return cursor;
   const key = t.key[0]!;
   const rows = await db
-    .prepare(`SELECT ${key}, ${selectList(t, true)} FROM ${t.name} WHERE tenant_id = ?${cursor.after === null ? "" : ` AND ${key} > ?`} ORDER BY ${key} LIMIT ${TALLY_PAGE_ROWS}`)
+    .prepare(
+      `SELECT ${key}, ${selectList(t, true)} FROM ${t.name} WHERE tenant_id = ?${cursor.after === null ? "" : ` AND ${key} > ?`} ORDER BY ${key} LIMIT ${TALLY_PAGE_ROWS}`,
+    )
     .bind(...(cursor.after === null ? [tenantId] : [tenantId, cursor.after]))
     .raw();
   for (const row of rows) tallyRow(tally, JSON.stringify(row.slice(1)));
@@ -208,14 +277,22 @@ export async function tallyAppendOnlyPage(db: D1Database, t: TenantTable, tenant
 
 /** Rows of the tenant left in a table (the purge's end test and the move's total). */
 export async function countRows(db: D1Database, t: TenantTable, tenantId: string): Promise<number> {
-  return (await db.prepare(`SELECT COUNT(*) AS n FROM ${t.name} WHERE tenant_id = ?`).bind(tenantId).first<number>("n"))!;
+  return (await db
+    .prepare(`SELECT COUNT(*) AS n FROM ${t.name} WHERE tenant_id = ?`)
+    .bind(tenantId)
+    .first<number>("n"))!;
 }
 
 /** Deletes up to `limit` of the tenant's rows of a table (a chunk's keyword row with it); returns how many. */
 export async function purgePage(db: D1Database, t: TenantTable, tenantId: string, limit = 500): Promise<number> {
   const rowids = `SELECT rowid FROM ${t.name} WHERE tenant_id = ?1 LIMIT ${limit}`;
   const statements = [db.prepare(`DELETE FROM ${t.name} WHERE rowid IN (${rowids})`).bind(tenantId)];
-  if (t.name === "chunks") statements.unshift(db.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE rowid IN (${rowids}))`).bind(tenantId));
+  if (t.name === "chunks")
+    statements.unshift(
+      db
+        .prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE rowid IN (${rowids}))`)
+        .bind(tenantId),
+    );
   const results = await db.batch(statements);
   return results.at(-1)!.meta.changes;
 }

@@ -1,6 +1,19 @@
 import { QueryPieces } from "../db/invocation-queries";
 import { AppError, invalidParameter, isQueryBudgetExceeded, MoveOvertaken, notFound } from "../errors";
-import { appendPage, countRows, diffPage, emptyTally, purgePage, sameTally, TALLY_START, tallyAppendOnlyPage, tallyHex, type PassCursor, type Tally, type TallyCursor } from "./move-copy";
+import {
+  appendPage,
+  countRows,
+  diffPage,
+  emptyTally,
+  purgePage,
+  sameTally,
+  TALLY_START,
+  tallyAppendOnlyPage,
+  tallyHex,
+  type PassCursor,
+  type Tally,
+  type TallyCursor,
+} from "./move-copy";
 import { forgetRoutes, ROUTE_TTL_MS } from "./routing";
 import { isShardName, shardDatabase, shardNames, type ShardBindings } from "./shards";
 import { TENANT_TABLES_TO_MOVE as TABLES } from "./tenant-tables";
@@ -93,17 +106,36 @@ export const isActive = (state: MoveState) => state === "copying" || state === "
  * Starts a move: 400 for a shard the deployment does not bind, 404 for no such tenant, 409 for a tenant being
  * deleted, already moving, already on that shard, or with project deletions still running.
  */
-export async function beginMove(env: ShardBindings & { CONTROL: D1Database }, tenantId: string, target: unknown, now = Date.now()): Promise<MoveView> {
+export async function beginMove(
+  env: ShardBindings & { CONTROL: D1Database },
+  tenantId: string,
+  target: unknown,
+  now = Date.now(),
+): Promise<MoveView> {
   if (typeof target !== "string" || !isShardName(env, target)) {
-    throw invalidParameter("shard", `shard must name one of this deployment's data shards: ${shardNames(env).join(", ")} (got ${JSON.stringify(target)?.slice(0, 80)})`);
+    throw invalidParameter(
+      "shard",
+      `shard must name one of this deployment's data shards: ${shardNames(env).join(", ")} (got ${JSON.stringify(target)?.slice(0, 80)})`,
+    );
   }
-  const tenant = await env.CONTROL.prepare("SELECT shard, deleting_at FROM tenants WHERE id = ?").bind(tenantId).first<{ shard: string; deleting_at: number | null }>();
+  const tenant = await env.CONTROL.prepare("SELECT shard, deleting_at FROM tenants WHERE id = ?")
+    .bind(tenantId)
+    .first<{ shard: string; deleting_at: number | null }>();
   if (!tenant) throw notFound(`Tenant '${tenantId}' does not exist`, { tenant_id: tenantId });
-  if (tenant.deleting_at !== null) throw new AppError("CONFLICT", `Tenant '${tenantId}' is being deleted`, { tenant_id: tenantId });
-  if (tenant.shard === target) throw new AppError("CONFLICT", `Tenant '${tenantId}' is already on ${target}`, { tenant_id: tenantId, shard: target });
+  if (tenant.deleting_at !== null)
+    throw new AppError("CONFLICT", `Tenant '${tenantId}' is being deleted`, { tenant_id: tenantId });
+  if (tenant.shard === target)
+    throw new AppError("CONFLICT", `Tenant '${tenantId}' is already on ${target}`, {
+      tenant_id: tenantId,
+      shard: target,
+    });
   const source = shardDatabase(env, tenant.shard);
   if (await source.prepare("SELECT 1 FROM project_deletions WHERE tenant_id = ? LIMIT 1").bind(tenantId).first()) {
-    throw new AppError("CONFLICT", `Tenant '${tenantId}' has a project deletion running; move it once that has finished`, { tenant_id: tenantId });
+    throw new AppError(
+      "CONFLICT",
+      `Tenant '${tenantId}' has a project deletion running; move it once that has finished`,
+      { tenant_id: tenantId },
+    );
   }
   const counts = await Promise.all(TABLES.map((t) => countRows(source, t, tenantId)));
   const progress: Progress = { table: 0, after: null, pass: 0, tallies: {} };
@@ -115,13 +147,21 @@ export async function beginMove(env: ShardBindings & { CONTROL: D1Database }, te
      WHERE tenant_moves.state IN ('done', 'failed')
      RETURNING tenant_id`,
   )
-    .bind(tenantId, tenant.shard, target, JSON.stringify(progress), counts.reduce((a, b) => a + b, 0), now)
+    .bind(
+      tenantId,
+      tenant.shard,
+      target,
+      JSON.stringify(progress),
+      counts.reduce((a, b) => a + b, 0),
+      now,
+    )
     .first();
   if (!started) throw new AppError("CONFLICT", `Tenant '${tenantId}' is already moving`, { tenant_id: tenantId });
   // The target holds none of the tenant's rows unless an earlier move there failed. Keyed tables heal in the
   // copy's diff; append-only ones are copied after the rows the target holds, so leftovers go first.
   const destination = shardDatabase(env, target);
-  for (const table of TABLES.filter((t) => t.appendOnly)) await destination.prepare(`DELETE FROM ${table.name} WHERE tenant_id = ?`).bind(tenantId).run();
+  for (const table of TABLES.filter((t) => t.appendOnly))
+    await destination.prepare(`DELETE FROM ${table.name} WHERE tenant_id = ?`).bind(tenantId).run();
   return moveView((await readMove(env.CONTROL, tenantId))!);
 }
 
@@ -135,20 +175,38 @@ export interface MoveRun {
  * Runs up to `maxPages` pages of a tenant's move and saves where it stopped. Two runners of one move cannot
  * both advance it: each save names the step it read, and the loser stops.
  */
-export async function runMove(env: ShardBindings & { CONTROL: D1Database }, tenantId: string, maxPages: number, now = () => Date.now()): Promise<MoveRun> {
+export async function runMove(
+  env: ShardBindings & { CONTROL: D1Database },
+  tenantId: string,
+  maxPages: number,
+  now = () => Date.now(),
+): Promise<MoveRun> {
   let row = await readMove(env.CONTROL, tenantId);
   if (!row || !isActive(row.state)) return { state: row?.state ?? "done", waitMs: 0 };
   const source = shardDatabase(env, row.source);
   const target = shardDatabase(env, row.target);
   const progress = JSON.parse(row.progress) as Progress;
   let copied = row.copied;
-  const save = async (changes: { state?: MoveState; verified?: string; error?: string; switchedAt?: number; finishedAt?: number } = {}) => {
+  const save = async (
+    changes: { state?: MoveState; verified?: string; error?: string; switchedAt?: number; finishedAt?: number } = {},
+  ) => {
     const saved = await env.CONTROL.prepare(
       `UPDATE tenant_moves SET progress = ?1, copied = ?2, total = MAX(total, ?2), state = COALESCE(?3, state), verified = COALESCE(?4, verified), error = COALESCE(?5, error),
          switched_at = COALESCE(?6, switched_at), finished_at = COALESCE(?7, finished_at), step = step + 1, updated_at = ?8
        WHERE tenant_id = ?9 AND step = ?10 RETURNING *`,
     )
-      .bind(JSON.stringify(progress), copied, changes.state ?? null, changes.verified ?? null, changes.error ?? null, changes.switchedAt ?? null, changes.finishedAt ?? null, now(), tenantId, row!.step)
+      .bind(
+        JSON.stringify(progress),
+        copied,
+        changes.state ?? null,
+        changes.verified ?? null,
+        changes.error ?? null,
+        changes.switchedAt ?? null,
+        changes.finishedAt ?? null,
+        now(),
+        tenantId,
+        row!.step,
+      )
       .first<MoveRow>();
     if (!saved) throw new MoveOvertaken();
     row = saved;
@@ -174,7 +232,9 @@ export async function runMove(env: ShardBindings & { CONTROL: D1Database }, tena
             continue;
           }
           const verifying = row.state === "switching";
-          const tallies = verifying ? (progress.tallies[table.name] ??= { source: emptyTally(), target: emptyTally() }) : undefined;
+          const tallies = verifying
+            ? (progress.tallies[table.name] ??= { source: emptyTally(), target: emptyTally() })
+            : undefined;
           if (table.appendOnly && tallies && progress.tallying) {
             // Verifying an append-only table a page of each side at a time (a long usage log spans many jobs).
             const [sourceCursor, targetCursor] = await Promise.all([
@@ -182,7 +242,8 @@ export async function runMove(env: ShardBindings & { CONTROL: D1Database }, tena
               tallyAppendOnlyPage(target, table, tenantId, tallies.target, progress.tallying.target),
             ]);
             const tallying = { source: sourceCursor, target: targetCursor };
-            if (tallying.source.done && tallying.target.done) Object.assign(progress, { table: progress.table + 1, after: null, tallying: undefined });
+            if (tallying.source.done && tallying.target.done)
+              Object.assign(progress, { table: progress.table + 1, after: null, tallying: undefined });
             else progress.tallying = tallying;
           } else if (table.appendOnly) {
             const page = await appendPage(source, target, table, tenantId);
@@ -194,7 +255,10 @@ export async function runMove(env: ShardBindings & { CONTROL: D1Database }, tena
           } else {
             const page = await diffPage(source, target, table, tenantId, progress.after, tallies);
             if (!verifying) copied += page.rows;
-            Object.assign(progress, page.next === null ? { table: progress.table + 1, after: null } : { after: page.next });
+            Object.assign(
+              progress,
+              page.next === null ? { table: progress.table + 1, after: null } : { after: page.next },
+            );
           }
           await save();
         } else if (row.state === "purging") {
@@ -243,28 +307,58 @@ async function finishPass(
   const verified = Object.fromEntries(
     TABLES.map((t) => {
       const tally = progress.tallies[t.name] ?? { source: emptyTally(), target: emptyTally() };
-      return [t.name, { rows: tally.source.rows, target_rows: tally.target.rows, source: tallyHex(tally.source), target: tallyHex(tally.target), same: sameTally(tally.source, tally.target) }];
+      return [
+        t.name,
+        {
+          rows: tally.source.rows,
+          target_rows: tally.target.rows,
+          source: tallyHex(tally.source),
+          target: tallyHex(tally.target),
+          same: sameTally(tally.source, tally.target),
+        },
+      ];
     }),
   );
-  const differing = Object.entries(verified).filter(([, v]) => !v.same).map(([name]) => name);
+  const differing = Object.entries(verified)
+    .filter(([, v]) => !v.same)
+    .map(([name]) => name);
   if (differing.length > 0) {
     if (progress.pass >= MAX_VERIFY_PASSES) {
-      await shardDatabase(env, row.source).prepare("DELETE FROM tenant_fences WHERE tenant_id = ?").bind(row.tenant_id).run();
-      await save({ state: "failed", error: `verification failed after ${progress.pass} passes: ${differing.join(", ")} differ`, verified: JSON.stringify(verified) });
+      await shardDatabase(env, row.source)
+        .prepare("DELETE FROM tenant_fences WHERE tenant_id = ?")
+        .bind(row.tenant_id)
+        .run();
+      await save({
+        state: "failed",
+        error: `verification failed after ${progress.pass} passes: ${differing.join(", ")} differ`,
+        verified: JSON.stringify(verified),
+      });
       return;
     }
     Object.assign(progress, { table: 0, after: null, pass: progress.pass + 1, tallies: {}, tallying: undefined });
     await save();
     return;
   }
-  const shown = Object.fromEntries(Object.entries(verified).map(([name, v]) => [name, { rows: v.rows, source: v.source, target: v.target }]));
+  const shown = Object.fromEntries(
+    Object.entries(verified).map(([name, v]) => [name, { rows: v.rows, source: v.source, target: v.target }]),
+  );
   await copyUsage(shardDatabase(env, row.source), shardDatabase(env, row.target), row.tenant_id);
   const switchedAt = now();
   // The switch: the map points at the target only if it still points at the source.
-  const switched = await env.CONTROL.prepare("UPDATE tenants SET shard = ? WHERE id = ? AND shard = ? AND deleting_at IS NULL").bind(row.target, row.tenant_id, row.source).run();
+  const switched = await env.CONTROL.prepare(
+    "UPDATE tenants SET shard = ? WHERE id = ? AND shard = ? AND deleting_at IS NULL",
+  )
+    .bind(row.target, row.tenant_id, row.source)
+    .run();
   if (switched.meta.changes !== 1) {
-    await shardDatabase(env, row.source).prepare("DELETE FROM tenant_fences WHERE tenant_id = ?").bind(row.tenant_id).run();
-    await save({ state: "failed", error: "the tenant's row changed during the move (deleted, or placed elsewhere); nothing was switched" });
+    await shardDatabase(env, row.source)
+      .prepare("DELETE FROM tenant_fences WHERE tenant_id = ?")
+      .bind(row.tenant_id)
+      .run();
+    await save({
+      state: "failed",
+      error: "the tenant's row changed during the move (deleted, or placed elsewhere); nothing was switched",
+    });
     return;
   }
   forgetRoutes({ tenantId: row.tenant_id });
@@ -290,14 +384,20 @@ async function copyUsage(source: D1Database, target: D1Database, tenantId: strin
 
 async function fence(db: D1Database, tenantId: string, state: "frozen" | "purging", now: number): Promise<void> {
   await db
-    .prepare("INSERT INTO tenant_fences (tenant_id, state, since) VALUES (?, ?, ?) ON CONFLICT (tenant_id) DO UPDATE SET state = excluded.state WHERE state <> excluded.state")
+    .prepare(
+      "INSERT INTO tenant_fences (tenant_id, state, since) VALUES (?, ?, ?) ON CONFLICT (tenant_id) DO UPDATE SET state = excluded.state WHERE state <> excluded.state",
+    )
     .bind(tenantId, state, now)
     .run();
 }
 
 /** The first table (in reverse order, so items go last) that still holds rows of the tenant. */
 async function firstWithRows(db: D1Database, tenantId: string) {
-  const counts = await db.batch<{ n: number }>([...TABLES].reverse().map((t) => db.prepare(`SELECT EXISTS (SELECT 1 FROM ${t.name} WHERE tenant_id = ?) AS n`).bind(tenantId)));
+  const counts = await db.batch<{ n: number }>(
+    [...TABLES]
+      .reverse()
+      .map((t) => db.prepare(`SELECT EXISTS (SELECT 1 FROM ${t.name} WHERE tenant_id = ?) AS n`).bind(tenantId)),
+  );
   const index = counts.findIndex((r) => r.results[0]!.n === 1);
   return index < 0 ? undefined : [...TABLES].reverse()[index];
 }
@@ -305,7 +405,9 @@ async function firstWithRows(db: D1Database, tenantId: string) {
 /** Moves whose runner seems lost (no progress saved for a while): the cron sweep resumes them. */
 export async function stalledMoves(control: D1Database, before: number): Promise<string[]> {
   const { results } = await control
-    .prepare("SELECT tenant_id FROM tenant_moves WHERE state IN ('copying', 'switching', 'purging') AND updated_at < ? LIMIT 100")
+    .prepare(
+      "SELECT tenant_id FROM tenant_moves WHERE state IN ('copying', 'switching', 'purging') AND updated_at < ? LIMIT 100",
+    )
     .bind(before)
     .all<{ tenant_id: string }>();
   return results.map((r) => r.tenant_id);

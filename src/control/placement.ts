@@ -15,7 +15,9 @@ export interface ShardFill {
 export async function shardFill(env: ShardBindings, control: D1Database): Promise<ShardFill[]> {
   const names = shardNames(env);
   const [sizes, counts] = await Promise.all([
-    Promise.all(names.map(async (name) => (await shardDatabase(env, name).prepare("SELECT 1").run()).meta.size_after ?? 0)),
+    Promise.all(
+      names.map(async (name) => (await shardDatabase(env, name).prepare("SELECT 1").run()).meta.size_after ?? 0),
+    ),
     control.prepare("SELECT shard, COUNT(*) AS n FROM tenants GROUP BY shard").all<{ shard: string; n: number }>(),
   ]);
   const tenants = new Map(counts.results.map((r) => [r.shard, r.n]));
@@ -25,7 +27,11 @@ export async function shardFill(env: ShardBindings, control: D1Database): Promis
 /** A new tenant's shard: the one with the least data; on equal sizes the fewest tenants, then the first name. */
 export async function placeNewTenant(env: ShardBindings, control: D1Database): Promise<string> {
   const fill = await shardFill(env, control);
-  if (fill.length === 0) throw new AppError("INTERNAL_ERROR", "This deployment has no data shard: bind at least one D1 database named SHARD_<name> (wrangler.toml)");
+  if (fill.length === 0)
+    throw new AppError(
+      "INTERNAL_ERROR",
+      "This deployment has no data shard: bind at least one D1 database named SHARD_<name> (wrangler.toml)",
+    );
   if (fill.length === 1) return fill[0]!.shard;
   fill.sort((a, b) => a.bytes - b.bytes || a.tenants - b.tenants);
   return fill[0]!.shard;

@@ -4,7 +4,6 @@ import { findActiveKeyByHash, findActiveKeyById, type AuthenticatedKey } from ".
 import { forgetBookmarks } from "./bookmarks";
 import { forgetLocalVectors } from "../adapters/local-vector-index";
 
-
 /** Where a tenant lives: its data shard and its Vectorize index (null: VECTORIZE), as the control database says. */
 export interface TenantRoute {
   tenantId: string;
@@ -55,7 +54,11 @@ const shards = new ExpiringMap<string>();
 const vectorIndexes = new ExpiringMap<string | null>();
 
 /** The active key behind a secret, with its tenant's shard: from this isolate's cache, else one control query. */
-export async function routeKey(control: D1Database, secret: string, now = Date.now()): Promise<AuthenticatedKey | null> {
+export async function routeKey(
+  control: D1Database,
+  secret: string,
+  now = Date.now(),
+): Promise<AuthenticatedKey | null> {
   const hash = await hashApiKey(secret);
   const cached = keys.get(`hash:${hash}`, now);
   if (cached) return cached;
@@ -65,7 +68,11 @@ export async function routeKey(control: D1Database, secret: string, now = Date.n
 }
 
 /** The active key with this id (OAuth tokens name their key), cached like routeKey. */
-export async function routeKeyById(control: D1Database, keyId: string, now = Date.now()): Promise<AuthenticatedKey | null> {
+export async function routeKeyById(
+  control: D1Database,
+  keyId: string,
+  now = Date.now(),
+): Promise<AuthenticatedKey | null> {
   const cached = keys.get(`id:${keyId}`, now);
   if (cached) return cached;
   const key = await findActiveKeyById(openControl(control), keyId);
@@ -77,7 +84,11 @@ export async function routeKeyById(control: D1Database, keyId: string, now = Dat
  * The routes (shard and Vectorize index) of several tenants in one control query at most (a queue batch names a
  * few tenants); a tenant that no longer exists is absent from the map.
  */
-export async function tenantRoutes(control: D1Database, tenantIds: readonly string[], now = Date.now()): Promise<Map<string, TenantRoute>> {
+export async function tenantRoutes(
+  control: D1Database,
+  tenantIds: readonly string[],
+  now = Date.now(),
+): Promise<Map<string, TenantRoute>> {
   const found = new Map<string, TenantRoute>();
   const missing: string[] = [];
   for (const tenantId of new Set(tenantIds)) {
@@ -105,7 +116,10 @@ export async function tenantRoutes(control: D1Database, tenantIds: readonly stri
  * their writes: the usage consumer writes nothing for a tenant whose deletion has begun (so no usage row
  * outlives its tenant) and waits out a frozen one.
  */
-export async function liveTenantShards(control: D1Database, tenantIds: readonly string[]): Promise<Map<string, { shard: string; frozen: boolean }>> {
+export async function liveTenantShards(
+  control: D1Database,
+  tenantIds: readonly string[],
+): Promise<Map<string, { shard: string; frozen: boolean }>> {
   const { results } = await control
     .prepare(
       `SELECT t.id, t.shard, m.state = 'switching' AS frozen FROM tenants t LEFT JOIN tenant_moves m ON m.tenant_id = t.id
@@ -125,10 +139,17 @@ export async function tenantShard(control: D1Database, tenantId: string, now = D
  * A tenant's Vectorize index (its binding's name; null = VECTORIZE): cached with its key or shard, so a request or a
  * job pays no control round trip for it; else one query. A tenant that no longer exists has VECTORIZE's.
  */
-export async function tenantVectorIndex(control: D1Database, tenantId: string, now = Date.now()): Promise<string | null> {
+export async function tenantVectorIndex(
+  control: D1Database,
+  tenantId: string,
+  now = Date.now(),
+): Promise<string | null> {
   const cached = vectorIndexes.get(tenantId, now);
   if (cached !== undefined) return cached;
-  const row = await control.prepare("SELECT vector_index FROM tenants WHERE id = ?").bind(tenantId).first<{ vector_index: string | null }>();
+  const row = await control
+    .prepare("SELECT vector_index FROM tenants WHERE id = ?")
+    .bind(tenantId)
+    .first<{ vector_index: string | null }>();
   const index = row?.vector_index ?? null;
   if (row) vectorIndexes.set(tenantId, index, now);
   return index;

@@ -22,7 +22,10 @@ export function shardNames(env: ShardBindings): string[] {
 /** The D1 binding of a shard, or INTERNAL_ERROR when the deployment has no such binding (a removed shard). */
 export function shardDatabase(env: ShardBindings, shard: string): D1Database {
   const found = shard.startsWith(SHARD_PREFIX) ? binding(env, shard) : undefined;
-  if (!isD1(found)) throw new AppError("INTERNAL_ERROR", `This deployment has no data shard '${shard}' (no D1 binding of that name)`, { shard });
+  if (!isD1(found))
+    throw new AppError("INTERNAL_ERROR", `This deployment has no data shard '${shard}' (no D1 binding of that name)`, {
+      shard,
+    });
   return found;
 }
 
@@ -31,5 +34,10 @@ export function isShardName(env: ShardBindings, shard: string): boolean {
 }
 
 function isD1(value: unknown): value is D1Database {
-  return typeof value === "object" && value !== null && typeof (value as D1Database).prepare === "function" && typeof (value as D1Database).batch === "function";
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as D1Database).prepare === "function" &&
+    typeof (value as D1Database).batch === "function"
+  );
 }

@@ -22,7 +22,14 @@ export interface TenantTable {
  * builds them anew, and the tenant's searches read every posting meanwhile; so are the common words' counts (keyword_dfs),
  * which search counts from the postings meanwhile.
  */
-export const NOT_MOVED = new Set(["tenant_fences", "tenant_usage", "keyword_tops", "keyword_top_terms", "keyword_top_scans", "keyword_dfs"]);
+export const NOT_MOVED = new Set([
+  "tenant_fences",
+  "tenant_usage",
+  "keyword_tops",
+  "keyword_top_terms",
+  "keyword_top_scans",
+  "keyword_dfs",
+]);
 
 /** Tables whose rows carry tenant_id, read from the drizzle schema, so a new tenant table is moved too. */
 export const TENANT_TABLES_TO_MOVE: readonly TenantTable[] = Object.values(schema)
@@ -30,7 +37,9 @@ export const TENANT_TABLES_TO_MOVE: readonly TenantTable[] = Object.values(schem
   .filter((config) => !NOT_MOVED.has(config.name) && config.columns.some((c) => c.name === "tenant_id"))
   .map((config) => {
     const composite = config.primaryKeys[0]?.columns.map((c) => c.name);
-    const key = (composite ?? config.columns.filter((c) => c.primary).map((c) => c.name)).filter((name) => name !== "tenant_id");
+    const key = (composite ?? config.columns.filter((c) => c.primary).map((c) => c.name)).filter(
+      (name) => name !== "tenant_id",
+    );
     return {
       name: config.name,
       columns: config.columns.map((c) => ({ name: c.name, blob: c.columnType === "SQLiteBlobBuffer" })),

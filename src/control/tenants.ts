@@ -54,11 +54,18 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
  * A new tenant on `shard`, its vectors in `vectorIndex` (null: the local index, or VECTORIZE); CONFLICT when the id is
  * taken (placement chooses both: placement.ts, vector-indexes.ts).
  */
-export async function createTenant(db: ControlDatabase, input: { name: string; id?: string; shard: string; vectorIndex?: string | null }): Promise<Tenant> {
+export async function createTenant(
+  db: ControlDatabase,
+  input: { name: string; id?: string; shard: string; vectorIndex?: string | null },
+): Promise<Tenant> {
   const createdAt = Date.now();
   const id = input.id ?? randomId("tn_");
   const vectorIndex = input.vectorIndex ?? null;
-  const inserted = await db.insert(tenants).values({ id, name: input.name, createdAt, shard: input.shard, vectorIndex }).onConflictDoNothing().returning({ id: tenants.id });
+  const inserted = await db
+    .insert(tenants)
+    .values({ id, name: input.name, createdAt, shard: input.shard, vectorIndex })
+    .onConflictDoNothing()
+    .returning({ id: tenants.id });
   if (inserted.length === 0) throw new AppError("CONFLICT", `Tenant '${id}' already exists`, { tenant_id: id });
   return toTenant({ id, name: input.name, createdAt, deletingAt: null, shard: input.shard, vectorIndex });
 }
@@ -92,7 +99,11 @@ function toTenant(t: Omit<typeof tenants.$inferSelect, "quotas"> & { quotas?: st
  * Sets or clears a tenant's quota overrides as a JSON merge patch, in one statement: a value sets the override,
  * null removes it (the default applies again), a quota left out keeps its override. NOT_FOUND for no such tenant.
  */
-export async function patchTenantQuotas(db: ControlDatabase, tenantId: string, patch: Record<string, number | "unlimited" | null>): Promise<Tenant> {
+export async function patchTenantQuotas(
+  db: ControlDatabase,
+  tenantId: string,
+  patch: Record<string, number | "unlimited" | null>,
+): Promise<Tenant> {
   const row = await db
     .update(tenants)
     .set({ quotas: sql`NULLIF(json_patch(COALESCE(${tenants.quotas}, '{}'), ${JSON.stringify(patch)}), '{}')` })
@@ -107,9 +118,14 @@ export async function createApiKey(
   db: ControlDatabase,
   input: { tenantId: string; name: string; scopes: Scope[]; projects: string[] | null; secret?: string },
 ): Promise<ApiKeyInfo & { api_key: string }> {
-  const tenant = await db.select({ id: tenants.id, deletingAt: tenants.deletingAt }).from(tenants).where(eq(tenants.id, input.tenantId)).get();
+  const tenant = await db
+    .select({ id: tenants.id, deletingAt: tenants.deletingAt })
+    .from(tenants)
+    .where(eq(tenants.id, input.tenantId))
+    .get();
   if (!tenant) throw notFound(`Tenant '${input.tenantId}' does not exist`, { tenant_id: input.tenantId });
-  if (tenant.deletingAt !== null) throw new AppError("CONFLICT", `Tenant '${input.tenantId}' is being deleted`, { tenant_id: input.tenantId });
+  if (tenant.deletingAt !== null)
+    throw new AppError("CONFLICT", `Tenant '${input.tenantId}' is being deleted`, { tenant_id: input.tenantId });
   const secret = input.secret ?? generateApiKey();
   const row = {
     id: randomId("key_"),

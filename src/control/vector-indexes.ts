@@ -22,14 +22,23 @@ const isIndexName = (name: string) => name === DEFAULT_VECTOR_INDEX || name.star
 export function vectorIndexNames(env: VectorIndexBindings): string[] {
   return Object.keys(env)
     .filter((name) => isIndexName(name) && isVectorize(binding(env, name)))
-    .sort((a, b) => Number(b === DEFAULT_VECTOR_INDEX) - Number(a === DEFAULT_VECTOR_INDEX) || a.localeCompare(b, "en", { numeric: true }));
+    .sort(
+      (a, b) =>
+        Number(b === DEFAULT_VECTOR_INDEX) - Number(a === DEFAULT_VECTOR_INDEX) ||
+        a.localeCompare(b, "en", { numeric: true }),
+    );
 }
 
 /** The binding of an index, or INTERNAL_ERROR when the deployment has no such binding (a removed index). */
 export function vectorIndexBinding(env: VectorIndexBindings, name: string | null): Vectorize {
   const indexName = name ?? DEFAULT_VECTOR_INDEX;
   const found = isIndexName(indexName) ? binding(env, indexName) : undefined;
-  if (!isVectorize(found)) throw new AppError("INTERNAL_ERROR", `This deployment has no Vectorize index '${indexName}' (no binding of that name)`, { vector_index: indexName });
+  if (!isVectorize(found))
+    throw new AppError(
+      "INTERNAL_ERROR",
+      `This deployment has no Vectorize index '${indexName}' (no binding of that name)`,
+      { vector_index: indexName },
+    );
   return found;
 }
 
@@ -46,7 +55,11 @@ export async function vectorIndexFill(env: VectorIndexBindings, control: D1Datab
   const names = vectorIndexNames(env);
   const [infos, counts] = await Promise.all([
     Promise.all(names.map((name) => vectorIndexBinding(env, name).describe())),
-    control.prepare(`SELECT COALESCE(vector_index, '${DEFAULT_VECTOR_INDEX}') AS name, COUNT(*) AS n FROM tenants GROUP BY 1`).all<{ name: string; n: number }>(),
+    control
+      .prepare(
+        `SELECT COALESCE(vector_index, '${DEFAULT_VECTOR_INDEX}') AS name, COUNT(*) AS n FROM tenants GROUP BY 1`,
+      )
+      .all<{ name: string; n: number }>(),
   ]);
   const tenants = new Map(counts.results.map((r) => [r.name, r.n]));
   return names.map((name, i) => ({ name, vectors: infos[i]!.vectorCount, tenants: tenants.get(name) ?? 0 }));
@@ -59,14 +72,20 @@ export async function vectorIndexFill(env: VectorIndexBindings, control: D1Datab
  */
 export async function placeVectorIndex(env: VectorIndexBindings, control: D1Database): Promise<string> {
   const names = vectorIndexNames(env);
-  if (names.length === 0) throw new AppError("INTERNAL_ERROR", `This deployment has no Vectorize index: bind one named ${DEFAULT_VECTOR_INDEX} (wrangler.toml)`);
+  if (names.length === 0)
+    throw new AppError(
+      "INTERNAL_ERROR",
+      `This deployment has no Vectorize index: bind one named ${DEFAULT_VECTOR_INDEX} (wrangler.toml)`,
+    );
   if (names.length === 1) return names[0]!;
   return chooseVectorIndex(await vectorIndexFill(env, control));
 }
 
 /** placeVectorIndex's choice from the indexes' fill (in vectorIndexNames' order). */
 export function chooseVectorIndex(fill: VectorIndexFill[]): string {
-  const open = fill.filter((f) => f.tenants < VECTORIZE_INDEX_LIMITS.namespaces && f.vectors < VECTORIZE_INDEX_LIMITS.vectors);
+  const open = fill.filter(
+    (f) => f.tenants < VECTORIZE_INDEX_LIMITS.namespaces && f.vectors < VECTORIZE_INDEX_LIMITS.vectors,
+  );
   if (open.length === 0) {
     throw new AppError(
       "INTERNAL_ERROR",
@@ -80,5 +99,11 @@ export function chooseVectorIndex(fill: VectorIndexFill[]): string {
 
 function isVectorize(value: unknown): value is Vectorize {
   const v = value as Vectorize | null;
-  return typeof v === "object" && v !== null && typeof v.query === "function" && typeof v.upsert === "function" && typeof v.describe === "function";
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    typeof v.query === "function" &&
+    typeof v.upsert === "function" &&
+    typeof v.describe === "function"
+  );
 }

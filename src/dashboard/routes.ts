@@ -29,7 +29,16 @@ export const dashboardRoutes = new Hono<{ Bindings: Env }>()
     const type = ASSET_TYPES[file];
     if (!type) return c.json({ error: { code: "NOT_FOUND", message: `No dashboard asset '${file}'` } }, 404);
     const asset = await c.env.ASSETS.fetch(`https://assets.invalid/dashboard/${file}`);
-    if (!asset.ok) return c.json({ error: { code: "NOT_FOUND", message: `Dashboard asset '${file}' is missing: run node scripts/build-dashboard.mjs` } }, 404);
+    if (!asset.ok)
+      return c.json(
+        {
+          error: {
+            code: "NOT_FOUND",
+            message: `Dashboard asset '${file}' is missing: run node scripts/build-dashboard.mjs`,
+          },
+        },
+        404,
+      );
     // Fixed names: revalidate each load (the ETag makes that a 304), so a deploy is seen at once.
     return new Response(asset.body, { headers: { "content-type": type, "cache-control": "no-cache", ...etag(asset) } });
   });

@@ -38,16 +38,26 @@ type Run = <T>(error: Error | null, query: () => Promise<T>, queries?: number) =
 const D1 = PLATFORM_LIMITS.d1;
 
 function sqlError(sql: string): Error | null {
-  if (!fitsUtf8(sql, D1.statementBytes)) return new Error(`D1_ERROR: statement too long (over ${D1.statementBytes} bytes): SQLITE_TOOBIG`);
+  if (!fitsUtf8(sql, D1.statementBytes))
+    return new Error(`D1_ERROR: statement too long (over ${D1.statementBytes} bytes): SQLITE_TOOBIG`);
   const call = scanSql(sql).widestCall;
-  if (call && call.args > D1.functionArguments) return new Error(`D1_ERROR: too many arguments on function ${call.name}: SQLITE_ERROR`);
+  if (call && call.args > D1.functionArguments)
+    return new Error(`D1_ERROR: too many arguments on function ${call.name}: SQLITE_ERROR`);
   return null;
 }
 
 function valuesError(values: unknown[]): Error | null {
-  if (values.length > D1.boundParameters) return new Error(`D1_ERROR: too many SQL variables (${values.length}; D1 allows ${D1.boundParameters}): SQLITE_ERROR`);
+  if (values.length > D1.boundParameters)
+    return new Error(
+      `D1_ERROR: too many SQL variables (${values.length}; D1 allows ${D1.boundParameters}): SQLITE_ERROR`,
+    );
   for (const value of values) {
-    const big = typeof value === "string" ? !fitsUtf8(value, D1.valueBytes) : value instanceof ArrayBuffer || ArrayBuffer.isView(value) ? value.byteLength > D1.valueBytes : false;
+    const big =
+      typeof value === "string"
+        ? !fitsUtf8(value, D1.valueBytes)
+        : value instanceof ArrayBuffer || ArrayBuffer.isView(value)
+          ? value.byteLength > D1.valueBytes
+          : false;
     if (big) return new Error(`D1_ERROR: string or blob too big (over ${D1.valueBytes} bytes): SQLITE_TOOBIG`);
   }
   return null;
@@ -66,7 +76,8 @@ function runner(queryMs: number): Run {
     if (refused) return Promise.reject(refused);
     const started = Date.now();
     return query().then((value) => {
-      if (Date.now() - started > queryMs) throw new Error("D1_ERROR: D1 DB storage operation exceeded timeout which caused object to be reset.");
+      if (Date.now() - started > queryMs)
+        throw new Error("D1_ERROR: D1 DB storage operation exceeded timeout which caused object to be reset.");
       return value;
     });
   };
@@ -90,7 +101,11 @@ function statement(inner: D1PreparedStatement, refused: Error | null, run: Run):
 }
 
 /** A batch runs all or nothing, so one refused statement refuses it whole; the 30 s are for the batch. */
-function runBatch<T>(statements: D1PreparedStatement[], batch: (real: D1PreparedStatement[]) => Promise<T>, run: Run): Promise<T> {
+function runBatch<T>(
+  statements: D1PreparedStatement[],
+  batch: (real: D1PreparedStatement[]) => Promise<T>,
+  run: Run,
+): Promise<T> {
   const refused = statements.map((s) => (s as Partial<Checked>)[REFUSED]).find(Boolean) ?? null;
   return run(refused, () => batch(statements.map(real)), statements.length);
 }

@@ -38,7 +38,9 @@ export const apiKeys = sqliteTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
     name: text("name").notNull(),
     /** SHA-256 of the secret, hex. The secret itself is never stored. */
     keyHash: text("key_hash").notNull(),

@@ -121,7 +121,10 @@ export const conversations = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.tenantId, t.id] }), index("conversations_tenant_updated").on(t.tenantId, t.updatedAt)],
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    index("conversations_tenant_updated").on(t.tenantId, t.updatedAt),
+  ],
 );
 
 /** Versioned conversation summaries (seed 003 summarize_context); a new version each time. */
@@ -204,18 +207,10 @@ export const chunks = sqliteTable(
   },
   (t) => [
     index("chunks_tenant_item").on(t.tenantId, t.itemId, t.chunkIndex),
-    index("chunks_legacy_fts")
-      .on(t.tenantId, t.id)
-      .where(sql`fts_tokens IS NULL`),
-    index("chunks_missing_term_freqs")
-      .on(t.tenantId, t.id)
-      .where(sql`term_freqs IS NULL`),
-    index("chunks_missing_stated_times")
-      .on(t.tenantId, t.id)
-      .where(sql`stated_times IS NULL`),
-    index("chunks_keyword_outdated")
-      .on(t.tenantId, t.id)
-      .where(sql`keyword_version IS NULL`),
+    index("chunks_legacy_fts").on(t.tenantId, t.id).where(sql`fts_tokens IS NULL`),
+    index("chunks_missing_term_freqs").on(t.tenantId, t.id).where(sql`term_freqs IS NULL`),
+    index("chunks_missing_stated_times").on(t.tenantId, t.id).where(sql`stated_times IS NULL`),
+    index("chunks_keyword_outdated").on(t.tenantId, t.id).where(sql`keyword_version IS NULL`),
     // What keyword search reads of each posting's chunk (src/core/keyword-index/scores.ts), narrow where a row holds text.
     index("chunks_postings").on(t.id, t.tenantId, t.project, t.ftsTokens),
   ],

@@ -33,12 +33,22 @@ export interface TenantScope {
   readonly quotas: QuotaOverrides | null;
 }
 
-export function tenantScope(d1: D1Database, tenantId: string, projects: readonly string[] | null = null, quotas: QuotaOverrides | null = null): TenantScope {
+export function tenantScope(
+  d1: D1Database,
+  tenantId: string,
+  projects: readonly string[] | null = null,
+  quotas: QuotaOverrides | null = null,
+): TenantScope {
   return scopeOver(d1, tenantId, projects, quotas);
 }
 
 /** A scope whose drizzle database is opened at its first use (opening one builds the schema's relational config). */
-function scopeOver(d1: D1Database, tenantId: string, projects: readonly string[] | null, quotas: QuotaOverrides | null): TenantScope {
+function scopeOver(
+  d1: D1Database,
+  tenantId: string,
+  projects: readonly string[] | null,
+  quotas: QuotaOverrides | null,
+): TenantScope {
   let db: Database | undefined;
   return {
     tenantId,

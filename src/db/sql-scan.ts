@@ -9,7 +9,12 @@ export interface SqlScan {
   widestCall: { name: string; args: number } | null;
 }
 
-type Token = { t: "word"; upper: string } | { t: "str" } | { t: "param" } | { t: "punct"; value: string } | { t: "other" };
+type Token =
+  | { t: "word"; upper: string }
+  | { t: "str" }
+  | { t: "param" }
+  | { t: "punct"; value: string }
+  | { t: "other" };
 
 /**
  * Words that take a parenthesis without being a function call: `IN (…)`, `VALUES (…)`, `EXISTS (…)`, `OVER (…)`,
@@ -100,7 +105,11 @@ function scan_(tokens: Token[]): SqlScan {
     if (isPunct(token, "(")) {
       const word = tokens[k - 1];
       const before = tokens[k - 2];
-      const call = word?.t === "word" && !NOT_CALLS.has(word.upper) && !(before?.t === "word" && TABLE_BEFORE.has(before.upper)) && !isPunct(before, ".");
+      const call =
+        word?.t === "word" &&
+        !NOT_CALLS.has(word.upper) &&
+        !(before?.t === "word" && TABLE_BEFORE.has(before.upper)) &&
+        !isPunct(before, ".");
       open.push({ name: call ? word.upper.toLowerCase() : null, commas: 0, at: k });
     } else if (isPunct(token, ",")) {
       if (open.length > 0) open[open.length - 1]!.commas++;
@@ -108,7 +117,11 @@ function scan_(tokens: Token[]): SqlScan {
       const frame = open.pop();
       if (!frame?.name) continue;
       // `name (columns) AS (…)`: a common table expression's column list, not a call.
-      if (isWord(tokens[k + 1], "AS") && (isPunct(tokens[k + 2], "(") || isWord(tokens[k + 2], "NOT") || isWord(tokens[k + 2], "MATERIALIZED"))) continue;
+      if (
+        isWord(tokens[k + 1], "AS") &&
+        (isPunct(tokens[k + 2], "(") || isWord(tokens[k + 2], "NOT") || isWord(tokens[k + 2], "MATERIALIZED"))
+      )
+        continue;
       const args = k === frame.at + 1 ? 0 : frame.commas + 1;
       if (!widestCall || args > widestCall.args) widestCall = { name: frame.name, args };
     }

@@ -21,7 +21,10 @@ const HTTP_STATUS: Record<ErrorCode, 400 | 403 | 404 | 409 | 429 | 500 | 503> = 
 export function errorResponse(c: Context, error: AppError): Response {
   const retryAfter = error.details.retry_after_seconds;
   if (typeof retryAfter === "number") c.header("Retry-After", String(retryAfter));
-  return c.json(error.toJSON(), error.code === "QUOTA_EXCEEDED" && error.details.retryable === true ? 429 : HTTP_STATUS[error.code]);
+  return c.json(
+    error.toJSON(),
+    error.code === "QUOTA_EXCEEDED" && error.details.retryable === true ? 429 : HTTP_STATUS[error.code],
+  );
 }
 
 /** A JSON-RPC error body outside a tool call (auth, limits, transport). */

@@ -65,17 +65,27 @@ export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, 
     }
     if (group.length > 1) {
       try {
-        await runMerged(group.map((message) => message.body as MergeableJob), env, tenant!);
+        await runMerged(
+          group.map((message) => message.body as MergeableJob),
+          env,
+          tenant!,
+        );
         for (const message of group) message.ack();
         continue;
       } catch (error) {
         if (isQueryBudgetExceeded(error)) {
           // The invocation's D1 queries are spent: nothing more runs here; the messages are retried.
-          console.error(`merged ${group[0]!.body.type} job of ${group.length} messages ran out of D1 queries; retrying them`, error);
+          console.error(
+            `merged ${group[0]!.body.type} job of ${group.length} messages ran out of D1 queries; retrying them`,
+            error,
+          );
           for (const message of group) message.retry({ delaySeconds: backoffSeconds(message.attempts) });
           continue;
         }
-        console.error(`merged ${group[0]!.body.type} job of ${group.length} messages failed; running them one by one`, error);
+        console.error(
+          `merged ${group[0]!.body.type} job of ${group.length} messages failed; running them one by one`,
+          error,
+        );
       }
     }
     for (const message of group) {
@@ -95,7 +105,8 @@ export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, 
 
 type MergeableJob = Extract<JobMessage, { type: "embed" | "link" | "summarize" }>;
 
-const isMergeable = (job: JobMessage): job is MergeableJob => job.type === "embed" || job.type === "link" || job.type === "summarize";
+const isMergeable = (job: JobMessage): job is MergeableJob =>
+  job.type === "embed" || job.type === "link" || job.type === "summarize";
 
 /**
  * The batch's messages in groups, in order of each group's first message: embed (or link, or
@@ -155,13 +166,22 @@ async function shareBatchEmbeddings(groups: Message<JobMessage>[][], tenants: Ba
  * The tenants a batch's messages name, each opened once over the shard the control database says it lives on now
  * (one control query at most; routing.ts caches the routes). A re-index job names its shard instead.
  */
-async function tenantsOfBatch(messages: readonly Message<JobMessage>[], env: Env, ctx: ExecutionContext): Promise<BatchTenants> {
+async function tenantsOfBatch(
+  messages: readonly Message<JobMessage>[],
+  env: Env,
+  ctx: ExecutionContext,
+): Promise<BatchTenants> {
   const tenantIds = messages.flatMap((m) => (m.body.tenantId === null ? [] : [m.body.tenantId]));
   const routes = tenantIds.length > 0 ? await tenantRoutes(env.CONTROL, tenantIds) : new Map<string, TenantRoute>();
   const opened = new Map<string, OpenedTenant>();
   let shared = new Map<string, Float32Array>();
   const sharing = (tenant: OpenedTenant): OpenedTenant =>
-    shared.size === 0 ? tenant : { ...tenant, services: { ...tenant.services, embedder: withSharedEmbeddings(tenant.services.embedder, shared) } };
+    shared.size === 0
+      ? tenant
+      : {
+          ...tenant,
+          services: { ...tenant.services, embedder: withSharedEmbeddings(tenant.services.embedder, shared) },
+        };
   return {
     of(tenantId) {
       const route = routes.get(tenantId);
@@ -198,7 +218,8 @@ async function runJob(job: JobMessage, env: Env, tenant: OpenedTenant | null): P
   }
   if (job.type === "move") {
     const run = await runMove(env, job.tenantId, MOVE_PAGES_PER_JOB);
-    if (isActive(run.state)) await new QueueProducer(jobQueues(env)).send([job], { delaySeconds: Math.ceil(run.waitMs / 1000) });
+    if (isActive(run.state))
+      await new QueueProducer(jobQueues(env)).send([job], { delaySeconds: Math.ceil(run.waitMs / 1000) });
     return;
   }
   if (tenant === null) throw new Error(`job ${job.type} has no tenant to run for`);
@@ -218,7 +239,13 @@ async function runJob(job: JobMessage, env: Env, tenant: OpenedTenant | null): P
       return;
     }
     case "delete": {
-      const run = await runDeletionSteps({ control: env.CONTROL, data: scope.d1 }, services, job, (keyIds) => deleteGrantsOfKeys(env, keyIds), DELETION_STEPS_PER_JOB);
+      const run = await runDeletionSteps(
+        { control: env.CONTROL, data: scope.d1 },
+        services,
+        job,
+        (keyIds) => deleteGrantsOfKeys(env, keyIds),
+        DELETION_STEPS_PER_JOB,
+      );
       if (!run.done) await new QueueProducer(jobQueues(env)).send([job]);
       return;
     }
@@ -244,11 +271,22 @@ async function deferMessages(messages: Message<JobMessage>[], env: Env): Promise
  * again as summarize jobs (one a conversation, as writers send them). One that finds no room at all fails,
  * so a budget too small for any summary ends in retries and the dead-letter queue, not in a loop.
  */
-async function summarize(tenantId: string, jobs: Extract<JobMessage, { type: "summarize" }>[], tenant: OpenedTenant): Promise<void> {
+async function summarize(
+  tenantId: string,
+  jobs: Extract<JobMessage, { type: "summarize" }>[],
+  tenant: OpenedTenant,
+): Promise<void> {
   const run = await autoSummarize(tenant.scope, tenant.services, jobs);
   if (run.left.length === 0) return;
   if (run.summarized === 0) throw new QueryBudgetExceeded(queryBudget()!.limit);
-  await tenant.services.jobs.send(run.left.map((r) => ({ type: "summarize" as const, tenantId, conversationId: r.conversationId, messageCount: r.messageCount })));
+  await tenant.services.jobs.send(
+    run.left.map((r) => ({
+      type: "summarize" as const,
+      tenantId,
+      conversationId: r.conversationId,
+      messageCount: r.messageCount,
+    })),
+  );
 }
 
 /**
@@ -256,7 +294,13 @@ async function summarize(tenantId: string, jobs: Extract<JobMessage, { type: "su
  * their own. A job that did nothing at all fails instead, so a budget too small for any of it ends in retries and
  * the dead-letter queue, not in a loop.
  */
-async function queueRest(type: "embed" | "link", tenantId: string, progressed: boolean, left: string[], services: Services): Promise<void> {
+async function queueRest(
+  type: "embed" | "link",
+  tenantId: string,
+  progressed: boolean,
+  left: string[],
+  services: Services,
+): Promise<void> {
   if (left.length === 0) return;
   if (!progressed) throw new QueryBudgetExceeded(queryBudget()?.limit ?? 0);
   await services.jobs.send(itemJobs(type, tenantId, left));

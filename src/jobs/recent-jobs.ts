@@ -45,17 +45,30 @@ async function recoverShard(env: Env, shard: string, now: number): Promise<numbe
   const d1 = shardDatabase(env, shard);
   const config = readConfig(env);
   const until = now - RECENT_JOB_GRACE_MS;
-  const state = await d1.prepare("SELECT cursor FROM reconcile_state WHERE id = ?").bind(CURSOR_ROW).first<{ cursor: number }>();
+  const state = await d1
+    .prepare("SELECT cursor FROM reconcile_state WHERE id = ?")
+    .bind(CURSOR_ROW)
+    .first<{ cursor: number }>();
   // A first pass looks back no further than the full sweep's horizon: older items are that sweep's.
   const from = state?.cursor ?? now - LOST_JOB_AFTER_MS;
   if (from >= until) return 0;
   const autoLink = config.conversations.useVectorDb && config.conversations.useGraphDb;
   // Both walk an index on (embedded_at | linked_at, created_at): a range of the pending, never the whole table.
   const [unembedded, unlinked] = await d1.batch<PendingRow>([
-    d1.prepare("SELECT tenant_id, id, created_at FROM items WHERE embedded_at IS NULL AND created_at > ? AND created_at <= ? ORDER BY created_at LIMIT ?").bind(from, until, PASS_LIMIT),
+    d1
+      .prepare(
+        "SELECT tenant_id, id, created_at FROM items WHERE embedded_at IS NULL AND created_at > ? AND created_at <= ? ORDER BY created_at LIMIT ?",
+      )
+      .bind(from, until, PASS_LIMIT),
     // Auto-linking off: nothing waits for a link job.
     ...(autoLink
-      ? [d1.prepare("SELECT tenant_id, id, created_at FROM items WHERE linked_at IS NULL AND created_at > ? AND created_at <= ? AND embedded_at IS NOT NULL ORDER BY created_at LIMIT ?").bind(from, until, PASS_LIMIT)]
+      ? [
+          d1
+            .prepare(
+              "SELECT tenant_id, id, created_at FROM items WHERE linked_at IS NULL AND created_at > ? AND created_at <= ? AND embedded_at IS NOT NULL ORDER BY created_at LIMIT ?",
+            )
+            .bind(from, until, PASS_LIMIT),
+        ]
       : []),
   ]);
   const lists = [unembedded!.results, unlinked?.results ?? []];
@@ -65,7 +78,9 @@ async function recoverShard(env: Env, shard: string, now: number): Promise<numbe
   const reached = lists.filter((rows) => rows.length === PASS_LIMIT).map((rows) => rows[rows.length - 1]!.created_at);
   const cursor = reached.length > 0 ? Math.min(...reached) : until;
   await d1
-    .prepare("INSERT INTO reconcile_state (id, cursor, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO UPDATE SET cursor = ?2, updated_at = ?3")
+    .prepare(
+      "INSERT INTO reconcile_state (id, cursor, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO UPDATE SET cursor = ?2, updated_at = ?3",
+    )
     .bind(CURSOR_ROW, cursor, now)
     .run();
   return messages.length;

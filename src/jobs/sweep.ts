@@ -33,9 +33,15 @@ const SWEEP_REINDEX_BATCHES = 5;
  * everything else, shard by shard.
  */
 export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number> {
-  const [tenants, moves] = await Promise.all([unfinishedTenantDeletions(env.CONTROL, now - LOST_JOB_AFTER_MS), stalledMoves(env.CONTROL, now - STALLED_MOVE_AFTER_MS)]);
+  const [tenants, moves] = await Promise.all([
+    unfinishedTenantDeletions(env.CONTROL, now - LOST_JOB_AFTER_MS),
+    stalledMoves(env.CONTROL, now - STALLED_MOVE_AFTER_MS),
+  ]);
   const producer = new QueueProducer(jobQueues(env));
-  await producer.send([...tenants.map((tenantId) => ({ type: "delete" as const, tenantId, project: null })), ...moves.map((tenantId) => ({ type: "move" as const, tenantId }))]);
+  await producer.send([
+    ...tenants.map((tenantId) => ({ type: "delete" as const, tenantId, project: null })),
+    ...moves.map((tenantId) => ({ type: "move" as const, tenantId })),
+  ]);
   let sent = tenants.length + moves.length;
   for (const shard of shardNames(env)) {
     try {
@@ -54,9 +60,21 @@ async function sweepShard(env: Env, shard: string, now: number): Promise<number>
   const cutoff = now - LOST_JOB_AFTER_MS;
   const autoLink = config.conversations.useVectorDb && config.conversations.useGraphDb;
   const [unembedded, unlinked, unsummarized] = await d1.batch<Record<string, string | number>>([
-    d1.prepare("SELECT tenant_id, id FROM items WHERE embedded_at IS NULL AND created_at < ? ORDER BY tenant_id LIMIT ?").bind(cutoff, SWEEP_LIMIT),
-    d1.prepare("SELECT tenant_id, id FROM items WHERE embedded_at IS NOT NULL AND linked_at IS NULL AND created_at < ? ORDER BY tenant_id LIMIT ?").bind(autoLink ? cutoff : 0, SWEEP_LIMIT),
-    d1.prepare("SELECT tenant_id, id, message_count, tokens, summarized_count, summarized_tokens FROM conversations WHERE updated_at < ? AND message_count > summarized_count LIMIT ?").bind(cutoff, SWEEP_LIMIT),
+    d1
+      .prepare(
+        "SELECT tenant_id, id FROM items WHERE embedded_at IS NULL AND created_at < ? ORDER BY tenant_id LIMIT ?",
+      )
+      .bind(cutoff, SWEEP_LIMIT),
+    d1
+      .prepare(
+        "SELECT tenant_id, id FROM items WHERE embedded_at IS NOT NULL AND linked_at IS NULL AND created_at < ? ORDER BY tenant_id LIMIT ?",
+      )
+      .bind(autoLink ? cutoff : 0, SWEEP_LIMIT),
+    d1
+      .prepare(
+        "SELECT tenant_id, id, message_count, tokens, summarized_count, summarized_tokens FROM conversations WHERE updated_at < ? AND message_count > summarized_count LIMIT ?",
+      )
+      .bind(cutoff, SWEEP_LIMIT),
   ]);
   const projects = await unfinishedProjectDeletions(d1, cutoff);
   const messages: JobMessage[] = [
@@ -64,8 +82,23 @@ async function sweepShard(env: Env, shard: string, now: number): Promise<number>
     ...itemJobsByTenant("embed", unembedded!.results),
     ...itemJobsByTenant("link", unlinked!.results),
     ...unsummarized!.results
-      .filter((c) => needsSummary({ messageCount: c.message_count as number, tokens: c.tokens as number, summarizedCount: c.summarized_count as number, summarizedTokens: c.summarized_tokens as number }, config.conversations))
-      .map((c) => ({ type: "summarize" as const, tenantId: c.tenant_id as string, conversationId: c.id as string, messageCount: c.message_count as number })),
+      .filter((c) =>
+        needsSummary(
+          {
+            messageCount: c.message_count as number,
+            tokens: c.tokens as number,
+            summarizedCount: c.summarized_count as number,
+            summarizedTokens: c.summarized_tokens as number,
+          },
+          config.conversations,
+        ),
+      )
+      .map((c) => ({
+        type: "summarize" as const,
+        tenantId: c.tenant_id as string,
+        conversationId: c.id as string,
+        messageCount: c.message_count as number,
+      })),
   ];
   const producer = new QueueProducer(jobQueues(env));
   await producer.send(messages);
@@ -92,7 +125,10 @@ export async function reconcileCron(env: Env, shard: string, now = Date.now()): 
   const { d1, services } = openShard(env, shard, noWait);
   const state = await d1.prepare("SELECT cursor FROM reconcile_state WHERE id = 1").first<{ cursor: number }>();
   const report = await reconcileVectors(d1, services, { cursor: state?.cursor ?? 0, now });
-  await d1.prepare("INSERT INTO reconcile_state (id, cursor, updated_at) VALUES (1, ?1, ?2) ON CONFLICT (id) DO UPDATE SET cursor = ?1, updated_at = ?2")
+  await d1
+    .prepare(
+      "INSERT INTO reconcile_state (id, cursor, updated_at) VALUES (1, ?1, ?2) ON CONFLICT (id) DO UPDATE SET cursor = ?1, updated_at = ?2",
+    )
     .bind(report.next_cursor ?? 0, now)
     .run();
   return report;

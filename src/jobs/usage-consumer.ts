@@ -19,17 +19,24 @@ export function isUsageQueue(queue: string): boolean {
  * statement, so a retry never counts a call twice unless the worker dies between the commit and the ack.
  */
 export async function handleUsageBatch(batch: MessageBatch<UsageMessage>, env: Env): Promise<void> {
-  const shards = await liveTenantShards(env.CONTROL, batch.messages.map((m) => m.body.tenantId));
+  const shards = await liveTenantShards(
+    env.CONTROL,
+    batch.messages.map((m) => m.body.tenantId),
+  );
   const byShard = new Map<string, Message<UsageMessage>[]>();
   for (const message of batch.messages) {
     const place = shards.get(message.body.tenantId);
     if (place === undefined) message.ack();
-    else if (place.frozen) message.retry({ delaySeconds: backoffSeconds(message.attempts) }); // its shard refuses its writes while it moves
+    else if (place.frozen)
+      message.retry({ delaySeconds: backoffSeconds(message.attempts) }); // its shard refuses its writes while it moves
     else byShard.set(place.shard, [...(byShard.get(place.shard) ?? []), message]);
   }
   for (const [shard, messages] of byShard) {
     try {
-      await recordToolCalls(shardDatabase(env, shard), messages.map((m) => m.body));
+      await recordToolCalls(
+        shardDatabase(env, shard),
+        messages.map((m) => m.body),
+      );
       for (const message of messages) message.ack();
     } catch (error) {
       console.error(`usage log write to ${shard} failed; retrying ${messages.length} messages`, error);

@@ -72,9 +72,15 @@ export async function callTools(
     const done = group;
     group = [];
     const trips: RoundTripCounter = { count: 0, ms: 0 };
-    const results = await runGroup(done.map((g) => g.call), { ...ctx, scope: countedScope(ctx.scope, trips) });
+    const results = await runGroup(
+      done.map((g) => g.call),
+      { ...ctx, scope: countedScope(ctx.scope, trips) },
+    );
     // A group's calls share its time and round trips (50 batched log_chat turns: one write, 1/50 each).
-    const share = { ms: (Date.now() - done[0]!.call.startedAt) / done.length, d1: { count: trips.count / done.length, ms: trips.ms / done.length } };
+    const share = {
+      ms: (Date.now() - done[0]!.call.startedAt) / done.length,
+      d1: { count: trips.count / done.length, ms: trips.ms / done.length },
+    };
     done.forEach((g, i) => {
       outcomes[g.index] = results[i]!;
       records.push(usageRecord(ctx, g.call.tool, g.call.input, g.call.startedAt, results[i]!, share));
@@ -87,19 +93,29 @@ export async function callTools(
     if (!prepared.ok) {
       await flush();
       outcomes[index] = prepared;
-      if (prepared.tool) records.push(usageRecord(ctx, prepared.tool, isRecord(args) ? args : {}, startedAt, prepared, { ms: Date.now() - startedAt, d1: { count: 0, ms: 0 } }));
+      if (prepared.tool)
+        records.push(
+          usageRecord(ctx, prepared.tool, isRecord(args) ? args : {}, startedAt, prepared, {
+            ms: Date.now() - startedAt,
+            d1: { count: 0, ms: 0 },
+          }),
+        );
       continue;
     }
     const call = { ...prepared.call, startedAt };
-    if (group.length > 0 && (group[0]!.call.tool !== call.tool || !call.tool.handleMany || group.length >= groupRoom())) await flush();
+    if (group.length > 0 && (group[0]!.call.tool !== call.tool || !call.tool.handleMany || group.length >= groupRoom()))
+      await flush();
     group.push({ index, call });
     if (!call.tool.handleMany) await flush();
   }
   await flush();
   // A write the tenant's shard refused for a move: the next request looks up where the tenant lives.
-  if (outcomes.some((o) => !o.ok && o.error.details.reason === "tenant_moving")) forgetRoutes({ tenantId: ctx.scope.tenantId });
+  if (outcomes.some((o) => !o.ok && o.error.details.reason === "tenant_moving"))
+    forgetRoutes({ tenantId: ctx.scope.tenantId });
   // Counted after the response: one queue message a request; the consumer writes many requests in one statement.
-  ctx.services.waitUntil(ctx.services.usage.record(ctx.scope.tenantId, records).catch((e) => console.error("usage log send failed", e)));
+  ctx.services.waitUntil(
+    ctx.services.usage.record(ctx.scope.tenantId, records).catch((e) => console.error("usage log send failed", e)),
+  );
   return outcomes;
 }
 
@@ -113,7 +129,13 @@ async function prepareCall(
   const tool = typeof name === "string" ? catalog.get(name) : undefined;
   if (!tool) {
     const shown = typeof name === "string" ? `'${name}'` : "(missing)";
-    return { ok: false, error: invalidParameter("name", `Unknown tool ${shown}. Call tools/list or list_tool_identifiers for the tools this server has.`) };
+    return {
+      ok: false,
+      error: invalidParameter(
+        "name",
+        `Unknown tool ${shown}. Call tools/list or list_tool_identifiers for the tools this server has.`,
+      ),
+    };
   }
   try {
     checkToolset(tool, toolset);
@@ -121,9 +143,12 @@ async function prepareCall(
     if (refused) throw refused;
     const required = requiredScope(tool);
     if (!scopeAllows(ctx.caller.scopes, required)) {
-      throw permissionDenied(`Tool '${tool.name}' needs a key with the '${required}' scope; this key has: ${ctx.caller.scopes.join(", ")}`, {
-        required_scope: required,
-      });
+      throw permissionDenied(
+        `Tool '${tool.name}' needs a key with the '${required}' scope; this key has: ${ctx.caller.scopes.join(", ")}`,
+        {
+          required_scope: required,
+        },
+      );
     }
     rejectIllFormedText(args);
     const parsed = tool.input.safeParse(args ?? {}, { reportInput: true });
@@ -153,7 +178,11 @@ async function runGroup(calls: PreparedCall[], ctx: ToolContext): Promise<ToolOu
       );
       return values.map((value) => ({ ok: true, value }));
     } catch (error) {
-      if (isQueryBudgetExceeded(error)) return calls.map(() => ({ ok: false, error: queryBudgetError(error.limit, first ? "group_too_big" : "refused") }));
+      if (isQueryBudgetExceeded(error))
+        return calls.map(() => ({
+          ok: false,
+          error: queryBudgetError(error.limit, first ? "group_too_big" : "refused"),
+        }));
       // One call spoiled the group; one by one, each gets its own answer.
     }
   }
@@ -167,7 +196,9 @@ async function runGroup(calls: PreparedCall[], ctx: ToolContext): Promise<ToolOu
     try {
       outcomes.push({ ok: true, value: await tool.handler(call.input, ctx) });
     } catch (error) {
-      outcomes.push(isQueryBudgetExceeded(error) ? refusedByBudget(error.limit, first) : { ok: false, error: toAppError(error) });
+      outcomes.push(
+        isQueryBudgetExceeded(error) ? refusedByBudget(error.limit, first) : { ok: false, error: toAppError(error) },
+      );
     }
   }
   return outcomes;
@@ -176,7 +207,10 @@ async function runGroup(calls: PreparedCall[], ctx: ToolContext): Promise<ToolOu
 /** The request's first call always runs (whatever it needs, it has the most a request gets); later ones need CALL_QUERIES left. */
 const budgetLeft = () => toolCallsStarted() === 0 || remainingQueries() >= CALL_QUERIES;
 const notRun = (): ToolOutcome => ({ ok: false, error: queryBudgetError(queryBudget()!.limit, "not_run") });
-const refusedByBudget = (limit: number, first: boolean): ToolOutcome => ({ ok: false, error: queryBudgetError(limit, first ? "too_big" : "refused") });
+const refusedByBudget = (limit: number, first: boolean): ToolOutcome => ({
+  ok: false,
+  error: queryBudgetError(limit, first ? "too_big" : "refused"),
+});
 
 function usageRecord(
   ctx: ToolContext,
@@ -214,10 +248,13 @@ function checkProjects(args: Record<string, unknown>, allowed: string[] | null):
   for (const key of PROJECT_ARGUMENTS) {
     const value = args[key];
     if (typeof value === "string" && !allowed.includes(value)) {
-      throw permissionDenied(`This key may not touch project '${value}' (${key}); it is limited to: ${allowed.join(", ")}`, {
-        parameter: key,
-        allowed_projects: allowed,
-      });
+      throw permissionDenied(
+        `This key may not touch project '${value}' (${key}); it is limited to: ${allowed.join(", ")}`,
+        {
+          parameter: key,
+          allowed_projects: allowed,
+        },
+      );
     }
   }
 }
@@ -235,13 +272,21 @@ function rejectIllFormedText(args: unknown): void {
   while (stack.length > 0) {
     const { value, path } = stack.pop()!;
     if (typeof value === "string") {
-      if (LONE_SURROGATE.test(value)) throw invalidParameter(path || "arguments", `Invalid parameter '${path || "arguments"}': text is not well-formed Unicode (it holds a lone surrogate)`);
+      if (LONE_SURROGATE.test(value))
+        throw invalidParameter(
+          path || "arguments",
+          `Invalid parameter '${path || "arguments"}': text is not well-formed Unicode (it holds a lone surrogate)`,
+        );
     } else if (Array.isArray(value)) {
       value.forEach((v, i) => stack.push({ value: v, path: path ? `${path}.${i}` : String(i) }));
     } else if (isRecord(value)) {
       for (const [key, v] of Object.entries(value)) {
         const keyPath = path ? `${path}.${key}` : key;
-        if (LONE_SURROGATE.test(key)) throw invalidParameter("arguments", "Invalid parameter 'arguments': a parameter name is not well-formed Unicode");
+        if (LONE_SURROGATE.test(key))
+          throw invalidParameter(
+            "arguments",
+            "Invalid parameter 'arguments': a parameter name is not well-formed Unicode",
+          );
         stack.push({ value: v, path: keyPath });
       }
     }

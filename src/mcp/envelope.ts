@@ -9,7 +9,15 @@ export interface JsonRpcError {
   error: { code: number; message: string; data?: unknown };
 }
 
-export const JSON_RPC = { PARSE_ERROR: -32700, INVALID_REQUEST: -32600, METHOD_NOT_FOUND: -32601, INVALID_PARAMS: -32602, INTERNAL: -32603, SERVER: -32000, RATE_LIMITED: -32029 } as const;
+export const JSON_RPC = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL: -32603,
+  SERVER: -32000,
+  RATE_LIMITED: -32029,
+} as const;
 
 export function rpcError(id: Id, code: number, message: string, data?: unknown): JsonRpcError {
   return { jsonrpc: "2.0", id, error: data === undefined ? { code, message } : { code, message, data } };
@@ -30,7 +38,8 @@ export function parseBody(body: string): ParsedBody {
   } catch {
     return { ok: false, error: rpcError(null, JSON_RPC.PARSE_ERROR, "Parse error: request body is not valid JSON") };
   }
-  if (Array.isArray(message) && message.length === 0) return { ok: false, error: rpcError(null, JSON_RPC.INVALID_REQUEST, "Invalid Request: empty batch") };
+  if (Array.isArray(message) && message.length === 0)
+    return { ok: false, error: rpcError(null, JSON_RPC.INVALID_REQUEST, "Invalid Request: empty batch") };
   return { ok: true, message };
 }
 
@@ -45,31 +54,67 @@ export interface Envelope {
 /** One message's envelope, or the Invalid Request answer for it. */
 export function checkEnvelope(message: unknown): { ok: true; envelope: Envelope } | { ok: false; error: JsonRpcError } {
   if (typeof message !== "object" || message === null || Array.isArray(message)) {
-    return { ok: false, error: rpcError(null, JSON_RPC.INVALID_REQUEST, "Invalid Request: expected a JSON-RPC 2.0 object") };
+    return {
+      ok: false,
+      error: rpcError(null, JSON_RPC.INVALID_REQUEST, "Invalid Request: expected a JSON-RPC 2.0 object"),
+    };
   }
   const { jsonrpc, method, params, id } = message as Record<string, unknown>;
   const hasId = "id" in message;
   const replyId: Id = typeof id === "string" || typeof id === "number" ? id : null;
   if (hasId && id !== null && typeof id !== "string" && typeof id !== "number") {
-    return { ok: false, error: rpcError(null, JSON_RPC.INVALID_REQUEST, "Invalid Request: 'id' must be a string, number or null") };
+    return {
+      ok: false,
+      error: rpcError(null, JSON_RPC.INVALID_REQUEST, "Invalid Request: 'id' must be a string, number or null"),
+    };
   }
-  if (jsonrpc !== "2.0") return { ok: false, error: rpcError(replyId, JSON_RPC.INVALID_REQUEST, "Invalid Request: 'jsonrpc' must be \"2.0\"") };
-  if (typeof method !== "string") return { ok: false, error: rpcError(replyId, JSON_RPC.INVALID_REQUEST, "Invalid Request: 'method' must be a string") };
+  if (jsonrpc !== "2.0")
+    return {
+      ok: false,
+      error: rpcError(replyId, JSON_RPC.INVALID_REQUEST, "Invalid Request: 'jsonrpc' must be \"2.0\""),
+    };
+  if (typeof method !== "string")
+    return {
+      ok: false,
+      error: rpcError(replyId, JSON_RPC.INVALID_REQUEST, "Invalid Request: 'method' must be a string"),
+    };
   return { ok: true, envelope: { method, params, id: replyId, hasId } };
 }
 
 /** tools/call params: `{name: string, arguments?: object}`, or the Invalid params answer naming what is wrong. */
-export function checkToolCallParams(id: Id, params: unknown): { ok: true; name: string; args: Record<string, unknown> | undefined } | { ok: false; error: JsonRpcError } {
+export function checkToolCallParams(
+  id: Id,
+  params: unknown,
+): { ok: true; name: string; args: Record<string, unknown> | undefined } | { ok: false; error: JsonRpcError } {
   if (typeof params !== "object" || params === null || Array.isArray(params)) {
-    return { ok: false, error: rpcError(id, JSON_RPC.INVALID_PARAMS, 'Invalid params: expected {"name": <tool>, "arguments": {...}}', { parameter: "params" }) };
+    return {
+      ok: false,
+      error: rpcError(id, JSON_RPC.INVALID_PARAMS, 'Invalid params: expected {"name": <tool>, "arguments": {...}}', {
+        parameter: "params",
+      }),
+    };
   }
   const { name, arguments: args } = params as Record<string, unknown>;
   if (typeof name !== "string") {
-    const problem = name === undefined ? "is required (the tool name as a string)" : `expected the tool name as a string, got ${typeName(name)}`;
-    return { ok: false, error: rpcError(id, JSON_RPC.INVALID_PARAMS, `Invalid parameter 'name': ${problem}`, { parameter: "name" }) };
+    const problem =
+      name === undefined
+        ? "is required (the tool name as a string)"
+        : `expected the tool name as a string, got ${typeName(name)}`;
+    return {
+      ok: false,
+      error: rpcError(id, JSON_RPC.INVALID_PARAMS, `Invalid parameter 'name': ${problem}`, { parameter: "name" }),
+    };
   }
   if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) {
-    return { ok: false, error: rpcError(id, JSON_RPC.INVALID_PARAMS, `Invalid parameter 'arguments': expected an object, got ${typeName(args)}`, { parameter: "arguments" }) };
+    return {
+      ok: false,
+      error: rpcError(
+        id,
+        JSON_RPC.INVALID_PARAMS,
+        `Invalid parameter 'arguments': expected an object, got ${typeName(args)}`,
+        { parameter: "arguments" },
+      ),
+    };
   }
   return { ok: true, name, args: args as Record<string, unknown> | undefined };
 }
@@ -94,7 +139,12 @@ export function findMistake(body: string): JsonRpcError | null {
 }
 
 function isResponse(message: unknown): boolean {
-  return typeof message === "object" && message !== null && !("method" in message) && ("result" in message || "error" in message);
+  return (
+    typeof message === "object" &&
+    message !== null &&
+    !("method" in message) &&
+    ("result" in message || "error" in message)
+  );
 }
 
 function typeName(value: unknown): string {

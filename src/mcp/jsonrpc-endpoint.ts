@@ -6,7 +6,9 @@ import { callTool, callTools } from "./dispatch";
 import { checkEnvelope, checkToolCallParams, JSON_RPC, parseBody, type Id } from "./envelope";
 import { listedTool } from "./tool-schemas";
 
-type JsonRpcResponse = { jsonrpc: "2.0"; id: Id; result: unknown } | { jsonrpc: "2.0"; id: Id; error: { code: number; message: string; data?: unknown } };
+type JsonRpcResponse =
+  | { jsonrpc: "2.0"; id: Id; result: unknown }
+  | { jsonrpc: "2.0"; id: Id; error: { code: number; message: string; data?: unknown } };
 
 export const MAX_BATCH = 50;
 
@@ -16,13 +18,24 @@ export { JSON_RPC };
  * Plain JSON-RPC 2.0 (seed 000's curl shape): `tools/call` answers with the tool's own result object.
  * Returns null when every message was a notification (nothing to answer).
  */
-export async function handleJsonRpc(body: string, toolset: Toolset, ctx: ToolContext): Promise<{ status: number; payload: unknown } | null> {
+export async function handleJsonRpc(
+  body: string,
+  toolset: Toolset,
+  ctx: ToolContext,
+): Promise<{ status: number; payload: unknown } | null> {
   const parsed = parseBody(body);
   if (!parsed.ok) return { status: 400, payload: parsed.error };
   const message = parsed.message;
   if (Array.isArray(message)) {
     if (message.length > MAX_BATCH) {
-      return { status: 400, payload: error(null, JSON_RPC.INVALID_REQUEST, `Invalid Request: a batch holds at most ${MAX_BATCH} calls (got ${message.length})`) };
+      return {
+        status: 400,
+        payload: error(
+          null,
+          JSON_RPC.INVALID_REQUEST,
+          `Invalid Request: a batch holds at most ${MAX_BATCH} calls (got ${message.length})`,
+        ),
+      };
     }
     ctx.reserveToolCalls(message.filter(isToolCall).length);
     const answers = await handleBatch(message, toolset, ctx);
@@ -48,7 +61,10 @@ async function handleBatch(entries: unknown[], toolset: Toolset, ctx: ToolContex
     const outcomes = await callTools(TOOLS_BY_NAME, toolset, calls, ctx);
     calls.forEach((call, i) => {
       const outcome = outcomes[i]!;
-      if (call.hasId) answers.push(outcome.ok ? { jsonrpc: "2.0", id: call.id, result: outcome.value } : toolError(call.id, outcome.error));
+      if (call.hasId)
+        answers.push(
+          outcome.ok ? { jsonrpc: "2.0", id: call.id, result: outcome.value } : toolError(call.id, outcome.error),
+        );
     });
   };
   for (const entry of entries) {
@@ -76,7 +92,13 @@ async function handleOne(message: unknown, toolset: Toolset, ctx: ToolContext): 
   return hasId ? answer : null; // notifications get no answer, though they run
 }
 
-async function dispatch(method: string, params: unknown, id: Id, toolset: Toolset, ctx: ToolContext): Promise<JsonRpcResponse> {
+async function dispatch(
+  method: string,
+  params: unknown,
+  id: Id,
+  toolset: Toolset,
+  ctx: ToolContext,
+): Promise<JsonRpcResponse> {
   switch (method) {
     case "tools/list":
       return { jsonrpc: "2.0", id, result: { tools: TOOLS.filter((t) => toolset.includes(t)).map(listedTool) } };
@@ -89,7 +111,11 @@ async function dispatch(method: string, params: unknown, id: Id, toolset: Toolse
     case "ping":
       return { jsonrpc: "2.0", id, result: {} };
     default:
-      return error(id, JSON_RPC.METHOD_NOT_FOUND, `Method not found: '${method}'. This endpoint answers tools/list, tools/call and ping; use /mcp for the full MCP protocol.`);
+      return error(
+        id,
+        JSON_RPC.METHOD_NOT_FOUND,
+        `Method not found: '${method}'. This endpoint answers tools/list, tools/call and ping; use /mcp for the full MCP protocol.`,
+      );
   }
 }
 
@@ -100,10 +126,13 @@ async function dispatch(method: string, params: unknown, id: Id, toolset: Toolse
  */
 function toolError(id: Id, e: AppError): JsonRpcResponse {
   const code =
-    e.code === "INVALID_PARAMETER" ? JSON_RPC.INVALID_PARAMS
-    : e.code === "INTERNAL_ERROR" ? JSON_RPC.INTERNAL
-    : e.code === "RATE_LIMITED" ? JSON_RPC.RATE_LIMITED
-    : JSON_RPC.SERVER;
+    e.code === "INVALID_PARAMETER"
+      ? JSON_RPC.INVALID_PARAMS
+      : e.code === "INTERNAL_ERROR"
+        ? JSON_RPC.INTERNAL
+        : e.code === "RATE_LIMITED"
+          ? JSON_RPC.RATE_LIMITED
+          : JSON_RPC.SERVER;
   return error(id, code, e.message, { code: e.code, details: e.details });
 }
 

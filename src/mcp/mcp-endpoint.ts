@@ -1,4 +1,11 @@
-import { createMcpHandler, isLegacyRequest, Server, WebStandardStreamableHTTPServerTransport, type CallToolResult, type ListToolsResult } from "@modelcontextprotocol/server";
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+  type CallToolResult,
+  type ListToolsResult,
+} from "@modelcontextprotocol/server";
 import type { AppError } from "../errors";
 import { TOOLS, TOOLS_BY_NAME } from "../tools/index";
 import type { ToolContext } from "../tools/define-tool";
@@ -32,7 +39,10 @@ export async function handleMcpPost(request: Request, toolset: Toolset, ctx: Too
 }
 
 function buildServer(toolset: Toolset, ctx: ToolContext): Server {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false } },
+    instructions: INSTRUCTIONS,
+  });
   server.setRequestHandler("tools/list", async () => ({
     tools: TOOLS.filter((t) => toolset.includes(t)).map(listedTool) as ListToolsResult["tools"],
   }));
@@ -45,7 +55,10 @@ function buildServer(toolset: Toolset, ctx: ToolContext): Server {
 
 async function serveLegacy(server: Server, request: Request): Promise<Response> {
   const { request: normalized, sse } = negotiateResponseFormat(request);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse });
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: !sse,
+  });
   await server.connect(transport);
   return transport.handleRequest(normalized);
 }

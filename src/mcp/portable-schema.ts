@@ -8,14 +8,33 @@
 export type JsonSchema = Record<string, unknown>;
 
 /** Keywords that only annotate: a schema with nothing else accepts any value. */
-const ANNOTATIONS = new Set(["description", "title", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "$schema", "$id"]);
+const ANNOTATIONS = new Set([
+  "description",
+  "title",
+  "default",
+  "examples",
+  "$comment",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "$schema",
+  "$id",
+]);
 
 const BY_TYPE: Record<string, readonly string[]> = {
   string: ["minLength", "maxLength", "pattern", "format", "contentEncoding", "contentMediaType"],
   number: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"],
   integer: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"],
   array: ["items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains"],
-  object: ["properties", "required", "additionalProperties", "patternProperties", "propertyNames", "minProperties", "maxProperties"],
+  object: [
+    "properties",
+    "required",
+    "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+  ],
   boolean: [],
   null: [],
 };
@@ -26,7 +45,16 @@ const SCHEMA_SLOTS = ["items", "additionalProperties", "not", "contains", "prope
 
 /** Any JSON value, each branch a single type (arrays and objects of any JSON values). */
 export function anyJsonValue(): JsonSchema {
-  return { anyOf: [{ type: "string" }, { type: "number" }, { type: "boolean" }, { type: "null" }, { type: "object" }, { type: "array" }] };
+  return {
+    anyOf: [
+      { type: "string" },
+      { type: "number" },
+      { type: "boolean" },
+      { type: "null" },
+      { type: "object" },
+      { type: "array" },
+    ],
+  };
 }
 
 export function portableSchema(schema: unknown): JsonSchema {
@@ -73,7 +101,9 @@ function splitTypes(schema: JsonSchema, types: string[]): JsonSchema {
     }
     return branch;
   });
-  const usable = branches.filter((b) => !(Array.isArray(b.enum) && b.enum.length === 0) && !("const" in shared && !("const" in b)));
+  const usable = branches.filter(
+    (b) => !(Array.isArray(b.enum) && b.enum.length === 0) && !("const" in shared && !("const" in b)),
+  );
   return types.length === 1 ? { ...outer, ...usable[0] } : { ...outer, anyOf: usable };
 }
 

@@ -32,7 +32,9 @@ export function listedTool(tool: AnyTool): ListedTool {
 
 /** MCP structured content must be an object: other results travel as `{ result }`. */
 export function structuredContent(value: unknown): Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : { result: value };
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : { result: value };
 }
 
 function wrapNonObject(schema: z.ZodType): z.ZodType {
@@ -40,6 +42,9 @@ function wrapNonObject(schema: z.ZodType): z.ZodType {
 }
 
 function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<string, unknown>;
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<
+    string,
+    unknown
+  >;
   return portableSchema(rest);
 }

@@ -11,7 +11,11 @@ import { isGrantProps, tokenCaller } from "./grant-props";
  * within that bound even if removing its grants from KV failed or has not reached every location yet (KV is
  * eventually consistent for ~60 s).
  */
-export async function callerForAccessToken(env: Env, requestUrl: string, token: string): Promise<AuthenticatedKey | null> {
+export async function callerForAccessToken(
+  env: Env,
+  requestUrl: string,
+  token: string,
+): Promise<AuthenticatedKey | null> {
   const server = authorizationServerFor(requestUrl);
   if (!server) return null;
   const validated = await server.validateToken(mcpResource(requestUrl), token, env);
@@ -19,4 +23,3 @@ export async function callerForAccessToken(env: Env, requestUrl: string, token: 
   const key = await routeKeyById(env.CONTROL, validated.props.keyId);
   return key ? tokenCaller(key, validated.props, validated.scope) : null;
 }
-

@@ -87,7 +87,8 @@ export function protectedResourceMetadata(requestUrl: string | URL) {
 export function oauthChallenge(requestUrl: string | URL, error?: { code: string; description: string }): string {
   const metadataUrl = new URL(requestUrl).origin + PROTECTED_RESOURCE_METADATA_PATH;
   const parts = [`realm="context-edge"`];
-  if (authorizationServerFor(requestUrl)) parts.push(`resource_metadata="${metadataUrl}"`, `scope="${OAUTH_SCOPES.join(" ")}"`);
+  if (authorizationServerFor(requestUrl))
+    parts.push(`resource_metadata="${metadataUrl}"`, `scope="${OAUTH_SCOPES.join(" ")}"`);
   if (error) parts.push(`error="${error.code}"`, `error_description="${error.description}"`);
   return "Bearer " + parts.join(", ");
 }

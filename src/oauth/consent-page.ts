@@ -36,7 +36,9 @@ export function consentPage(details: ConsentDescription, form: ConsentForm, nonc
     ? `<p class="warn">Access goes to an app on this computer. Continue only if you just started connecting from it.</p>`
     : "";
   const scopes = OAUTH_SCOPES.map(
-    (scope) => `<label class="scope"><input type="checkbox" name="scope" value="${scope}"${form.checked.includes(scope) ? " checked" : ""}>
+    (
+      scope,
+    ) => `<label class="scope"><input type="checkbox" name="scope" value="${scope}"${form.checked.includes(scope) ? " checked" : ""}>
         <span><strong>${scope}</strong> ${SCOPE_TEXT[scope]}</span></label>`,
   ).join("\n      ");
   const error = form.error ? `<p class="error" role="alert">${escapeHtml(form.error)}</p>` : "";

@@ -34,7 +34,13 @@ export async function showConsent(c: Ctx): Promise<Response> {
     const request = await oauth.parseAuthRequest(c.req.raw);
     // OAuth 2.1 and MCP: every client uses PKCE; the library already insists for public clients.
     if (!request.codeChallenge) {
-      return redirect(authorizationErrorRedirect(request, "invalid_request", "PKCE is required: send code_challenge with code_challenge_method=S256"));
+      return redirect(
+        authorizationErrorRedirect(
+          request,
+          "invalid_request",
+          "PKCE is required: send code_challenge with code_challenge_method=S256",
+        ),
+      );
     }
     const requested = request.scope.filter(isOAuthScope);
     return await renderConsent(oauth, request, { checked: requested.length ? requested : OAUTH_SCOPES, projects: "" });
@@ -47,12 +53,17 @@ export async function submitConsent(c: Ctx): Promise<Response> {
   const oauth = helpers(c);
   if (!oauth) return noOAuthHere();
   const origin = c.req.header("origin");
-  if (origin && origin !== new URL(c.req.url).origin) return htmlError(403, "Not allowed", "This form may only be sent from its own page.");
+  if (origin && origin !== new URL(c.req.url).origin)
+    return htmlError(403, "Not allowed", "This form may only be sent from its own page.");
   let form: FormData;
   try {
     form = await c.req.raw.formData();
   } catch {
-    return htmlError(400, "Not a form", "Send the consent form as application/x-www-form-urlencoded or multipart/form-data.");
+    return htmlError(
+      400,
+      "Not a form",
+      "Send the consent form as application/x-www-form-urlencoded or multipart/form-data.",
+    );
   }
   const handle = String(form.get("handle") ?? "");
   try {
@@ -67,12 +78,21 @@ export async function submitConsent(c: Ctx): Promise<Response> {
     const projectsText = String(form.get("projects") ?? "");
     const decision = await decide(c.env, String(form.get("api_key") ?? "").trim(), checked, projectsText);
     if ("error" in decision) {
-      const page = await renderConsent(oauth, approved.request, { checked, projects: projectsText, error: decision.error }, 400);
+      const page = await renderConsent(
+        oauth,
+        approved.request,
+        { checked, projects: projectsText, error: decision.error },
+        400,
+      );
       for (const cookie of approved.headers.getSetCookie()) page.headers.append("Set-Cookie", cookie);
       return page;
     }
     const details = await oauth.describeConsent(approved.request);
-    const metadata: GrantMetadata = { ...decision.props, clientName: details.clientName, redirectHost: details.redirectHost };
+    const metadata: GrantMetadata = {
+      ...decision.props,
+      clientName: details.clientName,
+      redirectHost: details.redirectHost,
+    };
     const { redirectTo } = await oauth.completeAuthorization({
       request: approved.request,
       userId: decision.props.keyId,
@@ -88,31 +108,57 @@ export async function submitConsent(c: Ctx): Promise<Response> {
 }
 
 /** The signed-in key and what the person approved, checked against each other; or what to fix. */
-async function decide(env: Env, secret: string, checked: string[], projectsText: string): Promise<{ props: GrantProps } | { error: string }> {
+async function decide(
+  env: Env,
+  secret: string,
+  checked: string[],
+  projectsText: string,
+): Promise<{ props: GrantProps } | { error: string }> {
   if (!secret) return { error: "Paste an API key to sign in." };
   const key = await findActiveKey(openControl(env.CONTROL), secret);
   if (!key) return { error: "This API key is not valid or has been revoked." };
-  if (!scopeAllows(key.scopes, "write")) return { error: "This key has only the read scope: sign in with a key that has the write or admin scope." };
+  if (!scopeAllows(key.scopes, "write"))
+    return { error: "This key has only the read scope: sign in with a key that has the write or admin scope." };
   const scopes = OAUTH_SCOPES.filter((s) => checked.includes(s));
   if (scopes.length === 0) return { error: "Choose at least one scope to allow." };
   const projects = grantProjects(key, projectsText);
   if (typeof projects === "string") return { error: projects };
-  return { props: { tenantId: key.tenantId, keyId: key.keyId, scopes: scopes.filter((s) => scopeAllows(key.scopes, s)) as Scope[], projects } };
+  return {
+    props: {
+      tenantId: key.tenantId,
+      keyId: key.keyId,
+      scopes: scopes.filter((s) => scopeAllows(key.scopes, s)) as Scope[],
+      projects,
+    },
+  };
 }
 
 /** The projects typed on the page, within the key's; blank = all the key reaches. A string is the mistake. */
 function grantProjects(key: AuthenticatedKey, text: string): string[] | null | string {
-  const typed = [...new Set(text.split(",").map((p) => p.trim()).filter(Boolean))];
+  const typed = [
+    ...new Set(
+      text
+        .split(",")
+        .map((p) => p.trim())
+        .filter(Boolean),
+    ),
+  ];
   if (typed.length === 0) return key.projects;
   if (typed.length > MAX_PROJECTS) return `Name at most ${MAX_PROJECTS} projects.`;
   const tooLong = typed.find((p) => p.length > MAX_PROJECT_LENGTH);
   if (tooLong) return `A project name has at most ${MAX_PROJECT_LENGTH} characters.`;
   const outside = key.projects === null ? undefined : typed.find((p) => !key.projects!.includes(p));
-  if (outside !== undefined) return `This key cannot reach project '${outside}' (it reaches: ${key.projects!.join(", ")}).`;
+  if (outside !== undefined)
+    return `This key cannot reach project '${outside}' (it reaches: ${key.projects!.join(", ")}).`;
   return typed;
 }
 
-async function renderConsent(oauth: OAuthHelpers, request: AuthRequest, form: Omit<ConsentForm, "handle">, status = 200): Promise<Response> {
+async function renderConsent(
+  oauth: OAuthHelpers,
+  request: AuthRequest,
+  form: Omit<ConsentForm, "handle">,
+  status = 200,
+): Promise<Response> {
   const details = await oauth.describeConsent(request); // first: a failed CIMD lookup leaves nothing in KV
   const consent = await oauth.beginConsent(request);
   const nonce = base64Url(crypto.getRandomValues(new Uint8Array(16)));
@@ -143,7 +189,12 @@ function authorizationFailure(error: unknown): Response {
     if (error.redirectTo) return redirect(error.redirectTo);
     return htmlError(400, "This authorization request cannot continue", error.description);
   }
-  if (error instanceof CimdFetchError) return htmlError(400, "This app could not be verified", "Its client metadata document could not be fetched or is not valid.");
+  if (error instanceof CimdFetchError)
+    return htmlError(
+      400,
+      "This app could not be verified",
+      "Its client metadata document could not be fetched or is not valid.",
+    );
   throw error;
 }
 
@@ -152,7 +203,11 @@ function helpers(c: Ctx): OAuthHelpers | null {
 }
 
 function noOAuthHere(): Response {
-  return htmlError(400, "OAuth is not available here", "Connect over https (or http://localhost for local development).");
+  return htmlError(
+    400,
+    "OAuth is not available here",
+    "Connect over https (or http://localhost for local development).",
+  );
 }
 
 function redirect(location: string): Response {

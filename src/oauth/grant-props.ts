@@ -41,9 +41,15 @@ export function isGrantProps(value: unknown): value is GrantProps {
  * token's scopes and the grant's projects, each cut down to what the key reaches now. Null when nothing is
  * left, which a key's own scopes and projects never change into, but a grant must not outlive a key's reach.
  */
-export function tokenCaller(key: AuthenticatedKey, props: GrantProps, tokenScopes: readonly string[]): AuthenticatedKey | null {
+export function tokenCaller(
+  key: AuthenticatedKey,
+  props: GrantProps,
+  tokenScopes: readonly string[],
+): AuthenticatedKey | null {
   if (props.tenantId !== key.tenantId || props.keyId !== key.keyId) return null;
-  const scopes = SCOPES.filter((s) => tokenScopes.includes(s) && props.scopes.includes(s) && scopeAllows(key.scopes, s));
+  const scopes = SCOPES.filter(
+    (s) => tokenScopes.includes(s) && props.scopes.includes(s) && scopeAllows(key.scopes, s),
+  );
   const projects = narrowProjects(key.projects, props.projects);
   if (scopes.length === 0 || (projects !== null && projects.length === 0)) return null;
   return { ...key, scopes, projects };
@@ -63,6 +69,8 @@ function narrowProjects(keyProjects: string[] | null, grantProjects: string[] | 
 export async function refuseRevokedKeys(options: TokenExchangeCallbackOptions<Env>): Promise<void> {
   const keyId = isGrantProps(options.props) ? options.props.keyId : options.userId;
   if (!(await findActiveKeyById(openControl(options.env.CONTROL), keyId))) {
-    throw new OAuthError("invalid_grant", { description: "The API key this connection signed in with has been revoked" });
+    throw new OAuthError("invalid_grant", {
+      description: "The API key this connection signed in with has been revoked",
+    });
   }
 }

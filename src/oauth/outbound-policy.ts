@@ -28,9 +28,11 @@ export function outboundRefusal(url: string): string | null {
   if (parsed.username || parsed.password) return "a URL with credentials is not fetched";
   const host = parsed.hostname.replace(/\.$/, "").toLowerCase();
   // WHATWG URL parsing has already turned 2130706433, 0x7f.1 and the like into dotted IPv4.
-  if (/^\d+\.\d+\.\d+\.\d+$/.test(host) || host.startsWith("[")) return "an IP address is not fetched: a client is named by its domain";
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(host) || host.startsWith("["))
+    return "an IP address is not fetched: a client is named by its domain";
   if (!host.includes(".")) return "a single-label host is not fetched";
-  if (SPECIAL_USE_SUFFIXES.some((suffix) => host === suffix || host.endsWith("." + suffix))) return `a host under .${host.split(".").pop()} is not fetched`;
+  if (SPECIAL_USE_SUFFIXES.some((suffix) => host === suffix || host.endsWith("." + suffix)))
+    return `a host under .${host.split(".").pop()} is not fetched`;
   return null;
 }
 
@@ -49,10 +51,15 @@ export function guardOAuthFetch(inner: Fetch): Fetch {
     const url = input instanceof Request ? input.url : String(input);
     const refusal = outboundRefusal(url);
     if (refusal) throw new Error(`Refused to fetch ${url}: ${refusal}`);
-    const response = input instanceof Request ? await inner(new Request(input, { ...init, redirect: "manual" })) : await inner(input, { ...init, redirect: "manual" });
+    const response =
+      input instanceof Request
+        ? await inner(new Request(input, { ...init, redirect: "manual" }))
+        : await inner(input, { ...init, redirect: "manual" });
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => undefined);
-      throw new Error(`Refused to follow the redirect of ${url} (HTTP ${response.status}): a client metadata document is served without redirects`);
+      throw new Error(
+        `Refused to follow the redirect of ${url} (HTTP ${response.status}): a client metadata document is served without redirects`,
+      );
     }
     return response;
   };

@@ -22,20 +22,31 @@ export const oauthRoutes = new Hono<{ Bindings: Env }>();
 const OAUTH_BODY_LIMIT = 64 * 1024;
 const limitOAuthBody = bodyLimit({
   maxSize: OAUTH_BODY_LIMIT,
-  onError: (c) => c.json({ error: "invalid_request", error_description: `Request body exceeds ${OAUTH_BODY_LIMIT} bytes` }, 413),
+  onError: (c) =>
+    c.json({ error: "invalid_request", error_description: `Request body exceeds ${OAUTH_BODY_LIMIT} bytes` }, 413),
 });
 
-const PUBLIC_CORS = { "Access-Control-Allow-Origin": "*", "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS", "Access-Control-Allow-Headers": "mcp-protocol-version" };
+const PUBLIC_CORS = {
+  "Access-Control-Allow-Origin": "*",
+  "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+  "Access-Control-Allow-Headers": "mcp-protocol-version",
+};
 
 oauthRoutes.on(["GET", "HEAD"], PROTECTED_RESOURCE_METADATA_PATH, (c) => {
-  if (!authorizationServerFor(c.req.url)) return c.json({ error: "invalid_request", error_description: "OAuth needs https (or http on localhost)" }, 404, PUBLIC_CORS);
+  if (!authorizationServerFor(c.req.url))
+    return c.json(
+      { error: "invalid_request", error_description: "OAuth needs https (or http on localhost)" },
+      404,
+      PUBLIC_CORS,
+    );
   return c.json(protectedResourceMetadata(c.req.url), 200, { ...PUBLIC_CORS, "Cache-Control": "public, max-age=3600" });
 });
 oauthRoutes.options(PROTECTED_RESOURCE_METADATA_PATH, () => new Response(null, { status: 204, headers: PUBLIC_CORS }));
 
 const delegate = (c: Context<{ Bindings: Env }>) => {
   const server = authorizationServerFor(c.req.url);
-  if (!server) return c.json({ error: "invalid_request", error_description: "OAuth needs https (or http on localhost)" }, 404);
+  if (!server)
+    return c.json({ error: "invalid_request", error_description: "OAuth needs https (or http on localhost)" }, 404);
   // Hono types its own narrower ExecutionContext; at run time it is the Worker's.
   return server.fetch(c.req.raw, c.env, c.executionCtx as unknown as ExecutionContext);
 };
@@ -47,4 +58,8 @@ oauthRoutes.options(TOKEN_PATH, delegate);
 oauthRoutes.options(REGISTER_PATH, delegate);
 
 oauthRoutes.get(AUTHORIZE_PATH, showConsent);
-oauthRoutes.post(AUTHORIZE_PATH, bodyLimit({ maxSize: OAUTH_BODY_LIMIT, onError: (c) => c.text("Form too large", 413) }), submitConsent);
+oauthRoutes.post(
+  AUTHORIZE_PATH,
+  bodyLimit({ maxSize: OAUTH_BODY_LIMIT, onError: (c) => c.text("Form too large", 413) }),
+  submitConsent,
+);

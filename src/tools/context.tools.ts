@@ -9,7 +9,6 @@ import { strictInput } from "../validation";
 import { iso, projectName, readableProjects } from "./params";
 import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
 
-
 const buildContext = defineTool({
   name: "build_context",
   category: "context",
@@ -20,7 +19,14 @@ const buildContext = defineTool({
     "between them) until max_tokens; the first that does not fit is cut at a token boundary and the rest are left out. " +
     "token_count is the exact js-tiktoken count of the returned context.",
   input: z.object({
-    documents: z.array(strictInput(z.object({ content: z.string().max(MAX_ITEM_CHARS), id: z.union([z.string(), z.number()]).optional() }))).min(1).max(200),
+    documents: z
+      .array(
+        strictInput(
+          z.object({ content: z.string().max(MAX_ITEM_CHARS), id: z.union([z.string(), z.number()]).optional() }),
+        ),
+      )
+      .min(1)
+      .max(200),
     max_tokens: z.number().int().min(100).max(32000).default(4000),
   }),
   output: z.object({
@@ -85,7 +91,10 @@ const memoryContextBuild = defineTool({
     memory_count: z.number().int(),
     cache_hit: z.boolean(),
     truncated: z.boolean(),
-    degraded: z.string().optional().describe("Present when semantic search was unavailable: the context holds keyword matches only, and why."),
+    degraded: z
+      .string()
+      .optional()
+      .describe("Present when semantic search was unavailable: the context holds keyword matches only, and why."),
   }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) =>
@@ -114,7 +123,10 @@ const memoryCacheClear = defineTool({
   input: z.object({ pattern: z.string().min(1).max(200).nullable().default(null) }),
   output: z.object({ cleared: z.boolean(), entries_removed: z.number().int() }),
   annotations: ANNOTATIONS.write,
-  handler: async (input, ctx) => ({ cleared: true, entries_removed: await clearCache(ctx.scope, ctx.services.cache, input.pattern) }),
+  handler: async (input, ctx) => ({
+    cleared: true,
+    entries_removed: await clearCache(ctx.scope, ctx.services.cache, input.pattern),
+  }),
 });
 
 const memoryCacheStats = defineTool({
@@ -153,7 +165,12 @@ const memoryCacheStats = defineTool({
   },
 });
 
-const chunkView = z.object({ chunk_id: z.number().int(), content: z.string(), timestamp: z.string(), role: z.string().nullable() });
+const chunkView = z.object({
+  chunk_id: z.number().int(),
+  content: z.string(),
+  timestamp: z.string(),
+  role: z.string().nullable(),
+});
 
 const getContext = defineTool({
   name: "get_context",
@@ -168,15 +185,43 @@ const getContext = defineTool({
     direction: z.enum(["before", "after", "both"]).default("both"),
     count: z.number().int().min(1).max(10).default(3),
   }),
-  output: z.object({ anchor: chunkView, before: z.array(chunkView), after: z.array(chunkView), session_id: z.string(), project: z.string() }),
+  output: z.object({
+    anchor: chunkView,
+    before: z.array(chunkView),
+    after: z.array(chunkView),
+    session_id: z.string(),
+    project: z.string(),
+  }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
-    const around = await readAroundChunk(ctx.scope, input.chunk_id, input.direction === "after" ? 0 : input.count, input.direction === "before" ? 0 : input.count);
+    const around = await readAroundChunk(
+      ctx.scope,
+      input.chunk_id,
+      input.direction === "after" ? 0 : input.count,
+      input.direction === "before" ? 0 : input.count,
+    );
     if (!around) throw notFound("Chunk not found", { parameter: "chunk_id", chunk_id: input.chunk_id });
-    const view = (c: { chunkId: number; content: string; createdAt: number; role: string | null }) => ({ chunk_id: c.chunkId, content: c.content, timestamp: iso(c.createdAt), role: c.role });
-    return { anchor: view(around.anchor), before: around.before.map(view), after: around.after.map(view), session_id: around.conversationId ?? "", project: around.project };
+    const view = (c: { chunkId: number; content: string; createdAt: number; role: string | null }) => ({
+      chunk_id: c.chunkId,
+      content: c.content,
+      timestamp: iso(c.createdAt),
+      role: c.role,
+    });
+    return {
+      anchor: view(around.anchor),
+      before: around.before.map(view),
+      after: around.after.map(view),
+      session_id: around.conversationId ?? "",
+      project: around.project,
+    };
   },
 });
 
 /** Context windows under a token budget, and their semantic cache. */
-export const CONTEXT_TOOLS: readonly AnyTool[] = [buildContext, memoryContextBuild, memoryCacheClear, memoryCacheStats, getContext];
+export const CONTEXT_TOOLS: readonly AnyTool[] = [
+  buildContext,
+  memoryContextBuild,
+  memoryCacheClear,
+  memoryCacheStats,
+  getContext,
+];

@@ -1,5 +1,14 @@
 import { z } from "zod";
-import { conversationEdges, conversationNotFound, latestSummary, readConversationWhole, listConversations, requireConversation, summarizeConversation, type StoredSummary } from "../core/conversations/conversations";
+import {
+  conversationEdges,
+  conversationNotFound,
+  latestSummary,
+  readConversationWhole,
+  listConversations,
+  requireConversation,
+  summarizeConversation,
+  type StoredSummary,
+} from "../core/conversations/conversations";
 import { traverseLinks } from "../core/graph/graph";
 import { IMPORTANCE_LEVELS, importanceLevel } from "../core/memory/item-types";
 import { writeItems } from "../core/memory/items";
@@ -7,7 +16,18 @@ import { type NewItem, type WrittenItem } from "../core/memory/item-types";
 import { contextMetrics } from "../core/conversations/metrics";
 import { contextText, mermaidDiagram } from "../core/conversations/visualize";
 import { searchChunks } from "../core/search/search";
-import { contentParam, conversationIdParam, iso, metadataParam, parseTimestamp, projectName, queryParam, readableProjects, tagsParam, timestampParam } from "./params";
+import {
+  contentParam,
+  conversationIdParam,
+  iso,
+  metadataParam,
+  parseTimestamp,
+  projectName,
+  queryParam,
+  readableProjects,
+  tagsParam,
+  timestampParam,
+} from "./params";
 import { bestPerKey } from "./memory-search";
 import { itemWrites } from "./item-writes";
 import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
@@ -61,7 +81,13 @@ function logChatItem(input: LogChatInput): NewItem {
 }
 
 function logChatResult(input: LogChatInput, written: WrittenItem) {
-  return { success: true as const, message_id: written.id, conversation_id: input.conversation_id, tokens: written.tokens, timestamp: iso(written.createdAt) };
+  return {
+    success: true as const,
+    message_id: written.id,
+    conversation_id: input.conversation_id,
+    tokens: written.tokens,
+    timestamp: iso(written.createdAt),
+  };
 }
 
 const addMessage = defineTool({
@@ -141,7 +167,13 @@ const retrieveContext = defineTool({
   title: "Retrieve a context",
   description: "Retrieve all messages and the latest summary for a given context ID, oldest message first.",
   input: z.object({ contextId: conversationIdParam }),
-  output: z.object({ success: z.literal(true), contextId: z.string(), messages: z.array(messageShape), hasSummary: z.boolean(), summary: summaryShape.nullable() }),
+  output: z.object({
+    success: z.literal(true),
+    contextId: z.string(),
+    messages: z.array(messageShape),
+    hasSummary: z.boolean(),
+    summary: summaryShape.nullable(),
+  }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     const whole = await readConversationWhole(ctx.scope, input.contextId);
@@ -150,7 +182,13 @@ const retrieveContext = defineTool({
     return {
       success: true as const,
       contextId: input.contextId,
-      messages: messages.map((m) => ({ role: m.role, content: m.content, importance: importanceLevel(m.importance), tags: m.tags, timestamp: m.createdAt })),
+      messages: messages.map((m) => ({
+        role: m.role,
+        content: m.content,
+        importance: importanceLevel(m.importance),
+        tags: m.tags,
+        timestamp: m.createdAt,
+      })),
       hasSummary: summary !== null,
       summary: summary ? summaryView(summary) : null,
     };
@@ -203,14 +241,30 @@ const visualizeContext = defineTool({
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     if (input.contextId === undefined) {
-      return { success: true as const, sessions: await listConversations(ctx.scope, readableProjects(ctx, undefined)), format: input.format };
+      return {
+        success: true as const,
+        sessions: await listConversations(ctx.scope, readableProjects(ctx, undefined)),
+        format: input.format,
+      };
     }
     const conversation = await requireConversation(ctx.scope, input.contextId);
     const summary = await latestSummary(ctx.scope, input.contextId);
-    const reached = input.includeRelated ? await traverseLinks(ctx.scope, "conversation", new Map([[input.contextId, 1]]), { maxDepth: input.depth, maxResults: 100 }) : [];
+    const reached = input.includeRelated
+      ? await traverseLinks(ctx.scope, "conversation", new Map([[input.contextId, 1]]), {
+          maxDepth: input.depth,
+          maxResults: 100,
+        })
+      : [];
     const related = reached.map((r) => r.id);
-    const view = { contextId: input.contextId, messageCount: conversation.messageCount, hasSummary: summary !== null, summary: summary?.summary ?? null, relatedContexts: related };
-    if (input.format === "text") return { success: true as const, contextId: input.contextId, format: "text", text: contextText(view) };
+    const view = {
+      contextId: input.contextId,
+      messageCount: conversation.messageCount,
+      hasSummary: summary !== null,
+      summary: summary?.summary ?? null,
+      relatedContexts: related,
+    };
+    if (input.format === "text")
+      return { success: true as const, contextId: input.contextId, format: "text", text: contextText(view) };
     if (input.format === "mermaid") {
       const nodes = new Set([input.contextId, ...related]);
       const edges = (await Promise.all([...nodes].map((id) => conversationEdges(ctx.scope, id, "outgoing"))))
@@ -238,13 +292,21 @@ const getContextMetrics = defineTool({
       totalCalls: z.number().int(),
       byType: z.record(z.string(), z.number()),
       historyTrend: z.array(z.object({ date: z.string(), count: z.number().int() })),
-      contextStats: z.object({ totalContexts: z.number().int(), averageMessagesPerContext: z.number(), summaryRate: z.number() }),
+      contextStats: z.object({
+        totalContexts: z.number().int(),
+        averageMessagesPerContext: z.number(),
+        summaryRate: z.number(),
+      }),
       relationshipMetrics: z.object({ totalRelationships: z.number().int(), byType: z.record(z.string(), z.number()) }),
     }),
     period: z.string(),
   }),
   annotations: ANNOTATIONS.read,
-  handler: async (input, ctx) => ({ success: true as const, metrics: await contextMetrics(ctx.scope, input.period), period: input.period }),
+  handler: async (input, ctx) => ({
+    success: true as const,
+    metrics: await contextMetrics(ctx.scope, input.period),
+    period: input.period,
+  }),
 });
 
 const getSimilarContexts = defineTool({
@@ -262,7 +324,13 @@ const getSimilarContexts = defineTool({
   output: z.array(z.object({ contextId: z.string(), similarity: z.number() })),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
-    const hits = await searchChunks(ctx.scope, ctx.services, input.query, { projects: readableProjects(ctx, undefined), kinds: ["message"] }, 100);
+    const hits = await searchChunks(
+      ctx.scope,
+      ctx.services,
+      input.query,
+      { projects: readableProjects(ctx, undefined), kinds: ["message"] },
+      100,
+    );
     return bestPerKey(
       hits.filter((h) => h.conversationId !== null),
       (h) => h.conversationId!,
@@ -273,4 +341,12 @@ const getSimilarContexts = defineTool({
 });
 
 /** Conversations: log, read, summarize, find similar, visualize, measure. */
-export const CONVERSATION_TOOLS: readonly AnyTool[] = [addMessage, logChat, retrieveContext, summarizeContext, getSimilarContexts, visualizeContext, getContextMetrics];
+export const CONVERSATION_TOOLS: readonly AnyTool[] = [
+  addMessage,
+  logChat,
+  retrieveContext,
+  summarizeContext,
+  getSimilarContexts,
+  visualizeContext,
+  getContextMetrics,
+];

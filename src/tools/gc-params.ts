@@ -15,7 +15,17 @@ const filtersSchema = strictInput(
   z.object({
     file_path: z.string().min(1).max(1000).nullish(),
     task_id: taskIdParam.nullish(),
-    tags: z.union([z.string().min(1).max(100).transform((t) => [t]), tagsParam]).nullish().describe("A tag or a list of tags (any of)."),
+    tags: z
+      .union([
+        z
+          .string()
+          .min(1)
+          .max(100)
+          .transform((t) => [t]),
+        tagsParam,
+      ])
+      .nullish()
+      .describe("A tag or a list of tags (any of)."),
     type: itemTypeParam.nullish(),
     created_after: timestampParam.nullish(),
     created_before: timestampParam.nullish(),
@@ -25,7 +35,9 @@ const filtersSchema = strictInput(
 export const filtersParam = z
   .union([z.string().max(20_000), filtersSchema])
   .optional()
-  .describe('Metadata filters, an object or its JSON string: {"file_path", "task_id", "tags": [any of], "type", "created_after", "created_before"} (dates ISO 8601 or epoch ms).');
+  .describe(
+    'Metadata filters, an object or its JSON string: {"file_path", "task_id", "tags": [any of], "type", "created_after", "created_before"} (dates ISO 8601 or epoch ms).',
+  );
 
 // Descriptors are the platform's own payload: extra keys are allowed (and ignored) at every level, and
 // tools/list says so with typed `additionalProperties` instead of `false`.
@@ -40,7 +52,9 @@ const entryObject = z
     type: z.string().max(50).nullish(),
     file_path: z.string().max(1000).nullish(),
   })
-  .refine((e) => typeof (e.content ?? e.text ?? e.summary) === "string", { message: "needs its text in 'content' (or 'text' / 'summary')" });
+  .refine((e) => typeof (e.content ?? e.text ?? e.summary) === "string", {
+    message: "needs its text in 'content' (or 'text' / 'summary')",
+  });
 /** A message or summary: its text, or an object with the text in content / text / summary. */
 const textEntry = z.union([text, entryObject]).transform((v) => (typeof v === "string" ? { content: v } : v));
 const idValue = z.union([z.string().max(200), z.number()]);
@@ -57,7 +71,13 @@ const descriptorsSchema = z.looseObject({
       text: text.nullish(),
     })
     .nullish(),
-  token_usage: z.looseObject({ current: z.number().min(0).nullish(), limit: z.number().int().min(1).nullish(), usage_percent: z.number().nullish() }).nullish(),
+  token_usage: z
+    .looseObject({
+      current: z.number().min(0).nullish(),
+      limit: z.number().int().min(1).nullish(),
+      usage_percent: z.number().nullish(),
+    })
+    .nullish(),
   segment_summaries: z.array(textEntry).max(200).nullish(),
   task_info: z.looseObject({ task_id: idValue.nullish(), id: idValue.nullish() }).nullish(),
 });
@@ -65,7 +85,9 @@ const descriptorsSchema = z.looseObject({
 export const descriptorsParam = z
   .union([z.string().max(2_000_000), descriptorsSchema])
   .optional()
-  .describe("What the platform has in context, an object or its JSON string: recent_messages, current_file {path, line, content}, token_usage {current, limit}, segment_summaries, task_info {task_id}.");
+  .describe(
+    "What the platform has in context, an object or its JSON string: recent_messages, current_file {path, line, content}, token_usage {current, limit}, segment_summaries, task_info {task_id}.",
+  );
 
 type ObjectArg = string | Record<string, unknown> | undefined;
 
@@ -81,7 +103,11 @@ function parseObjectParam(value: ObjectArg, parameter: string): Record<string, u
     throw invalidParameter(parameter, `Invalid parameter '${parameter}': not valid JSON (${(error as Error).message})`);
   }
   if (parsed === null) return undefined;
-  if (typeof parsed !== "object" || Array.isArray(parsed)) throw invalidParameter(parameter, `Invalid parameter '${parameter}': expected a JSON object, got ${Array.isArray(parsed) ? "an array" : typeof parsed}`);
+  if (typeof parsed !== "object" || Array.isArray(parsed))
+    throw invalidParameter(
+      parameter,
+      `Invalid parameter '${parameter}': expected a JSON object, got ${Array.isArray(parsed) ? "an array" : typeof parsed}`,
+    );
   return parsed as Record<string, unknown>;
 }
 
@@ -126,18 +152,25 @@ export function parseDescriptors(value: ObjectArg): ContextDescriptors | null {
   const raw = parseObjectParam(value, "context_descriptors");
   if (raw === undefined) return null;
   const d = validateNested(descriptorsSchema, raw, "context_descriptors");
-  const body = (e: { content?: string | null; text?: string | null; summary?: string | null }) => e.content ?? e.text ?? e.summary ?? "";
+  const body = (e: { content?: string | null; text?: string | null; summary?: string | null }) =>
+    e.content ?? e.text ?? e.summary ?? "";
   const messages = (d.recent_messages ?? []).flatMap((m, i) => {
     const content = body(m);
     if (content.trim() === "") return [];
-    const createdAt = "timestamp" in m && m.timestamp != null ? parseTimestamp(m.timestamp, `context_descriptors.recent_messages.${i}.timestamp`) : undefined;
-    return [{ content, role: ("role" in m ? m.role : null) ?? null, ...(createdAt !== undefined ? { createdAt } : {}) }];
+    const createdAt =
+      "timestamp" in m && m.timestamp != null
+        ? parseTimestamp(m.timestamp, `context_descriptors.recent_messages.${i}.timestamp`)
+        : undefined;
+    return [
+      { content, role: ("role" in m ? m.role : null) ?? null, ...(createdAt !== undefined ? { createdAt } : {}) },
+    ];
   });
   const summaries = (d.segment_summaries ?? []).flatMap((s) => {
     const content = body(s);
     if (content.trim() === "") return [];
     const declared = "type" in s ? s.type : null;
-    const type: ItemType = declared != null && (ITEM_TYPES as readonly string[]).includes(declared) ? (declared as ItemType) : "note";
+    const type: ItemType =
+      declared != null && (ITEM_TYPES as readonly string[]).includes(declared) ? (declared as ItemType) : "note";
     return [{ content, type, filePath: ("file_path" in s ? s.file_path : null) ?? null }];
   });
   const file = d.current_file;
@@ -146,7 +179,14 @@ export function parseDescriptors(value: ObjectArg): ContextDescriptors | null {
   const taskId = d.task_info?.task_id ?? d.task_info?.id ?? null;
   return {
     recentMessages: messages,
-    currentFile: file ? { path: file.path, lineStart, lineEnd: file.line_end ?? lineStart, content: fileText !== null && fileText.trim() !== "" ? fileText : null } : null,
+    currentFile: file
+      ? {
+          path: file.path,
+          lineStart,
+          lineEnd: file.line_end ?? lineStart,
+          content: fileText !== null && fileText.trim() !== "" ? fileText : null,
+        }
+      : null,
     segmentSummaries: summaries,
     taskId: taskId === null ? null : String(taskId),
     tokenUsage: d.token_usage ? { current: d.token_usage.current ?? null, limit: d.token_usage.limit ?? null } : null,

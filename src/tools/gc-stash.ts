@@ -15,7 +15,7 @@ function cleanQuery(query: string | undefined): string | undefined {
   return query !== undefined && query.trim().length > 0 ? query : undefined;
 }
 
-const KEYWORD_NOTE = "query matches segments containing every one of its words (stemmed: \"bugs\" finds \"bug\").";
+const KEYWORD_NOTE = 'query matches segments containing every one of its words (stemmed: "bugs" finds "bug").';
 
 export const contextStash = defineTool({
   name: "context_stash",
@@ -24,22 +24,35 @@ export const contextStash = defineTool({
   description:
     "PUT CONTEXT: Move segments from active context to stashed storage by filtering. This is the primary tool for freeing up active " +
     `context space: every active segment of the project matching query and filters is stashed (nothing is deleted). ${KEYWORD_NOTE} ` +
-    "Give query or filters (or both). Pinned segments stay and are listed in errors. A tag \"snapshot:<id>\" selects the segments that snapshot captured.",
+    'Give query or filters (or both). Pinned segments stay and are listed in errors. A tag "snapshot:<id>" selects the segments that snapshot captured.',
   input: z.object({
     project_id: projectName.default("default").describe("Default 'default'; name the project when you can."),
     query: queryParam,
     filters: filtersParam,
   }),
-  output: z.object({ stashed_segments: z.array(z.string()), tokens_stashed: z.number().int(), segments_matched: z.number().int(), errors: z.array(segmentErrorSchema) }),
+  output: z.object({
+    stashed_segments: z.array(z.string()),
+    tokens_stashed: z.number().int(),
+    segments_matched: z.number().int(),
+    errors: z.array(segmentErrorSchema),
+  }),
   annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
     const { filter, applied } = parseFilters(input.filters);
     const query = cleanQuery(input.query);
     if (query === undefined && Object.keys(applied).length === 0) {
-      throw invalidParameter("query", "Give a query or filters to choose what to stash (to stash everything, use filters {\"created_before\": <now>})");
+      throw invalidParameter(
+        "query",
+        'Give a query or filters to choose what to stash (to stash everything, use filters {"created_before": <now>})',
+      );
     }
     const outcome = await stashMatching(ctx.scope, input.project_id, query, filter);
-    return { stashed_segments: outcome.stashedSegments, tokens_stashed: outcome.tokensStashed, segments_matched: outcome.segmentsMatched, errors: outcome.errors };
+    return {
+      stashed_segments: outcome.stashedSegments,
+      tokens_stashed: outcome.tokensStashed,
+      segments_matched: outcome.segmentsMatched,
+      errors: outcome.errors,
+    };
   },
 });
 
@@ -57,13 +70,23 @@ export const contextSearchStashed = defineTool({
     filters: filtersParam,
     limit: z.number().int().min(1).max(500).default(50),
   }),
-  output: z.object({ segments: z.array(segmentSchema), total_matches: z.number().int(), query: z.string().nullable(), filters_applied: z.record(z.string(), z.unknown()) }),
+  output: z.object({
+    segments: z.array(segmentSchema),
+    total_matches: z.number().int(),
+    query: z.string().nullable(),
+    filters_applied: z.record(z.string(), z.unknown()),
+  }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     const { filter, applied } = parseFilters(input.filters);
     const query = cleanQuery(input.query);
     const found = await searchStashed(ctx.scope, readableProjects(ctx, input.project_id), query, filter, input.limit);
-    return { segments: found.segments.map(segmentView), total_matches: found.total, query: query ?? null, filters_applied: applied };
+    return {
+      segments: found.segments.map(segmentView),
+      total_matches: found.total,
+      query: query ?? null,
+      filters_applied: applied,
+    };
   },
 });
 
@@ -80,13 +103,30 @@ export const contextRetrieveStashed = defineTool({
     query: queryParam,
     filters: filtersParam,
     move_to_active: z.boolean().default(false),
-    limit: z.number().int().min(1).max(500).default(50).describe("Most segments listed in retrieved_segments (segments_found counts all)."),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(500)
+      .default(50)
+      .describe("Most segments listed in retrieved_segments (segments_found counts all)."),
   }),
-  output: z.object({ retrieved_segments: z.array(segmentSchema), moved_to_active: z.array(z.string()).optional(), segments_found: z.number().int() }),
+  output: z.object({
+    retrieved_segments: z.array(segmentSchema),
+    moved_to_active: z.array(z.string()).optional(),
+    segments_found: z.number().int(),
+  }),
   annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
     const { filter } = parseFilters(input.filters);
-    const outcome = await retrieveStashed(ctx.scope, input.project_id, cleanQuery(input.query), filter, input.limit, input.move_to_active);
+    const outcome = await retrieveStashed(
+      ctx.scope,
+      input.project_id,
+      cleanQuery(input.query),
+      filter,
+      input.limit,
+      input.move_to_active,
+    );
     return {
       retrieved_segments: outcome.segments.map(segmentView),
       ...(outcome.movedToActive !== null ? { moved_to_active: outcome.movedToActive } : {}),
@@ -94,4 +134,3 @@ export const contextRetrieveStashed = defineTool({
     };
   },
 });
-

@@ -9,7 +9,6 @@ import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
 
 // Seed 004's task tools: the current task of a project, a task's segments, and task snapshots.
 
-
 export const contextSetCurrentTask = defineTool({
   name: "context_set_current_task",
   category: "gc",
@@ -39,13 +38,29 @@ export const contextGetTaskContext = defineTool({
     task_id: taskIdParam.optional().describe("Default: the project's current task."),
     limit: z.number().int().min(0).max(1000).default(100),
   }),
-  output: z.object({ task_id: z.string(), segments: z.array(segmentSchema), total_tokens: z.number().int(), segment_count: z.number().int(), truncated: z.boolean() }),
+  output: z.object({
+    task_id: z.string(),
+    segments: z.array(segmentSchema),
+    total_tokens: z.number().int(),
+    segment_count: z.number().int(),
+    truncated: z.boolean(),
+  }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     const taskId = await resolveTask(ctx.scope, input.project_id, input.task_id);
-    if (taskId === null) throw invalidParameter("task_id", `Invalid parameter 'task_id': none given and project '${input.project_id}' has no current task (context_set_current_task)`);
+    if (taskId === null)
+      throw invalidParameter(
+        "task_id",
+        `Invalid parameter 'task_id': none given and project '${input.project_id}' has no current task (context_set_current_task)`,
+      );
     const found = await readTaskContext(ctx.scope, input.project_id, taskId, input.limit);
-    return { task_id: taskId, segments: found.segments.map(segmentView), total_tokens: found.totalTokens, segment_count: found.total, truncated: found.segments.length < found.total };
+    return {
+      task_id: taskId,
+      segments: found.segments.map(segmentView),
+      total_tokens: found.totalTokens,
+      segment_count: found.total,
+      truncated: found.segments.length < found.total,
+    };
   },
 });
 
@@ -63,7 +78,14 @@ export const contextCreateTaskSnapshot = defineTool({
     task_id: taskIdParam.optional().describe("Default: the project's current task."),
     name: z.string().min(1).max(200).optional(),
   }),
-  output: z.object({ snapshot_id: z.string(), task_id: z.string().nullable(), name: z.string().nullable(), segments_snapshot: z.number().int(), tokens_snapshot: z.number().int(), created_at: z.string() }),
+  output: z.object({
+    snapshot_id: z.string(),
+    task_id: z.string().nullable(),
+    name: z.string().nullable(),
+    segments_snapshot: z.number().int(),
+    tokens_snapshot: z.number().int(),
+    created_at: z.string(),
+  }),
   annotations: ANNOTATIONS.append,
   handler: async (input, ctx) => {
     const taskId = await resolveTask(ctx.scope, input.project_id, input.task_id);
@@ -78,4 +100,3 @@ export const contextCreateTaskSnapshot = defineTool({
     };
   },
 });
-

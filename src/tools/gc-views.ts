@@ -53,11 +53,24 @@ export function segmentView(s: Segment): z.infer<typeof segmentSchema> {
   };
 }
 
-export const candidateSchema = z.object({ segment_id: z.string(), score: z.number(), tokens: z.number().int(), reason: z.string(), segment_type: z.string(), age_hours: z.number() });
+export const candidateSchema = z.object({
+  segment_id: z.string(),
+  score: z.number(),
+  tokens: z.number().int(),
+  reason: z.string(),
+  segment_type: z.string(),
+  age_hours: z.number(),
+});
 
 export function candidateView(c: PruningCandidate): z.infer<typeof candidateSchema> {
-  return { segment_id: c.segmentId, score: c.score, tokens: c.tokens, reason: c.reason, segment_type: c.segmentType, age_hours: c.ageHours };
+  return {
+    segment_id: c.segmentId,
+    score: c.score,
+    tokens: c.tokens,
+    reason: c.reason,
+    segment_type: c.segmentType,
+    age_hours: c.ageHours,
+  };
 }
 
 export const segmentErrorSchema = z.object({ segment_id: z.string(), code: z.string(), message: z.string() });
-

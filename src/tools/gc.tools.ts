@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { analyzeUsage, DEFAULT_TOKEN_LIMIT, ingestDescriptors, type ContextDescriptors, type IngestedContext } from "../core/context/context-usage";
+import {
+  analyzeUsage,
+  DEFAULT_TOKEN_LIMIT,
+  ingestDescriptors,
+  type ContextDescriptors,
+  type IngestedContext,
+} from "../core/context/context-usage";
 import { analyzeGarbage, GC_POLICY, planPruning, pruneSegments, setPinned } from "../core/working-set/gc";
 import { listProjects } from "../core/memory/projects";
 import { readWorkingSet, resolveTask } from "../core/working-set/working-set";
@@ -51,8 +57,20 @@ const contextAnalyzeUsage = defineTool({
   input: z.object({
     project_id: projectName,
     context_descriptors: descriptorsParam,
-    task_id: taskIdParam.optional().describe("Task the analysis (and ingested segments) belong to; default: task_info, else the project's current task."),
-    token_limit: z.number().int().min(1000).max(100_000_000).optional().describe(`Default: token_usage.limit from the descriptors, else CONTEXT_TOKEN_LIMIT (default ${DEFAULT_TOKEN_LIMIT}).`),
+    task_id: taskIdParam
+      .optional()
+      .describe(
+        "Task the analysis (and ingested segments) belong to; default: task_info, else the project's current task.",
+      ),
+    token_limit: z
+      .number()
+      .int()
+      .min(1000)
+      .max(100_000_000)
+      .optional()
+      .describe(
+        `Default: token_usage.limit from the descriptors, else CONTEXT_TOKEN_LIMIT (default ${DEFAULT_TOKEN_LIMIT}).`,
+      ),
   }),
   output: z.object({
     usage_metrics: z.object({
@@ -68,11 +86,26 @@ const contextAnalyzeUsage = defineTool({
       usage_percent: z.number(),
       estimated_remaining_tokens: z.number(),
     }),
-    health_score: z.object({ score: z.number(), usage_percent: z.number(), factors: z.object({ usage: z.number(), distribution: z.number(), age: z.number() }) }),
+    health_score: z.object({
+      score: z.number(),
+      usage_percent: z.number(),
+      factors: z.object({ usage: z.number(), distribution: z.number(), age: z.number() }),
+    }),
     recommendations: z.array(z.object({ priority: z.string(), message: z.string(), action: z.string().nullable() })),
     warnings: z.array(z.string()),
-    suggested_actions: z.array(z.object({ tool: z.string(), description: z.string(), arguments: z.record(z.string(), z.unknown()), estimated_tokens_freed: z.number() })),
-    impact_summary: z.object({ pruning_candidates_count: z.number().int(), estimated_tokens_freed: z.number().int(), estimated_usage_after_pruning: z.number() }),
+    suggested_actions: z.array(
+      z.object({
+        tool: z.string(),
+        description: z.string(),
+        arguments: z.record(z.string(), z.unknown()),
+        estimated_tokens_freed: z.number(),
+      }),
+    ),
+    impact_summary: z.object({
+      pruning_candidates_count: z.number().int(),
+      estimated_tokens_freed: z.number().int(),
+      estimated_usage_after_pruning: z.number(),
+    }),
     pruning_candidates_count: z.number().int(),
     token_limit: z.number().int(),
     task_id: z.string().nullable(),
@@ -80,7 +113,12 @@ const contextAnalyzeUsage = defineTool({
   }),
   annotations: ANNOTATIONS.append,
   handler: async (input, ctx) => {
-    const { descriptors, taskId, ingested } = await ingestForCall(ctx, input.project_id, input.task_id, input.context_descriptors);
+    const { descriptors, taskId, ingested } = await ingestForCall(
+      ctx,
+      input.project_id,
+      input.task_id,
+      input.context_descriptors,
+    );
     const tokenLimit = input.token_limit ?? descriptors?.tokenUsage?.limit ?? ctx.services.config.contextTokenLimit;
     const report = await analyzeUsage(ctx.scope, {
       project: input.project_id,
@@ -105,10 +143,19 @@ const contextAnalyzeUsage = defineTool({
         usage_percent: m.usagePercent,
         estimated_remaining_tokens: m.estimatedRemainingTokens,
       },
-      health_score: { score: report.health.score, usage_percent: report.health.usagePercent, factors: report.health.factors },
+      health_score: {
+        score: report.health.score,
+        usage_percent: report.health.usagePercent,
+        factors: report.health.factors,
+      },
       recommendations: report.recommendations,
       warnings: report.warnings,
-      suggested_actions: report.suggestedActions.map((a) => ({ tool: a.tool, description: a.description, arguments: a.arguments, estimated_tokens_freed: a.estimatedTokensFreed })),
+      suggested_actions: report.suggestedActions.map((a) => ({
+        tool: a.tool,
+        description: a.description,
+        arguments: a.arguments,
+        estimated_tokens_freed: a.estimatedTokensFreed,
+      })),
       impact_summary: {
         pruning_candidates_count: report.impact.pruningCandidatesCount,
         estimated_tokens_freed: report.impact.estimatedTokensFreed,
@@ -137,10 +184,17 @@ const contextGetWorkingSet = defineTool({
     include_gc_candidates: z
       .boolean()
       .default(false)
-      .describe(`Also list the ${MAX_LISTED_CANDIDATES} highest-scoring pruning candidates as context_gc_analyze scores them, without running a GC cycle (no survivals recorded).`),
+      .describe(
+        `Also list the ${MAX_LISTED_CANDIDATES} highest-scoring pruning candidates as context_gc_analyze scores them, without running a GC cycle (no survivals recorded).`,
+      ),
   }),
   output: z.object({
-    working_set: z.object({ project_id: z.string(), task_id: z.string().nullable(), total_tokens: z.number().int(), last_updated: z.string().nullable() }),
+    working_set: z.object({
+      project_id: z.string(),
+      task_id: z.string().nullable(),
+      total_tokens: z.number().int(),
+      last_updated: z.string().nullable(),
+    }),
     segments: z.array(segmentSchema),
     total_tokens: z.number().int(),
     segment_count: z.number().int(),
@@ -150,13 +204,22 @@ const contextGetWorkingSet = defineTool({
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     // GC scoring needs the task first; the plain read resolves the current task in its own query.
-    const taskId = input.include_gc_candidates ? await resolveTask(ctx.scope, input.project_id, input.task_id) : input.task_id;
+    const taskId = input.include_gc_candidates
+      ? await resolveTask(ctx.scope, input.project_id, input.task_id)
+      : input.task_id;
     const [set, analysis] = await Promise.all([
       readWorkingSet(ctx.scope, input.project_id, taskId ?? undefined, input.limit),
-      input.include_gc_candidates ? analyzeGarbage(ctx.scope, { project: input.project_id, taskId: taskId ?? null, advanceGenerations: false }) : null,
+      input.include_gc_candidates
+        ? analyzeGarbage(ctx.scope, { project: input.project_id, taskId: taskId ?? null, advanceGenerations: false })
+        : null,
     ]);
     return {
-      working_set: { project_id: input.project_id, task_id: set.taskId, total_tokens: set.totalTokens, last_updated: set.lastUpdated === null ? null : iso(set.lastUpdated) },
+      working_set: {
+        project_id: input.project_id,
+        task_id: set.taskId,
+        total_tokens: set.totalTokens,
+        last_updated: set.lastUpdated === null ? null : iso(set.lastUpdated),
+      },
       segments: set.segments.map(segmentView),
       total_tokens: set.totalTokens,
       segment_count: set.segmentCount,
@@ -205,7 +268,13 @@ const contextGcAnalyze = defineTool({
   annotations: ANNOTATIONS.append,
   handler: async (input, ctx) => {
     const { taskId, ingested } = await ingestForCall(ctx, input.project_id, input.task_id, input.context_descriptors);
-    const analysis = await analyzeGarbage(ctx.scope, { project: input.project_id, taskId, rootIds: ingested.rootIds, rootFiles: ingested.rootFiles, advanceGenerations: true });
+    const analysis = await analyzeGarbage(ctx.scope, {
+      project: input.project_id,
+      taskId,
+      rootIds: ingested.rootIds,
+      rootFiles: ingested.rootFiles,
+      advanceGenerations: true,
+    });
     const plan = input.target_tokens !== undefined ? planPruning(analysis.candidates, input.target_tokens) : null;
     return {
       pruning_candidates: analysis.candidates.slice(0, MAX_LISTED_CANDIDATES).map(candidateView),
@@ -243,14 +312,27 @@ const contextGcPrune = defineTool({
     action: z.enum(["stash", "delete"]),
     confirm: z.boolean().default(false).describe("Must be true for action delete."),
   }),
-  output: z.object({ pruned_segments: z.array(z.string()), tokens_freed: z.number().int(), action: z.enum(["stashed", "deleted"]), errors: z.array(segmentErrorSchema) }),
+  output: z.object({
+    pruned_segments: z.array(z.string()),
+    tokens_freed: z.number().int(),
+    action: z.enum(["stashed", "deleted"]),
+    errors: z.array(segmentErrorSchema),
+  }),
   annotations: ANNOTATIONS.destroy,
   handler: async (input, ctx) => {
     if (input.action === "delete" && !input.confirm) {
-      throw invalidParameter("confirm", "Delete action requires confirm=true: deleting removes the segments for good (use action \"stash\" to keep them retrievable)");
+      throw invalidParameter(
+        "confirm",
+        'Delete action requires confirm=true: deleting removes the segments for good (use action "stash" to keep them retrievable)',
+      );
     }
     const outcome = await pruneSegments(ctx.scope, ctx.services, input.project_id, input.segment_ids, input.action);
-    return { pruned_segments: outcome.prunedSegments, tokens_freed: outcome.tokensFreed, action: input.action === "stash" ? ("stashed" as const) : ("deleted" as const), errors: outcome.errors };
+    return {
+      pruned_segments: outcome.prunedSegments,
+      tokens_freed: outcome.tokensFreed,
+      action: input.action === "stash" ? ("stashed" as const) : ("deleted" as const),
+      errors: outcome.errors,
+    };
   },
 });
 
@@ -276,7 +358,8 @@ const contextGcUnpin = defineTool({
   name: "context_gc_unpin",
   category: "gc",
   title: "Unpin segments",
-  description: "Unpin segments to allow pruning. They can become pruning candidates again. Unknown ids come back in errors (SEGMENT_NOT_FOUND).",
+  description:
+    "Unpin segments to allow pruning. They can become pruning candidates again. Unknown ids come back in errors (SEGMENT_NOT_FOUND).",
   input: pinInput,
   output: z.object({ unpinned_segments: z.array(z.string()), errors: z.array(segmentErrorSchema) }),
   annotations: ANNOTATIONS.write,

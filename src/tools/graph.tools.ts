@@ -1,6 +1,11 @@
 import { z } from "zod";
 import { contextLinksForMessage, messagesForChunk, storeContextLinks } from "../core/conversations/context-links";
-import { CONTEXT_RELATIONSHIPS, conversationEdges, linkConversations, requireConversation } from "../core/conversations/conversations";
+import {
+  CONTEXT_RELATIONSHIPS,
+  conversationEdges,
+  linkConversations,
+  requireConversation,
+} from "../core/conversations/conversations";
 import { autoLinkDocument, documentRelationships, queryResourceGraph } from "../core/graph/graph-queries";
 import { knowledgeGraph } from "../core/graph/graph-export";
 import { linkItems, RESOURCE_RELATIONSHIPS } from "../core/graph/links";
@@ -31,7 +36,12 @@ const linkResources = defineTool({
   }),
   annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
-    const link = await linkItems(ctx.scope, { sourceId: input.source_id, targetId: input.target_id, relationshipType: input.relationship_type, weight: input.weight });
+    const link = await linkItems(ctx.scope, {
+      sourceId: input.source_id,
+      targetId: input.target_id,
+      relationshipType: input.relationship_type,
+      weight: input.weight,
+    });
     return {
       success: true as const,
       relationship_id: link.id,
@@ -49,18 +59,34 @@ const addRelationship = defineTool({
   name: "add_relationship",
   category: "graph",
   title: "Relate two contexts",
-  description: "Add a directed relationship (similar, continues, references, parent, child) between two existing contexts in the knowledge graph, with a weight 0-1.",
+  description:
+    "Add a directed relationship (similar, continues, references, parent, child) between two existing contexts in the knowledge graph, with a weight 0-1.",
   input: z.object({
     sourceContextId: conversationIdParam,
     targetContextId: conversationIdParam,
     relationshipType: contextType,
     weight: z.number().min(0).max(1).default(0.8),
   }),
-  output: z.object({ success: z.literal(true), sourceContextId: z.string(), targetContextId: z.string(), relationshipType: z.string() }),
+  output: z.object({
+    success: z.literal(true),
+    sourceContextId: z.string(),
+    targetContextId: z.string(),
+    relationshipType: z.string(),
+  }),
   annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
-    await linkConversations(ctx.scope, { sourceId: input.sourceContextId, targetId: input.targetContextId, type: input.relationshipType, weight: input.weight });
-    return { success: true as const, sourceContextId: input.sourceContextId, targetContextId: input.targetContextId, relationshipType: input.relationshipType };
+    await linkConversations(ctx.scope, {
+      sourceId: input.sourceContextId,
+      targetId: input.targetContextId,
+      type: input.relationshipType,
+      weight: input.weight,
+    });
+    return {
+      success: true as const,
+      sourceContextId: input.sourceContextId,
+      targetContextId: input.targetContextId,
+      relationshipType: input.relationshipType,
+    };
   },
 });
 
@@ -68,7 +94,8 @@ const getRelatedContexts = defineTool({
   name: "get_related_contexts",
   category: "graph",
   title: "Related contexts",
-  description: "Get the ids of contexts related to a context (manual relationships and auto-links), optionally of one relationship type and direction; strongest first.",
+  description:
+    "Get the ids of contexts related to a context (manual relationships and auto-links), optionally of one relationship type and direction; strongest first.",
   input: z.object({
     contextId: conversationIdParam,
     relationshipType: contextType.optional(),
@@ -93,11 +120,21 @@ const storeContextLinksTool = defineTool({
     "Store links between a message and the document chunks that informed it (chunk ids from search). link_strength is the " +
     "embedding similarity of message and chunk (1 when either is not embedded yet). All ids must exist, else nothing is stored.",
   input: z.object({ message_id: z.string().min(1).max(200), chunk_ids: z.array(chunkIdParam).min(1).max(100) }),
-  output: z.object({ success: z.literal(true), links_created: z.number().int(), message_id: z.string(), linked_chunks: z.array(z.number().int()) }),
+  output: z.object({
+    success: z.literal(true),
+    links_created: z.number().int(),
+    message_id: z.string(),
+    linked_chunks: z.array(z.number().int()),
+  }),
   annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
     const linked = await storeContextLinks(ctx.scope, ctx.services, input.message_id, input.chunk_ids);
-    return { success: true as const, links_created: linked.length, message_id: input.message_id, linked_chunks: linked };
+    return {
+      success: true as const,
+      links_created: linked.length,
+      message_id: input.message_id,
+      linked_chunks: linked,
+    };
   },
 });
 
@@ -105,12 +142,15 @@ const getContextLinksForMessage = defineTool({
   name: "get_context_links_for_message",
   category: "graph",
   title: "Context links of a message",
-  description: "Retrieve the chunks a message is linked to (store_context_links), strongest first, with their content and resource id.",
+  description:
+    "Retrieve the chunks a message is linked to (store_context_links), strongest first, with their content and resource id.",
   input: z.object({ message_id: z.string().min(1).max(200) }),
   output: z.object({
     success: z.literal(true),
     message_id: z.string(),
-    context_links: z.array(z.object({ chunk_id: z.number().int(), content: z.string(), resource_id: z.string(), link_strength: z.number() })),
+    context_links: z.array(
+      z.object({ chunk_id: z.number().int(), content: z.string(), resource_id: z.string(), link_strength: z.number() }),
+    ),
     total_links: z.number().int(),
   }),
   annotations: ANNOTATIONS.read,
@@ -119,7 +159,12 @@ const getContextLinksForMessage = defineTool({
     return {
       success: true as const,
       message_id: input.message_id,
-      context_links: links.map((l) => ({ chunk_id: l.chunkId, content: l.content, resource_id: l.resourceId, link_strength: l.strength })),
+      context_links: links.map((l) => ({
+        chunk_id: l.chunkId,
+        content: l.content,
+        resource_id: l.resourceId,
+        link_strength: l.strength,
+      })),
       total_links: links.length,
     };
   },
@@ -134,7 +179,14 @@ const getMessagesForChunk = defineTool({
   output: z.object({
     success: z.literal(true),
     chunk_id: z.number().int(),
-    messages: z.array(z.object({ message_id: z.string(), content: z.string(), conversation_id: z.string().nullable(), timestamp: z.string() })),
+    messages: z.array(
+      z.object({
+        message_id: z.string(),
+        content: z.string(),
+        conversation_id: z.string().nullable(),
+        timestamp: z.string(),
+      }),
+    ),
     total_messages: z.number().int(),
   }),
   annotations: ANNOTATIONS.read,
@@ -143,7 +195,12 @@ const getMessagesForChunk = defineTool({
     return {
       success: true as const,
       chunk_id: input.chunk_id,
-      messages: messages.map((m) => ({ message_id: m.messageId, content: m.content, conversation_id: m.conversationId, timestamp: iso(m.createdAt) })),
+      messages: messages.map((m) => ({
+        message_id: m.messageId,
+        content: m.content,
+        conversation_id: m.conversationId,
+        timestamp: iso(m.createdAt),
+      })),
       total_messages: messages.length,
     };
   },
@@ -168,7 +225,9 @@ const queryGraph = defineTool({
       z.object({
         resource_id: z.string(),
         content: z.string(),
-        relationships: z.array(z.object({ target_id: z.string(), relationship_type: z.string(), strength: z.number() })),
+        relationships: z.array(
+          z.object({ target_id: z.string(), relationship_type: z.string(), strength: z.number() }),
+        ),
         relevance_score: z.number(),
       }),
     ),
@@ -176,14 +235,25 @@ const queryGraph = defineTool({
   }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
-    const results = await queryResourceGraph(ctx.scope, ctx.services, input.query, input.relationship_types, readableProjects(ctx, undefined), input.limit);
+    const results = await queryResourceGraph(
+      ctx.scope,
+      ctx.services,
+      input.query,
+      input.relationship_types,
+      readableProjects(ctx, undefined),
+      input.limit,
+    );
     return {
       success: true as const,
       query: input.query,
       results: results.map((r) => ({
         resource_id: r.itemId,
         content: r.content,
-        relationships: r.relationships.map((l) => ({ target_id: l.otherId, relationship_type: l.type, strength: l.weight })),
+        relationships: r.relationships.map((l) => ({
+          target_id: l.otherId,
+          relationship_type: l.type,
+          strength: l.weight,
+        })),
         relevance_score: r.score,
       })),
       total_results: results.length,
@@ -198,22 +268,36 @@ const autoLinkDocuments = defineTool({
   description:
     "Link a document to the documents whose embeddings are at least similarity_threshold similar (relationship similar_content, " +
     "weight = similarity). New documents are auto-linked in the background at 0.8; call this for another threshold.",
-  input: z.object({ document_id: z.string().min(1).max(200), similarity_threshold: z.number().min(0).max(1).default(0.8) }),
+  input: z.object({
+    document_id: z.string().min(1).max(200),
+    similarity_threshold: z.number().min(0).max(1).default(0.8),
+  }),
   output: z.object({
     success: z.literal(true),
     document_id: z.string(),
     links_created: z.number().int(),
-    similar_documents: z.array(z.object({ document_id: z.string(), similarity_score: z.number(), relationship_type: z.string() })),
+    similar_documents: z.array(
+      z.object({ document_id: z.string(), similarity_score: z.number(), relationship_type: z.string() }),
+    ),
   }),
   annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
-    const { item, similar } = await autoLinkDocument(ctx.scope, ctx.services, input.document_id, input.similarity_threshold);
+    const { item, similar } = await autoLinkDocument(
+      ctx.scope,
+      ctx.services,
+      input.document_id,
+      input.similarity_threshold,
+    );
     const type = item.conversationId ? "similar" : "similar_content";
     return {
       success: true as const,
       document_id: input.document_id,
       links_created: similar.length,
-      similar_documents: similar.map((s) => ({ document_id: s.id, similarity_score: s.similarity, relationship_type: type })),
+      similar_documents: similar.map((s) => ({
+        document_id: s.id,
+        similarity_score: s.similarity,
+        relationship_type: type,
+      })),
     };
   },
 });
@@ -229,16 +313,34 @@ const getDocumentRelationships = defineTool({
   output: z.object({
     success: z.literal(true),
     document_id: z.string(),
-    relationships: z.record(z.string(), z.array(z.object({ document_id: z.string(), relationship_type: z.string(), strength: z.number(), path: z.array(z.string()).optional() }))),
+    relationships: z.record(
+      z.string(),
+      z.array(
+        z.object({
+          document_id: z.string(),
+          relationship_type: z.string(),
+          strength: z.number(),
+          path: z.array(z.string()).optional(),
+        }),
+      ),
+    ),
     total_relationships: z.number().int(),
     max_depth_reached: z.number().int(),
   }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     const reached = await documentRelationships(ctx.scope, input.document_id, input.max_depth);
-    const relationships: Record<string, { document_id: string; relationship_type: string; strength: number; path?: string[] }[]> = {};
+    const relationships: Record<
+      string,
+      { document_id: string; relationship_type: string; strength: number; path?: string[] }[]
+    > = {};
     for (const r of reached) {
-      (relationships[`depth_${r.depth}`] ??= []).push({ document_id: r.id, relationship_type: r.relationshipType, strength: r.weight, ...(r.depth > 1 ? { path: r.path } : {}) });
+      (relationships[`depth_${r.depth}`] ??= []).push({
+        document_id: r.id,
+        relationship_type: r.relationshipType,
+        strength: r.weight,
+        ...(r.depth > 1 ? { path: r.path } : {}),
+      });
     }
     return {
       success: true as const,
@@ -259,7 +361,12 @@ const getKnowledgeGraph = defineTool({
     "links counted to the chunk's item) and between conversations. Nodes are the items and conversations with at least one link, most " +
     "connected first, at most max_nodes; edges are the links among them. Filter by project and relationship types.",
   input: z.object({
-    project: z.string().min(1).max(200).optional().describe("Only links whose two ends lie in this project; default: every project the key may read."),
+    project: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe("Only links whose two ends lie in this project; default: every project the key may read."),
     relationship_types: z.array(z.string().min(1).max(100)).max(20).optional(),
     max_nodes: z.number().int().min(1).max(5000).default(500),
   }),
@@ -277,17 +384,47 @@ const getKnowledgeGraph = defineTool({
         degree: z.number().int(),
       }),
     ),
-    edges: z.array(z.object({ source: z.string(), source_type: z.string(), target: z.string(), target_type: z.string(), relationship_type: z.string(), weight: z.number() })),
+    edges: z.array(
+      z.object({
+        source: z.string(),
+        source_type: z.string(),
+        target: z.string(),
+        target_type: z.string(),
+        relationship_type: z.string(),
+        weight: z.number(),
+      }),
+    ),
     total_nodes: z.number().int(),
     total_edges: z.number().int(),
     truncated: z.boolean(),
   }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
-    const graph = await knowledgeGraph(ctx.scope, { projects: readableProjects(ctx, input.project), relationshipTypes: input.relationship_types, maxNodes: input.max_nodes });
+    const graph = await knowledgeGraph(ctx.scope, {
+      projects: readableProjects(ctx, input.project),
+      relationshipTypes: input.relationship_types,
+      maxNodes: input.max_nodes,
+    });
     return {
-      nodes: graph.nodes.map((n) => ({ id: n.id, node_type: n.nodeType, project: n.project, kind: n.kind, type: n.type, label: n.label, tokens: n.tokens, importance: n.importance, degree: n.degree })),
-      edges: graph.edges.map((e) => ({ source: e.source, source_type: e.sourceType, target: e.target, target_type: e.targetType, relationship_type: e.relationshipType, weight: e.weight })),
+      nodes: graph.nodes.map((n) => ({
+        id: n.id,
+        node_type: n.nodeType,
+        project: n.project,
+        kind: n.kind,
+        type: n.type,
+        label: n.label,
+        tokens: n.tokens,
+        importance: n.importance,
+        degree: n.degree,
+      })),
+      edges: graph.edges.map((e) => ({
+        source: e.source,
+        source_type: e.sourceType,
+        target: e.target,
+        target_type: e.targetType,
+        relationship_type: e.relationshipType,
+        weight: e.weight,
+      })),
       total_nodes: graph.totalNodes,
       total_edges: graph.totalEdges,
       truncated: graph.nodes.length < graph.totalNodes,
@@ -296,4 +433,15 @@ const getKnowledgeGraph = defineTool({
 });
 
 /** Links between records, and the graph they make. */
-export const GRAPH_TOOLS: readonly AnyTool[] = [addRelationship, getRelatedContexts, linkResources, storeContextLinksTool, getContextLinksForMessage, getMessagesForChunk, queryGraph, autoLinkDocuments, getDocumentRelationships, getKnowledgeGraph];
+export const GRAPH_TOOLS: readonly AnyTool[] = [
+  addRelationship,
+  getRelatedContexts,
+  linkResources,
+  storeContextLinksTool,
+  getContextLinksForMessage,
+  getMessagesForChunk,
+  queryGraph,
+  autoLinkDocuments,
+  getDocumentRelationships,
+  getKnowledgeGraph,
+];

@@ -10,7 +10,11 @@ import { ANNOTATIONS, defineTool } from "./define-tool";
 // that needs no query, one item whole, and edits of its tags and importance. Deleting stays
 // context_gc_prune's (action "delete"), the one destructive path.
 
-const itemIdParam = z.string().min(1).max(200).describe("The item's id (memory id, resource_id, segment_id or message_id).");
+const itemIdParam = z
+  .string()
+  .min(1)
+  .max(200)
+  .describe("The item's id (memory id, resource_id, segment_id or message_id).");
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
 export const memoryList = defineTool({
@@ -108,7 +112,10 @@ export const memoryGet = defineTool({
     key: factKeyParam.optional().describe("Instead of id: the current memory of this fact key in `namespace`."),
     // No default: a project-limited key reading by id names no project.
     namespace: projectName.optional().describe("With key: the namespace the key lives in (default 'default')."),
-    include_history: z.boolean().default(false).describe("Add `versions`: every version of the item's key, current first."),
+    include_history: z
+      .boolean()
+      .default(false)
+      .describe("Add `versions`: every version of the item's key, current first."),
   }),
   output: z.object({
     id: z.string(),
@@ -143,12 +150,17 @@ export const memoryGet = defineTool({
     key: z.string().nullable().describe("The fact key it was stored with (memory_store key), or null"),
     superseded_by: z.string().nullable().describe("The item that replaced it under its key; null while current"),
     versions: z
-      .array(z.object({ id: z.string(), content: z.string(), created_at: z.string(), superseded_by: z.string().nullable() }))
+      .array(
+        z.object({ id: z.string(), content: z.string(), created_at: z.string(), superseded_by: z.string().nullable() }),
+      )
       .optional()
       .describe("With include_history and a key: all versions, current first"),
     history: z.object({
       created_at: z.string(),
-      embedded_at: z.string().nullable().describe("null while the embed job is pending (vector search does not see it yet)"),
+      embedded_at: z
+        .string()
+        .nullable()
+        .describe("null while the embed job is pending (vector search does not see it yet)"),
       linked_at: z.string().nullable().describe("null while the auto-link job is pending"),
       last_touched_at: z.string(),
       generation: z.string(),
@@ -157,9 +169,14 @@ export const memoryGet = defineTool({
   }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
-    if ((input.id === undefined) === (input.key === undefined)) throw invalidParameter("id", "Give either id, or key (with namespace)");
-    const item = await getItem(ctx.scope, input.id ?? (await currentItemOfKey(ctx.scope, input.namespace ?? "default", input.key!)));
-    const versions = input.include_history && item.key !== null ? await keyHistory(ctx.scope, item.project, item.key) : undefined;
+    if ((input.id === undefined) === (input.key === undefined))
+      throw invalidParameter("id", "Give either id, or key (with namespace)");
+    const item = await getItem(
+      ctx.scope,
+      input.id ?? (await currentItemOfKey(ctx.scope, input.namespace ?? "default", input.key!)),
+    );
+    const versions =
+      input.include_history && item.key !== null ? await keyHistory(ctx.scope, item.project, item.key) : undefined;
     return {
       id: item.id,
       project: item.project,
@@ -190,7 +207,16 @@ export const memoryGet = defineTool({
       })),
       key: item.key,
       superseded_by: item.supersededBy,
-      ...(versions ? { versions: versions.map((v) => ({ id: v.id, content: v.content, created_at: iso(v.createdAt), superseded_by: v.supersededBy })) } : {}),
+      ...(versions
+        ? {
+            versions: versions.map((v) => ({
+              id: v.id,
+              content: v.content,
+              created_at: iso(v.createdAt),
+              superseded_by: v.supersededBy,
+            })),
+          }
+        : {}),
       history: {
         created_at: iso(item.createdAt),
         embedded_at: isoOrNull(item.embeddedAt),
@@ -215,11 +241,27 @@ export const memoryUpdate = defineTool({
     tags: tagsParam.optional().describe("The new tags (replace the old ones)."),
     importance: z.number().min(0).max(1).optional(),
   }),
-  output: z.object({ success: z.literal(true), id: z.string(), project: z.string(), tags: z.array(z.string()), importance: z.number(), reindexed_chunks: z.number().int() }),
+  output: z.object({
+    success: z.literal(true),
+    id: z.string(),
+    project: z.string(),
+    tags: z.array(z.string()),
+    importance: z.number(),
+    reindexed_chunks: z.number().int(),
+  }),
   annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
-    const edited = await editItem(ctx.scope, ctx.services, input.id, { tags: input.tags, importance: input.importance });
-    return { success: true as const, id: edited.id, project: edited.project, tags: edited.tags, importance: edited.importance, reindexed_chunks: edited.reindexedChunks };
+    const edited = await editItem(ctx.scope, ctx.services, input.id, {
+      tags: input.tags,
+      importance: input.importance,
+    });
+    return {
+      success: true as const,
+      id: edited.id,
+      project: edited.project,
+      tags: edited.tags,
+      importance: edited.importance,
+      reindexed_chunks: edited.reindexedChunks,
+    };
   },
 });
-

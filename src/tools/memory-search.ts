@@ -4,7 +4,16 @@ import { readItemContents } from "../core/memory/items";
 import { searchChunks, type SearchHit } from "../core/search/search";
 import { invalidParameter } from "../errors";
 import { ANNOTATIONS, defineTool } from "./define-tool";
-import { conversationIdParam, iso, parseTimestamp, projectName, queryParam, readableProjects, tagsParam, timestampParam } from "./params";
+import {
+  conversationIdParam,
+  iso,
+  parseTimestamp,
+  projectName,
+  queryParam,
+  readableProjects,
+  tagsParam,
+  timestampParam,
+} from "./params";
 
 export const search = defineTool({
   name: "search",
@@ -30,7 +39,12 @@ export const search = defineTool({
     after: timestampParam.optional().describe("Only items created at or after (ISO 8601 or epoch ms)."),
     before: timestampParam.optional().describe("Only items created at or before (ISO 8601 or epoch ms)."),
     include_stashed: z.boolean().default(false),
-    mode: z.enum(["hybrid", "keyword", "vector"]).default("hybrid").describe("hybrid (default) combines the keyword (BM25) and vector scores; keyword or vector scores by one alone."),
+    mode: z
+      .enum(["hybrid", "keyword", "vector"])
+      .default("hybrid")
+      .describe(
+        "hybrid (default) combines the keyword (BM25) and vector scores; keyword or vector scores by one alone.",
+      ),
   }),
   output: z.object({
     results: z.array(
@@ -50,7 +64,12 @@ export const search = defineTool({
     ),
     total: z.number().int(),
     query: z.string(),
-    degraded: z.string().optional().describe("Present when the vector part was unavailable (embedder or index failing): the results are keyword matches only, and why."),
+    degraded: z
+      .string()
+      .optional()
+      .describe(
+        "Present when the vector part was unavailable (embedder or index failing): the results are keyword matches only, and why.",
+      ),
   }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
@@ -71,7 +90,11 @@ export const search = defineTool({
         tiers: input.include_stashed ? ["active", "stashed"] : ["active"],
       },
       input.limit,
-      { mode: input.mode, onVectorUnavailable: (reason) => (degraded = `keyword results only: semantic search is unavailable (${reason})`) },
+      {
+        mode: input.mode,
+        onVectorUnavailable: (reason) =>
+          (degraded = `keyword results only: semantic search is unavailable (${reason})`),
+      },
     );
     return {
       ...(degraded ? { degraded } : {}),
@@ -122,11 +145,23 @@ export const retrieveByType = defineTool({
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
     if (!(ITEM_TYPES as readonly string[]).includes(input.doc_type)) {
-      throw invalidParameter("doc_type", `Invalid parameter 'doc_type': '${input.doc_type}' is not a known type; use one of ${ITEM_TYPES.join(", ")}`);
+      throw invalidParameter(
+        "doc_type",
+        `Invalid parameter 'doc_type': '${input.doc_type}' is not a known type; use one of ${ITEM_TYPES.join(", ")}`,
+      );
     }
-    const hits = await searchChunks(ctx.scope, ctx.services, input.query, { projects: readableProjects(ctx, input.project_id), types: [input.doc_type] }, input.top_k * 3);
+    const hits = await searchChunks(
+      ctx.scope,
+      ctx.services,
+      input.query,
+      { projects: readableProjects(ctx, input.project_id), types: [input.doc_type] },
+      input.top_k * 3,
+    );
     const best = bestPerKey(hits, (h) => h.itemId).slice(0, input.top_k);
-    const contents = await readItemContents(ctx.scope, best.map((h) => h.itemId));
+    const contents = await readItemContents(
+      ctx.scope,
+      best.map((h) => h.itemId),
+    );
     const results = best.map((h) => ({
       resource_id: h.itemId,
       content: contents.get(h.itemId) ?? h.chunkContent,

@@ -9,7 +9,6 @@ import { retrieveByType, search } from "./memory-search";
 import { memoryGet, memoryList, memoryUpdate } from "./memory-items";
 import { contentParam, factKeyParam, iso, itemTypeParam, metadataParam, projectName, tagsParam } from "./params";
 
-
 const storeMemoryInput = z.object({
   file_name: z.string().min(1).max(500).describe("Name or path of the document."),
   content: contentParam,
@@ -62,7 +61,12 @@ const storeMemory = defineTool({
 const memoryFields = {
   content: contentParam,
   tags: tagsParam.default([]),
-  importance: z.number().min(0).max(1).default(0.5).describe("0..1; raises the memory under the 'importance' strategy."),
+  importance: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.5)
+    .describe("0..1; raises the memory under the 'importance' strategy."),
   metadata: metadataParam.default({}),
   type: itemTypeParam.default("note"),
   key: factKeyParam.optional(),
@@ -89,7 +93,9 @@ const memoryStore = defineTool({
     duplicate: z.boolean(),
     duplicate_of: z.string().nullable(),
     key: z.string().nullable().describe("The fact's key, when one was given"),
-    superseded: z.array(z.string()).describe("Ids of the earlier items of this key that this one replaced (kept as history)"),
+    superseded: z
+      .array(z.string())
+      .describe("Ids of the earlier items of this key that this one replaced (kept as history)"),
   }),
   annotations: ANNOTATIONS.write,
   ...itemWrites(
@@ -123,7 +129,10 @@ const memoryBatchStore = defineTool({
   title: "Store many memories",
   description: `Store up to ${MAX_BATCH_ITEMS} memories in one call, all or nothing: if any memory is invalid, none is stored. Ids come back in input order; duplicates name the existing id.`,
   input: z.object({
-    memories: z.array(strictInput(z.object(memoryFields))).min(1).max(MAX_BATCH_ITEMS),
+    memories: z
+      .array(strictInput(z.object(memoryFields)))
+      .min(1)
+      .max(MAX_BATCH_ITEMS),
     namespace: projectName.default("default"),
   }),
   output: z.object({
@@ -163,4 +172,13 @@ const memoryBatchStore = defineTool({
 });
 
 /** Store, search, browse and correct memories. */
-export const MEMORY_TOOLS: readonly AnyTool[] = [memoryStore, memoryBatchStore, storeMemory, search, retrieveByType, memoryList, memoryGet, memoryUpdate];
+export const MEMORY_TOOLS: readonly AnyTool[] = [
+  memoryStore,
+  memoryBatchStore,
+  storeMemory,
+  search,
+  retrieveByType,
+  memoryList,
+  memoryGet,
+  memoryUpdate,
+];

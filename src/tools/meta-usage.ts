@@ -6,7 +6,6 @@ import { tenantLimits } from "../core/tenants/quotas";
 import { iso } from "./params";
 import { ANNOTATIONS, defineTool } from "./define-tool";
 
-
 export const getContextUsageStatistics = defineTool({
   name: "get_context_usage_statistics",
   category: "meta",
@@ -41,12 +40,23 @@ export const getToolConversations = defineTool({
   output: z.object({
     success: z.literal(true),
     tool_name: z.string(),
-    conversations: z.array(z.object({ conversation_id: z.string(), usage_count: z.number().int(), last_used: z.string(), context_summary: z.string() })),
+    conversations: z.array(
+      z.object({
+        conversation_id: z.string(),
+        usage_count: z.number().int(),
+        last_used: z.string(),
+        context_summary: z.string(),
+      }),
+    ),
     total_conversations: z.number().int(),
     usage_statistics: z.object({ total_invocations: z.number().int(), average_per_conversation: z.number() }),
   }),
   annotations: ANNOTATIONS.read,
-  handler: async (input, ctx) => ({ success: true as const, tool_name: input.tool_name, ...(await toolConversations(ctx.scope, input.tool_name, input.limit)) }),
+  handler: async (input, ctx) => ({
+    success: true as const,
+    tool_name: input.tool_name,
+    ...(await toolConversations(ctx.scope, input.tool_name, input.limit)),
+  }),
 });
 
 const quotaUsage = z.object({ limit: z.number().int().nullable(), usage: z.number().int() });
@@ -66,7 +76,13 @@ export const getUsageReport = defineTool({
     since: z.string(),
     bucket_ms: z.number().int(),
     buckets: z.array(
-      z.object({ start: z.string(), calls: z.record(z.string(), z.number()), errors: z.number().int(), p50_ms: z.number().nullable(), p95_ms: z.number().nullable() }),
+      z.object({
+        start: z.string(),
+        calls: z.record(z.string(), z.number()),
+        errors: z.number().int(),
+        p50_ms: z.number().nullable(),
+        p95_ms: z.number().nullable(),
+      }),
     ),
     tools: z.array(
       z.object({
@@ -75,31 +91,56 @@ export const getUsageReport = defineTool({
         errors: z.number().int(),
         p50_ms: z.number(),
         p95_ms: z.number(),
-        d1_round_trips: z.number().nullable().describe("Mean D1 round trips per call (a batch counts once); null for calls logged before it was counted"),
+        d1_round_trips: z
+          .number()
+          .nullable()
+          .describe("Mean D1 round trips per call (a batch counts once); null for calls logged before it was counted"),
         d1_ms: z.number().nullable().describe("Mean time per call spent waiting on D1"),
-        worker_p50_ms: z.number().nullable().describe("p50 of each call's duration less its D1 wait: the worker's own time"),
+        worker_p50_ms: z
+          .number()
+          .nullable()
+          .describe("p50 of each call's duration less its D1 wait: the worker's own time"),
         worker_p95_ms: z.number().nullable(),
       }),
     ),
     total_calls: z.number().int(),
-    projects: z.array(z.object({ project: z.string(), items: z.number().int(), tokens: z.number().int(), stashed_tokens: z.number().int() })),
+    projects: z.array(
+      z.object({
+        project: z.string(),
+        items: z.number().int(),
+        tokens: z.number().int(),
+        stashed_tokens: z.number().int(),
+      }),
+    ),
     quotas: z
       .object({
         max_items: quotaUsage.describe("Items the tenant stores (all projects, superseded versions included)"),
         max_bytes: quotaUsage.describe("UTF-8 bytes of the tenant's stored content"),
         max_pending_jobs: quotaUsage.describe("The tenant's items still awaiting embedding"),
-        calls_per_minute: quotaUsage.describe("The tenant's tool calls in the last 60 s, across its keys, as the usage log has them"),
+        calls_per_minute: quotaUsage.describe(
+          "The tenant's tool calls in the last 60 s, across its keys, as the usage log has them",
+        ),
       })
       .describe("Each tenant quota: its limit (null = unlimited) and the tenant's usage"),
   }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
-    const report = await usageReport(ctx.scope, input.period, tenantLimits(ctx.services.config.quotas, ctx.scope.quotas));
+    const report = await usageReport(
+      ctx.scope,
+      input.period,
+      tenantLimits(ctx.services.config.quotas, ctx.scope.quotas),
+    );
     return {
       period: input.period,
       since: iso(report.since),
       bucket_ms: report.bucketMs,
-      buckets: report.buckets.map((b) => ({ start: iso(b.start), calls: b.calls, errors: b.errors, p50_ms: b.p50Ms, p95_ms: b.p95Ms })),
+      buckets: report.buckets.map((b) => ({
+        start: iso(b.start),
+        calls: b.calls,
+        errors: b.errors,
+        p50_ms: b.p50Ms,
+        p95_ms: b.p95Ms,
+      })),
       tools: report.tools.map((t) => ({
         tool: t.tool,
         calls: t.calls,
@@ -112,7 +153,12 @@ export const getUsageReport = defineTool({
         worker_p95_ms: t.workerP95Ms,
       })),
       total_calls: report.totalCalls,
-      projects: report.projects.map((p) => ({ project: p.project, items: p.items, tokens: p.tokens, stashed_tokens: p.stashedTokens })),
+      projects: report.projects.map((p) => ({
+        project: p.project,
+        items: p.items,
+        tokens: p.tokens,
+        stashed_tokens: p.stashedTokens,
+      })),
       quotas: report.quotas,
     };
   },

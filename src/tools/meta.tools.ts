@@ -33,7 +33,11 @@ const listToolIdentifiers = defineTool({
   }),
   annotations: ANNOTATIONS.read,
   handler: async (_input, ctx) => {
-    const tools = ctx.catalog.map((t) => ({ name: t.name, category: t.category, description: firstSentence(t.description) }));
+    const tools = ctx.catalog.map((t) => ({
+      name: t.name,
+      category: t.category,
+      description: firstSentence(t.description),
+    }));
     return {
       success: true as const,
       tools,
@@ -63,8 +67,20 @@ const whoami = defineTool({
     projects: z.array(z.string()).nullable(),
   }),
   annotations: ANNOTATIONS.read,
-  handler: async (_input, ctx) => ({ tenant_id: ctx.caller.tenantId, key_id: ctx.caller.keyId, scopes: ctx.caller.scopes, projects: ctx.caller.projects }),
+  handler: async (_input, ctx) => ({
+    tenant_id: ctx.caller.tenantId,
+    key_id: ctx.caller.keyId,
+    scopes: ctx.caller.scopes,
+    projects: ctx.caller.projects,
+  }),
 });
 
 /** Health, the tool list, the caller, and usage statistics. */
-export const META_TOOLS: readonly AnyTool[] = [ping, listToolIdentifiers, whoami, getContextUsageStatistics, getToolConversations, getUsageReport];
+export const META_TOOLS: readonly AnyTool[] = [
+  ping,
+  listToolIdentifiers,
+  whoami,
+  getContextUsageStatistics,
+  getToolConversations,
+  getUsageReport,
+];

@@ -5,7 +5,10 @@ import type { ToolContext } from "./define-tool";
 
 /** Shared parameter shapes, so every tool states the same limits in the same words. */
 /** A search query: any text but blank. */
-export const queryParam = z.string().max(2000).refine((q) => q.trim().length > 0, "must not be empty");
+export const queryParam = z
+  .string()
+  .max(2000)
+  .refine((q) => q.trim().length > 0, "must not be empty");
 export const contentParam = z.string().min(1).max(MAX_ITEM_CHARS);
 export const projectName = z.string().min(1).max(200);
 export const tagsParam = z.array(z.string().min(1).max(100)).max(50);
@@ -28,9 +31,16 @@ const TIMESTAMP_ACCEPTS = `an ISO 8601 date (e.g. "2024-05-01T12:00:00Z") or epo
  * An ISO 8601 date or epoch milliseconds. Checked at the boundary, before anything is written: a time
  * outside the Date range would be stored and then break every read that formats it.
  */
-export const timestampParam = z.union([z.string().max(100), z.number()], { error: `expected ${TIMESTAMP_ACCEPTS}` }).superRefine((value, ctx) => {
-  if (toEpochMs(value) === undefined) ctx.addIssue({ code: "custom", message: `expected ${TIMESTAMP_ACCEPTS} (got ${JSON.stringify(value).slice(0, 40)})`, input: value });
-});
+export const timestampParam = z
+  .union([z.string().max(100), z.number()], { error: `expected ${TIMESTAMP_ACCEPTS}` })
+  .superRefine((value, ctx) => {
+    if (toEpochMs(value) === undefined)
+      ctx.addIssue({
+        code: "custom",
+        message: `expected ${TIMESTAMP_ACCEPTS} (got ${JSON.stringify(value).slice(0, 40)})`,
+        input: value,
+      });
+  });
 
 function toEpochMs(value: string | number): number | undefined {
   const ms = typeof value === "number" ? value : Date.parse(value);
@@ -40,7 +50,11 @@ function toEpochMs(value: string | number): number | undefined {
 export function parseTimestamp(value: string | number | undefined, parameter: string): number | undefined {
   if (value === undefined) return undefined;
   const ms = toEpochMs(value);
-  if (ms === undefined) throw invalidParameter(parameter, `Invalid parameter '${parameter}': expected ${TIMESTAMP_ACCEPTS} (got ${JSON.stringify(value).slice(0, 40)})`);
+  if (ms === undefined)
+    throw invalidParameter(
+      parameter,
+      `Invalid parameter '${parameter}': expected ${TIMESTAMP_ACCEPTS} (got ${JSON.stringify(value).slice(0, 40)})`,
+    );
   return ms;
 }
 

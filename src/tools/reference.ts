@@ -14,7 +14,13 @@ export function renderToolTable(tools: readonly AnyTool[]): string {
     const summary = t.description.split(/(?<=\.)\s/)[0]!.replace(/\|/g, "\\|");
     return `| \`${t.name}\` | ${t.category}${t.core ? " (core)" : ""} | ${requiredScope(t)} | ${params || "—"} | ${summary} |`;
   });
-  return [TABLE_START, "| tool | toolset | scope | parameters (**required**) | what it does |", "| --- | --- | --- | --- | --- |", ...rows, TABLE_END].join("\n");
+  return [
+    TABLE_START,
+    "| tool | toolset | scope | parameters (**required**) | what it does |",
+    "| --- | --- | --- | --- | --- |",
+    ...rows,
+    TABLE_END,
+  ].join("\n");
 }
 
 function describeParam(name: string, schema: z.ZodType): string {

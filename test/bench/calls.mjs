@@ -30,10 +30,14 @@ export async function measureTools(newTenant) {
   const { corpus, queries } = loadMsmarco();
   const tenant = await newTenant("calls");
   for (let i = 0; i < 1000; i += 100) {
-    await tenant.call("memory_batch_store", { namespace: "p", memories: corpus.slice(i, i + 100).map((d) => ({ content: d.text })) });
+    await tenant.call("memory_batch_store", {
+      namespace: "p",
+      memories: corpus.slice(i, i + 100).map((d) => ({ content: d.text })),
+    });
   }
   await tenant.drainEmbeddings();
-  const chunkId = (await tenant.call("search", { query: queries[0].text, project: "p", limit: 1 })).result.results[0].chunk_id;
+  const chunkId = (await tenant.call("search", { query: queries[0].text, project: "p", limit: 1 })).result.results[0]
+    .chunk_id;
 
   const text = (n) => corpus[(1000 + n) % corpus.length].text;
   const question = (n) => queries[n % queries.length].text;

@@ -27,7 +27,14 @@ const EMBEDDING_CALLS_PER_SECOND = 3000 / 60;
 const QUERY_EMBEDDING_TOOLS = ["search", "memory_context_build"];
 const TEXTS_PER_EMBEDDING_CALL = 32;
 /** A hosted agent's day, by calls: mostly logging turns and searching, some context builds and stores. */
-const MIX = { log_chat: 0.3, search: 0.3, memory_context_build: 0.1, memory_store: 0.1, get_context: 0.1, retrieve_context: 0.1 };
+const MIX = {
+  log_chat: 0.3,
+  search: 0.3,
+  memory_context_build: 0.1,
+  memory_store: 0.1,
+  get_context: 0.1,
+  retrieve_context: 0.1,
+};
 
 export async function runCapacity(newTenant) {
   // The load run's tenants, spread over every shard before the 1,000-memory tenant below fills one of them.
@@ -47,19 +54,35 @@ export async function runCapacity(newTenant) {
   const byTool = new Map(rows.map((r) => [r.tool, r]));
   const mixMs = Object.entries(MIX).reduce((sum, [tool, share]) => sum + share * byTool.get(tool).d1_ms, 0);
   const perShard = 1000 / mixMs;
-  lines.push(`  an agent mix (${Object.entries(MIX).map(([t, s]) => `${t} ${s * 100}%`).join(", ")}): ${fmt(mixMs, 2)} ms of D1 a call`);
-  lines.push(`  D1 runs one query at a time per database, so a shard serves ~${fmt(perShard, 0)} calls/s of that mix (search alone: ${fmt(1000 / byTool.get("search").d1_ms, 0)}/s)`);
-  lines.push(`  ${SHARD_COUNTS.map((n) => `${n} shard${n > 1 ? "s" : ""}: ${fmt(perShard * n, 0)} calls/s, ${n * 10} GB`).join("; ")}`);
+  lines.push(
+    `  an agent mix (${Object.entries(MIX)
+      .map(([t, s]) => `${t} ${s * 100}%`)
+      .join(", ")}): ${fmt(mixMs, 2)} ms of D1 a call`,
+  );
+  lines.push(
+    `  D1 runs one query at a time per database, so a shard serves ~${fmt(perShard, 0)} calls/s of that mix (search alone: ${fmt(1000 / byTool.get("search").d1_ms, 0)}/s)`,
+  );
+  lines.push(
+    `  ${SHARD_COUNTS.map((n) => `${n} shard${n > 1 ? "s" : ""}: ${fmt(perShard * n, 0)} calls/s, ${n * 10} GB`).join("; ")}`,
+  );
   const writeShare = WRITE_TOOLS.reduce((sum, tool) => sum + (MIX[tool] ?? 0), 0);
-  const queuesFor = (n) => `${Math.ceil((perShard * n) / QUEUE_MESSAGES_PER_SECOND)} usage / ${Math.ceil((perShard * n * writeShare * 2) / QUEUE_MESSAGES_PER_SECOND)} job`;
-  lines.push(`  queues those need at 5,000 messages/s each (a message a request, two jobs a write): ${SHARD_COUNTS.map((n) => `${n}: ${queuesFor(n)}`).join("; ")}`);
-  const embeddingCalls = QUERY_EMBEDDING_TOOLS.reduce((sum, tool) => sum + (MIX[tool] ?? 0), 0) + writeShare / TEXTS_PER_EMBEDDING_CALL;
+  const queuesFor = (n) =>
+    `${Math.ceil((perShard * n) / QUEUE_MESSAGES_PER_SECOND)} usage / ${Math.ceil((perShard * n * writeShare * 2) / QUEUE_MESSAGES_PER_SECOND)} job`;
+  lines.push(
+    `  queues those need at 5,000 messages/s each (a message a request, two jobs a write): ${SHARD_COUNTS.map((n) => `${n}: ${queuesFor(n)}`).join("; ")}`,
+  );
+  const embeddingCalls =
+    QUERY_EMBEDDING_TOOLS.reduce((sum, tool) => sum + (MIX[tool] ?? 0), 0) + writeShare / TEXTS_PER_EMBEDDING_CALL;
   lines.push(
     `  Workers AI's default 3,000 embedding requests/minute (${fmt(embeddingCalls, 3)} a call of the mix) caps it near ${fmt(EMBEDDING_CALLS_PER_SECOND / embeddingCalls, 0)} calls/s ` +
       "for the whole account with vectors; past that, searches answer from keywords (degraded)",
   );
-  lines.push("  (locally a D1 wait includes the loopback trip to the database object, so this errs low; the control database is");
-  lines.push("   read once per key per isolate per 15 s and the usage log writes one statement per queue batch of up to 100 requests)");
+  lines.push(
+    "  (locally a D1 wait includes the loopback trip to the database object, so this errs low; the control database is",
+  );
+  lines.push(
+    "   read once per key per isolate per 15 s and the usage log writes one statement per queue batch of up to 100 requests)",
+  );
   lines.push(...(await loadRun(tenants)));
   return lines;
 }
@@ -89,7 +112,12 @@ async function spreadOverShards(tenants) {
 async function loadRun(tenants) {
   const { corpus, queries } = loadMsmarco();
   const shards = new Set(tenants.map((t) => t.shard));
-  const clients = await Promise.all(Array.from({ length: CLIENTS }, async (_, i) => ({ tenant: tenants[i % TENANTS], key: await tenants[i % TENANTS].newKey() })));
+  const clients = await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, i) => ({
+      tenant: tenants[i % TENANTS],
+      key: await tenants[i % TENANTS].newKey(),
+    })),
+  );
   const acknowledged = new Map(tenants.map((t) => [t.id, []]));
   const made = new Map(tenants.map((t) => [t.id, 0]));
   const latency = [];
@@ -99,14 +127,24 @@ async function loadRun(tenants) {
     clients.map(async ({ tenant, key }, c) => {
       for (let n = 0; n < CALLS_PER_CLIENT; n++) {
         const write = n % 5 < 2;
-        const args = write ? { content: `${corpus[(c * CALLS_PER_CLIENT + n) % corpus.length].text} [client ${c} call ${n}]`, namespace: "load" } : { query: queries[(c + n) % queries.length].text, project: "load" };
+        const args = write
+          ? {
+              content: `${corpus[(c * CALLS_PER_CLIENT + n) % corpus.length].text} [client ${c} call ${n}]`,
+              namespace: "load",
+            }
+          : { query: queries[(c + n) % queries.length].text, project: "load" };
         const tool = write ? "memory_store" : "search";
         const t0 = performance.now();
         try {
           const response = await fetch(`${BASE}/jsonrpc`, {
             method: "POST",
             headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-            body: JSON.stringify({ jsonrpc: "2.0", id: n, method: "tools/call", params: { name: tool, arguments: args } }),
+            body: JSON.stringify({
+              jsonrpc: "2.0",
+              id: n,
+              method: "tools/call",
+              params: { name: tool, arguments: args },
+            }),
           });
           const body = await response.json();
           latency.push(performance.now() - t0);

@@ -15,7 +15,8 @@ export async function runChaos(_newTenant, { release }) {
   let server = await startWorker({ vars: { FAULTS } });
   const tenant = await admin("POST", "/tenants", { name: "chaos" });
   const keys = [];
-  for (let i = 0; i < WRITERS; i++) keys.push((await admin("POST", `/tenants/${tenant.tenant_id}/keys`, { name: `writer ${i}` })).api_key);
+  for (let i = 0; i < WRITERS; i++)
+    keys.push((await admin("POST", `/tenants/${tenant.tenant_id}/keys`, { name: `writer ${i}` })).api_key);
 
   const acknowledged = [];
   const inFlight = [];
@@ -25,7 +26,10 @@ export async function runChaos(_newTenant, { release }) {
   const writer = async (w) => {
     for (let i = 0; !crashed; i++) {
       const content = `Writer ${w} note ${i}: parcel ${w * 10_000 + i} goes to bay ${i % 40}.`;
-      const args = i % 2 === 0 ? ["memory_store", { content, namespace: "chaos" }] : ["log_chat", { conversation_id: `chat-${w}`, role: "user", content, project_id: "chaos" }];
+      const args =
+        i % 2 === 0
+          ? ["memory_store", { content, namespace: "chaos" }]
+          : ["log_chat", { conversation_id: `chat-${w}`, role: "user", content, project_id: "chaos" }];
       for (let attempt = 1; attempt <= 2; attempt++) {
         let answer;
         try {
@@ -65,7 +69,8 @@ export async function runChaos(_newTenant, { release }) {
   }
 
   const stored = new Map();
-  for (const record of await exported(tenant.tenant_id)) if (record.type === "item") stored.set(record.content, (stored.get(record.content) ?? 0) + 1);
+  for (const record of await exported(tenant.tenant_id))
+    if (record.type === "item") stored.set(record.content, (stored.get(record.content) ?? 0) + 1);
   const found = acknowledged.filter((c) => stored.get(c) === 1).length;
   const lost = acknowledged.filter((c) => !stored.has(c)).length;
   const duplicates = [...stored.values()].filter((n) => n > 1).length;
@@ -77,7 +82,9 @@ export async function runChaos(_newTenant, { release }) {
     `  ${acknowledged.length} acknowledged writes in ${fmt(writeSeconds, 1)} s (${retries} retried once, ${refused} refused twice); found exactly once: ${found}; lost: ${lost}; duplicated contents: ${duplicates}`,
     `  in flight at the crash: ${inFlight.length} (unacknowledged; ${inFlightWritten} of them stored, once each)`,
     `  after the restart: ${pendingAtRestart} items pending embedding (jobs lost with the process or never sent); ` +
-      (recoveredSeconds === null ? `NOT all embedded within ${RECOVERY_LIMIT_MS / 60_000} min` : `all embedded ${fmt(recoveredSeconds, 0)} s after the restart (bound: the minute pass re-sends a write's job 2-3 min after it)`),
+      (recoveredSeconds === null
+        ? `NOT all embedded within ${RECOVERY_LIMIT_MS / 60_000} min`
+        : `all embedded ${fmt(recoveredSeconds, 0)} s after the restart (bound: the minute pass re-sends a write's job 2-3 min after it)`),
     `  dead-lettered jobs: ${failures.length}`,
   ];
 }
@@ -94,6 +101,11 @@ async function rpc(key, name, args) {
 const stats = (tenantId) => admin("GET", `/tenants/${tenantId}/stats`);
 
 async function exported(tenantId) {
-  const response = await fetch(`${BASE}/admin/tenants/${tenantId}/export`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-  return (await response.text()).split("\n").filter(Boolean).map((line) => JSON.parse(line));
+  const response = await fetch(`${BASE}/admin/tenants/${tenantId}/export`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
+  return (await response.text())
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
 }

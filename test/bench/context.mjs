@@ -8,11 +8,17 @@ export async function runContext(newTenant) {
   const { corpus, queries } = loadMsmarco();
   const tenant = await newTenant("context");
   const lines = ["Context building (memory_context_build, token_budget 4000, defaults otherwise)"];
-  for (const [namespace, size] of [["k1", 1000], ["k10", 10_000]]) {
+  for (const [namespace, size] of [
+    ["k1", 1000],
+    ["k10", 10_000],
+  ]) {
     for (let i = 0; i < size; i += 100) {
       const memories = Array.from({ length: Math.min(100, size - i) }, (_, j) => {
         const n = i + j;
-        return { content: `${corpus[n % corpus.length].text}${n >= corpus.length ? ` (copy ${Math.floor(n / corpus.length)})` : ""}`, importance: (n % 10) / 10 };
+        return {
+          content: `${corpus[n % corpus.length].text}${n >= corpus.length ? ` (copy ${Math.floor(n / corpus.length)})` : ""}`,
+          importance: (n % 10) / 10,
+        };
       });
       await tenant.call("memory_batch_store", { namespace, memories });
     }
@@ -22,7 +28,8 @@ export async function runContext(newTenant) {
     // The first-linking round starts as soon as embedding has drained: the link jobs follow within a
     // queue batch (max_batch_timeout 1 s), so any earlier call would find them done.
     await tenant.drainEmbeddings();
-    const build = (q, useCache) => tenant.call("memory_context_build", { query: q.text, token_budget: 4000, namespace, use_cache: useCache });
+    const build = (q, useCache) =>
+      tenant.call("memory_context_build", { query: q.text, token_budget: 4000, namespace, use_cache: useCache });
     const linking = (await tenant.stats()).pending_links;
     const draining = await repeatedHits(queries, build);
     const linked = linking - (await tenant.stats()).pending_links;
@@ -48,7 +55,9 @@ export async function runContext(newTenant) {
     const hits = (await tenant.call("search", { query: q.text, project: "k1", limit: 1 })).result.results;
     if (hits.length > 0) around.push((await tenant.call("get_context", { chunk_id: hits[0].chunk_id, count: 3 })).ms);
   }
-  lines.push(`  get_context (count 3): p50 ${fmt(percentile(around, 50))} ms, p95 ${fmt(percentile(around, 95))} ms over ${around.length} calls`);
+  lines.push(
+    `  get_context (count 3): p50 ${fmt(percentile(around, 50))} ms, p95 ${fmt(percentile(around, 95))} ms over ${around.length} calls`,
+  );
   lines.push(...(await fillRatio(newTenant)));
   return lines;
 }
@@ -63,7 +72,17 @@ async function fillRatio(newTenant) {
     for (let n = 1; c[`session_${n}`]; n++) {
       const at = parseLocomoDate(c[`session_${n}_date_time`]);
       c[`session_${n}`].forEach((turn, i) =>
-        calls.push(["log_chat", { conversation_id: `${sample.sample_id}:${n}`, role: turn.speaker === c.speaker_a ? "user" : "assistant", agent_name: turn.speaker, content: turn.text, project_id: sample.sample_id, timestamp: at + i * 1000 }]),
+        calls.push([
+          "log_chat",
+          {
+            conversation_id: `${sample.sample_id}:${n}`,
+            role: turn.speaker === c.speaker_a ? "user" : "assistant",
+            agent_name: turn.speaker,
+            content: turn.text,
+            project_id: sample.sample_id,
+            timestamp: at + i * 1000,
+          },
+        ]),
       );
     }
     await tenant.callMany(calls);
@@ -73,7 +92,12 @@ async function fillRatio(newTenant) {
   await tenant.settle();
   const lines = [];
   for (const budget of [1000, 4000]) {
-    const calls = samples.flatMap((s) => s.qa.map((qa) => ["memory_context_build", { query: qa.question, token_budget: budget, namespace: s.sample_id, use_cache: false }]));
+    const calls = samples.flatMap((s) =>
+      s.qa.map((qa) => [
+        "memory_context_build",
+        { query: qa.question, token_budget: budget, namespace: s.sample_id, use_cache: false },
+      ]),
+    );
     const results = await tenant.callMany(calls);
     const fill = results.map((r) => r.total_tokens / budget);
     const count = results.map((r) => r.memory_count);
@@ -96,8 +120,12 @@ const AUTO_LINK_THRESHOLD = 0.8;
  */
 async function relink(tenant, context) {
   const ids = context.memories.map((m) => m.id);
-  const before = await tenant.callMany(ids.map((id) => ["get_document_relationships", { document_id: id, max_depth: 1 }]));
-  const after = await tenant.callMany(ids.map((id) => ["auto_link_documents", { document_id: id, similarity_threshold: AUTO_LINK_THRESHOLD }]));
+  const before = await tenant.callMany(
+    ids.map((id) => ["get_document_relationships", { document_id: id, max_depth: 1 }]),
+  );
+  const after = await tenant.callMany(
+    ids.map((id) => ["auto_link_documents", { document_id: id, similarity_threshold: AUTO_LINK_THRESHOLD }]),
+  );
   return after.some((linked, i) => {
     const known = new Map((before[i].relationships.depth_1 ?? []).map((r) => [r.document_id, r.strength]));
     return linked.similar_documents.some((d) => !(known.get(d.document_id) >= d.similarity_score));

@@ -8,7 +8,10 @@ export function loadLocomo() {
 }
 
 export function loadMsmarco() {
-  const lines = (file) => readFileSync(new URL(`msmarco/${file}`, SHARED), "utf8").split("\n").filter(Boolean);
+  const lines = (file) =>
+    readFileSync(new URL(`msmarco/${file}`, SHARED), "utf8")
+      .split("\n")
+      .filter(Boolean);
   const corpus = lines("corpus.jsonl").map((l) => JSON.parse(l));
   const queries = lines("queries.jsonl").map((l) => JSON.parse(l));
   const qrels = new Map();

@@ -11,5 +11,13 @@ export interface FoldFigure {
 }
 export function assignFolds(samples: { sample_id: string }[], k?: number): Folds;
 export function groupsOf(categories: Record<string, string>): Groups;
-export function foldFigures(questions: { project: string; category: number | string }[], scores: number[], folds: Folds, groups: Groups): FoldFigure[];
-export function summarize(figures: FoldFigure[], group: string): { validation: number; min: number; max: number; tuning: number; worstGap: number; folds: number };
+export function foldFigures(
+  questions: { project: string; category: number | string }[],
+  scores: number[],
+  folds: Folds,
+  groups: Groups,
+): FoldFigure[];
+export function summarize(
+  figures: FoldFigure[],
+  group: string,
+): { validation: number; min: number; max: number; tuning: number; worstGap: number; folds: number };

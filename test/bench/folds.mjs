@@ -7,20 +7,33 @@ import { fmt, mean } from "./metrics.mjs";
 /** k folds of consecutive samples, by sample index: k = 5 (one conversation a fold when there are 5). */
 export function assignFolds(samples, k = Math.min(5, samples.length)) {
   const foldOf = new Map(samples.map((s, i) => [s.sample_id, Math.floor((i * k) / samples.length)]));
-  const members = Array.from({ length: k }, (_, f) => samples.filter((s) => foldOf.get(s.sample_id) === f).map((s) => s.sample_id));
+  const members = Array.from({ length: k }, (_, f) =>
+    samples.filter((s) => foldOf.get(s.sample_id) === f).map((s) => s.sample_id),
+  );
   return { k, foldOf, members };
 }
 
 /** The groups every figure is given for: all questions, then each category. */
 export function groupsOf(categories) {
-  return { all: () => true, ...Object.fromEntries(Object.entries(categories).map(([cat, label]) => [label, (qa) => String(qa.category) === cat])) };
+  return {
+    all: () => true,
+    ...Object.fromEntries(
+      Object.entries(categories).map(([cat, label]) => [label, (qa) => String(qa.category) === cat]),
+    ),
+  };
 }
 
 /** Per fold, per group: the mean score on the held-out fold (validation) and on the other folds (tuning). */
 export function foldFigures(questions, scores, folds, groups) {
   return Array.from({ length: folds.k }, (_, f) => {
-    const figure = (heldOut, inGroup) => mean(questions.flatMap((qa, i) => ((folds.foldOf.get(qa.project) === f) === heldOut && inGroup(qa) ? [scores[i]] : [])));
-    const each = (heldOut) => Object.fromEntries(Object.entries(groups).map(([name, inGroup]) => [name, figure(heldOut, inGroup)]));
+    const figure = (heldOut, inGroup) =>
+      mean(
+        questions.flatMap((qa, i) =>
+          (folds.foldOf.get(qa.project) === f) === heldOut && inGroup(qa) ? [scores[i]] : [],
+        ),
+      );
+    const each = (heldOut) =>
+      Object.fromEntries(Object.entries(groups).map(([name, inGroup]) => [name, figure(heldOut, inGroup)]));
     return { validation: each(true), tuning: each(false) };
   });
 }
@@ -51,15 +64,21 @@ const signed = (x) => (Number.isFinite(x) ? `${x >= 0 ? "+" : ""}${points(x)}` :
 export function foldReportLines(figures, folds, groups) {
   const names = Object.keys(groups);
   const sizes = [...new Set(folds.members.map((m) => m.length))].join(" or ");
-  const lines = [`  k-fold by conversation: ${folds.k} folds of ${sizes} conversation(s), by sample index; R@10 (%) held-out fold / other folds`];
+  const lines = [
+    `  k-fold by conversation: ${folds.k} folds of ${sizes} conversation(s), by sample index; R@10 (%) held-out fold / other folds`,
+  ];
   lines.push(`    ${"fold".padEnd(18)}${names.map((n) => n.slice(0, 13).padStart(14)).join("")}`);
   figures.forEach((f, i) => {
     const label = `${i + 1} ${folds.members[i].join(",")}`;
-    lines.push(`    ${label.padEnd(18)}${names.map((n) => `${points(f.validation[n])} / ${points(f.tuning[n])}`.padStart(14)).join("")}`);
+    lines.push(
+      `    ${label.padEnd(18)}${names.map((n) => `${points(f.validation[n])} / ${points(f.tuning[n])}`.padStart(14)).join("")}`,
+    );
   });
   const all = names.map((n) => summarize(figures, n));
   lines.push(`    ${"validation mean".padEnd(18)}${all.map((s) => points(s.validation).padStart(14)).join("")}`);
-  lines.push(`    ${"  min-max".padEnd(18)}${all.map((s) => `${points(s.min)}-${points(s.max)}`.padStart(14)).join("")}`);
+  lines.push(
+    `    ${"  min-max".padEnd(18)}${all.map((s) => `${points(s.min)}-${points(s.max)}`.padStart(14)).join("")}`,
+  );
   lines.push(`    ${"tuning mean".padEnd(18)}${all.map((s) => points(s.tuning).padStart(14)).join("")}`);
   lines.push(`    ${"largest tun-val".padEnd(18)}${all.map((s) => signed(s.worstGap).padStart(14)).join("")}`);
   return lines;
@@ -79,12 +98,23 @@ const hurtsOnMost = (known) => known.filter((c) => c < 0).length > known.length 
  * or negative on more than half the folds), as a stage for one kind of question leaves the others at 0.
  */
 export function contributionLines(label, withAll, without, groups) {
-  const lines = [`    ${label.padEnd(22)}${withAll.map((_, f) => `fold ${f + 1}`.padStart(8)).join("")}${"mean".padStart(8)}`];
+  const lines = [
+    `    ${label.padEnd(22)}${withAll.map((_, f) => `fold ${f + 1}`.padStart(8)).join("")}${"mean".padStart(8)}`,
+  ];
   for (const name of Object.keys(groups)) {
     const each = withAll.map((f, i) => f.validation[name] - without[i].validation[name]);
     const known = each.filter(Number.isFinite);
-    const verdict = name === "all" ? (generalizes(known) ? "  generalizes" : "  DOES NOT GENERALIZE") : mean(known) < 0 || hurtsOnMost(known) ? "  (costs this category)" : "";
-    lines.push(`      ${name.padEnd(20)}${each.map((c) => signed(c).padStart(8)).join("")}${signed(mean(each.filter(Number.isFinite))).padStart(8)}${verdict}`);
+    const verdict =
+      name === "all"
+        ? generalizes(known)
+          ? "  generalizes"
+          : "  DOES NOT GENERALIZE"
+        : mean(known) < 0 || hurtsOnMost(known)
+          ? "  (costs this category)"
+          : "";
+    lines.push(
+      `      ${name.padEnd(20)}${each.map((c) => signed(c).padStart(8)).join("")}${signed(mean(each.filter(Number.isFinite))).padStart(8)}${verdict}`,
+    );
   }
   return lines;
 }

@@ -23,7 +23,10 @@ export async function runGc(newTenant) {
   for (let i = 0; i < SEGMENTS; i += 100) {
     const memories = Array.from({ length: Math.min(100, SEGMENTS - i) }, (_, j) => {
       const n = i + j;
-      return { content: `${corpus[n % corpus.length].text}${n >= corpus.length ? ` (copy ${Math.floor(n / corpus.length)})` : ""}`, type: TYPES[n % TYPES.length] };
+      return {
+        content: `${corpus[n % corpus.length].text}${n >= corpus.length ? ` (copy ${Math.floor(n / corpus.length)})` : ""}`,
+        type: TYPES[n % TYPES.length],
+      };
     });
     calls.push(["memory_batch_store", { namespace: project, memories }]);
   }
@@ -48,16 +51,35 @@ export async function runGc(newTenant) {
     }
     return { ms, last };
   };
-  const line = (label, ms, extra = "") => `  ${label.padEnd(52)} p50 ${fmt(percentile(ms, 50)).padStart(7)} ms, p95 ${fmt(percentile(ms, 95)).padStart(7)} ms${extra}`;
+  const line = (label, ms, extra = "") =>
+    `  ${label.padEnd(52)} p50 ${fmt(percentile(ms, 50)).padStart(7)} ms, p95 ${fmt(percentile(ms, 95)).padStart(7)} ms${extra}`;
 
   const listed = await time("context_get_working_set", { project_id: project });
-  lines.push(line("context_get_working_set (lists 100, totals all)", listed.ms, ` (segment_count ${listed.last.segment_count}, ${listed.last.total_tokens} tokens)`));
+  lines.push(
+    line(
+      "context_get_working_set (lists 100, totals all)",
+      listed.ms,
+      ` (segment_count ${listed.last.segment_count}, ${listed.last.total_tokens} tokens)`,
+    ),
+  );
   const totals = await time("context_get_working_set", { project_id: project, limit: 0 });
   lines.push(line("context_get_working_set limit 0 (totals only)", totals.ms));
   const analyzed = await time("context_gc_analyze", { project_id: project });
-  lines.push(line("context_gc_analyze", analyzed.ms, ` (${analyzed.last.total_candidates} candidates, ${analyzed.last.analyzed_segments - analyzed.last.total_candidates} survivors written per call)`));
+  lines.push(
+    line(
+      "context_gc_analyze",
+      analyzed.ms,
+      ` (${analyzed.last.total_candidates} candidates, ${analyzed.last.analyzed_segments - analyzed.last.total_candidates} survivors written per call)`,
+    ),
+  );
   const planned = await time("context_gc_analyze", { project_id: project, target_tokens: 50_000 });
-  lines.push(line("context_gc_analyze target_tokens 50000 (with plan)", planned.ms, ` (plan stashes ${planned.last.pruning_plan.stash_segments.length} segments)`));
+  lines.push(
+    line(
+      "context_gc_analyze target_tokens 50000 (with plan)",
+      planned.ms,
+      ` (plan stashes ${planned.last.pruning_plan.stash_segments.length} segments)`,
+    ),
+  );
   const usage = await time("context_analyze_usage", { project_id: project });
   lines.push(line("context_analyze_usage", usage.ms, ` (health ${usage.last.health_score.score})`));
   return lines;

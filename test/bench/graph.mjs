@@ -14,7 +14,9 @@ export async function runGraph(newTenant) {
   for (let i = 0; i < 10_000; i += 100) {
     const memories = Array.from({ length: 100 }, (_, j) => {
       const n = i + j;
-      return { content: `${corpus[n % corpus.length].text}${n >= corpus.length ? ` (copy ${Math.floor(n / corpus.length)})` : ""}` };
+      return {
+        content: `${corpus[n % corpus.length].text}${n >= corpus.length ? ` (copy ${Math.floor(n / corpus.length)})` : ""}`,
+      };
     });
     ids.push(...(await tenant.call("memory_batch_store", { namespace: "graph", memories })).result.ids);
   }
@@ -29,18 +31,30 @@ export async function runGraph(newTenant) {
 
   // A random graph of 10k edges (seeded, reproducible).
   let seed = 12345;
-  const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const edges = [];
   while (edges.length < 10_000) {
     const a = ids[Math.floor(next() * ids.length)];
     const b = ids[Math.floor(next() * ids.length)];
-    if (a !== b) edges.push(["link_resources", { source_id: a, target_id: b, relationship_type: RELATIONSHIPS[edges.length % 4], weight: Math.round((0.5 + next() / 2) * 100) / 100 }]);
+    if (a !== b)
+      edges.push([
+        "link_resources",
+        {
+          source_id: a,
+          target_id: b,
+          relationship_type: RELATIONSHIPS[edges.length % 4],
+          weight: Math.round((0.5 + next() / 2) * 100) / 100,
+        },
+      ]);
   }
   await tenant.callMany(edges);
   const latency = [];
   let reached = 0;
   for (let i = 0; i < 100; i++) {
-    const { result, ms } = await tenant.call("get_document_relationships", { document_id: ids[Math.floor(next() * ids.length)], max_depth: 3 });
+    const { result, ms } = await tenant.call("get_document_relationships", {
+      document_id: ids[Math.floor(next() * ids.length)],
+      max_depth: 3,
+    });
     latency.push(ms);
     reached += result.total_relationships;
   }

@@ -22,7 +22,13 @@ async function measure(newTenant, name, size, text, queries, shard) {
   for (let i = 0; i < size; i += 100 * CALLS_PER_REQUEST) {
     const calls = [];
     for (let j = i; j < Math.min(size, i + 100 * CALLS_PER_REQUEST); j += 100) {
-      calls.push(["memory_batch_store", { namespace: "growth", memories: Array.from({ length: Math.min(100, size - j) }, (_, k) => ({ content: text(j + k) })) }]);
+      calls.push([
+        "memory_batch_store",
+        {
+          namespace: "growth",
+          memories: Array.from({ length: Math.min(100, size - j) }, (_, k) => ({ content: text(j + k) })),
+        },
+      ]);
     }
     await tenant.callMany(calls);
   }
@@ -36,13 +42,16 @@ async function measure(newTenant, name, size, text, queries, shard) {
     for (const q of queries) await tenant.call("search", { query: q.text, project: "growth", limit: 10 });
   }
   await tenant.logged(before + ROUNDS * queries.length);
-  const served = (await tenant.call("get_usage_report", { period: "day" })).result.tools.find((t) => t.tool === "search");
+  const served = (await tenant.call("get_usage_report", { period: "day" })).result.tools.find(
+    (t) => t.tool === "search",
+  );
   return { size, shard: tenant.shard, served, writeSeconds, settleSeconds, topsSeconds, topWords };
 }
 
 export async function runGrowth(newTenant) {
   const { corpus, queries } = loadMsmarco();
-  const text = (i) => `${corpus[i % corpus.length].text}${i >= corpus.length ? ` (copy ${Math.floor(i / corpus.length)})` : ""}`;
+  const text = (i) =>
+    `${corpus[i % corpus.length].text}${i >= corpus.length ? ` (copy ${Math.floor(i / corpus.length)})` : ""}`;
   const rows = [];
   for (const size of SIZES) rows.push(await measure(newTenant, `growth-${size}`, size, text, queries));
   const last = rows.at(-1);

@@ -47,12 +47,19 @@ async function logChat(newTenant) {
 async function batchStore(newTenant) {
   const { corpus } = loadMsmarco();
   const tenant = await newTenant("ingest-docs");
-  const texts = Array.from({ length: DOCS }, (_, i) => `${corpus[i % corpus.length].text}${i >= corpus.length ? ` (copy ${Math.floor(i / corpus.length)})` : ""}`);
+  const texts = Array.from(
+    { length: DOCS },
+    (_, i) =>
+      `${corpus[i % corpus.length].text}${i >= corpus.length ? ` (copy ${Math.floor(i / corpus.length)})` : ""}`,
+  );
   const windows = [];
   const started = performance.now();
   let windowStart = started;
   for (let i = 0; i < texts.length; i += 100) {
-    await tenant.call("memory_batch_store", { namespace: "docs", memories: texts.slice(i, i + 100).map((content) => ({ content })) });
+    await tenant.call("memory_batch_store", {
+      namespace: "docs",
+      memories: texts.slice(i, i + 100).map((content) => ({ content })),
+    });
     if ((i + 100) % 5000 === 0) {
       windows.push({ upTo: i + 100, rate: 5000 / ((performance.now() - windowStart) / 1000) });
       windowStart = performance.now();

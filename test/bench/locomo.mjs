@@ -39,9 +39,13 @@ export async function measureLocomo(newTenant) {
   }
   // Search judged by server time: the usage log's row for these searches alone (hybrid, one at a time).
   await tenant.logged(loggedBefore + 2 * questions.length);
-  const served = (await tenant.call("get_usage_report", { period: "day" })).result.tools.find((t) => t.tool === "search");
+  const served = (await tenant.call("get_usage_report", { period: "day" })).result.tools.find(
+    (t) => t.tool === "search",
+  );
   for (const mode of ["keyword", "vector"]) {
-    const results = await tenant.callMany(questions.map((qa) => ["search", { query: qa.question, project: qa.project, limit: 20, mode }]));
+    const results = await tenant.callMany(
+      questions.map((qa) => ["search", { query: qa.question, project: qa.project, limit: 20, mode }]),
+    );
     modes[mode] = results.map(loaded.rank);
   }
   const baseline = plainBm25(locomoTurns(samples));
@@ -49,11 +53,20 @@ export async function measureLocomo(newTenant) {
 
   const recall = (name, k, filter = () => true) => recallOf(questions, modes[name], k, filter);
   const lines = [];
-  lines.push(`LoCoMo: ${samples.length} conversations, ${loaded.turns} turns, ${questions.length} questions with evidence`);
-  lines.push(`  ingest (log_chat, JSON-RPC batches of 50): ${fmt(loaded.turns / loaded.ingestSeconds, 0)} turns/s; embed and link jobs settled ${fmt(loaded.embedSeconds, 1)} s after the last write`);
+  lines.push(
+    `LoCoMo: ${samples.length} conversations, ${loaded.turns} turns, ${questions.length} questions with evidence`,
+  );
+  lines.push(
+    `  ingest (log_chat, JSON-RPC batches of 50): ${fmt(loaded.turns / loaded.ingestSeconds, 0)} turns/s; embed and link jobs settled ${fmt(loaded.embedSeconds, 1)} s after the last write`,
+  );
   lines.push(`  evidence recall@k (%)      ${KS.map((k) => `R@${k}`.padStart(6)).join("")}`);
   for (const name of ["hybrid", "bm25", "keyword", "vector"]) {
-    const label = { hybrid: "hybrid search (default)", bm25: "plain FTS5 BM25 baseline", keyword: "keyword only (contextual)", vector: `vector only (${BENCH_EMBEDDER})` }[name];
+    const label = {
+      hybrid: "hybrid search (default)",
+      bm25: "plain FTS5 BM25 baseline",
+      keyword: "keyword only (contextual)",
+      vector: `vector only (${BENCH_EMBEDDER})`,
+    }[name];
     lines.push(`  ${label.padEnd(26)} ${KS.map((k) => pct(recall(name, k)).padStart(6)).join("")}`);
   }
   const gain = (recall("hybrid", 10) - recall("bm25", 10)) * 100;
@@ -62,7 +75,9 @@ export async function measureLocomo(newTenant) {
   for (const [cat, label] of Object.entries(CATEGORIES)) {
     const only = (qa) => String(qa.category) === cat;
     const n = questions.filter(only).length;
-    lines.push(`    ${cat} ${label.padEnd(12)} n=${String(n).padStart(4)}  ${pct(recall("hybrid", 10, only)).padStart(5)} / ${pct(recall("bm25", 10, only)).padStart(5)}`);
+    lines.push(
+      `    ${cat} ${label.padEnd(12)} n=${String(n).padStart(4)}  ${pct(recall("hybrid", 10, only)).padStart(5)} / ${pct(recall("bm25", 10, only)).padStart(5)}`,
+    );
   }
   const p50 = percentile(latency, 50);
   const ping50 = percentile(ping, 50);
@@ -70,13 +85,22 @@ export async function measureLocomo(newTenant) {
     `  search latency (hybrid, limit 20, ~${Math.round(loaded.turns / samples.length)} turns per project), each followed by a ping: ` +
       `p50 ${fmt(p50)} ms, p95 ${fmt(percentile(latency, 95))} ms; ping p50 ${fmt(ping50)} ms (search ${fmt(p50 / ping50, 2)}x a ping)`,
   );
-  const texts = samples.flatMap((s) => Object.entries(s.conversation).flatMap(([k, v]) => (k.startsWith("session_") && Array.isArray(v) ? v.map((t) => `${t.text} ${t.blip_caption ?? ""}`) : [])));
+  const texts = samples.flatMap((s) =>
+    Object.entries(s.conversation).flatMap(([k, v]) =>
+      k.startsWith("session_") && Array.isArray(v) ? v.map((t) => `${t.text} ${t.blip_caption ?? ""}`) : [],
+    ),
+  );
   texts.push(...samples.flatMap((s) => [s.conversation.speaker_a, s.conversation.speaker_b]));
   lines.push(
     `  search by server time (get_usage_report, ${served.calls} hybrid searches): p50 ${fmt(served.p50_ms)} ms, p95 ${fmt(served.p95_ms)} ms; ` +
       `D1 ${fmt(served.d1_round_trips, 2)} round trips, ${fmt(served.d1_ms, 2)} ms mean; worker p50 ${fmt(served.worker_p50_ms)} ms (targets: p50 ≤ 8 ms, ≤ 2 trips, D1 ≤ 6 ms)`,
   );
-  const abstention = await measureAbstention(tenant, samples.map((s) => s.sample_id), texts, "message");
+  const abstention = await measureAbstention(
+    tenant,
+    samples.map((s) => s.sample_id),
+    texts,
+    "message",
+  );
   lines.push(...abstention.lines);
   const split = assignFolds(samples);
   const folds = foldFigures(questions, recallsAt10(questions, modes.hybrid), split, groupsOf(CATEGORIES));
@@ -88,7 +112,11 @@ export async function measureLocomo(newTenant) {
 export async function runStages(newTenant, { restart }) {
   const samples = loadLocomo();
   const lines = ["LoCoMo evidence recall@10 (%) without each search stage (SEARCH_STAGES)"];
-  lines.push(`  ${"stages".padEnd(24)} ${"all".padStart(6)}${Object.values(CATEGORIES).map((c) => c.slice(0, 11).padStart(12)).join("")}`);
+  lines.push(
+    `  ${"stages".padEnd(24)} ${"all".padStart(6)}${Object.values(CATEGORIES)
+      .map((c) => c.slice(0, 11).padStart(12))
+      .join("")}`,
+  );
   const split = assignFolds(samples);
   const groups = groupsOf(CATEGORIES);
   const byFold = new Map();
@@ -99,16 +127,25 @@ export async function runStages(newTenant, { restart }) {
       else process.env.SEARCH_STAGES = without === "all" ? "" : STAGES.filter((s) => s !== without).join(",");
       await restart();
       const loaded = await loadTenant(newTenant, samples);
-      const results = await loaded.tenant.callMany(loaded.questions.map((qa) => ["search", { query: qa.question, project: qa.project, limit: 10 }]));
+      const results = await loaded.tenant.callMany(
+        loaded.questions.map((qa) => ["search", { query: qa.question, project: qa.project, limit: 10 }]),
+      );
       const ranks = results.map(loaded.rank);
-      const cells = [recallOf(loaded.questions, ranks, 10), ...Object.keys(CATEGORIES).map((cat) => recallOf(loaded.questions, ranks, 10, (qa) => String(qa.category) === cat))];
-      const label = without === null ? "all stages" : without === "all" ? "none (the match alone)" : `without ${without}`;
+      const cells = [
+        recallOf(loaded.questions, ranks, 10),
+        ...Object.keys(CATEGORIES).map((cat) =>
+          recallOf(loaded.questions, ranks, 10, (qa) => String(qa.category) === cat),
+        ),
+      ];
+      const label =
+        without === null ? "all stages" : without === "all" ? "none (the match alone)" : `without ${without}`;
       lines.push(`  ${label.padEnd(24)} ${cells.map((r, i) => pct(r).padStart(i === 0 ? 6 : 12)).join("")}`);
       byFold.set(label, foldFigures(loaded.questions, recallsAt10(loaded.questions, ranks), split, groups));
     }
     lines.push(`  R@10 contribution on each held-out fold (all stages minus the stage off, points); a stage does not`);
     lines.push(`  generalize when its mean over folds is <= 0 or it is negative on more than half of them`);
-    for (const [label, figures] of byFold) if (label !== "all stages") lines.push(...contributionLines(label, byFold.get("all stages"), figures, groups));
+    for (const [label, figures] of byFold)
+      if (label !== "all stages") lines.push(...contributionLines(label, byFold.get("all stages"), figures, groups));
   } finally {
     if (before === undefined) delete process.env.SEARCH_STAGES;
     else process.env.SEARCH_STAGES = before;
@@ -156,7 +193,11 @@ async function loadTenant(newTenant, samples) {
   await tenant.topPostings();
   const questions = samples.flatMap((s) =>
     s.qa
-      .map((qa) => ({ ...qa, project: s.sample_id, evidence: new Set((qa.evidence ?? []).join(" ").match(/D\d+:\d+/g) ?? []) }))
+      .map((qa) => ({
+        ...qa,
+        project: s.sample_id,
+        evidence: new Set((qa.evidence ?? []).join(" ").match(/D\d+:\d+/g) ?? []),
+      }))
       .filter((qa) => qa.evidence.size > 0),
   );
   const rank = (result) => uniqueInOrder(result.results.map((r) => diaByItem.get(r.item_id)).filter(Boolean));
@@ -168,5 +209,7 @@ function recallsAt10(questions, ranks) {
 }
 
 function recallOf(questions, ranks, k, filter = () => true) {
-  return mean(questions.map((qa, i) => (filter(qa) ? recallAt(ranks[i], qa.evidence, k) : NaN)).filter(Number.isFinite));
+  return mean(
+    questions.map((qa, i) => (filter(qa) ? recallAt(ranks[i], qa.evidence, k) : NaN)).filter(Number.isFinite),
+  );
 }

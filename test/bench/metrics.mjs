@@ -19,7 +19,10 @@ export function recallAt(ranked, relevant, k) {
 /** nDCG@k with graded relevance (gain 2^rel - 1). */
 export function ndcgAt(ranked, grades, k) {
   const dcg = ranked.slice(0, k).reduce((sum, id, i) => sum + (2 ** (grades.get(id) ?? 0) - 1) / Math.log2(i + 2), 0);
-  const ideal = [...grades.values()].sort((a, b) => b - a).slice(0, k).reduce((sum, g, i) => sum + (2 ** g - 1) / Math.log2(i + 2), 0);
+  const ideal = [...grades.values()]
+    .sort((a, b) => b - a)
+    .slice(0, k)
+    .reduce((sum, g, i) => sum + (2 ** g - 1) / Math.log2(i + 2), 0);
   return ideal === 0 ? NaN : dcg / ideal;
 }
 

@@ -13,7 +13,9 @@ export async function runOwnership(newTenant) {
   for (let i = 0; i < ITEMS; i += 100) {
     const memories = Array.from({ length: Math.min(100, ITEMS - i) }, (_, j) => {
       const n = i + j;
-      return { content: `${corpus[n % corpus.length].text}${n >= corpus.length ? ` (copy ${Math.floor(n / corpus.length)})` : ""}` };
+      return {
+        content: `${corpus[n % corpus.length].text}${n >= corpus.length ? ` (copy ${Math.floor(n / corpus.length)})` : ""}`,
+      };
     });
     await source.call("memory_batch_store", { namespace: "docs", memories });
   }
@@ -27,7 +29,11 @@ export async function runOwnership(newTenant) {
 
   const target = await newTenant("ownership-target");
   started = performance.now();
-  const response = await fetch(`${BASE}/admin/tenants/${target.id}/import`, { method: "POST", headers: { ...headers, "content-type": "application/x-ndjson" }, body: exported });
+  const response = await fetch(`${BASE}/admin/tenants/${target.id}/import`, {
+    method: "POST",
+    headers: { ...headers, "content-type": "application/x-ndjson" },
+    body: exported,
+  });
   const importSeconds = (performance.now() - started) / 1000;
   const summary = await response.json();
   if (!response.ok) throw new Error(`import failed: ${JSON.stringify(summary)}`);

@@ -7,7 +7,9 @@ import { STOPWORDS } from "../../src/core/shared/stopwords.ts";
 /** Indexes `documents` ({ id, project, text }); returns search(query, project, limit) -> ids, best first. */
 export function plainBm25(documents) {
   const db = new DatabaseSync(":memory:");
-  db.exec("CREATE VIRTUAL TABLE docs USING fts5(text, project UNINDEXED, id UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')");
+  db.exec(
+    "CREATE VIRTUAL TABLE docs USING fts5(text, project UNINDEXED, id UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')",
+  );
   const insert = db.prepare("INSERT INTO docs (text, project, id) VALUES (?, ?, ?)");
   for (const d of documents) insert.run(d.text, d.project, d.id);
   const search = db.prepare("SELECT id FROM docs WHERE docs MATCH ? AND project = ? ORDER BY bm25(docs) LIMIT ?");
@@ -25,6 +27,10 @@ export function locomoTurns(samples) {
     const conversation = sample.conversation;
     const turns = [];
     for (let n = 1; conversation[`session_${n}`]; n++) turns.push(...conversation[`session_${n}`]);
-    return turns.map((t) => ({ id: t.dia_id, project: sample.sample_id, text: t.blip_caption ? `${t.text} [shares a photo: ${t.blip_caption}]` : t.text }));
+    return turns.map((t) => ({
+      id: t.dia_id,
+      project: sample.sample_id,
+      text: t.blip_caption ? `${t.text} [shares a photo: ${t.blip_caption}]` : t.text,
+    }));
   });
 }

@@ -2,6 +2,9 @@
 import { execFileSync } from "node:child_process";
 
 export async function runRealText() {
-  const out = execFileSync(process.execPath, ["--import", "tsx", "test/bench/real-text.ts"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const out = execFileSync(process.execPath, ["--import", "tsx", "test/bench/real-text.ts"], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   return out.trimEnd().split("\n");
 }

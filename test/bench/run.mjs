@@ -18,10 +18,29 @@ import { runScale } from "./scale.mjs";
 import { runTokenizer } from "./tokenizer.mjs";
 import { newTenant, startWorker } from "./worker.mjs";
 
-const SUITES = { locomo: runLocomo, stages: runStages, heldout: runHeldout, msmarco: runMsmarco, scale: runScale, growth: runGrowth, context: runContext, graph: runGraph, gc: runGc, tokenizer: runTokenizer, ingest: runIngest, calls: runCalls, capacity: runCapacity, ownership: runOwnership, "real-text": runRealText, chaos: runChaos };
+const SUITES = {
+  locomo: runLocomo,
+  stages: runStages,
+  heldout: runHeldout,
+  msmarco: runMsmarco,
+  scale: runScale,
+  growth: runGrowth,
+  context: runContext,
+  graph: runGraph,
+  gc: runGc,
+  tokenizer: runTokenizer,
+  ingest: runIngest,
+  calls: runCalls,
+  capacity: runCapacity,
+  ownership: runOwnership,
+  "real-text": runRealText,
+  chaos: runChaos,
+};
 // `heldout` repeats locomo and msmarco (in one run, with the issue's targets), so it runs only when named.
-const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(SUITES).filter((name) => name !== "heldout");
-for (const name of chosen) if (!SUITES[name]) throw new Error(`unknown suite '${name}' (have: ${Object.keys(SUITES).join(", ")})`);
+const chosen =
+  process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(SUITES).filter((name) => name !== "heldout");
+for (const name of chosen)
+  if (!SUITES[name]) throw new Error(`unknown suite '${name}' (have: ${Object.keys(SUITES).join(", ")})`);
 
 let worker = await startWorker();
 /** A fresh worker (new isolate, empty state) for suites that measure cold starts. */

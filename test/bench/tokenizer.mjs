@@ -20,9 +20,11 @@ export async function runTokenizer(newTenant, { restart }) {
     const ping = [];
     for (let i = 0; i < 5; i++) ping.push((await tenant.call("ping", {})).ms);
     const warmPing = percentile(ping, 50);
-    const build = () => tenant.call("build_context", { documents: DOCUMENTS.map((content) => ({ content })), max_tokens: 1000 });
+    const build = () =>
+      tenant.call("build_context", { documents: DOCUMENTS.map((content) => ({ content })), max_tokens: 1000 });
     const first = await build();
-    if (!(first.result.token_count > 0)) throw new Error(`build_context counted nothing: ${JSON.stringify(first.result)}`);
+    if (!(first.result.token_count > 0))
+      throw new Error(`build_context counted nothing: ${JSON.stringify(first.result)}`);
     const warm = await build();
     pings.push(warmPing);
     firstOverPing.push(first.ms - warmPing);

@@ -26,13 +26,31 @@ export async function startWorker({ fresh = true, vars = {} } = {}) {
   mkdirSync(DIR, { recursive: true });
   // HYBRID_VECTOR_WEIGHT, SEARCH_STAGES, AUTO_SUMMARIZE and EMBEDDING_CHANCE_SIMILARITY from the caller's environment
   // let one compare fusion weights, search stages, ingest with or without auto-summarize, and an embedder's chance level.
-  const passed = ["HYBRID_VECTOR_WEIGHT", "SEARCH_STAGES", "AUTO_SUMMARIZE", "EMBEDDING_CHANCE_SIMILARITY"].flatMap((name) => (process.env[name] !== undefined ? [`${name}=${process.env[name]}\n`] : [])).join("");
-  const extra = Object.entries(vars).map(([name, value]) => `${name}=${value}\n`).join("");
+  const passed = ["HYBRID_VECTOR_WEIGHT", "SEARCH_STAGES", "AUTO_SUMMARIZE", "EMBEDDING_CHANCE_SIMILARITY"]
+    .flatMap((name) => (process.env[name] !== undefined ? [`${name}=${process.env[name]}\n`] : []))
+    .join("");
+  const extra = Object.entries(vars)
+    .map(([name, value]) => `${name}=${value}\n`)
+    .join("");
   writeFileSync(VARS, `ADMIN_TOKEN=${ADMIN_TOKEN}\n${await embedderVars()}VECTOR_INDEX=local\n${passed}${extra}`);
   await migrateAll({ persistTo: STATE, quiet: true });
   const child = spawn(
     process.execPath,
-    [WRANGLER, "dev", "--local", "--port", String(PORT), "--persist-to", STATE, "--env-file", VARS, "--log-level", "error", "--show-interactive-dev-session=false", "--test-scheduled"],
+    [
+      WRANGLER,
+      "dev",
+      "--local",
+      "--port",
+      String(PORT),
+      "--persist-to",
+      STATE,
+      "--env-file",
+      VARS,
+      "--log-level",
+      "error",
+      "--show-interactive-dev-session=false",
+      "--test-scheduled",
+    ],
     { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, CI: "true" }, detached: true },
   );
   for (let i = 0; i < 120; i++) {
@@ -123,7 +141,12 @@ export async function newTenant(name, shard) {
   /** One tools/call; returns the tool result and the client-observed latency in ms. */
   const call = async (name, args) => {
     const started = performance.now();
-    const body = await post(await currentKey(), { jsonrpc: "2.0", method: "tools/call", params: { name, arguments: args }, id: 1 });
+    const body = await post(await currentKey(), {
+      jsonrpc: "2.0",
+      method: "tools/call",
+      params: { name, arguments: args },
+      id: 1,
+    });
     const ms = performance.now() - started;
     if (body.error) throw new Error(`${name}: ${JSON.stringify(body.error)}`);
     return { result: body.result, ms };
@@ -135,7 +158,12 @@ export async function newTenant(name, shard) {
       const slice = calls.slice(i, i + 50);
       const body = await post(
         await currentKey(slice.length),
-        slice.map(([name, args], j) => ({ jsonrpc: "2.0", method: "tools/call", params: { name, arguments: args }, id: i + j })),
+        slice.map(([name, args], j) => ({
+          jsonrpc: "2.0",
+          method: "tools/call",
+          params: { name, arguments: args },
+          id: i + j,
+        })),
       );
       for (const answer of body.sort((a, b) => a.id - b.id)) {
         if (answer.error) throw new Error(JSON.stringify(answer.error));
@@ -183,7 +211,19 @@ export async function newTenant(name, shard) {
       await sleep(100);
     }
   };
-  return { id: tenant.tenant_id, shard: tenant.shard, call, callMany, stats, drainEmbeddings, settle, topPostings, logged, newKey: async () => (await admin("POST", `/tenants/${tenant.tenant_id}/keys`, { name: "bench", scopes: ["write"] })).api_key };
+  return {
+    id: tenant.tenant_id,
+    shard: tenant.shard,
+    call,
+    callMany,
+    stats,
+    drainEmbeddings,
+    settle,
+    topPostings,
+    logged,
+    newKey: async () =>
+      (await admin("POST", `/tenants/${tenant.tenant_id}/keys`, { name: "bench", scopes: ["write"] })).api_key,
+  };
 }
 
 async function post(key, body) {

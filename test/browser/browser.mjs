@@ -11,7 +11,15 @@ export const ARTIFACTS = "test/browser/artifacts";
 export function launchBrowser() {
   return chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 }
 
@@ -26,10 +34,12 @@ export async function openPage(browser) {
   page.on("pageerror", (error) => errors.push(`pageerror: ${error.message}`));
   page.on("console", (message) => {
     // A failed load also logs "Failed to load resource"; the response handler reports it with its URL.
-    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) errors.push(`console: ${message.text()}`);
+    if (message.type() === "error" && !message.text().startsWith("Failed to load resource"))
+      errors.push(`console: ${message.text()}`);
   });
   page.on("response", (response) => {
-    if (response.status() >= 400 && !new URL(response.url()).pathname.endsWith("/favicon.ico")) errors.push(`http ${response.status()}: ${response.url()}`);
+    if (response.status() >= 400 && !new URL(response.url()).pathname.endsWith("/favicon.ico"))
+      errors.push(`http ${response.status()}: ${response.url()}`);
   });
   return { page, errors };
 }
@@ -53,7 +63,11 @@ export async function admin(method, path, body) {
 /** A new tenant and a key with the given scopes (and projects, when given). */
 export async function tenantWithKey(name, scopes, projects) {
   const tenant = await admin("POST", "/tenants", { name });
-  const key = await admin("POST", `/tenants/${tenant.tenant_id}/keys`, { name: `${name} key`, scopes, ...(projects ? { projects } : {}) });
+  const key = await admin("POST", `/tenants/${tenant.tenant_id}/keys`, {
+    name: `${name} key`,
+    scopes,
+    ...(projects ? { projects } : {}),
+  });
   return { tenantId: tenant.tenant_id, key: key.api_key };
 }
 

@@ -18,17 +18,42 @@ before(async () => {
   const stored = await callTool(tenant.key, "memory_batch_store", {
     namespace: "acme-web",
     memories: [
-      { content: "The staging database is Postgres 16 on port 6543; migrations run nightly.", tags: ["infra"], importance: 0.7, type: "config" },
-      { content: "Customer Zebulon Ltd prefers invoices in Swiss francs and quarterly billing.", tags: ["billing"], type: "decision" },
+      {
+        content: "The staging database is Postgres 16 on port 6543; migrations run nightly.",
+        tags: ["infra"],
+        importance: 0.7,
+        type: "config",
+      },
+      {
+        content: "Customer Zebulon Ltd prefers invoices in Swiss francs and quarterly billing.",
+        tags: ["billing"],
+        type: "decision",
+      },
       { content: "A throwaway note about the retired build server in Frankfurt.", tags: ["old"] },
       { content: XSS, tags: ["security"] },
     ],
   });
   [ids.postgres, ids.zebulon, ids.throwaway, ids.xss] = stored.ids;
-  await callTool(tenant.key, "memory_store", { content: "Deploys go out on Tuesdays after the standup.", namespace: "acme-api", tags: ["process"] });
-  await callTool(tenant.key, "link_resources", { source_id: ids.zebulon, target_id: ids.postgres, relationship_type: "references" });
-  await callTool(tenant.key, "link_resources", { source_id: ids.throwaway, target_id: ids.postgres, relationship_type: "supersedes" });
-  await callTool(tenant.key, "link_resources", { source_id: ids.xss, target_id: ids.postgres, relationship_type: "related_to" });
+  await callTool(tenant.key, "memory_store", {
+    content: "Deploys go out on Tuesdays after the standup.",
+    namespace: "acme-api",
+    tags: ["process"],
+  });
+  await callTool(tenant.key, "link_resources", {
+    source_id: ids.zebulon,
+    target_id: ids.postgres,
+    relationship_type: "references",
+  });
+  await callTool(tenant.key, "link_resources", {
+    source_id: ids.throwaway,
+    target_id: ids.postgres,
+    relationship_type: "supersedes",
+  });
+  await callTool(tenant.key, "link_resources", {
+    source_id: ids.xss,
+    target_id: ids.postgres,
+    relationship_type: "related_to",
+  });
   for (const [role, content] of [
     ["user", "Which currency does Zebulon pay in?"],
     ["assistant", "Zebulon Ltd pays in Swiss francs, billed quarterly."],
@@ -55,7 +80,10 @@ test("signing in keeps the key in this tab's session storage only; a wrong key i
   await page.goto(`${BASE_URL}/dashboard`);
   await page.getByLabel("API key").fill("ce_not_a_real_key");
   await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("alert").filter({ hasText: /invalid or revoked/i }).waitFor();
+  await page
+    .getByRole("alert")
+    .filter({ hasText: /invalid or revoked/i })
+    .waitFor();
   await screenshot(page, "dashboard-01-sign-in-refused");
   errors.splice(0); // the refused key's 401 is the point of this step
 
@@ -94,7 +122,10 @@ test("a stored memory is found by search, its tags edited, and the edit holds th
   assert.equal(stored.links.length, 1, "the link to the Postgres note is listed");
   // The new tag is indexed: the list filter and keyword search both find it.
   const byTag = await callTool(tenant.key, "memory_list", { tags: ["finance"] });
-  assert.deepEqual(byTag.memories.map((m) => m.id), [ids.zebulon]);
+  assert.deepEqual(
+    byTag.memories.map((m) => m.id),
+    [ids.zebulon],
+  );
   assert.deepEqual(errors, []);
   await page.context().close();
 });
@@ -140,7 +171,9 @@ test("the graph, usage, working-set and conversation views draw without page err
   await page.getByRole("link", { name: "Graph", exact: true }).click();
   const canvas = page.locator("canvas.graph");
   await canvas.waitFor();
-  await page.waitForFunction(() => JSON.parse(document.querySelector("canvas.graph")?.dataset.stats ?? "{}").settled === true);
+  await page.waitForFunction(
+    () => JSON.parse(document.querySelector("canvas.graph")?.dataset.stats ?? "{}").settled === true,
+  );
   const stats = JSON.parse(await canvas.getAttribute("data-stats"));
   // Zebulon -> Postgres (references), markup note -> Postgres (related_to); the deleted note's link went with it.
   assert.equal(stats.nodes, 3);
@@ -192,7 +225,10 @@ test("an admin key creates a key shown once, lists and revokes it", async () => 
 
   await page.getByRole("button", { name: /Revoke key ci agent/ }).click();
   await page.getByRole("dialog", { name: "Revoke this key?" }).getByRole("button", { name: "Revoke" }).click();
-  await page.getByRole("row", { name: /ci agent/ }).getByText(/revoked/).waitFor();
+  await page
+    .getByRole("row", { name: /ci agent/ })
+    .getByText(/revoked/)
+    .waitFor();
   await assert.rejects(callTool(secret, "whoami", {}), /Invalid or revoked/);
   assert.deepEqual(errors, []);
   await page.context().close();

@@ -20,7 +20,13 @@ before(async () => {
   const response = await fetch(`${BASE_URL}/oauth/register`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ client_name: HOSTILE_NAME, redirect_uris: [CALLBACK], token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"], response_types: ["code"] }),
+    body: JSON.stringify({
+      client_name: HOSTILE_NAME,
+      redirect_uris: [CALLBACK],
+      token_endpoint_auth_method: "none",
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+    }),
   });
   assert.equal(response.status, 201);
   client = await response.json();
@@ -33,7 +39,15 @@ function pkce() {
 }
 
 function authorizeUrl(challenge, state) {
-  const query = new URLSearchParams({ response_type: "code", client_id: client.client_id, redirect_uri: CALLBACK, code_challenge: challenge, code_challenge_method: "S256", scope: "read write", state });
+  const query = new URLSearchParams({
+    response_type: "code",
+    client_id: client.client_id,
+    redirect_uri: CALLBACK,
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+    scope: "read write",
+    state,
+  });
   return `${BASE_URL}/oauth/authorize?${query}`;
 }
 
@@ -63,12 +77,12 @@ test("the consent page shows a hostile client name as text; approving with narro
   assert.equal(await page.locator("img").count(), 0);
   assert.match(await page.textContent("#redirect-host"), /connector\.example/);
   assert.match(await page.textContent("#requested-scopes"), /read\s+write/);
-  assert.equal(await page.isChecked('input[name=scope][value=read]'), true);
-  assert.equal(await page.isChecked('input[name=scope][value=write]'), true);
+  assert.equal(await page.isChecked("input[name=scope][value=read]"), true);
+  assert.equal(await page.isChecked("input[name=scope][value=write]"), true);
   await screenshot(page, "oauth-consent");
 
   await page.fill("#api_key", tenant.key);
-  await page.uncheck('input[name=scope][value=write]');
+  await page.uncheck("input[name=scope][value=write]");
   await page.fill("#projects", "notes");
   await screenshot(page, "oauth-consent-filled");
   const callback = await submitToCallback(page, "button[value=approve]");
@@ -83,15 +97,30 @@ test("the consent page shows a hostile client name as text; approving with narro
   const tokenResponse = await fetch(`${BASE_URL}/oauth/token`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ grant_type: "authorization_code", code, code_verifier: verifier, client_id: client.client_id, redirect_uri: CALLBACK }),
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      code,
+      code_verifier: verifier,
+      client_id: client.client_id,
+      redirect_uri: CALLBACK,
+    }),
   });
   assert.equal(tokenResponse.status, 200);
   const tokens = await tokenResponse.json();
   assert.equal(tokens.scope, "read");
   const store = await fetch(`${BASE_URL}/mcp`, {
     method: "POST",
-    headers: { authorization: `Bearer ${tokens.access_token}`, "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "memory_store", arguments: { content: "x", namespace: "notes" } } }),
+    headers: {
+      authorization: `Bearer ${tokens.access_token}`,
+      "content-type": "application/json",
+      accept: "application/json",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "memory_store", arguments: { content: "x", namespace: "notes" } },
+    }),
   });
   const stored = await store.json();
   assert.equal(stored.result.isError, true);
@@ -114,11 +143,14 @@ test("a wrong key shows the page again with the error and without the key", asyn
   const { page, errors } = await consentPage();
   await page.goto(authorizeUrl(pkce().challenge, "state-wrong"));
   await page.fill("#api_key", "ce_not_a_real_key");
-  await Promise.all([page.waitForLoadState("load"), page.click('button[value=approve]')]);
+  await Promise.all([page.waitForLoadState("load"), page.click("button[value=approve]")]);
   assert.match(await page.textContent("[role=alert]"), /not valid or has been revoked/);
   assert.equal(await page.inputValue("#api_key"), "");
   assert.equal(await page.textContent("#client-name"), HOSTILE_NAME);
   await screenshot(page, "oauth-consent-wrong-key");
   // The refused form answers 400; nothing else may fail.
-  assert.deepEqual(errors.filter((e) => !/^http 400: .*\/oauth\/authorize$/.test(e)), []);
+  assert.deepEqual(
+    errors.filter((e) => !/^http 400: .*\/oauth\/authorize$/.test(e)),
+    [],
+  );
 });

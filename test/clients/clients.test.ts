@@ -36,7 +36,10 @@ const CLIENTS: Record<string, (keys: string[]) => Promise<AnyClient>> = {
     return client as unknown as AnyClient;
   },
   "SDK v2 Client pinned to 2026-07-28": async (keys) => {
-    const client = new ClientV2({ name: "v2-modern", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    const client = new ClientV2(
+      { name: "v2-modern", version: "1.0.0" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
     await client.connect(new TransportV2(url, { fetch: appFetch(keys) }));
     return client as unknown as AnyClient;
   },
@@ -65,7 +68,11 @@ function errorOf(result: Record<string, unknown>): { code: string; message: stri
 
 describe("real MCP clients call every tool", () => {
   it("the v1 default validator (ajv) compiles and checks schemas inside workerd", () => {
-    const validate = new AjvJsonSchemaValidator().getValidator<unknown>({ type: "object", properties: { a: { type: "integer" } }, required: ["a"] });
+    const validate = new AjvJsonSchemaValidator().getValidator<unknown>({
+      type: "object",
+      properties: { a: { type: "integer" } },
+      required: ["a"],
+    });
     expect(validate({ a: 1 }).valid).toBe(true);
     expect(validate({ a: "1" }).valid).toBe(false);
   });
@@ -86,14 +93,25 @@ describe("real MCP clients call every tool", () => {
           const ok = await client.callTool({ name: tool.name, arguments: cases[tool.name]! });
           if (ok.isError) failures.push(`${tool.name}: ${JSON.stringify(errorOf(ok))}`);
           else {
-            expect(ok.structuredContent, tool.name).toEqual(structuredCopy((ok.content as { text: string }[])[0]!.text));
+            expect(ok.structuredContent, tool.name).toEqual(
+              structuredCopy((ok.content as { text: string }[])[0]!.text),
+            );
             const list = SEGMENT_LISTS[tool.name];
-            if (list) expect((ok.structuredContent as any)[list].some((s: any) => Array.isArray(s.line_range)), `${tool.name} line_range`).toBe(true);
+            if (list)
+              expect(
+                (ok.structuredContent as any)[list].some((s: any) => Array.isArray(s.line_range)),
+                `${tool.name} line_range`,
+              ).toBe(true);
           }
-          const bad = await client.callTool({ name: tool.name, arguments: { ...cases[tool.name], unexpected_argument: 1 } });
+          const bad = await client.callTool({
+            name: tool.name,
+            arguments: { ...cases[tool.name], unexpected_argument: 1 },
+          });
           expect(bad.isError, tool.name).toBe(true);
           expect(bad.structuredContent, tool.name).toBeUndefined();
-          expect(errorOf(bad).message, tool.name).toMatch(/^Invalid parameter 'unexpected_argument': unknown parameter 'unexpected_argument'; (accepted parameters: \w+|this takes no parameters)/);
+          expect(errorOf(bad).message, tool.name).toMatch(
+            /^Invalid parameter 'unexpected_argument': unknown parameter 'unexpected_argument'; (accepted parameters: \w+|this takes no parameters)/,
+          );
         } catch (error) {
           failures.push(`${tool.name}: ${(error as Error).message}`);
         }

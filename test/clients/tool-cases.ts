@@ -24,23 +24,44 @@ export const SEGMENT_LISTS: Record<string, string> = {
  * line ranges in working and stashed storage) and returns valid arguments for every tool.
  */
 export async function seedTenant(t: TestTenant): Promise<ToolCases> {
-  const doc = await call(t.apiKey, "store_memory", { file_name: "auth.md", content: "JWT tokens are signed with RS256 and expire after one hour." });
+  const doc = await call(t.apiKey, "store_memory", {
+    file_name: "auth.md",
+    content: "JWT tokens are signed with RS256 and expire after one hour.",
+  });
   const note = await call(t.apiKey, "store_memory", { file_name: "db.md", content: "The database is Postgres 15." });
-  const throwaway = await call(t.apiKey, "memory_store", { content: "A throwaway note about the old build server", namespace: "p" });
+  const throwaway = await call(t.apiKey, "memory_store", {
+    content: "A throwaway note about the old build server",
+    namespace: "p",
+  });
   await waitForEmbeddings(t.tenantId);
-  const chunks: number[] = (await call(t.apiKey, "search", { query: "JWT Postgres", mode: "keyword" })).results.map((r: { chunk_id: number }) => r.chunk_id);
-  const message = await call(t.apiKey, "log_chat", { conversation_id: "session-1", role: "assistant", content: "Tokens use RS256 and expire hourly." });
+  const chunks: number[] = (await call(t.apiKey, "search", { query: "JWT Postgres", mode: "keyword" })).results.map(
+    (r: { chunk_id: number }) => r.chunk_id,
+  );
+  const message = await call(t.apiKey, "log_chat", {
+    conversation_id: "session-1",
+    role: "assistant",
+    content: "Tokens use RS256 and expire hourly.",
+  });
   await call(t.apiKey, "add_message", { contextId: "ctx-1", message: "We ship on Friday.", role: "user" });
   await call(t.apiKey, "add_message", { contextId: "ctx-2", message: "Friday release checklist.", role: "user" });
   await call(t.apiKey, "context_set_current_task", { project_id: "p", task_id: "t1" });
-  for (const [path, line] of [["src/a.ts", 3], ["src/b.ts", 7]] as const) {
-    await call(t.apiKey, "context_analyze_usage", { project_id: "p", context_descriptors: { current_file: { path, line, content: `export const x = ${line};` } } });
+  for (const [path, line] of [
+    ["src/a.ts", 3],
+    ["src/b.ts", 7],
+  ] as const) {
+    await call(t.apiKey, "context_analyze_usage", {
+      project_id: "p",
+      context_descriptors: { current_file: { path, line, content: `export const x = ${line};` } },
+    });
   }
-  const segments: { segment_id: string; file_path: string | null }[] = (await call(t.apiKey, "context_get_working_set", { project_id: "p" })).segments;
+  const segments: { segment_id: string; file_path: string | null }[] = (
+    await call(t.apiKey, "context_get_working_set", { project_id: "p" })
+  ).segments;
   const a = segments.find((s) => s.file_path === "src/a.ts")!.segment_id;
   const b = segments.find((s) => s.file_path === "src/b.ts")!.segment_id;
   await call(t.apiKey, "context_gc_prune", { project_id: "p", segment_ids: [b], action: "stash" });
-  for (const file of ["/memories/seed/a.md", "/memories/seed/b.md"]) await call(t.apiKey, "memory_files_create", { path: file, file_text: `Seed file ${file}\nsecond line` });
+  for (const file of ["/memories/seed/a.md", "/memories/seed/b.md"])
+    await call(t.apiKey, "memory_files_create", { path: file, file_text: `Seed file ${file}\nsecond line` });
 
   return {
     ping: {},
@@ -86,7 +107,10 @@ export async function seedTenant(t: TestTenant): Promise<ToolCases> {
     auto_link_documents: { document_id: doc.resource_id },
     get_document_relationships: { document_id: doc.resource_id },
     get_knowledge_graph: { max_nodes: 100 },
-    context_analyze_usage: { project_id: "p", context_descriptors: JSON.stringify({ recent_messages: ["Where is x defined?"] }) },
+    context_analyze_usage: {
+      project_id: "p",
+      context_descriptors: JSON.stringify({ recent_messages: ["Where is x defined?"] }),
+    },
     context_get_working_set: { project_id: "p", include_gc_candidates: true },
     context_gc_analyze: { project_id: "p" },
     context_gc_prune: { project_id: "p", segment_ids: [throwaway.id], action: "stash" },

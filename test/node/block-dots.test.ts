@@ -49,7 +49,10 @@ describe("block dot products", () => {
     expect(pack(packed, queries, 0, 11)).toBe(LANES);
     const out = new Float64Array(2 * LANES);
     dots4x2(packed, flat, 2 * dimensions, 5 * dimensions, 11, out);
-    expect([...out]).toEqual([...queries.map((q) => inOrder(q, rows[2]!, 11)), ...queries.map((q) => inOrder(q, rows[5]!, 11))]);
+    expect([...out]).toEqual([
+      ...queries.map((q) => inOrder(q, rows[2]!, 11)),
+      ...queries.map((q) => inOrder(q, rows[5]!, 11)),
+    ]);
     expect(pack(packed, queries.slice(0, 3), 1, 11)).toBe(2); // lanes past the end repeat the last vector
   });
 });

@@ -18,7 +18,11 @@ const ASSET_FILE_LIMIT = 25 * MIB;
 const ASSET_COUNT_LIMIT = 20_000;
 const out = mkdtempSync(join(tmpdir(), "bundle-"));
 const wrangler = (...args: string[]) =>
-  execFileSync(process.execPath, ["node_modules/wrangler/bin/wrangler.js", ...args], { encoding: "utf8", env: { ...process.env, CI: "true" }, stdio: ["ignore", "pipe", "pipe"] });
+  execFileSync(process.execPath, ["node_modules/wrangler/bin/wrangler.js", ...args], {
+    encoding: "utf8",
+    env: { ...process.env, CI: "true" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
 
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
@@ -35,7 +39,9 @@ describe("the deployable Worker fits the platform's limits", () => {
     wrangler("deploy", "--dry-run", "--outdir", join(out, "dist"));
     const bundle = readFileSync(join(out, "dist", "index.js"));
     const compressed = gzipSync(bundle).length;
-    console.log(`Worker bundle: ${(bundle.length / 1024).toFixed(1)} KiB, gzip ${(compressed / 1024).toFixed(1)} KiB (${((100 * compressed) / FREE_PLAN_COMPRESSED).toFixed(1)}% of the Free plan's 3 MiB)`);
+    console.log(
+      `Worker bundle: ${(bundle.length / 1024).toFixed(1)} KiB, gzip ${(compressed / 1024).toFixed(1)} KiB (${((100 * compressed) / FREE_PLAN_COMPRESSED).toFixed(1)}% of the Free plan's 3 MiB)`,
+    );
     expect(bundle.length).toBeGreaterThan(100 * 1024); // the app, not an empty stub
     expect(compressed).toBeLessThan(FREE_PLAN_COMPRESSED);
   });
@@ -50,7 +56,8 @@ describe("the deployable Worker fits the platform's limits", () => {
     };
     const names = new Map(profile.nodes.map((n) => [n.id, n.callFrame.functionName]));
     // Sampled time not spent idle (the profile's µs deltas), as `wrangler check startup` reports "Active".
-    const activeMs = profile.samples.reduce((sum, id, i) => sum + (names.get(id) === "(idle)" ? 0 : profile.timeDeltas[i]!), 0) / 1000;
+    const activeMs =
+      profile.samples.reduce((sum, id, i) => sum + (names.get(id) === "(idle)" ? 0 : profile.timeDeltas[i]!), 0) / 1000;
     console.log(`Start-up CPU (local workerd profile): ${activeMs.toFixed(1)} ms active of the 1,000 ms limit`);
     expect(profile.samples.length).toBeGreaterThan(0);
     expect(activeMs).toBeLessThan(STARTUP_LIMIT_MS / 2);
@@ -59,7 +66,9 @@ describe("the deployable Worker fits the platform's limits", () => {
   it("uploads static assets within the per-file and file-count limits", () => {
     const assets = files("assets");
     const largest = assets.reduce((a, b) => (b.bytes > a.bytes ? b : a));
-    console.log(`Static assets: ${assets.length} files, largest ${largest.path} ${(largest.bytes / MIB).toFixed(2)} MiB`);
+    console.log(
+      `Static assets: ${assets.length} files, largest ${largest.path} ${(largest.bytes / MIB).toFixed(2)} MiB`,
+    );
     expect(assets.map((a) => a.path)).toContain(join("assets", "tokenizer", "o200k_base.bin"));
     expect(assets.length).toBeLessThan(ASSET_COUNT_LIMIT);
     expect(largest.bytes).toBeLessThan(ASSET_FILE_LIMIT);

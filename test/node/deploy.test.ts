@@ -22,11 +22,20 @@ describe("npm run deploy -- --dry-run", () => {
     const { status, out } = run(["--dry-run"]);
     expect(status).toBe(0);
     const config = await bound();
-    for (const d of config.d1_databases ?? []) expect(out).toMatch(new RegExp(`D1 database\\s+${d.database_name}\\s+\\(binding ${d.binding};`));
+    for (const d of config.d1_databases ?? [])
+      expect(out).toMatch(new RegExp(`D1 database\\s+${d.database_name}\\s+\\(binding ${d.binding};`));
     for (const k of config.kv_namespaces ?? []) expect(out).toContain(`(binding ${k.binding})`);
-    for (const v of config.vectorize ?? []) expect(out).toContain(`Vectorize index ${v.index_name}  (binding ${v.binding}; ${config.vars!.EMBEDDING_DIMENSIONS} dimensions, cosine)`);
+    for (const v of config.vectorize ?? [])
+      expect(out).toContain(
+        `Vectorize index ${v.index_name}  (binding ${v.binding}; ${config.vars!.EMBEDDING_DIMENSIONS} dimensions, cosine)`,
+      );
     expect(out).toContain("metadata index project (string)");
-    const queues = new Set([...(config.queues?.producers ?? []).map((p: { queue: string }) => p.queue), ...(config.queues?.consumers ?? []).flatMap((c: { queue: string; dead_letter_queue?: string }) => [c.queue, c.dead_letter_queue ?? []].flat())]);
+    const queues = new Set([
+      ...(config.queues?.producers ?? []).map((p: { queue: string }) => p.queue),
+      ...(config.queues?.consumers ?? []).flatMap((c: { queue: string; dead_letter_queue?: string }) =>
+        [c.queue, c.dead_letter_queue ?? []].flat(),
+      ),
+    ]);
     expect(queues.size).toBeGreaterThanOrEqual(3);
     for (const q of queues) expect(out).toMatch(new RegExp(`Queue\\s+${q}$`, "m"));
     expect(out).toMatch(/Secret\s+ADMIN_TOKEN/);
@@ -50,8 +59,16 @@ describe("npm run deploy against an account", () => {
     const first = run(["--skip-smoke"]);
     expect(first.status, first.out).toBe(0);
     const account = state();
-    expect(Object.keys(account.d1).sort()).toEqual(["context-edge-control", "context-edge-shard-0", "context-edge-shard-1"]);
-    expect(account.vectorize["context-edge"]).toEqual({ dimensions: 768, metric: "cosine", metadata: [{ propertyName: "project", indexType: "string" }] });
+    expect(Object.keys(account.d1).sort()).toEqual([
+      "context-edge-control",
+      "context-edge-shard-0",
+      "context-edge-shard-1",
+    ]);
+    expect(account.vectorize["context-edge"]).toEqual({
+      dimensions: 768,
+      metric: "cosine",
+      metadata: [{ propertyName: "project", indexType: "string" }],
+    });
     expect(account.queues.sort()).toEqual(["context-edge-jobs", "context-edge-jobs-dlq", "context-edge-usage"]);
     expect(account.kv.map((k) => k.title).sort()).toEqual(["context-edge-cache", "context-edge-oauth-kv"]);
     expect(account.migrated).toEqual(["CONTROL", "SHARD_0", "SHARD_1"]);
@@ -75,19 +92,25 @@ describe("npm run deploy against an account", () => {
     expect(second.out).toContain("Nothing to create: all 10 resources exist.");
     expect(second.out).not.toMatch(/\b[0-9a-f]{64}\b/); // the token is not generated again
     expect(second.out).toContain("(its secrets are kept)");
-    const creations = state().calls.slice(account.calls.length).filter((c) => c.includes("create") || c.includes("create-metadata-index"));
+    const creations = state()
+      .calls.slice(account.calls.length)
+      .filter((c) => c.includes("create") || c.includes("create-metadata-index"));
     expect(creations).toEqual([]);
     expect(toml()).toBe(configAfterFirst);
   });
 
   it("stops at a missing permission naming the resource, what to do and what exists so far; the next run goes on from there", () => {
-    const { run, state, setState } = setup({ fail: { "queues create": "Authentication error [code: 10000]: this token may not edit Queues" } });
+    const { run, state, setState } = setup({
+      fail: { "queues create": "Authentication error [code: 10000]: this token may not edit Queues" },
+    });
     const broken = run(["--skip-smoke"]);
     expect(broken.status).toBe(1);
     expect(broken.out).toContain("Could not create queue context-edge-jobs.");
     expect(broken.out).toContain("Authentication error [code: 10000]");
     expect(broken.out).toContain("may edit Queues");
-    expect(broken.out).toMatch(/What exists so far: .*D1 database context-edge-control \(created now\).*Vectorize index context-edge \(created now\)/);
+    expect(broken.out).toMatch(
+      /What exists so far: .*D1 database context-edge-control \(created now\).*Vectorize index context-edge \(created now\)/,
+    );
     expect(state().worker).toBeNull(); // nothing deployed half-configured
 
     setState({ fail: {} });
@@ -98,7 +121,10 @@ describe("npm run deploy against an account", () => {
   });
 
   it("stops, without touching the secret, when the Worker's secrets cannot be read for another reason than its absence", () => {
-    const { run, state } = setup({ worker: { secrets: ["ADMIN_TOKEN"] }, fail: { "secret list": "Authentication error [code: 10000]: this token may not read Workers scripts" } });
+    const { run, state } = setup({
+      worker: { secrets: ["ADMIN_TOKEN"] },
+      fail: { "secret list": "Authentication error [code: 10000]: this token may not read Workers scripts" },
+    });
     const { status, out } = run(["--skip-smoke"]);
     expect(status).toBe(1);
     expect(out).toContain("Could not list the Worker's secrets.");
@@ -107,16 +133,22 @@ describe("npm run deploy against an account", () => {
   });
 
   it("refuses a Vectorize index of other dimensions, naming both and the setting to change", () => {
-    const { run, state } = setup({ vectorize: { "context-edge": { dimensions: 384, metric: "cosine", metadata: [] } } });
+    const { run, state } = setup({
+      vectorize: { "context-edge": { dimensions: 384, metric: "cosine", metadata: [] } },
+    });
     const { status, out } = run(["--skip-smoke"]);
     expect(status).toBe(1);
-    expect(out).toContain("Vectorize index context-edge exists with 384 dimensions (cosine); this deployment embeds with 768 (cosine).");
+    expect(out).toContain(
+      "Vectorize index context-edge exists with 384 dimensions (cosine); this deployment embeds with 768 (cosine).",
+    );
     expect(out).toContain("EMBEDDING_DIMENSIONS");
     expect(state().worker).toBeNull();
   });
 
   it("finds a KV namespace an interrupted run created (by its title) instead of failing on the name", () => {
-    const { run, state, toml } = setup({ kv: [{ id: "0123456789abcdef0123456789abcdef", title: "context-edge-cache" }] });
+    const { run, state, toml } = setup({
+      kv: [{ id: "0123456789abcdef0123456789abcdef", title: "context-edge-cache" }],
+    });
     const { status, out } = run(["--skip-smoke"]);
     expect(status, out).toBe(0);
     expect(out).toMatch(/exists\s+KV namespace context-edge-cache/);
@@ -137,8 +169,18 @@ describe("npm run deploy against an account", () => {
     const { status, out } = run(["--skip-smoke"]);
     expect(status, out).toBe(0);
     const account = state();
-    expect(account.vectorize["context-edge-1"]).toEqual({ dimensions: 768, metric: "cosine", metadata: [{ propertyName: "project", indexType: "string" }] });
-    expect(account.queues.sort()).toEqual(["context-edge-jobs", "context-edge-jobs-1", "context-edge-jobs-dlq", "context-edge-usage", "context-edge-usage-1"]);
+    expect(account.vectorize["context-edge-1"]).toEqual({
+      dimensions: 768,
+      metric: "cosine",
+      metadata: [{ propertyName: "project", indexType: "string" }],
+    });
+    expect(account.queues.sort()).toEqual([
+      "context-edge-jobs",
+      "context-edge-jobs-1",
+      "context-edge-jobs-dlq",
+      "context-edge-usage",
+      "context-edge-usage-1",
+    ]);
   });
 
   it("answers an unknown option with the usage line and exit 2", () => {

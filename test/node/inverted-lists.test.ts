@@ -48,7 +48,12 @@ describe("inverted lists over 5,000 generated passage vectors", async () => {
     copy.add(99_999, fresh);
     expect(copy.query(fresh, 1, { probes: copy.probesFor() })[0]).toMatchObject({ chunkId: 99_999 });
     copy.add(99_999, vectors.get(7)!); // rewritten: moves to its new list, found by the new vector
-    expect(copy.query(vectors.get(7)!, 2, { probes: copy.probesFor() }).map((m) => m.chunkId).sort((a, b) => a - b)).toEqual([7, 99_999]);
+    expect(
+      copy
+        .query(vectors.get(7)!, 2, { probes: copy.probesFor() })
+        .map((m) => m.chunkId)
+        .sort((a, b) => a - b),
+    ).toEqual([7, 99_999]);
     expect(copy.size).toBe(vectors.size + 1);
     expect(copy.delete(7)).toBe(true);
     expect(copy.query(vectors.get(7)!, 1)[0]).toMatchObject({ chunkId: 99_999 });
@@ -64,7 +69,12 @@ describe("inverted lists over 5,000 generated passage vectors", async () => {
   it("answers several queries as it answers each alone, block by block", () => {
     const queries = [...vectors.keys()].filter((id) => id % 25 === 1 || id === 2).map((id) => vectors.get(id)!);
     expect(queries.length % 4).not.toBe(0);
-    for (const options of [{ probes: lists.probesFor(0.8), minScore: 0.8 }, { probes: lists.probesFor() }, { minScore: 0.8 }, {}]) {
+    for (const options of [
+      { probes: lists.probesFor(0.8), minScore: 0.8 },
+      { probes: lists.probesFor() },
+      { minScore: 0.8 },
+      {},
+    ]) {
       const many = lists.queryMany(queries, 21, options);
       expect(many).toEqual(queries.map((q) => lists.query(q, 21, options)));
       expect(many.flat().length).toBeGreaterThan(queries.length); // not only the queries themselves
@@ -90,7 +100,10 @@ describe("inverted lists over 5,000 generated passage vectors", async () => {
     };
     same(lists.query(query, 10), truth);
     expect(lists.lastScanned).toBe(vectors.size);
-    same(lists.query(query, 10, { minScore: 0.39 }), truth.filter((m) => m.score >= 0.39));
+    same(
+      lists.query(query, 10, { minScore: 0.39 }),
+      truth.filter((m) => m.score >= 0.39),
+    );
   });
 });
 

@@ -39,7 +39,10 @@ function byFeatureText(text: string, dimensions: number): Float32Array {
 // Generated passages and turns (test/fixtures/generated-text.ts) stand for English text: made-up words
 // among real function words, sentences, capitals, punctuation.
 const passages = generatedPassages(1500);
-const turns = generatedConversations(3).flat(2).slice(0, 1500).map((turn) => turn.text);
+const turns = generatedConversations(3)
+  .flat(2)
+  .slice(0, 1500)
+  .map((turn) => turn.text);
 const others = [
   "東京タワーの近くで猫が寝ている。我喜欢猫，也喜欢狗。",
   "안녕하세요, 한국어 문장입니다. 서울에서 만나요!",

@@ -41,7 +41,11 @@ const server = {
 } as unknown as MCPServer;
 
 function convert(name: string, inputSchema: Schema) {
-  return mcpToFunctionTool({ name, description: "", inputSchema } as Parameters<typeof mcpToFunctionTool>[0], server, true);
+  return mcpToFunctionTool(
+    { name, description: "", inputSchema } as Parameters<typeof mcpToFunctionTool>[0],
+    server,
+    true,
+  );
 }
 
 /**
@@ -50,7 +54,8 @@ function convert(name: string, inputSchema: Schema) {
  */
 function openObjects(schema: Schema, path = "", found = new Set<string>()): Set<string> {
   if (schema.type === "object" && schema.additionalProperties !== false) found.add(path.split(/(?<=\w)(?=[|{])/)[0]!);
-  for (const [key, value] of Object.entries<Schema>(schema.properties ?? {})) openObjects(value, path ? `${path}.${key}` : key, found);
+  for (const [key, value] of Object.entries<Schema>(schema.properties ?? {}))
+    openObjects(value, path ? `${path}.${key}` : key, found);
   if (schema.items) openObjects(schema.items, `${path}[]`, found);
   for (const branch of schema.anyOf ?? []) openObjects(branch, `${path}|`, found);
   if (typeof schema.additionalProperties === "object") openObjects(schema.additionalProperties, `${path}{}`, found);
@@ -62,7 +67,8 @@ function without(schema: Schema, path: string): Schema {
   const copy = structuredClone(schema);
   const parts = path.split(".");
   let node = copy;
-  for (const part of parts.slice(0, -1)) node = part.endsWith("[]") ? node.properties[part.slice(0, -2)].items : node.properties[part];
+  for (const part of parts.slice(0, -1))
+    node = part.endsWith("[]") ? node.properties[part.slice(0, -2)].items : node.properties[part];
   delete node.properties[parts.at(-1)!];
   if (Array.isArray(node.required)) node.required = node.required.filter((r: string) => r !== parts.at(-1));
   return copy;
@@ -73,9 +79,11 @@ function strictProblems(schema: Schema, path: string, problems: string[]): strin
   if (schema.type === "object") {
     if (schema.additionalProperties !== false) problems.push(`${path}: additionalProperties is not false`);
     const keys = Object.keys(schema.properties ?? {}).sort();
-    if (JSON.stringify([...(schema.required ?? [])].sort()) !== JSON.stringify(keys)) problems.push(`${path}: not every property is required`);
+    if (JSON.stringify([...(schema.required ?? [])].sort()) !== JSON.stringify(keys))
+      problems.push(`${path}: not every property is required`);
   }
-  for (const [key, value] of Object.entries<Schema>(schema.properties ?? {})) strictProblems(value, `${path}.${key}`, problems);
+  for (const [key, value] of Object.entries<Schema>(schema.properties ?? {}))
+    strictProblems(value, `${path}.${key}`, problems);
   if (schema.items) strictProblems(schema.items, `${path}[]`, problems);
   (schema.anyOf ?? []).forEach((branch: Schema, i: number) => strictProblems(branch, `${path}|${i}`, problems));
   return problems;
@@ -89,7 +97,9 @@ describe("OpenAI strict mode (@openai/agents' own conversion of each tool's inpu
 
   it("takes every tool but those with caller-keyed objects, each for exactly those properties", () => {
     const notStrict = Object.fromEntries(
-      tools.filter((tool) => !convert(tool.name, tool.inputSchema).strict).map((tool) => [tool.name, [...openObjects(tool.inputSchema)].sort()]),
+      tools
+        .filter((tool) => !convert(tool.name, tool.inputSchema).strict)
+        .map((tool) => [tool.name, [...openObjects(tool.inputSchema)].sort()]),
     );
     expect(notStrict).toEqual(NOT_STRICT);
     // Those properties are the only obstacle: without them the SDK makes the tool strict.
@@ -115,9 +125,16 @@ describe("OpenAI strict mode (@openai/agents' own conversion of each tool's inpu
       // What a model sends in strict mode: every property, null for those it leaves unset.
       const required = new Set<string>(tool.inputSchema.required as string[] | undefined);
       const properties = (converted.parameters as Schema).properties as Record<string, Schema>;
-      const args = Object.fromEntries(Object.keys(properties).map((key) => [key, required.has(key) ? sample((tool.inputSchema as Schema).properties[key]) : null]));
+      const args = Object.fromEntries(
+        Object.keys(properties).map((key) => [
+          key,
+          required.has(key) ? sample((tool.inputSchema as Schema).properties[key]) : null,
+        ]),
+      );
       captured = undefined;
-      await converted.invoke(new RunContext(), JSON.stringify(args), { toolCall: { type: "function_call", callId: `call-${i}`, name: tool.name, arguments: "" } });
+      await converted.invoke(new RunContext(), JSON.stringify(args), {
+        toolCall: { type: "function_call", callId: `call-${i}`, name: tool.name, arguments: "" },
+      });
       const parsed = TOOLS[i]!.input.safeParse(captured);
       if (!parsed.success) refused.push(`${tool.name}: ${JSON.stringify(captured)}: ${parsed.error.message}`);
     }
@@ -125,7 +142,9 @@ describe("OpenAI strict mode (@openai/agents' own conversion of each tool's inpu
     // The search the recipes make, as strict mode sends it: the unset options do not reach the server.
     const search = convert("search", tools.find((t) => t.name === "search")!.inputSchema);
     const all = Object.fromEntries(Object.keys((search.parameters as Schema).properties).map((key) => [key, null]));
-    await search.invoke(new RunContext(), JSON.stringify({ ...all, query: "lighthouse", limit: 3 }), { toolCall: { type: "function_call", callId: "call-search", name: "search", arguments: "" } });
+    await search.invoke(new RunContext(), JSON.stringify({ ...all, query: "lighthouse", limit: 3 }), {
+      toolCall: { type: "function_call", callId: "call-search", name: "search", arguments: "" },
+    });
     expect(captured).toEqual({ query: "lighthouse", limit: 3 });
   });
 });

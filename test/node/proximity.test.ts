@@ -42,9 +42,17 @@ describe("proximity", () => {
     const query = queryPairs(TENANT, "pottery class")!;
     const read: string[] = [];
     const counting = { ...query, keyOf: (token: string) => (read.push(token), query.keyOf(token)) };
-    expect(pairShare(counting, "A long text about gardens and weather.", termFreqs(keywordCode(TENANT), "A long text about gardens and weather.", "", 0.5))).toBe(0);
+    expect(
+      pairShare(
+        counting,
+        "A long text about gardens and weather.",
+        termFreqs(keywordCode(TENANT), "A long text about gardens and weather.", "", 0.5),
+      ),
+    ).toBe(0);
     expect(read).toEqual([]);
-    expect(pairShare(counting, "The pottery class.", termFreqs(keywordCode(TENANT), "The pottery class.", "", 0.5))).toBe(1);
+    expect(
+      pairShare(counting, "The pottery class.", termFreqs(keywordCode(TENANT), "The pottery class.", "", 0.5)),
+    ).toBe(1);
     expect(read.length).toBeGreaterThan(0);
   });
 });

@@ -6,10 +6,26 @@ import { findTimes, type Lean } from "../../src/core/search/time-expressions";
 
 const DAY = 86_400_000;
 const RUNS = 400;
-const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+const MONTHS = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december",
+];
 const WEEKDAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
 /** Words that name no time, to surround expressions with and to make sentences of. */
-const FILLER = "we went to the park and she said it was great but the dog ran off so I painted a picture of my kids at home with friends".split(" ");
+const FILLER =
+  "we went to the park and she said it was great but the dog ran off so I painted a picture of my kids at home with friends".split(
+    " ",
+  );
 
 function random(seed: number) {
   let a = seed >>> 0;
@@ -21,7 +37,11 @@ function random(seed: number) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   const int = (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1));
-  return { int, pick: <T>(xs: readonly T[]) => xs[int(0, xs.length - 1)]!, instant: () => Date.UTC(1990, 0, 1) + Math.floor(next() * 70 * 365 * DAY) };
+  return {
+    int,
+    pick: <T>(xs: readonly T[]) => xs[int(0, xs.length - 1)]!,
+    instant: () => Date.UTC(1990, 0, 1) + Math.floor(next() * 70 * 365 * DAY),
+  };
 }
 
 const startOfDay = (at: number) => Math.floor(at / DAY) * DAY;
@@ -61,7 +81,11 @@ describe("time expressions, resolved against any instant", () => {
       const today = startOfDay(ref);
       const target = r.int(0, 6);
       const name = r.pick([WEEKDAYS[target]!, capital(WEEKDAYS[target]!), WEEKDAYS[target]!.slice(0, 3) + "."]);
-      for (const [word, sign] of [["last", -1], ["on", -1], ["next", 1]] as const) {
+      for (const [word, sign] of [
+        ["last", -1],
+        ["on", -1],
+        ["next", 1],
+      ] as const) {
         const day = one(`${word} ${name}`, ref);
         expect(day.to - day.from).toBe(DAY);
         expect(new Date(day.from).getUTCDay()).toBe(target);
@@ -87,8 +111,14 @@ describe("time expressions, resolved against any instant", () => {
       expect(new Date(weekend.from).getUTCDay()).toBe(6);
       expect(weekend.from).toBeLessThanOrEqual(ref);
       expect(ref - weekend.from).toBeLessThan(7 * DAY);
-      expect(one("last month", ref)).toMatchObject({ from: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1), to: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) });
-      expect(one("this year", ref)).toMatchObject({ from: Date.UTC(d.getUTCFullYear(), 0, 1), to: Date.UTC(d.getUTCFullYear() + 1, 0, 1) });
+      expect(one("last month", ref)).toMatchObject({
+        from: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1),
+        to: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1),
+      });
+      expect(one("this year", ref)).toMatchObject({
+        from: Date.UTC(d.getUTCFullYear(), 0, 1),
+        to: Date.UTC(d.getUTCFullYear() + 1, 0, 1),
+      });
     }
   });
 
@@ -99,7 +129,9 @@ describe("time expressions, resolved against any instant", () => {
       const month = r.int(0, 11);
       const day = r.int(1, 31);
       const valid = new Date(Date.UTC(year, month, day)).getUTCDate() === day;
-      const expected = valid ? { from: Date.UTC(year, month, day), to: Date.UTC(year, month, day + 1) } : { from: Date.UTC(year, month, 1), to: Date.UTC(year, month + 1, 1) };
+      const expected = valid
+        ? { from: Date.UTC(year, month, day), to: Date.UTC(year, month, day + 1) }
+        : { from: Date.UTC(year, month, 1), to: Date.UTC(year, month + 1, 1) };
       const name = r.pick([MONTHS[month]!, capital(MONTHS[month]!)]);
       for (const text of [`${day} ${name} ${year}`, `${name} ${day}, ${year}`, `${day}th of ${name}, ${year}`]) {
         expect(one(text, r.instant())).toMatchObject({ ...expected, yearly: false });
@@ -113,14 +145,26 @@ describe("time expressions, resolved against any instant", () => {
       const year = r.int(1950, 2090);
       const a = Date.UTC(year, r.int(0, 11), r.int(1, 28));
       const b = a + r.int(1, 300) * DAY;
-      const name = (at: number) => `${new Date(at).getUTCDate()} ${MONTHS[new Date(at).getUTCMonth()]} ${new Date(at).getUTCFullYear()}`;
-      const [lead, join] = r.pick([["between", "and"], ["from", "to"], ["from", "until"]] as const);
+      const name = (at: number) =>
+        `${new Date(at).getUTCDate()} ${MONTHS[new Date(at).getUTCMonth()]} ${new Date(at).getUTCFullYear()}`;
+      const [lead, join] = r.pick([
+        ["between", "and"],
+        ["from", "to"],
+        ["from", "until"],
+      ] as const);
       const text = `what happened ${lead} ${name(a)} ${join} ${name(b)}?`;
-      expect(one(text, r.instant())).toMatchObject({ from: a, to: b + DAY, text: `${lead} ${name(a)} ${join} ${name(b)}` });
+      expect(one(text, r.instant())).toMatchObject({
+        from: a,
+        to: b + DAY,
+        text: `${lead} ${name(a)} ${join} ${name(b)}`,
+      });
       // Backwards, they are two times.
       expect(findTimes(`${lead} ${name(b)} ${join} ${name(a)}`, r.instant(), "past")).toHaveLength(2);
       // A week of a month: seven days inside it.
-      const week = one(`the ${r.pick(["first", "second", "third", "fourth", "last"])} week of ${MONTHS[new Date(a).getUTCMonth()]} ${year}`, r.instant());
+      const week = one(
+        `the ${r.pick(["first", "second", "third", "fourth", "last"])} week of ${MONTHS[new Date(a).getUTCMonth()]} ${year}`,
+        r.instant(),
+      );
       expect(week.to - week.from).toBe(7 * DAY);
       expect(new Date(week.from).getUTCMonth()).toBe(new Date(a).getUTCMonth());
       expect(new Date(week.to - 1).getUTCMonth()).toBe(new Date(a).getUTCMonth());
@@ -150,7 +194,19 @@ describe("time expressions, resolved against any instant", () => {
 
   it("the same expression anywhere in a sentence reads the same; the time of day does not matter", () => {
     const r = random(6);
-    const expressions = ["yesterday", "last Friday", "two weeks ago", "last month", "in March", "on 3 June", "12 October 2021", "next weekend", "last summer", "in 2019", "a few days ago"];
+    const expressions = [
+      "yesterday",
+      "last Friday",
+      "two weeks ago",
+      "last month",
+      "in March",
+      "on 3 June",
+      "12 October 2021",
+      "next weekend",
+      "last summer",
+      "in 2019",
+      "a few days ago",
+    ];
     for (let i = 0; i < RUNS; i++) {
       const ref = r.instant();
       const expression = r.pick(expressions);
@@ -177,7 +233,14 @@ describe("time expressions, resolved against any instant", () => {
         expect(text.slice(t.index, t.index + t.text.length)).toBe(t.text);
       }
     }
-    for (const text of ["1".repeat(5000), "3 ".repeat(2000), "in May ".repeat(700), "last ".repeat(1000), "yesterday ".repeat(500)]) findTimes(text, Date.UTC(2023, 0, 1), "nearest");
+    for (const text of [
+      "1".repeat(5000),
+      "3 ".repeat(2000),
+      "in May ".repeat(700),
+      "last ".repeat(1000),
+      "yesterday ".repeat(500),
+    ])
+      findTimes(text, Date.UTC(2023, 0, 1), "nearest");
     expect(Date.now() - started).toBeLessThan(2000);
   });
 });

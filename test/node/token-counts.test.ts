@@ -38,7 +38,16 @@ const ALPHABET = [
   ..."abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
   ..." \t\n\r.,;:!?'\"()[]{}<>|/\\-_=+*&^%$#@~`",
   ..."éüßçñøÅ東京タワー我喜欢猫안녕하세요한국어Привет мирمرحباनमस्ते",
-  "👋🏽", "👨‍👩‍👧", "🇯🇵", "❤️", "\u0301", "\u00a0", "\u200b", "\u3000", "\ud800", "\udfff",
+  "👋🏽",
+  "👨‍👩‍👧",
+  "🇯🇵",
+  "❤️",
+  "\u0301",
+  "\u00a0",
+  "\u200b",
+  "\u3000",
+  "\ud800",
+  "\udfff",
 ];
 
 function randomText(seed: number, length: number): string {
@@ -49,7 +58,8 @@ function randomText(seed: number, length: number): string {
     // Runs of one kind (spaces, digits, words) as well as single symbols.
     if (r < 0.1) text += " ".repeat(1 + Math.floor(next() * 40));
     else if (r < 0.15) text += String(Math.floor(next() * 1e9));
-    else if (r < 0.2) text += String.fromCodePoint(Math.floor(next() * 0x2ffff)); // any plane 0-2 code point, lone surrogates too
+    else if (r < 0.2)
+      text += String.fromCodePoint(Math.floor(next() * 0x2ffff)); // any plane 0-2 code point, lone surrogates too
     else text += ALPHABET[Math.floor(next() * ALPHABET.length)];
   }
   return text;
@@ -63,21 +73,46 @@ function randomWord(seed: number, letters: string, length: number): string {
 
 const CORPUS: Record<string, string> = {
   empty: "",
-  english: "The quick brown fox jumps over the lazy dog. I'll say it's DON'T, they've, we'd; Mr. O'Neil's 3.14159 and 1,000,000.",
+  english:
+    "The quick brown fox jumps over the lazy dog. I'll say it's DON'T, they've, we'd; Mr. O'Neil's 3.14159 and 1,000,000.",
   chinese: "我喜欢在东京塔附近散步。人工智能正在改变世界，长期记忆让智能体更有用。",
   japanese: "東京タワーは赤い。ひらがなとカタカナ、そして漢字が混ざった文章です。",
   korean: "안녕하세요. 한국어 문장은 띄어쓰기를 합니다. 서울특별시 강남구",
   mixedScripts: "Привет, мир! مرحبا بالعالم नमस्ते दुनिया Ελληνικά עברית ไทย",
   emoji: "👋🏽 hello 👨‍👩‍👧‍👦 family 🇯🇵🇰🇷 flags ❤️‍🔥 🙂🙃 e\u0301 combining",
   code: 'export function add(a: number, b: number): number {\n\treturn a + b; // sum\n}\r\n\r\nconst x = { "k": [1, 2, 3] };\n    if (x) {\n        print(f"{x!r}")\n',
-  whitespaceRuns: ["", " ", "  ", "\t\t", "\n\n\n", " \n \n", "\r\n\r\n", " ".repeat(17), " ".repeat(300) + "x", "a" + " ".repeat(64) + "\n" + "\t".repeat(9) + "b  "].join("|"),
-  specialTokenText: "<|endoftext|> then <|endofprompt|> and <|fim_prefix|>x<|fim_middle|>y<|fim_suffix|> <|im_start|>user<|im_end|> <|endoftext|><|endoftext|>",
+  whitespaceRuns: [
+    "",
+    " ",
+    "  ",
+    "\t\t",
+    "\n\n\n",
+    " \n \n",
+    "\r\n\r\n",
+    " ".repeat(17),
+    " ".repeat(300) + "x",
+    "a" + " ".repeat(64) + "\n" + "\t".repeat(9) + "b  ",
+  ].join("|"),
+  specialTokenText:
+    "<|endoftext|> then <|endofprompt|> and <|fim_prefix|>x<|fim_middle|>y<|fim_suffix|> <|im_start|>user<|im_end|> <|endoftext|><|endoftext|>",
   longWord: "a".repeat(1000) + "🙂".repeat(200) + "東".repeat(300),
   // Single pieces of thousands of bytes take the heap merge (bpe-encoder LONG_PIECE_BYTES).
-  longRandomWord: randomWord(3, "abcdefghijklmnopqrstuvwxyz", 2500) + " " + randomWord(4, "가나다라마바사아자차카타파하한국어", 700) + " " + randomWord(5, "ab", 3000),
+  longRandomWord:
+    randomWord(3, "abcdefghijklmnopqrstuvwxyz", 2500) +
+    " " +
+    randomWord(4, "가나다라마바사아자차카타파하한국어", 700) +
+    " " +
+    randomWord(5, "ab", 3000),
   random: randomText(1, 60_000),
   randomSecond: randomText(2, 20_000),
-  readme: ["README.md", ...readdirSync("docs").sort().map((name) => `docs/${name}`)].map((path) => readFileSync(path, "utf8")).join("\n"),
+  readme: [
+    "README.md",
+    ...readdirSync("docs")
+      .sort()
+      .map((name) => `docs/${name}`),
+  ]
+    .map((path) => readFileSync(path, "utf8"))
+    .join("\n"),
   sources: readdirSync("src/core", { recursive: true, encoding: "utf8" })
     .filter((name) => name.endsWith(".ts"))
     .sort()

@@ -4,7 +4,20 @@ import { formatNumber } from "../ui";
 // Hand-drawn SVG charts: a few hundred bytes of code each instead of a charting library. Each is a
 // <figure> with a caption, a legend, an SVG with an accessible name, and its numbers in a table.
 
-export const SERIES_COLORS = ["#2f7ed8", "#e4572e", "#29a36a", "#b04fc4", "#d99a00", "#17a2b8", "#7a6fd1", "#c2416b", "#5d8c2e", "#8d6e4a", "#4f6d7a", "#e07b39"];
+export const SERIES_COLORS = [
+  "#2f7ed8",
+  "#e4572e",
+  "#29a36a",
+  "#b04fc4",
+  "#d99a00",
+  "#17a2b8",
+  "#7a6fd1",
+  "#c2416b",
+  "#5d8c2e",
+  "#8d6e4a",
+  "#4f6d7a",
+  "#e07b39",
+];
 const color = (i: number) => SERIES_COLORS[i % SERIES_COLORS.length]!;
 
 const W = 720;
@@ -24,7 +37,17 @@ function ticks(max: number): number[] {
   return out;
 }
 
-function Frame({ label, series, children, table }: { label: string; series: string[]; children: ComponentChildren; table: ComponentChildren }) {
+function Frame({
+  label,
+  series,
+  children,
+  table,
+}: {
+  label: string;
+  series: string[];
+  children: ComponentChildren;
+  table: ComponentChildren;
+}) {
   return (
     <figure class="chart">
       <figcaption>{label}</figcaption>
@@ -107,14 +130,32 @@ function DataTable({ head, rows }: { head: string[]; rows: (string | number | nu
 }
 
 /** Columns over time, one stacked segment per series. */
-export function StackedBars({ label, xs, series, values }: { label: string; xs: string[]; series: string[]; values: number[][] }) {
+export function StackedBars({
+  label,
+  xs,
+  series,
+  values,
+}: {
+  label: string;
+  xs: string[];
+  series: string[];
+  values: number[][];
+}) {
   const totals = values.map((column) => column.reduce((a, b) => a + b, 0));
   const scale = ticks(Math.max(0, ...totals));
   const top = scale[scale.length - 1]!;
   const step = PLOT_W / Math.max(1, xs.length);
   return (
-    <Frame label={label} series={series} table={<DataTable head={["time", ...series]} rows={xs.map((x, i) => [x, ...values[i]!])} />}>
-      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${label}: ${formatNumber(totals.reduce((a, b) => a + b, 0))} in all`}>
+    <Frame
+      label={label}
+      series={series}
+      table={<DataTable head={["time", ...series]} rows={xs.map((x, i) => [x, ...values[i]!])} />}
+    >
+      <svg
+        viewBox={`0 0 ${W} ${H}`}
+        role="img"
+        aria-label={`${label}: ${formatNumber(totals.reduce((a, b) => a + b, 0))} in all`}
+      >
         <YAxis scale={scale} top={top} />
         {values.map((column, i) => {
           let y = PAD.top + PLOT_H;
@@ -125,7 +166,14 @@ export function StackedBars({ label, xs, series, values }: { label: string; xs: 
                 const h = (v / top) * PLOT_H;
                 y -= h;
                 return (
-                  <rect key={s} x={PAD.left + step * i + step * 0.15} y={y} width={step * 0.7} height={h} fill={color(s)}>
+                  <rect
+                    key={s}
+                    x={PAD.left + step * i + step * 0.15}
+                    y={y}
+                    width={step * 0.7}
+                    height={h}
+                    fill={color(s)}
+                  >
                     <title>{`${xs[i]} · ${series[s]}: ${formatNumber(v)}`}</title>
                   </rect>
                 );
@@ -140,14 +188,35 @@ export function StackedBars({ label, xs, series, values }: { label: string; xs: 
 }
 
 /** Lines over time; null values leave gaps. */
-export function LineChart({ label, xs, series, values, unit }: { label: string; xs: string[]; series: string[]; values: (number | null)[][]; unit: string }) {
+export function LineChart({
+  label,
+  xs,
+  series,
+  values,
+  unit,
+}: {
+  label: string;
+  xs: string[];
+  series: string[];
+  values: (number | null)[][];
+  unit: string;
+}) {
   const all = values.flat().filter((v): v is number => v !== null);
   const scale = ticks(Math.max(0, ...all));
   const top = scale[scale.length - 1]!;
   const step = PLOT_W / Math.max(1, xs.length);
   const point = (i: number, v: number) => `${PAD.left + step * (i + 0.5)},${PAD.top + PLOT_H - (v / top) * PLOT_H}`;
   return (
-    <Frame label={label} series={series} table={<DataTable head={["time", ...series.map((s) => `${s} (${unit})`)]} rows={xs.map((x, i) => [x, ...values.map((line) => line[i] ?? null)])} />}>
+    <Frame
+      label={label}
+      series={series}
+      table={
+        <DataTable
+          head={["time", ...series.map((s) => `${s} (${unit})`)]}
+          rows={xs.map((x, i) => [x, ...values.map((line) => line[i] ?? null)])}
+        />
+      }
+    >
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${label}, in ${unit}`}>
         <YAxis scale={scale} top={top} />
         {values.map((line, s) => {
@@ -157,7 +226,13 @@ export function LineChart({ label, xs, series, values, unit }: { label: string; 
             <g key={s}>
               {runs
                 .filter((r) => r.length > 0)
-                .map((r, k) => (r.length === 1 ? <circle key={k} cx={r[0]!.split(",")[0]} cy={r[0]!.split(",")[1]} r="3" fill={color(s)} /> : <polyline key={k} points={r.join(" ")} fill="none" stroke={color(s)} stroke-width="2" />))}
+                .map((r, k) =>
+                  r.length === 1 ? (
+                    <circle key={k} cx={r[0]!.split(",")[0]} cy={r[0]!.split(",")[1]} r="3" fill={color(s)} />
+                  ) : (
+                    <polyline key={k} points={r.join(" ")} fill="none" stroke={color(s)} stroke-width="2" />
+                  ),
+                )}
             </g>
           );
         })}
@@ -168,14 +243,26 @@ export function LineChart({ label, xs, series, values, unit }: { label: string; 
 }
 
 /** Horizontal bars, one row per label, stacked by series. */
-export function HBarChart({ label, rows, series }: { label: string; rows: { label: string; values: number[] }[]; series: string[] }) {
+export function HBarChart({
+  label,
+  rows,
+  series,
+}: {
+  label: string;
+  rows: { label: string; values: number[] }[];
+  series: string[];
+}) {
   const rowH = 26;
   const labelW = 160;
   const height = rows.length * rowH + 8;
   const max = Math.max(1, ...rows.map((r) => r.values.reduce((a, b) => a + b, 0)));
   const barW = W - labelW - 80;
   return (
-    <Frame label={label} series={series} table={<DataTable head={["", ...series]} rows={rows.map((r) => [r.label, ...r.values])} />}>
+    <Frame
+      label={label}
+      series={series}
+      table={<DataTable head={["", ...series]} rows={rows.map((r) => [r.label, ...r.values])} />}
+    >
       <svg viewBox={`0 0 ${W} ${height}`} role="img" aria-label={label}>
         {rows.map((r, i) => {
           let x = labelW;
@@ -188,7 +275,12 @@ export function HBarChart({ label, rows, series }: { label: string; rows: { labe
               </text>
               {r.values.map((v, s) => {
                 const w = (v / max) * barW;
-                const rect = w > 0 ? <rect key={s} x={x} y={y + 3} width={w} height={rowH - 8} fill={color(s)}><title>{`${r.label} · ${series[s]}: ${formatNumber(v)}`}</title></rect> : null;
+                const rect =
+                  w > 0 ? (
+                    <rect key={s} x={x} y={y + 3} width={w} height={rowH - 8} fill={color(s)}>
+                      <title>{`${r.label} · ${series[s]}: ${formatNumber(v)}`}</title>
+                    </rect>
+                  ) : null;
                 x += w;
                 return rect;
               })}

@@ -1,4 +1,13 @@
-import { forceLink, forceManyBody, forceSimulation, forceX, forceY, type Simulation, type SimulationLinkDatum, type SimulationNodeDatum } from "d3-force";
+import {
+  forceLink,
+  forceManyBody,
+  forceSimulation,
+  forceX,
+  forceY,
+  type Simulation,
+  type SimulationLinkDatum,
+  type SimulationNodeDatum,
+} from "d3-force";
 import { quadtree, type Quadtree } from "d3-quadtree";
 
 // A force-directed graph on one <canvas>: d3-force lays it out (Barnes-Hut many-body, links, a gentle
@@ -56,7 +65,17 @@ export class CanvasGraph {
   private readonly ctx: CanvasRenderingContext2D;
   private readonly resize: ResizeObserver;
   private started = 0;
-  readonly stats: GraphStats = { nodes: 0, edges: 0, firstDrawMs: 0, frames: 0, frameMsAvg: 0, frameMsMax: 0, lastDrawMs: 0, draws: 0, settled: false };
+  readonly stats: GraphStats = {
+    nodes: 0,
+    edges: 0,
+    firstDrawMs: 0,
+    frames: 0,
+    frameMsAvg: 0,
+    frameMsMax: 0,
+    lastDrawMs: 0,
+    draws: 0,
+    settled: false,
+  };
 
   constructor(
     private readonly canvas: HTMLCanvasElement,
@@ -80,11 +99,33 @@ export class CanvasGraph {
     this.edges = edges;
     this.selected = null;
     this.touched = false;
-    Object.assign(this.stats, { nodes: nodes.length, edges: edges.length, firstDrawMs: 0, frames: 0, frameMsAvg: 0, frameMsMax: 0, lastDrawMs: 0, draws: 0, settled: false });
+    Object.assign(this.stats, {
+      nodes: nodes.length,
+      edges: edges.length,
+      firstDrawMs: 0,
+      frames: 0,
+      frameMsAvg: 0,
+      frameMsMax: 0,
+      lastDrawMs: 0,
+      draws: 0,
+      settled: false,
+    });
     const n = nodes.length;
     this.simulation = forceSimulation(nodes)
-      .force("link", forceLink<GraphNode, GraphEdge>(edges).id((d) => d.key).distance(24).strength(0.4))
-      .force("charge", forceManyBody<GraphNode>().strength(n > 1000 ? -24 : -40).theta(0.95).distanceMax(500))
+      .force(
+        "link",
+        forceLink<GraphNode, GraphEdge>(edges)
+          .id((d) => d.key)
+          .distance(24)
+          .strength(0.4),
+      )
+      .force(
+        "charge",
+        forceManyBody<GraphNode>()
+          .strength(n > 1000 ? -24 : -40)
+          .theta(0.95)
+          .distanceMax(500),
+      )
       .force("x", forceX<GraphNode>(0).strength(0.06))
       .force("y", forceY<GraphNode>(0).strength(0.06))
       .alphaDecay(0.035)
@@ -159,14 +200,17 @@ export class CanvasGraph {
   /** Scale and centre so every node is in view. */
   private fitView(): void {
     if (this.nodes.length === 0) return;
-    let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+    let minX = Infinity,
+      minY = Infinity,
+      maxX = -Infinity,
+      maxY = -Infinity;
     for (const n of this.nodes) {
-      minX = Math.min(minX, n.x ?? 0), maxX = Math.max(maxX, n.x ?? 0);
-      minY = Math.min(minY, n.y ?? 0), maxY = Math.max(maxY, n.y ?? 0);
+      (minX = Math.min(minX, n.x ?? 0)), (maxX = Math.max(maxX, n.x ?? 0));
+      (minY = Math.min(minY, n.y ?? 0)), (maxY = Math.max(maxY, n.y ?? 0));
     }
     const { width, height } = this.size();
     const k = Math.min(4, 0.9 * Math.min(width / Math.max(1, maxX - minX), height / Math.max(1, maxY - minY)));
-    this.transform = { k, x: width / 2 - k * (minX + maxX) / 2, y: height / 2 - k * (minY + maxY) / 2 };
+    this.transform = { k, x: width / 2 - (k * (minX + maxX)) / 2, y: height / 2 - (k * (minY + maxY)) / 2 };
   }
 
   private centerOn(node: GraphNode): void {
@@ -202,7 +246,8 @@ export class CanvasGraph {
     for (const [type, edges] of byType) {
       ctx.beginPath();
       for (const e of edges) {
-        const s = e.source as GraphNode, t = e.target as GraphNode;
+        const s = e.source as GraphNode,
+          t = e.target as GraphNode;
         ctx.moveTo(s.x ?? 0, s.y ?? 0);
         ctx.lineTo(t.x ?? 0, t.y ?? 0);
       }
@@ -240,7 +285,8 @@ export class CanvasGraph {
     ctx.fillStyle = getComputedStyle(this.canvas).color;
     let drawn = 0;
     for (const n of this.nodes) {
-      const sx = (n.x ?? 0) * k + x, sy = (n.y ?? 0) * k + y;
+      const sx = (n.x ?? 0) * k + x,
+        sy = (n.y ?? 0) * k + y;
       if (sx < 0 || sy < 0 || sx > width || sy > height) continue;
       ctx.fillText(n.label.length > 40 ? `${n.label.slice(0, 39)}…` : n.label, (n.x ?? 0) + 8 / k, (n.y ?? 0) + 4 / k);
       if (++drawn >= 150) break;
@@ -251,7 +297,10 @@ export class CanvasGraph {
     const rect = this.canvas.getBoundingClientRect();
     const gx = (clientX - rect.left - this.transform.x) / this.transform.k;
     const gy = (clientY - rect.top - this.transform.y) / this.transform.k;
-    this.tree ??= quadtree<GraphNode>().x((d) => d.x ?? 0).y((d) => d.y ?? 0).addAll(this.nodes);
+    this.tree ??= quadtree<GraphNode>()
+      .x((d) => d.x ?? 0)
+      .y((d) => d.y ?? 0)
+      .addAll(this.nodes);
     return this.tree.find(gx, gy, 10 / this.transform.k) ?? null;
   }
 
@@ -265,7 +314,8 @@ export class CanvasGraph {
       this.canvas.style.cursor = this.nodeAt(e.clientX, e.clientY) ? "pointer" : "grab";
       return;
     }
-    const dx = e.clientX - this.drag.x, dy = e.clientY - this.drag.y;
+    const dx = e.clientX - this.drag.x,
+      dy = e.clientY - this.drag.y;
     if (!this.drag.moved && Math.hypot(dx, dy) < 4) return;
     this.drag = { x: e.clientX, y: e.clientY, moved: true };
     this.pan(dx, dy);
@@ -298,7 +348,7 @@ export class CanvasGraph {
       "+": () => this.zoom(1.25, width / 2, height / 2),
       "=": () => this.zoom(1.25, width / 2, height / 2),
       "-": () => this.zoom(0.8, width / 2, height / 2),
-      "0": () => (this.touched = false, this.fitView(), this.draw()),
+      "0": () => ((this.touched = false), this.fitView(), this.draw()),
       n: () => this.step(1),
       N: () => this.step(-1),
       Enter: () => this.selected && this.options.onOpen(this.selected),

@@ -5,12 +5,22 @@ import { ErrorNote, formatDate, formatNumber, Loading, Section, Tags, useAsync }
 interface Conversation {
   contextId: string;
   messages: { role: string; content: string; importance: string; tags: string[]; timestamp: number }[];
-  summary: { version: number; summary: string; keyInsights: string[]; messageCount: number; createdAt: number; importanceScore: number } | null;
+  summary: {
+    version: number;
+    summary: string;
+    keyInsights: string[];
+    messageCount: number;
+    createdAt: number;
+    importanceScore: number;
+  } | null;
 }
 
 /** Conversations (most recent first); one conversation: its messages in order, latest summary, related contexts. */
 export function ConversationsView({ session, id }: { session: Session; id: string | null }) {
-  const list = useAsync(() => callTool<{ sessions: string[] }>(session.key, "visualize_context", {}).then((r) => r.sessions ?? []), [session.key]);
+  const list = useAsync(
+    () => callTool<{ sessions: string[] }>(session.key, "visualize_context", {}).then((r) => r.sessions ?? []),
+    [session.key],
+  );
   return (
     <>
       <h1>Conversations</h1>
@@ -37,7 +47,11 @@ export function ConversationsView({ session, id }: { session: Session; id: strin
 
 function ConversationDetail({ session, id }: { session: Session; id: string }) {
   const data = useAsync(
-    () => callAll<[Conversation, string[]]>(session.key, [{ name: "retrieve_context", args: { contextId: id } }, { name: "get_related_contexts", args: { contextId: id } }]),
+    () =>
+      callAll<[Conversation, string[]]>(session.key, [
+        { name: "retrieve_context", args: { contextId: id } },
+        { name: "get_related_contexts", args: { contextId: id } },
+      ]),
     [session.key, id],
   );
   if (data.error) return <ErrorNote error={data.error} />;
@@ -58,7 +72,8 @@ function ConversationDetail({ session, id }: { session: Session; id: string }) {
               </ul>
             )}
             <p class="muted small">
-              Covers {summary.messageCount} messages · importance {formatNumber(summary.importanceScore)} · {formatDate(summary.createdAt)}
+              Covers {summary.messageCount} messages · importance {formatNumber(summary.importanceScore)} ·{" "}
+              {formatDate(summary.createdAt)}
             </p>
           </>
         ) : (

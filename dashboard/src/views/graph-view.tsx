@@ -7,7 +7,15 @@ import { ErrorNote, formatNumber, Loading, Section, useAsync } from "../ui";
 import { MemoryBody, type MemoryRecord } from "./memory-detail";
 
 interface Graph {
-  nodes: { id: string; node_type: "item" | "conversation"; project: string; kind: string; type: string; label: string; degree: number }[];
+  nodes: {
+    id: string;
+    node_type: "item" | "conversation";
+    project: string;
+    kind: string;
+    type: string;
+    label: string;
+    degree: number;
+  }[];
   edges: { source: string; source_type: string; target: string; target_type: string; relationship_type: string }[];
   total_nodes: number;
   total_edges: number;
@@ -15,18 +23,41 @@ interface Graph {
 }
 
 export const MAX_GRAPH_NODES = 2000;
-const KIND_COLORS: Record<string, string> = { memory: "#2f7ed8", document: "#29a36a", message: "#e4572e", segment: "#b04fc4", snapshot: "#8d6e4a", conversation: "#d99a00" };
+const KIND_COLORS: Record<string, string> = {
+  memory: "#2f7ed8",
+  document: "#29a36a",
+  message: "#e4572e",
+  segment: "#b04fc4",
+  snapshot: "#8d6e4a",
+  conversation: "#d99a00",
+};
 const nodeColor = (kind: string) => KIND_COLORS[kind] ?? "#4f6d7a";
 
 /** The knowledge graph: one get_knowledge_graph call, drawn on a canvas; a node opens beside it. */
 export function GraphView({ session }: { session: Session }) {
   const [project, setProject] = useState("");
-  const projects = useAsync(() => callTool<{ projects: string[] }>(session.key, "context_list_projects").then((r) => r.projects), [session.key]);
-  const graph = useAsync(() => callTool<Graph>(session.key, "get_knowledge_graph", { ...(project ? { project } : {}), max_nodes: MAX_GRAPH_NODES }), [session.key, project]);
-  const types = useMemo(() => [...new Set((graph.data?.edges ?? []).map((e) => e.relationship_type))].sort(), [graph.data]);
+  const projects = useAsync(
+    () => callTool<{ projects: string[] }>(session.key, "context_list_projects").then((r) => r.projects),
+    [session.key],
+  );
+  const graph = useAsync(
+    () =>
+      callTool<Graph>(session.key, "get_knowledge_graph", {
+        ...(project ? { project } : {}),
+        max_nodes: MAX_GRAPH_NODES,
+      }),
+    [session.key, project],
+  );
+  const types = useMemo(
+    () => [...new Set((graph.data?.edges ?? []).map((e) => e.relationship_type))].sort(),
+    [graph.data],
+  );
   const [hidden, setHidden] = useState<Set<string>>(new Set());
   const [open, setOpen] = useState<GraphNode | null>(null);
-  const edgeColor = useMemo(() => (type: string) => SERIES_COLORS[Math.max(0, types.indexOf(type)) % SERIES_COLORS.length]!, [types]);
+  const edgeColor = useMemo(
+    () => (type: string) => SERIES_COLORS[Math.max(0, types.indexOf(type)) % SERIES_COLORS.length]!,
+    [types],
+  );
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const engine = useRef<CanvasGraph | null>(null);
   const data = graph.data;
@@ -36,12 +67,24 @@ export function GraphView({ session }: { session: Session }) {
     const g = new CanvasGraph(canvasRef.current, { nodeColor, edgeColor, onOpen: setOpen, onSelect: () => {} });
     engine.current = g;
     const key = (type: string, id: string) => `${type}:${id}`;
-    const nodes: GraphNode[] = data.nodes.map((n) => ({ key: key(n.node_type, n.id), label: n.label, kind: n.kind, degree: n.degree }));
-    const edges: GraphEdge[] = data.edges.map((e) => ({ source: key(e.source_type, e.source), target: key(e.target_type, e.target), type: e.relationship_type }));
+    const nodes: GraphNode[] = data.nodes.map((n) => ({
+      key: key(n.node_type, n.id),
+      label: n.label,
+      kind: n.kind,
+      degree: n.degree,
+    }));
+    const edges: GraphEdge[] = data.edges.map((e) => ({
+      source: key(e.source_type, e.source),
+      target: key(e.target_type, e.target),
+      type: e.relationship_type,
+    }));
     g.setData(nodes, edges);
     return () => g.destroy();
   }, [data]);
-  useEffect(() => engine.current?.setVisibleTypes(hidden.size === 0 ? null : new Set(types.filter((t) => !hidden.has(t)))), [hidden, types]);
+  useEffect(
+    () => engine.current?.setVisibleTypes(hidden.size === 0 ? null : new Set(types.filter((t) => !hidden.has(t)))),
+    [hidden, types],
+  );
 
   return (
     <>
@@ -49,7 +92,11 @@ export function GraphView({ session }: { session: Session }) {
       <div class="toolbar">
         <div class="field inline">
           <label for="graph-project">Project</label>
-          <select id="graph-project" value={project} onChange={(e) => (setOpen(null), setProject(e.currentTarget.value))}>
+          <select
+            id="graph-project"
+            value={project}
+            onChange={(e) => (setOpen(null), setProject(e.currentTarget.value))}
+          >
             <option value="">All projects</option>
             {(projects.data ?? []).map((p) => (
               <option key={p} value={p}>
@@ -62,7 +109,11 @@ export function GraphView({ session }: { session: Session }) {
           <legend>Relationship types</legend>
           {types.map((t) => (
             <label key={t} class="check">
-              <input type="checkbox" checked={!hidden.has(t)} onChange={(e) => setHidden((h) => toggled(h, t, !e.currentTarget.checked))} />
+              <input
+                type="checkbox"
+                checked={!hidden.has(t)}
+                onChange={(e) => setHidden((h) => toggled(h, t, !e.currentTarget.checked))}
+              />
               <span class="swatch" style={{ background: edgeColor(t) }} aria-hidden="true" />
               {t}
             </label>
@@ -73,17 +124,25 @@ export function GraphView({ session }: { session: Session }) {
       <Loading when={graph.loading} label="Loading the graph…" />
       {data && (
         <p class="muted">
-          {formatNumber(data.nodes.length)} of {formatNumber(data.total_nodes)} linked records, {formatNumber(data.edges.length)} links
-          {data.truncated ? " (the most connected are drawn)" : ""}. Drag to pan, wheel to zoom; on the canvas, arrow keys pan, + and − zoom, 0 fits, N
-          selects the next node and Enter opens it.
+          {formatNumber(data.nodes.length)} of {formatNumber(data.total_nodes)} linked records,{" "}
+          {formatNumber(data.edges.length)} links
+          {data.truncated ? " (the most connected are drawn)" : ""}. Drag to pan, wheel to zoom; on the canvas, arrow
+          keys pan, + and − zoom, 0 fits, N selects the next node and Enter opens it.
         </p>
       )}
       <div class="graph-layout">
         <div class="graph-box">
           {data && data.nodes.length === 0 ? (
-            <p class="muted">No links yet: memories are linked as they are stored (similar content) or with link_resources.</p>
+            <p class="muted">
+              No links yet: memories are linked as they are stored (similar content) or with link_resources.
+            </p>
           ) : (
-            <canvas ref={canvasRef} class="graph" tabIndex={0} aria-label={`Knowledge graph with ${data?.nodes.length ?? 0} nodes; arrow keys pan, plus and minus zoom, N selects the next node, Enter opens it`} />
+            <canvas
+              ref={canvasRef}
+              class="graph"
+              tabIndex={0}
+              aria-label={`Knowledge graph with ${data?.nodes.length ?? 0} nodes; arrow keys pan, plus and minus zoom, N selects the next node, Enter opens it`}
+            />
           )}
           <ul class="legend" aria-label="Node kinds">
             {Object.entries(KIND_COLORS).map(([kind, color]) => (
@@ -95,7 +154,11 @@ export function GraphView({ session }: { session: Session }) {
           </ul>
         </div>
         <aside class="graph-side" aria-label="Selected node">
-          {open ? <OpenNode session={session} node={open} /> : <p class="muted">Click a node (or press N, then Enter) to open it here.</p>}
+          {open ? (
+            <OpenNode session={session} node={open} />
+          ) : (
+            <p class="muted">Click a node (or press N, then Enter) to open it here.</p>
+          )}
         </aside>
       </div>
       {data && data.nodes.length > 0 && <NodeList nodes={data.nodes} />}
@@ -112,7 +175,10 @@ function toggled(set: Set<string>, value: string, on: boolean): Set<string> {
 
 function OpenNode({ session, node }: { session: Session; node: GraphNode }) {
   const [type, id] = [node.key.slice(0, node.key.indexOf(":")), node.key.slice(node.key.indexOf(":") + 1)];
-  const memory = useAsync(() => (type === "item" ? callTool<MemoryRecord>(session.key, "memory_get", { id }) : Promise.resolve(null)), [session.key, node.key]);
+  const memory = useAsync(
+    () => (type === "item" ? callTool<MemoryRecord>(session.key, "memory_get", { id }) : Promise.resolve(null)),
+    [session.key, node.key],
+  );
   if (type === "conversation") {
     return (
       <Section title="Conversation">
@@ -148,7 +214,10 @@ function NodeList({ nodes }: { nodes: Graph["nodes"] }) {
       <ul class="plain">
         {shown.map((n) => (
           <li key={`${n.node_type}:${n.id}`}>
-            <a href={n.node_type === "item" ? href("memory", n.id) : href("conversations", n.id)}>{n.label}</a> <span class="muted">({n.kind}, {n.degree} links)</span>
+            <a href={n.node_type === "item" ? href("memory", n.id) : href("conversations", n.id)}>{n.label}</a>{" "}
+            <span class="muted">
+              ({n.kind}, {n.degree} links)
+            </span>
           </li>
         ))}
       </ul>

@@ -18,7 +18,15 @@ interface KeyInfo {
  * The server lists and allows only keys within this key's own scopes and projects.
  */
 export function KeysView({ session }: { session: Session }) {
-  const keys = useAsync(() => adminRequest<{ keys: KeyInfo[] }>(session.key, "GET", `/tenants/${encodeURIComponent(session.tenantId)}/keys`).then((r) => r.keys), [session.key]);
+  const keys = useAsync(
+    () =>
+      adminRequest<{ keys: KeyInfo[] }>(
+        session.key,
+        "GET",
+        `/tenants/${encodeURIComponent(session.tenantId)}/keys`,
+      ).then((r) => r.keys),
+    [session.key],
+  );
   const [revoking, setRevoking] = useState<KeyInfo | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const revoke = async () => {
@@ -66,7 +74,12 @@ export function KeysView({ session }: { session: Session }) {
                     {k.revoked_at ? (
                       `revoked ${formatDate(k.revoked_at)}`
                     ) : (
-                      <button type="button" class="danger" onClick={() => setRevoking(k)} aria-label={`Revoke key ${k.name} (${k.key_prefix})`}>
+                      <button
+                        type="button"
+                        class="danger"
+                        onClick={() => setRevoking(k)}
+                        aria-label={`Revoke key ${k.name} (${k.key_prefix})`}
+                      >
                         Revoke{k.key_id === session.keyId ? " (this key)" : ""}
                       </button>
                     )}
@@ -80,7 +93,11 @@ export function KeysView({ session }: { session: Session }) {
       <Confirm
         open={revoking !== null}
         title="Revoke this key?"
-        body={revoking ? `“${revoking.name}” (${revoking.key_prefix}…) stops working at once${revoking.key_id === session.keyId ? "; it is the key you are signed in with" : ""}. This cannot be undone.` : ""}
+        body={
+          revoking
+            ? `“${revoking.name}” (${revoking.key_prefix}…) stops working at once${revoking.key_id === session.keyId ? "; it is the key you are signed in with" : ""}. This cannot be undone.`
+            : ""
+        }
         confirmLabel="Revoke"
         onConfirm={revoke}
         onCancel={() => setRevoking(null)}
@@ -100,11 +117,16 @@ function CreateKey({ session, onCreated }: { session: Session; onCreated(): void
     setError(null);
     try {
       const list = splitList(projects);
-      const key = await adminRequest<{ api_key: string; name: string }>(session.key, "POST", `/tenants/${encodeURIComponent(session.tenantId)}/keys`, {
-        name: name.trim() || "dashboard key",
-        scopes: [scope],
-        projects: list.length > 0 ? list : null,
-      });
+      const key = await adminRequest<{ api_key: string; name: string }>(
+        session.key,
+        "POST",
+        `/tenants/${encodeURIComponent(session.tenantId)}/keys`,
+        {
+          name: name.trim() || "dashboard key",
+          scopes: [scope],
+          projects: list.length > 0 ? list : null,
+        },
+      );
       setCreated(key);
       setName("");
       onCreated();
@@ -117,7 +139,14 @@ function CreateKey({ session, onCreated }: { session: Session; onCreated(): void
       <form class="edit" onSubmit={submit} aria-label="Create a key">
         <div class="field grow">
           <label for="key-name">Name</label>
-          <input id="key-name" type="text" maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="e.g. CI agent" />
+          <input
+            id="key-name"
+            type="text"
+            maxLength={200}
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+            placeholder="e.g. CI agent"
+          />
         </div>
         <fieldset class="field">
           <legend>Scope</legend>

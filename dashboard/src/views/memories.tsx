@@ -45,10 +45,25 @@ function filterArgs(f: Filters): Record<string, unknown> {
 /** Without a query: memory_list, newest first, paged. With one: the product's hybrid search, one row per item. */
 async function loadRows(key: string, f: Filters, offset: number): Promise<{ rows: Row[]; total: number | null }> {
   if (f.query.trim() === "") {
-    const page = await callTool<{ memories: any[]; total: number }>(key, "memory_list", { ...filterArgs(f), limit: PAGE, offset });
+    const page = await callTool<{ memories: any[]; total: number }>(key, "memory_list", {
+      ...filterArgs(f),
+      limit: PAGE,
+      offset,
+    });
     return {
       total: page.total,
-      rows: page.memories.map((m) => ({ id: m.id, project: m.project, type: m.type, kind: m.kind, text: m.preview + (m.truncated ? "…" : ""), tags: m.tags, tokens: m.tokens, importance: m.importance, createdAt: m.created_at, score: null })),
+      rows: page.memories.map((m) => ({
+        id: m.id,
+        project: m.project,
+        type: m.type,
+        kind: m.kind,
+        text: m.preview + (m.truncated ? "…" : ""),
+        tags: m.tags,
+        tokens: m.tokens,
+        importance: m.importance,
+        createdAt: m.created_at,
+        score: null,
+      })),
     };
   }
   const found = await callTool<{ results: any[] }>(key, "search", { query: f.query, ...filterArgs(f), limit: 50 });
@@ -57,7 +72,18 @@ async function loadRows(key: string, f: Filters, offset: number): Promise<{ rows
   for (const r of found.results) {
     if (seen.has(r.item_id)) continue;
     seen.add(r.item_id);
-    rows.push({ id: r.item_id, project: r.project, type: r.type, kind: r.kind, text: r.content, tags: null, tokens: null, importance: null, createdAt: r.timestamp, score: r.score });
+    rows.push({
+      id: r.item_id,
+      project: r.project,
+      type: r.type,
+      kind: r.kind,
+      text: r.content,
+      tags: null,
+      tokens: null,
+      importance: null,
+      createdAt: r.timestamp,
+      score: r.score,
+    });
   }
   return { rows, total: null };
 }
@@ -66,7 +92,10 @@ export function MemoriesView({ session }: { session: Session }) {
   const [draft, setDraft] = useState<Filters>(EMPTY);
   const [applied, setApplied] = useState<Filters>(EMPTY);
   const [offset, setOffset] = useState(0);
-  const projects = useAsync(() => callAll<[{ projects: string[] }]>(session.key, [{ name: "context_list_projects" }]).then(([p]) => p.projects), [session.key]);
+  const projects = useAsync(
+    () => callAll<[{ projects: string[] }]>(session.key, [{ name: "context_list_projects" }]).then(([p]) => p.projects),
+    [session.key],
+  );
   const rows = useAsync(() => loadRows(session.key, applied, offset), [session.key, applied, offset]);
   const set = (patch: Partial<Filters>) => setDraft((d) => ({ ...d, ...patch }));
   const projectOptions = [...new Set([...(projects.data ?? []), ...(session.projects ?? [])])].sort();
@@ -86,7 +115,13 @@ export function MemoriesView({ session }: { session: Session }) {
       >
         <div class="field grow">
           <label for="f-query">Search</label>
-          <input id="f-query" type="search" placeholder="Words or a question (hybrid search); empty lists newest first" value={draft.query} onInput={(e) => set({ query: e.currentTarget.value })} />
+          <input
+            id="f-query"
+            type="search"
+            placeholder="Words or a question (hybrid search); empty lists newest first"
+            value={draft.query}
+            onInput={(e) => set({ query: e.currentTarget.value })}
+          />
         </div>
         <div class="field">
           <label for="f-project">Project</label>
@@ -123,7 +158,12 @@ export function MemoriesView({ session }: { session: Session }) {
           <input id="f-to" type="date" value={draft.to} onInput={(e) => set({ to: e.currentTarget.value })} />
         </div>
         <div class="field check">
-          <input id="f-stashed" type="checkbox" checked={draft.stashed} onChange={(e) => set({ stashed: e.currentTarget.checked })} />
+          <input
+            id="f-stashed"
+            type="checkbox"
+            checked={draft.stashed}
+            onChange={(e) => set({ stashed: e.currentTarget.checked })}
+          />
           <label for="f-stashed">Include stashed</label>
         </div>
         <div class="field actions">
@@ -145,7 +185,9 @@ export function MemoriesView({ session }: { session: Session }) {
       <ErrorNote error={projects.error ?? rows.error} />
       <Section title={applied.query.trim() ? `Results for “${applied.query.trim()}”` : "Newest first"}>
         <Loading when={rows.loading} />
-        {rows.data && rows.data.rows.length === 0 && <p class="muted">{applied === EMPTY ? "Nothing stored yet." : "Nothing matches."}</p>}
+        {rows.data && rows.data.rows.length === 0 && (
+          <p class="muted">{applied === EMPTY ? "Nothing stored yet." : "Nothing matches."}</p>
+        )}
         {rows.data && (
           <ul class="rows" aria-label="Memories" aria-busy={rows.loading}>
             {rows.data.rows.map((r) => (

@@ -19,8 +19,23 @@ export interface MemoryRecord {
   role: string | null;
   file_path: string | null;
   chunk_count: number;
-  links: { direction: string; relationship_type: string; weight: number; other_id: string; other_type: string; other_preview: string; created_at: string }[];
-  history: { created_at: string; embedded_at: string | null; linked_at: string | null; last_touched_at: string; generation: string; gc_survival_count: number };
+  links: {
+    direction: string;
+    relationship_type: string;
+    weight: number;
+    other_id: string;
+    other_type: string;
+    other_preview: string;
+    created_at: string;
+  }[];
+  history: {
+    created_at: string;
+    embedded_at: string | null;
+    linked_at: string | null;
+    last_touched_at: string;
+    generation: string;
+    gc_survival_count: number;
+  };
 }
 
 /** One memory whole: text, facts, links, history; edit tags and importance, delete (write scope). */
@@ -112,7 +127,8 @@ export function MemoryBody({ memory: m, compact = false }: { memory: MemoryRecor
           <ul class="plain">
             {m.links.map((l, i) => (
               <li key={i}>
-                {l.direction === "outgoing" ? "→" : "←"} {l.relationship_type} ({formatNumber(l.weight)}): <a href={href("memory", l.other_id)}>{l.other_preview || l.other_id}</a>
+                {l.direction === "outgoing" ? "→" : "←"} {l.relationship_type} ({formatNumber(l.weight)}):{" "}
+                <a href={href("memory", l.other_id)}>{l.other_preview || l.other_id}</a>
               </li>
             ))}
           </ul>
@@ -145,11 +161,20 @@ export function MemoryBody({ memory: m, compact = false }: { memory: MemoryRecor
         <Section title="History">
           <ol class="history">
             <li>Created {formatDate(m.history.created_at)}</li>
-            <li>{m.history.embedded_at ? `Embedded for vector search ${formatDate(m.history.embedded_at)}` : "Embedding pending (found by keyword only until then)"}</li>
-            <li>{m.history.linked_at ? `Auto-linked to similar memories ${formatDate(m.history.linked_at)}` : "Auto-linking pending"}</li>
+            <li>
+              {m.history.embedded_at
+                ? `Embedded for vector search ${formatDate(m.history.embedded_at)}`
+                : "Embedding pending (found by keyword only until then)"}
+            </li>
+            <li>
+              {m.history.linked_at
+                ? `Auto-linked to similar memories ${formatDate(m.history.linked_at)}`
+                : "Auto-linking pending"}
+            </li>
             <li>Last touched {formatDate(m.history.last_touched_at)}</li>
             <li>
-              GC generation {m.history.generation}, survived {m.history.gc_survival_count} GC cycle{m.history.gc_survival_count === 1 ? "" : "s"}
+              GC generation {m.history.generation}, survived {m.history.gc_survival_count} GC cycle
+              {m.history.gc_survival_count === 1 ? "" : "s"}
             </li>
           </ol>
         </Section>
@@ -174,7 +199,11 @@ function MemoryEdit({ session, memory, onSaved }: { session: Session; memory: Me
     setError(null);
     setStatus("Saving…");
     try {
-      await callTool(session.key, "memory_update", { id: memory.id, tags: splitList(tags), importance: Number(importance) });
+      await callTool(session.key, "memory_update", {
+        id: memory.id,
+        tags: splitList(tags),
+        importance: Number(importance),
+      });
       setStatus("Saved.");
       onSaved();
     } catch (e) {
@@ -187,13 +216,18 @@ function MemoryEdit({ session, memory, onSaved }: { session: Session; memory: Me
     setConfirming(false);
     setError(null);
     try {
-      const outcome = await callTool<{ pruned_segments: string[]; errors: { message: string }[] }>(session.key, "context_gc_prune", {
-        project_id: memory.project,
-        segment_ids: [memory.id],
-        action: "delete",
-        confirm: true,
-      });
-      if (!outcome.pruned_segments.includes(memory.id)) throw new Error(outcome.errors[0]?.message ?? "The memory was not deleted.");
+      const outcome = await callTool<{ pruned_segments: string[]; errors: { message: string }[] }>(
+        session.key,
+        "context_gc_prune",
+        {
+          project_id: memory.project,
+          segment_ids: [memory.id],
+          action: "delete",
+          confirm: true,
+        },
+      );
+      if (!outcome.pruned_segments.includes(memory.id))
+        throw new Error(outcome.errors[0]?.message ?? "The memory was not deleted.");
       navigate("memories");
     } catch (e) {
       setError(e as ApiError);
@@ -209,7 +243,16 @@ function MemoryEdit({ session, memory, onSaved }: { session: Session; memory: Me
         </div>
         <div class="field">
           <label for="edit-importance">Importance (0–1)</label>
-          <input id="edit-importance" type="number" min="0" max="1" step="0.05" required value={importance} onInput={(e) => setImportance(e.currentTarget.value)} />
+          <input
+            id="edit-importance"
+            type="number"
+            min="0"
+            max="1"
+            step="0.05"
+            required
+            value={importance}
+            onInput={(e) => setImportance(e.currentTarget.value)}
+          />
         </div>
         <div class="field actions">
           <button type="submit" class="primary">

@@ -29,10 +29,19 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
       {notice && <p role="status">{notice}</p>}
       <form method="post" action="#" onSubmit={submit}>
         <label for="api-key">API key</label>
-        <input id="api-key" type="password" autocomplete="off" spellcheck={false} placeholder="ce_…" required value={key} onInput={(e) => setKey(e.currentTarget.value)} />
+        <input
+          id="api-key"
+          type="password"
+          autocomplete="off"
+          spellcheck={false}
+          placeholder="ce_…"
+          required
+          value={key}
+          onInput={(e) => setKey(e.currentTarget.value)}
+        />
         <p class="muted small">
-          The key stays in this browser tab (session storage) and goes only to this server. What the key may see and do is what this dashboard
-          shows.
+          The key stays in this browser tab (session storage) and goes only to this server. What the key may see and do
+          is what this dashboard shows.
         </p>
         <button type="submit" class="primary" disabled={busy}>
           {busy ? "Signing in…" : "Sign in"}

@@ -6,7 +6,13 @@ import { ErrorNote, formatNumber, Loading, Section, useAsync } from "../ui";
 interface Report {
   period: string;
   bucket_ms: number;
-  buckets: { start: string; calls: Record<string, number>; errors: number; p50_ms: number | null; p95_ms: number | null }[];
+  buckets: {
+    start: string;
+    calls: Record<string, number>;
+    errors: number;
+    p50_ms: number | null;
+    p95_ms: number | null;
+  }[];
   tools: { tool: string; calls: number; errors: number; p50_ms: number; p95_ms: number }[];
   total_calls: number;
   projects: { project: string; items: number; tokens: number; stashed_tokens: number }[];
@@ -17,7 +23,13 @@ const MAX_SERIES = 8;
 
 function bucketLabel(iso: string, bucketMs: number): string {
   const d = new Date(iso);
-  return bucketMs >= 86_400_000 ? d.toLocaleDateString(undefined, { month: "short", day: "numeric" }) : d.toLocaleString(undefined, { weekday: bucketMs > 3_600_000 ? "short" : undefined, hour: "2-digit", minute: "2-digit" });
+  return bucketMs >= 86_400_000
+    ? d.toLocaleDateString(undefined, { month: "short", day: "numeric" })
+    : d.toLocaleString(undefined, {
+        weekday: bucketMs > 3_600_000 ? "short" : undefined,
+        hour: "2-digit",
+        minute: "2-digit",
+      });
 }
 
 /** Tool calls over time per tool, latency p50/p95, tokens stored per project: one get_usage_report call. */
@@ -43,7 +55,9 @@ export function UsageView({ session }: { session: Session }) {
       <Loading when={report.loading && !r} />
       {r && (
         <>
-          <p class="muted">{formatNumber(r.total_calls)} tool calls in the period (the dashboard's own calls included).</p>
+          <p class="muted">
+            {formatNumber(r.total_calls)} tool calls in the period (the dashboard's own calls included).
+          </p>
           <Section title="Tool calls over time">
             <StackedBars
               label="Tool calls per tool"
@@ -51,19 +65,35 @@ export function UsageView({ session }: { session: Session }) {
               series={series}
               values={r.buckets.map((b) => {
                 const own = named.map((t) => b.calls[t] ?? 0);
-                const rest = Object.entries(b.calls).reduce((sum, [tool, n]) => (named.includes(tool) ? sum : sum + n), 0);
+                const rest = Object.entries(b.calls).reduce(
+                  (sum, [tool, n]) => (named.includes(tool) ? sum : sum + n),
+                  0,
+                );
                 return series.length > named.length ? [...own, rest] : own;
               })}
             />
           </Section>
           <Section title="Latency">
-            <LineChart label="Server-side latency per call, p50 and p95" xs={xs} series={["p50", "p95"]} unit="ms" values={[r.buckets.map((b) => b.p50_ms), r.buckets.map((b) => b.p95_ms)]} />
+            <LineChart
+              label="Server-side latency per call, p50 and p95"
+              xs={xs}
+              series={["p50", "p95"]}
+              unit="ms"
+              values={[r.buckets.map((b) => b.p50_ms), r.buckets.map((b) => b.p95_ms)]}
+            />
           </Section>
           <Section title="Tokens stored per project">
             {r.projects.length === 0 ? (
               <p class="muted">Nothing stored yet.</p>
             ) : (
-              <HBarChart label="Tokens stored per project" rows={r.projects.map((p) => ({ label: p.project, values: [p.tokens - p.stashed_tokens, p.stashed_tokens] }))} series={["working set", "stashed"]} />
+              <HBarChart
+                label="Tokens stored per project"
+                rows={r.projects.map((p) => ({
+                  label: p.project,
+                  values: [p.tokens - p.stashed_tokens, p.stashed_tokens],
+                }))}
+                series={["working set", "stashed"]}
+              />
             )}
           </Section>
           <Section title="Per tool">

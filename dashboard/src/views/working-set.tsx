@@ -29,7 +29,11 @@ interface ProjectStorage {
 /** Tokens by project; for one project its pinned and stashed segments and the GC's pruning candidates. */
 export function WorkingSetView({ session }: { session: Session }) {
   const overview = useAsync(
-    () => callAll<[{ projects: string[] }, { projects: ProjectStorage[] }]>(session.key, [{ name: "context_list_projects" }, { name: "get_usage_report", args: { period: "day" } }]),
+    () =>
+      callAll<[{ projects: string[] }, { projects: ProjectStorage[] }]>(session.key, [
+        { name: "context_list_projects" },
+        { name: "get_usage_report", args: { period: "day" } },
+      ]),
     [session.key],
   );
   const [project, setProject] = useState("");
@@ -74,7 +78,12 @@ export function WorkingSetView({ session }: { session: Session }) {
 function ProjectSet({ session, project }: { session: Session; project: string }) {
   const data = useAsync(
     () =>
-      callAll<[{ segments: Segment[]; total_tokens: number; segment_count: number; gc_candidates: Candidate[] }, { segments: Segment[]; total_matches: number }]>(session.key, [
+      callAll<
+        [
+          { segments: Segment[]; total_tokens: number; segment_count: number; gc_candidates: Candidate[] },
+          { segments: Segment[]; total_matches: number },
+        ]
+      >(session.key, [
         { name: "context_get_working_set", args: { project_id: project, limit: 1000, include_gc_candidates: true } },
         { name: "context_search_stashed", args: { project_id: project, limit: 50 } },
       ]),
@@ -87,7 +96,8 @@ function ProjectSet({ session, project }: { session: Session; project: string })
   return (
     <>
       <p class="muted">
-        {formatNumber(set.segment_count)} segment{set.segment_count === 1 ? "" : "s"}, {formatNumber(set.total_tokens)} tokens in the working set of {project}.
+        {formatNumber(set.segment_count)} segment{set.segment_count === 1 ? "" : "s"}, {formatNumber(set.total_tokens)}{" "}
+        tokens in the working set of {project}.
       </p>
       <Section title={`Pinned (${pinned.length})`}>
         <SegmentList segments={pinned} empty="No pinned segments." />

@@ -24,10 +24,14 @@ export class MemoryAgent extends Agent<Env> {
     const added = await this.addMcpServer("context-edge", this.env.CONTEXT_EDGE_URL, {
       transport: { type: "streamable-http", headers: { Authorization: `Bearer ${this.env.CONTEXT_EDGE_KEY}` } },
     });
-    if (added.state !== "ready") return Response.json({ error: `addMcpServer answered ${added.state}`, added }, { status: 502 });
+    if (added.state !== "ready")
+      return Response.json({ error: `addMcpServer answered ${added.state}`, added }, { status: 502 });
     const serverId = added.id;
 
-    const tools = this.mcp.listTools().filter((t) => t.serverId === serverId).map((t) => t.name);
+    const tools = this.mcp
+      .listTools()
+      .filter((t) => t.serverId === serverId)
+      .map((t) => t.name);
     // What a model gets: AI SDK tools keyed tool_<serverId>_<name>; execute() is what the AI SDK calls.
     const aiTools = this.mcp.getAITools({ serverId });
     const prefix = `tool_${serverId.replace(/-/g, "")}_`;
@@ -44,9 +48,19 @@ export class MemoryAgent extends Agent<Env> {
     // SDK gives the model that message as the tool's error.
     const error = await tool("memory_store")
       .execute({ content: "   ", namespace })
-      .then((result) => `no error: ${JSON.stringify(result)}`, (e: unknown) => (e instanceof Error ? e.message : String(e)));
+      .then(
+        (result) => `no error: ${JSON.stringify(result)}`,
+        (e: unknown) => (e instanceof Error ? e.message : String(e)),
+      );
 
-    const run: AgentRun = { state: added.state, tools, aiTools: Object.keys(aiTools).map((key) => key.slice(prefix.length)), stored: structured(stored), found, error };
+    const run: AgentRun = {
+      state: added.state,
+      tools,
+      aiTools: Object.keys(aiTools).map((key) => key.slice(prefix.length)),
+      stored: structured(stored),
+      found,
+      error,
+    };
     return Response.json(run);
   }
 }
@@ -65,6 +79,9 @@ function resultTexts(result: unknown): string[] {
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
-    return (await routeAgentRequest(request, env)) ?? new Response("Not found: POST /agents/memory-agent/<name>", { status: 404 });
+    return (
+      (await routeAgentRequest(request, env)) ??
+      new Response("Not found: POST /agents/memory-agent/<name>", { status: 404 })
+    );
   },
 } satisfies ExportedHandler<Env>;

@@ -29,8 +29,15 @@ export function markLinkChanges(scope: TenantScope, itemIds: Iterable<string>): 
      SELECT ?1, i.id, i.project, (SELECT seq FROM cache_link_clock WHERE tenant_id = ?1) FROM items i WHERE +i.tenant_id = ?1 AND i.id IN (SELECT value FROM json_each(?2))
      ON CONFLICT (tenant_id, item_id) DO UPDATE SET seq = excluded.seq`,
   );
-  const statements = [scope.d1.prepare("INSERT INTO cache_link_clock (tenant_id, seq) VALUES (?, 1) ON CONFLICT (tenant_id) DO UPDATE SET seq = seq + 1").bind(scope.tenantId)];
-  for (let i = 0; i < ids.length; i += MARKS_PER_STATEMENT) statements.push(marks.bind(scope.tenantId, JSON.stringify(ids.slice(i, i + MARKS_PER_STATEMENT))));
+  const statements = [
+    scope.d1
+      .prepare(
+        "INSERT INTO cache_link_clock (tenant_id, seq) VALUES (?, 1) ON CONFLICT (tenant_id) DO UPDATE SET seq = seq + 1",
+      )
+      .bind(scope.tenantId),
+  ];
+  for (let i = 0; i < ids.length; i += MARKS_PER_STATEMENT)
+    statements.push(marks.bind(scope.tenantId, JSON.stringify(ids.slice(i, i + MARKS_PER_STATEMENT))));
   return statements;
 }
 

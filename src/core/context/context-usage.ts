@@ -42,9 +42,25 @@ export interface IngestedContext {
  * the one heap every tool shares. Identical text already stored in the project is not stored again; it is
  * touched instead (it is in use). Nothing is written for a descriptor without text.
  */
-export async function ingestDescriptors(scope: TenantScope, services: Services, project: string, taskId: string | null, d: ContextDescriptors): Promise<IngestedContext> {
+export async function ingestDescriptors(
+  scope: TenantScope,
+  services: Services,
+  project: string,
+  taskId: string | null,
+  d: ContextDescriptors,
+): Promise<IngestedContext> {
   const items: NewItem[] = [
-    ...d.recentMessages.map((m): NewItem => ({ project, kind: "segment", type: "message", content: m.content, role: m.role, taskId, createdAt: m.createdAt })),
+    ...d.recentMessages.map(
+      (m): NewItem => ({
+        project,
+        kind: "segment",
+        type: "message",
+        content: m.content,
+        role: m.role,
+        taskId,
+        createdAt: m.createdAt,
+      }),
+    ),
     ...(d.currentFile?.content
       ? [
           {
@@ -59,18 +75,26 @@ export async function ingestDescriptors(scope: TenantScope, services: Services, 
           },
         ]
       : []),
-    ...d.segmentSummaries.map((s): NewItem => ({ project, kind: "segment", type: s.type, content: s.content, filePath: s.filePath, taskId })),
+    ...d.segmentSummaries.map(
+      (s): NewItem => ({ project, kind: "segment", type: s.type, content: s.content, filePath: s.filePath, taskId }),
+    ),
   ];
   const rootFiles = new Set(d.currentFile ? [d.currentFile.path] : []);
   if (items.length === 0) return { rootIds: new Set(), rootFiles, segmentsWritten: 0 };
   const written = await writeItems(scope, services, items);
   const existing = [...new Set(written.filter((w) => w.duplicateOf !== null).map((w) => w.id))];
   if (existing.length > 0) {
-    const touch = scope.d1.prepare("UPDATE items SET touched_at = MAX(touched_at, ?) WHERE +tenant_id = ? AND id IN (SELECT value FROM json_each(?))");
+    const touch = scope.d1.prepare(
+      "UPDATE items SET touched_at = MAX(touched_at, ?) WHERE +tenant_id = ? AND id IN (SELECT value FROM json_each(?))",
+    );
     const now = Date.now();
     await scope.d1.batch(slices(existing).map((ids) => touch.bind(now, scope.tenantId, JSON.stringify(ids))));
   }
-  return { rootIds: new Set(written.map((w) => w.id)), rootFiles, segmentsWritten: written.filter((w) => w.duplicateOf === null).length };
+  return {
+    rootIds: new Set(written.map((w) => w.id)),
+    rootFiles,
+    segmentsWritten: written.filter((w) => w.duplicateOf === null).length,
+  };
 }
 
 export interface UsageRequest {
@@ -131,7 +155,14 @@ export interface UsageReport {
  * It looks only: candidates come from the GC heuristics without recording a GC cycle.
  */
 export async function analyzeUsage(scope: TenantScope, request: UsageRequest, now = Date.now()): Promise<UsageReport> {
-  const analysis = await analyzeGarbage(scope, { project: request.project, taskId: request.taskId, rootIds: request.rootIds, rootFiles: request.rootFiles, advanceGenerations: false, now });
+  const analysis = await analyzeGarbage(scope, {
+    project: request.project,
+    taskId: request.taskId,
+    rootIds: request.rootIds,
+    rootFiles: request.rootFiles,
+    advanceGenerations: false,
+    now,
+  });
   const rows = analysis.rows;
   const tokensByType: Record<string, number> = {};
   const segmentsByType: Record<string, number> = {};
@@ -162,19 +193,38 @@ export async function analyzeUsage(scope: TenantScope, request: UsageRequest, no
     age: round(totalTokens === 0 ? 1 : freshTokens / totalTokens, 3),
   };
   const score = round(100 * (0.5 * factors.usage + 0.25 * factors.distribution + 0.25 * factors.age), 1);
-  const estimatedUsageAfterPruning = round((Math.max(0, used - analysis.estimatedTokensFreed) / request.tokenLimit) * 100, 2);
+  const estimatedUsageAfterPruning = round(
+    (Math.max(0, used - analysis.estimatedTokensFreed) / request.tokenLimit) * 100,
+    2,
+  );
 
   const crossed = USAGE_THRESHOLDS.find((t) => usagePercent >= t.percent);
-  const warnings = crossed ? [`${crossed.level}: context usage at ${usagePercent}% of ${request.tokenLimit} tokens (threshold ${crossed.percent}%)`] : [];
+  const warnings = crossed
+    ? [
+        `${crossed.level}: context usage at ${usagePercent}% of ${request.tokenLimit} tokens (threshold ${crossed.percent}%)`,
+      ]
+    : [];
   const recommendations: Recommendation[] = [];
   const suggestedActions: SuggestedAction[] = [];
   const toFree = Math.max(0, Math.ceil(used - (TARGET_USAGE_PERCENT / 100) * request.tokenLimit));
   if (usagePercent >= 90) {
-    recommendations.push({ priority: "urgent", message: `Context usage is ${usagePercent}%: prune now by stashing the pruning candidates (context_gc_prune with action "stash")`, action: "context_gc_prune" });
+    recommendations.push({
+      priority: "urgent",
+      message: `Context usage is ${usagePercent}%: prune now by stashing the pruning candidates (context_gc_prune with action "stash")`,
+      action: "context_gc_prune",
+    });
   } else if (usagePercent >= 80) {
-    recommendations.push({ priority: "high", message: `Context usage is ${usagePercent}%: stash segments you no longer need (context_stash by keyword or filters, or context_gc_prune)`, action: "context_stash" });
+    recommendations.push({
+      priority: "high",
+      message: `Context usage is ${usagePercent}%: stash segments you no longer need (context_stash by keyword or filters, or context_gc_prune)`,
+      action: "context_stash",
+    });
   } else if (usagePercent >= 60) {
-    recommendations.push({ priority: "medium", message: `Context usage is ${usagePercent}%: review pruning candidates before it grows further`, action: "context_gc_analyze" });
+    recommendations.push({
+      priority: "medium",
+      message: `Context usage is ${usagePercent}%: review pruning candidates before it grows further`,
+      action: "context_gc_analyze",
+    });
   } else {
     recommendations.push({ priority: "low", message: "Context usage is healthy", action: null });
   }
@@ -186,11 +236,19 @@ export async function analyzeUsage(scope: TenantScope, request: UsageRequest, no
     });
   }
   if (totalTokens > 0 && pinnedTokens > 0.5 * totalTokens) {
-    recommendations.push({ priority: "medium", message: `Pinned segments hold ${Math.round((pinnedTokens / totalTokens) * 100)}% of the working set and can never be pruned; unpin what is no longer essential`, action: "context_gc_unpin" });
+    recommendations.push({
+      priority: "medium",
+      message: `Pinned segments hold ${Math.round((pinnedTokens / totalTokens) * 100)}% of the working set and can never be pruned; unpin what is no longer essential`,
+      action: "context_gc_unpin",
+    });
   }
   const tasks = Object.keys(tokensByTask).length;
   if (request.taskId === null && tasks >= 2) {
-    recommendations.push({ priority: "low", message: `Segments of ${tasks} tasks share the working set; set the current task to narrow it to one`, action: "context_set_current_task" });
+    recommendations.push({
+      priority: "low",
+      message: `Segments of ${tasks} tasks share the working set; set the current task to narrow it to one`,
+      action: "context_set_current_task",
+    });
   }
   if (usagePercent >= 60) {
     suggestedActions.push({
@@ -227,7 +285,11 @@ export async function analyzeUsage(scope: TenantScope, request: UsageRequest, no
     recommendations,
     warnings,
     suggestedActions,
-    impact: { pruningCandidatesCount: analysis.candidates.length, estimatedTokensFreed: analysis.estimatedTokensFreed, estimatedUsageAfterPruning },
+    impact: {
+      pruningCandidatesCount: analysis.candidates.length,
+      estimatedTokensFreed: analysis.estimatedTokensFreed,
+      estimatedUsageAfterPruning,
+    },
     analysis,
   };
 }

@@ -16,7 +16,11 @@ export interface ContextWindow {
  * boundary and the rest are left out. Per-document counts decide, then one exact count of the final
  * text checks (BPE can merge across a boundary), trimming the last part if it is ever over.
  */
-export function buildContextWindow(documents: { content: string }[], maxTokens: number, counter: TokenCounter): ContextWindow {
+export function buildContextWindow(
+  documents: { content: string }[],
+  maxTokens: number,
+  counter: TokenCounter,
+): ContextWindow {
   const separatorTokens = counter.count(DOCUMENT_SEPARATOR);
   const parts: string[] = [];
   let used = 0;

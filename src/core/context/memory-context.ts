@@ -55,11 +55,16 @@ const MIN_SUMMARY_TOKENS = 8;
  * the stored js-tiktoken counts (or the exact count of a summary); their sum stays within
  * budget x (1 - LLM_MEMORY_TOKEN_BUFFER_RATIO).
  */
-export async function buildMemoryContext(scope: TenantScope, services: Services, request: MemoryContextRequest): Promise<MemoryContext> {
+export async function buildMemoryContext(
+  scope: TenantScope,
+  services: Services,
+  request: MemoryContextRequest,
+): Promise<MemoryContext> {
   const { config } = services;
   // Without the query's embedding (the embedder failing) the context is built from keyword matches, uncached.
   let degraded: string | undefined;
-  const unavailable = (reason: string) => (degraded ??= `keyword matches only: semantic search is unavailable (${reason})`);
+  const unavailable = (reason: string) =>
+    (degraded ??= `keyword matches only: semantic search is unavailable (${reason})`);
   const queryVector = await services.embedder.embed([request.query], "query").then(
     (vectors) => vectors[0]!,
     (error: unknown) => (unavailable(error instanceof Error ? error.message : String(error)), undefined),
@@ -67,11 +72,27 @@ export async function buildMemoryContext(scope: TenantScope, services: Services,
   const cacheOn = request.useCache && config.cache.enabled && queryVector !== undefined;
   const cacheProject = request.namespace ?? ALL_PROJECTS;
   const maxDepth = Math.min(request.maxDepth, config.graphMaxDepth);
-  const params = cacheOn ? await paramsHash({ ...request, query: undefined, useCache: undefined, maxDepth, encoding: config.tokenEncoding, buffer: config.tokenBufferRatio }) : "";
+  const params = cacheOn
+    ? await paramsHash({
+        ...request,
+        query: undefined,
+        useCache: undefined,
+        maxDepth,
+        encoding: config.tokenEncoding,
+        buffer: config.tokenBufferRatio,
+      })
+    : "";
   let generation = 0;
   let linkSeq = 0;
   if (cacheOn) {
-    const cached = await lookupCached<MemoryContext>(scope, services.cache, config.cache, cacheProject, params, queryVector!);
+    const cached = await lookupCached<MemoryContext>(
+      scope,
+      services.cache,
+      config.cache,
+      cacheProject,
+      params,
+      queryVector!,
+    );
     services.waitUntil(countCacheOutcome(scope, cached.value !== null));
     if (cached.value) return { ...cached.value, cache_hit: true };
     ({ generation, linkSeq } = cached);
@@ -93,12 +114,17 @@ export async function buildMemoryContext(scope: TenantScope, services: Services,
   // The direct hits' rows and their links are read side by side; only linked items wait for the links.
   const [directItems, related] = await Promise.all([
     readItems(scope, [...direct.keys()]),
-    request.includeRelated && direct.size > 0 ? traverseLinks(scope, "item", direct, { maxDepth, maxResults: config.graphMaxResults }) : [],
+    request.includeRelated && direct.size > 0
+      ? traverseLinks(scope, "item", direct, { maxDepth, maxResults: config.graphMaxResults })
+      : [],
   ]);
   const relatedIds = related.map((r) => r.id).filter((id) => !directItems.has(id));
-  const items = relatedIds.length > 0 ? new Map([...directItems, ...(await readItems(scope, relatedIds))]) : directItems;
+  const items =
+    relatedIds.length > 0 ? new Map([...directItems, ...(await readItems(scope, relatedIds))]) : directItems;
   const allowed = (item: StoredItem | undefined): item is StoredItem =>
-    item !== undefined && item.tier === "active" && (request.projects === undefined || request.projects.includes(item.project));
+    item !== undefined &&
+    item.tier === "active" &&
+    (request.projects === undefined || request.projects.includes(item.project));
   const candidates = [
     ...[...direct].map(([id, score]) => ({ item: items.get(id), similarity: score, source: "direct" as const })),
     ...related.map((r) => ({ item: items.get(r.id), similarity: r.score, source: "related" as const })),
@@ -112,7 +138,14 @@ export async function buildMemoryContext(scope: TenantScope, services: Services,
   for (const { item, similarity, source } of candidates) {
     const left = budget - used;
     if (item.tokens <= left) {
-      memories.push({ id: item.id, content: item.content, tokens: item.tokens, similarity: round(similarity), source, summarized: false });
+      memories.push({
+        id: item.id,
+        content: item.content,
+        tokens: item.tokens,
+        similarity: round(similarity),
+        source,
+        summarized: false,
+      });
       used += item.tokens;
       continue;
     }
@@ -120,10 +153,25 @@ export async function buildMemoryContext(scope: TenantScope, services: Services,
     if (!request.autoSummarize || left < MIN_SUMMARY_TOKENS) continue;
     const summary = summarizeToFit(item.content, request.query, left, counter);
     if (!summary) continue;
-    memories.push({ id: item.id, content: summary.content, tokens: summary.tokens, similarity: round(similarity), source, summarized: true });
+    memories.push({
+      id: item.id,
+      content: summary.content,
+      tokens: summary.tokens,
+      similarity: round(similarity),
+      source,
+      summarized: true,
+    });
     used += summary.tokens;
   }
-  const result: MemoryContext = { memories, total_tokens: used, token_budget: request.tokenBudget, memory_count: memories.length, cache_hit: false, truncated, ...(degraded ? { degraded } : {}) };
+  const result: MemoryContext = {
+    memories,
+    total_tokens: used,
+    token_budget: request.tokenBudget,
+    memory_count: memories.length,
+    cache_hit: false,
+    truncated,
+    ...(degraded ? { degraded } : {}),
+  };
   if (cacheOn) {
     services.waitUntil(
       storeCached(scope, services.cache, config.cache, {
@@ -132,7 +180,9 @@ export async function buildMemoryContext(scope: TenantScope, services: Services,
         generation,
         linkSeq,
         // The items whose links the traversal followed: a link change elsewhere cannot alter this context.
-        linkItems: request.includeRelated ? [...direct.keys(), ...related.filter((r) => r.depth < maxDepth).map((r) => r.id)] : [],
+        linkItems: request.includeRelated
+          ? [...direct.keys(), ...related.filter((r) => r.depth < maxDepth).map((r) => r.id)]
+          : [],
         query: request.query,
         vector: queryVector!,
         value: result,

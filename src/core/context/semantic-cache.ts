@@ -60,10 +60,15 @@ export async function lookupCached<T>(
     const stored = fromBytes(row.vector);
     if (stored.length !== vector.length) continue;
     const similarity = dot(vector, stored);
-    if (similarity >= config.similarityThreshold && (!best || similarity > best.similarity)) best = { key: row.key, similarity };
+    if (similarity >= config.similarityThreshold && (!best || similarity > best.similarity))
+      best = { key: row.key, similarity };
   }
   // KV failing is a miss, never an error or a stale answer: the context is built afresh.
-  const value = best ? await kv.get<T>(best.key, "json").catch((error: unknown) => (console.error("cache read failed; building afresh", error), null)) : null;
+  const value = best
+    ? await kv
+        .get<T>(best.key, "json")
+        .catch((error: unknown) => (console.error("cache read failed; building afresh", error), null))
+    : null;
   return { value, generation, linkSeq };
 }
 
@@ -71,7 +76,16 @@ export async function storeCached(
   scope: TenantScope,
   kv: KVNamespace,
   config: Config["cache"],
-  entry: { project: string; params: string; generation: number; linkSeq: number; linkItems: readonly string[]; query: string; vector: Float32Array; value: unknown },
+  entry: {
+    project: string;
+    params: string;
+    generation: number;
+    linkSeq: number;
+    linkItems: readonly string[];
+    query: string;
+    vector: Float32Array;
+    value: unknown;
+  },
 ): Promise<void> {
   const now = Date.now();
   const json = JSON.stringify(entry.value);
@@ -104,10 +118,15 @@ export async function storeCached(
     staleEntries(scope, now),
     // Size bound: the oldest entries go first.
     scope.d1
-      .prepare(`DELETE FROM cache_entries WHERE tenant_id = ?1 AND key IN (SELECT key FROM cache_entries WHERE tenant_id = ?1 ORDER BY created_at DESC LIMIT -1 OFFSET ?2) RETURNING key`)
+      .prepare(
+        `DELETE FROM cache_entries WHERE tenant_id = ?1 AND key IN (SELECT key FROM cache_entries WHERE tenant_id = ?1 ORDER BY created_at DESC LIMIT -1 OFFSET ?2) RETURNING key`,
+      )
       .bind(scope.tenantId, config.maxSize),
   ]);
-  await deleteCacheValues(kv, [...stale!.results, ...evicted!.results].map((r) => r.key));
+  await deleteCacheValues(
+    kv,
+    [...stale!.results, ...evicted!.results].map((r) => r.key),
+  );
 }
 
 /**
@@ -128,13 +147,17 @@ function staleEntries(scope: TenantScope, now: number): D1PreparedStatement {
 /** Removes the tenant's superseded and expired entries from the index and their values from KV. */
 export async function dropStaleCacheEntries(scope: TenantScope, kv: KVNamespace): Promise<number> {
   const { results } = await staleEntries(scope, Date.now()).all<{ key: string }>();
-  await deleteCacheValues(kv, results.map((r) => r.key));
+  await deleteCacheValues(
+    kv,
+    results.map((r) => r.key),
+  );
   return results.length;
 }
 
 /** KV values by key, a few at a time (each is one KV call). */
 export async function deleteCacheValues(kv: KVNamespace, keys: readonly string[]): Promise<void> {
-  for (let i = 0; i < keys.length; i += KV_DELETES_IN_FLIGHT) await Promise.all(keys.slice(i, i + KV_DELETES_IN_FLIGHT).map((key) => kv.delete(key)));
+  for (let i = 0; i < keys.length; i += KV_DELETES_IN_FLIGHT)
+    await Promise.all(keys.slice(i, i + KV_DELETES_IN_FLIGHT).map((key) => kv.delete(key)));
 }
 const KV_DELETES_IN_FLIGHT = 50;
 
@@ -177,25 +200,36 @@ export async function clearCache(scope: TenantScope, kv: KVNamespace, pattern: s
   // A project-limited key clears entries of its own projects only.
   const own = projectClause(scope, "project");
   if (pattern === null) {
-    const { results } = await scope.d1.prepare(`DELETE FROM cache_entries WHERE tenant_id = ?${own.sql} RETURNING key`).bind(scope.tenantId, ...own.params).all<{ key: string }>();
-    await deleteCacheValues(kv, results.map((r) => r.key));
+    const { results } = await scope.d1
+      .prepare(`DELETE FROM cache_entries WHERE tenant_id = ?${own.sql} RETURNING key`)
+      .bind(scope.tenantId, ...own.params)
+      .all<{ key: string }>();
+    await deleteCacheValues(
+      kv,
+      results.map((r) => r.key),
+    );
     return results.length;
   }
   // Matched here, not with SQL GLOB: D1 refuses GLOB patterns over 50 bytes, and a tenant's index is
   // bounded by LLM_MEMORY_CACHE_MAX_SIZE rows, so reading its keys is cheap.
-  const glob = [.../[*?]/.test(pattern) ? pattern : `*${pattern}*`];
+  const glob = [...(/[*?]/.test(pattern) ? pattern : `*${pattern}*`)];
   const { results } = await scope.d1
     .prepare(`SELECT key, query, project FROM cache_entries WHERE tenant_id = ?${own.sql}`)
     .bind(scope.tenantId, ...own.params)
     .all<{ key: string; query: string; project: string }>();
   const lowered = glob.map((ch) => ch.toLowerCase());
-  const keys = results.filter((r) => globMatches(lowered, [...r.query.toLowerCase()]) || globMatches(glob, [...r.project])).map((r) => r.key);
+  const keys = results
+    .filter((r) => globMatches(lowered, [...r.query.toLowerCase()]) || globMatches(glob, [...r.project]))
+    .map((r) => r.key);
   if (keys.length === 0) return 0;
   const deleted = await scope.d1
     .prepare("DELETE FROM cache_entries WHERE tenant_id = ? AND key IN (SELECT value FROM json_each(?)) RETURNING key")
     .bind(scope.tenantId, JSON.stringify(keys))
     .all<{ key: string }>();
-  await deleteCacheValues(kv, deleted.results.map((r) => r.key));
+  await deleteCacheValues(
+    kv,
+    deleted.results.map((r) => r.key),
+  );
   return deleted.results.length;
 }
 

@@ -2,7 +2,14 @@ import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { remainingQueries } from "../../db/invocation-queries";
 import { boundedGroups } from "../shared/bounded-groups";
-import { messagesStatement, readConversations, summaryWrites, toMessage, type ConversationRow, type MessageRow } from "./conversations";
+import {
+  messagesStatement,
+  readConversations,
+  summaryWrites,
+  toMessage,
+  type ConversationRow,
+  type MessageRow,
+} from "./conversations";
 
 /**
  * Conversation tokens per read of messages: a queue batch may ask for 50 summaries of long
@@ -38,12 +45,18 @@ export interface SummaryRun {
  * A group is no larger than the invocation's D1 queries left allow (QUERIES_PER_SUMMARY each: 16 on the Free
  * plan's 50); the conversations left over are returned, to be queued again.
  */
-export async function autoSummarize(scope: TenantScope, services: Services, requests: SummaryRequest[]): Promise<SummaryRun> {
+export async function autoSummarize(
+  scope: TenantScope,
+  services: Services,
+  requests: SummaryRequest[],
+): Promise<SummaryRun> {
   const covering = new Map<string, number>();
-  for (const r of requests) covering.set(r.conversationId, Math.max(covering.get(r.conversationId) ?? 0, r.messageCount));
+  for (const r of requests)
+    covering.set(r.conversationId, Math.max(covering.get(r.conversationId) ?? 0, r.messageCount));
   const ids = [...covering.keys()];
   const conversations: ConversationRow[] = [];
-  for (let i = 0; i < ids.length; i += CONVERSATIONS_PER_READ) conversations.push(...(await readConversations(scope, ids.slice(i, i + CONVERSATIONS_PER_READ))));
+  for (let i = 0; i < ids.length; i += CONVERSATIONS_PER_READ)
+    conversations.push(...(await readConversations(scope, ids.slice(i, i + CONVERSATIONS_PER_READ))));
   let due = conversations.filter((c) => c.summarizedCount < covering.get(c.id)!);
   let summarized = 0;
   while (due.length > 0) {
@@ -51,7 +64,9 @@ export async function autoSummarize(scope: TenantScope, services: Services, requ
     if (room === 0) break;
     const group = boundedGroups(due, { count: room, size: TOKENS_PER_READ }, (c) => c.tokens)[0]!;
     const read = await scope.d1.batch<MessageRow>(group.map((c) => messagesStatement(scope, c.id)));
-    const writes = await Promise.all(group.map((c, i) => summaryWrites(scope, services, c, read[i]!.results.map(toMessage))));
+    const writes = await Promise.all(
+      group.map((c, i) => summaryWrites(scope, services, c, read[i]!.results.map(toMessage))),
+    );
     await scope.d1.batch(writes.flat());
     summarized += group.length;
     due = due.slice(group.length);

@@ -18,28 +18,45 @@ export interface ContextLink {
  * chunk must exist in the tenant, else nothing is written. Strength = cosine between the message's and
  * the chunk's embeddings when both exist, else 1.
  */
-export async function storeContextLinks(scope: TenantScope, services: Services, messageId: string, chunkIds: number[]): Promise<number[]> {
+export async function storeContextLinks(
+  scope: TenantScope,
+  services: Services,
+  messageId: string,
+  chunkIds: number[],
+): Promise<number[]> {
   const unique = [...new Set(chunkIds)];
   const visible = projectClause(scope, "i.project");
   const [message, chunks] = await scope.d1.batch<{ id: number | string; item_id?: string }>([
     scope.d1
-      .prepare(`SELECT c.id FROM items i LEFT JOIN chunks c ON c.item_id = i.id AND c.chunk_index = 0 WHERE i.tenant_id = ? AND i.id = ?${visible.sql}`)
+      .prepare(
+        `SELECT c.id FROM items i LEFT JOIN chunks c ON c.item_id = i.id AND c.chunk_index = 0 WHERE i.tenant_id = ? AND i.id = ?${visible.sql}`,
+      )
       .bind(scope.tenantId, messageId, ...visible.params),
     scope.d1
-      .prepare(`SELECT c.id FROM chunks c JOIN items i ON i.id = c.item_id WHERE +c.tenant_id = ? AND +i.tenant_id = ? AND c.id ${IN_JSON}${visible.sql}`)
+      .prepare(
+        `SELECT c.id FROM chunks c JOIN items i ON i.id = c.item_id WHERE +c.tenant_id = ? AND +i.tenant_id = ? AND c.id ${IN_JSON}${visible.sql}`,
+      )
       .bind(scope.tenantId, scope.tenantId, JSON.stringify(unique), ...visible.params),
   ]);
-  if (message!.results.length === 0) throw notFound(`Message '${messageId}' does not exist (message_id)`, { parameter: "message_id", id: messageId });
+  if (message!.results.length === 0)
+    throw notFound(`Message '${messageId}' does not exist (message_id)`, { parameter: "message_id", id: messageId });
   const found = new Set(chunks!.results.map((r) => r.id as number));
   const missing = unique.filter((id) => !found.has(id));
-  if (missing.length > 0) throw notFound(`Chunks not found: ${missing.join(", ")} (chunk_ids)`, { parameter: "chunk_ids", missing });
+  if (missing.length > 0)
+    throw notFound(`Chunks not found: ${missing.join(", ")} (chunk_ids)`, { parameter: "chunk_ids", missing });
   const messageChunk = message!.results[0]!.id as number | null;
-  const vectors = await services.vectors.getVectors(scope.tenantId, messageChunk === null ? unique : [messageChunk, ...unique]);
+  const vectors = await services.vectors.getVectors(
+    scope.tenantId,
+    messageChunk === null ? unique : [messageChunk, ...unique],
+  );
   const messageVector = messageChunk === null ? undefined : vectors.get(messageChunk);
   const now = Date.now();
   const rows = unique.map((chunkId) => {
     const chunkVector = vectors.get(chunkId);
-    const strength = messageVector && chunkVector && messageVector.length === chunkVector.length ? Math.max(0, round(dot(messageVector, chunkVector))) : 1;
+    const strength =
+      messageVector && chunkVector && messageVector.length === chunkVector.length
+        ? Math.max(0, round(dot(messageVector, chunkVector)))
+        : 1;
     return [randomId("rel_"), String(chunkId), strength];
   });
   // One statement for all the links (rows as one JSON parameter): D1 counts each statement of a batch against
@@ -93,7 +110,12 @@ export async function messagesForChunk(scope: TenantScope, chunkId: number): Pro
     )
     .bind(...message.params, scope.tenantId, String(chunkId), chunkId, ...chunk.params)
     .all<{ id: string; content: string; conversation_id: string | null; created_at: number }>();
-  return results.map((r) => ({ messageId: r.id, content: r.content, conversationId: r.conversation_id, createdAt: r.created_at }));
+  return results.map((r) => ({
+    messageId: r.id,
+    content: r.content,
+    conversationId: r.conversation_id,
+    createdAt: r.created_at,
+  }));
 }
 
 export interface ContextUsageStatistics {
@@ -120,13 +142,25 @@ export async function contextUsageStatistics(scope: TenantScope, now = Date.now(
   const link = `l.tenant_id = ? AND l.source_type = 'item' AND l.target_type = 'chunk' AND l.relationship_type = '${CONTEXT_LINK}'`;
   const ownLinks = `FROM links l JOIN items i ON i.tenant_id = l.tenant_id AND i.id = l.source_id${items.sql} WHERE ${link}`;
   const [links, chunks, messages, top, callCount, peak] = await scope.d1.batch<Record<string, number>>([
-    scope.d1.prepare(`SELECT COUNT(*) AS n, COUNT(DISTINCT l.source_id) AS sources ${ownLinks}`).bind(...items.params, t),
-    scope.d1.prepare(`SELECT COUNT(*) AS n FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.tenant_id = ? AND i.tenant_id = ?${items.sql}`).bind(t, t, ...items.params),
-    scope.d1.prepare(`SELECT COUNT(*) AS n FROM items i WHERE i.tenant_id = ? AND i.kind = 'message'${items.sql}`).bind(t, ...items.params),
     scope.d1
-      .prepare(`SELECT CAST(l.target_id AS INTEGER) AS chunk_id, COUNT(*) AS reference_count ${ownLinks} GROUP BY l.target_id ORDER BY reference_count DESC, chunk_id LIMIT 10`)
+      .prepare(`SELECT COUNT(*) AS n, COUNT(DISTINCT l.source_id) AS sources ${ownLinks}`)
       .bind(...items.params, t),
-    scope.d1.prepare(`SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?${calls.sql}`).bind(t, since, ...calls.params),
+    scope.d1
+      .prepare(
+        `SELECT COUNT(*) AS n FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.tenant_id = ? AND i.tenant_id = ?${items.sql}`,
+      )
+      .bind(t, t, ...items.params),
+    scope.d1
+      .prepare(`SELECT COUNT(*) AS n FROM items i WHERE i.tenant_id = ? AND i.kind = 'message'${items.sql}`)
+      .bind(t, ...items.params),
+    scope.d1
+      .prepare(
+        `SELECT CAST(l.target_id AS INTEGER) AS chunk_id, COUNT(*) AS reference_count ${ownLinks} GROUP BY l.target_id ORDER BY reference_count DESC, chunk_id LIMIT 10`,
+      )
+      .bind(...items.params, t),
+    scope.d1
+      .prepare(`SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?${calls.sql}`)
+      .bind(t, since, ...calls.params),
     scope.d1
       .prepare(
         `SELECT CAST(strftime('%H', started_at / 1000, 'unixepoch') AS INTEGER) AS hour, COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?${calls.sql}
@@ -142,7 +176,10 @@ export async function contextUsageStatistics(scope: TenantScope, now = Date.now(
     total_messages: messages!.results[0]!.n ?? 0,
     average_links_per_message: sources === 0 ? 0 : round(totalLinks / sources),
     most_referenced_chunks: top!.results.map((r) => ({ chunk_id: r.chunk_id!, reference_count: r.reference_count! })),
-    context_usage_trends: { daily_average: round((callCount!.results[0]!.n ?? 0) / TREND_DAYS), peak_usage_hour: peak!.results[0]?.hour ?? null },
+    context_usage_trends: {
+      daily_average: round((callCount!.results[0]!.n ?? 0) / TREND_DAYS),
+      peak_usage_hour: peak!.results[0]?.hour ?? null,
+    },
   };
 }
 

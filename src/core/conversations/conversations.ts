@@ -34,7 +34,8 @@ export interface StoredSummary extends ConversationSummary {
 }
 
 /** What toConversation reads of a conversations row. */
-const CONVERSATION_COLUMNS = "id, project, message_count, tokens, summarized_count, summarized_tokens, created_at, updated_at";
+const CONVERSATION_COLUMNS =
+  "id, project, message_count, tokens, summarized_count, summarized_tokens, created_at, updated_at";
 
 function conversationStatement(scope: TenantScope, id: string): D1PreparedStatement {
   const visible = projectClause(scope, "project");
@@ -74,7 +75,11 @@ export async function readConversationWhole(
   const row = toConversation((conversation!.results[0] as Record<string, number | string> | undefined) ?? null);
   if (!row) return null;
   const latest = summary!.results[0] as Record<string, string | number> | undefined;
-  return { conversation: row, messages: messages!.results.map((r) => toMessage(r as MessageRow)), summary: latest ? toSummary(latest) : null };
+  return {
+    conversation: row,
+    messages: messages!.results.map((r) => toMessage(r as MessageRow)),
+    summary: latest ? toSummary(latest) : null,
+  };
 }
 
 function toConversation(row: Record<string, number | string> | null): ConversationRow | null {
@@ -95,14 +100,22 @@ export function conversationNotFound(id: string, parameter = "contextId"): AppEr
   return notFound(`Context '${id}' does not exist (${parameter})`, { parameter, id });
 }
 
-export async function requireConversation(scope: TenantScope, id: string, parameter = "contextId"): Promise<ConversationRow> {
+export async function requireConversation(
+  scope: TenantScope,
+  id: string,
+  parameter = "contextId",
+): Promise<ConversationRow> {
   const conversation = await getConversation(scope, id);
   if (!conversation) throw conversationNotFound(id, parameter);
   return conversation;
 }
 
 /** Conversation ids, most recently active first, limited to the given projects (undefined = all). */
-export async function listConversations(scope: TenantScope, projects: string[] | undefined, limit = 500): Promise<string[]> {
+export async function listConversations(
+  scope: TenantScope,
+  projects: string[] | undefined,
+  limit = 500,
+): Promise<string[]> {
   const visible = projectClause(scope, "project");
   const where = projects ? ` AND project ${IN_JSON}` : "";
   const { results } = await scope.d1
@@ -112,20 +125,38 @@ export async function listConversations(scope: TenantScope, projects: string[] |
   return results.map((r) => r.id);
 }
 
-export type MessageRow = { id: string; role: string | null; content: string; importance: number; tags: string; created_at: number };
+export type MessageRow = {
+  id: string;
+  role: string | null;
+  content: string;
+  importance: number;
+  tags: string;
+  created_at: number;
+};
 
 export function messagesStatement(scope: TenantScope, conversationId: string): D1PreparedStatement {
   return scope.d1
-    .prepare("SELECT id, role, content, importance, tags, created_at FROM items WHERE tenant_id = ? AND conversation_id = ? ORDER BY position")
+    .prepare(
+      "SELECT id, role, content, importance, tags, created_at FROM items WHERE tenant_id = ? AND conversation_id = ? ORDER BY position",
+    )
     .bind(scope.tenantId, conversationId);
 }
 
 export function toMessage(r: MessageRow): StoredMessage {
-  return { id: r.id, role: r.role ?? "user", content: r.content, importance: r.importance, tags: JSON.parse(r.tags) as string[], createdAt: r.created_at };
+  return {
+    id: r.id,
+    role: r.role ?? "user",
+    content: r.content,
+    importance: r.importance,
+    tags: JSON.parse(r.tags) as string[],
+    createdAt: r.created_at,
+  };
 }
 
 function latestSummaryStatement(scope: TenantScope, conversationId: string): D1PreparedStatement {
-  return scope.d1.prepare("SELECT * FROM summaries WHERE tenant_id = ? AND conversation_id = ? ORDER BY version DESC LIMIT 1").bind(scope.tenantId, conversationId);
+  return scope.d1
+    .prepare("SELECT * FROM summaries WHERE tenant_id = ? AND conversation_id = ? ORDER BY version DESC LIMIT 1")
+    .bind(scope.tenantId, conversationId);
 }
 
 export async function latestSummary(scope: TenantScope, conversationId: string): Promise<StoredSummary | null> {
@@ -137,12 +168,21 @@ export async function latestSummary(scope: TenantScope, conversationId: string):
  * Writes a new summary version of a conversation (summarize_context): the conversation and its messages
  * in one read, the summary in one write; null for a conversation deleted meanwhile.
  */
-export async function summarizeConversation(scope: TenantScope, services: Services, conversationId: string): Promise<StoredSummary | null> {
-  const [found, read] = await scope.d1.batch<Record<string, string | number | null>>([conversationStatement(scope, conversationId), messagesStatement(scope, conversationId)]);
+export async function summarizeConversation(
+  scope: TenantScope,
+  services: Services,
+  conversationId: string,
+): Promise<StoredSummary | null> {
+  const [found, read] = await scope.d1.batch<Record<string, string | number | null>>([
+    conversationStatement(scope, conversationId),
+    messagesStatement(scope, conversationId),
+  ]);
   const conversation = toConversation((found!.results[0] as Record<string, number | string> | undefined) ?? null);
   if (!conversation) throw conversationNotFound(conversationId);
   const messages = (read!.results as MessageRow[]).map(toMessage);
-  const [inserted] = await scope.d1.batch<Record<string, string | number>>(await summaryWrites(scope, services, conversation, messages));
+  const [inserted] = await scope.d1.batch<Record<string, string | number>>(
+    await summaryWrites(scope, services, conversation, messages),
+  );
   const row = inserted!.results[0];
   return row ? toSummary(row) : null;
 }
@@ -152,7 +192,12 @@ export async function summarizeConversation(scope: TenantScope, services: Servic
  * (previous + 1, RETURNING it; nothing for a conversation deleted meanwhile) and how many messages and
  * tokens the summaries now cover.
  */
-export async function summaryWrites(scope: TenantScope, services: Services, conversation: ConversationRow, messages: StoredMessage[]): Promise<D1PreparedStatement[]> {
+export async function summaryWrites(
+  scope: TenantScope,
+  services: Services,
+  conversation: ConversationRow,
+  messages: StoredMessage[],
+): Promise<D1PreparedStatement[]> {
   const tokenLimit = services.config.conversations.summaryTokenLimit;
   const summary = await (await services.summarizer()).summarize(messages, tokenLimit);
   const tokensUsed = (await services.tokens()).count(summary.summary);
@@ -177,25 +222,40 @@ export async function summaryWrites(scope: TenantScope, services: Services, conv
         Date.now(),
       ),
     scope.d1
-      .prepare("UPDATE conversations SET summarized_count = MAX(summarized_count, ?), summarized_tokens = MAX(summarized_tokens, ?) WHERE tenant_id = ? AND id = ?")
+      .prepare(
+        "UPDATE conversations SET summarized_count = MAX(summarized_count, ?), summarized_tokens = MAX(summarized_tokens, ?) WHERE tenant_id = ? AND id = ?",
+      )
       .bind(messages.length, conversation.tokens, scope.tenantId, conversation.id),
   ];
 }
 
 /** Whether new messages or tokens since the last summary cross seed 003's thresholds. */
-export function needsSummary(conversation: Pick<ConversationRow, "messageCount" | "tokens" | "summarizedCount" | "summarizedTokens">, config: Services["config"]["conversations"]): boolean {
+export function needsSummary(
+  conversation: Pick<ConversationRow, "messageCount" | "tokens" | "summarizedCount" | "summarizedTokens">,
+  config: Services["config"]["conversations"],
+): boolean {
   if (!config.autoSummarize) return false;
   const newMessages = conversation.messageCount - conversation.summarizedCount;
   const newTokens = conversation.tokens - conversation.summarizedTokens;
-  return newMessages >= config.messageLimitThreshold || newTokens >= (config.tokenLimitPercentage / 100) * config.modelTokenLimit;
+  return (
+    newMessages >= config.messageLimitThreshold ||
+    newTokens >= (config.tokenLimitPercentage / 100) * config.modelTokenLimit
+  );
 }
 
 export const CONTEXT_RELATIONSHIPS = ["similar", "continues", "references", "parent", "child"] as const;
 export type ContextRelationship = (typeof CONTEXT_RELATIONSHIPS)[number];
 
 /** A directed, weighted link between two existing conversations (upserted: same type again reweights). */
-export async function linkConversations(scope: TenantScope, input: { sourceId: string; targetId: string; type: string; weight: number }): Promise<void> {
-  if (input.sourceId === input.targetId) throw invalidParameter("targetContextId", "A context cannot be related to itself (sourceContextId equals targetContextId)");
+export async function linkConversations(
+  scope: TenantScope,
+  input: { sourceId: string; targetId: string; type: string; weight: number },
+): Promise<void> {
+  if (input.sourceId === input.targetId)
+    throw invalidParameter(
+      "targetContextId",
+      "A context cannot be related to itself (sourceContextId equals targetContextId)",
+    );
   await requireConversation(scope, input.sourceId, "sourceContextId");
   await requireConversation(scope, input.targetId, "targetContextId");
   await scope.d1
@@ -218,8 +278,17 @@ export interface ConversationEdge {
  * Links touching a conversation, in the direction(s) asked, optionally of one type; only links whose
  * other end is a conversation the scope may see.
  */
-export async function conversationEdges(scope: TenantScope, id: string, direction: "incoming" | "outgoing" | "both", type?: string): Promise<ConversationEdge[]> {
-  const sides = { both: "(l.source_id = ? OR l.target_id = ?)", outgoing: "l.source_id = ?", incoming: "l.target_id = ?" }[direction];
+export async function conversationEdges(
+  scope: TenantScope,
+  id: string,
+  direction: "incoming" | "outgoing" | "both",
+  type?: string,
+): Promise<ConversationEdge[]> {
+  const sides = {
+    both: "(l.source_id = ? OR l.target_id = ?)",
+    outgoing: "l.source_id = ?",
+    incoming: "l.target_id = ?",
+  }[direction];
   const visible = projectClause(scope, "o.project");
   const { results } = await scope.d1
     .prepare(
@@ -230,7 +299,12 @@ export async function conversationEdges(scope: TenantScope, id: string, directio
     )
     .bind(id, ...visible.params, scope.tenantId, ...(direction === "both" ? [id, id] : [id]), ...(type ? [type] : []))
     .all<{ source_id: string; target_id: string; relationship_type: string; weight: number }>();
-  return results.map((r) => ({ sourceId: r.source_id, targetId: r.target_id, type: r.relationship_type, weight: r.weight }));
+  return results.map((r) => ({
+    sourceId: r.source_id,
+    targetId: r.target_id,
+    type: r.relationship_type,
+    weight: r.weight,
+  }));
 }
 
 function toSummary(row: Record<string, string | number>): StoredSummary {

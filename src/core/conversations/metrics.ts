@@ -18,17 +18,31 @@ export interface ContextMetrics {
  * average importance (0..1) of messages written in the period; contexts, messages per context and the
  * share of contexts with a summary; relationships between contexts by type.
  */
-export async function contextMetrics(scope: TenantScope, period: MetricsPeriod, now = Date.now()): Promise<ContextMetrics> {
+export async function contextMetrics(
+  scope: TenantScope,
+  period: MetricsPeriod,
+  now = Date.now(),
+): Promise<ContextMetrics> {
   const since = now - PERIOD_MS[period];
   const t = scope.tenantId;
   // A project-limited key sees the figures of its projects only (calls that named one of them).
   const own = projectClause(scope, "project");
   const [byTool, byDay, score, contexts, relationships] = await scope.d1.batch<Record<string, string | number | null>>([
-    scope.d1.prepare(`SELECT tool, COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?${own.sql} GROUP BY tool ORDER BY n DESC, tool`).bind(t, since, ...own.params),
     scope.d1
-      .prepare(`SELECT date(started_at / 1000, 'unixepoch') AS day, COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?${own.sql} GROUP BY day ORDER BY day`)
+      .prepare(
+        `SELECT tool, COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?${own.sql} GROUP BY tool ORDER BY n DESC, tool`,
+      )
       .bind(t, since, ...own.params),
-    scope.d1.prepare(`SELECT AVG(importance) AS score FROM items WHERE tenant_id = ? AND kind = 'message' AND created_at >= ?${own.sql}`).bind(t, since, ...own.params),
+    scope.d1
+      .prepare(
+        `SELECT date(started_at / 1000, 'unixepoch') AS day, COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?${own.sql} GROUP BY day ORDER BY day`,
+      )
+      .bind(t, since, ...own.params),
+    scope.d1
+      .prepare(
+        `SELECT AVG(importance) AS score FROM items WHERE tenant_id = ? AND kind = 'message' AND created_at >= ?${own.sql}`,
+      )
+      .bind(t, since, ...own.params),
     scope.d1
       .prepare(
         `SELECT COUNT(*) AS contexts, COALESCE(AVG(message_count), 0) AS messages,
@@ -44,7 +58,9 @@ export async function contextMetrics(scope: TenantScope, period: MetricsPeriod, 
       .bind(...own.params, t),
   ]);
   const byType = Object.fromEntries(byTool!.results.map((r) => [r.tool as string, r.n as number]));
-  const relationshipsByType: Record<string, number> = Object.fromEntries(CONTEXT_RELATIONSHIPS.map((type) => [type, 0]));
+  const relationshipsByType: Record<string, number> = Object.fromEntries(
+    CONTEXT_RELATIONSHIPS.map((type) => [type, 0]),
+  );
   for (const r of relationships!.results) relationshipsByType[r.relationship_type as string] = r.n as number;
   const c = contexts!.results[0]!;
   const totalContexts = (c.contexts as number) ?? 0;
@@ -58,7 +74,10 @@ export async function contextMetrics(scope: TenantScope, period: MetricsPeriod, 
       averageMessagesPerContext: round(c.messages as number),
       summaryRate: totalContexts === 0 ? 0 : round((c.summarized as number) / totalContexts),
     },
-    relationshipMetrics: { totalRelationships: relationships!.results.reduce((s, r) => s + (r.n as number), 0), byType: relationshipsByType },
+    relationshipMetrics: {
+      totalRelationships: relationships!.results.reduce((s, r) => s + (r.n as number), 0),
+      byType: relationshipsByType,
+    },
   };
 }
 
@@ -104,7 +123,10 @@ export async function toolConversations(scope: TenantScope, tool: string, limit:
     total_conversations: total.conversations as number,
     usage_statistics: {
       total_invocations: total.invocations as number,
-      average_per_conversation: (total.conversations as number) === 0 ? 0 : round((total.attributed as number) / (total.conversations as number)),
+      average_per_conversation:
+        (total.conversations as number) === 0
+          ? 0
+          : round((total.attributed as number) / (total.conversations as number)),
     },
   };
 }
@@ -120,10 +142,15 @@ async function conversationDigests(scope: TenantScope, ids: string[]): Promise<M
          AND version = (SELECT MAX(version) FROM summaries m WHERE m.tenant_id = s.tenant_id AND m.conversation_id = s.conversation_id)`,
       )
       .bind(scope.tenantId, list),
-    scope.d1.prepare(`SELECT conversation_id, content AS text FROM items WHERE tenant_id = ? AND position = 0 AND conversation_id ${IN_JSON}`).bind(scope.tenantId, list),
+    scope.d1
+      .prepare(
+        `SELECT conversation_id, content AS text FROM items WHERE tenant_id = ? AND position = 0 AND conversation_id ${IN_JSON}`,
+      )
+      .bind(scope.tenantId, list),
   ]);
   const out = new Map<string, string>();
-  for (const row of [...openings!.results, ...summaries!.results]) out.set(row.conversation_id, row.text.length > 200 ? `${row.text.slice(0, 197)}...` : row.text);
+  for (const row of [...openings!.results, ...summaries!.results])
+    out.set(row.conversation_id, row.text.length > 200 ? `${row.text.slice(0, 197)}...` : row.text);
   return out;
 }
 

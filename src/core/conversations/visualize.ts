@@ -22,7 +22,8 @@ export function mermaidDiagram(root: string, nodes: string[], edges: ContextGrap
     return id;
   };
   const lines = ["graph TD;"];
-  for (const context of [root, ...nodes.filter((n) => n !== root)]) lines.push(`  ${nodeId(context)}["${escapeLabel(context)}"];`);
+  for (const context of [root, ...nodes.filter((n) => n !== root)])
+    lines.push(`  ${nodeId(context)}["${escapeLabel(context)}"];`);
   for (const edge of edges) lines.push(`  ${nodeId(edge.from)} -->|${escapeLabel(edge.type)}| ${nodeId(edge.to)};`);
   return lines.join("\n");
 }
@@ -31,7 +32,13 @@ export function escapeLabel(text: string): string {
   return text.replace(/[&"<>#|\[\]{}()\\`;]/g, (c) => `#${c.charCodeAt(0)};`).replace(/[\r\n]+/g, " ");
 }
 
-export function contextText(view: { contextId: string; messageCount: number; hasSummary: boolean; summary: string | null; relatedContexts: string[] }): string {
+export function contextText(view: {
+  contextId: string;
+  messageCount: number;
+  hasSummary: boolean;
+  summary: string | null;
+  relatedContexts: string[];
+}): string {
   const lines = [`Context ID: ${view.contextId}`, `Messages: ${view.messageCount}`, `Has Summary: ${view.hasSummary}`];
   if (view.summary) lines.push(`Summary: ${view.summary}`);
   if (view.relatedContexts.length > 0) lines.push(`Related Contexts: ${view.relatedContexts.join(", ")}`);

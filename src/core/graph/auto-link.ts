@@ -57,7 +57,12 @@ export async function similarRecordsMany(
       group.map((q) => q.vector),
       { topK: NEIGHBOURS + 1, projects: [project], minScore: Math.min(...group.map((q) => thresholdOf(q.item))) },
     );
-    group.forEach((q, i) => matchesOf.set(q.item.id, answers[i]!.filter((m) => m.score >= thresholdOf(q.item))));
+    group.forEach((q, i) =>
+      matchesOf.set(
+        q.item.id,
+        answers[i]!.filter((m) => m.score >= thresholdOf(q.item)),
+      ),
+    );
   }
   const matchedChunks = [...new Set([...matchesOf.values()].flatMap((matches) => matches.map((m) => m.chunkId)))];
   const { results } =
@@ -80,7 +85,12 @@ export async function similarRecordsMany(
       if (key === null || key === item.conversationId) continue;
       best.set(key, Math.max(best.get(key) ?? -1, match.score));
     }
-    out.set(item.id, [...best].map(([id, similarity]) => ({ id, similarity: Math.round(similarity * 10_000) / 10_000 })).sort((a, b) => b.similarity - a.similarity));
+    out.set(
+      item.id,
+      [...best]
+        .map(([id, similarity]) => ({ id, similarity: Math.round(similarity * 10_000) / 10_000 }))
+        .sort((a, b) => b.similarity - a.similarity),
+    );
   }
   return out;
 }
@@ -94,9 +104,16 @@ export async function similarRecordsMany(
  * All links of all items go in one batch; the items at both ends of a new or stronger item link are
  * then marked for the semantic cache (a re-run that changes nothing marks nothing).
  */
-export async function autoLinkMany(scope: TenantScope, services: Services, items: LinkableItem[], threshold?: number): Promise<Map<string, SimilarRecord[] | null>> {
+export async function autoLinkMany(
+  scope: TenantScope,
+  services: Services,
+  items: LinkableItem[],
+  threshold?: number,
+): Promise<Map<string, SimilarRecord[] | null>> {
   const { conversations } = services.config;
-  const thresholdOf = (item: LinkableItem) => threshold ?? (item.conversationId !== null ? conversations.similarityThreshold : conversations.documentSimilarityThreshold);
+  const thresholdOf = (item: LinkableItem) =>
+    threshold ??
+    (item.conversationId !== null ? conversations.similarityThreshold : conversations.documentSimilarityThreshold);
   const similar = await similarRecordsMany(scope, services, items, thresholdOf);
   const now = Date.now();
   const rows: string[] = [];
@@ -109,7 +126,16 @@ export async function autoLinkMany(scope: TenantScope, services: Services, items
       const pair = `${conversation ? "c" : "i"}\n${source < s.id ? `${source}\n${s.id}` : `${s.id}\n${source}`}`;
       if ((pairs.get(pair) ?? -1) >= s.similarity) continue;
       pairs.set(pair, s.similarity);
-      rows.push(JSON.stringify([randomId("rel_"), conversation ? "conversation" : "item", source, s.id, conversation ? "similar" : "similar_content", s.similarity]));
+      rows.push(
+        JSON.stringify([
+          randomId("rel_"),
+          conversation ? "conversation" : "item",
+          source,
+          s.id,
+          conversation ? "similar" : "similar_content",
+          s.similarity,
+        ]),
+      );
     }
   }
   if (rows.length === 0) return similar;
@@ -133,14 +159,21 @@ export async function autoLinkMany(scope: TenantScope, services: Services, items
   }
   const written = await allInOneTrip<{ source_type: string; source_id: string; target_id: string }>(scope.d1, writes);
   // Contexts follow item links only (conversation links are not traversed).
-  const changed = written.flatMap((result) => result.results.flatMap((r) => (r.source_type === "item" ? [r.source_id, r.target_id] : [])));
+  const changed = written.flatMap((result) =>
+    result.results.flatMap((r) => (r.source_type === "item" ? [r.source_id, r.target_id] : [])),
+  );
   const marks = markLinkChanges(scope, changed);
   if (marks.length > 0) await scope.d1.batch(marks);
   return similar;
 }
 
 /** One item's neighbours, linked (get_similar_contexts with a threshold). */
-export async function autoLinkItem(scope: TenantScope, services: Services, item: LinkableItem, threshold?: number): Promise<SimilarRecord[] | null> {
+export async function autoLinkItem(
+  scope: TenantScope,
+  services: Services,
+  item: LinkableItem,
+  threshold?: number,
+): Promise<SimilarRecord[] | null> {
   return (await autoLinkMany(scope, services, [item], threshold)).get(item.id) ?? null;
 }
 
@@ -157,7 +190,11 @@ export const LINK_PROJECT_QUERIES = 4;
  * budget of D1 queries (the Free plan's 50), only as many projects' items as it covers, at least one project;
  * the others are returned in `left`, for the caller to queue again.
  */
-export async function autoLinkItems(scope: TenantScope, services: Services, itemIds: string[]): Promise<{ linked: number; left: string[] }> {
+export async function autoLinkItems(
+  scope: TenantScope,
+  services: Services,
+  itemIds: string[],
+): Promise<{ linked: number; left: string[] }> {
   // Heads, not contents: a merged job links thousands of items.
   const items = [...(await readItemHeads(scope, itemIds)).values()];
   // Snapshot records list other segments; linking them would only inflate refcounts.
@@ -165,9 +202,14 @@ export async function autoLinkItems(scope: TenantScope, services: Services, item
   const { now, later } = projectsWithinBudget(linkable);
   const similar = await autoLinkMany(scope, services, now);
   const left = new Set(later.map((item) => item.id));
-  const linked = items.filter((item) => item.kind === "snapshot" || (!left.has(item.id) && similar.get(item.id) !== null)).map((item) => item.id);
+  const linked = items
+    .filter((item) => item.kind === "snapshot" || (!left.has(item.id) && similar.get(item.id) !== null))
+    .map((item) => item.id);
   if (linked.length > 0) {
-    await scope.d1.prepare(`UPDATE items SET linked_at = ? WHERE +tenant_id = ? AND id ${IN_JSON}`).bind(Date.now(), scope.tenantId, JSON.stringify(linked)).run();
+    await scope.d1
+      .prepare(`UPDATE items SET linked_at = ? WHERE +tenant_id = ? AND id ${IN_JSON}`)
+      .bind(Date.now(), scope.tenantId, JSON.stringify(linked))
+      .run();
   }
   return { linked: linked.length, left: [...left] };
 }
@@ -178,5 +220,8 @@ function projectsWithinBudget(items: LinkableItem[]): { now: LinkableItem[]; lat
   const room = Math.max(1, Math.floor((remainingQueries() - LINK_RUN_QUERIES) / LINK_PROJECT_QUERIES));
   if (room >= projects.length) return { now: items, later: [] };
   const taken = new Set(projects.slice(0, room));
-  return { now: items.filter((item) => taken.has(item.project)), later: items.filter((item) => !taken.has(item.project)) };
+  return {
+    now: items.filter((item) => taken.has(item.project)),
+    later: items.filter((item) => !taken.has(item.project)),
+  };
 }

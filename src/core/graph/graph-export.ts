@@ -75,7 +75,13 @@ export async function knowledgeGraph(
   options: { projects?: readonly string[]; relationshipTypes?: readonly string[]; maxNodes: number },
 ): Promise<KnowledgeGraph> {
   const json = (list: readonly string[] | null | undefined) => (list && list.length > 0 ? JSON.stringify(list) : null);
-  const params = [scope.tenantId, json(scope.projects), json(options.projects), json(options.relationshipTypes), options.maxNodes];
+  const params = [
+    scope.tenantId,
+    json(scope.projects),
+    json(options.projects),
+    json(options.relationshipTypes),
+    options.maxNodes,
+  ];
   const [nodeRows, edgeRows] = await scope.d1.batch<Record<string, string | number | null>>([
     scope.d1
       .prepare(
@@ -122,5 +128,10 @@ export async function knowledgeGraph(
     relationshipType: e.rel as string,
     weight: e.w as number,
   }));
-  return { nodes, edges, totalNodes: (rows[0]?.total_nodes as number) ?? 0, totalEdges: (rows[0]?.total_edges as number) ?? 0 };
+  return {
+    nodes,
+    edges,
+    totalNodes: (rows[0]?.total_nodes as number) ?? 0,
+    totalEdges: (rows[0]?.total_edges as number) ?? 0,
+  };
 }

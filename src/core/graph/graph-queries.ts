@@ -50,12 +50,21 @@ export async function queryResourceGraph(
         [e.source_id, e.target_id],
         [e.target_id, e.source_id],
       ] as const) {
-        if (best.has(self)) edges.set(self, [...(edges.get(self) ?? []), { otherId: other, type: e.relationship_type, weight: e.weight }]);
+        if (best.has(self))
+          edges.set(self, [
+            ...(edges.get(self) ?? []),
+            { otherId: other, type: e.relationship_type, weight: e.weight },
+          ]);
       }
     }
   }
   return ids
-    .map((id) => ({ itemId: id, content: best.get(id)!.chunkContent, score: best.get(id)!.score, relationships: edges.get(id) ?? [] }))
+    .map((id) => ({
+      itemId: id,
+      content: best.get(id)!.chunkContent,
+      score: best.get(id)!.score,
+      relationships: edges.get(id) ?? [],
+    }))
     .filter((r) => !types || types.length === 0 || r.relationships.length > 0)
     .slice(0, limit);
 }
@@ -73,17 +82,31 @@ const EMBED_BEFORE_LINKING = 200;
  * Links a document to its similar neighbours now. Items of its project still waiting for their embed
  * job (the document itself, or ones stored a moment ago) are embedded first, up to a bound.
  */
-export async function autoLinkDocument(scope: TenantScope, services: Services, documentId: string, threshold: number): Promise<{ item: StoredItem; similar: SimilarRecord[] }> {
+export async function autoLinkDocument(
+  scope: TenantScope,
+  services: Services,
+  documentId: string,
+  threshold: number,
+): Promise<{ item: StoredItem; similar: SimilarRecord[] }> {
   const item = await requireItem(scope, documentId, "document_id");
   const { results: pending } = await scope.d1
     .prepare("SELECT id FROM items WHERE tenant_id = ? AND project = ? AND embedded_at IS NULL LIMIT ?")
     .bind(scope.tenantId, item.project, EMBED_BEFORE_LINKING)
     .all<{ id: string }>();
-  if (pending.length > 0) await embedItems(scope, services, pending.map((p) => p.id));
+  if (pending.length > 0)
+    await embedItems(
+      scope,
+      services,
+      pending.map((p) => p.id),
+    );
   return { item, similar: (await autoLinkItem(scope, services, item, threshold)) ?? [] };
 }
 
-export async function documentRelationships(scope: TenantScope, documentId: string, maxDepth: number): Promise<Reached[]> {
+export async function documentRelationships(
+  scope: TenantScope,
+  documentId: string,
+  maxDepth: number,
+): Promise<Reached[]> {
   await requireItem(scope, documentId, "document_id");
   return traverseLinks(scope, "item", new Map([[documentId, 1]]), { maxDepth, maxResults: 500 });
 }

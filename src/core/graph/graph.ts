@@ -30,7 +30,11 @@ export async function traverseLinks(
   const visited = new Set(starts.keys());
   const reached: Reached[] = [];
   let frontier = [...starts].map(([id, score]) => ({ id, score, path: [id] }));
-  for (let depth = 1; depth <= options.maxDepth && frontier.length > 0 && reached.length < options.maxResults; depth++) {
+  for (
+    let depth = 1;
+    depth <= options.maxDepth && frontier.length > 0 && reached.length < options.maxResults;
+    depth++
+  ) {
     const byId = new Map(frontier.map((f) => [f.id, f]));
     const next = new Map<string, Reached>();
     for (const edge of await edgesOf(scope, nodeType, [...byId.keys()])) {
@@ -42,7 +46,15 @@ export async function traverseLinks(
         if (!parent || visited.has(to)) continue;
         const score = parent.score * edge.weight;
         const current = next.get(to);
-        if (!current || score > current.score) next.set(to, { id: to, depth, score, path: [...parent.path, to], relationshipType: edge.relationship_type, weight: edge.weight });
+        if (!current || score > current.score)
+          next.set(to, {
+            id: to,
+            depth,
+            score,
+            path: [...parent.path, to],
+            relationshipType: edge.relationship_type,
+            weight: edge.weight,
+          });
       }
     }
     const level = [...next.values()].sort((a, b) => b.score - a.score).slice(0, options.maxResults - reached.length);
@@ -58,7 +70,9 @@ async function edgesOf(scope: TenantScope, nodeType: string, ids: string[]) {
   const table = NODE_TABLES[nodeType];
   // A project-limited scope follows only edges whose other end lies in one of its projects.
   const visible = (column: string) =>
-    scope.projects === null || !table ? "" : ` AND EXISTS (SELECT 1 FROM ${table} o WHERE o.tenant_id = ?1 AND o.id = ${column} AND o.project IN (SELECT value FROM json_each(?4)))`;
+    scope.projects === null || !table
+      ? ""
+      : ` AND EXISTS (SELECT 1 FROM ${table} o WHERE o.tenant_id = ?1 AND o.id = ${column} AND o.project IN (SELECT value FROM json_each(?4)))`;
   const projects = scope.projects === null || !table ? [] : [JSON.stringify(scope.projects)];
   for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
     // Two index lookups (links_edge by source, links_target by target) rather than one OR scan.

@@ -32,8 +32,12 @@ export interface Link {
  * itself is refused. Cached contexts that followed either item's links are dropped (the marks go in
  * the same batch).
  */
-export async function linkItems(scope: TenantScope, input: { sourceId: string; targetId: string; relationshipType: string; weight: number }): Promise<Link> {
-  if (input.sourceId === input.targetId) throw invalidParameter("target_id", "A record cannot be linked to itself (source_id equals target_id)");
+export async function linkItems(
+  scope: TenantScope,
+  input: { sourceId: string; targetId: string; relationshipType: string; weight: number },
+): Promise<Link> {
+  if (input.sourceId === input.targetId)
+    throw invalidParameter("target_id", "A record cannot be linked to itself (source_id equals target_id)");
   const visible = projectClause(scope, "project");
   const { results } = await scope.d1
     .prepare(`SELECT id FROM items WHERE tenant_id = ? AND id IN (?, ?)${visible.sql}`)
@@ -58,5 +62,12 @@ export async function linkItems(scope: TenantScope, input: { sourceId: string; t
     ...markLinkChanges(scope, [input.sourceId, input.targetId]),
   ]);
   const row = upsert!.results[0]!;
-  return { id: row.id, sourceId: input.sourceId, targetId: input.targetId, relationshipType: input.relationshipType, weight: input.weight, createdAt: row.created_at };
+  return {
+    id: row.id,
+    sourceId: input.sourceId,
+    targetId: input.targetId,
+    relationshipType: input.relationshipType,
+    weight: input.weight,
+    createdAt: row.created_at,
+  };
 }

@@ -12,4 +12,5 @@ export function saturated(f: number, len: number, avgdl: number): number {
 }
 
 /** BM25's term frequency part: SQL of the frequency, the chunk's length (NULL: average) and the average length. */
-export const saturatedSql = (f: string, len: string, avgdl: string) => `${f} * ${K1 + 1} / (${f} + ${K1} * (${1 - B} + ${B} * COALESCE(${len}, ${avgdl}) / ${avgdl}))`;
+export const saturatedSql = (f: string, len: string, avgdl: string) =>
+  `${f} * ${K1 + 1} / (${f} + ${K1} * (${1 - B} + ${B} * COALESCE(${len}, ${avgdl}) / ${avgdl}))`;

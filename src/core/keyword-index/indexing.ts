@@ -37,7 +37,12 @@ export function keywordRow(tenantId: string, content: string, context: string): 
   const code = keywordCode(tenantId);
   const a = tenantIndexText(code, content);
   const b = tenantIndexText(code, context);
-  return { content: a.text, context: b.text, tokens: a.tokens + b.tokens, freqs: termFreqs(code, content, context, CONTEXT_WEIGHT) };
+  return {
+    content: a.text,
+    context: b.text,
+    tokens: a.tokens + b.tokens,
+    freqs: termFreqs(code, content, context, CONTEXT_WEIGHT),
+  };
 }
 
 /** Adds newly indexed chunks to the tenant's statistics (in the batch that inserts them). */
@@ -71,9 +76,17 @@ export function uncountKeywordChunks(scope: TenantScope, itemIdsJson: string): D
  * statistics take the difference (rows indexed the old way move from the legacy count, as the re-index
  * sweep does). The caller re-queues embedding: the context is embedded with each chunk.
  */
-export function rewriteChunkContexts(scope: TenantScope, chunks: { id: number; content: string; context: string; ftsTokens: number | null }[]): D1PreparedStatement[] {
+export function rewriteChunkContexts(
+  scope: TenantScope,
+  chunks: { id: number; content: string; context: string; ftsTokens: number | null }[],
+): D1PreparedStatement[] {
   if (chunks.length === 0) return [];
-  const rows = chunks.map((c) => ({ ...keywordRow(scope.tenantId, c.content, c.context), id: c.id, raw: c.context, old: c.ftsTokens }));
+  const rows = chunks.map((c) => ({
+    ...keywordRow(scope.tenantId, c.content, c.context),
+    id: c.id,
+    raw: c.context,
+    old: c.ftsTokens,
+  }));
   const json = JSON.stringify(rows.map((r) => [r.id, r.content, r.context, r.tokens, r.raw, r.freqs]));
   const rowsOf =
     "(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value ->> 2 AS context, j.value ->> 3 AS tokens, j.value ->> 4 AS raw, j.value ->> 5 AS freqs FROM json_each(?) j)";
@@ -81,12 +94,18 @@ export function rewriteChunkContexts(scope: TenantScope, chunks: { id: number; c
   const tokenDelta = rows.reduce((sum, r) => sum + r.tokens - (r.old ?? 0), 0);
   return [
     scope.d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM ${rowsOf})`).bind(json),
-    scope.d1.prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${rowsOf}`).bind(json),
     scope.d1
-      .prepare(`UPDATE chunks SET context = p.raw, fts_tokens = p.tokens, term_freqs = p.freqs, keyword_version = ${KEYWORD_VERSION} FROM ${rowsOf} AS p WHERE chunks.id = p.id AND chunks.tenant_id = ?`)
+      .prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${rowsOf}`)
+      .bind(json),
+    scope.d1
+      .prepare(
+        `UPDATE chunks SET context = p.raw, fts_tokens = p.tokens, term_freqs = p.freqs, keyword_version = ${KEYWORD_VERSION} FROM ${rowsOf} AS p WHERE chunks.id = p.id AND chunks.tenant_id = ?`,
+      )
       .bind(json, scope.tenantId),
     scope.d1
-      .prepare("UPDATE keyword_stats SET chunks = chunks + ?, tokens = tokens + ?, legacy_chunks = MAX(0, legacy_chunks - ?) WHERE tenant_id = ?")
+      .prepare(
+        "UPDATE keyword_stats SET chunks = chunks + ?, tokens = tokens + ?, legacy_chunks = MAX(0, legacy_chunks - ?) WHERE tenant_id = ?",
+      )
       .bind(legacy, tokenDelta, legacy, scope.tenantId),
   ];
 }
@@ -119,8 +138,14 @@ export async function reindexLegacyChunks(d1: D1Database, limit = REINDEX_BATCH)
       )
       .bind(json),
     d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM ${PENDING})`).bind(json),
-    d1.prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${PENDING}`).bind(json),
-    d1.prepare(`UPDATE chunks SET fts_tokens = p.tokens, term_freqs = p.freqs, keyword_version = ${KEYWORD_VERSION} FROM ${PENDING} AS p WHERE chunks.id = p.id`).bind(json),
+    d1
+      .prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${PENDING}`)
+      .bind(json),
+    d1
+      .prepare(
+        `UPDATE chunks SET fts_tokens = p.tokens, term_freqs = p.freqs, keyword_version = ${KEYWORD_VERSION} FROM ${PENDING} AS p WHERE chunks.id = p.id`,
+      )
+      .bind(json),
   ]);
   return rows < read ? limit : read;
 }
@@ -151,9 +176,13 @@ export async function reindexOutdatedChunks(d1: D1Database, limit = REINDEX_BATC
       .bind(json),
     d1.prepare(`DELETE FROM keyword_top_scans WHERE tenant_id IN (SELECT tenant_id FROM ${OUTDATED})`).bind(json),
     d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM ${OUTDATED})`).bind(json),
-    d1.prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${OUTDATED}`).bind(json),
     d1
-      .prepare(`UPDATE chunks SET fts_tokens = p.tokens, term_freqs = p.freqs, keyword_version = ${KEYWORD_VERSION} FROM ${OUTDATED} AS p WHERE chunks.id = p.id`)
+      .prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${OUTDATED}`)
+      .bind(json),
+    d1
+      .prepare(
+        `UPDATE chunks SET fts_tokens = p.tokens, term_freqs = p.freqs, keyword_version = ${KEYWORD_VERSION} FROM ${OUTDATED} AS p WHERE chunks.id = p.id`,
+      )
       .bind(json),
   ]);
   return rows < read ? limit : read;
@@ -164,7 +193,11 @@ export async function reindexOutdatedChunks(d1: D1Database, limit = REINDEX_BATC
  * JSON [[id, content, context, tokens, freqs]...] of at most REINDEX_MAX_CHARS (one row at least); `rows` how many it
  * holds, `read` how many were read.
  */
-async function rewrittenRows(d1: D1Database, pending: string, limit: number): Promise<{ json: string; rows: number; read: number }> {
+async function rewrittenRows(
+  d1: D1Database,
+  pending: string,
+  limit: number,
+): Promise<{ json: string; rows: number; read: number }> {
   const { results } = await d1
     .prepare(`SELECT id, tenant_id, content, context FROM chunks WHERE ${pending} ORDER BY tenant_id, id LIMIT ?`)
     .bind(limit)
@@ -192,7 +225,9 @@ export const FORWARD_BATCH = 1_000;
 export async function fillForwardIndex(d1: D1Database, limit = FORWARD_BATCH): Promise<number> {
   const { results } = await d1
     // A legacy row (fts_tokens NULL) gets its forward index when it is re-indexed, which runs first.
-    .prepare("SELECT id, tenant_id, content, context FROM chunks WHERE term_freqs IS NULL AND fts_tokens IS NOT NULL ORDER BY tenant_id, id LIMIT ?")
+    .prepare(
+      "SELECT id, tenant_id, content, context FROM chunks WHERE term_freqs IS NULL AND fts_tokens IS NOT NULL ORDER BY tenant_id, id LIMIT ?",
+    )
     .bind(limit)
     .all<{ id: number; tenant_id: string; content: string; context: string }>();
   if (results.length === 0) return 0;
@@ -205,7 +240,9 @@ export async function fillForwardIndex(d1: D1Database, limit = FORWARD_BATCH): P
     rows.push([chunk.id, freqs]);
   }
   await d1
-    .prepare("UPDATE chunks SET term_freqs = j.value ->> 1 FROM json_each(?) j WHERE chunks.id = j.value ->> 0 AND chunks.term_freqs IS NULL")
+    .prepare(
+      "UPDATE chunks SET term_freqs = j.value ->> 1 FROM json_each(?) j WHERE chunks.id = j.value ->> 0 AND chunks.term_freqs IS NULL",
+    )
     .bind(JSON.stringify(rows))
     .run();
   return rows.length < results.length ? limit : results.length;

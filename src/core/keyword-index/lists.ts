@@ -1,6 +1,13 @@
 import type { TenantScope } from "../../db/scope";
 import { queryScoresSql, servesProjectsSql, type QueryTerms } from "./scores";
-import { SEARCH_ROW_COLUMNS, numbered, searchFilterSql, searchedProjects, type SearchFilters, type SearchRow } from "../search/search-rows";
+import {
+  SEARCH_ROW_COLUMNS,
+  numbered,
+  searchFilterSql,
+  searchedProjects,
+  type SearchFilters,
+  type SearchRow,
+} from "../search/search-rows";
 
 /**
  * A keyword hit: its row, its BM25 and what the absolute score needs (keyword-scores.ts); the same on every row:
@@ -34,7 +41,12 @@ function walkSql(ranked: string, filterSql: string, pool: string): string {
  * filters tested, only until `pool` chunks pass, not for every chunk that shares a word with the query
  * (the materialized order serves the ORDER BY, so SQLite stops at the LIMIT).
  */
-export function keywordStatement(scope: TenantScope, terms: QueryTerms, filters: SearchFilters, pool: number): D1PreparedStatement {
+export function keywordStatement(
+  scope: TenantScope,
+  terms: QueryTerms,
+  filters: SearchFilters,
+  pool: number,
+): D1PreparedStatement {
   const where = searchFilterSql(scope, filters);
   const projects = searchedProjects(scope, filters);
   const projectsParam = projects ? 4 + where.params.length : undefined;
@@ -118,7 +130,15 @@ export function timedKeywordStatement(
   WHERE c.id = h.chunk_id AND i.id = c.item_id AND NOT (h.list = 'then' AND h.in_all)
   ORDER BY h.list, h.score DESC, h.chunk_id`,
     )
-    .bind(lists.terms.json, scope.tenantId, lists.plain?.json ?? "[]", ...where.params, ...then.params, pool, ...(projects ? [JSON.stringify(projects)] : []));
+    .bind(
+      lists.terms.json,
+      scope.tenantId,
+      lists.plain?.json ?? "[]",
+      ...where.params,
+      ...then.params,
+      pool,
+      ...(projects ? [JSON.stringify(projects)] : []),
+    );
 }
 
 /** A row of `timedKeywordStatement`: which list it belongs to, and for `all`, whether `then` holds it too. */
@@ -131,5 +151,10 @@ export function timedLists(rows: TimedRow[], plain: boolean): TimedLists {
   const of = (list: string): KeywordRow[] => rows.filter((r) => r.list === list);
   const all = of("all");
   const thenExtra = of("then");
-  return { all, thenExtra, thenFound: thenExtra.length > 0 || rows.some((r) => r.list === "all" && r.in_then === 1), unchanged: plain ? of("plain") : null };
+  return {
+    all,
+    thenExtra,
+    thenFound: thenExtra.length > 0 || rows.some((r) => r.list === "all" && r.in_then === 1),
+    unchanged: plain ? of("plain") : null,
+  };
 }

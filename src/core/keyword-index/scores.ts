@@ -137,10 +137,15 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
     WHERE c.id = h.doc AND c.tenant_id = ${tenant}
     GROUP BY h.phrase, h.doc`
     : "";
-  const totals = options.totals === false ? "" : `${keywordTotalsCte(tenant)},
+  const totals =
+    options.totals === false
+      ? ""
+      : `${keywordTotalsCte(tenant)},
   `;
   // A chunk written before migration 0014 has no project: it passes here, and the walk checks its item.
-  const inProjects = options.projects ? ` AND (c.project IN (SELECT value FROM json_each(?${options.projects})) OR c.project IS NULL)` : "";
+  const inProjects = options.projects
+    ? ` AND (c.project IN (SELECT value FROM json_each(?${options.projects})) OR c.project IS NULL)`
+    : "";
   // A longer phrase's documents are counted from its matches (tenant-wide, as the phrase branch is not limited to the projects).
   const phraseDf = terms.phrases
     ? `

@@ -23,7 +23,9 @@ const QUERIES_PER_MERGE = 2;
 
 /** The segments of the shard's keyword index and their sizes in leaf pages (chunks_fts_idx: about a row a leaf page). */
 export async function keywordSegments(d1: D1Database): Promise<{ segment: number; pages: number }[]> {
-  const { results } = await d1.prepare("SELECT segid AS segment, COUNT(*) AS pages FROM chunks_fts_idx GROUP BY segid ORDER BY segid").all<{ segment: number; pages: number }>();
+  const { results } = await d1
+    .prepare("SELECT segid AS segment, COUNT(*) AS pages FROM chunks_fts_idx GROUP BY segid ORDER BY segid")
+    .all<{ segment: number; pages: number }>();
   return results;
 }
 

@@ -74,9 +74,16 @@ export async function refreshTopPostings(d1: D1Database, now: number, maxTerms =
     const avgdl = tenant.chunks > 0 && tenant.tokens > 0 ? tenant.tokens / tenant.chunks : 1;
     // As many of its due words as the pass and the invocation's queries allow (one left for the record), in one batch
     // with the record of this look.
-    const words = due.slice(0, Math.max(0, Math.min(maxTerms - built, Math.floor((remainingQueries() - 1) / QUERIES_PER_BUILD))));
+    const words = due.slice(
+      0,
+      Math.max(0, Math.min(maxTerms - built, Math.floor((remainingQueries() - 1) / QUERIES_PER_BUILD))),
+    );
     await d1.batch([
-      ...words.flatMap(({ term, df }) => (df === null ? dropStatements(d1, tenant.tenant_id, term) : buildStatements(d1, tenant.tenant_id, term, avgdl, now))),
+      ...words.flatMap(({ term, df }) =>
+        df === null
+          ? dropStatements(d1, tenant.tenant_id, term)
+          : buildStatements(d1, tenant.tenant_id, term, avgdl, now),
+      ),
       d1
         .prepare(
           `INSERT INTO keyword_top_scans (tenant_id, chunks, tokens, due, scanned_at) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -95,7 +102,9 @@ function countStatements(d1: D1Database, tenantId: string): D1PreparedStatement[
   return [
     d1.prepare("DELETE FROM keyword_dfs WHERE tenant_id = ?").bind(tenantId),
     d1
-      .prepare("INSERT INTO keyword_dfs (tenant_id, term, df) SELECT ?1, term, doc FROM chunks_fts_row WHERE term >= ?2 AND term < ?3 AND doc > ?4")
+      .prepare(
+        "INSERT INTO keyword_dfs (tenant_id, term, df) SELECT ?1, term, doc FROM chunks_fts_row WHERE term >= ?2 AND term < ?3 AND doc > ?4",
+      )
       .bind(tenantId, code, `${code}~`, DF_KEPT),
   ];
 }
@@ -160,10 +169,17 @@ export function topPostingsReport(row: TopPostingsRow | undefined): { words: num
  * The last chunk id the shard gave out: chunks written later have higher ids (its counter, shard_identity), even
  * where chunks moved in from another shard's range hold higher ones.
  */
-const LAST_CHUNK_ID = "COALESCE((SELECT next_chunk_id - 1 FROM shard_identity WHERE id = 1), (SELECT MAX(id) FROM chunks), 0)";
+const LAST_CHUNK_ID =
+  "COALESCE((SELECT next_chunk_id - 1 FROM shard_identity WHERE id = 1), (SELECT MAX(id) FROM chunks), 0)";
 
 /** One word's list, anew, in one batch (a transaction: `through` and the list see the same chunks). */
-function buildStatements(d1: D1Database, tenantId: string, term: string, avgdl: number, now: number): D1PreparedStatement[] {
+function buildStatements(
+  d1: D1Database,
+  tenantId: string,
+  term: string,
+  avgdl: number,
+  now: number,
+): D1PreparedStatement[] {
   const f = `SUM(${columnWeight})`;
   return [
     d1.prepare("DELETE FROM keyword_tops WHERE tenant_id = ? AND term = ?").bind(tenantId, term),

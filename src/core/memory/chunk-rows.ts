@@ -24,7 +24,14 @@ export interface ChunkRow {
  * A chunk's row with its keyword-index text and forward index, in the tenant's term space, and the times its
  * text states as of `said` (its item's created_at).
  */
-export function chunkRow(tenantId: string, itemId: string, index: number, chunk: { content: string; tokens: number }, context: string, said: number): ChunkRow {
+export function chunkRow(
+  tenantId: string,
+  itemId: string,
+  index: number,
+  chunk: { content: string; tokens: number },
+  context: string,
+  said: number,
+): ChunkRow {
   const indexed = keywordRow(tenantId, chunk.content, context);
   return {
     itemId,
@@ -54,7 +61,20 @@ export const JSON_CHARS_PER_STATEMENT = 600_000;
  */
 export function insertChunkRows(scope: TenantScope, rows: ChunkRow[]): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
-  const encoded = rows.map((r) => JSON.stringify([r.itemId, r.index, r.content, r.context, r.tokens, r.ftsContent, r.ftsContext, r.ftsTokens, r.termFreqs, r.statedTimes]));
+  const encoded = rows.map((r) =>
+    JSON.stringify([
+      r.itemId,
+      r.index,
+      r.content,
+      r.context,
+      r.tokens,
+      r.ftsContent,
+      r.ftsContext,
+      r.ftsTokens,
+      r.termFreqs,
+      r.statedTimes,
+    ]),
+  );
   for (const { json, count } of jsonArrays(encoded)) {
     statements.push(
       scope.d1

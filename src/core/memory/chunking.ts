@@ -24,7 +24,12 @@ export const DEFAULT_CHUNKING: ChunkOptions = { maxTokens: 350, overlapTokens: 4
  * A sentence longer than maxTokens is cut at token boundaries. `totalTokens` is the text's stored
  * count, so a text that fits in one chunk is not tokenized twice.
  */
-export function chunkText(text: string, totalTokens: number, counter: TokenCounter, options: ChunkOptions = DEFAULT_CHUNKING): TextChunk[] {
+export function chunkText(
+  text: string,
+  totalTokens: number,
+  counter: TokenCounter,
+  options: ChunkOptions = DEFAULT_CHUNKING,
+): TextChunk[] {
   if (totalTokens <= options.maxTokens) return [{ content: text, tokens: totalTokens }];
   const pieces = splitPieces(text, counter, options.maxTokens);
   const chunks: TextChunk[] = [];
@@ -34,7 +39,11 @@ export function chunkText(text: string, totalTokens: number, counter: TokenCount
   const flush = () => {
     const content = current.map((p) => p.text).join(" ");
     const headings = current[0]!.headings;
-    chunks.push(headings.length > 0 ? { content, tokens: counter.count(content), headings } : { content, tokens: counter.count(content) });
+    chunks.push(
+      headings.length > 0
+        ? { content, tokens: counter.count(content), headings }
+        : { content, tokens: counter.count(content) },
+    );
     const carried: Piece[] = [];
     let carriedTokens = 0;
     for (let i = current.length - 1; i >= 0; i--) {

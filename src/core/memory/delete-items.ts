@@ -23,17 +23,32 @@ const CHUNK_ID_STRINGS = `(SELECT CAST(id AS TEXT) FROM chunks WHERE tenant_id =
  * repeated; if the batch fails, the items keep working by keyword and a repeated delete finishes the job.
  * `conversationsGoToo` for callers that delete the conversations as well (tenant and project deletion).
  */
-export async function deleteItems(scope: TenantScope, services: Services, items: readonly SegmentKey[], options: { conversationsGoToo?: boolean } = {}): Promise<SegmentKey[]> {
+export async function deleteItems(
+  scope: TenantScope,
+  services: Services,
+  items: readonly SegmentKey[],
+  options: { conversationsGoToo?: boolean } = {},
+): Promise<SegmentKey[]> {
   if (items.length === 0) return [];
   const groups = slices(items.map((i) => i.id));
   const deletedJson = JSON.stringify(items.map((i) => i.id));
   const keepConversations = options.conversationsGoToo !== true;
   const reads = await scope.d1.batch<{ id?: number; follower?: string | null }>([
-    ...groups.map((ids) => scope.d1.prepare(`SELECT id FROM chunks WHERE tenant_id = ? AND item_id IN ${IDS}`).bind(scope.tenantId, JSON.stringify(ids))),
+    ...groups.map((ids) =>
+      scope.d1
+        .prepare(`SELECT id FROM chunks WHERE tenant_id = ? AND item_id IN ${IDS}`)
+        .bind(scope.tenantId, JSON.stringify(ids)),
+    ),
     ...(keepConversations ? groups.map((ids) => followersStatement(scope, JSON.stringify(ids), deletedJson)) : []),
   ]);
   const chunkIds = reads.slice(0, groups.length).flatMap((r) => r.results.map((c) => c.id!));
-  const followers = [...new Set(reads.slice(groups.length).flatMap((r) => r.results.flatMap((row) => (typeof row.follower === "string" ? [row.follower] : []))))];
+  const followers = [
+    ...new Set(
+      reads
+        .slice(groups.length)
+        .flatMap((r) => r.results.flatMap((row) => (typeof row.follower === "string" ? [row.follower] : []))),
+    ),
+  ];
   if (chunkIds.length > 0) await services.vectors.delete(scope.tenantId, chunkIds);
 
   const t = scope.tenantId;
@@ -42,12 +57,24 @@ export async function deleteItems(scope: TenantScope, services: Services, items:
     const json = JSON.stringify(ids);
     const conversationsOfItems = `(SELECT conversation_id FROM items WHERE tenant_id = ? AND conversation_id IS NOT NULL AND id IN ${IDS})`;
     statements.push(
-      scope.d1.prepare(`DELETE FROM summaries WHERE tenant_id = ? AND conversation_id IN ${conversationsOfItems} RETURNING conversation_id AS summarized`).bind(t, t, json),
+      scope.d1
+        .prepare(
+          `DELETE FROM summaries WHERE tenant_id = ? AND conversation_id IN ${conversationsOfItems} RETURNING conversation_id AS summarized`,
+        )
+        .bind(t, t, json),
       scope.d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN ${CHUNK_IDS}`).bind(t, json),
-      scope.d1.prepare(`DELETE FROM links WHERE tenant_id = ? AND source_type IN (${ITEM_TYPES_SQL}) AND source_id IN ${IDS}`).bind(t, json),
-      scope.d1.prepare(`DELETE FROM links WHERE tenant_id = ? AND target_type IN (${ITEM_TYPES_SQL}) AND target_id IN ${IDS}`).bind(t, json),
-      scope.d1.prepare(`DELETE FROM links WHERE tenant_id = ? AND source_type = 'chunk' AND source_id IN ${CHUNK_ID_STRINGS}`).bind(t, t, json),
-      scope.d1.prepare(`DELETE FROM links WHERE tenant_id = ? AND target_type = 'chunk' AND target_id IN ${CHUNK_ID_STRINGS}`).bind(t, t, json),
+      scope.d1
+        .prepare(`DELETE FROM links WHERE tenant_id = ? AND source_type IN (${ITEM_TYPES_SQL}) AND source_id IN ${IDS}`)
+        .bind(t, json),
+      scope.d1
+        .prepare(`DELETE FROM links WHERE tenant_id = ? AND target_type IN (${ITEM_TYPES_SQL}) AND target_id IN ${IDS}`)
+        .bind(t, json),
+      scope.d1
+        .prepare(`DELETE FROM links WHERE tenant_id = ? AND source_type = 'chunk' AND source_id IN ${CHUNK_ID_STRINGS}`)
+        .bind(t, t, json),
+      scope.d1
+        .prepare(`DELETE FROM links WHERE tenant_id = ? AND target_type = 'chunk' AND target_id IN ${CHUNK_ID_STRINGS}`)
+        .bind(t, t, json),
       uncountKeywordChunks(scope, json),
       scope.d1.prepare(`DELETE FROM chunks WHERE tenant_id = ? AND item_id IN ${IDS}`).bind(t, json),
       scope.d1
@@ -64,8 +91,12 @@ export async function deleteItems(scope: TenantScope, services: Services, items:
   }
   statements.push(...bumpCacheGenerations(scope, new Set(items.map((i) => i.project))));
   const results = await scope.d1.batch<{ id?: string; summarized?: string }>(statements);
-  const deleted = new Set(results.flatMap((r) => r.results.flatMap((row) => (typeof row.id === "string" ? [row.id] : []))));
-  const unsummarized = new Set(results.flatMap((r) => r.results.flatMap((row) => (typeof row.summarized === "string" ? [row.summarized] : []))));
+  const deleted = new Set(
+    results.flatMap((r) => r.results.flatMap((row) => (typeof row.id === "string" ? [row.id] : []))),
+  );
+  const unsummarized = new Set(
+    results.flatMap((r) => r.results.flatMap((row) => (typeof row.summarized === "string" ? [row.summarized] : []))),
+  );
   await dropStaleCacheEntries(scope, services.cache);
   if (keepConversations) {
     await refreshMessageContexts(scope, services, followers);
@@ -80,5 +111,12 @@ async function queueSummaries(scope: TenantScope, services: Services, conversati
     .prepare(`SELECT id, message_count FROM conversations WHERE tenant_id = ? AND message_count > 0 AND id IN ${IDS}`)
     .bind(scope.tenantId, JSON.stringify(conversationIds))
     .all<{ id: string; message_count: number }>();
-  await services.jobs.send(results.map((c) => ({ type: "summarize", tenantId: scope.tenantId, conversationId: c.id, messageCount: c.message_count })));
+  await services.jobs.send(
+    results.map((c) => ({
+      type: "summarize",
+      tenantId: scope.tenantId,
+      conversationId: c.id,
+      messageCount: c.message_count,
+    })),
+  );
 }

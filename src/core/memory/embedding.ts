@@ -29,11 +29,20 @@ export async function embedItems(scope: TenantScope, services: Services, itemIds
  * at most SMALL_JOB items while the queries left cover one more group as large as the largest so far, and
  * returns the items it did not reach in `left` (their link jobs are queued when they are embedded).
  */
-export async function embedItemsInBudget(scope: TenantScope, services: Services, itemIds: string[]): Promise<{ embedded: number; left: string[] }> {
+export async function embedItemsInBudget(
+  scope: TenantScope,
+  services: Services,
+  itemIds: string[],
+): Promise<{ embedded: number; left: string[] }> {
   return embedItemsWithin(scope, services, itemIds, true);
 }
 
-async function embedItemsWithin(scope: TenantScope, services: Services, itemIds: string[], followBudget: boolean): Promise<{ embedded: number; left: string[] }> {
+async function embedItemsWithin(
+  scope: TenantScope,
+  services: Services,
+  itemIds: string[],
+  followBudget: boolean,
+): Promise<{ embedded: number; left: string[] }> {
   let embedded = 0;
   const budgeted = followBudget && remainingQueries() !== Infinity;
   const groups = await readGroups(scope, itemIds, budgeted ? SMALL_JOB : ITEMS_PER_READ);
@@ -76,21 +85,40 @@ async function embedGroup(scope: TenantScope, services: Services, ids: string[])
        WHERE c.tenant_id = ? AND i.tenant_id = ? AND c.item_id ${IN_JSON} ORDER BY c.id`,
     )
     .bind(scope.tenantId, scope.tenantId, JSON.stringify(ids))
-    .all<{ id: number; item_id: string; content: string; context: string; project: string; kind: string; type: string }>();
+    .all<{
+      id: number;
+      item_id: string;
+      content: string;
+      context: string;
+      project: string;
+      kind: string;
+      type: string;
+    }>();
   for (let j = 0; j < chunks.length; j += services.embedder.maxBatch) {
     const batch = chunks.slice(j, j + services.embedder.maxBatch);
     const vectors = await services.embedder.embed(batch.map(embeddingText));
     await services.vectors.upsert(
       scope.tenantId,
-      batch.map((c, k) => ({ chunkId: c.id, itemId: c.item_id, project: c.project, kind: c.kind, type: c.type, values: vectors[k]! })),
+      batch.map((c, k) => ({
+        chunkId: c.id,
+        itemId: c.item_id,
+        project: c.project,
+        kind: c.kind,
+        type: c.type,
+        values: vectors[k]!,
+      })),
     );
     embedded += batch.length;
   }
   const chunkIds = chunks.map((c) => c.id);
   const [alive] = await scope.d1.batch<{ id: number }>([
     // An item deleted while its chunks were being embedded must not leave their vectors behind.
-    scope.d1.prepare(`SELECT id FROM chunks WHERE +tenant_id = ? AND id ${IN_JSON}`).bind(scope.tenantId, JSON.stringify(chunkIds)),
-    scope.d1.prepare(`UPDATE items SET embedded_at = ? WHERE +tenant_id = ? AND id ${IN_JSON}`).bind(Date.now(), scope.tenantId, JSON.stringify(ids)),
+    scope.d1
+      .prepare(`SELECT id FROM chunks WHERE +tenant_id = ? AND id ${IN_JSON}`)
+      .bind(scope.tenantId, JSON.stringify(chunkIds)),
+    scope.d1
+      .prepare(`UPDATE items SET embedded_at = ? WHERE +tenant_id = ? AND id ${IN_JSON}`)
+      .bind(Date.now(), scope.tenantId, JSON.stringify(ids)),
   ]);
   const kept = new Set(alive!.results.map((r) => r.id));
   const gone = chunkIds.filter((id) => !kept.has(id));

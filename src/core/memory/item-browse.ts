@@ -36,10 +36,17 @@ export interface ItemRow {
 }
 
 /** A page of items matching the filter, newest first, with the number of all matches. */
-export async function listItems(scope: TenantScope, filter: ItemFilter, limit: number, offset: number): Promise<{ total: number; items: ItemRow[] }> {
+export async function listItems(
+  scope: TenantScope,
+  filter: ItemFilter,
+  limit: number,
+  offset: number,
+): Promise<{ total: number; items: ItemRow[] }> {
   const where = itemFilterSql(scope, filter);
   const [count, page] = await scope.d1.batch<Record<string, unknown>>([
-    scope.d1.prepare(`SELECT COUNT(*) AS n FROM items i WHERE i.tenant_id = ?${where.sql}`).bind(scope.tenantId, ...where.params),
+    scope.d1
+      .prepare(`SELECT COUNT(*) AS n FROM items i WHERE i.tenant_id = ?${where.sql}`)
+      .bind(scope.tenantId, ...where.params),
     scope.d1
       .prepare(
         `SELECT i.id, i.project, i.kind, i.type, substr(i.content, 1, ${PREVIEW_CHARS}) AS preview, length(i.content) AS chars, i.tags, i.importance, i.tokens,
@@ -216,13 +223,28 @@ export interface ItemEdit {
  * their indexed context (items.ts chunkContext), so new tags rewrite that context in the keyword index
  * in the same batch and queue a re-embedding; the project's cached contexts are invalidated with it.
  */
-export async function editItem(scope: TenantScope, services: Services, id: string, edit: ItemEdit): Promise<{ id: string; project: string; tags: string[]; importance: number; reindexedChunks: number }> {
-  if (edit.tags === undefined && edit.importance === undefined) throw invalidParameter("tags", "Nothing to change: give tags, importance or both");
+export async function editItem(
+  scope: TenantScope,
+  services: Services,
+  id: string,
+  edit: ItemEdit,
+): Promise<{ id: string; project: string; tags: string[]; importance: number; reindexedChunks: number }> {
+  if (edit.tags === undefined && edit.importance === undefined)
+    throw invalidParameter("tags", "Nothing to change: give tags, importance or both");
   const visible = projectClause(scope, "project");
   const item = await scope.d1
-    .prepare(`SELECT id, project, tags, importance, conversation_id, file_path FROM items WHERE tenant_id = ? AND id = ?${visible.sql}`)
+    .prepare(
+      `SELECT id, project, tags, importance, conversation_id, file_path FROM items WHERE tenant_id = ? AND id = ?${visible.sql}`,
+    )
     .bind(scope.tenantId, id, ...visible.params)
-    .first<{ id: string; project: string; tags: string; importance: number; conversation_id: string | null; file_path: string | null }>();
+    .first<{
+      id: string;
+      project: string;
+      tags: string;
+      importance: number;
+      conversation_id: string | null;
+      file_path: string | null;
+    }>();
   if (!item) throw notFound(`No memory '${id}'`, { parameter: "id", id });
   const tags = edit.tags ? [...new Set(edit.tags)] : (JSON.parse(item.tags) as string[]);
   const importance = edit.importance ?? item.importance;
@@ -236,12 +258,19 @@ export async function editItem(scope: TenantScope, services: Services, id: strin
       .bind(scope.tenantId, id)
       .all<{ id: number; content: string; context: string; fts_tokens: number | null }>();
     const changed = chunks.filter((c) => c.context !== context || c.fts_tokens === null);
-    statements.push(...rewriteChunkContexts(scope, changed.map((c) => ({ id: c.id, content: c.content, context, ftsTokens: c.fts_tokens }))));
+    statements.push(
+      ...rewriteChunkContexts(
+        scope,
+        changed.map((c) => ({ id: c.id, content: c.content, context, ftsTokens: c.fts_tokens })),
+      ),
+    );
     reindexed = changed.length;
   }
   statements.push(
     scope.d1
-      .prepare(`UPDATE items SET tags = ?, importance = ?${reindexed > 0 ? ", embedded_at = NULL" : ""} WHERE tenant_id = ? AND id = ?`)
+      .prepare(
+        `UPDATE items SET tags = ?, importance = ?${reindexed > 0 ? ", embedded_at = NULL" : ""} WHERE tenant_id = ? AND id = ?`,
+      )
       .bind(JSON.stringify(tags), importance, scope.tenantId, id),
     ...bumpCacheGenerations(scope, [item.project]),
   );

@@ -35,7 +35,11 @@ export interface FilterOptions {
  * The filter as " AND ..." SQL over items aliased `i`, always within the scope's projects. Lists travel
  * as one JSON parameter each, so a statement's parameter count stays constant whatever the lists hold.
  */
-export function itemFilterSql(scope: TenantScope, filter: ItemFilter, options: FilterOptions = {}): { sql: string; params: unknown[] } {
+export function itemFilterSql(
+  scope: TenantScope,
+  filter: ItemFilter,
+  options: FilterOptions = {},
+): { sql: string; params: unknown[] } {
   const visible = projectClause(scope, "i.project");
   const clauses: string[] = [];
   const params: unknown[] = [...visible.params];

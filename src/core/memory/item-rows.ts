@@ -96,7 +96,13 @@ export interface ConversationDelta {
   lastAt: number;
 }
 
-export type ConversationCounters = { id: string; message_count: number; tokens: number; summarized_count: number; summarized_tokens: number };
+export type ConversationCounters = {
+  id: string;
+  message_count: number;
+  tokens: number;
+  summarized_count: number;
+  summarized_tokens: number;
+};
 
 /**
  * One statement that creates or advances the conversations a write appends to, returning each one's
@@ -111,5 +117,8 @@ export function upsertConversations(scope: TenantScope, deltas: readonly Convers
          updated_at = MAX(updated_at, excluded.updated_at)
        RETURNING id, message_count, tokens, summarized_count, summarized_tokens`,
     )
-    .bind(scope.tenantId, JSON.stringify(deltas.map((d) => [d.id, d.project, d.messages, d.tokens, d.firstAt, d.lastAt])));
+    .bind(
+      scope.tenantId,
+      JSON.stringify(deltas.map((d) => [d.id, d.project, d.messages, d.tokens, d.firstAt, d.lastAt])),
+    );
 }

@@ -3,7 +3,22 @@ export const ITEM_KINDS = ["memory", "document", "message", "segment", "snapshot
 export type ItemKind = (typeof ITEM_KINDS)[number];
 
 /** Content types: a closed list, so a filter on an unknown type is an error, not an empty result. */
-export const ITEM_TYPES = ["note", "document", "code", "message", "log", "config", "data", "decision", "error", "reference", "summary", "task", "test", "snapshot"] as const;
+export const ITEM_TYPES = [
+  "note",
+  "document",
+  "code",
+  "message",
+  "log",
+  "config",
+  "data",
+  "decision",
+  "error",
+  "reference",
+  "summary",
+  "task",
+  "test",
+  "snapshot",
+] as const;
 export type ItemType = (typeof ITEM_TYPES)[number];
 
 export const TIERS = ["active", "stashed", "superseded"] as const;

@@ -1,5 +1,11 @@
 import { chunkRow, insertChunkRows, type ChunkRow } from "./chunk-rows";
-import { insertItemRows, upsertConversations, type ConversationCounters, type ConversationDelta, type ItemRow } from "./item-rows";
+import {
+  insertItemRows,
+  upsertConversations,
+  type ConversationCounters,
+  type ConversationDelta,
+  type ItemRow,
+} from "./item-rows";
 import { sha256Hex } from "../../crypto";
 import { allInOneTrip } from "../../db/one-trip";
 import { itemJobs } from "../shared/item-jobs";
@@ -11,7 +17,15 @@ import { chunkText, type TextChunk } from "./chunking";
 import { needsSummary } from "../conversations/conversations";
 import { countKeywordChunks } from "../keyword-index/indexing";
 import { MAX_ITEM_CHARS, type NewItem, type WrittenItem } from "./item-types";
-import { checkStorageQuotas, limitsStorage, NO_USAGE, tenantLimits, usageOf, usageStatement, type TenantUsage } from "../tenants/quotas";
+import {
+  checkStorageQuotas,
+  limitsStorage,
+  NO_USAGE,
+  tenantLimits,
+  usageOf,
+  usageStatement,
+  type TenantUsage,
+} from "../tenants/quotas";
 import { utf8Bytes } from "../shared/utf8";
 
 /** Ids per statement when the list travels as one JSON parameter (a read of more is one batch). */
@@ -31,7 +45,8 @@ export async function writeItems(scope: TenantScope, services: Services, inputs:
     } catch (error) {
       // A concurrent writer stored the same content between our dedupe read and our batch, which then
       // rolled back whole: a second pass finds that item and answers duplicate_of, as a serial call would.
-      if (!(error instanceof ConcurrentDuplicate) || attempt >= 3) throw error instanceof ConcurrentDuplicate ? error.conflict : error;
+      if (!(error instanceof ConcurrentDuplicate) || attempt >= 3)
+        throw error instanceof ConcurrentDuplicate ? error.conflict : error;
     }
   }
 }
@@ -39,21 +54,33 @@ export async function writeItems(scope: TenantScope, services: Services, inputs:
 async function writeItemsOnce(scope: TenantScope, services: Services, given: NewItem[]): Promise<WrittenItem[]> {
   const checkReach = (item: NewItem) => {
     if (!scopeAllowsProject(scope, item.project)) {
-      throw permissionDenied(`This key may not touch project '${item.project}'; it is limited to: ${scope.projects!.join(", ")}`, { allowed_projects: scope.projects });
+      throw permissionDenied(
+        `This key may not touch project '${item.project}'; it is limited to: ${scope.projects!.join(", ")}`,
+        { allowed_projects: scope.projects },
+      );
     }
   };
   given.forEach((item, i) => {
     if (!item.projectFromConversation) checkReach(item);
-    if (item.content.trim().length === 0) throw invalidParameter("content", `content must not be empty${given.length > 1 ? ` (item ${i})` : ""}`);
+    if (item.content.trim().length === 0)
+      throw invalidParameter("content", `content must not be empty${given.length > 1 ? ` (item ${i})` : ""}`);
     if (item.content.length > MAX_ITEM_CHARS) {
-      throw invalidParameter("content", `content is ${item.content.length} characters; the limit is ${MAX_ITEM_CHARS}${given.length > 1 ? ` (item ${i})` : ""}`);
+      throw invalidParameter(
+        "content",
+        `content is ${item.content.length} characters; the limit is ${MAX_ITEM_CHARS}${given.length > 1 ? ` (item ${i})` : ""}`,
+      );
     }
   });
   const counter = await services.tokens();
   const now = Date.now();
   const hashes = await Promise.all(given.map((item) => sha256Hex(item.content)));
   const limits = tenantLimits(services.config.quotas, scope.quotas);
-  const { existing, previousTurn, conversationProjects, usage } = await readBeforeWrite(scope, given, hashes, limitsStorage(limits));
+  const { existing, previousTurn, conversationProjects, usage } = await readBeforeWrite(
+    scope,
+    given,
+    hashes,
+    limitsStorage(limits),
+  );
   // A message that joins its conversation's project learns it from the same read, then passes the same check.
   const inputs = given.map((item) => {
     if (!item.projectFromConversation) return item;
@@ -79,7 +106,15 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
     const dedupeKey = `${item.project}\u0000${item.key ?? ""}\u0000${hash}`;
     const duplicate = item.conversationId ? undefined : (existing.get(dedupeKey) ?? seenInBatch.get(dedupeKey));
     if (duplicate) {
-      results.push({ id: duplicate, duplicateOf: duplicate, project: item.project, tokens: 0, chunkCount: 0, createdAt: now, superseded: [] });
+      results.push({
+        id: duplicate,
+        duplicateOf: duplicate,
+        project: item.project,
+        tokens: 0,
+        chunkCount: 0,
+        createdAt: now,
+        superseded: [],
+      });
       return;
     }
     const id = crypto.randomUUID();
@@ -89,7 +124,14 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
     const chunks = chunkText(item.content, tokens, counter);
     const context = chunkContext(item, item.conversationId ? previousTurn.get(item.conversationId) : undefined);
     if (item.conversationId) {
-      const delta = conversations.get(item.conversationId) ?? { id: item.conversationId, project: item.project, messages: 0, tokens: 0, firstAt: createdAt, lastAt: createdAt };
+      const delta = conversations.get(item.conversationId) ?? {
+        id: item.conversationId,
+        project: item.project,
+        messages: 0,
+        tokens: 0,
+        firstAt: createdAt,
+        lastAt: createdAt,
+      };
       delta.messages++;
       delta.tokens += tokens;
       delta.lastAt = Math.max(delta.lastAt, createdAt);
@@ -99,19 +141,37 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
     if (item.key) {
       supersedeStatements.set(results.length, statements.length);
       // Each keyed item in its own statement, right after the supersede it follows.
-      statements.push(supersedeKey(scope, item.project, item.key, id, now), ...insertItemRows(scope, [{ id, item, hash, tokens, createdAt }]));
+      statements.push(
+        supersedeKey(scope, item.project, item.key, id, now),
+        ...insertItemRows(scope, [{ id, item, hash, tokens, createdAt }]),
+      );
     } else {
       itemRows.push({ id, item, hash, tokens, createdAt });
     }
     chunks.forEach((chunk, index) => {
-      const row = chunkRow(scope.tenantId, id, index, chunk, item.conversationId ? context : withHeadings(context, chunk), createdAt);
+      const row = chunkRow(
+        scope.tenantId,
+        id,
+        index,
+        chunk,
+        item.conversationId ? context : withHeadings(context, chunk),
+        createdAt,
+      );
       keywordChunks++;
       keywordTokens += row.ftsTokens;
       chunkRows.push(row);
     });
     newIds.push(id);
     newBytes += utf8Bytes(item.content);
-    results.push({ id, duplicateOf: null, project: item.project, tokens, chunkCount: chunks.length, createdAt, superseded: [] });
+    results.push({
+      id,
+      duplicateOf: null,
+      project: item.project,
+      tokens,
+      chunkCount: chunks.length,
+      createdAt,
+      superseded: [],
+    });
   });
   // Before anything is written: a call that would take the tenant past a quota writes nothing (duplicates add nothing).
   checkStorageQuotas(limits, usage, { items: newIds.length, bytes: newBytes });
@@ -119,17 +179,20 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
   if (newIds.length > 0) {
     // Keyed items (each superseding before its insert) first, then the rest in one statement per group.
     statements.push(...insertItemRows(scope, itemRows));
-    const conversationStatement = conversations.size > 0 ? statements.push(upsertConversations(scope, [...conversations.values()])) - 1 : -1;
+    const conversationStatement =
+      conversations.size > 0 ? statements.push(upsertConversations(scope, [...conversations.values()])) - 1 : -1;
     statements.push(...insertChunkRows(scope, chunkRows));
     statements.push(...bumpCacheGenerations(scope, new Set(inputs.map((i) => i.project))));
     if (keywordChunks > 0) statements.push(countKeywordChunks(scope, keywordChunks, keywordTokens));
     try {
       const batch = await scope.d1.batch<ConversationCounters>(statements);
-      for (const [result, statement] of supersedeStatements) results[result]!.superseded = (batch[statement]!.results as unknown as { id: string }[]).map((r) => r.id);
+      for (const [result, statement] of supersedeStatements)
+        results[result]!.superseded = (batch[statement]!.results as unknown as { id: string }[]).map((r) => r.id);
       if (conversationStatement >= 0) await queueSummaries(scope, services, batch[conversationStatement]!.results);
     } catch (error) {
       // SQLite names the columns of a plain index, but only the name of one over an expression (items_tenant_hash).
-      if (/UNIQUE constraint failed: (items\.|index 'items_tenant_hash')/.test(String(error))) throw new ConcurrentDuplicate();
+      if (/UNIQUE constraint failed: (items\.|index 'items_tenant_hash')/.test(String(error)))
+        throw new ConcurrentDuplicate();
       throw error;
     }
   }
@@ -180,7 +243,12 @@ async function readBeforeWrite(
   inputs: NewItem[],
   hashes: string[],
   withUsage: boolean,
-): Promise<{ existing: Map<string, string>; previousTurn: Map<string, string>; conversationProjects: Map<string, string>; usage: TenantUsage }> {
+): Promise<{
+  existing: Map<string, string>;
+  previousTurn: Map<string, string>;
+  conversationProjects: Map<string, string>;
+  usage: TenantUsage;
+}> {
   const projectOf = new Map<string, string>();
   for (const item of inputs) {
     if (!item.conversationId || item.projectFromConversation) continue;
@@ -227,7 +295,12 @@ async function readBeforeWrite(
     if (row.content !== null) previousTurn.set(conversationId, row.content);
   });
   if (wanted.length > 0) {
-    for (const row of results[conversations.length]!.results as { id: string; project: string; key: string | null; content_hash: string }[]) {
+    for (const row of results[conversations.length]!.results as {
+      id: string;
+      project: string;
+      key: string | null;
+      content_hash: string;
+    }[]) {
       existing.set(`${row.project}\u0000${row.key ?? ""}\u0000${row.content_hash}`, row.id);
     }
   }
@@ -235,16 +308,35 @@ async function readBeforeWrite(
 }
 
 function conversationConflict(conversationId: string): AppError {
-  return new AppError("CONFLICT", `Conversation '${conversationId}' belongs to another project; a conversation keeps the project it was created in`, {
-    parameter: "conversation_id",
-  });
+  return new AppError(
+    "CONFLICT",
+    `Conversation '${conversationId}' belongs to another project; a conversation keeps the project it was created in`,
+    {
+      parameter: "conversation_id",
+    },
+  );
 }
 
 /** Auto-summarize: a job for each conversation whose new messages or tokens cross seed 003's thresholds. */
 async function queueSummaries(scope: TenantScope, services: Services, counters: ConversationCounters[]): Promise<void> {
   const jobs = counters
-    .filter((c) => needsSummary({ messageCount: c.message_count, tokens: c.tokens, summarizedCount: c.summarized_count, summarizedTokens: c.summarized_tokens }, services.config.conversations))
-    .map((c) => ({ type: "summarize" as const, tenantId: scope.tenantId, conversationId: c.id, messageCount: c.message_count }));
+    .filter((c) =>
+      needsSummary(
+        {
+          messageCount: c.message_count,
+          tokens: c.tokens,
+          summarizedCount: c.summarized_count,
+          summarizedTokens: c.summarized_tokens,
+        },
+        services.config.conversations,
+      ),
+    )
+    .map((c) => ({
+      type: "summarize" as const,
+      tenantId: scope.tenantId,
+      conversationId: c.id,
+      messageCount: c.message_count,
+    }));
   if (jobs.length === 0) return;
   try {
     await services.jobs.send(jobs);
@@ -254,9 +346,17 @@ async function queueSummaries(scope: TenantScope, services: Services, counters: 
 }
 
 /** Retires the project's current item(s) of a key in favour of `successor`, in the batch before the successor's insert. */
-function supersedeKey(scope: TenantScope, project: string, key: string, successor: string, at: number): D1PreparedStatement {
+function supersedeKey(
+  scope: TenantScope,
+  project: string,
+  key: string,
+  successor: string,
+  at: number,
+): D1PreparedStatement {
   return scope.d1
-    .prepare("UPDATE items SET tier = 'superseded', superseded_by = ?, touched_at = ? WHERE tenant_id = ? AND project = ? AND key = ? AND tier <> 'superseded' RETURNING id")
+    .prepare(
+      "UPDATE items SET tier = 'superseded', superseded_by = ?, touched_at = ? WHERE tenant_id = ? AND project = ? AND key = ? AND tier <> 'superseded' RETURNING id",
+    )
     .bind(successor, at, scope.tenantId, project, key);
 }
 
@@ -303,14 +403,48 @@ export type ItemHead = Pick<StoredItem, "id" | "project" | "kind" | "tokens" | "
 export async function readItemHeads(scope: TenantScope, ids: string[]): Promise<Map<string, ItemHead>> {
   type Row = { id: string; project: string; kind: string; tokens: number; conversation_id: string | null };
   const rows = await itemRowsById<Row>(scope, "id, project, kind, tokens, conversation_id", ids);
-  return new Map(rows.map((r) => [r.id, { id: r.id, project: r.project, kind: r.kind, tokens: r.tokens, conversationId: r.conversation_id }]));
+  return new Map(
+    rows.map((r) => [
+      r.id,
+      { id: r.id, project: r.project, kind: r.kind, tokens: r.tokens, conversationId: r.conversation_id },
+    ]),
+  );
 }
 
 /** Items by id (tenant-scoped); missing ids are absent from the map. */
 export async function readItems(scope: TenantScope, ids: string[]): Promise<Map<string, StoredItem>> {
-  type Row = { id: string; project: string; kind: string; type: string; content: string; tokens: number; importance: number; tier: string; conversation_id: string | null; created_at: number };
-  const rows = await itemRowsById<Row>(scope, "id, project, kind, type, content, tokens, importance, tier, conversation_id, created_at", ids);
+  type Row = {
+    id: string;
+    project: string;
+    kind: string;
+    type: string;
+    content: string;
+    tokens: number;
+    importance: number;
+    tier: string;
+    conversation_id: string | null;
+    created_at: number;
+  };
+  const rows = await itemRowsById<Row>(
+    scope,
+    "id, project, kind, type, content, tokens, importance, tier, conversation_id, created_at",
+    ids,
+  );
   return new Map(
-    rows.map((r) => [r.id, { id: r.id, project: r.project, kind: r.kind, type: r.type, content: r.content, tokens: r.tokens, importance: r.importance, tier: r.tier, conversationId: r.conversation_id, createdAt: r.created_at }]),
+    rows.map((r) => [
+      r.id,
+      {
+        id: r.id,
+        project: r.project,
+        kind: r.kind,
+        type: r.type,
+        content: r.content,
+        tokens: r.tokens,
+        importance: r.importance,
+        tier: r.tier,
+        conversationId: r.conversation_id,
+        createdAt: r.created_at,
+      },
+    ]),
   );
 }

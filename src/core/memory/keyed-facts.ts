@@ -19,10 +19,17 @@ export interface FactVersion {
 export async function currentItemOfKey(scope: TenantScope, project: string, key: string): Promise<string> {
   const visible = projectClause(scope, "project");
   const row = await scope.d1
-    .prepare(`SELECT id FROM items WHERE tenant_id = ? AND project = ? AND key = ? AND tier <> 'superseded'${visible.sql} ORDER BY created_at DESC LIMIT 1`)
+    .prepare(
+      `SELECT id FROM items WHERE tenant_id = ? AND project = ? AND key = ? AND tier <> 'superseded'${visible.sql} ORDER BY created_at DESC LIMIT 1`,
+    )
     .bind(scope.tenantId, project, key, ...visible.params)
     .first<{ id: string }>();
-  if (!row) throw notFound(`No memory with key '${key}' in namespace '${project}'`, { parameter: "key", key, namespace: project });
+  if (!row)
+    throw notFound(`No memory with key '${key}' in namespace '${project}'`, {
+      parameter: "key",
+      key,
+      namespace: project,
+    });
   return row.id;
 }
 

@@ -21,7 +21,11 @@ export function followersStatement(scope: TenantScope, groupJson: string, delete
 }
 
 /** Rebuilds the context of these messages' chunks from the turn now before each, and re-queues their embedding. */
-export async function refreshMessageContexts(scope: TenantScope, services: Services, messageIds: string[]): Promise<void> {
+export async function refreshMessageContexts(
+  scope: TenantScope,
+  services: Services,
+  messageIds: string[],
+): Promise<void> {
   if (messageIds.length === 0) return;
   const { results } = await scope.d1
     .prepare(
@@ -33,12 +37,20 @@ export async function refreshMessageContexts(scope: TenantScope, services: Servi
     .all<{ id: number; content: string; context: string; fts_tokens: number | null; previous: string | null }>();
   // The speaker is the context's first line (a message always has a role).
   const changed = results
-    .map((c) => ({ id: c.id, content: c.content, context: messageContext(c.context.split("\n")[0] ?? "", c.previous), ftsTokens: c.fts_tokens, old: c.context }))
+    .map((c) => ({
+      id: c.id,
+      content: c.content,
+      context: messageContext(c.context.split("\n")[0] ?? "", c.previous),
+      ftsTokens: c.fts_tokens,
+      old: c.context,
+    }))
     .filter((c) => c.context !== c.old);
   if (changed.length === 0) return;
   await scope.d1.batch([
     ...rewriteChunkContexts(scope, changed),
-    scope.d1.prepare(`UPDATE items SET embedded_at = NULL WHERE tenant_id = ? AND id ${IN_JSON}`).bind(scope.tenantId, JSON.stringify(messageIds)),
+    scope.d1
+      .prepare(`UPDATE items SET embedded_at = NULL WHERE tenant_id = ? AND id ${IN_JSON}`)
+      .bind(scope.tenantId, JSON.stringify(messageIds)),
   ]);
   await queueEmbedding(scope, services, messageIds);
 }

@@ -53,7 +53,12 @@ const side = (name: "before" | "after", limit: string) => {
  * The chunks before and after a chunk, in reading order: across its conversation's messages
  * (by position, then chunk index), or within its item when it belongs to no conversation. One query.
  */
-export async function readAroundChunk(scope: TenantScope, chunkId: number, before: number, after: number): Promise<ChunkSurroundings | null> {
+export async function readAroundChunk(
+  scope: TenantScope,
+  chunkId: number,
+  before: number,
+  after: number,
+): Promise<ChunkSurroundings | null> {
   const visible = projectClause(scope, "i.project");
   const { results } = await scope.d1
     .prepare(
@@ -70,10 +75,18 @@ export async function readAroundChunk(scope: TenantScope, chunkId: number, befor
   const anchor = results.find((r) => r.side === "anchor");
   if (!anchor) return null;
   const inReadingOrder = (name: Row["side"]) =>
-    results.filter((r) => r.side === name).sort((x, y) => (x.position ?? 0) - (y.position ?? 0) || x.chunk_index - y.chunk_index);
+    results
+      .filter((r) => r.side === name)
+      .sort((x, y) => (x.position ?? 0) - (y.position ?? 0) || x.chunk_index - y.chunk_index);
   const beforeRows = inReadingOrder("before");
   const afterRows = inReadingOrder("after");
-  return { anchor: view(anchor), before: beforeRows.map(view), after: afterRows.map(view), conversationId: anchor.conversation_id, project: anchor.project };
+  return {
+    anchor: view(anchor),
+    before: beforeRows.map(view),
+    after: afterRows.map(view),
+    conversationId: anchor.conversation_id,
+    project: anchor.project,
+  };
 }
 
 function view(row: Row): ChunkView {

@@ -58,8 +58,16 @@ export async function reconcileVectors(
   await requeueEmbedding(d1, services, missing);
 
   const known = new Set(inRange.map((c) => `${c.tenant_id}:${c.id}`));
-  const orphans = await stillOrphaned(d1, vectors.filter((v) => !known.has(`${v.tenantId}:${v.chunkId}`)));
-  for (const [tenantId, ids] of byTenant(orphans, (v) => v.tenantId, (v) => v.chunkId)) await services.vectors.delete(tenantId, ids);
+  const orphans = await stillOrphaned(
+    d1,
+    vectors.filter((v) => !known.has(`${v.tenantId}:${v.chunkId}`)),
+  );
+  for (const [tenantId, ids] of byTenant(
+    orphans,
+    (v) => v.tenantId,
+    (v) => v.chunkId,
+  ))
+    await services.vectors.delete(tenantId, ids);
 
   return {
     checked: new Set([...inRange.map((c) => c.id), ...vectors.map((v) => v.chunkId)]).size,
@@ -73,8 +81,15 @@ type ChunkRow = { id: number; tenant_id: string; item_id: string };
 
 async function chunksWithoutVectors(services: Services, chunks: ChunkRow[]): Promise<ChunkRow[]> {
   const missing: ChunkRow[] = [];
-  for (const [tenantId, rows] of byTenant(chunks, (c) => c.tenant_id, (c) => c)) {
-    const found = await services.vectors.getVectors(tenantId, rows.map((c) => c.id));
+  for (const [tenantId, rows] of byTenant(
+    chunks,
+    (c) => c.tenant_id,
+    (c) => c,
+  )) {
+    const found = await services.vectors.getVectors(
+      tenantId,
+      rows.map((c) => c.id),
+    );
     missing.push(...rows.filter((c) => !found.has(c.id)));
   }
   return missing;
@@ -82,9 +97,16 @@ async function chunksWithoutVectors(services: Services, chunks: ChunkRow[]): Pro
 
 /** Marks the items unembedded (so the sweep retries if this job is lost too) and queues their embedding. */
 async function requeueEmbedding(d1: D1Database, services: Services, missing: ChunkRow[]): Promise<void> {
-  for (const [tenantId, itemIds] of byTenant(missing, (c) => c.tenant_id, (c) => c.item_id)) {
+  for (const [tenantId, itemIds] of byTenant(
+    missing,
+    (c) => c.tenant_id,
+    (c) => c.item_id,
+  )) {
     const unique = [...new Set(itemIds)];
-    await d1.prepare(`UPDATE items SET embedded_at = NULL WHERE tenant_id = ? AND id ${IN_JSON}`).bind(tenantId, JSON.stringify(unique)).run();
+    await d1
+      .prepare(`UPDATE items SET embedded_at = NULL WHERE tenant_id = ? AND id ${IN_JSON}`)
+      .bind(tenantId, JSON.stringify(unique))
+      .run();
     await services.jobs.send(itemJobs("embed", tenantId, unique));
   }
 }

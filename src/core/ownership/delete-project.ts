@@ -2,14 +2,26 @@ import { IN_JSON, tenantScope, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { ALL_PROJECTS } from "../context/cache-generation";
 import { cacheKeyPrefix } from "../context/semantic-cache";
-import { deleteCacheEntries, deleteCacheValuesByPrefix, deleteItemBatch, deleteRows, DELETION_LIMITS, type DeletionStep } from "./deletion-steps";
+import {
+  deleteCacheEntries,
+  deleteCacheValuesByPrefix,
+  deleteItemBatch,
+  deleteRows,
+  DELETION_LIMITS,
+  type DeletionStep,
+} from "./deletion-steps";
 
 /**
  * Records that a project is being deleted (the cron sweep resumes a deletion whose job was lost); the caller
  * has checked that the tenant exists and is not itself being deleted. (Cached contexts stop being served with
  * the first batch of items deleted: deleteItems bumps the project's cache generation.)
  */
-export async function beginProjectDeletion(d1: D1Database, tenantId: string, project: string, now = Date.now()): Promise<void> {
+export async function beginProjectDeletion(
+  d1: D1Database,
+  tenantId: string,
+  project: string,
+  now = Date.now(),
+): Promise<void> {
   await d1
     .prepare(
       `INSERT INTO project_deletions (tenant_id, project, updated_at) VALUES (?1, ?2, ?3)
@@ -26,7 +38,12 @@ export async function beginProjectDeletion(d1: D1Database, tenantId: string, pro
  * log, current task, cache generation and link marks; last the deletion record. Nothing outside the project is
  * touched but cross-project cache entries, which are rebuilt on demand.
  */
-export async function deleteProjectStep(d1: D1Database, services: Services, tenantId: string, project: string): Promise<DeletionStep> {
+export async function deleteProjectStep(
+  d1: D1Database,
+  services: Services,
+  tenantId: string,
+  project: string,
+): Promise<DeletionStep> {
   const scope = tenantScope(d1, tenantId);
   const pieces: (() => Promise<number>)[] = [
     () => deleteItemBatch(scope, services, project),
@@ -36,7 +53,13 @@ export async function deleteProjectStep(d1: D1Database, services: Services, tena
       const values = await deleteCacheValuesByPrefix(services, await cacheKeyPrefix(tenantId, project));
       return values.complete ? 0 : values.deleted;
     },
-    () => deleteRows(d1, ["tool_calls", "project_tasks", "cache_generations", "cache_link_marks"], "tenant_id = ? AND project = ?", [tenantId, project]),
+    () =>
+      deleteRows(
+        d1,
+        ["tool_calls", "project_tasks", "cache_generations", "cache_link_marks"],
+        "tenant_id = ? AND project = ?",
+        [tenantId, project],
+      ),
   ];
   for (const piece of pieces) {
     const removed = await piece();
@@ -57,15 +80,24 @@ async function deleteConversations(scope: TenantScope, project: string): Promise
   const t = scope.tenantId;
   await scope.d1.batch([
     scope.d1.prepare(`DELETE FROM summaries WHERE tenant_id = ? AND conversation_id ${IN_JSON}`).bind(t, ids),
-    scope.d1.prepare(`DELETE FROM links WHERE tenant_id = ? AND source_type = 'conversation' AND source_id ${IN_JSON}`).bind(t, ids),
-    scope.d1.prepare(`DELETE FROM links WHERE tenant_id = ? AND target_type = 'conversation' AND target_id ${IN_JSON}`).bind(t, ids),
-    scope.d1.prepare(`DELETE FROM conversations WHERE tenant_id = ? AND project = ? AND id ${IN_JSON}`).bind(t, project, ids),
+    scope.d1
+      .prepare(`DELETE FROM links WHERE tenant_id = ? AND source_type = 'conversation' AND source_id ${IN_JSON}`)
+      .bind(t, ids),
+    scope.d1
+      .prepare(`DELETE FROM links WHERE tenant_id = ? AND target_type = 'conversation' AND target_id ${IN_JSON}`)
+      .bind(t, ids),
+    scope.d1
+      .prepare(`DELETE FROM conversations WHERE tenant_id = ? AND project = ? AND id ${IN_JSON}`)
+      .bind(t, project, ids),
   ]);
   return results.length;
 }
 
 /** Project deletions requested before `before` and not finished (the sweep resumes them). */
-export async function unfinishedProjectDeletions(d1: D1Database, before: number): Promise<{ tenantId: string; project: string }[]> {
+export async function unfinishedProjectDeletions(
+  d1: D1Database,
+  before: number,
+): Promise<{ tenantId: string; project: string }[]> {
   const { results } = await d1
     .prepare("SELECT tenant_id, project FROM project_deletions WHERE updated_at < ? LIMIT 100")
     .bind(before)

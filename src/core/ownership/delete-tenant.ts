@@ -50,9 +50,17 @@ export type TenantDeletionState = "started" | "deleting" | "absent";
  * through them) are refused from this moment, before any data is removed. "absent": no such tenant
  * (never existed, or already deleted).
  */
-export async function beginTenantDeletion(d1: D1Database, tenantId: string, now = Date.now()): Promise<TenantDeletionState> {
+export async function beginTenantDeletion(
+  d1: D1Database,
+  tenantId: string,
+  now = Date.now(),
+): Promise<TenantDeletionState> {
   const [marked] = await d1.batch<{ previous: number | null }>([
-    d1.prepare("UPDATE tenants SET deleting_at = COALESCE(deleting_at, ?1) WHERE id = ?2 RETURNING deleting_at <> ?1 AS previous").bind(now, tenantId),
+    d1
+      .prepare(
+        "UPDATE tenants SET deleting_at = COALESCE(deleting_at, ?1) WHERE id = ?2 RETURNING deleting_at <> ?1 AS previous",
+      )
+      .bind(now, tenantId),
     d1.prepare("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE tenant_id = ?").bind(now, tenantId),
   ]);
   const row = marked!.results[0];
@@ -67,7 +75,12 @@ export async function beginTenantDeletion(d1: D1Database, tenantId: string, now 
  * table (TENANT_TABLES), and last the tenant row with its job failures. Run it until `done`; any step may
  * be the last one that ran before an interruption.
  */
-export async function deleteTenantStep(stores: DeletionStores, services: Services, tenantId: string, forgetKeys: ForgetKeys): Promise<DeletionStep> {
+export async function deleteTenantStep(
+  stores: DeletionStores,
+  services: Services,
+  tenantId: string,
+  forgetKeys: ForgetKeys,
+): Promise<DeletionStep> {
   const { control, data: d1 } = stores;
   const scope = tenantScope(d1, tenantId);
   const pieces: (() => Promise<number>)[] = [
@@ -94,16 +107,25 @@ export async function deleteTenantStep(stores: DeletionStores, services: Service
 }
 
 async function deleteKeys(d1: D1Database, tenantId: string, forgetKeys: ForgetKeys): Promise<number> {
-  const { results } = await d1.prepare("SELECT id FROM api_keys WHERE tenant_id = ? LIMIT 100").bind(tenantId).all<{ id: string }>();
+  const { results } = await d1
+    .prepare("SELECT id FROM api_keys WHERE tenant_id = ? LIMIT 100")
+    .bind(tenantId)
+    .all<{ id: string }>();
   if (results.length === 0) return 0;
   const ids = results.map((r) => r.id);
   await forgetKeys(ids);
-  await d1.prepare(`DELETE FROM api_keys WHERE +tenant_id = ? AND id ${IN_JSON}`).bind(tenantId, JSON.stringify(ids)).run();
+  await d1
+    .prepare(`DELETE FROM api_keys WHERE +tenant_id = ? AND id ${IN_JSON}`)
+    .bind(tenantId, JSON.stringify(ids))
+    .run();
   return ids.length;
 }
 
 /** Tenants whose deletion started before `before` and is not finished (the sweep resumes them). */
 export async function unfinishedTenantDeletions(d1: D1Database, before: number): Promise<string[]> {
-  const { results } = await d1.prepare("SELECT id FROM tenants WHERE deleting_at IS NOT NULL AND deleting_at < ? LIMIT 100").bind(before).all<{ id: string }>();
+  const { results } = await d1
+    .prepare("SELECT id FROM tenants WHERE deleting_at IS NOT NULL AND deleting_at < ? LIMIT 100")
+    .bind(before)
+    .all<{ id: string }>();
   return results.map((r) => r.id);
 }

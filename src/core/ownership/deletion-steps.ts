@@ -38,11 +38,29 @@ export interface DeletionStep {
 /** Deletes up to DELETION_LIMITS.items items of the tenant (of one project, if given). */
 export async function deleteItemBatch(scope: TenantScope, services: Services, project: string | null): Promise<number> {
   const { results } = await scope.d1
-    .prepare(`SELECT id, project, kind, tier, pinned, tokens, conversation_id FROM items WHERE tenant_id = ?${project === null ? "" : " AND project = ?"} LIMIT ?`)
+    .prepare(
+      `SELECT id, project, kind, tier, pinned, tokens, conversation_id FROM items WHERE tenant_id = ?${project === null ? "" : " AND project = ?"} LIMIT ?`,
+    )
     .bind(scope.tenantId, ...(project === null ? [] : [project]), DELETION_LIMITS.items)
-    .all<{ id: string; project: string; kind: string; tier: string; pinned: number; tokens: number; conversation_id: string | null }>();
+    .all<{
+      id: string;
+      project: string;
+      kind: string;
+      tier: string;
+      pinned: number;
+      tokens: number;
+      conversation_id: string | null;
+    }>();
   if (results.length === 0) return 0;
-  const keys: SegmentKey[] = results.map((r) => ({ id: r.id, project: r.project, kind: r.kind, tier: r.tier, pinned: r.pinned === 1, tokens: r.tokens, conversationId: r.conversation_id }));
+  const keys: SegmentKey[] = results.map((r) => ({
+    id: r.id,
+    project: r.project,
+    kind: r.kind,
+    tier: r.tier,
+    pinned: r.pinned === 1,
+    tokens: r.tokens,
+    conversationId: r.conversation_id,
+  }));
   // Their conversations go too: no summary is rebuilt, no message context refreshed.
   await deleteItems(scope, services, keys, { conversationsGoToo: true });
   return results.length;
@@ -51,7 +69,9 @@ export async function deleteItemBatch(scope: TenantScope, services: Services, pr
 /** Chunks whose item is gone (a write or delete cut short), with their FTS rows. */
 export async function deleteOrphanChunks(scope: TenantScope): Promise<number> {
   const { results } = await scope.d1
-    .prepare("SELECT c.id FROM chunks c WHERE c.tenant_id = ? AND NOT EXISTS (SELECT 1 FROM items i WHERE i.tenant_id = c.tenant_id AND i.id = c.item_id) LIMIT ?")
+    .prepare(
+      "SELECT c.id FROM chunks c WHERE c.tenant_id = ? AND NOT EXISTS (SELECT 1 FROM items i WHERE i.tenant_id = c.tenant_id AND i.id = c.item_id) LIMIT ?",
+    )
     .bind(scope.tenantId, DELETION_LIMITS.rows)
     .all<{ id: number }>();
   if (results.length === 0) return 0;
@@ -65,13 +85,25 @@ export async function deleteOrphanChunks(scope: TenantScope): Promise<number> {
 
 /** Vectors the index still holds for the tenant (their chunks are gone by now): through the port. */
 export async function deleteTenantVectors(scope: TenantScope, services: Services): Promise<number> {
-  const ids = await services.vectors.listIds({ tenantId: scope.tenantId, afterChunkId: 0, limit: DELETION_LIMITS.vectors });
-  if (ids.length > 0) await services.vectors.delete(scope.tenantId, ids.map((v) => v.chunkId));
+  const ids = await services.vectors.listIds({
+    tenantId: scope.tenantId,
+    afterChunkId: 0,
+    limit: DELETION_LIMITS.vectors,
+  });
+  if (ids.length > 0)
+    await services.vectors.delete(
+      scope.tenantId,
+      ids.map((v) => v.chunkId),
+    );
   return ids.length;
 }
 
 /** Cache entries of the given projects (null = all): index rows and their KV values. */
-export async function deleteCacheEntries(scope: TenantScope, services: Services, projects: readonly string[] | null): Promise<number> {
+export async function deleteCacheEntries(
+  scope: TenantScope,
+  services: Services,
+  projects: readonly string[] | null,
+): Promise<number> {
   const where = projects === null ? "" : ` AND project ${IN_JSON}`;
   const { results } = await scope.d1
     .prepare(`SELECT key FROM cache_entries WHERE tenant_id = ?${where} LIMIT ?`)
@@ -80,7 +112,10 @@ export async function deleteCacheEntries(scope: TenantScope, services: Services,
   if (results.length === 0) return 0;
   const keys = results.map((r) => r.key);
   await deleteCacheValues(services.cache, keys);
-  await scope.d1.prepare(`DELETE FROM cache_entries WHERE tenant_id = ? AND key ${IN_JSON}`).bind(scope.tenantId, JSON.stringify(keys)).run();
+  await scope.d1
+    .prepare(`DELETE FROM cache_entries WHERE tenant_id = ? AND key ${IN_JSON}`)
+    .bind(scope.tenantId, JSON.stringify(keys))
+    .run();
   return keys.length;
 }
 
@@ -88,16 +123,33 @@ export async function deleteCacheEntries(scope: TenantScope, services: Services,
  * KV values under a prefix that the index no longer names (pruned before values left KV with their rows).
  * Returns how many were deleted; KV listing is eventually consistent, so a repeat may see some again.
  */
-export async function deleteCacheValuesByPrefix(services: Services, prefix: string): Promise<{ deleted: number; complete: boolean }> {
+export async function deleteCacheValuesByPrefix(
+  services: Services,
+  prefix: string,
+): Promise<{ deleted: number; complete: boolean }> {
   const page = await services.cache.list({ prefix, limit: DELETION_LIMITS.cacheValues });
-  await deleteCacheValues(services.cache, page.keys.map((k) => k.name));
+  await deleteCacheValues(
+    services.cache,
+    page.keys.map((k) => k.name),
+  );
   return { deleted: page.keys.length, complete: page.list_complete };
 }
 
 /** Up to DELETION_LIMITS.rows rows of each table matching `where` (bound to `params`); how many went. */
-export async function deleteRows(d1: D1Database, tables: readonly string[], where: string, params: unknown[]): Promise<number> {
+export async function deleteRows(
+  d1: D1Database,
+  tables: readonly string[],
+  where: string,
+  params: unknown[],
+): Promise<number> {
   const results = await d1.batch(
-    tables.map((table) => d1.prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${DELETION_LIMITS.rows})`).bind(...params)),
+    tables.map((table) =>
+      d1
+        .prepare(
+          `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${DELETION_LIMITS.rows})`,
+        )
+        .bind(...params),
+    ),
   );
   return results.reduce((sum, r) => sum + r.meta.changes, 0);
 }

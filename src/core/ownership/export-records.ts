@@ -29,8 +29,19 @@ export function exportStream(scope: TenantScope, project: string | null, now = D
 }
 
 /** The records in a fixed order (conversations before the messages that need them, items before links). */
-export async function* exportLines(scope: TenantScope, project: string | null, now = Date.now()): AsyncGenerator<ExportLine> {
-  yield { type: "header", format: EXPORT_FORMAT, version: EXPORT_VERSION, tenant_id: scope.tenantId, project, exported_at: new Date(now).toISOString() };
+export async function* exportLines(
+  scope: TenantScope,
+  project: string | null,
+  now = Date.now(),
+): AsyncGenerator<ExportLine> {
+  yield {
+    type: "header",
+    format: EXPORT_FORMAT,
+    version: EXPORT_VERSION,
+    tenant_id: scope.tenantId,
+    project,
+    exported_at: new Date(now).toISOString(),
+  };
   const where = (column: string) => {
     const own = projectClause(scope, column);
     return project === null ? own : { sql: `${own.sql} AND ${column} = ?`, params: [...own.params, project] };
@@ -46,33 +57,53 @@ export async function* exportLines(scope: TenantScope, project: string | null, n
       .bind(t, after, ...conv.params),
   );
   const items = where("project");
-  yield* paged(scope, "item", (after) =>
-    scope.d1
-      .prepare(
-        `SELECT id, project, kind, type AS item_type, conversation_id, position, role, content, tags, importance, metadata, tier, pinned, task_id,
+  yield* paged(
+    scope,
+    "item",
+    (after) =>
+      scope.d1
+        .prepare(
+          `SELECT id, project, kind, type AS item_type, conversation_id, position, role, content, tags, importance, metadata, tier, pinned, task_id,
            file_path, line_start, line_end, key, superseded_by, generation, gc_survival_count, created_at, touched_at
          FROM items WHERE tenant_id = ? AND id > ?${items.sql} ORDER BY id LIMIT ${PAGE}`,
-      )
-      .bind(t, after, ...items.params),
-    (row) => ({ ...row, tags: JSON.parse(row.tags as string), metadata: JSON.parse(row.metadata as string), pinned: row.pinned === 1 }),
+        )
+        .bind(t, after, ...items.params),
+    (row) => ({
+      ...row,
+      tags: JSON.parse(row.tags as string),
+      metadata: JSON.parse(row.metadata as string),
+      pinned: row.pinned === 1,
+    }),
   );
   const summaries = where("c.project");
-  yield* paged(scope, "summary", (after) =>
-    scope.d1
-      .prepare(
-        `SELECT s.conversation_id || ':' || printf('%09d', s.version) AS id, s.conversation_id, s.version, s.summary, s.code_blocks, s.key_insights,
+  yield* paged(
+    scope,
+    "summary",
+    (after) =>
+      scope.d1
+        .prepare(
+          `SELECT s.conversation_id || ':' || printf('%09d', s.version) AS id, s.conversation_id, s.version, s.summary, s.code_blocks, s.key_insights,
            s.importance_score, s.message_count, s.tokens_used, s.token_limit, s.created_at
          FROM summaries s JOIN conversations c ON c.tenant_id = s.tenant_id AND c.id = s.conversation_id
          WHERE s.tenant_id = ? AND s.conversation_id || ':' || printf('%09d', s.version) > ?${summaries.sql} ORDER BY 1 LIMIT ${PAGE}`,
-      )
-      .bind(t, after, ...summaries.params),
-    ({ id: _, ...row }) => ({ ...row, code_blocks: JSON.parse(row.code_blocks as string), key_insights: JSON.parse(row.key_insights as string) }),
+        )
+        .bind(t, after, ...summaries.params),
+    ({ id: _, ...row }) => ({
+      ...row,
+      code_blocks: JSON.parse(row.code_blocks as string),
+      key_insights: JSON.parse(row.key_insights as string),
+    }),
   );
   const tasks = where("project");
-  yield* paged(scope, "project_task", (after) =>
-    scope.d1
-      .prepare(`SELECT project AS id, project, current_task_id, previous_task_id, updated_at FROM project_tasks WHERE tenant_id = ? AND project > ?${tasks.sql} ORDER BY project LIMIT ${PAGE}`)
-      .bind(t, after, ...tasks.params),
+  yield* paged(
+    scope,
+    "project_task",
+    (after) =>
+      scope.d1
+        .prepare(
+          `SELECT project AS id, project, current_task_id, previous_task_id, updated_at FROM project_tasks WHERE tenant_id = ? AND project > ?${tasks.sql} ORDER BY project LIMIT ${PAGE}`,
+        )
+        .bind(t, after, ...tasks.params),
     ({ id: _, ...row }) => row,
   );
   yield* paged(

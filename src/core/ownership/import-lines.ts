@@ -154,10 +154,24 @@ function fromExport(lines: { line: number; value: unknown }[]): ImportRecords {
   const header = lines[0];
   const head = header?.value as Record<string, unknown> | undefined;
   if (!header || head?.type !== "header" || head.format !== EXPORT_FORMAT) {
-    throw badLine(header?.line ?? 1, `the first line must be the header {"type":"header","format":"${EXPORT_FORMAT}",...}`);
+    throw badLine(
+      header?.line ?? 1,
+      `the first line must be the header {"type":"header","format":"${EXPORT_FORMAT}",...}`,
+    );
   }
-  if (head.version !== EXPORT_VERSION) throw badLine(header.line, `export version ${String(head.version)} is not supported (this server reads version ${EXPORT_VERSION})`);
-  const records: ImportRecords = { format: "context-edge", conversations: [], items: [], summaries: [], projectTasks: [], links: [] };
+  if (head.version !== EXPORT_VERSION)
+    throw badLine(
+      header.line,
+      `export version ${String(head.version)} is not supported (this server reads version ${EXPORT_VERSION})`,
+    );
+  const records: ImportRecords = {
+    format: "context-edge",
+    conversations: [],
+    items: [],
+    summaries: [],
+    projectTasks: [],
+    links: [],
+  };
   for (const { line, value } of lines.slice(1)) {
     const type = (value as { type?: unknown } | null)?.type;
     switch (type) {
@@ -183,7 +197,10 @@ function fromExport(lines: { line: number; value: unknown }[]): ImportRecords {
         records.links.push(check(linkRecord, value, line));
         break;
       default:
-        throw badLine(line, `unknown record type ${JSON.stringify(type)} (expected item, conversation, summary, project_task or link)`);
+        throw badLine(
+          line,
+          `unknown record type ${JSON.stringify(type)} (expected item, conversation, summary, project_task or link)`,
+        );
     }
   }
   checkReferences(records);
@@ -201,7 +218,10 @@ export function checkReferences(records: ImportRecords): void {
     if (item.conversation_id === null) continue;
     const conversation = conversations.get(item.conversation_id);
     if (conversation && conversation.project !== item.project) {
-      throw badLine(line, `message of conversation '${item.conversation_id}' is in project '${item.project}' but the conversation is in '${conversation.project}'`);
+      throw badLine(
+        line,
+        `message of conversation '${item.conversation_id}' is in project '${item.project}' but the conversation is in '${conversation.project}'`,
+      );
     }
   }
 }
@@ -253,7 +273,14 @@ function memory(id: string, content: string, line: number, fields: Partial<ItemR
   };
 }
 
-const emptyRecords = (format: ImportRecords["format"]): ImportRecords => ({ format, conversations: [], items: [], summaries: [], projectTasks: [], links: [] });
+const emptyRecords = (format: ImportRecords["format"]): ImportRecords => ({
+  format,
+  conversations: [],
+  items: [],
+  summaries: [],
+  projectTasks: [],
+  links: [],
+});
 
 /**
  * The MCP reference "memory" server (@modelcontextprotocol/server-memory) keeps a knowledge graph as
@@ -266,7 +293,12 @@ const entityLine = z.object({
   entityType: z.string().min(1).max(100),
   observations: z.array(z.string().max(10_000)).max(1000).default([]),
 });
-const relationLine = z.object({ type: z.literal("relation"), from: z.string().min(1).max(200), to: z.string().min(1).max(200), relationType: z.string().min(1).max(100) });
+const relationLine = z.object({
+  type: z.literal("relation"),
+  from: z.string().min(1).max(200),
+  to: z.string().min(1).max(200),
+  relationType: z.string().min(1).max(100),
+});
 
 export function fromMcpMemory(lines: { line: number; value: unknown }[]): ImportRecords {
   const records = emptyRecords("mcp-memory");
@@ -278,14 +310,23 @@ export function fromMcpMemory(lines: { line: number; value: unknown }[]): Import
       const entity = check(entityLine, value, line);
       if (entities.has(entity.name)) throw badLine(line, `entity '${entity.name}' appears twice`);
       const content = [`${entity.name} (${entity.entityType})`, ...entity.observations.map((o) => `- ${o}`)].join("\n");
-      if (content.length > MAX_ITEM_CHARS) throw badLine(line, `entity '${entity.name}' is ${content.length} characters with its observations; the limit is ${MAX_ITEM_CHARS}`);
+      if (content.length > MAX_ITEM_CHARS)
+        throw badLine(
+          line,
+          `entity '${entity.name}' is ${content.length} characters with its observations; the limit is ${MAX_ITEM_CHARS}`,
+        );
       const id = `mcp-entity:${entity.name}`;
       entities.set(entity.name, id);
       records.items.push(
         memory(id, content, line, {
           tags: [entity.entityType.slice(0, 100)],
           key: `entity:${entity.name}`,
-          metadata: { source: "mcp-memory", entity: entity.name, entity_type: entity.entityType, observations: entity.observations },
+          metadata: {
+            source: "mcp-memory",
+            entity: entity.name,
+            entity_type: entity.entityType,
+            observations: entity.observations,
+          },
         }),
       );
     } else if (type === "relation") {
@@ -297,7 +338,11 @@ export function fromMcpMemory(lines: { line: number; value: unknown }[]): Import
   for (const { line, relation } of relations) {
     const source = entities.get(relation.from);
     const target = entities.get(relation.to);
-    if (!source || !target) throw badLine(line, `relation names entity '${!source ? relation.from : relation.to}', which the file does not define`);
+    if (!source || !target)
+      throw badLine(
+        line,
+        `relation names entity '${!source ? relation.from : relation.to}', which the file does not define`,
+      );
     records.links.push({
       type: "link",
       id: `mcp-relation:${JSON.stringify([relation.from, relation.relationType, relation.to])}`,
@@ -337,7 +382,10 @@ export function fromMem0(text: string): ImportRecords {
   try {
     document = JSON.parse(text);
   } catch {
-    throw badLine(1, "a mem0 export is one JSON document (a list of memories, or {\"results\": [...]}); this is not valid JSON");
+    throw badLine(
+      1,
+      'a mem0 export is one JSON document (a list of memories, or {"results": [...]}); this is not valid JSON',
+    );
   }
   const list = Array.isArray(document) ? document : (document as { results?: unknown } | null)?.results;
   if (!Array.isArray(list)) throw badLine(1, 'a mem0 export is a list of memories or {"results": [...]}');
@@ -347,8 +395,13 @@ export function fromMem0(text: string): ImportRecords {
     const m = check(mem0Memory, value, record);
     const created = m.created_at ? Date.parse(m.created_at) : Date.now();
     const updated = m.updated_at ? Date.parse(m.updated_at) : created;
-    if (Number.isNaN(created) || Number.isNaN(updated)) throw badLine(record, "created_at / updated_at must be ISO 8601 dates");
-    const ids = Object.fromEntries(Object.entries({ mem0_id: String(m.id), user_id: m.user_id, agent_id: m.agent_id, run_id: m.run_id }).filter(([, v]) => v != null));
+    if (Number.isNaN(created) || Number.isNaN(updated))
+      throw badLine(record, "created_at / updated_at must be ISO 8601 dates");
+    const ids = Object.fromEntries(
+      Object.entries({ mem0_id: String(m.id), user_id: m.user_id, agent_id: m.agent_id, run_id: m.run_id }).filter(
+        ([, v]) => v != null,
+      ),
+    );
     records.items.push(
       memory(`mem0:${m.id}`, m.memory, record, {
         tags: [...new Set(m.categories ?? [])],

@@ -8,7 +8,15 @@ import { chunkRow, insertChunkRows, type ChunkRow } from "../memory/chunk-rows";
 import { chunkContext, queueEmbedding, withHeadings } from "../memory/items";
 import { countKeywordChunks } from "../keyword-index/indexing";
 import type { ImportRecords, ItemRecord } from "./import-lines";
-import { checkStorageQuotas, limitsStorage, NO_USAGE, tenantLimits, usageOf, usageStatement, type TenantUsage } from "../tenants/quotas";
+import {
+  checkStorageQuotas,
+  limitsStorage,
+  NO_USAGE,
+  tenantLimits,
+  usageOf,
+  usageStatement,
+  type TenantUsage,
+} from "../tenants/quotas";
 import { utf8Bytes } from "../shared/utf8";
 
 /** Items per D1 batch (their chunks and keyword rows travel as JSON arrays). */
@@ -39,11 +47,19 @@ export async function importedIdMaker(tenantId: string): Promise<(id: string) =>
  * are new), then the tenant's quotas are checked against what the file adds: an import that would take the
  * tenant past one writes nothing.
  */
-export async function importRecords(scope: TenantScope, services: Services, records: ImportRecords, project?: string): Promise<ImportSummary> {
+export async function importRecords(
+  scope: TenantScope,
+  services: Services,
+  records: ImportRecords,
+  project?: string,
+): Promise<ImportSummary> {
   const projectOf = (p: string) => project ?? p;
   for (const record of [...records.items, ...records.conversations, ...records.projectTasks]) {
     const target = projectOf(record.project);
-    if (!scopeAllowsProject(scope, target)) throw permissionDenied(`This key may not import into project '${target}'; it is limited to: ${scope.projects!.join(", ")}`);
+    if (!scopeAllowsProject(scope, target))
+      throw permissionDenied(
+        `This key may not import into project '${target}'; it is limited to: ${scope.projects!.join(", ")}`,
+      );
   }
   const newId = await importedIdMaker(scope.tenantId);
   const summary: ImportSummary = {
@@ -56,7 +72,15 @@ export async function importRecords(scope: TenantScope, services: Services, reco
   const conversations = new Map(records.conversations.map((c) => [c.id, { ...c, project: projectOf(c.project) }]));
   for (const item of records.items) {
     if (item.conversation_id !== null && !conversations.has(item.conversation_id)) {
-      conversations.set(item.conversation_id, { type: "conversation", id: item.conversation_id, project: projectOf(item.project), summarized_count: 0, summarized_tokens: 0, created_at: item.created_at, updated_at: item.created_at });
+      conversations.set(item.conversation_id, {
+        type: "conversation",
+        id: item.conversation_id,
+        project: projectOf(item.project),
+        summarized_count: 0,
+        summarized_tokens: 0,
+        created_at: item.created_at,
+        updated_at: item.created_at,
+      });
     }
   }
   if (conversations.size > 0) {
@@ -68,20 +92,36 @@ export async function importRecords(scope: TenantScope, services: Services, reco
     for (const row of stored) {
       const wanted = conversations.get(row.id)!.project;
       if (row.project !== wanted) {
-        throw new AppError("CONFLICT", `Conversation '${row.id}' is in project '${row.project}' here; the file puts it in '${wanted}'`, { conversation_id: row.id });
+        throw new AppError(
+          "CONFLICT",
+          `Conversation '${row.id}' is in project '${row.project}' here; the file puts it in '${wanted}'`,
+          { conversation_id: row.id },
+        );
       }
     }
   }
 
   // Messages in reading order, so each one's context is the turn before it, as when it was logged.
   const items = [...records.items].sort(
-    (a, b) => (a.conversation_id ?? "").localeCompare(b.conversation_id ?? "") || (a.position ?? 0) - (b.position ?? 0) || a.created_at - b.created_at,
+    (a, b) =>
+      (a.conversation_id ?? "").localeCompare(b.conversation_id ?? "") ||
+      (a.position ?? 0) - (b.position ?? 0) ||
+      a.created_at - b.created_at,
   );
   const plan = await planItems(scope, items, newId, projectOf, tenantLimits(services.config.quotas, scope.quotas));
   checkStorageQuotas(plan.limits, plan.usage, { items: plan.adding, bytes: plan.bytes });
 
   if (conversations.size > 0) {
-    const json = JSON.stringify([...conversations.values()].map((c) => [c.id, c.project, c.summarized_count, c.summarized_tokens, c.created_at, c.updated_at]));
+    const json = JSON.stringify(
+      [...conversations.values()].map((c) => [
+        c.id,
+        c.project,
+        c.summarized_count,
+        c.summarized_tokens,
+        c.created_at,
+        c.updated_at,
+      ]),
+    );
     const [inserted] = await scope.d1.batch([
       scope.d1
         .prepare(
@@ -98,7 +138,9 @@ export async function importRecords(scope: TenantScope, services: Services, reco
   const written: string[] = [];
   // Messages without a position (a hand-made file) follow the highest position their conversation has in the file.
   const lastPosition = new Map<string, number>();
-  for (const item of items) if (item.conversation_id && item.position !== null) lastPosition.set(item.conversation_id, Math.max(lastPosition.get(item.conversation_id) ?? -1, item.position));
+  for (const item of items)
+    if (item.conversation_id && item.position !== null)
+      lastPosition.set(item.conversation_id, Math.max(lastPosition.get(item.conversation_id) ?? -1, item.position));
   const nextPosition = (conversation: string) => {
     const position = (lastPosition.get(conversation) ?? -1) + 1;
     lastPosition.set(conversation, position);
@@ -112,7 +154,17 @@ export async function importRecords(scope: TenantScope, services: Services, reco
     for (const [k, item] of page.entries()) {
       const id = newId(item.id);
       const context = chunkContext(
-        { project: item.project, kind: item.kind, type: item.item_type, content: item.content, conversationId: item.conversation_id, role: item.role, speaker: speakerOf(item), tags: item.tags, filePath: item.file_path },
+        {
+          project: item.project,
+          kind: item.kind,
+          type: item.item_type,
+          content: item.content,
+          conversationId: item.conversation_id,
+          role: item.role,
+          speaker: speakerOf(item),
+          tags: item.tags,
+          filePath: item.file_path,
+        },
         item.conversation_id ? previousTurn.get(item.conversation_id) : undefined,
       );
       if (item.conversation_id) previousTurn.set(item.conversation_id, item.content);
@@ -123,7 +175,14 @@ export async function importRecords(scope: TenantScope, services: Services, reco
       const position = item.conversation_id === null ? null : (item.position ?? nextPosition(item.conversation_id));
       const tokens = counter.count(item.content);
       chunkText(item.content, tokens, counter).forEach((chunk, index) => {
-        const row = chunkRow(scope.tenantId, id, index, chunk, item.conversation_id ? context : withHeadings(context, chunk), item.created_at);
+        const row = chunkRow(
+          scope.tenantId,
+          id,
+          index,
+          chunk,
+          item.conversation_id ? context : withHeadings(context, chunk),
+          item.created_at,
+        );
         keywordTokens += row.ftsTokens;
         chunkRows.push(row);
       });
@@ -211,7 +270,9 @@ export async function importRecords(scope: TenantScope, services: Services, reco
     ),
     ...records.projectTasks.map((t) =>
       scope.d1
-        .prepare("INSERT OR IGNORE INTO project_tasks (tenant_id, project, current_task_id, previous_task_id, updated_at) VALUES (?, ?, ?, ?, ?)")
+        .prepare(
+          "INSERT OR IGNORE INTO project_tasks (tenant_id, project, current_task_id, previous_task_id, updated_at) VALUES (?, ?, ?, ?, ?)",
+        )
         .bind(scope.tenantId, projectOf(t.project), t.current_task_id, t.previous_task_id, t.updated_at),
     ),
     ...records.links.map((l) => {
@@ -223,12 +284,26 @@ export async function importRecords(scope: TenantScope, services: Services, reco
           `INSERT OR IGNORE INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, metadata, created_at)
            SELECT ?, ?, ?, ${source.sql}, ?, ${target.sql}, ?, ?, ?, ? WHERE ${source.sql} IS NOT NULL AND ${target.sql} IS NOT NULL`,
         )
-        .bind(newId(l.id), scope.tenantId, l.source_type, ...source.params, l.target_type, ...target.params, l.relationship_type, l.weight, JSON.stringify(l.metadata), l.created_at, ...source.params, ...target.params);
+        .bind(
+          newId(l.id),
+          scope.tenantId,
+          l.source_type,
+          ...source.params,
+          l.target_type,
+          ...target.params,
+          l.relationship_type,
+          l.weight,
+          JSON.stringify(l.metadata),
+          l.created_at,
+          ...source.params,
+          ...target.params,
+        );
     }),
     ...bumpCacheGenerations(scope, new Set([...records.items.map((i) => projectOf(i.project))])),
   ];
   const results = await batchInSlices(scope, after);
-  const changes = (from: number, count: number) => results.slice(from, from + count).reduce((n, r) => n + (r.meta.changes ?? 0), 0);
+  const changes = (from: number, count: number) =>
+    results.slice(from, from + count).reduce((n, r) => n + (r.meta.changes ?? 0), 0);
   summary.imported.summaries = changes(1, records.summaries.length);
   summary.skipped.summaries = records.summaries.length - summary.imported.summaries;
   summary.imported.project_tasks = changes(1 + records.summaries.length, records.projectTasks.length);
@@ -272,13 +347,19 @@ async function planItems(
     const hashes = await Promise.all(page.map((item) => sha256Hex(item.content)));
     const withUsage = i === 0 && limitsStorage(limits);
     const [byId, byContent, usage] = await scope.d1.batch<Record<string, string | null>>([
-      scope.d1.prepare(`SELECT id FROM items WHERE id ${IN_JSON} AND +tenant_id = ?`).bind(JSON.stringify(ids), scope.tenantId),
+      scope.d1
+        .prepare(`SELECT id FROM items WHERE id ${IN_JSON} AND +tenant_id = ?`)
+        .bind(JSON.stringify(ids), scope.tenantId),
       // Stored content is one item per project (and key): a copy already there is not written again.
       scope.d1
         .prepare(
           `SELECT project, key, content_hash FROM items WHERE tenant_id = ? AND project ${IN_JSON} AND conversation_id IS NULL AND tier <> 'superseded' AND content_hash ${IN_JSON}`,
         )
-        .bind(scope.tenantId, JSON.stringify([...new Set(page.map((item) => projectOf(item.project)))]), JSON.stringify(hashes)),
+        .bind(
+          scope.tenantId,
+          JSON.stringify([...new Set(page.map((item) => projectOf(item.project)))]),
+          JSON.stringify(hashes),
+        ),
       ...(withUsage ? [usageStatement(scope.d1, scope.tenantId)] : []),
     ]);
     if (withUsage) plan.usage = usageOf(usage);
@@ -302,12 +383,20 @@ async function planItems(
 }
 
 /** A link end as SQL: an item id remapped, a conversation id as is, a chunk ("<item id>#<index>") looked up. */
-function linkEnd(scope: TenantScope, type: string, id: string, newId: (id: string) => string): { sql: string; params: unknown[] } {
+function linkEnd(
+  scope: TenantScope,
+  type: string,
+  id: string,
+  newId: (id: string) => string,
+): { sql: string; params: unknown[] } {
   // Each end must exist in the tenant and lie in the caller's projects (a project-limited key links only there).
   const item = projectClause(scope, "i.project");
   if (type === "conversation") {
     const own = projectClause(scope, "c.project");
-    return { sql: `(SELECT c.id FROM conversations c WHERE c.tenant_id = ? AND c.id = ?${own.sql})`, params: [scope.tenantId, id, ...own.params] };
+    return {
+      sql: `(SELECT c.id FROM conversations c WHERE c.tenant_id = ? AND c.id = ?${own.sql})`,
+      params: [scope.tenantId, id, ...own.params],
+    };
   }
   if (type === "chunk") {
     const at = id.lastIndexOf("#");
@@ -316,7 +405,10 @@ function linkEnd(scope: TenantScope, type: string, id: string, newId: (id: strin
       params: [scope.tenantId, newId(id.slice(0, at)), Number(id.slice(at + 1)), ...item.params],
     };
   }
-  return { sql: `(SELECT i.id FROM items i WHERE i.tenant_id = ? AND i.id = ?${item.sql})`, params: [scope.tenantId, newId(id), ...item.params] };
+  return {
+    sql: `(SELECT i.id FROM items i WHERE i.tenant_id = ? AND i.id = ?${item.sql})`,
+    params: [scope.tenantId, newId(id), ...item.params],
+  };
 }
 
 function speakerOf(item: ItemRecord): string | null {

@@ -21,7 +21,13 @@ export interface DeletionRun {
  * Runs up to `maxSteps` bounded steps of a deletion; the caller queues the rest when it is not done.
  * An unfinished run records its progress time, so the cron sweep resumes only deletions that stalled.
  */
-export async function runDeletionSteps(stores: DeletionStores, services: Services, target: DeletionTarget, forgetKeys: ForgetKeys, maxSteps: number): Promise<DeletionRun> {
+export async function runDeletionSteps(
+  stores: DeletionStores,
+  services: Services,
+  target: DeletionTarget,
+  forgetKeys: ForgetKeys,
+  maxSteps: number,
+): Promise<DeletionRun> {
   let removed = 0;
   let steps = 0;
   // D1's queries per invocation: a step starts only while the budget covers one as large as the largest so far
@@ -31,7 +37,10 @@ export async function runDeletionSteps(stores: DeletionStores, services: Service
     while (steps < maxSteps && (steps === 0 || pieces.fits())) {
       pieces.start();
       try {
-        const step = target.project === null ? await deleteTenantStep(stores, services, target.tenantId, forgetKeys) : await deleteProjectStep(stores.data, services, target.tenantId, target.project);
+        const step =
+          target.project === null
+            ? await deleteTenantStep(stores, services, target.tenantId, forgetKeys)
+            : await deleteProjectStep(stores.data, services, target.tenantId, target.project);
         steps++;
         removed += step.removed;
         if (step.done) return { done: true, steps, removed };
@@ -45,8 +54,13 @@ export async function runDeletionSteps(stores: DeletionStores, services: Service
     throw error;
   }
   const now = Date.now();
-  if (target.project === null) await stores.control.prepare("UPDATE tenants SET deleting_at = ? WHERE id = ?").bind(now, target.tenantId).run();
-  else await stores.data.prepare("UPDATE project_deletions SET updated_at = ? WHERE tenant_id = ? AND project = ?").bind(now, target.tenantId, target.project).run();
+  if (target.project === null)
+    await stores.control.prepare("UPDATE tenants SET deleting_at = ? WHERE id = ?").bind(now, target.tenantId).run();
+  else
+    await stores.data
+      .prepare("UPDATE project_deletions SET updated_at = ? WHERE tenant_id = ? AND project = ?")
+      .bind(now, target.tenantId, target.project)
+      .run();
   return { done: false, steps, removed };
 }
 

@@ -3,7 +3,15 @@ import { indexTokens, queryPhrases, storedTerm } from "../shared/fts-text";
 import { STOPWORDS } from "../shared/stopwords";
 import { chunkCountSql, keywordTotalsCte } from "../keyword-index/scores";
 import { feedbackCandidates, feedbackScores, type FeedbackChunk } from "./feedback-scores";
-import { SEARCH_ROW_JSON, exactReal, numbered, searchFilterSql, searchRowFromJson, type SearchFilters, type SearchRow } from "./search-rows";
+import {
+  SEARCH_ROW_JSON,
+  exactReal,
+  numbered,
+  searchFilterSql,
+  searchRowFromJson,
+  type SearchFilters,
+  type SearchRow,
+} from "./search-rows";
 
 /**
  * Search's second round trip: what the first hits point to, read in one D1 batch.
@@ -61,7 +69,6 @@ export interface Expansion {
   rows: Map<number, SearchRow>;
 }
 
-
 /**
  * Reads the chunks around the sources in one statement, answered as one row of JSON values (search-rows.ts:
  * D1 charges by value): how chunks relate to sources, as ids; the row of each chunk around that is not a
@@ -75,7 +82,13 @@ export async function readExpansion(scope: TenantScope, request: ExpansionReques
   const words = feedbackCandidates(scope.tenantId, feedbackTerms(request.feedbackFrom, request.query));
   if (request.neighboursOf.length === 0 && request.linksOf.length === 0 && words.length === 0) return out;
   const where = searchFilterSql(scope, request.filters);
-  const sources = request.neighboursOf.map((r) => [r.chunk_id, r.item_id, r.chunk_index, r.conversation_id, r.position]);
+  const sources = request.neighboursOf.map((r) => [
+    r.chunk_id,
+    r.item_id,
+    r.chunk_index,
+    r.conversation_id,
+    r.position,
+  ]);
   const params = [scope.tenantId, JSON.stringify(sources), JSON.stringify(request.linksOf), ...where.params];
   const firstHits = `json_each(?${params.length + 1})`;
   const packed = await scope.d1
@@ -91,7 +104,11 @@ export async function readExpansion(scope: TenantScope, request: ExpansionReques
          n, avgdl
        FROM keyword_totals`,
     )
-    .bind(...params, JSON.stringify(request.candidates.map((c) => c.chunk_id)), JSON.stringify(words.map((w) => w.term)))
+    .bind(
+      ...params,
+      JSON.stringify(request.candidates.map((c) => c.chunk_id)),
+      JSON.stringify(words.map((w) => w.term)),
+    )
     .first<PackedExpansion>();
   if (!packed) return out;
   for (const [via, source, sourceItem, distance, weight, chunkId] of JSON.parse(packed.around) as AroundRow[]) {
@@ -106,7 +123,8 @@ export async function readExpansion(scope: TenantScope, request: ExpansionReques
   const dfs: (number | null)[] = words.map(() => null);
   for (const [index, df] of JSON.parse(packed.dfs) as [number, number | null][]) dfs[index] = df;
   const feedback = feedbackScores(scope.tenantId, words, dfs, packed, [...request.candidates, ...out.rows.values()]);
-  for (const [chunkId, bm25] of feedback.scores) out.feedback.set(chunkId, { bm25, known: feedback.known, known_share: 1 });
+  for (const [chunkId, bm25] of feedback.scores)
+    out.feedback.set(chunkId, { bm25, known: feedback.known, known_share: 1 });
   return out;
 }
 
@@ -120,7 +138,10 @@ type AroundRow = ["neighbour" | "link", number | null, string | null, number | n
  * words and not bare numbers, each weighted by the hits' scores times its share of their text. D1 then
  * keeps the strongest by weight x IDF, so words every chunk uses ("thanks", "really") drop out.
  */
-export function feedbackTerms(hits: { content: string; score: number }[], query: string): { token: string; weight: number }[] {
+export function feedbackTerms(
+  hits: { content: string; score: number }[],
+  query: string,
+): { token: string; weight: number }[] {
   const own = new Set((queryPhrases(query) ?? []).flat().map((t) => storedTerm("", t)));
   const weights = new Map<string, { token: string; weight: number }>();
   for (const hit of hits.slice(0, FEEDBACK_DOCS)) {
@@ -134,7 +155,9 @@ export function feedbackTerms(hits: { content: string; score: number }[], query:
       weights.set(stem, entry);
     }
   }
-  return [...weights.values()].sort((a, b) => b.weight - a.weight || (a.token < b.token ? -1 : 1)).slice(0, FEEDBACK_CANDIDATES);
+  return [...weights.values()]
+    .sort((a, b) => b.weight - a.weight || (a.token < b.token ? -1 : 1))
+    .slice(0, FEEDBACK_CANDIDATES);
 }
 
 /**

@@ -81,7 +81,8 @@ export function feedbackScores(
   const code = keywordCode(tenantId);
   for (const chunk of chunks) {
     if (chunk.fts_tokens === null || scores.has(chunk.chunk_id)) continue;
-    const freqs = chunk.term_freqs ?? termFreqs(code, chunk.chunk_content, chunk.unindexed_context ?? "", CONTEXT_WEIGHT);
+    const freqs =
+      chunk.term_freqs ?? termFreqs(code, chunk.chunk_content, chunk.unindexed_context ?? "", CONTEXT_WEIGHT);
     let score = 0;
     let held = false;
     for (const t of terms) {

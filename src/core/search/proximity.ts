@@ -68,7 +68,9 @@ export function queryPairs(tenantId: string, query: string): QueryPairs | null {
  * around it), so most hits are not read word by word.
  */
 export function pairShare(query: QueryPairs, content: string, termFreqs: string | null): number {
-  const inContent = new Set(termFreqs === null ? query.words : query.words.filter((key) => forwardFreq(termFreqs, key) >= 1));
+  const inContent = new Set(
+    termFreqs === null ? query.words : query.words.filter((key) => forwardFreq(termFreqs, key) >= 1),
+  );
   const candidates = query.pairs.filter(([a, b]) => inContent.has(a) && inContent.has(b));
   if (candidates.length === 0) return 0;
   // The second words wanted after each first word: a pair found is taken out, so it counts once.

@@ -32,14 +32,20 @@ export interface QueryContext {
  * - a speaker it names: messages said by that participant (log_chat's agent_name, else the role) gain;
  * - a question asking when: text that states a time (one resolved at write time) gains.
  */
-export function queryContext(query: string, range: TimeRange | null, candidates: ContextualRow[], stages: ReadonlySet<SearchStage>): QueryContext {
+export function queryContext(
+  query: string,
+  range: TimeRange | null,
+  candidates: ContextualRow[],
+  stages: ReadonlySet<SearchStage>,
+): QueryContext {
   const stated = new WeakMap<ContextualRow, StatedTime[]>();
   const statedOf = (row: ContextualRow) => {
     let times = stated.get(row);
     if (!times) stated.set(row, (times = statedTimes(row)));
     return times;
   };
-  const timeOf = (row: ContextualRow, within: TimeRange) => Math.max(timeMatch(row.created_at, within), statedMatch(statedOf(row), within));
+  const timeOf = (row: ContextualRow, within: TimeRange) =>
+    Math.max(timeMatch(row.created_at, within), statedMatch(statedOf(row), within));
   const hasCandidates = (within: TimeRange) => candidates.some((c) => timeOf(c, within) === 1);
   let inRange = range !== null && hasCandidates(range) ? range : null;
   // A time named without its year ("in June") is the latest such time that something was written or said in.
@@ -68,7 +74,8 @@ export function queryContext(query: string, range: TimeRange | null, candidates:
 }
 
 /** Words of a speaker's name that can name them in a query. */
-const nameWords = (speaker: string) => indexTokens(speaker.toLowerCase()).filter((w) => w.length > 1 && !STOPWORDS.has(w));
+const nameWords = (speaker: string) =>
+  indexTokens(speaker.toLowerCase()).filter((w) => w.length > 1 && !STOPWORDS.has(w));
 /** Words that join the people a question asks about into one subject ("Jon and Gina"). */
 const JOINING = new Set(["and", "or", "both"]);
 

@@ -24,7 +24,10 @@ const DAY = 86_400_000;
 
 /** The time the query names (the most specific, then the first), as a range of instants, or null. */
 export function queryTimeRange(query: string, now: number): TimeRange | null {
-  const best = findTimes(query, now, "past").reduce<FoundTime | null>((b, f) => (b === null || f.rank < b.rank ? f : b), null);
+  const best = findTimes(query, now, "past").reduce<FoundTime | null>(
+    (b, f) => (b === null || f.rank < b.rank ? f : b),
+    null,
+  );
   return best && { from: best.from, to: best.to, text: best.text, ...(best.yearly ? { yearly: true } : {}) };
 }
 
@@ -67,5 +70,7 @@ export function withoutTimeWords(query: string, range: TimeRange | null): string
 
 /** The question asks for a time ("When did ...", "What year ...", "How long ago ..."). */
 export function asksWhen(query: string): boolean {
-  return /^\W*(?:and\s+|so\s+|but\s+)?(?:when\b|since when\b|(?:what|which)\s+(?:date|day|year|month|time)\b|how long ago\b)/i.test(query);
+  return /^\W*(?:and\s+|so\s+|but\s+)?(?:when\b|since when\b|(?:what|which)\s+(?:date|day|year|month|time)\b|how long ago\b)/i.test(
+    query,
+  );
 }

@@ -5,7 +5,13 @@ import type { Services } from "../../ports";
  * candidates by reading query and text together; the first `limit` of that order are returned. Without
  * a reranker, or if it fails (the search still answers, in fused order), the fused order stands.
  */
-export async function rerankTop<T>(services: Services, query: string, ranked: T[], limit: number, text: (candidate: T) => string): Promise<T[]> {
+export async function rerankTop<T>(
+  services: Services,
+  query: string,
+  ranked: T[],
+  limit: number,
+  text: (candidate: T) => string,
+): Promise<T[]> {
   const reranker = services.reranker;
   const candidates = services.config.rerank?.candidates ?? 0;
   if (!reranker || ranked.length < 2) return ranked.slice(0, limit);

@@ -52,7 +52,10 @@ const COLUMNS: [keyof SearchRow, string][] = (
     ["fts_tokens", "c.fts_tokens"],
     ["term_freqs", "c.term_freqs"],
     ["unindexed_context", "CASE WHEN c.term_freqs IS NULL THEN c.context END"],
-    ["speaker", "CASE WHEN i.conversation_id IS NULL THEN NULL ELSE substr(c.context, 1, instr(c.context || char(10), char(10)) - 1) END"],
+    [
+      "speaker",
+      "CASE WHEN i.conversation_id IS NULL THEN NULL ELSE substr(c.context, 1, instr(c.context || char(10), char(10)) - 1) END",
+    ],
   ] as [keyof SearchRow, string?][]
 ).map(([name, expression]) => [name, expression ?? `i.${name}`]);
 export const SEARCH_ROW_COLUMNS = COLUMNS.map(([name, expression]) => `${expression} AS ${name}`).join(", ");

@@ -1,7 +1,13 @@
 import { dot } from "../shared/vector-math";
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { SEARCH_ROW_COLUMNS, searchFilterSql, searchedProjects, type SearchFilters, type SearchRow } from "./search-rows";
+import {
+  SEARCH_ROW_COLUMNS,
+  searchFilterSql,
+  searchedProjects,
+  type SearchFilters,
+  type SearchRow,
+} from "./search-rows";
 
 /** Search's vector part (search.ts): the vector list and its rows, and the cosines of hits it did not hold. */
 
@@ -35,7 +41,10 @@ export async function vectorHits(
   const queryVector = await embedQuery();
   if (!queryVector) return noVectorHits();
   const projects = searchedProjects(scope, filters);
-  const matches = await services.vectors.query(scope.tenantId, queryVector, { topK: pool, projects: projects === null ? undefined : [...projects] });
+  const matches = await services.vectors.query(scope.tenantId, queryVector, {
+    topK: pool,
+    projects: projects === null ? undefined : [...projects],
+  });
   const complete = matches.length < pool;
   const listed = new Set(matches.map((m) => m.chunkId));
   const [rows, keywordCosines] = await Promise.all([
@@ -43,7 +52,14 @@ export async function vectorHits(
     complete
       ? new Map<number, number>()
       : keywordHits
-          .then((ids) => cosinesOf(scope, services, queryVector, (ids ?? []).filter((id) => !listed.has(id))))
+          .then((ids) =>
+            cosinesOf(
+              scope,
+              services,
+              queryVector,
+              (ids ?? []).filter((id) => !listed.has(id)),
+            ),
+          )
           .catch((error: unknown) => (onCosinesFailed(error), new Map<number, number>())),
   ]);
   const byId = new Map(rows.map((r) => [r.chunk_id, r]));
@@ -84,14 +100,21 @@ export async function fillMissingSimilarities(
   const queryVector = await embedQuery();
   if (!queryVector) return;
   const cosines = await cosinesOf(scope, services, queryVector, missing);
-  for (const entry of entries) if (entry.similarity === null) entry.similarity = cosines.get(entry.row.chunk_id) ?? null;
+  for (const entry of entries)
+    if (entry.similarity === null) entry.similarity = cosines.get(entry.row.chunk_id) ?? null;
 }
 
 /** The query's cosine with each chunk's stored vector, by chunk id (a chunk without one, or of other dimensions, has none). */
-async function cosinesOf(scope: TenantScope, services: Services, queryVector: Float32Array, chunkIds: number[]): Promise<Map<number, number>> {
+async function cosinesOf(
+  scope: TenantScope,
+  services: Services,
+  queryVector: Float32Array,
+  chunkIds: number[],
+): Promise<Map<number, number>> {
   const cosines = new Map<number, number>();
   if (chunkIds.length === 0) return cosines;
   const vectors = await services.vectors.getVectors(scope.tenantId, chunkIds);
-  for (const [chunkId, stored] of vectors) if (stored.length === queryVector.length) cosines.set(chunkId, dot(queryVector, stored));
+  for (const [chunkId, stored] of vectors)
+    if (stored.length === queryVector.length) cosines.set(chunkId, dot(queryVector, stored));
   return cosines;
 }

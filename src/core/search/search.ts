@@ -24,7 +24,13 @@ import { pairShare, queryPairs } from "./proximity";
 import { searchedProjects, type SearchFilters, type SearchRow } from "./search-rows";
 import { fillMissingSimilarities, noVectorHits, vectorHits } from "./search-vectors";
 import { allRows } from "../../db/all-rows";
-import { keywordStatement, timedKeywordStatement, timedLists, type KeywordRow, type TimedRow } from "../keyword-index/lists";
+import {
+  keywordStatement,
+  timedKeywordStatement,
+  timedLists,
+  type KeywordRow,
+  type TimedRow,
+} from "../keyword-index/lists";
 
 export type { SearchFilters };
 
@@ -128,20 +134,30 @@ export async function searchChunks(
   options: SearchOptions = {},
 ): Promise<SearchHit[]> {
   const mode = options.mode ?? "hybrid";
-  let queryVector: Promise<Float32Array | null> | null = options.queryVector ? Promise.resolve(options.queryVector) : null;
+  let queryVector: Promise<Float32Array | null> | null = options.queryVector
+    ? Promise.resolve(options.queryVector)
+    : null;
   const embedQuery = () => (queryVector ??= services.embedder.embed([query], "query").then((v) => v[0] ?? null));
   const stages = services.config.searchStages;
   const named = stages.has("time") ? queryTimeRange(query, options.now ?? Date.now()) : null;
   const pool = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, limit * 4));
   const kind = services.embedder.semantic ? "semantic" : "lexical";
-  const vectorWeight = mode === "vector" ? 1 : mode === "keyword" ? 0 : (services.config.hybridVectorWeight ?? DEFAULT_VECTOR_WEIGHT[kind]);
+  const vectorWeight =
+    mode === "vector"
+      ? 1
+      : mode === "keyword"
+        ? 0
+        : (services.config.hybridVectorWeight ?? DEFAULT_VECTOR_WEIGHT[kind]);
   const chance = services.config.embeddingChanceSimilarity ?? DEFAULT_CHANCE_SIMILARITY[kind];
   let vectorFailed = false;
   const vectorUnavailable = (error: unknown) => {
     if (!vectorFailed) options.onVectorUnavailable?.(error instanceof Error ? error.message : String(error));
     vectorFailed = true;
   };
-  const keywordList = mode !== "vector" ? keywordCandidates(scope, query, named, filters, pool) : Promise.resolve({ rows: [], textQuery: query });
+  const keywordList =
+    mode !== "vector"
+      ? keywordCandidates(scope, query, named, filters, pool)
+      : Promise.resolve({ rows: [], textQuery: query });
   const [keyword, vector] = await Promise.all([
     keywordList,
     vectorWeight > 0
@@ -163,7 +179,21 @@ export async function searchChunks(
   const candidate = (row: SearchRow) => {
     let entry = candidates.get(row.chunk_id);
     if (!entry) {
-      entry = { row, bm25: 0, strength: 0, keyword: 0, feedback: 0, feedbackStrength: 0, match: 0, keywordRank: null, vectorRank: null, similarity: null, own: 0, score: 0, belowLead: false };
+      entry = {
+        row,
+        bm25: 0,
+        strength: 0,
+        keyword: 0,
+        feedback: 0,
+        feedbackStrength: 0,
+        match: 0,
+        keywordRank: null,
+        vectorRank: null,
+        similarity: null,
+        own: 0,
+        score: 0,
+        belowLead: false,
+      };
       candidates.set(row.chunk_id, entry);
     }
     return entry;
@@ -177,7 +207,9 @@ export async function searchChunks(
       keywordRank: rank + 1,
     }),
   );
-  vector.rows.forEach(({ row, similarity }, rank) => Object.assign(candidate(row), { vectorRank: rank + 1, similarity }));
+  vector.rows.forEach(({ row, similarity }, rank) =>
+    Object.assign(candidate(row), { vectorRank: rank + 1, similarity }),
+  );
   const first = [...candidates.values()];
   // A keyword hit outside the vector list still has a cosine, read from its stored vector (search-vectors.ts).
   for (const c of first) if (c.similarity === null) c.similarity = vector.keywordCosines.get(c.row.chunk_id) ?? null;
@@ -186,12 +218,18 @@ export async function searchChunks(
   const pairs = mode !== "vector" && stages.has("proximity") ? queryPairs(scope.tenantId, textQuery) : null;
   for (const c of first) {
     const vectorScore = vectorPart(c.similarity, chance);
-    const gain = pairs && c.keyword > 0 ? 1 + PROXIMITY_WEIGHT * pairShare(pairs, c.row.chunk_content, c.row.term_freqs) : 1;
+    const gain =
+      pairs && c.keyword > 0 ? 1 + PROXIMITY_WEIGHT * pairShare(pairs, c.row.chunk_content, c.row.term_freqs) : 1;
     c.match = mode === "vector" ? vectorScore : fusedScore(Math.min(1, c.keyword * gain), vectorScore, vectorWeight);
     c.strength = mode === "vector" ? vectorScore : fusedScore(c.strength * gain, vectorScore, vectorWeight);
   }
 
-  const context = queryContext(query, named, first.map((c) => c.row), stages);
+  const context = queryContext(
+    query,
+    named,
+    first.map((c) => c.row),
+    stages,
+  );
   const sources = first
     .map((c) => ({ c, own: Math.min(1, c.match * context.multiplier(c.row)) }))
     .filter((s) => s.own >= MIN_RELEVANCE)
@@ -204,7 +242,8 @@ export async function searchChunks(
       feedbackFrom: mode === "vector" || !stages.has("feedback") ? [] : feedbackSources(first),
       candidates: first.map((c) => c.row),
       neighboursOf: stages.has("neighbours") ? sources.map((c) => c.row) : [],
-      linksOf: options.expandLinks === false || !stages.has("links") ? [] : [...new Set(sources.map((c) => c.row.item_id))],
+      linksOf:
+        options.expandLinks === false || !stages.has("links") ? [] : [...new Set(sources.map((c) => c.row.item_id))],
       similarLinkWeight: vectorWeight,
     });
     // A chunk around a source is a first hit (its row is here) or came with its row.
@@ -229,17 +268,29 @@ export async function searchChunks(
     // Evidence from a neighbour or a link is weighed by the query's context on the chunk that receives it, as its own
     // is: a turn next to a hit, said by another speaker than the one asked about, or written outside the time asked
     // about, gets less (LoCoMo validation: multi-hop 45.8 -> 46.7, temporal 89.1 -> 89.8, adversarial 90.0 -> 89.0).
-    const received = (c: Candidate, evidence: number) => eitherEvidence(c.score, Math.min(1, evidence * context.multiplier(c.row)));
-    for (const { row, c } of neighbours) c.score = received(c, (NEIGHBOUR_WEIGHT * candidates.get(row.source)!.own) / Math.max(1, row.distance));
-    for (const { row, c } of linked) c.score = received(c, LINK_WEIGHT * Math.min(1, Math.max(0, row.weight)) * (ownOfItem.get(row.source) ?? 0));
+    const received = (c: Candidate, evidence: number) =>
+      eitherEvidence(c.score, Math.min(1, evidence * context.multiplier(c.row)));
+    for (const { row, c } of neighbours)
+      c.score = received(c, (NEIGHBOUR_WEIGHT * candidates.get(row.source)!.own) / Math.max(1, row.distance));
+    for (const { row, c } of linked)
+      c.score = received(c, LINK_WEIGHT * Math.min(1, Math.max(0, row.weight)) * (ownOfItem.get(row.source) ?? 0));
     keepLeadFirst(first, candidates.values(), (c) => Math.min(1, c.match * context.multiplier(c.row)));
   }
   const ranked = [...candidates.values()]
     .filter((c) => c.score >= MIN_RELEVANCE)
-    .sort((a, b) => b.score - a.score || b.strength - a.strength || Number(a.belowLead) - Number(b.belowLead) || b.bm25 - a.bm25 || (b.similarity ?? -1) - (a.similarity ?? -1) || a.row.chunk_id - b.row.chunk_id);
+    .sort(
+      (a, b) =>
+        b.score - a.score ||
+        b.strength - a.strength ||
+        Number(a.belowLead) - Number(b.belowLead) ||
+        b.bm25 - a.bm25 ||
+        (b.similarity ?? -1) - (a.similarity ?? -1) ||
+        a.row.chunk_id - b.row.chunk_id,
+    );
   const top = await rerankTop(services, query, ranked, limit, (c) => c.row.chunk_content);
   // `similarity` is reported for every hit, whatever counted in its score.
-  if (top.length > 0 && !vectorFailed) await fillMissingSimilarities(scope, services, embedQuery, top).catch(vectorUnavailable);
+  if (top.length > 0 && !vectorFailed)
+    await fillMissingSimilarities(scope, services, embedQuery, top).catch(vectorUnavailable);
   return top.map(toHit);
 }
 
@@ -300,7 +351,11 @@ async function keywordCandidates(
   // A query that names a time reads every posting (no top postings): its statement walks its list twice and may score
   // the whole query's list after, and with top postings' CTEs in it SQLite took 45-250 ms for LoCoMo's (20 plain).
   const plain = keywordQueryTerms(scope.tenantId, query, tops && !named);
-  if (!named) return { rows: plain === null ? [] : noted(await allRows<KeywordRow>(keywordStatement(scope, plain, filters, pool))), textQuery: query };
+  if (!named)
+    return {
+      rows: plain === null ? [] : noted(await allRows<KeywordRow>(keywordStatement(scope, plain, filters, pool))),
+      textQuery: query,
+    };
   const textQuery = withoutTimeWords(query, named);
   const terms = keywordQueryTerms(scope.tenantId, textQuery);
   if (terms === null) return { rows: [], textQuery };
@@ -310,7 +365,11 @@ async function keywordCandidates(
     createdBefore: Math.min(filters.createdBefore ?? Infinity, named.to - 1),
   };
   const withPlain = textQuery !== query && plain !== null;
-  const results = noted(await allRows<TimedRow>(timedKeywordStatement(scope, { terms, plain: withPlain ? plain : null }, filters, during, pool)));
+  const results = noted(
+    await allRows<TimedRow>(
+      timedKeywordStatement(scope, { terms, plain: withPlain ? plain : null }, filters, during, pool),
+    ),
+  );
   const lists = timedLists(results, withPlain);
   // Something said then, or saying it happened then ("last night", said the next morning: stated-times.ts), makes the
   // date a time; otherwise its words were about something else.

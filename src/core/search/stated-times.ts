@@ -26,11 +26,18 @@ export function resolveStatedTimes(content: string, said: number): StatedTime[] 
 }
 
 /** A chunk's stated times: as stored, or resolved now for a row written before they were kept (NULL). */
-export function statedTimes(row: { stated_times?: string | null; chunk_content: string; created_at: number }): StatedTime[] {
+export function statedTimes(row: {
+  stated_times?: string | null;
+  chunk_content: string;
+  created_at: number;
+}): StatedTime[] {
   if (typeof row.stated_times === "string") {
     try {
       const parsed = JSON.parse(row.stated_times) as unknown;
-      if (Array.isArray(parsed)) return parsed.filter((t): t is StatedTime => Array.isArray(t) && typeof t[0] === "number" && typeof t[1] === "number");
+      if (Array.isArray(parsed))
+        return parsed.filter(
+          (t): t is StatedTime => Array.isArray(t) && typeof t[0] === "number" && typeof t[1] === "number",
+        );
     } catch {
       // Not ours: resolve it again below.
     }
@@ -58,7 +65,9 @@ export async function fillStatedTimes(d1: D1Database, limit = STATED_BATCH): Pro
   if (results.length === 0) return 0;
   const rows = results.map((c) => [c.id, statedTimesJson(c.content, c.created_at)]);
   await d1
-    .prepare("UPDATE chunks SET stated_times = j.value ->> 1 FROM json_each(?) j WHERE chunks.id = j.value ->> 0 AND chunks.stated_times IS NULL")
+    .prepare(
+      "UPDATE chunks SET stated_times = j.value ->> 1 FROM json_each(?) j WHERE chunks.id = j.value ->> 0 AND chunks.stated_times IS NULL",
+    )
     .bind(JSON.stringify(rows))
     .run();
   return results.length;

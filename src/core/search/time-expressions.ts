@@ -26,40 +26,82 @@ export interface FoundTime {
 export type Lean = "past" | "nearest";
 
 const DAY = 86_400_000;
-const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+const MONTHS = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december",
+];
 const WEEKDAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
-const MONTH = "(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\\.?";
+const MONTH =
+  "(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\\.?";
 /** A month name outside a date: "may" is mostly the verb, and the short forms are words too ("mar", "sep"). */
 const MONTH_WORD = "(january|february|march|april|may|june|july|august|september|october|november|december)";
 const WEEKDAY = `(${WEEKDAYS.join("|")})`;
 /** A weekday as a name or its short form ("last Tues."): the short forms are words too ("sun", "sat"), so only after a word that makes them days. */
-const WEEKDAY_OR_SHORT = "(sunday|monday|tuesday|wednesday|thursday|friday|saturday|sun|mon|tues|tue|wed|thurs|thur|thu|fri|sat)\\b\\.?";
+const WEEKDAY_OR_SHORT =
+  "(sunday|monday|tuesday|wednesday|thursday|friday|saturday|sun|mon|tues|tue|wed|thurs|thur|thu|fri|sat)\\b\\.?";
 const DAY_NUMBER = "(\\d{1,2})(?:st|nd|rd|th)?";
 const YEAR = "(\\d{4})";
 const COUNT = "(\\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a couple of|a few|several)";
 const NUMBER_WORDS: Record<string, number> = {
-  a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12,
-  "a couple of": 2, "a few": 3, several: 3,
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  "a couple of": 2,
+  "a few": 3,
+  several: 3,
 };
 const UNIT_DAYS = { day: 1, week: 7, month: 30, year: 365 } as const;
 /** Northern-hemisphere seasons as [first month, months]: summer is June to August. */
-const SEASONS: Record<string, [number, number]> = { spring: [2, 3], summer: [5, 3], fall: [8, 3], autumn: [8, 3], winter: [11, 3] };
+const SEASONS: Record<string, [number, number]> = {
+  spring: [2, 3],
+  summer: [5, 3],
+  fall: [8, 3],
+  autumn: [8, 3],
+  winter: [11, 3],
+};
 
 type Range = { from: number; to: number; yearly?: boolean };
 type Rule = { pattern: string; range: (m: RegExpExecArray, ref: number, lean: Lean) => Range | null };
 
-const monthIndex = (name: string) => MONTHS.findIndex((m) => m.startsWith(name.toLowerCase().replace(".", "").slice(0, 3)));
+const monthIndex = (name: string) =>
+  MONTHS.findIndex((m) => m.startsWith(name.toLowerCase().replace(".", "").slice(0, 3)));
 const startOfDay = (at: number) => Math.floor(at / DAY) * DAY;
 const days = (from: number, length: number): Range => ({ from, to: from + length * DAY });
-const validDay = (year: number, month: number, day: number) => month >= 0 && day >= 1 && new Date(Date.UTC(year, month, day)).getUTCDate() === day;
+const validDay = (year: number, month: number, day: number) =>
+  month >= 0 && day >= 1 && new Date(Date.UTC(year, month, day)).getUTCDate() === day;
 const yearOf = (at: number) => new Date(at).getUTCFullYear();
-const count = (word: string) => (/^\d+$/.test(word) ? Number(word) : (NUMBER_WORDS[word.toLowerCase().replace(/\s+/g, " ")] ?? 1));
+const count = (word: string) =>
+  /^\d+$/.test(word) ? Number(word) : (NUMBER_WORDS[word.toLowerCase().replace(/\s+/g, " ")] ?? 1);
 const direction = (word: string) => (/^(?:last|past|previous)$/i.test(word) ? -1 : /^next$/i.test(word) ? 1 : 0);
 
 /** The rules, most specific first; where two match the same words, the earlier rule's reading stands. */
 const RULES: Rule[] = [
   { pattern: "\\b(\\d{4})-(\\d{2})-(\\d{2})\\b", range: (m) => dayIf(+m[1]!, +m[2]! - 1, +m[3]!) },
-  { pattern: `\\b${DAY_NUMBER}\\s+(?:of\\s+)?${MONTH},?\\s+${YEAR}\\b`, range: (m) => dayIf(+m[3]!, monthIndex(m[2]!), +m[1]!) },
+  {
+    pattern: `\\b${DAY_NUMBER}\\s+(?:of\\s+)?${MONTH},?\\s+${YEAR}\\b`,
+    range: (m) => dayIf(+m[3]!, monthIndex(m[2]!), +m[1]!),
+  },
   { pattern: `\\b${MONTH}\\s+${DAY_NUMBER},?\\s+${YEAR}\\b`, range: (m) => dayIf(+m[3]!, monthIndex(m[1]!), +m[2]!) },
   // "the second week of November (2023)": days 1-7, 8-14, 15-21, 22-28, or the month's last seven.
   {
@@ -70,11 +112,21 @@ const RULES: Rule[] = [
     },
   },
   { pattern: `\\b${MONTH},?\\s+${YEAR}\\b`, range: (m) => monthRange(+m[2]!, monthIndex(m[1]!)) },
-  { pattern: "\\b(?:in|during|of|from|since|back in)\\s+(?:the\\s+year\\s+)?(\\d{4})\\b", range: (m) => yearRange(+m[1]!) },
+  {
+    pattern: "\\b(?:in|during|of|from|since|back in)\\s+(?:the\\s+year\\s+)?(\\d{4})\\b",
+    range: (m) => yearRange(+m[1]!),
+  },
   // A day of a month without its year.
   {
     pattern: `\\b(?:on\\s+)?(?:${DAY_NUMBER}\\s+(?:of\\s+)?${MONTH}|${MONTH}\\s+${DAY_NUMBER})\\b`,
-    range: (m, ref, lean) => yearly(occurrence(ref, lean, (year) => (validDay(year, monthIndex(m[2] ?? m[3]!), +(m[1] ?? m[4]!)) ? dayIf(year, monthIndex(m[2] ?? m[3]!), +(m[1] ?? m[4]!)) : null))),
+    range: (m, ref, lean) =>
+      yearly(
+        occurrence(ref, lean, (year) =>
+          validDay(year, monthIndex(m[2] ?? m[3]!), +(m[1] ?? m[4]!))
+            ? dayIf(year, monthIndex(m[2] ?? m[3]!), +(m[1] ?? m[4]!))
+            : null,
+        ),
+      ),
   },
   // "on the 15th": a day of the month it is said in, or of the month before or after, whichever is meant by `lean`.
   // Only after a word that makes it a date and before the end of a clause or a word that cannot be its noun, so
@@ -89,26 +141,64 @@ const RULES: Rule[] = [
   { pattern: "\\bthe\\s+day\\s+after\\s+tomorrow\\b", range: (_, ref) => days(startOfDay(ref) + 2 * DAY, 1) },
   { pattern: "\\b(?:yesterday|last\\s+night)\\b", range: (_, ref) => days(startOfDay(ref) - DAY, 1) },
   { pattern: "\\btomorrow\\b", range: (_, ref) => days(startOfDay(ref) + DAY, 1) },
-  { pattern: "\\b(?:today|tonight|this\\s+(?:morning|afternoon|evening))\\b", range: (_, ref) => days(startOfDay(ref), 1) },
+  {
+    pattern: "\\b(?:today|tonight|this\\s+(?:morning|afternoon|evening))\\b",
+    range: (_, ref) => days(startOfDay(ref), 1),
+  },
   {
     pattern: `\\b${COUNT}\\s+(day|week|month|year)s?\\s+(?:ago|back|before\\s+(?:now|today))\\b`,
-    range: (m, ref) => around(startOfDay(ref) - count(m[1]!) * UNIT_DAYS[m[2]!.toLowerCase() as "day"] * DAY, UNIT_DAYS[m[2]!.toLowerCase() as "day"]),
+    range: (m, ref) =>
+      around(
+        startOfDay(ref) - count(m[1]!) * UNIT_DAYS[m[2]!.toLowerCase() as "day"] * DAY,
+        UNIT_DAYS[m[2]!.toLowerCase() as "day"],
+      ),
   },
   {
     pattern: `\\bin\\s+${COUNT}\\s+(day|week|month|year)s?(?:\\s+time)?\\b`,
-    range: (m, ref) => around(startOfDay(ref) + count(m[1]!) * UNIT_DAYS[m[2]!.toLowerCase() as "day"] * DAY, UNIT_DAYS[m[2]!.toLowerCase() as "day"]),
+    range: (m, ref) =>
+      around(
+        startOfDay(ref) + count(m[1]!) * UNIT_DAYS[m[2]!.toLowerCase() as "day"] * DAY,
+        UNIT_DAYS[m[2]!.toLowerCase() as "day"],
+      ),
   },
   { pattern: `\\b${COUNT}\\s+weekends?\\s+(?:ago|back)\\b`, range: (m, ref) => weekendRange(ref, -count(m[1]!)) },
-  { pattern: "\\bthe\\s+(week|weekend)\\s+before\\s+last\\b", range: (m, ref) => (m[1]!.toLowerCase() === "week" ? weekRange(ref, -2) : weekendRange(ref, -2)) },
+  {
+    pattern: "\\bthe\\s+(week|weekend)\\s+before\\s+last\\b",
+    range: (m, ref) => (m[1]!.toLowerCase() === "week" ? weekRange(ref, -2) : weekendRange(ref, -2)),
+  },
   // "over the weekend": the last one that has begun (this one, said on a Saturday or Sunday).
-  { pattern: "\\b(?:over|on|at|during)\\s+the\\s+weekend\\b", range: (_, ref) => weekendRange(ref, (new Date(ref).getUTCDay() + 6) % 7 >= 5 ? 0 : -1) },
-  { pattern: "\\bthe\\s+other\\s+(?:day|night)\\b", range: (_, ref) => ({ from: startOfDay(ref) - 7 * DAY, to: startOfDay(ref) }) },
-  { pattern: "\\b(this|last|past|previous|next)\\s+weekend\\b", range: (m, ref) => weekendRange(ref, direction(m[1]!)) },
+  {
+    pattern: "\\b(?:over|on|at|during)\\s+the\\s+weekend\\b",
+    range: (_, ref) => weekendRange(ref, (new Date(ref).getUTCDay() + 6) % 7 >= 5 ? 0 : -1),
+  },
+  {
+    pattern: "\\bthe\\s+other\\s+(?:day|night)\\b",
+    range: (_, ref) => ({ from: startOfDay(ref) - 7 * DAY, to: startOfDay(ref) }),
+  },
+  {
+    pattern: "\\b(this|last|past|previous|next)\\s+weekend\\b",
+    range: (m, ref) => weekendRange(ref, direction(m[1]!)),
+  },
   { pattern: "\\b(this|last|past|previous|next)\\s+week\\b", range: (m, ref) => weekRange(ref, direction(m[1]!)) },
-  { pattern: "\\b(this|last|past|previous|next)\\s+month\\b", range: (m, ref) => { const d = new Date(ref); return monthRange(d.getUTCFullYear(), d.getUTCMonth() + direction(m[1]!)); } },
-  { pattern: "\\b(this|last|past|previous|next)\\s+year\\b", range: (m, ref) => yearRange(yearOf(ref) + direction(m[1]!)) },
-  { pattern: "\\b(this|last|past|next)\\s+(spring|summer|fall|autumn|winter)\\b", range: (m, ref) => seasonRange(ref, m[2]!.toLowerCase(), direction(m[1]!)) },
-  { pattern: `\\b(last|next|this|this\\s+past|on)\\s+${WEEKDAY_OR_SHORT}`, range: (m, ref) => weekdayRange(ref, m[2]!, m[1]!.toLowerCase()) },
+  {
+    pattern: "\\b(this|last|past|previous|next)\\s+month\\b",
+    range: (m, ref) => {
+      const d = new Date(ref);
+      return monthRange(d.getUTCFullYear(), d.getUTCMonth() + direction(m[1]!));
+    },
+  },
+  {
+    pattern: "\\b(this|last|past|previous|next)\\s+year\\b",
+    range: (m, ref) => yearRange(yearOf(ref) + direction(m[1]!)),
+  },
+  {
+    pattern: "\\b(this|last|past|next)\\s+(spring|summer|fall|autumn|winter)\\b",
+    range: (m, ref) => seasonRange(ref, m[2]!.toLowerCase(), direction(m[1]!)),
+  },
+  {
+    pattern: `\\b(last|next|this|this\\s+past|on)\\s+${WEEKDAY_OR_SHORT}`,
+    range: (m, ref) => weekdayRange(ref, m[2]!, m[1]!.toLowerCase()),
+  },
   // A month alone, with a word that makes it a time ("in June", "last March"); its nearest or last occurrence.
   {
     pattern: `\\b(in|during|since|until|by|early|late|mid|last|next|this)[\\s-]+(?:of\\s+)?${MONTH_WORD}\\b`,
@@ -123,7 +213,10 @@ const RULES: Rule[] = [
   },
   // A weekday alone ("Friday was fun"): the last one.
   { pattern: `\\b${WEEKDAY}\\b`, range: (m, ref) => weekdayRange(ref, m[1]!, "on") },
-  { pattern: "\\b(?:recently|lately)\\b", range: (_, ref) => ({ from: startOfDay(ref) - 30 * DAY, to: startOfDay(ref) + DAY }) },
+  {
+    pattern: "\\b(?:recently|lately)\\b",
+    range: (_, ref) => ({ from: startOfDay(ref) - 30 * DAY, to: startOfDay(ref) + DAY }),
+  },
 ];
 
 const COMPILED = RULES.map((rule) => ({ ...rule, regex: new RegExp(rule.pattern, "gi") }));
@@ -138,10 +231,14 @@ export function findTimes(text: string, ref: number, lean: Lean): FoundTime[] {
       const end = start + m[0].length;
       if (found.some((f) => start < f.index + f.text.length && f.index < end)) continue;
       const range = rule.range(m, ref, lean);
-      if (range && Number.isFinite(range.from) && Number.isFinite(range.to) && range.to > range.from) found.push({ from: range.from, to: range.to, yearly: range.yearly === true, text: m[0], index: start, rank });
+      if (range && Number.isFinite(range.from) && Number.isFinite(range.to) && range.to > range.from)
+        found.push({ from: range.from, to: range.to, yearly: range.yearly === true, text: m[0], index: start, rank });
     }
   });
-  return joinedRanges(found.sort((a, b) => a.index - b.index), text);
+  return joinedRanges(
+    found.sort((a, b) => a.index - b.index),
+    text,
+  );
 }
 
 /** Between two times: "between", "from" ... "and", "to", "until", "through" or a dash. */
@@ -168,7 +265,14 @@ function joinedRanges(found: FoundTime[], text: string): FoundTime[] {
       }
       if (from < b.to) {
         const start = a.index - lead[0].length;
-        out.push({ from, to: b.to, yearly: b.yearly, text: text.slice(start, b.index + b.text.length), index: start, rank: Math.min(a.rank, b.rank) });
+        out.push({
+          from,
+          to: b.to,
+          yearly: b.yearly,
+          text: text.slice(start, b.index + b.text.length),
+          index: start,
+          rank: Math.min(a.rank, b.rank),
+        });
         i++;
         continue;
       }
@@ -181,7 +285,15 @@ function joinedRanges(found: FoundTime[], text: string): FoundTime[] {
 /** The same instant `years` later (earlier when negative), on the same calendar day and time. */
 export function shiftYears(at: number, years: number): number {
   const d = new Date(at);
-  return Date.UTC(d.getUTCFullYear() + years, d.getUTCMonth(), d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds());
+  return Date.UTC(
+    d.getUTCFullYear() + years,
+    d.getUTCMonth(),
+    d.getUTCDate(),
+    d.getUTCHours(),
+    d.getUTCMinutes(),
+    d.getUTCSeconds(),
+    d.getUTCMilliseconds(),
+  );
 }
 
 /** The n-th week of a month as days 1-7, 8-14, 15-21, 22-28, or its last seven days. */
@@ -196,7 +308,9 @@ function monthDay(ref: number, lean: Lean, day: number): Range | null {
   const d = new Date(ref);
   const options = [-1, 0, 1].flatMap((offset) => {
     const first = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + offset, 1));
-    return validDay(first.getUTCFullYear(), first.getUTCMonth(), day) ? [days(Date.UTC(first.getUTCFullYear(), first.getUTCMonth(), day), 1)] : [];
+    return validDay(first.getUTCFullYear(), first.getUTCMonth(), day)
+      ? [days(Date.UTC(first.getUTCFullYear(), first.getUTCMonth(), day), 1)]
+      : [];
   });
   return pick(options, ref, lean);
 }
@@ -230,9 +344,19 @@ function around(centre: number, unitDays: number): Range {
  * begun by `ref` (past), the first that ends after it (future), or whichever is nearer. `strict`: "last
  * March" said in March is the March before.
  */
-function occurrence(ref: number, lean: Lean | "future", inYear: (year: number) => Range | null, strict = false): Range | null {
+function occurrence(
+  ref: number,
+  lean: Lean | "future",
+  inYear: (year: number) => Range | null,
+  strict = false,
+): Range | null {
   const year = yearOf(ref);
-  return pick([year - 1, year, year + 1].map(inYear).filter((r): r is Range => r !== null), ref, lean, strict);
+  return pick(
+    [year - 1, year, year + 1].map(inYear).filter((r): r is Range => r !== null),
+    ref,
+    lean,
+    strict,
+  );
 }
 
 /** Of ranges in order, the one `lean` means (occurrence). */

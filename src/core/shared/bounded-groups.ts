@@ -3,7 +3,11 @@
  * larger than `size` goes alone): how background jobs split their reads so one D1 answer stays small
  * in a 128 MB isolate.
  */
-export function boundedGroups<T>(values: readonly T[], limits: { count: number; size: number }, sizeOf: (value: T) => number): T[][] {
+export function boundedGroups<T>(
+  values: readonly T[],
+  limits: { count: number; size: number },
+  sizeOf: (value: T) => number,
+): T[][] {
   const groups: T[][] = [];
   let group: T[] = [];
   let total = 0;

@@ -35,7 +35,8 @@ export class BpeEncoder {
 
   constructor(private readonly table: TokenTable) {
     this.pattern = new RegExp(table.patStr, "gu");
-    for (const [text, rank] of Object.entries(table.specialTokens)) this.specialBytes.set(rank, this.encoder.encode(text));
+    for (const [text, rank] of Object.entries(table.specialTokens))
+      this.specialBytes.set(rank, this.encoder.encode(text));
   }
 
   encode(text: string): number[] {
@@ -72,11 +73,11 @@ export class BpeEncoder {
     let length = 0;
     for (const rank of tokens) {
       const bytes = this.table.bytesOf(rank) ?? this.specialBytes.get(rank);
-      if (bytes) (parts.push(bytes), (length += bytes.length));
+      if (bytes) parts.push(bytes), (length += bytes.length);
     }
     const joined = new Uint8Array(length);
     let at = 0;
-    for (const bytes of parts) (joined.set(bytes, at), (at += bytes.length));
+    for (const bytes of parts) joined.set(bytes, at), (at += bytes.length);
     return this.decoder.decode(joined);
   }
 
@@ -90,8 +91,10 @@ export class BpeEncoder {
       out?.push(whole);
       return 1;
     }
-    const bounds = length > LONG_PIECE_BYTES ? this.mergedBoundsLong(this.scratch, length) : this.mergedBounds(this.scratch, length);
-    if (out) for (let i = 0; i + 1 < bounds.length; i++) out.push(this.table.rankOf(this.scratch, bounds[i]!, bounds[i + 1]!));
+    const bounds =
+      length > LONG_PIECE_BYTES ? this.mergedBoundsLong(this.scratch, length) : this.mergedBounds(this.scratch, length);
+    if (out)
+      for (let i = 0; i + 1 < bounds.length; i++) out.push(this.table.rankOf(this.scratch, bounds[i]!, bounds[i + 1]!));
     return bounds.length - 1;
   }
 

@@ -25,7 +25,12 @@ export function contentWords(text: string): Set<string> {
  * the best that fit are kept in their original order. A text with no sentence short enough is cut
  * at a token boundary. Returns null when not even that fits (maxTokens < 1).
  */
-export function summarizeToFit(text: string, query: string, maxTokens: number, counter: TokenCounter): FittedText | null {
+export function summarizeToFit(
+  text: string,
+  query: string,
+  maxTokens: number,
+  counter: TokenCounter,
+): FittedText | null {
   if (maxTokens < 1) return null;
   const parts = sentences(text);
   const queryWords = contentWords(query);
@@ -35,7 +40,12 @@ export function summarizeToFit(text: string, query: string, maxTokens: number, c
     const words = contentWords(sentence);
     let score = index === 0 ? 0.5 : 0;
     for (const w of words) score += queryWords.has(w) ? 2 : Math.min(1, ((frequency.get(w) ?? 1) - 1) * 0.2);
-    return { sentence, index, tokens: counter.count(sentence), score: score / Math.sqrt(Math.max(1, words.size)) + (words.size > 0 ? 0.01 : 0) };
+    return {
+      sentence,
+      index,
+      tokens: counter.count(sentence),
+      score: score / Math.sqrt(Math.max(1, words.size)) + (words.size > 0 ? 0.01 : 0),
+    };
   });
   return fitSentences(scored, maxTokens, counter) ?? truncateToTokens(text, maxTokens, counter);
 }
@@ -59,7 +69,10 @@ export function fitSentences(scored: ScoredSentence[], maxTokens: number, counte
   }
   // Exact count of the joined text; drop the weakest sentence while it is over.
   while (chosen.length > 0) {
-    const content = [...chosen].sort((a, b) => a.index - b.index).map((c) => c.sentence).join(" ");
+    const content = [...chosen]
+      .sort((a, b) => a.index - b.index)
+      .map((c) => c.sentence)
+      .join(" ");
     const tokens = counter.count(content);
     if (tokens <= maxTokens) return { content, tokens };
     chosen.sort((a, b) => b.score - a.score).pop();

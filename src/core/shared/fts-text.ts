@@ -102,7 +102,10 @@ export function queryPhrases(text: string): string[][] | null {
 
 /** One phrase as an FTS5 string, its tokens prefixed. */
 export function phraseMatch(phrase: string[], prefix: string): string {
-  return `"${phrase.map((t) => prefix + t).join(" ").replace(/"/g, '""')}"`;
+  return `"${phrase
+    .map((t) => prefix + t)
+    .join(" ")
+    .replace(/"/g, '""')}"`;
 }
 
 function matchString(phrases: string[][], prefix: string): string {
@@ -171,6 +174,9 @@ const NON_ASCII = /[^\u0000-\u007f]/gu;
 function fold(token: string): string {
   return token
     .toLowerCase()
-    .replace(NON_ASCII, (c) => FOLD_EXCEPTIONS[c] ?? (LATIN_WITH_DIACRITICS.test(c) && !KEPT_DIACRITICS.has(c) ? c.normalize("NFD") : c))
+    .replace(
+      NON_ASCII,
+      (c) => FOLD_EXCEPTIONS[c] ?? (LATIN_WITH_DIACRITICS.test(c) && !KEPT_DIACRITICS.has(c) ? c.normalize("NFD") : c),
+    )
     .replace(COMBINING_DIACRITICS, "");
 }

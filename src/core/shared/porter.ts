@@ -11,7 +11,12 @@ const MAX_TOKEN_BYTES = 64;
 type Condition = (stem: Uint8Array, n: number) => boolean;
 type Rule = [suffix: string, condition: Condition | null, replacement: string];
 
-const A = 97, E = 101, I = 105, O = 111, U = 117, Y = 121;
+const A = 97,
+  E = 101,
+  I = 105,
+  O = 111,
+  U = 117,
+  Y = 121;
 const ch = (c: string) => c.charCodeAt(0);
 
 function isVowel(c: number, yIsVowel: boolean): boolean {
@@ -60,20 +65,63 @@ const hasVowel: Condition = (s, n) => {
 };
 
 const STEP2: Rule[] = [
-  ["ational", mGt0, "ate"], ["tional", mGt0, "tion"], ["enci", mGt0, "ence"], ["anci", mGt0, "ance"], ["izer", mGt0, "ize"],
-  ["logi", mGt0, "log"], ["bli", mGt0, "ble"], ["alli", mGt0, "al"], ["entli", mGt0, "ent"], ["eli", mGt0, "e"], ["ousli", mGt0, "ous"],
-  ["ization", mGt0, "ize"], ["ation", mGt0, "ate"], ["ator", mGt0, "ate"], ["alism", mGt0, "al"], ["iveness", mGt0, "ive"],
-  ["fulness", mGt0, "ful"], ["ousness", mGt0, "ous"], ["aliti", mGt0, "al"], ["iviti", mGt0, "ive"], ["biliti", mGt0, "ble"],
+  ["ational", mGt0, "ate"],
+  ["tional", mGt0, "tion"],
+  ["enci", mGt0, "ence"],
+  ["anci", mGt0, "ance"],
+  ["izer", mGt0, "ize"],
+  ["logi", mGt0, "log"],
+  ["bli", mGt0, "ble"],
+  ["alli", mGt0, "al"],
+  ["entli", mGt0, "ent"],
+  ["eli", mGt0, "e"],
+  ["ousli", mGt0, "ous"],
+  ["ization", mGt0, "ize"],
+  ["ation", mGt0, "ate"],
+  ["ator", mGt0, "ate"],
+  ["alism", mGt0, "al"],
+  ["iveness", mGt0, "ive"],
+  ["fulness", mGt0, "ful"],
+  ["ousness", mGt0, "ous"],
+  ["aliti", mGt0, "al"],
+  ["iviti", mGt0, "ive"],
+  ["biliti", mGt0, "ble"],
 ];
 const STEP3: Rule[] = [
-  ["ical", mGt0, "ic"], ["ness", mGt0, ""], ["icate", mGt0, "ic"], ["iciti", mGt0, "ic"], ["ful", mGt0, ""], ["ative", mGt0, ""], ["alize", mGt0, "al"],
+  ["ical", mGt0, "ic"],
+  ["ness", mGt0, ""],
+  ["icate", mGt0, "ic"],
+  ["iciti", mGt0, "ic"],
+  ["ful", mGt0, ""],
+  ["ative", mGt0, ""],
+  ["alize", mGt0, "al"],
 ];
 const STEP4: Rule[] = [
-  ["al", mGt1, ""], ["ance", mGt1, ""], ["ence", mGt1, ""], ["er", mGt1, ""], ["ic", mGt1, ""], ["able", mGt1, ""], ["ible", mGt1, ""],
-  ["ant", mGt1, ""], ["ement", mGt1, ""], ["ment", mGt1, ""], ["ent", mGt1, ""], ["ion", mGt1SorT, ""], ["ou", mGt1, ""], ["ism", mGt1, ""],
-  ["ate", mGt1, ""], ["iti", mGt1, ""], ["ous", mGt1, ""], ["ive", mGt1, ""], ["ize", mGt1, ""],
+  ["al", mGt1, ""],
+  ["ance", mGt1, ""],
+  ["ence", mGt1, ""],
+  ["er", mGt1, ""],
+  ["ic", mGt1, ""],
+  ["able", mGt1, ""],
+  ["ible", mGt1, ""],
+  ["ant", mGt1, ""],
+  ["ement", mGt1, ""],
+  ["ment", mGt1, ""],
+  ["ent", mGt1, ""],
+  ["ion", mGt1SorT, ""],
+  ["ou", mGt1, ""],
+  ["ism", mGt1, ""],
+  ["ate", mGt1, ""],
+  ["iti", mGt1, ""],
+  ["ous", mGt1, ""],
+  ["ive", mGt1, ""],
+  ["ize", mGt1, ""],
 ];
-const STEP1B2: Rule[] = [["at", null, "ate"], ["bl", null, "ble"], ["iz", null, "ize"]];
+const STEP1B2: Rule[] = [
+  ["at", null, "ate"],
+  ["bl", null, "ble"],
+  ["iz", null, "ize"],
+];
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -83,7 +131,8 @@ class Buffer {
   n = 0;
   endsWith(suffix: string): boolean {
     if (this.n <= suffix.length) return false; // FTS5 requires a non-empty stem (nBuf > suffix length)
-    for (let i = 0; i < suffix.length; i++) if (this.bytes[this.n - suffix.length + i] !== suffix.charCodeAt(i)) return false;
+    for (let i = 0; i < suffix.length; i++)
+      if (this.bytes[this.n - suffix.length + i] !== suffix.charCodeAt(i)) return false;
     return true;
   }
   replace(suffixLength: number, replacement: string): void {

@@ -37,7 +37,8 @@ export class TokenTable {
     if (magic !== MAGIC) throw new Error("Token table: not a table written by scripts/build-token-tables.mjs");
     const headerLength = view.getUint32(4, true);
     const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 8, headerLength))) as TableHeader;
-    if (header.format !== FORMAT) throw new Error(`Token table: format ${header.format}, expected ${FORMAT}; rerun scripts/build-token-tables.mjs`);
+    if (header.format !== FORMAT)
+      throw new Error(`Token table: format ${header.format}, expected ${FORMAT}; rerun scripts/build-token-tables.mjs`);
     this.encoding = header.encoding;
     this.patStr = header.patStr;
     this.specialTokens = header.specialTokens;

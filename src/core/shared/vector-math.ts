@@ -18,7 +18,8 @@ export function toBytes(v: Float32Array): Uint8Array {
 }
 
 export function fromBytes(bytes: ArrayBuffer | Uint8Array | number[]): Float32Array {
-  const u8 = bytes instanceof Uint8Array ? bytes : Array.isArray(bytes) ? Uint8Array.from(bytes) : new Uint8Array(bytes);
+  const u8 =
+    bytes instanceof Uint8Array ? bytes : Array.isArray(bytes) ? Uint8Array.from(bytes) : new Uint8Array(bytes);
   const copy = new Uint8Array(u8.byteLength);
   copy.set(u8);
   return new Float32Array(copy.buffer);
@@ -46,6 +47,7 @@ export function toHex(v: Float32Array): string {
 /** The inverse of toHex (either case). */
 export function fromHex(hex: string): Float32Array {
   const bytes = new Uint8Array(hex.length >> 1);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = (HEX_VALUES[hex.charCodeAt(2 * i)]! << 4) | HEX_VALUES[hex.charCodeAt(2 * i + 1)]!;
+  for (let i = 0; i < bytes.length; i++)
+    bytes[i] = (HEX_VALUES[hex.charCodeAt(2 * i)]! << 4) | HEX_VALUES[hex.charCodeAt(2 * i + 1)]!;
   return new Float32Array(bytes.buffer, 0, bytes.length >> 2);
 }

@@ -44,7 +44,10 @@ export function tenantLimits(defaults: QuotaDefaults, overrides: QuotaOverrides 
     max_items: pick("max_items", defaults.max_items),
     max_bytes: pick("max_bytes", defaults.max_bytes),
     max_pending_jobs: pick("max_pending_jobs", defaults.max_pending_jobs),
-    calls_per_minute: perMinute === null ? null : Math.ceil(defaults.calls_per_minute / callWeight(defaults.calls_per_minute, perMinute)),
+    calls_per_minute:
+      perMinute === null
+        ? null
+        : Math.ceil(defaults.calls_per_minute / callWeight(defaults.calls_per_minute, perMinute)),
   };
 }
 
@@ -76,7 +79,11 @@ export function limitsStorage(limits: TenantLimits): boolean {
  * Refuses a write of `adding` new items (`bytes` of content) that would take the tenant past a quota, with an
  * error naming it, its limit, the usage and what the call adds. Storage first: retrying cannot help there.
  */
-export function checkStorageQuotas(limits: TenantLimits, usage: TenantUsage, adding: { items: number; bytes: number }): void {
+export function checkStorageQuotas(
+  limits: TenantLimits,
+  usage: TenantUsage,
+  adding: { items: number; bytes: number },
+): void {
   if (adding.items === 0) return;
   const nothing = "Nothing was written";
   const full = "delete items or ask the operator to raise the quota";
@@ -97,7 +104,9 @@ export function checkStorageQuotas(limits: TenantLimits, usage: TenantUsage, add
     const alone = adding.items > backlog;
     throw quotaExceeded(
       `Tenant quota exceeded: background backlog (max_pending_jobs) is ${n(backlog)} items awaiting embedding; the tenant has ${n(usage.pendingJobs)} and this call adds ${n(adding.items)}. ${nothing}; ` +
-        (alone ? `this call alone is over the quota: split it into calls of at most ${n(backlog)} items.` : `retry after ${BACKLOG_RETRY_SECONDS} seconds, as the backlog drains (reads work meanwhile).`),
+        (alone
+          ? `this call alone is over the quota: split it into calls of at most ${n(backlog)} items.`
+          : `retry after ${BACKLOG_RETRY_SECONDS} seconds, as the backlog drains (reads work meanwhile).`),
       {
         quota: "max_pending_jobs",
         limit: backlog,
@@ -121,7 +130,12 @@ export interface QuotaReport {
 
 /** Two statements for a batch the caller makes anyway: the usage row and the calls of the last minute. */
 export function quotaReportStatements(d1: D1Database, tenantId: string, now = Date.now()): D1PreparedStatement[] {
-  return [usageStatement(d1, tenantId), d1.prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?").bind(tenantId, now - 60_000)];
+  return [
+    usageStatement(d1, tenantId),
+    d1
+      .prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?")
+      .bind(tenantId, now - 60_000),
+  ];
 }
 
 export function quotaReport(limits: TenantLimits, [usage, calls]: D1Result<unknown>[]): QuotaReport {

@@ -26,7 +26,9 @@ export interface TenantStats {
 export async function tenantStats(d1: D1Database, tenantId: string, limits: TenantLimits): Promise<TenantStats> {
   const count = (sql: string) => d1.prepare(sql).bind(tenantId);
   const [items, chunks, conversations, calls, topPostings, ...quotas] = await d1.batch<Record<string, number>>([
-    count("SELECT COUNT(*) AS items, SUM(tier = 'stashed') AS stashed, SUM(embedded_at IS NULL) AS pending, SUM(linked_at IS NULL) AS unlinked FROM items WHERE tenant_id = ?"),
+    count(
+      "SELECT COUNT(*) AS items, SUM(tier = 'stashed') AS stashed, SUM(embedded_at IS NULL) AS pending, SUM(linked_at IS NULL) AS unlinked FROM items WHERE tenant_id = ?",
+    ),
     count("SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ?"),
     count("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?"),
     count("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?"),

@@ -12,7 +12,20 @@ const MAX_PARAMETER_CHARS = 1_000_000;
  */
 export async function recordToolCalls(d1: D1Database, requests: readonly UsageMessage[]): Promise<number> {
   const rows = requests.flatMap(({ tenantId, calls }) =>
-    calls.map((c) => JSON.stringify([tenantId, c.keyId, c.tool, c.project, c.conversationId, c.startedAt, c.durationMs, c.errorCode, c.d1RoundTrips, c.d1Ms])),
+    calls.map((c) =>
+      JSON.stringify([
+        tenantId,
+        c.keyId,
+        c.tool,
+        c.project,
+        c.conversationId,
+        c.startedAt,
+        c.durationMs,
+        c.errorCode,
+        c.d1RoundTrips,
+        c.d1Ms,
+      ]),
+    ),
   );
   if (rows.length === 0) return 0;
   const groups = boundedGroups(rows, { count: Infinity, size: MAX_PARAMETER_CHARS }, (row) => row.length + 1);

@@ -69,15 +69,24 @@ const percentiles = (partition: string, where: string, value = "duration_ms") =>
     MAX(CASE WHEN rn = (n * 50 + 99) / 100 THEN d END) AS p50, MAX(CASE WHEN rn = (n * 95 + 99) / 100 THEN d END) AS p95
   FROM ranked GROUP BY k`;
 
-export async function usageReport(scope: TenantScope, period: UsagePeriod, limits: TenantLimits, now = Date.now()): Promise<UsageReport> {
+export async function usageReport(
+  scope: TenantScope,
+  period: UsagePeriod,
+  limits: TenantLimits,
+  now = Date.now(),
+): Promise<UsageReport> {
   const { spanMs, bucketMs } = USAGE_PERIODS[period];
   const since = Math.floor((now - spanMs) / bucketMs + 1) * bucketMs;
   const own = projectClause(scope, "project");
   const where = `tenant_id = ? AND started_at >= ?${own.sql}`;
   const bucket = `CAST(started_at / ${bucketMs} AS INTEGER)`;
   const args = [scope.tenantId, since, ...own.params];
-  const [perToolBucket, perBucket, perTool, workerTime, storage, ...quotas] = await scope.d1.batch<Record<string, string | number | null>>([
-    scope.d1.prepare(`SELECT ${bucket} AS k, tool, COUNT(*) AS n FROM tool_calls WHERE ${where} GROUP BY k, tool`).bind(...args),
+  const [perToolBucket, perBucket, perTool, workerTime, storage, ...quotas] = await scope.d1.batch<
+    Record<string, string | number | null>
+  >([
+    scope.d1
+      .prepare(`SELECT ${bucket} AS k, tool, COUNT(*) AS n FROM tool_calls WHERE ${where} GROUP BY k, tool`)
+      .bind(...args),
     scope.d1.prepare(percentiles(bucket, where)).bind(...args),
     scope.d1.prepare(`${percentiles("tool", where)} ORDER BY n DESC, k`).bind(...args),
     scope.d1.prepare(percentiles("tool", `${where} AND d1_ms IS NOT NULL`, "duration_ms - d1_ms")).bind(...args),
@@ -90,7 +99,8 @@ export async function usageReport(scope: TenantScope, period: UsagePeriod, limit
     ...quotaReportStatements(scope.d1, scope.tenantId, now),
   ]);
   const buckets = new Map<number, UsageBucket>();
-  for (let start = since; start <= now; start += bucketMs) buckets.set(start, { start, calls: {}, errors: 0, p50Ms: null, p95Ms: null });
+  for (let start = since; start <= now; start += bucketMs)
+    buckets.set(start, { start, calls: {}, errors: 0, p50Ms: null, p95Ms: null });
   const at = (k: number) => buckets.get(k * bucketMs);
   for (const r of perToolBucket!.results) {
     const b = at(r.k as number);
@@ -121,7 +131,12 @@ export async function usageReport(scope: TenantScope, period: UsagePeriod, limit
     buckets: [...buckets.values()],
     tools,
     totalCalls: tools.reduce((sum, t) => sum + t.calls, 0),
-    projects: storage!.results.map((r) => ({ project: r.project as string, items: r.items as number, tokens: r.tokens as number, stashedTokens: r.stashed as number })),
+    projects: storage!.results.map((r) => ({
+      project: r.project as string,
+      items: r.items as number,
+      tokens: r.tokens as number,
+      stashedTokens: r.stashed as number,
+    })),
     quotas: quotaReport(limits, quotas),
   };
 }

@@ -1,7 +1,14 @@
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { deleteItems } from "../memory/delete-items";
-import { readSegmentKeys, segmentNotFound, segmentPinned, slices, type SegmentError, type SegmentKey } from "./segments";
+import {
+  readSegmentKeys,
+  segmentNotFound,
+  segmentPinned,
+  slices,
+  type SegmentError,
+  type SegmentKey,
+} from "./segments";
 import { stashItems } from "./stash";
 import { readWorkingSetForGc, type GcRow } from "./working-set";
 
@@ -74,7 +81,11 @@ export function scoreSegment(row: GcRow, now: number): { score: number; ageHours
   else if (row.refcount <= 2) reasons.push(`low refcount (${row.refcount})`);
   if (typeScore >= 0.7) reasons.push(`collectable type (${row.type})`);
   if (row.generation !== "old" && row.gcSurvivalCount === 0) reasons.push("young, never survived a GC");
-  return { score: round(score, 3), ageHours: round(ageHours, 2), reason: reasons.length > 0 ? reasons.join(" + ") : `score ${round(score, 2)}` };
+  return {
+    score: round(score, 3),
+    ageHours: round(ageHours, 2),
+    reason: reasons.length > 0 ? reasons.join(" + ") : `score ${round(score, 2)}`,
+  };
 }
 
 export interface GcAnalysis {
@@ -109,17 +120,31 @@ export async function analyzeGarbage(scope: TenantScope, request: GcAnalysisRequ
   const candidates: PruningCandidate[] = [];
   const survivors: GcRow[] = [];
   for (const row of rows) {
-    const rooted = row.pinned || request.rootIds?.has(row.id) || (row.filePath !== null && request.rootFiles?.has(row.filePath));
+    const rooted =
+      row.pinned || request.rootIds?.has(row.id) || (row.filePath !== null && request.rootFiles?.has(row.filePath));
     const scored = scoreSegment(row, now);
     if (!rooted && scored.score >= GC_POLICY.candidateMinScore) {
-      candidates.push({ segmentId: row.id, score: scored.score, tokens: row.tokens, reason: scored.reason, segmentType: row.type, ageHours: scored.ageHours });
+      candidates.push({
+        segmentId: row.id,
+        score: scored.score,
+        tokens: row.tokens,
+        reason: scored.reason,
+        segmentType: row.type,
+        ageHours: scored.ageHours,
+      });
     } else {
       survivors.push(row);
     }
   }
   candidates.sort((a, b) => b.score - a.score || b.tokens - a.tokens || (a.segmentId < b.segmentId ? -1 : 1));
-  const promotedToOld = survivors.filter((r) => r.generation !== "old" && r.gcSurvivalCount + 1 >= GC_POLICY.oldAfterSurvivals).length;
-  if (request.advanceGenerations && survivors.length > 0) await recordSurvivals(scope, survivors.map((r) => r.id));
+  const promotedToOld = survivors.filter(
+    (r) => r.generation !== "old" && r.gcSurvivalCount + 1 >= GC_POLICY.oldAfterSurvivals,
+  ).length;
+  if (request.advanceGenerations && survivors.length > 0)
+    await recordSurvivals(
+      scope,
+      survivors.map((r) => r.id),
+    );
   return {
     taskId: request.taskId,
     analyzedSegments: rows.length,
@@ -139,7 +164,9 @@ async function recordSurvivals(scope: TenantScope, ids: string[]): Promise<void>
        generation = CASE WHEN gc_survival_count + 1 >= ? THEN 'old' ELSE generation END
      WHERE +tenant_id = ? AND id IN (SELECT value FROM json_each(?))`,
   );
-  await scope.d1.batch(slices(ids).map((slice) => statement.bind(GC_POLICY.oldAfterSurvivals, scope.tenantId, JSON.stringify(slice))));
+  await scope.d1.batch(
+    slices(ids).map((slice) => statement.bind(GC_POLICY.oldAfterSurvivals, scope.tenantId, JSON.stringify(slice))),
+  );
 }
 
 export interface PruningPlan {
@@ -163,11 +190,21 @@ export function planPruning(candidates: PruningCandidate[], targetTokens: number
     freed += candidate.tokens;
   }
   let reason: string;
-  if (chosen.length === 0) reason = "No pruning candidates: nothing to free without touching pinned, referenced or recently used segments";
-  else if (freed >= targetTokens) reason = `Plan to free ${freed} tokens (target ${targetTokens}) by stashing ${chosen.length} segment(s), highest GC score first`;
-  else if (chosen.length >= GC_POLICY.maxPlanSegments) reason = `Partial plan: stashing ${chosen.length} segment(s) (the most one plan holds) frees ${freed} of the ${targetTokens} target tokens; analyze again after pruning`;
-  else reason = `Partial plan: stashing all ${chosen.length} candidate(s) frees ${freed} of the ${targetTokens} target tokens`;
-  return { candidates: chosen, totalTokensFreed: freed, stashSegments: chosen.map((c) => c.segmentId), deleteSegments: [], reason };
+  if (chosen.length === 0)
+    reason = "No pruning candidates: nothing to free without touching pinned, referenced or recently used segments";
+  else if (freed >= targetTokens)
+    reason = `Plan to free ${freed} tokens (target ${targetTokens}) by stashing ${chosen.length} segment(s), highest GC score first`;
+  else if (chosen.length >= GC_POLICY.maxPlanSegments)
+    reason = `Partial plan: stashing ${chosen.length} segment(s) (the most one plan holds) frees ${freed} of the ${targetTokens} target tokens; analyze again after pruning`;
+  else
+    reason = `Partial plan: stashing all ${chosen.length} candidate(s) frees ${freed} of the ${targetTokens} target tokens`;
+  return {
+    candidates: chosen,
+    totalTokensFreed: freed,
+    stashSegments: chosen.map((c) => c.segmentId),
+    deleteSegments: [],
+    reason,
+  };
 }
 
 export interface PinOutcome {
@@ -176,15 +213,24 @@ export interface PinOutcome {
 }
 
 /** Pins or unpins segments of a project (idempotent). Unknown ids are per-segment SEGMENT_NOT_FOUND errors. */
-export async function setPinned(scope: TenantScope, project: string, ids: string[], pinned: boolean): Promise<PinOutcome> {
+export async function setPinned(
+  scope: TenantScope,
+  project: string,
+  ids: string[],
+  pinned: boolean,
+): Promise<PinOutcome> {
   const keys = await readSegmentKeys(scope, project, ids);
   const unique = [...new Set(ids)];
   const found = unique.filter((id) => keys.has(id));
   const errors = unique.filter((id) => !keys.has(id)).map((id) => segmentNotFound(id, project));
   if (found.length > 0) {
     // Pinning changes no search or context result, so no cache generation bump.
-    const statement = scope.d1.prepare("UPDATE items SET pinned = ? WHERE +tenant_id = ? AND +project = ? AND id IN (SELECT value FROM json_each(?))");
-    await scope.d1.batch(slices(found).map((slice) => statement.bind(pinned ? 1 : 0, scope.tenantId, project, JSON.stringify(slice))));
+    const statement = scope.d1.prepare(
+      "UPDATE items SET pinned = ? WHERE +tenant_id = ? AND +project = ? AND id IN (SELECT value FROM json_each(?))",
+    );
+    await scope.d1.batch(
+      slices(found).map((slice) => statement.bind(pinned ? 1 : 0, scope.tenantId, project, JSON.stringify(slice))),
+    );
   }
   return { segmentIds: found, errors };
 }
@@ -200,7 +246,13 @@ export interface PruneOutcome {
  * unknown ids are SEGMENT_NOT_FOUND, stashing an already stashed segment is INVALID_PARAMETER; each
  * as a per-segment error while the rest are pruned. Deleting a stashed segment is allowed.
  */
-export async function pruneSegments(scope: TenantScope, services: Services, project: string, ids: string[], action: "stash" | "delete"): Promise<PruneOutcome> {
+export async function pruneSegments(
+  scope: TenantScope,
+  services: Services,
+  project: string,
+  ids: string[],
+  action: "stash" | "delete",
+): Promise<PruneOutcome> {
   const keys = await readSegmentKeys(scope, project, ids);
   const errors: SegmentError[] = [];
   const allowed: SegmentKey[] = [];
@@ -208,17 +260,26 @@ export async function pruneSegments(scope: TenantScope, services: Services, proj
     const key = keys.get(id);
     if (!key) errors.push(segmentNotFound(id, project));
     else if (key.pinned) errors.push(segmentPinned(id, action === "stash" ? "stashed" : "deleted"));
-    else if (action === "stash" && key.tier === "stashed") errors.push({ segment_id: id, code: "INVALID_PARAMETER", message: `Segment '${id}' is already stashed` });
+    else if (action === "stash" && key.tier === "stashed")
+      errors.push({ segment_id: id, code: "INVALID_PARAMETER", message: `Segment '${id}' is already stashed` });
     else allowed.push(key);
   }
   if (action === "stash") {
     const stashed = await stashItems(scope, allowed);
     const moved = new Set(stashed.ids);
-    return { prunedSegments: allowed.filter((k) => moved.has(k.id)).map((k) => k.id), tokensFreed: stashed.tokens, errors };
+    return {
+      prunedSegments: allowed.filter((k) => moved.has(k.id)).map((k) => k.id),
+      tokensFreed: stashed.tokens,
+      errors,
+    };
   }
   const deleted = await deleteItems(scope, services, allowed);
   // Tokens freed from the working set: a stashed segment was no longer in it.
-  return { prunedSegments: deleted.map((k) => k.id), tokensFreed: sum(deleted.filter((k) => k.tier === "active").map((k) => k.tokens)), errors };
+  return {
+    prunedSegments: deleted.map((k) => k.id),
+    tokensFreed: sum(deleted.filter((k) => k.tier === "active").map((k) => k.tokens)),
+    errors,
+  };
 }
 
 function sum(values: number[]): number {

@@ -3,10 +3,22 @@ import { invalidParameter } from "../../errors";
 import { keywordCode, phraseMatch, queryPhrases } from "../shared/fts-text";
 import { itemFilterSql, type ItemFilter } from "../memory/item-filters";
 import type { Tier } from "../memory/item-types";
-import { REFCOUNT_SQL, SEGMENT_COLUMNS, snapshotLinkCounts, snapshotLinkMap, toSegment, withoutSnapshotLinks, type Segment, type SegmentRow } from "./segments";
+import {
+  REFCOUNT_SQL,
+  SEGMENT_COLUMNS,
+  snapshotLinkCounts,
+  snapshotLinkMap,
+  toSegment,
+  withoutSnapshotLinks,
+  type Segment,
+  type SegmentRow,
+} from "./segments";
 
 /** Seed 004's metadata filters (context_stash, context_search_stashed, context_retrieve_stashed). */
-export type SegmentFilter = Pick<ItemFilter, "filePath" | "taskId" | "tags" | "types" | "createdAfter" | "createdBefore">;
+export type SegmentFilter = Pick<
+  ItemFilter,
+  "filePath" | "taskId" | "tags" | "types" | "createdAfter" | "createdBefore"
+>;
 
 export interface SegmentSelection {
   /** Projects to look in; undefined = every project of the tenant. */
@@ -30,7 +42,10 @@ export const CURRENT_TASK = Symbol("the project's current task");
 /** The current task of the selection's one project, as a scalar subquery with its parameters. */
 function currentTaskSql(scope: TenantScope, selection: SegmentSelection): { sql: string; params: unknown[] } {
   if (selection.projects?.length !== 1) throw new Error("CURRENT_TASK needs a selection of exactly one project");
-  return { sql: "(SELECT current_task_id FROM project_tasks WHERE tenant_id = ? AND project = ?)", params: [scope.tenantId, selection.projects[0]] };
+  return {
+    sql: "(SELECT current_task_id FROM project_tasks WHERE tenant_id = ? AND project = ?)",
+    params: [scope.tenantId, selection.projects[0]],
+  };
 }
 
 /** Most query words a keyword match uses (each is one FTS5 lookup). */
@@ -41,7 +56,11 @@ export const MAX_KEYWORD_TERMS = 16;
  * each, so a selection never nears D1's 100 bound parameters (at most 2 per keyword term + 12).
  */
 export function selectionWhere(scope: TenantScope, selection: SegmentSelection): { sql: string; params: unknown[] } {
-  const filter = itemFilterSql(scope, { ...selection.filter, projects: selection.projects, tiers: selection.tiers }, { snapshotTags: true });
+  const filter = itemFilterSql(
+    scope,
+    { ...selection.filter, projects: selection.projects, tiers: selection.tiers },
+    { snapshotTags: true },
+  );
   const clauses = [`i.tenant_id = ?${filter.sql}`];
   const params: unknown[] = [scope.tenantId, ...filter.params];
   if (selection.excludeSnapshots) clauses.push("i.kind <> 'snapshot'");
@@ -56,7 +75,9 @@ export function selectionWhere(scope: TenantScope, selection: SegmentSelection):
   }
   if (selection.query !== undefined) {
     for (const term of keywordTerms(scope.tenantId, selection.query)) {
-      clauses.push("i.id IN (SELECT c.item_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? AND c.tenant_id = ?)");
+      clauses.push(
+        "i.id IN (SELECT c.item_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? AND c.tenant_id = ?)",
+      );
       params.push(`content : ${term}`, scope.tenantId);
     }
   }
@@ -71,11 +92,14 @@ export function selectionWhere(scope: TenantScope, selection: SegmentSelection):
  */
 export function keywordTerms(tenantId: string, query: string): string[] {
   const phrases = queryPhrases(query);
-  if (phrases === null) throw invalidParameter("query", `Invalid parameter 'query': '${query.slice(0, 80)}' has no searchable words`);
+  if (phrases === null)
+    throw invalidParameter("query", `Invalid parameter 'query': '${query.slice(0, 80)}' has no searchable words`);
   // The tenant's private terms; the plain ones find rows indexed before those (none once re-indexed,
   // and then the lookup finds an empty posting list).
   const code = keywordCode(tenantId);
-  return phrases.slice(0, MAX_KEYWORD_TERMS).map((phrase) => `(${phraseMatch(phrase, code)} OR ${phraseMatch(phrase, "")})`);
+  return phrases
+    .slice(0, MAX_KEYWORD_TERMS)
+    .map((phrase) => `(${phraseMatch(phrase, code)} OR ${phraseMatch(phrase, "")})`);
 }
 
 const ORDER = "ORDER BY i.touched_at DESC, i.id";
@@ -91,14 +115,25 @@ export interface SelectedSegments {
 }
 
 /** Counts a selection and reads its first `limit` segments (refcounts only for those): one round trip. */
-export async function selectSegments(scope: TenantScope, selection: SegmentSelection, limit: number): Promise<SelectedSegments> {
+export async function selectSegments(
+  scope: TenantScope,
+  selection: SegmentSelection,
+  limit: number,
+): Promise<SelectedSegments> {
   const where = selectionWhere(scope, selection);
-  const task = selection.workingSetTask === CURRENT_TASK ? currentTaskSql(scope, selection) : { sql: "NULL", params: [] };
+  const task =
+    selection.workingSetTask === CURRENT_TASK ? currentTaskSql(scope, selection) : { sql: "NULL", params: [] };
   const [totals, page, snapshotLinks] = await scope.d1.batch<Record<string, unknown>>([
-    scope.d1.prepare(`SELECT COUNT(*) AS n, COALESCE(SUM(i.tokens), 0) AS tokens, ${task.sql} AS task_id FROM items i WHERE ${where.sql}`).bind(...task.params, ...where.params),
+    scope.d1
+      .prepare(
+        `SELECT COUNT(*) AS n, COALESCE(SUM(i.tokens), 0) AS tokens, ${task.sql} AS task_id FROM items i WHERE ${where.sql}`,
+      )
+      .bind(...task.params, ...where.params),
     scope.d1
       // Materialized first, so refcounts are computed for the page only, not for every match.
-      .prepare(`WITH page AS MATERIALIZED (SELECT * FROM items i WHERE ${where.sql} ${ORDER} LIMIT ?) SELECT ${SEGMENT_COLUMNS}, ${REFCOUNT_SQL} AS refcount FROM page i ${ORDER}`)
+      .prepare(
+        `WITH page AS MATERIALIZED (SELECT * FROM items i WHERE ${where.sql} ${ORDER} LIMIT ?) SELECT ${SEGMENT_COLUMNS}, ${REFCOUNT_SQL} AS refcount FROM page i ${ORDER}`,
+      )
       .bind(...where.params, limit),
     snapshotLinkCounts(scope, selection.projects),
   ]);
@@ -108,7 +143,9 @@ export async function selectSegments(scope: TenantScope, selection: SegmentSelec
     total: count.n,
     totalTokens: count.tokens,
     taskId: typeof selection.workingSetTask === "string" ? selection.workingSetTask : count.task_id,
-    segments: (page!.results as SegmentRow[]).map((row) => toSegment({ ...row, refcount: withoutSnapshotLinks(row.refcount, row.id, fromSnapshots) })),
+    segments: (page!.results as SegmentRow[]).map((row) =>
+      toSegment({ ...row, refcount: withoutSnapshotLinks(row.refcount, row.id, fromSnapshots) }),
+    ),
   };
 }
 

@@ -139,20 +139,42 @@ export interface SegmentKey {
   conversationId: string | null;
 }
 
-export async function readSegmentKeys(scope: TenantScope, project: string, ids: readonly string[]): Promise<Map<string, SegmentKey>> {
+export async function readSegmentKeys(
+  scope: TenantScope,
+  project: string,
+  ids: readonly string[],
+): Promise<Map<string, SegmentKey>> {
   const found = new Map<string, SegmentKey>();
   const unique = [...new Set(ids)];
   if (unique.length === 0) return found;
-  const results = await scope.d1.batch<{ id: string; project: string; kind: string; tier: string; pinned: number; tokens: number; conversation_id: string | null }>(
+  const results = await scope.d1.batch<{
+    id: string;
+    project: string;
+    kind: string;
+    tier: string;
+    pinned: number;
+    tokens: number;
+    conversation_id: string | null;
+  }>(
     slices(unique).map((slice) =>
       scope.d1
-        .prepare("SELECT id, project, kind, tier, pinned, tokens, conversation_id FROM items WHERE +tenant_id = ? AND +project = ? AND id IN (SELECT value FROM json_each(?))")
+        .prepare(
+          "SELECT id, project, kind, tier, pinned, tokens, conversation_id FROM items WHERE +tenant_id = ? AND +project = ? AND id IN (SELECT value FROM json_each(?))",
+        )
         .bind(scope.tenantId, project, JSON.stringify(slice)),
     ),
   );
   for (const result of results) {
     for (const r of result.results) {
-      found.set(r.id, { id: r.id, project: r.project, kind: r.kind, tier: r.tier, pinned: r.pinned === 1, tokens: r.tokens, conversationId: r.conversation_id });
+      found.set(r.id, {
+        id: r.id,
+        project: r.project,
+        kind: r.kind,
+        tier: r.tier,
+        pinned: r.pinned === 1,
+        tokens: r.tokens,
+        conversationId: r.conversation_id,
+      });
     }
   }
   return found;
@@ -170,5 +192,9 @@ export function segmentNotFound(id: string, project: string): SegmentError {
 }
 
 export function segmentPinned(id: string, action: string): SegmentError {
-  return { segment_id: id, code: "PERMISSION_DENIED", message: `Segment '${id}' is pinned and cannot be ${action}; unpin it first (context_gc_unpin)` };
+  return {
+    segment_id: id,
+    code: "PERMISSION_DENIED",
+    message: `Segment '${id}' is pinned and cannot be ${action}; unpin it first (context_gc_unpin)`,
+  };
 }

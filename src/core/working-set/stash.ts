@@ -10,24 +10,41 @@ import { segmentPinned, slices, type Segment, type SegmentError } from "./segmen
  */
 
 /** Moves active, unpinned segments to the stash; returns those it moved (the update re-checks both). */
-export async function stashItems(scope: TenantScope, segments: readonly { id: string; project: string }[]): Promise<{ ids: string[]; tokens: number }> {
+export async function stashItems(
+  scope: TenantScope,
+  segments: readonly { id: string; project: string }[],
+): Promise<{ ids: string[]; tokens: number }> {
   if (segments.length === 0) return { ids: [], tokens: 0 };
   const statement = scope.d1.prepare(
     "UPDATE items SET tier = 'stashed' WHERE +tenant_id = ? AND tier = 'active' AND pinned = 0 AND id IN (SELECT value FROM json_each(?)) RETURNING id, tokens",
   );
-  const updates = slices(segments.map((s) => s.id)).map((slice) => statement.bind(scope.tenantId, JSON.stringify(slice)));
-  const results = await scope.d1.batch<{ id: string; tokens: number }>([...updates, ...bumpCacheGenerations(scope, new Set(segments.map((s) => s.project)))]);
+  const updates = slices(segments.map((s) => s.id)).map((slice) =>
+    statement.bind(scope.tenantId, JSON.stringify(slice)),
+  );
+  const results = await scope.d1.batch<{ id: string; tokens: number }>([
+    ...updates,
+    ...bumpCacheGenerations(scope, new Set(segments.map((s) => s.project))),
+  ]);
   return collect(results.slice(0, updates.length));
 }
 
 /** Moves stashed segments back into the working set and touches them (they are in use again). */
-export async function unstashItems(scope: TenantScope, segments: readonly { id: string; project: string }[], now = Date.now()): Promise<{ ids: string[]; tokens: number }> {
+export async function unstashItems(
+  scope: TenantScope,
+  segments: readonly { id: string; project: string }[],
+  now = Date.now(),
+): Promise<{ ids: string[]; tokens: number }> {
   if (segments.length === 0) return { ids: [], tokens: 0 };
   const statement = scope.d1.prepare(
     "UPDATE items SET tier = 'active', touched_at = ? WHERE +tenant_id = ? AND tier = 'stashed' AND kind <> 'snapshot' AND id IN (SELECT value FROM json_each(?)) RETURNING id, tokens",
   );
-  const updates = slices(segments.map((s) => s.id)).map((slice) => statement.bind(now, scope.tenantId, JSON.stringify(slice)));
-  const results = await scope.d1.batch<{ id: string; tokens: number }>([...updates, ...bumpCacheGenerations(scope, new Set(segments.map((s) => s.project)))]);
+  const updates = slices(segments.map((s) => s.id)).map((slice) =>
+    statement.bind(now, scope.tenantId, JSON.stringify(slice)),
+  );
+  const results = await scope.d1.batch<{ id: string; tokens: number }>([
+    ...updates,
+    ...bumpCacheGenerations(scope, new Set(segments.map((s) => s.project))),
+  ]);
   return collect(results.slice(0, updates.length));
 }
 
@@ -45,8 +62,19 @@ export interface StashOutcome {
 }
 
 /** context_stash: every active segment of the project matching the keyword and filters; pinned ones stay. */
-export async function stashMatching(scope: TenantScope, project: string, query: string | undefined, filter: SegmentFilter): Promise<StashOutcome> {
-  const matched = await selectSegmentBriefs(scope, { projects: [project], tiers: ["active"], excludeSnapshots: true, query, filter });
+export async function stashMatching(
+  scope: TenantScope,
+  project: string,
+  query: string | undefined,
+  filter: SegmentFilter,
+): Promise<StashOutcome> {
+  const matched = await selectSegmentBriefs(scope, {
+    projects: [project],
+    tiers: ["active"],
+    excludeSnapshots: true,
+    query,
+    filter,
+  });
   const movable = matched.filter((s) => !s.pinned);
   const stashed = await stashItems(scope, movable);
   const moved = new Set(stashed.ids);
@@ -91,7 +119,13 @@ export async function retrieveStashed(
   limit: number,
   moveToActive: boolean,
 ): Promise<RetrieveOutcome> {
-  const selection: SegmentSelection = { projects: [project], tiers: ["stashed"], excludeSnapshots: true, query, filter };
+  const selection: SegmentSelection = {
+    projects: [project],
+    tiers: ["stashed"],
+    excludeSnapshots: true,
+    query,
+    filter,
+  };
   const listed = await selectSegments(scope, selection, limit);
   if (!moveToActive) return { segmentsFound: listed.total, segments: listed.segments, movedToActive: null };
   const all = listed.total > listed.segments.length ? await selectSegmentBriefs(scope, selection) : listed.segments;

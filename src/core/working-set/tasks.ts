@@ -8,7 +8,11 @@ import { selectionWhere, selectSegments, type SelectedSegments } from "./segment
 import { workingSetSelection } from "./working-set";
 
 /** Sets (or with null clears) a project's current task; returns the task that was current before. */
-export async function setCurrentTask(scope: TenantScope, project: string, taskId: string | null): Promise<{ previousTaskId: string | null }> {
+export async function setCurrentTask(
+  scope: TenantScope,
+  project: string,
+  taskId: string | null,
+): Promise<{ previousTaskId: string | null }> {
   const row = await scope.d1
     .prepare(
       `INSERT INTO project_tasks (tenant_id, project, current_task_id, previous_task_id, updated_at) VALUES (?, ?, ?, NULL, ?)
@@ -21,8 +25,17 @@ export async function setCurrentTask(scope: TenantScope, project: string, taskId
 }
 
 /** Every segment of a task, from all tiers (snapshot records excluded: they describe segments, they are not context). */
-export async function readTaskContext(scope: TenantScope, project: string, taskId: string, limit: number): Promise<SelectedSegments> {
-  return selectSegments(scope, { projects: [project], tiers: ["active", "stashed"], excludeSnapshots: true, filter: { taskId } }, limit);
+export async function readTaskContext(
+  scope: TenantScope,
+  project: string,
+  taskId: string,
+  limit: number,
+): Promise<SelectedSegments> {
+  return selectSegments(
+    scope,
+    { projects: [project], tiers: ["active", "stashed"], excludeSnapshots: true, filter: { taskId } },
+    limit,
+  );
 }
 
 /** Segments listed by name in a snapshot's text (all are in its metadata). */
@@ -50,12 +63,22 @@ export interface Snapshot {
  * A tag filter "snapshot:<id>" on stash, search or retrieve stands for exactly the captured segments:
  * context_retrieve_stashed {filters: {tags: ["snapshot:<id>"]}, move_to_active: true} restores them.
  */
-export async function createTaskSnapshot(scope: TenantScope, services: Services, project: string, taskId: string | null, name: string | null): Promise<Snapshot> {
+export async function createTaskSnapshot(
+  scope: TenantScope,
+  services: Services,
+  project: string,
+  taskId: string | null,
+  name: string | null,
+): Promise<Snapshot> {
   const where = selectionWhere(scope, workingSetSelection(project, taskId));
   const [all, heads] = await scope.d1.batch<Record<string, unknown>>([
-    scope.d1.prepare(`SELECT i.id, i.tokens FROM items i WHERE ${where.sql} ORDER BY i.touched_at DESC, i.id LIMIT ?`).bind(...where.params, MAX_SNAPSHOT_SEGMENTS + 1),
     scope.d1
-      .prepare(`SELECT i.type, substr(i.content, 1, ${SNAPSHOT_LINE_CHARS * 2}) AS head FROM items i WHERE ${where.sql} ORDER BY i.touched_at DESC, i.id LIMIT ?`)
+      .prepare(`SELECT i.id, i.tokens FROM items i WHERE ${where.sql} ORDER BY i.touched_at DESC, i.id LIMIT ?`)
+      .bind(...where.params, MAX_SNAPSHOT_SEGMENTS + 1),
+    scope.d1
+      .prepare(
+        `SELECT i.type, substr(i.content, 1, ${SNAPSHOT_LINE_CHARS * 2}) AS head FROM items i WHERE ${where.sql} ORDER BY i.touched_at DESC, i.id LIMIT ?`,
+      )
       .bind(...where.params, SNAPSHOT_LISTED),
   ]);
   const captured = all!.results as { id: string; tokens: number }[];
@@ -85,7 +108,14 @@ export async function createTaskSnapshot(scope: TenantScope, services: Services,
       tier: "stashed",
       taskId,
       tags: ["snapshot", `${SNAPSHOT_TAG_PREFIX}${snapshotId}`, ...(taskId ? [`task:${taskId}`] : [])],
-      metadata: { snapshot_id: snapshotId, name, task_id: taskId, segment_ids: captured.map((r) => r.id), tokens, created_at: new Date(createdAt).toISOString() },
+      metadata: {
+        snapshot_id: snapshotId,
+        name,
+        task_id: taskId,
+        segment_ids: captured.map((r) => r.id),
+        tokens,
+        created_at: new Date(createdAt).toISOString(),
+      },
       createdAt,
     },
   ]);
@@ -93,6 +123,10 @@ export async function createTaskSnapshot(scope: TenantScope, services: Services,
 }
 
 function firstLine(text: string): string {
-  const line = text.split("\n").find((l) => l.trim().length > 0)?.trim() ?? "";
+  const line =
+    text
+      .split("\n")
+      .find((l) => l.trim().length > 0)
+      ?.trim() ?? "";
   return line.length > SNAPSHOT_LINE_CHARS ? line.slice(0, SNAPSHOT_LINE_CHARS - 1) + "…" : line;
 }

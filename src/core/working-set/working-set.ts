@@ -9,7 +9,12 @@ import { REFCOUNT_SQL, snapshotLinkCounts, snapshotLinkMap, withoutSnapshotLinks
  * while other tasks' segments drop out.
  */
 export function workingSetSelection(project: string, taskId: string | null | typeof CURRENT_TASK): SegmentSelection {
-  return { projects: [project], tiers: ["active"], excludeSnapshots: true, ...(taskId !== null ? { workingSetTask: taskId } : {}) };
+  return {
+    projects: [project],
+    tiers: ["active"],
+    excludeSnapshots: true,
+    ...(taskId !== null ? { workingSetTask: taskId } : {}),
+  };
 }
 
 export interface ProjectTask {
@@ -20,14 +25,22 @@ export interface ProjectTask {
 
 export async function readProjectTask(scope: TenantScope, project: string): Promise<ProjectTask | null> {
   const row = await scope.d1
-    .prepare("SELECT current_task_id, previous_task_id, updated_at FROM project_tasks WHERE tenant_id = ? AND project = ?")
+    .prepare(
+      "SELECT current_task_id, previous_task_id, updated_at FROM project_tasks WHERE tenant_id = ? AND project = ?",
+    )
     .bind(scope.tenantId, project)
     .first<{ current_task_id: string | null; previous_task_id: string | null; updated_at: number }>();
-  return row ? { currentTaskId: row.current_task_id, previousTaskId: row.previous_task_id, updatedAt: row.updated_at } : null;
+  return row
+    ? { currentTaskId: row.current_task_id, previousTaskId: row.previous_task_id, updatedAt: row.updated_at }
+    : null;
 }
 
 /** The task a call is about: the one given, else the project's current task, else none. */
-export async function resolveTask(scope: TenantScope, project: string, taskId: string | undefined | null): Promise<string | null> {
+export async function resolveTask(
+  scope: TenantScope,
+  project: string,
+  taskId: string | undefined | null,
+): Promise<string | null> {
   if (taskId) return taskId;
   return (await readProjectTask(scope, project))?.currentTaskId ?? null;
 }
@@ -44,15 +57,33 @@ export interface WorkingSet {
 }
 
 /** The working set of a task; with no task given, of the project's current task, resolved in the same round trip. */
-export async function readWorkingSet(scope: TenantScope, project: string, task: string | undefined, limit: number): Promise<WorkingSet> {
+export async function readWorkingSet(
+  scope: TenantScope,
+  project: string,
+  task: string | undefined,
+  limit: number,
+): Promise<WorkingSet> {
   const selection = workingSetSelection(project, task ?? CURRENT_TASK);
   const selected = await selectSegments(scope, selection, limit);
   let lastUpdated = selected.segments[0]?.touchedAt ?? null;
   if (selected.total > 0 && limit === 0) {
     const where = selectionWhere(scope, selection);
-    lastUpdated = (await scope.d1.prepare(`SELECT MAX(i.touched_at) AS t FROM items i WHERE ${where.sql}`).bind(...where.params).first<{ t: number | null }>())?.t ?? null;
+    lastUpdated =
+      (
+        await scope.d1
+          .prepare(`SELECT MAX(i.touched_at) AS t FROM items i WHERE ${where.sql}`)
+          .bind(...where.params)
+          .first<{ t: number | null }>()
+      )?.t ?? null;
   }
-  return { project, taskId: selected.taskId, totalTokens: selected.totalTokens, segmentCount: selected.total, lastUpdated, segments: selected.segments };
+  return {
+    project,
+    taskId: selected.taskId,
+    totalTokens: selected.totalTokens,
+    segmentCount: selected.total,
+    lastUpdated,
+    segments: selected.segments,
+  };
 }
 
 /** What GC scoring and usage metrics read for each working-set segment: no text, refcount included. */
@@ -71,7 +102,11 @@ export interface GcRow {
 }
 
 /** Every working-set segment with its refcount: one batch of two queries (no per-segment round trips). */
-export async function readWorkingSetForGc(scope: TenantScope, project: string, taskId: string | null): Promise<GcRow[]> {
+export async function readWorkingSetForGc(
+  scope: TenantScope,
+  project: string,
+  taskId: string | null,
+): Promise<GcRow[]> {
   const where = selectionWhere(scope, workingSetSelection(project, taskId));
   const [rows, snapshotLinks] = await scope.d1.batch<Record<string, unknown>>([
     scope.d1

@@ -21,7 +21,13 @@ import { mean, ndcgAt, recallAt, uniqueInOrder } from "../metrics.mjs";
 import { plainBm25 } from "../plain-bm25.mjs";
 import { sqliteD1, type Timed } from "./sqlite-d1";
 
-const CATEGORIES: Record<string, string> = { 1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial" };
+const CATEGORIES: Record<string, string> = {
+  1: "multi-hop",
+  2: "temporal",
+  3: "open-domain",
+  4: "single-hop",
+  5: "adversarial",
+};
 const [suite, ...rest] = process.argv.slice(2);
 const dbArg = rest.indexOf("--db");
 if (suite !== "locomo" && suite !== "msmarco" && suite !== "growth") {
@@ -38,29 +44,49 @@ const services = {
   embedder: { semantic: false, embed: async () => [] },
   vectors: { getVectors: async () => new Map(), query: async () => [] },
 } as unknown as Services;
-const tenants = db.prepare("SELECT tenant_id, chunks FROM keyword_stats ORDER BY chunks").all() as { tenant_id: string; chunks: number }[];
+const tenants = db.prepare("SELECT tenant_id, chunks FROM keyword_stats ORDER BY chunks").all() as {
+  tenant_id: string;
+  chunks: number;
+}[];
 const pct = (x: number) => (100 * x).toFixed(1);
 console.log(`${file}: ${tenants.map((t) => `${t.chunks} chunks`).join(", ")}`);
 
 if (suite === "locomo") {
-  const samples = loadLocomo() as { sample_id: string; conversation: Record<string, { speaker: string; dia_id: string; text: string; blip_caption?: string }[] | string>; qa: { question: string; category: number; evidence?: string[] }[] }[];
+  const samples = loadLocomo() as {
+    sample_id: string;
+    conversation: Record<string, { speaker: string; dia_id: string; text: string; blip_caption?: string }[] | string>;
+    qa: { question: string; category: number; evidence?: string[] }[];
+  }[];
   const tenant = tenants.at(-1)!.tenant_id;
   // The turn each item is (the bench keeps the map in memory): by its session and text, as the bench wrote them.
   const turnOf = new Map<string, string>();
   for (const s of samples) {
     for (let n = 1; Array.isArray(s.conversation[`session_${n}`]); n++) {
       for (const turn of s.conversation[`session_${n}`] as { dia_id: string; text: string; blip_caption?: string }[]) {
-        turnOf.set(`${s.sample_id}:session_${n}\u0000${turn.blip_caption ? `${turn.text} [shares a photo: ${turn.blip_caption}]` : turn.text}`, turn.dia_id);
+        turnOf.set(
+          `${s.sample_id}:session_${n}\u0000${turn.blip_caption ? `${turn.text} [shares a photo: ${turn.blip_caption}]` : turn.text}`,
+          turn.dia_id,
+        );
       }
     }
   }
   const dia = new Map<string, string>();
-  for (const r of db.prepare("SELECT id, conversation_id, content FROM items WHERE tenant_id = ?").all(tenant) as { id: string; conversation_id: string; content: string }[]) {
+  for (const r of db.prepare("SELECT id, conversation_id, content FROM items WHERE tenant_id = ?").all(tenant) as {
+    id: string;
+    conversation_id: string;
+    content: string;
+  }[]) {
     const id = turnOf.get(`${r.conversation_id}\u0000${r.content}`);
     if (id) dia.set(r.id, id);
   }
   const questions = samples.flatMap((s) =>
-    s.qa.map((qa) => ({ ...qa, project: s.sample_id, evidence: new Set((qa.evidence ?? []).join(" ").match(/D\d+:\d+/g) ?? []) })).filter((qa) => qa.evidence.size > 0),
+    s.qa
+      .map((qa) => ({
+        ...qa,
+        project: s.sample_id,
+        evidence: new Set((qa.evidence ?? []).join(" ").match(/D\d+:\d+/g) ?? []),
+      }))
+      .filter((qa) => qa.evidence.size > 0),
   );
   const scope = tenantScope(d1, tenant);
   const recalls: number[] = [];
@@ -68,19 +94,34 @@ if (suite === "locomo") {
     const hits = await searchChunks(scope, services, qa.question, { projects: [qa.project] }, 10);
     recalls.push(recallAt(uniqueInOrder(hits.flatMap((h) => dia.get(h.itemId) ?? [])), qa.evidence, 10));
   }
-  const byCategory = Object.entries(CATEGORIES).map(([cat, label]) => `${label} ${pct(mean(questions.flatMap((qa, i) => (String(qa.category) === cat ? [recalls[i]!] : []))))}`);
+  const byCategory = Object.entries(CATEGORIES).map(
+    ([cat, label]) =>
+      `${label} ${pct(mean(questions.flatMap((qa, i) => (String(qa.category) === cat ? [recalls[i]!] : []))))}`,
+  );
   const figures = foldFigures(questions, recalls, assignFolds(samples), groupsOf(CATEGORIES));
-  console.log(`LoCoMo evidence R@10 (%), ${questions.length} questions, ${dia.size} turns: all ${pct(mean(recalls))} | ${byCategory.join(" | ")}`);
-  console.log(`  validation folds' mean: ${["all", ...Object.values(CATEGORIES)].map((g) => `${g} ${pct(summarize(figures, g).validation)}`).join(" | ")}`);
+  console.log(
+    `LoCoMo evidence R@10 (%), ${questions.length} questions, ${dia.size} turns: all ${pct(mean(recalls))} | ${byCategory.join(" | ")}`,
+  );
+  console.log(
+    `  validation folds' mean: ${["all", ...Object.values(CATEGORIES)].map((g) => `${g} ${pct(summarize(figures, g).validation)}`).join(" | ")}`,
+  );
 } else if (suite === "msmarco") {
-  const { corpus, queries, qrels } = loadMsmarco() as { corpus: { _id: string; title: string; text: string }[]; queries: { _id: string; text: string }[]; qrels: Map<string, Map<string, number>> };
+  const { corpus, queries, qrels } = loadMsmarco() as {
+    corpus: { _id: string; title: string; text: string }[];
+    queries: { _id: string; text: string }[];
+    qrels: Map<string, Map<string, number>>;
+  };
   const tenant = tenants.at(-1)!.tenant_id;
   const stored = (p: { title: string; text: string }) => (p.title ? `${p.title}\n${p.text}` : p.text);
   // The passage each item is, by its text as the bench stored it (duplicate passages share an item).
   const idsOf = new Map<string, string[]>();
   for (const p of corpus) idsOf.set(stored(p), [...(idsOf.get(stored(p)) ?? []), p._id]);
   const passages = new Map<string, string[]>();
-  for (const r of db.prepare("SELECT id, content FROM items WHERE tenant_id = ?").all(tenant) as { id: string; content: string }[]) passages.set(r.id, idsOf.get(r.content) ?? []);
+  for (const r of db.prepare("SELECT id, content FROM items WHERE tenant_id = ?").all(tenant) as {
+    id: string;
+    content: string;
+  }[])
+    passages.set(r.id, idsOf.get(r.content) ?? []);
   const baseline = plainBm25(corpus.map((p) => ({ id: p._id, project: "msmarco", text: stored(p) })));
   const scope = tenantScope(d1, tenant);
   const hybrid: number[] = [];
@@ -92,11 +133,15 @@ if (suite === "locomo") {
   }
   const wins = hybrid.filter((h, i) => h > bm25[i]! + 1e-9).length;
   const losses = hybrid.filter((h, i) => h < bm25[i]! - 1e-9).length;
-  console.log(`MS MARCO nDCG@10, ${queries.length} queries, ${passages.size} passages: search ${mean(hybrid).toFixed(3)} | plain FTS5 BM25 ${mean(bm25).toFixed(3)} | ${wins} queries better, ${losses} worse`);
+  console.log(
+    `MS MARCO nDCG@10, ${queries.length} queries, ${passages.size} passages: search ${mean(hybrid).toFixed(3)} | plain FTS5 BM25 ${mean(bm25).toFixed(3)} | ${wins} queries better, ${losses} worse`,
+  );
 } else {
   const queries = loadMsmarco().queries;
   for (const { tenant_id: tenant, chunks } of tenants) {
-    const project = (db.prepare("SELECT project FROM items WHERE tenant_id = ? LIMIT 1").get(tenant) as { project: string }).project;
+    const project = (
+      db.prepare("SELECT project FROM items WHERE tenant_id = ? LIMIT 1").get(tenant) as { project: string }
+    ).project;
     const scope = tenantScope(d1, tenant);
     const perStatement: number[] = [];
     for (const q of queries) {
@@ -105,7 +150,9 @@ if (suite === "locomo") {
       log.forEach((t, i) => (perStatement[i] = (perStatement[i] ?? 0) + t.ms));
     }
     const each = perStatement.map((ms) => ms / queries.length);
-    console.log(`  ${String(chunks).padStart(7)} chunks: ${each.reduce((a, b) => a + b, 0).toFixed(2)} ms of SQLite a search (${each.map((ms) => ms.toFixed(2)).join(" + ")}), ${queries.length} MS MARCO queries`);
+    console.log(
+      `  ${String(chunks).padStart(7)} chunks: ${each.reduce((a, b) => a + b, 0).toFixed(2)} ms of SQLite a search (${each.map((ms) => ms.toFixed(2)).join(" + ")}), ${queries.length} MS MARCO queries`,
+    );
   }
 }
 
@@ -115,7 +162,12 @@ if (suite === "locomo") {
  */
 function largestD1(dir: string): string {
   const files: string[] = [];
-  const walk = (d: string) => readdirSync(d, { withFileTypes: true }).forEach((e) => (e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith(".sqlite") && e.name !== "metadata.sqlite" && files.push(join(d, e.name))));
+  const walk = (d: string) =>
+    readdirSync(d, { withFileTypes: true }).forEach((e) =>
+      e.isDirectory()
+        ? walk(join(d, e.name))
+        : e.name.endsWith(".sqlite") && e.name !== "metadata.sqlite" && files.push(join(d, e.name)),
+    );
   const d1 = join(dir, "v3", "d1");
   walk(existsSync(d1) ? d1 : dir);
   if (files.length === 0) throw new Error(`no D1 file under ${dir}: run the bench first`);

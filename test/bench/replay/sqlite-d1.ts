@@ -15,7 +15,9 @@ export interface Timed {
 export function sqliteD1(db: DatabaseSync, log: Timed[]): D1Database {
   const run = (sql: string, args: unknown[]) => {
     const started = performance.now();
-    const rows = db.prepare(sql).all(...(args.map((v) => (v === undefined ? null : typeof v === "boolean" ? Number(v) : v)) as never[]));
+    const rows = db
+      .prepare(sql)
+      .all(...(args.map((v) => (v === undefined ? null : typeof v === "boolean" ? Number(v) : v)) as never[]));
     log.push({ sql, ms: performance.now() - started });
     return rows as Record<string, unknown>[];
   };
@@ -29,7 +31,15 @@ export function sqliteD1(db: DatabaseSync, log: Timed[]): D1Database {
       },
       raw: async (options?: { columnNames?: boolean }) => {
         const rows = run(sql, args).map((row) => Object.values(row));
-        return options?.columnNames ? [db.prepare(sql).columns().map((c) => c.name), ...rows] : rows;
+        return options?.columnNames
+          ? [
+              db
+                .prepare(sql)
+                .columns()
+                .map((c) => c.name),
+              ...rows,
+            ]
+          : rows;
       },
       run: async () => ({ results: run(sql, args), success: true, meta: {} }),
     }) as unknown as D1PreparedStatement;

@@ -45,7 +45,17 @@ export function cliCases(url: () => string) {
       expect(cli(["tenants", "list"]).stdout).toContain(`${tenant.tenant_id}\tSHARD_1\tCLI Co`);
       expect(json<{ name: string }>(["tenants", "show", tenant.tenant_id]).name).toBe("CLI Co");
 
-      const created = cli(["keys", "create", tenant.tenant_id, "--name", "agent", "--scopes", "read,write", "--projects", "alpha,beta"]);
+      const created = cli([
+        "keys",
+        "create",
+        tenant.tenant_id,
+        "--name",
+        "agent",
+        "--scopes",
+        "read,write",
+        "--projects",
+        "alpha,beta",
+      ]);
       expect(created.status).toBe(0);
       const [secret, about] = created.stdout.trim().split("\n");
       expect(secret).toMatch(/^ce_/);
@@ -55,7 +65,11 @@ export function cliCases(url: () => string) {
       expect(cli(["keys", "list", tenant.tenant_id]).stdout).not.toContain(secret!);
       const agent = keys.find((k) => k.name === "agent")!;
       expect(cli(["keys", "revoke", agent.key_id]).stdout).toContain(`revoked ${agent.key_id}`);
-      expect(json<{ key_id: string; revoked_at: string | null }[]>(["keys", "list", tenant.tenant_id]).find((k) => k.key_id === agent.key_id)!.revoked_at).not.toBeNull();
+      expect(
+        json<{ key_id: string; revoked_at: string | null }[]>(["keys", "list", tenant.tenant_id]).find(
+          (k) => k.key_id === agent.key_id,
+        )!.revoked_at,
+      ).not.toBeNull();
 
       const careful = cli(["tenants", "delete", tenant.tenant_id]);
       expect(careful.status).toBe(2);
@@ -71,11 +85,23 @@ export function cliCases(url: () => string) {
       expect(shown.status, shown.stderr).toBe(0);
       expect(shown.stdout).toMatch(/^max_items\s+1,000,000\s+\(uses 0\)$/m);
       type Quotas = Record<string, { limit: number | null; usage: number }>;
-      const set = json<Quotas>(["tenants", "quotas", tenant.tenant_id, "--max-items", "500", "--max-pending-jobs", "unlimited"]);
+      const set = json<Quotas>([
+        "tenants",
+        "quotas",
+        tenant.tenant_id,
+        "--max-items",
+        "500",
+        "--max-pending-jobs",
+        "unlimited",
+      ]);
       expect(set.max_items).toEqual({ limit: 500, usage: 0 });
       expect(set.max_pending_jobs!.limit).toBeNull();
-      expect(cli(["tenants", "quotas", tenant.tenant_id, "--max-pending-jobs", "unlimited"]).stdout).toMatch(/^max_pending_jobs\s+unlimited\s+\(uses 0\)$/m);
-      expect(json<Quotas>(["tenants", "quotas", tenant.tenant_id, "--max-items", "default"]).max_items!.limit).toBe(1_000_000);
+      expect(cli(["tenants", "quotas", tenant.tenant_id, "--max-pending-jobs", "unlimited"]).stdout).toMatch(
+        /^max_pending_jobs\s+unlimited\s+\(uses 0\)$/m,
+      );
+      expect(json<Quotas>(["tenants", "quotas", tenant.tenant_id, "--max-items", "default"]).max_items!.limit).toBe(
+        1_000_000,
+      );
       const bad = cli(["tenants", "quotas", tenant.tenant_id, "--max-bytes", "lots"]);
       expect(bad.status).toBe(2);
       expect(bad.stderr).toContain(`--max-bytes takes a whole number, "unlimited" or "default", not 'lots'`);
@@ -89,12 +115,25 @@ export function cliCases(url: () => string) {
     it("exports with a count, imports into another tenant with progress and a count, and a second import adds nothing", async () => {
       const { key } = devSecrets();
       const source = json<{ tenant_id: string }>(["tenants", "create", "Export source"]);
-      const sourceKey = json<{ api_key: string }>(["keys", "create", source.tenant_id, "--scopes", "read,write"]).api_key;
-      const memories = Array.from({ length: 30 }, (_, i) => ({ content: `Fact ${i}: the archive on shelf ${i} holds letters from ${1900 + i}.` }));
+      const sourceKey = json<{ api_key: string }>([
+        "keys",
+        "create",
+        source.tenant_id,
+        "--scopes",
+        "read,write",
+      ]).api_key;
+      const memories = Array.from({ length: 30 }, (_, i) => ({
+        content: `Fact ${i}: the archive on shelf ${i} holds letters from ${1900 + i}.`,
+      }));
       const stored = await fetch(`${server.url}/jsonrpc`, {
         method: "POST",
         headers: { authorization: `Bearer ${sourceKey}`, "content-type": "application/json" },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "memory_batch_store", arguments: { memories, namespace: "archive" } } }),
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "memory_batch_store", arguments: { memories, namespace: "archive" } },
+        }),
       });
       expect(stored.ok).toBe(true);
       expect(key).toBeTruthy();
@@ -160,7 +199,9 @@ export function cliCases(url: () => string) {
       expect([unknown.status, unknown.stderr]).toEqual([2, expect.stringContaining("unknown command 'frobnicate'")]);
       const missingTenant = cli(["tenants", "show", "tn_nobody"]);
       expect([missingTenant.status, missingTenant.stderr]).toEqual([1, expect.stringContaining("HTTP 404")]);
-      expect(cli(["--help"]).stdout).toContain("exit codes: 0 done, 1 refused or failed, 2 bad usage or file, 3 unreachable, 4 token refused");
+      expect(cli(["--help"]).stdout).toContain(
+        "exit codes: 0 done, 1 refused or failed, 2 bad usage or file, 3 unreachable, 4 token refused",
+      );
     });
   });
 }

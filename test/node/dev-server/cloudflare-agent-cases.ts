@@ -15,11 +15,29 @@ async function startAgentWorker(mcpUrl: string): Promise<{ url: string; stop: ()
   const port = await freePort();
   const state = mkdtempSync(join(tmpdir(), "agent-state-"));
   const args = [
-    "node_modules/wrangler/bin/wrangler.js", "dev", "-c", "examples/cloudflare-agent/wrangler.jsonc", "--local",
-    "--port", String(port), "--ip", "127.0.0.1", "--persist-to", state, "--log-level", "warn",
-    "--var", `CONTEXT_EDGE_URL:${mcpUrl}`, "--var", `CONTEXT_EDGE_KEY:${devSecrets().key}`,
+    "node_modules/wrangler/bin/wrangler.js",
+    "dev",
+    "-c",
+    "examples/cloudflare-agent/wrangler.jsonc",
+    "--local",
+    "--port",
+    String(port),
+    "--ip",
+    "127.0.0.1",
+    "--persist-to",
+    state,
+    "--log-level",
+    "warn",
+    "--var",
+    `CONTEXT_EDGE_URL:${mcpUrl}`,
+    "--var",
+    `CONTEXT_EDGE_KEY:${devSecrets().key}`,
   ];
-  const worker = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  const worker = spawn(process.execPath, args, {
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
   let output = "";
   worker.stdout.on("data", (chunk) => (output += chunk));
   worker.stderr.on("data", (chunk) => (output += chunk));
@@ -32,13 +50,18 @@ async function startAgentWorker(mcpUrl: string): Promise<{ url: string; stop: ()
   let last = "no answer";
   for (let i = 0; i < 240; i++) {
     if (worker.exitCode !== null) break;
-    const status = await fetch(url).then((r) => r.status, () => undefined);
+    const status = await fetch(url).then(
+      (r) => r.status,
+      () => undefined,
+    );
     if (status === 404) return { url, stop };
     if (status !== undefined) last = `status ${status}`;
     await new Promise((r) => setTimeout(r, 250));
   }
   stop();
-  throw new Error(`examples/cloudflare-agent did not start under wrangler dev (${worker.exitCode !== null ? `exit ${worker.exitCode}` : `${last} in 60 s`}):\n${output.slice(-3000)}`);
+  throw new Error(
+    `examples/cloudflare-agent did not start under wrangler dev (${worker.exitCode !== null ? `exit ${worker.exitCode}` : `${last} in 60 s`}):\n${output.slice(-3000)}`,
+  );
 }
 
 /** The Cloudflare agent example's cases, against the dev server at `url()` (test/node/dev-server.test.ts starts it). */
@@ -50,7 +73,9 @@ export function cloudflareAgentCases(url: () => string) {
     }, 90_000);
     afterAll(() => agentWorker?.stop());
 
-    it("lists every tool, stores a memory, finds it by search and receives the server's error", { timeout: 60_000 }, async () => {
+    it("lists every tool, stores a memory, finds it by search and receives the server's error", {
+      timeout: 60_000,
+    }, async () => {
       const listed = await fetch(`${url()}/jsonrpc`, {
         method: "POST",
         headers: { authorization: `Bearer ${devSecrets().key}`, "content-type": "application/json" },
@@ -69,7 +94,9 @@ export function cloudflareAgentCases(url: () => string) {
       expect([...run.aiTools].sort()).toEqual(names);
       expect(run.stored).toMatchObject({ success: true, namespace: instance });
       expect(run.found[0]).toBe(FACT);
-      expect(JSON.parse(run.error)).toEqual({ error: { code: "INVALID_PARAMETER", message: "content must not be empty", details: { parameter: "content" } } });
+      expect(JSON.parse(run.error)).toEqual({
+        error: { code: "INVALID_PARAMETER", message: "content must not be empty", details: { parameter: "content" } },
+      });
     });
   });
 }

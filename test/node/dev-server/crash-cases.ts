@@ -13,17 +13,27 @@ const CRASH_AFTER_MS = 2500;
 /** The crash case, against the dev server at `server()`; it must run last (the server is killed and restarted). */
 export function crashCases(server: () => DevServer) {
   describe("a crash mid-ingest (npm run dev killed with SIGKILL)", () => {
-    it("keeps every acknowledged write exactly once, and the restart's minute pass embeds what was left pending", { timeout: 150_000 }, async () => {
+    it("keeps every acknowledged write exactly once, and the restart's minute pass embeds what was left pending", {
+      timeout: 150_000,
+    }, async () => {
       const { url } = server();
       const { adminToken } = devSecrets();
       const admin = async (method: string, path: string, body?: unknown) => {
-        const response = await fetch(`${url}/admin${path}`, { method, headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+        const response = await fetch(`${url}/admin${path}`, {
+          method,
+          headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
         if (!response.ok) throw new Error(`admin ${method} ${path}: ${response.status} ${await response.text()}`);
         return response.json() as Promise<any>;
       };
       const tenant = await admin("POST", "/tenants", { name: "crash" });
       const keys: string[] = [];
-      for (let w = 0; w < WRITERS; w++) keys.push((await admin("POST", `/tenants/${tenant.tenant_id}/keys`, { name: `writer ${w}`, scopes: ["read", "write"] })).api_key);
+      for (let w = 0; w < WRITERS; w++)
+        keys.push(
+          (await admin("POST", `/tenants/${tenant.tenant_id}/keys`, { name: `writer ${w}`, scopes: ["read", "write"] }))
+            .api_key,
+        );
 
       const acknowledged: string[] = [];
       const inFlight: string[] = [];
@@ -31,7 +41,10 @@ export function crashCases(server: () => DevServer) {
       const writer = async (w: number) => {
         for (let i = 0; !crashed; i++) {
           const content = `Writer ${w} parcel ${i} goes to bay ${(w * 7 + i) % 40}.`;
-          const [name, args] = i % 2 === 0 ? ["memory_store", { content, namespace: "crash" }] : ["log_chat", { conversation_id: `chat-${w}`, role: "user", content, project_id: "crash" }];
+          const [name, args] =
+            i % 2 === 0
+              ? ["memory_store", { content, namespace: "crash" }]
+              : ["log_chat", { conversation_id: `chat-${w}`, role: "user", content, project_id: "crash" }];
           let answer: { error?: { message: string } };
           try {
             const response = await fetch(`${url}/jsonrpc?toolsets=all`, {
@@ -57,7 +70,9 @@ export function crashCases(server: () => DevServer) {
 
       const pendingAtRestart = (await admin("GET", `/tenants/${tenant.tenant_id}/stats`)).pending_embeddings as number;
       const restarted = Date.now();
-      const pass = await fetch(`${url}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("* * * * *")}&time=${Date.now() + 3 * 60_000}&format=json`);
+      const pass = await fetch(
+        `${url}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("* * * * *")}&time=${Date.now() + 3 * 60_000}&format=json`,
+      );
       expect(await pass.json()).toMatchObject({ outcome: "ok" });
       let pending = pendingAtRestart;
       while (pending > 0 && Date.now() - restarted < 60_000) {
@@ -66,7 +81,11 @@ export function crashCases(server: () => DevServer) {
       }
       expect(pending).toBe(0);
 
-      const exported = await (await fetch(`${url}/admin/tenants/${tenant.tenant_id}/export`, { headers: { authorization: `Bearer ${adminToken}` } })).text();
+      const exported = await (
+        await fetch(`${url}/admin/tenants/${tenant.tenant_id}/export`, {
+          headers: { authorization: `Bearer ${adminToken}` },
+        })
+      ).text();
       const stored = new Map<string, number>();
       for (const line of exported.split("\n").filter(Boolean)) {
         const record = JSON.parse(line) as { type: string; content?: string };
