@@ -4,8 +4,8 @@
 // 3 the server cannot be reached, 4 the token was refused.
 import { parseArgs } from "node:util";
 import { adminClient, CliError, EXIT } from "../scripts/admin-client.mjs";
-import { exportTenant, importFile } from "../scripts/cli-transfer.mjs";
 import { moveTenant } from "../scripts/cli-move.mjs";
+import { exportTenant, importFile } from "../scripts/cli-transfer.mjs";
 
 const HELP = `usage: context-edge <command> [arguments] [--url URL] [--token ADMIN_TOKEN] [--json]
 

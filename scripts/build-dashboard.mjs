@@ -1,12 +1,12 @@
 #!/usr/bin/env node
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { gzipSync } from "node:zlib";
 // Builds the dashboard's client (dashboard/src) into assets/dashboard/app.js and app.css, which the Worker
 // serves at /dashboard/assets/ (src/dashboard/routes.ts). Runs on its own for `wrangler dev` and
 // `wrangler deploy` (wrangler.toml [build]) and before `npm test`; the output is not committed.
 // `--report` prints what each library adds to the bundle, minified and gzipped.
 import { build } from "esbuild";
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { gzipSync } from "node:zlib";
 
 const OUT_DIR = "assets/dashboard";
 

@@ -1,6 +1,7 @@
 // Export and import for the operator CLI: streamed, with progress on stderr and a final count.
-import { createReadStream, createWriteStream, statSync } from "node:fs";
+
 import { once } from "node:events";
+import { createReadStream, createWriteStream, statSync } from "node:fs";
 import { CliError, EXIT } from "./admin-client.mjs";
 
 /** The server takes at most this much in one import (src/admin/ownership-routes.ts IMPORT_MAX_BYTES). */

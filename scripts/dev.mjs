@@ -5,11 +5,11 @@
 // 4. `wrangler dev` (local mode: offline, remote bindings off), with wrangler.toml's crons fired on their schedule.
 // Extra arguments go to wrangler dev;
 // `--port` and `--persist-to` also choose where steps 2 and 3 run and what the printed URLs say.
-import { spawnSync, spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { d1Bindings, migrateAll } from "./migrate.mjs";
 import { fireCrons } from "./crons.mjs";
+import { d1Bindings, migrateAll } from "./migrate.mjs";
 
 const wrangler = ["node_modules/wrangler/bin/wrangler.js"];
 const passed = process.argv.slice(2);

@@ -35,5 +35,5 @@ for (const [path, entry] of Object.entries(lock.packages)) {
 lock.packages = Object.fromEntries(
   Object.entries(lock.packages).sort(([a], [b]) => (a === "" ? -1 : b === "" ? 1 : a.localeCompare(b))),
 );
-writeFileSync("package-lock.json", JSON.stringify(lock, null, 2) + "\n");
+writeFileSync("package-lock.json", `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`added ${added} platform entries`);

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import { parseArgs } from "node:util";
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client";
 // `npm run smoke -- --url URL --key KEY`: an end-to-end check of any deployment (local or remote) through
 // its public surface, as an agent and its operator meet it. It writes one memory into a project of its own
 // (smoke-<time>-<random>) and deletes that project at the end, whatever happened in between. Prints each
@@ -6,8 +8,6 @@
 // admin scopes (the export and the project deletion are admin routes); `npm run dev` prints such a key.
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client";
-import { parseArgs } from "node:util";
 
 const USAGE =
   "usage: npm run smoke -- --url https://<worker>.workers.dev --key <API key with read, write and admin scopes> [--timeout 90]";

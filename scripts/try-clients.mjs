@@ -12,6 +12,7 @@ const key = process.argv[3] ?? "ce_dev_local_only_0000000000000000000000000";
 
 const transport = new StdioClientTransport({
   command: "npx",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: mcp-remote expands ${CONTEXT_EDGE_AUTH} from its environment
   args: ["-y", "mcp-remote", url, "--header", "Authorization:${CONTEXT_EDGE_AUTH}"],
   env: { ...process.env, CONTEXT_EDGE_AUTH: `Bearer ${key}` },
   stderr: "ignore",

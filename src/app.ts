@@ -1,19 +1,19 @@
-import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { adminRoutes } from "./admin/admin-routes";
 import { rateLimit, requireApiKey, requireKeyOrAccessToken, toolCallChargers } from "./auth/middleware";
 import { readConfig } from "./config";
 import { dashboardRoutes } from "./dashboard/routes";
-import { AppError, toAppError } from "./errors";
+import { type AppError, toAppError } from "./errors";
 import type { AppBindings } from "./http/context";
 import { jsonRpcErrorBody } from "./http/responses";
 import { handleJsonRpc, JSON_RPC } from "./mcp/jsonrpc-endpoint";
 import { handleMcpPost, SERVER_INFO } from "./mcp/mcp-endpoint";
 import { KEY_ONLY_MCP_PATH, MCP_PATH } from "./oauth/authorization-server";
 import { oauthRoutes } from "./oauth/routes";
-import { TOOLS } from "./tools/index";
 import type { ToolContext } from "./tools/define-tool";
+import { TOOLS } from "./tools/index";
 import { parseToolsets, type Toolset } from "./tools/toolsets";
 
 export const app = new Hono<AppBindings>();

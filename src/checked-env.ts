@@ -1,8 +1,8 @@
 import { checkedKv } from "./adapters/checked-kv";
-import { parseFaults, withD1Fault } from "./adapters/faults";
 import { checkedQueue } from "./adapters/checked-queue";
-import { isQueueOfKind } from "./adapters/queue-spread";
+import { parseFaults, withD1Fault } from "./adapters/faults";
 import { JOBS_KIND } from "./adapters/queue-producer";
+import { isQueueOfKind } from "./adapters/queue-spread";
 import { USAGE_KIND } from "./adapters/usage-queue";
 import { SHARD_PREFIX } from "./control/shards";
 import { checkedD1 } from "./db/checked-d1";

@@ -1,5 +1,5 @@
-import { isTokenEncoding, type TokenEncoding } from "./token-encodings";
 import type { Env } from "./env";
+import { isTokenEncoding, type TokenEncoding } from "./token-encodings";
 
 /** Typed view of wrangler.toml vars, with the documented defaults (docs/configuration.md). */
 export interface Config {

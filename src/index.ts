@@ -3,12 +3,12 @@ import { checkedEnv, queriesPerInvocation } from "./checked-env";
 import { withQueryBudget } from "./db/invocation-queries";
 import type { Env } from "./env";
 import { handleJobBatch } from "./jobs/consumer";
-import type { JobMessage, UsageMessage } from "./messages";
-import { handleUsageBatch, isUsageQueue } from "./jobs/usage-consumer";
-import { sweepLostJobs } from "./jobs/sweep";
-import { recoverRecentJobs, RECENT_JOBS_CRON } from "./jobs/recent-jobs";
-import { refreshAllTopPostings } from "./jobs/top-postings";
 import { mergeAllKeywordSegments } from "./jobs/keyword-merge";
+import { RECENT_JOBS_CRON, recoverRecentJobs } from "./jobs/recent-jobs";
+import { sweepLostJobs } from "./jobs/sweep";
+import { refreshAllTopPostings } from "./jobs/top-postings";
+import { handleUsageBatch, isUsageQueue } from "./jobs/usage-consumer";
+import type { JobMessage, UsageMessage } from "./messages";
 
 // Every handler sees the bindings through checkedEnv and runs within D1's queries-per-invocation budget:
 // what the platform refuses is refused locally too (docs/limits.md).

@@ -2,10 +2,10 @@ import type { QuotaOverrides } from "./config";
 import { openTenantSession } from "./control/bookmarks";
 import { type TenantRoute, tenantRoutes, tenantVectorIndex } from "./control/routing";
 import { shardDatabase } from "./control/shards";
+import type { Tenant } from "./control/tenants";
 import { vectorIndexBinding } from "./control/vector-indexes";
 import { type TenantScope, tenantScope } from "./db/scope";
 import type { Env } from "./env";
-import type { Tenant } from "./control/tenants";
 import type { Services } from "./ports";
 import { buildServices } from "./services";
 

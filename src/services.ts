@@ -1,21 +1,21 @@
+import { assetTokenTables } from "./adapters/asset-token-tables";
+import { checkEmbeddingSettings, EMBEDDING_MODELS, FEWEST_TEXTS, fittingInputs } from "./adapters/embedding-models";
+import { parseFaults, withFault } from "./adapters/faults";
 import { LocalEmbedder } from "./adapters/local-embedder";
 import { LocalVectorIndex } from "./adapters/local-vector-index";
 import { OpenAiCompatibleEmbedder } from "./adapters/openai-embedder";
 import { jobQueues, QueueProducer } from "./adapters/queue-producer";
 import { QueueUsageLog, usageQueues } from "./adapters/usage-queue";
-import { assetTokenTables } from "./adapters/asset-token-tables";
 import { VectorizeVectorIndex } from "./adapters/vectorize-index";
 import { WorkersAiEmbedder } from "./adapters/workers-ai-embedder";
-import { checkEmbeddingSettings, EMBEDDING_MODELS, FEWEST_TEXTS, fittingInputs } from "./adapters/embedding-models";
 import { WorkersAiReranker } from "./adapters/workers-ai-reranker";
+import { WorkersAiSummarizer } from "./adapters/workers-ai-summarizer";
+import { type Config, readConfig } from "./config";
 import { vectorIndexBinding } from "./control/vector-indexes";
-import { readConfig, type Config } from "./config";
-import { parseFaults, withFault } from "./adapters/faults";
+import { ExtractiveSummarizer } from "./core/conversations/extractive-summarizer";
+import { truncateToTokens } from "./core/shared/extractive";
 import { tokenCounter } from "./core/shared/tokens";
 import type { Env } from "./env";
-import { WorkersAiSummarizer } from "./adapters/workers-ai-summarizer";
-import { truncateToTokens } from "./core/shared/extractive";
-import { ExtractiveSummarizer } from "./core/conversations/extractive-summarizer";
 import type { Embedder, Services, VectorIndex } from "./ports";
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { invalidParameter, type AppError } from "./errors";
+import { type AppError, invalidParameter } from "./errors";
 
 /** Turns zod's first issue into one sentence that names the parameter and the limit. */
 export function validationError(error: z.ZodError): AppError {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { KEYWORD_VERSION, baseForm } from "../src/core/shared/base-forms";
-import { indexTokens, keywordCode, queryPhrases, storedTerm, tenantIndexText } from "../src/core/shared/fts-text";
 import { REINDEX_BATCH, reindexLegacyBatches, reindexOutdatedChunks } from "../src/core/keyword-index/indexing";
+import { baseForm, KEYWORD_VERSION } from "../src/core/shared/base-forms";
+import { indexTokens, keywordCode, queryPhrases, storedTerm, tenantIndexText } from "../src/core/shared/fts-text";
 import { checkedD1 } from "../src/db/checked-d1";
 import { withQueryBudget } from "../src/db/invocation-queries";
 import { call, newTenant, tenantDb } from "./helpers";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, jsonrpc, newTenant, untilLogged, type RpcResponse } from "./helpers";
+import { call, jsonrpc, newTenant, type RpcResponse, untilLogged } from "./helpers";
 
 // A JSON-RPC batch's consecutive log_chat calls share one write (tools with handleMany); each call is
 // still checked, answered and logged on its own, and one bad call never costs the others.
@@ -82,7 +82,7 @@ describe("log_chat in a JSON-RPC batch", () => {
   it("keeps positions consecutive when a batch's rows need more than one statement", async () => {
     const t = await newTenant();
     // ~90,000 characters a message: seven of them exceed what one statement binds, so the rows split.
-    const long = (n: number) => `message ${n} ` + "lorem ipsum dolor sit amet ".repeat(3_300);
+    const long = (n: number) => `message ${n} ${"lorem ipsum dolor sit amet ".repeat(3_300)}`;
     const body = Array.from({ length: 7 }, (_, i) => message(i + 1, "long", long(i + 1)));
     expect((await batch(t.apiKey, body)).every((a) => !a.error)).toBe(true);
     const rows = await t.db

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
-import { insertChunkRows, type ChunkRow } from "../src/core/memory/chunk-rows";
-import { tenantScope } from "../src/db/scope";
 import { shardDatabase } from "../src/control/shards";
+import { type ChunkRow, insertChunkRows } from "../src/core/memory/chunk-rows";
+import { tenantScope } from "../src/db/scope";
 
 it("splits rows into statements under D1's 2 MB value limit, and each keyword row lands on its own chunk", async () => {
   const db = shardDatabase(env, "SHARD_0");

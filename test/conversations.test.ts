@@ -1,14 +1,14 @@
 import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { readConfig } from "../src/config";
 import { autoSummarize } from "../src/core/conversations/auto-summarize";
 import { needsSummary } from "../src/core/conversations/conversations";
 import { countedScope, tenantScope } from "../src/db/scope";
 import type { Env } from "../src/env";
-import { buildServices } from "../src/services";
-import { readConfig } from "../src/config";
 import worker from "../src/index";
 import type { JobMessage } from "../src/messages";
+import { buildServices } from "../src/services";
 import { call, callTool, jsonrpc, newKey, newTenant, tenantDb, workerTokenCounter } from "./helpers";
 
 /**
@@ -237,8 +237,8 @@ function assertMermaid(diagram: string) {
   const declared = new Set<string>();
   for (const line of lines) {
     // label characters: anything but quotes, brackets, pipes, backticks, ';' and '#', except entity codes like #34;
-    const node = line.match(/^  (n\d+)\["((?:[^"\[\]<>{}|`;#\n]|#\d+;)*)"\];$/);
-    const edge = line.match(/^  (n\d+) -->\|((?:[^"|\[\]<>{}`;#\n]|#\d+;)*)\| (n\d+);$/);
+    const node = line.match(/^ {2}(n\d+)\["((?:[^"[\]<>{}|`;#\n]|#\d+;)*)"\];$/);
+    const edge = line.match(/^ {2}(n\d+) -->\|((?:[^"|[\]<>{}`;#\n]|#\d+;)*)\| (n\d+);$/);
     expect(node || edge, `not valid mermaid: ${line}`).toBeTruthy();
     if (node) declared.add(node[1]!);
     if (edge) {

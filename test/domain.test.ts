@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { LocalEmbedder, tokenize } from "../src/adapters/local-embedder";
-import { dot } from "../src/core/shared/vector-math";
 import { chunkText } from "../src/core/memory/chunking";
 import { ftsIndexText, ftsQuery } from "../src/core/shared/fts-text";
+import { dot } from "../src/core/shared/vector-math";
 import { workerTokenCounter } from "./helpers";
 
 describe("FTS5 query building", () => {
@@ -34,7 +34,7 @@ describe("chunking", () => {
     }
     for (const s of sentences) expect(chunks.some((c) => c.content.includes(s))).toBe(true);
     // overlap: each chunk starts with the tail of the previous one
-    const firstOfSecond = chunks[1]!.content.split(". ")[0]! + ".";
+    const firstOfSecond = `${chunks[1]!.content.split(". ")[0]!}.`;
     expect(chunks[0]!.content.includes(firstOfSecond)).toBe(true);
     expect(chunks[0]!.content.startsWith(firstOfSecond)).toBe(false);
   });

@@ -1,12 +1,12 @@
-import { env } from "cloudflare:workers";
 import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { parseFaults, withFault } from "../src/adapters/faults";
 import { isTransientD1, toAppError } from "../src/errors";
-import type { JobMessage } from "../src/messages";
 import worker from "../src/index";
-import { ADMIN_TOKEN, call, newTenant, type TestTenant } from "./helpers";
+import type { JobMessage } from "../src/messages";
 import { callWith, fetchWith, type RpcAnswer } from "./fault-helpers";
+import { ADMIN_TOKEN, call, newTenant, type TestTenant } from "./helpers";
 
 // Dependencies failing, as configuration (FAULTS, src/adapters/faults.ts): requests go through the Worker's
 // entry with FAULTS set for them alone, and what a user sees is checked.

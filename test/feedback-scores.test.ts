@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import { saturated } from "../src/core/keyword-index/bm25";
 import {
   FEEDBACK_TERMS,
+  type FeedbackChunk,
   feedbackCandidates,
   feedbackScores,
-  type FeedbackChunk,
 } from "../src/core/search/feedback-scores";
 
 /** Relevance feedback's word choice and scores in the worker (src/core/search/feedback-scores.ts). */

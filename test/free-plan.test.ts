@@ -7,27 +7,27 @@ import {
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import worker from "../src/index";
-import { readMove, runMove, PURGE_AFTER_MS } from "../src/control/moves";
+import { checkedEnv } from "../src/checked-env";
+import { PURGE_AFTER_MS, readMove, runMove } from "../src/control/moves";
 import { shardDatabase } from "../src/control/shards";
 import { TENANT_TABLES_TO_MOVE } from "../src/control/tenant-tables";
-import type { JobMessage } from "../src/messages";
-import { checkedEnv } from "../src/checked-env";
 import { withQueryBudget } from "../src/db/invocation-queries";
+import worker from "../src/index";
+import type { JobMessage } from "../src/messages";
+import { FakeVectorize } from "./fakes/fake-vectorize";
 import {
   ADMIN_TOKEN,
   BASE,
   call,
   newKey,
   newTenant,
+  type RpcResponse,
+  type TestTenant,
   tenantDb,
   usageLogSettled,
   waitForEmbeddings,
-  type RpcResponse,
-  type TestTenant,
 } from "./helpers";
 import { adminWith, chunkIdsOf, deliverJobs, lostQueue, populate } from "./ownership-fixtures";
-import { FakeVectorize } from "./fakes/fake-vectorize";
 
 // D1's queries per invocation on the Free plan (50: D1_QUERIES_PER_INVOCATION=50, docs/limits.md). Every request,
 // queue batch and cron run here goes through the Worker's entries with the budget set for it alone, and the work
@@ -444,7 +444,7 @@ describe("jobs size their work by the budget and queue the rest", () => {
     const vectors = () => [...fake.vectors.keys()].filter((id) => id.startsWith(`${doomed.tenantId}:`));
     expect(vectors()).toHaveLength((await chunkIdsOf(doomed.tenantId)).length);
 
-    let lost = lostQueue();
+    const lost = lostQueue();
     expect(
       (await adminWith({ ...FREE, ...overrides, JOBS: lost.binding }, "DELETE", `/tenants/${doomed.tenantId}`)).status,
     ).toBe(202);

@@ -3,22 +3,22 @@ import { call, jsonrpc, mcpPost, newKey, newTenant, type TestTenant } from "./he
 import {
   acceptedTypes,
   countsDiff,
+  type Endpoint,
   exampleObject,
   exampleValue,
+  type JsonSchema,
   KeyPool,
   listTools,
   mainBranch,
   mcpCall,
   mcpOutcome,
+  type Outcome,
   PROJECT_NAMES,
   runCalls,
   runOne,
   show,
-  writeCounts,
-  type Endpoint,
-  type JsonSchema,
-  type Outcome,
   type ToolInfo,
+  writeCounts,
 } from "./registry-cases";
 
 // Registry-driven fuzz (issue 9): for every tool in tools/list, malformed values per field derived from

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/crypto";
-import { call, callTool, mcpPost, newKey, newTenant, tenantDb, waitForEmbeddings, type RpcResponse } from "./helpers";
+import { call, callTool, mcpPost, newKey, newTenant, type RpcResponse, tenantDb, waitForEmbeddings } from "./helpers";
 
 // Seed 004's working set, GC, stash and task tools, through the real /jsonrpc route.
 

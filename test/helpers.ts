@@ -1,8 +1,8 @@
 import { env, exports } from "cloudflare:workers";
 import { assetTokenTables } from "../src/adapters/asset-token-tables";
-import { tokenCounter, type TokenCounter } from "../src/core/shared/tokens";
-import { type TokenEncoding } from "../src/token-encodings";
 import { shardDatabase } from "../src/control/shards";
+import { type TokenCounter, tokenCounter } from "../src/core/shared/tokens";
+import type { TokenEncoding } from "../src/token-encodings";
 
 export const ADMIN_TOKEN = "test-admin-token";
 export const BASE = "http://localhost";
@@ -18,7 +18,7 @@ export function request(path: string, init: RequestInit = {}): Promise<Response>
 }
 
 export async function admin(method: string, path: string, body?: unknown, token = ADMIN_TOKEN): Promise<Response> {
-  return request("/admin" + path, {
+  return request(`/admin${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -84,7 +84,7 @@ export interface RpcResponse {
 
 /** POST a JSON-RPC body to /jsonrpc (seed 000's transport). */
 export async function jsonrpc(apiKey: string, body: unknown, query = ""): Promise<Response> {
-  return request("/jsonrpc" + query, {
+  return request(`/jsonrpc${query}`, {
     method: "POST",
     headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
     body: typeof body === "string" ? body : JSON.stringify(body),
@@ -125,12 +125,11 @@ export async function mcpPost(
     ...options.headers,
   };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
-  return request("/mcp" + (options.query ?? ""), { method: "POST", headers, body: JSON.stringify(body) });
+  return request(`/mcp${options.query ?? ""}`, { method: "POST", headers, body: JSON.stringify(body) });
 }
 
 /** Waits until every item of a tenant has been embedded by the real queue consumer. */
 export async function waitForEmbeddings(tenantId: string, timeoutMs = 20_000): Promise<void> {
-  const { env } = await import("cloudflare:workers");
   const started = Date.now();
   for (;;) {
     const row = await (await tenantDb(tenantId))

@@ -1,14 +1,14 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { admin, call, moveTenant, newKey, newTenant, tenantDb, waitForEmbeddings, type TestTenant } from "./helpers";
+import { admin, call, moveTenant, newKey, newTenant, type TestTenant, tenantDb, waitForEmbeddings } from "./helpers";
 import {
   exampleObject,
   KeyPool,
   listTools,
+  type Outcome,
   PROJECT_NAMES,
   runCalls,
   runOne,
   show,
-  type Outcome,
   type ToolCall,
   type ToolInfo,
 } from "./registry-cases";

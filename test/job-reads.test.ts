@@ -1,14 +1,14 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { shardDatabase } from "../src/control/shards";
 import { autoLinkItems } from "../src/core/graph/auto-link";
 import { embedItems } from "../src/core/memory/embedding";
 import { writeItems } from "../src/core/memory/items";
-import { shardDatabase } from "../src/control/shards";
+import { setPinned } from "../src/core/working-set/gc";
+import { stashItems, unstashItems } from "../src/core/working-set/stash";
 import { tenantScope } from "../src/db/scope";
 import type { Env } from "../src/env";
 import { buildServices } from "../src/services";
-import { setPinned } from "../src/core/working-set/gc";
-import { stashItems, unstashItems } from "../src/core/working-set/stash";
 
 /** A D1 binding that records how many rows each statement read (D1's meta.rows_read). */
 function rowsReadD1(inner: D1Database, log: { sql: string; rows: number }[]): D1Database {

@@ -7,10 +7,10 @@ import {
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import worker from "../src/index";
 import { OpenAiCompatibleEmbedder } from "../src/adapters/openai-embedder";
 import { shardDatabase, shardNames } from "../src/control/shards";
 import { countedD1 } from "../src/db/counted-d1";
+import worker from "../src/index";
 import { backoffSeconds, MAX_ATTEMPTS } from "../src/jobs/consumer";
 import type { JobMessage } from "../src/messages";
 import { admin, call, newTenant, tenantDb, waitForEmbeddings } from "./helpers";

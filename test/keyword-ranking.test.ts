@@ -7,7 +7,10 @@ import {
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import worker from "../src/index";
+import { SEARCH_STAGES } from "../src/config";
+import { shardDatabase } from "../src/control/shards";
+import { REINDEX_CHAIN_STALE_MS, reindexHeartbeat, reindexLegacyChunks } from "../src/core/keyword-index/indexing";
+import { searchChunks } from "../src/core/search/search";
 import {
   ftsIndexText,
   ftsQuery,
@@ -16,15 +19,12 @@ import {
   storedTerm,
   tenantIndexText,
 } from "../src/core/shared/fts-text";
-import { shardDatabase } from "../src/control/shards";
-import { REINDEX_CHAIN_STALE_MS, reindexHeartbeat, reindexLegacyChunks } from "../src/core/keyword-index/indexing";
-import type { Services } from "../src/ports";
-import type { JobMessage } from "../src/messages";
-import { SEARCH_STAGES } from "../src/config";
-import { searchChunks } from "../src/core/search/search";
 import { tenantScope } from "../src/db/scope";
+import worker from "../src/index";
+import type { JobMessage } from "../src/messages";
+import type { Services } from "../src/ports";
 import { buildServices } from "../src/services";
-import { call, newTenant, tenantDb, waitForEmbeddings, type TestTenant } from "./helpers";
+import { call, newTenant, type TestTenant, tenantDb, waitForEmbeddings } from "./helpers";
 
 /** What a user sees of a search: order, ids, scores. */
 async function search(t: TestTenant, query: string, mode: string) {

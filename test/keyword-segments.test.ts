@@ -1,9 +1,9 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { keywordSegments, MERGE_SHARE, mergeDue, mergeKeywordSegments } from "../src/core/keyword-index/segments";
 import worker from "../src/index";
 import { RECENT_JOBS_CRON } from "../src/jobs/recent-jobs";
-import { keywordSegments, MERGE_SHARE, mergeDue, mergeKeywordSegments } from "../src/core/keyword-index/segments";
 import { call, newKey, newTenant, type TestTenant } from "./helpers";
 
 /**

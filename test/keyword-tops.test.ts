@@ -1,13 +1,13 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import worker from "../src/index";
-import { keywordStatement, type KeywordRow } from "../src/core/keyword-index/lists";
-import { readExpansion } from "../src/core/search/expansion";
+import { type KeywordRow, keywordStatement } from "../src/core/keyword-index/lists";
 import { keywordQueryTerms } from "../src/core/keyword-index/scores";
 import { DF_KEPT, refreshTopPostings, TOP_COVERED, TOP_POSTINGS, TOP_TERM_DF } from "../src/core/keyword-index/tops";
-import { tenantScope } from "../src/db/scope";
+import { readExpansion } from "../src/core/search/expansion";
 import { keywordCode } from "../src/core/shared/fts-text";
+import { tenantScope } from "../src/db/scope";
+import worker from "../src/index";
 import { admin, call, newTenant, type TestTenant } from "./helpers";
 
 /**

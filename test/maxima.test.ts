@@ -1,14 +1,14 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, newTenant, tenantDb, untilLogged, type TestTenant } from "./helpers";
+import { call, newTenant, type TestTenant, tenantDb, untilLogged } from "./helpers";
 import {
+  type JsonSchema,
   KeyPool,
   listTools,
   mainBranch,
+  type Outcome,
   PROJECT_NAMES,
   runCalls,
   show,
-  type JsonSchema,
-  type Outcome,
   type ToolCall,
   type ToolInfo,
 } from "./registry-cases";

@@ -1,7 +1,7 @@
+import { exports } from "cloudflare:workers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { BASE, mcpPost, newTenant, request } from "./helpers";
 

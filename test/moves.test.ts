@@ -1,11 +1,11 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import worker from "../src/index";
 import { PURGE_AFTER_MS, readMove, runMove } from "../src/control/moves";
 import { shardDatabase } from "../src/control/shards";
 import { NOT_MOVED, TENANT_TABLES_TO_MOVE } from "../src/control/tenant-tables";
-import { sweepLostJobs, STALLED_MOVE_AFTER_MS } from "../src/jobs/sweep";
+import worker from "../src/index";
+import { STALLED_MOVE_AFTER_MS, sweepLostJobs } from "../src/jobs/sweep";
 import type { JobMessage } from "../src/messages";
 import {
   ADMIN_TOKEN,
@@ -16,8 +16,8 @@ import {
   mcpPost,
   newKey,
   newTenant,
-  usageLogSettled,
   type TestTenant,
+  usageLogSettled,
 } from "./helpers";
 import { adminWith, chunkIdsOf, deliverJobs, lostQueue, populate } from "./ownership-fixtures";
 

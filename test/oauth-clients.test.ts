@@ -1,13 +1,13 @@
+import { exports } from "cloudflare:workers";
 import {
   Client as ClientV2,
-  StreamableHTTPClientTransport as TransportV2,
   type OAuthClientProvider as ProviderV2,
+  StreamableHTTPClientTransport as TransportV2,
 } from "@modelcontextprotocol/client";
 import { auth, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { BASE, newTenant } from "./helpers";
 import { openConsent, postConsent, redirectParams } from "./oauth-flow";

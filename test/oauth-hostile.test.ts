@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { secretEquals } from "../src/crypto";
-import { admin, ADMIN_TOKEN, newKey, newTenant, request } from "./helpers";
+import { ADMIN_TOKEN, admin, newKey, newTenant, request } from "./helpers";
 import {
   authorizePath,
   authorizeWithKey,
@@ -501,6 +501,6 @@ describe("secretEquals", () => {
     expect(await secretEquals("test-admin-token", "test-admin-toke")).toBe(false);
     expect(await secretEquals("test-admin-token", "test-admin-token\0")).toBe(false);
     expect(await secretEquals("", "x")).toBe(false);
-    expect(await secretEquals("a".repeat(10_000), "a".repeat(9_999) + "b")).toBe(false);
+    expect(await secretEquals("a".repeat(10_000), `${"a".repeat(9_999)}b`)).toBe(false);
   });
 });

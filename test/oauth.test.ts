@@ -1,20 +1,19 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { admin, BASE, jsonrpc, mcpPost, newKey, newTenant, request } from "./helpers";
+import { admin, BASE, jsonrpc, mcpPost, newTenant, request } from "./helpers";
 import {
   authorizePath,
   authorizeWithKey,
   exchangeCode,
   mcpTool,
   pkce,
-  postConsent,
   REDIRECT_URI,
   redirectParams,
   refresh,
   registerClient,
+  type Tokens,
   tokenRequest,
   toolResult,
-  type Tokens,
 } from "./oauth-flow";
 import { adminWith } from "./ownership-fixtures";
 

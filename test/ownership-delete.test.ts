@@ -1,11 +1,11 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import worker from "../src/index";
 import { DELETION_LIMITS } from "../src/core/ownership/deletion-steps";
+import worker from "../src/index";
 import { admin, call, callTool, jsonrpc, newKey, newTenant, usageLogSettled, waitForEmbeddings } from "./helpers";
-import { adminWith, chunkIdsOf, deliverJobs, kvKeysOf, lostQueue, populate, rowsOfTenant } from "./ownership-fixtures";
 import { authorizeWithKey, exchangeCode, mcpTool } from "./oauth-flow";
+import { adminWith, chunkIdsOf, deliverJobs, kvKeysOf, lostQueue, populate, rowsOfTenant } from "./ownership-fixtures";
 
 const nonZero = (counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0));
 const tenantRow = (tenantId: string) =>

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import mcpMemory from "./fixtures/mcp-memory.jsonl?raw";
 import mem0Export from "./fixtures/mem0-export.json?raw";
-import { admin, call, newKey, newTenant, request, tenantDb, type TestTenant } from "./helpers";
+import { call, newKey, newTenant, request, type TestTenant, tenantDb } from "./helpers";
 
 async function exportOf(tenantId: string, token?: string, query = ""): Promise<Response> {
   return request(`/admin/tenants/${tenantId}/export${query}`, {

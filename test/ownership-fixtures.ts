@@ -1,10 +1,10 @@
 import { createExecutionContext, createMessageBatch, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
+import { shardDatabase, shardNames } from "../src/control/shards";
 import worker from "../src/index";
 import type { JobMessage } from "../src/messages";
-import { shardDatabase, shardNames } from "../src/control/shards";
-import { ADMIN_TOKEN, BASE, call, tenantDb, type TestTenant } from "./helpers";
+import { ADMIN_TOKEN, BASE, call, type TestTenant, tenantDb } from "./helpers";
 
 /** Tables that hold no tenant's data (the FTS table is checked by rowid instead). */
 const SHARED_TABLES = new Set([

@@ -1,27 +1,27 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { checkedKv } from "../src/adapters/checked-kv";
 import { checkedQueue, messageBytes } from "../src/adapters/checked-queue";
-import { PLATFORM_LIMITS, utf8Bytes } from "../src/platform-limits";
+import { fitInput, inputLimitOf, inputTokensBound } from "../src/adapters/embedding-models";
+import { LocalEmbedder } from "../src/adapters/local-embedder";
+import { LocalVectorIndex } from "../src/adapters/local-vector-index";
 import { QueueProducer } from "../src/adapters/queue-producer";
 import { QueueUsageLog } from "../src/adapters/usage-queue";
+import { VectorizeVectorIndex } from "../src/adapters/vectorize-index";
+import { WorkersAiEmbedder } from "../src/adapters/workers-ai-embedder";
+import { MARKS_PER_STATEMENT, markLinkChanges } from "../src/core/context/cache-generation";
 import { checkedD1 } from "../src/db/checked-d1";
+import { withQueryBudget } from "../src/db/invocation-queries";
+import { tenantScope } from "../src/db/scope";
 import { scanSql } from "../src/db/sql-scan";
 import { toAppError } from "../src/errors";
-import { withQueryBudget } from "../src/db/invocation-queries";
 import worker from "../src/index";
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { admin, newTenant, tenantDb } from "./helpers";
-import { markLinkChanges, MARKS_PER_STATEMENT } from "../src/core/context/cache-generation";
-import { tenantScope } from "../src/db/scope";
-import { buildServices } from "../src/services";
-import { LocalEmbedder } from "../src/adapters/local-embedder";
-import { fitInput, inputLimitOf, inputTokensBound } from "../src/adapters/embedding-models";
-import { WorkersAiEmbedder } from "../src/adapters/workers-ai-embedder";
-import { LocalVectorIndex } from "../src/adapters/local-vector-index";
-import { VectorizeVectorIndex } from "../src/adapters/vectorize-index";
-import { FakeVectorize } from "./fakes/fake-vectorize";
 import type { JobMessage, ToolCallRecord, UsageMessage } from "../src/messages";
+import { PLATFORM_LIMITS, utf8Bytes } from "../src/platform-limits";
+import { buildServices } from "../src/services";
+import { FakeVectorize } from "./fakes/fake-vectorize";
+import { admin, newTenant, tenantDb } from "./helpers";
 
 // The platform's limits, met locally (docs/limits.md): each checked binding refuses one past a limit in the
 // platform's words and lets the limit itself through to the real local binding; the adapters split their
@@ -67,9 +67,9 @@ describe("D1: bound parameters, statement length, value size", () => {
     };
     expect(utf8Bytes(padded(L.d1.statementBytes))).toBe(L.d1.statementBytes);
     expect(await d1.prepare(padded(L.d1.statementBytes)).first("one")).toBe(1);
-    await expect(d1.prepare(padded(L.d1.statementBytes) + "x").first()).rejects.toThrow("D1_ERROR: statement too long");
+    await expect(d1.prepare(`${padded(L.d1.statementBytes)}x`).first()).rejects.toThrow("D1_ERROR: statement too long");
     // 33,334 characters, 100,002 bytes: a length in characters would let it through.
-    const euros = "SELECT 1 -- " + "€".repeat(33_330);
+    const euros = `SELECT 1 -- ${"€".repeat(33_330)}`;
     expect(euros.length).toBeLessThan(L.d1.statementBytes);
     await expect(d1.prepare(euros).first()).rejects.toThrow("D1_ERROR: statement too long");
   });
@@ -266,7 +266,7 @@ describe("KV: key, value, metadata, TTL", () => {
     const key = "k".repeat(L.kv.keyBytes);
     await kv.put(key, "v", { expirationTtl: 60 });
     expect(await kv.get(key)).toBe("v");
-    await expect(kv.put(key + "k", "v")).rejects.toThrow(
+    await expect(kv.put(`${key}k`, "v")).rejects.toThrow(
       "KV PUT failed: 414 UTF-8 encoded length of 513 exceeds key length limit of 512.",
     );
     await expect(kv.get("€".repeat(171))).rejects.toThrow("KV GET failed: 414 UTF-8 encoded length of 513");
@@ -399,7 +399,7 @@ describe("Workers AI embeddings: input tokens per text (bge 512, qwen3-embedding
     } as unknown as Ai;
     const bge = new WorkersAiEmbedder(strict, BGE, 768);
     const atLimit = "a".repeat(512 - 4);
-    await bge.embed([atLimit, atLimit + "b", "한".repeat(400)]);
+    await bge.embed([atLimit, `${atLimit}b`, "한".repeat(400)]);
     expect(sent[0]).toBe(atLimit);
     expect(sent[1]).toBe(atLimit); // one past: cut at the character that would pass the limit
     expect(inputTokensBound(BGE, sent[2]!)).toBeLessThanOrEqual(512);
@@ -414,7 +414,7 @@ describe("Workers AI embeddings: input tokens per text (bge 512, qwen3-embedding
     const local = new LocalEmbedder(256, 32, QWEN);
     const atLimit = "x".repeat(8192 - 4);
     expect(await local.embed([atLimit])).toHaveLength(1);
-    await expect(local.embed([atLimit + "x"])).rejects.toThrow(
+    await expect(local.embed([`${atLimit}x`])).rejects.toThrow(
       `AiError: input 0 may be 8193 tokens of ${QWEN}; at most 8192`,
     );
     await expect(new LocalEmbedder(256, 100, BGE).embed(["ok", "€".repeat(600)])).rejects.toThrow(

@@ -1,9 +1,9 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import worker from "../src/index";
 import { PURGE_AFTER_MS, readMove, runMove } from "../src/control/moves";
 import { shardDatabase } from "../src/control/shards";
+import worker from "../src/index";
 import {
   ADMIN_TOKEN,
   admin,
@@ -14,9 +14,9 @@ import {
   jsonrpc,
   newKey,
   newTenant,
-  waitForEmbeddings,
   type RpcResponse,
   type TestTenant,
+  waitForEmbeddings,
 } from "./helpers";
 import { lostQueue } from "./ownership-fixtures";
 
@@ -161,14 +161,14 @@ describe("items and bytes stored", () => {
     await setQuotas(t.tenantId, { max_items: 4 });
     await call(t.apiKey, "memory_store", { content: "already here" });
     const entities = (n: number, word: string) =>
-      Array.from({ length: n }, (_, i) =>
+      `${Array.from({ length: n }, (_, i) =>
         JSON.stringify({
           type: "entity",
           name: `${word}${i}`,
           entityType: "bird",
           observations: [`${word} ${i} was seen`],
         }),
-      ).join("\n") + "\n";
+      ).join("\n")}\n`;
     const before = await stored(t);
     const refused = await importBody(t.tenantId, entities(4, "heron"));
     expect(refused.status).toBe(403);

@@ -1,11 +1,11 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import worker from "../src/index";
 import { VectorizeVectorIndex } from "../src/adapters/vectorize-index";
-import { admin, call, newTenant, waitForEmbeddings, type TestTenant } from "./helpers";
-import { adminWith, chunkIdsOf, deliverJobs, lostQueue } from "./ownership-fixtures";
+import worker from "../src/index";
 import { FakeVectorize } from "./fakes/fake-vectorize";
+import { admin, call, newTenant, type TestTenant, waitForEmbeddings } from "./helpers";
+import { adminWith, chunkIdsOf, deliverJobs, lostQueue } from "./ownership-fixtures";
 
 const DIMS = 256;
 let orphanIds = 50_000_000;

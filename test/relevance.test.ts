@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, newTenant, waitForEmbeddings, type TestTenant } from "./helpers";
+import { call, newTenant, type TestTenant, waitForEmbeddings } from "./helpers";
 
 // Scores that mean something (src/core/search/relevance.ts): absolute, comparable across queries, and
 // nothing at all when nothing stored is relevant. Through /jsonrpc, after the embed jobs have run.

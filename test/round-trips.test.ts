@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { shardDatabase } from "../src/control/shards";
 import { readItemContents, readItems } from "../src/core/memory/items";
 import { allRows } from "../src/db/all-rows";
 import { countedD1 } from "../src/db/counted-d1";
 import { tenantScope } from "../src/db/scope";
-import { shardDatabase } from "../src/control/shards";
 import { call, jsonrpc, newTenant, tenantDb, untilLogged, waitForEmbeddings } from "./helpers";
 
 /** The usage log's round trips per call of one tool, in call order. */

@@ -1,15 +1,15 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { SEARCH_STAGES, type SearchStage } from "../src/config";
-import { writeItems } from "../src/core/memory/items";
-import { type NewItem } from "../src/core/memory/item-types";
-import { PROXIMITY_WEIGHT, SPEAKER_WEIGHT, fusedScore, vectorPart } from "../src/core/search/relevance";
+import { shardDatabase } from "../src/control/shards";
 import { embedItems } from "../src/core/memory/embedding";
-import { searchChunks, type SearchHit } from "../src/core/search/search";
-import { tenantScope, type TenantScope } from "../src/db/scope";
+import type { NewItem } from "../src/core/memory/item-types";
+import { writeItems } from "../src/core/memory/items";
+import { fusedScore, PROXIMITY_WEIGHT, SPEAKER_WEIGHT, vectorPart } from "../src/core/search/relevance";
+import { type SearchHit, searchChunks } from "../src/core/search/search";
+import { type TenantScope, tenantScope } from "../src/db/scope";
 import type { Services } from "../src/ports";
 import { buildServices } from "../src/services";
-import { shardDatabase } from "../src/control/shards";
 
 // Each stage of search (src/core/search/search.ts) against the same data with it alone, with none, and
 // with all (SEARCH_STAGES): what it is there to produce appears only with it. Keyword evidence only

@@ -8,8 +8,8 @@ import {
   jsonrpc,
   newKey,
   newTenant,
-  tenantDb,
   type RpcResponse,
+  tenantDb,
 } from "./helpers";
 
 /** Regression tests for issue 9's defects, each through the real HTTP routes. */
@@ -297,7 +297,7 @@ describe("memory_cache_clear patterns", () => {
       token_budget: 200,
       namespace: "ops",
     });
-    expect(await call(t.apiKey, "memory_cache_clear", { pattern: "*".repeat(199) + "x" })).toEqual({
+    expect(await call(t.apiKey, "memory_cache_clear", { pattern: `${"*".repeat(199)}x` })).toEqual({
       cleared: true,
       entries_removed: 0,
     });
@@ -319,7 +319,7 @@ describe("memory_cache_clear patterns", () => {
       false,
     ]);
     const started = Date.now();
-    expect(m("*a".repeat(100) + "b", "a".repeat(1000))).toBe(false);
+    expect(m(`${"*a".repeat(100)}b`, "a".repeat(1000))).toBe(false);
     expect(Date.now() - started).toBeLessThan(1000);
   });
 });

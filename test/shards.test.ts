@@ -1,13 +1,13 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { QueueUsageLog } from "../src/adapters/usage-queue";
 import { app } from "../src/app";
+import { openTenantSession } from "../src/control/bookmarks";
 import { placeNewTenant, shardFill } from "../src/control/placement";
 import { ROUTE_TTL_MS, routeKey, tenantShard } from "../src/control/routing";
 import { shardDatabase, shardNames } from "../src/control/shards";
 import { countedD1 } from "../src/db/counted-d1";
-import { openTenantSession } from "../src/control/bookmarks";
-import { QueueUsageLog } from "../src/adapters/usage-queue";
 import type { UsageMessage } from "../src/messages";
 import {
   admin,
@@ -17,10 +17,10 @@ import {
   moveTenant,
   newKey,
   newTenant,
-  request,
-  waitForEmbeddings,
   type RpcResponse,
+  request,
   type TestTenant,
+  waitForEmbeddings,
 } from "./helpers";
 
 /** Two tenants on two shards: placement's choice, or a move when it put both on the emptier shard. */
@@ -37,7 +37,7 @@ async function fetchCountingControl(path: string, init: RequestInit, statements:
   const counted = countedD1(env.CONTROL, counter);
   const control = { ...counted, prepare: (sql: string) => (statements.push(sql), counted.prepare(sql)) } as D1Database;
   const ctx = createExecutionContext();
-  const response = await app.fetch(new Request("http://localhost" + path, init), { ...env, CONTROL: control }, ctx);
+  const response = await app.fetch(new Request(`http://localhost${path}`, init), { ...env, CONTROL: control }, ctx);
   await response.text();
   await waitOnExecutionContext(ctx);
   return response;
@@ -79,7 +79,7 @@ describe("control database and data shards", () => {
     const send = async (method: string, path: string, body?: unknown, key = "test-admin-token") => {
       const ctx = createExecutionContext();
       const response = await app.fetch(
-        new Request("http://localhost" + path, {
+        new Request(`http://localhost${path}`, {
           method,
           headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
           body: body === undefined ? undefined : JSON.stringify(body),

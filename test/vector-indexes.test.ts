@@ -1,12 +1,12 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import worker from "../src/index";
-import { chooseVectorIndex, vectorIndexNames } from "../src/control/vector-indexes";
-import { shardDatabase } from "../src/control/shards";
 import { VectorizeVectorIndex } from "../src/adapters/vectorize-index";
 import { forgetRoutes } from "../src/control/routing";
+import { shardDatabase } from "../src/control/shards";
+import { chooseVectorIndex, vectorIndexNames } from "../src/control/vector-indexes";
 import type { Env } from "../src/env";
+import worker from "../src/index";
 import { noWait, openShard } from "../src/open-tenant";
 import { FakeVectorize } from "./fakes/fake-vectorize";
 import { ADMIN_TOKEN, BASE, call, newKey, newTenant } from "./helpers";

@@ -7,8 +7,8 @@ import {
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import worker from "../src/index";
 import { shardDatabase, shardNames } from "../src/control/shards";
+import worker from "../src/index";
 import { RECENT_JOB_GRACE_MS, RECENT_JOBS_CRON } from "../src/jobs/recent-jobs";
 import type { JobMessage } from "../src/messages";
 import { FakeVectorize } from "./fakes/fake-vectorize";

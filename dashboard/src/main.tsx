@@ -1,6 +1,6 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { allows, setUnauthorizedHandler, signIn, signOut, storedKey, type Session } from "./api";
+import { allows, type Session, setUnauthorizedHandler, signIn, signOut, storedKey } from "./api";
 import { href, useRoute } from "./router";
 import { ErrorNote } from "./ui";
 import { ConversationsView } from "./views/conversations";
@@ -75,6 +75,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut(): void }) 
             ))}
           </ul>
         </nav>
+        {/* biome-ignore lint/a11y/useAriaPropsSupportedByRole: the label names what the text around the key is */}
         <div class="who" aria-label="Signed-in key">
           <span title={`key ${session.keyId}`}>
             {session.tenantId} · {session.scopes.join(", ")} ·{" "}

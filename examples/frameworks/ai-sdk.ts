@@ -1,7 +1,7 @@
 // Vercel AI SDK: @ai-sdk/mcp's createMCPClient turns the server's tools into AI SDK tools. Hand `tools` to
 // generateText/streamText({ model, tools }); here each tool's execute() is called as the SDK would call it.
 import { createMCPClient } from "@ai-sdk/mcp";
-import { FACT, firstText, QUERY, resultTexts, type RecipeOptions, type RecipeResult } from "./recipe";
+import { FACT, firstText, QUERY, type RecipeOptions, type RecipeResult, resultTexts } from "./recipe";
 
 export async function aiSdkRecipe({ url, apiKey, namespace }: RecipeOptions): Promise<RecipeResult> {
   const client = await createMCPClient({

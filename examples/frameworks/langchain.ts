@@ -1,7 +1,7 @@
 // LangChain: @langchain/mcp-adapters' MultiServerMCPClient gives LangChain tools (for createAgent / a LangGraph
 // ReAct agent); here each tool's invoke() is called as the agent would call it.
 import { MultiServerMCPClient } from "@langchain/mcp-adapters";
-import { FACT, QUERY, resultTexts, type RecipeOptions, type RecipeResult } from "./recipe";
+import { FACT, QUERY, type RecipeOptions, type RecipeResult, resultTexts } from "./recipe";
 
 export async function langChainRecipe({ url, apiKey, namespace }: RecipeOptions): Promise<RecipeResult> {
   const client = new MultiServerMCPClient({

@@ -1,7 +1,7 @@
 // Mastra: @mastra/mcp's MCPClient gives Mastra tools named <server>_<tool> (for new Agent({ tools: await
 // mcp.listTools() })); here each tool's execute() is called as the agent would call it.
 import { MCPClient } from "@mastra/mcp";
-import { FACT, QUERY, resultTexts, type RecipeOptions, type RecipeResult } from "./recipe";
+import { FACT, QUERY, type RecipeOptions, type RecipeResult, resultTexts } from "./recipe";
 
 export async function mastraRecipe({ url, apiKey, namespace }: RecipeOptions): Promise<RecipeResult> {
   const mcp = new MCPClient({

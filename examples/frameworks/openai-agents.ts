@@ -1,7 +1,7 @@
 // OpenAI Agents SDK: MCPServerStreamableHttp connects an Agent to the server (new Agent({ mcpServers: [server] }));
 // here the server object's own listTools/callTool, which the agent runner uses, are called directly.
 import { MCPServerStreamableHttp } from "@openai/agents";
-import { FACT, firstText, QUERY, resultTexts, type RecipeOptions, type RecipeResult } from "./recipe";
+import { FACT, firstText, QUERY, type RecipeOptions, type RecipeResult, resultTexts } from "./recipe";
 
 export async function openAiAgentsRecipe({ url, apiKey, namespace }: RecipeOptions): Promise<RecipeResult> {
   const server = new MCPServerStreamableHttp({

@@ -1,5 +1,5 @@
-import type { Embedder } from "../ports";
 import { utf8Bytes } from "../platform-limits";
+import type { Embedder } from "../ports";
 
 /**
  * What the Workers AI embedding models need and give, for choosing one and checking the deployment's

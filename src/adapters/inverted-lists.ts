@@ -1,4 +1,4 @@
-import { LANES, dots4x2, pack, scoreRows } from "./block-dots";
+import { dots4x2, LANES, pack, scoreRows } from "./block-dots";
 
 export interface ScoredId {
   chunkId: number;

@@ -1,8 +1,8 @@
-import type { Embedder, EmbeddingPurpose } from "../ports";
-import { inputLimitOf, inputTokensBound } from "./embedding-models";
 import { CJK_LETTER, NON_CJK_WORD } from "../core/shared/cjk";
 import { STOPWORDS } from "../core/shared/stopwords";
 import { normalize } from "../core/shared/vector-math";
+import type { Embedder, EmbeddingPurpose } from "../ports";
+import { inputLimitOf, inputTokensBound } from "./embedding-models";
 import { FeatureCounts, fnvStep, fnvText } from "./feature-counts";
 
 /**

@@ -1,8 +1,8 @@
-import type { StoredVectorId, VectorIndex, VectorMatch, VectorRecord } from "../ports";
 import { fromHex, toHex } from "../core/shared/vector-math";
+import { allInOneTrip } from "../db/one-trip";
+import type { StoredVectorId, VectorIndex, VectorMatch, VectorRecord } from "../ports";
 import { InvertedLists } from "./inverted-lists";
 import { VECTORIZE_LIMITS } from "./vectorize-index";
-import { allInOneTrip } from "../db/one-trip";
 
 /** Chunk ids per statement when they travel as one JSON parameter. */
 const IDS_PER_STATEMENT = 1000;

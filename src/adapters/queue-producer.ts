@@ -1,7 +1,7 @@
 import type { JobMessage } from "../messages";
+import { PLATFORM_LIMITS } from "../platform-limits";
 import type { JobQueue } from "../ports";
 import { messageBytes } from "./checked-queue";
-import { PLATFORM_LIMITS } from "../platform-limits";
 import { queuesOfKind, sendToOne } from "./queue-spread";
 
 /** Queues' sendBatch limits: 100 messages and 256 KB in all; the bytes (UTF-8 JSON, as Queues counts) kept well under. */

@@ -1,8 +1,8 @@
-import type { UsageLog } from "../ports";
-import type { ToolCallRecord, UsageMessage } from "../messages";
 import { boundedGroups } from "../core/shared/bounded-groups";
-import { messageBytes } from "./checked-queue";
+import type { ToolCallRecord, UsageMessage } from "../messages";
 import { PLATFORM_LIMITS } from "../platform-limits";
+import type { UsageLog } from "../ports";
+import { messageBytes } from "./checked-queue";
 import { queuesOfKind, sendToOne } from "./queue-spread";
 
 /** Queues' message limit is 128 KB (UTF-8 JSON); a message's calls are kept under this many bytes. */

@@ -164,7 +164,7 @@ export function vectorId(tenantId: string, chunkId: number): string {
 }
 
 function chunkIdOf(tenantId: string, id: string): number | null {
-  const prefix = tenantId + ":";
+  const prefix = `${tenantId}:`;
   if (!id.startsWith(prefix)) return null;
   const n = Number(id.slice(prefix.length));
   return Number.isSafeInteger(n) ? n : null;

@@ -1,5 +1,5 @@
-import type { Embedder, EmbeddingPurpose } from "../ports";
 import { normalize } from "../core/shared/vector-math";
+import type { Embedder, EmbeddingPurpose } from "../ports";
 import { EMBEDDING_MODELS, embeddingInput, FEWEST_TEXTS, fitInput } from "./embedding-models";
 
 /**

@@ -1,5 +1,13 @@
-import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { type Context, Hono } from "hono";
 import { z } from "zod";
+import { jobQueues, QueueProducer } from "../adapters/queue-producer";
+import { QUOTA_NAMES, type QuotaName, readConfig } from "../config";
+import { openControl } from "../control/control-db";
+import { listJobFailures } from "../control/job-failures";
+import { beginMove, moveView, readMove } from "../control/moves";
+import { placeNewTenant, shardFill } from "../control/placement";
+import { forgetRoutes } from "../control/routing";
+import { isShardName, shardNames } from "../control/shards";
 import {
   createApiKey,
   createTenant,
@@ -11,37 +19,26 @@ import {
   revokeApiKey,
   type Tenant,
 } from "../control/tenants";
-import { tenantStats } from "../core/tenants/tenant-stats";
-import { tenantLimits } from "../core/tenants/quotas";
-import { QUOTA_NAMES, readConfig, type QuotaName } from "../config";
-import { listJobFailures } from "../control/job-failures";
-import { openControl } from "../control/control-db";
-import { placeNewTenant, shardFill } from "../control/placement";
-import { forgetRoutes, routeKey } from "../control/routing";
-import { isShardName, shardNames } from "../control/shards";
-import { noWait, openTenant, routeOf } from "../open-tenant";
 import { placeVectorIndex, vectorIndexFill, vectorIndexNames } from "../control/vector-indexes";
-import { jobQueues, QueueProducer } from "../adapters/queue-producer";
-import { beginMove, moveView, readMove } from "../control/moves";
-import type { Env } from "../env";
-import { AppError, invalidParameter, permissionDenied, toAppError } from "../errors";
+import { reachCovers, SCOPES, type Scope } from "../core/tenants/api-keys";
+import { tenantLimits } from "../core/tenants/quotas";
+import { tenantStats } from "../core/tenants/tenant-stats";
+import { AppError, invalidParameter, toAppError } from "../errors";
 import { errorResponse } from "../http/responses";
+import { revokeGrantsOfKey } from "../oauth/key-grants";
+import { noWait, openTenant, routeOf } from "../open-tenant";
 import { validationError } from "../validation";
-import { reachCovers, SCOPES, scopeAllows, type KeyReach, type Scope } from "../core/tenants/api-keys";
-import { secretEquals } from "../crypto";
+import { deletionRoutes } from "./deletion-routes";
+import { grantAdminRoutes } from "./grant-routes";
+import { ownershipRoutes } from "./ownership-routes";
 import {
+  type AdminBindings,
   authenticateAdmin,
   requireAllProjects,
   requireOperator,
   requireReach,
   requireTenantAccess,
-  type AdminBindings,
 } from "./principal";
-import { grantAdminRoutes } from "./grant-routes";
-import { revokeGrantsOfKey } from "../oauth/key-grants";
-import { presentedKey } from "../auth/middleware";
-import { deletionRoutes } from "./deletion-routes";
-import { ownershipRoutes } from "./ownership-routes";
 
 const tenantBody = z.object({
   name: z.string().trim().min(1).max(200),

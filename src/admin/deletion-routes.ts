@@ -1,18 +1,18 @@
 import { Hono } from "hono";
-import type { AdminBindings } from "./principal";
-import { beginProjectDeletion } from "../core/ownership/delete-project";
-import { beginTenantDeletion } from "../core/ownership/delete-tenant";
-import { runDeletionSteps, type DeletionTarget } from "../core/ownership/run-deletion";
-import { reconcileVectors, RECONCILE_BATCH } from "../core/memory/reconcile-vectors";
-import { AppError, invalidParameter, notFound, permissionDenied } from "../errors";
 import { openControl } from "../control/control-db";
+import { isActive, readMove } from "../control/moves";
 import { forgetRoutes } from "../control/routing";
 import { isShardName, shardNames } from "../control/shards";
 import { getTenant } from "../control/tenants";
-import { isActive, readMove } from "../control/moves";
+import { RECONCILE_BATCH, reconcileVectors } from "../core/memory/reconcile-vectors";
+import { beginProjectDeletion } from "../core/ownership/delete-project";
+import { beginTenantDeletion } from "../core/ownership/delete-tenant";
+import { type DeletionTarget, runDeletionSteps } from "../core/ownership/run-deletion";
 import type { Env } from "../env";
+import { AppError, invalidParameter, notFound, permissionDenied } from "../errors";
 import { deleteGrantsOfKeys } from "../oauth/key-grants";
 import { noWait, openShard, openTenant, routeOf } from "../open-tenant";
+import type { AdminBindings } from "./principal";
 
 /** Bounded deletion steps a request runs; the rest goes to the queue ("delete" jobs, src/jobs/consumer.ts). */
 export const DELETION_STEPS_PER_REQUEST = 1;

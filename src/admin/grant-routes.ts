@@ -1,10 +1,10 @@
-import { Hono, type Context } from "hono";
-import type { AdminBindings } from "./principal";
-import { reachCovers, SCOPES, type Scope } from "../core/tenants/api-keys";
-import { getApiKey, listApiKeys } from "../control/tenants";
+import { type Context, Hono } from "hono";
 import { openControl } from "../control/control-db";
+import { getApiKey, listApiKeys } from "../control/tenants";
+import { reachCovers, SCOPES, type Scope } from "../core/tenants/api-keys";
 import { notFound, permissionDenied } from "../errors";
-import { grantsOfKey, revokeGrant, type GrantInfo } from "../oauth/key-grants";
+import { type GrantInfo, grantsOfKey, revokeGrant } from "../oauth/key-grants";
+import type { AdminBindings } from "./principal";
 
 /**
  * The admin API for OAuth grants (mounted under /admin, behind its authentication). A tenant admin sees and

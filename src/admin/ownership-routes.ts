@@ -1,9 +1,9 @@
-import { Hono, type Context } from "hono";
-import { exportStream } from "../core/ownership/export-records";
-import { IMPORT_FORMATS, parseImport, type ImportFormat } from "../core/ownership/import-lines";
-import { importRecords } from "../core/ownership/import-records";
+import { type Context, Hono } from "hono";
 import { openControl } from "../control/control-db";
 import { getTenant } from "../control/tenants";
+import { exportStream } from "../core/ownership/export-records";
+import { IMPORT_FORMATS, type ImportFormat, parseImport } from "../core/ownership/import-lines";
+import { importRecords } from "../core/ownership/import-records";
 import { AppError, invalidParameter, notFound, permissionDenied } from "../errors";
 import { openTenant, routeOf } from "../open-tenant";
 import type { AdminBindings } from "./principal";

@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { presentedKey } from "../auth/middleware";
 import { routeKey } from "../control/routing";
-import { reachCovers, scopeAllows, type KeyReach } from "../core/tenants/api-keys";
+import { type KeyReach, reachCovers, scopeAllows } from "../core/tenants/api-keys";
 import { secretEquals } from "../crypto";
 import type { Env } from "../env";
 import { AppError, permissionDenied } from "../errors";

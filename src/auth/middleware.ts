@@ -1,18 +1,18 @@
 import type { MiddlewareHandler } from "hono";
-import { API_KEY_PREFIX } from "../core/tenants/api-keys";
-import { touchApiKey, type AuthenticatedKey } from "../control/tenants";
+import { readConfig } from "../config";
+import { BOOKMARK_HEADER } from "../control/bookmarks";
 import { openControl } from "../control/control-db";
 import { routeKey } from "../control/routing";
-import { BOOKMARK_HEADER } from "../control/bookmarks";
-import { openTenant } from "../open-tenant";
+import { type AuthenticatedKey, touchApiKey } from "../control/tenants";
+import { API_KEY_PREFIX } from "../core/tenants/api-keys";
+import { callWeight, tenantLimits } from "../core/tenants/quotas";
+import type { Env } from "../env";
+import { AppError } from "../errors";
 import type { AppBindings } from "../http/context";
 import { jsonRpcErrorBody } from "../http/responses";
 import { callerForAccessToken } from "../oauth/access-tokens";
 import { oauthChallenge } from "../oauth/authorization-server";
-import { readConfig } from "../config";
-import { callWeight, tenantLimits } from "../core/tenants/quotas";
-import { AppError } from "../errors";
-import type { Env } from "../env";
+import { openTenant } from "../open-tenant";
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 /** When this isolate last recorded each key's use: the routing cache's copy of a key (and an OAuth caller made from it) keeps the old time. */

@@ -1,5 +1,5 @@
-import type { TenantTable } from "./tenant-tables";
 import { boundedGroups } from "../core/shared/bounded-groups";
+import type { TenantTable } from "./tenant-tables";
 
 /**
  * The copying half of a tenant move: one table page at a time from the source shard to the target, by

@@ -1,3 +1,5 @@
+import { forgetStatements } from "../core/keyword-index/tops";
+import { usageOf, usageStatement } from "../core/tenants/quotas";
 import { QueryPieces } from "../db/invocation-queries";
 import { AppError, invalidParameter, isQueryBudgetExceeded, MoveOvertaken, notFound } from "../errors";
 import {
@@ -5,20 +7,18 @@ import {
   countRows,
   diffPage,
   emptyTally,
+  type PassCursor,
   purgePage,
   sameTally,
   TALLY_START,
-  tallyAppendOnlyPage,
-  tallyHex,
-  type PassCursor,
   type Tally,
   type TallyCursor,
+  tallyAppendOnlyPage,
+  tallyHex,
 } from "./move-copy";
 import { forgetRoutes, ROUTE_TTL_MS } from "./routing";
-import { isShardName, shardDatabase, shardNames, type ShardBindings } from "./shards";
+import { isShardName, type ShardBindings, shardDatabase, shardNames } from "./shards";
 import { TENANT_TABLES_TO_MOVE as TABLES } from "./tenant-tables";
-import { usageOf, usageStatement } from "../core/tenants/quotas";
-import { forgetStatements } from "../core/keyword-index/tops";
 
 /**
  * Moving a tenant between shards, as a resumable state machine whose state lives in the control database

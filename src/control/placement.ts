@@ -1,5 +1,5 @@
-import { shardDatabase, shardNames, type ShardBindings } from "./shards";
 import { AppError } from "../errors";
+import { type ShardBindings, shardDatabase, shardNames } from "./shards";
 
 export interface ShardFill {
   shard: string;

@@ -1,8 +1,8 @@
-import { hashApiKey } from "../core/tenants/api-keys";
-import { openControl } from "./control-db";
-import { findActiveKeyByHash, findActiveKeyById, type AuthenticatedKey } from "./tenants";
-import { forgetBookmarks } from "./bookmarks";
 import { forgetLocalVectors } from "../adapters/local-vector-index";
+import { hashApiKey } from "../core/tenants/api-keys";
+import { forgetBookmarks } from "./bookmarks";
+import { openControl } from "./control-db";
+import { type AuthenticatedKey, findActiveKeyByHash, findActiveKeyById } from "./tenants";
 
 /** Where a tenant lives: its data shard and its Vectorize index (null: VECTORIZE), as the control database says. */
 export interface TenantRoute {

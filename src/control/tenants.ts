@@ -1,11 +1,11 @@
-import { and, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
+import type { QuotaOverrides } from "../config";
 import { generateApiKey, hashApiKey, type Scope } from "../core/tenants/api-keys";
+import { parseQuotaOverrides } from "../core/tenants/quotas";
 import { randomId } from "../crypto";
-import type { ControlDatabase } from "./control-db";
 import { apiKeys, tenants } from "../db/control-schema";
 import { AppError, notFound } from "../errors";
-import type { QuotaOverrides } from "../config";
-import { parseQuotaOverrides } from "../core/tenants/quotas";
+import type { ControlDatabase } from "./control-db";
 
 export interface Tenant {
   tenant_id: string;

@@ -1,7 +1,7 @@
-import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
-import * as schema from "./schema";
-import { countedD1, type RoundTripCounter } from "./counted-d1";
+import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
 import type { QuotaOverrides } from "../config";
+import { countedD1, type RoundTripCounter } from "./counted-d1";
+import * as schema from "./schema";
 
 export type Database = DrizzleD1Database<typeof schema>;
 

@@ -1,23 +1,22 @@
-import { forgetRoutes, type TenantRoute, tenantRoutes } from "../control/routing";
-import { isActive, runMove } from "../control/moves";
-import { isTenantMoving } from "../errors";
-import { shardDatabase } from "../control/shards";
-import type { Env } from "../env";
-import { type OpenedTenant, openTenant } from "../open-tenant";
-import { autoLinkItems } from "../core/graph/auto-link";
-import { autoSummarize } from "../core/conversations/auto-summarize";
-import { embedItemsInBudget } from "../core/memory/embedding";
-import { shareEmbeddings, withSharedEmbeddings } from "./shared-embeddings";
-import { itemJobs } from "../core/shared/item-jobs";
-import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/indexing";
 import { jobQueues, QueueProducer } from "../adapters/queue-producer";
 import { recordFailure } from "../control/job-failures";
+import { isActive, runMove } from "../control/moves";
+import { forgetRoutes, type TenantRoute, tenantRoutes } from "../control/routing";
+import { shardDatabase } from "../control/shards";
+import { autoSummarize } from "../core/conversations/auto-summarize";
+import { autoLinkItems } from "../core/graph/auto-link";
+import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/indexing";
+import { embedItemsInBudget } from "../core/memory/embedding";
 import { runDeletionSteps } from "../core/ownership/run-deletion";
-import { deleteGrantsOfKeys } from "../oauth/key-grants";
-import type { Services } from "../ports";
-import type { JobMessage } from "../messages";
+import { itemJobs } from "../core/shared/item-jobs";
 import { queryBudget, remainingQueries } from "../db/invocation-queries";
-import { isQueryBudgetExceeded, QueryBudgetExceeded } from "../errors";
+import type { Env } from "../env";
+import { isQueryBudgetExceeded, isTenantMoving, QueryBudgetExceeded } from "../errors";
+import type { JobMessage } from "../messages";
+import { deleteGrantsOfKeys } from "../oauth/key-grants";
+import { type OpenedTenant, openTenant } from "../open-tenant";
+import type { Services } from "../ports";
+import { shareEmbeddings, withSharedEmbeddings } from "./shared-embeddings";
 
 /**
  * Deliveries before a message is dead-lettered: wrangler.toml `max_retries` (20) + the first try. With the backoff

@@ -1,6 +1,6 @@
-import type { Env } from "../env";
-import { mergeKeywordSegments } from "../core/keyword-index/segments";
 import { shardDatabase, shardNames } from "../control/shards";
+import { mergeKeywordSegments } from "../core/keyword-index/segments";
+import type { Env } from "../env";
 
 /**
  * Every minute, after the top postings: merges each shard's keyword index segments when due

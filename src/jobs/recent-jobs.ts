@@ -1,8 +1,8 @@
-import type { Env } from "../env";
 import { jobQueues, QueueProducer } from "../adapters/queue-producer";
 import { readConfig } from "../config";
-import { itemJobsByTenant } from "../core/shared/item-jobs";
 import { shardDatabase, shardNames } from "../control/shards";
+import { itemJobsByTenant } from "../core/shared/item-jobs";
+import type { Env } from "../env";
 import { LOST_JOB_AFTER_MS } from "./sweep";
 
 /** The cron that runs this pass (wrangler.toml [triggers]); the other one runs the full sweep (sweep.ts). */

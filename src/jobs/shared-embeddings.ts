@@ -1,6 +1,6 @@
-import type { TenantScope } from "../db/scope";
-import { remainingQueries } from "../db/invocation-queries";
 import { embeddingTexts } from "../core/memory/embedding";
+import { remainingQueries } from "../db/invocation-queries";
+import type { TenantScope } from "../db/scope";
 import type { Embedder } from "../ports";
 
 /**

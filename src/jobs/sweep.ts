@@ -1,16 +1,16 @@
-import type { Env } from "../env";
 import { jobQueues, QueueProducer } from "../adapters/queue-producer";
 import { readConfig } from "../config";
+import { stalledMoves } from "../control/moves";
+import { shardDatabase, shardNames } from "../control/shards";
 import { needsSummary } from "../core/conversations/conversations";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/indexing";
-import type { JobMessage } from "../messages";
-import { itemJobsByTenant } from "../core/shared/item-jobs";
-import { unfinishedTenantDeletions } from "../core/ownership/delete-tenant";
+import { type ReconcileReport, reconcileVectors } from "../core/memory/reconcile-vectors";
 import { unfinishedProjectDeletions } from "../core/ownership/delete-project";
-import { reconcileVectors, type ReconcileReport } from "../core/memory/reconcile-vectors";
+import { unfinishedTenantDeletions } from "../core/ownership/delete-tenant";
+import { itemJobsByTenant } from "../core/shared/item-jobs";
+import type { Env } from "../env";
+import type { JobMessage } from "../messages";
 import { noWait, openShard } from "../open-tenant";
-import { shardDatabase, shardNames } from "../control/shards";
-import { stalledMoves } from "../control/moves";
 
 /** A move whose runner saved nothing for this long is taken to be lost (a job runs ~100 pages in seconds). */
 export const STALLED_MOVE_AFTER_MS = 60_000;

@@ -1,6 +1,6 @@
-import type { Env } from "../env";
-import { refreshTopPostings } from "../core/keyword-index/tops";
 import { shardDatabase, shardNames } from "../control/shards";
+import { refreshTopPostings } from "../core/keyword-index/tops";
+import type { Env } from "../env";
 
 /**
  * Every minute, after the lost-job pass: builds the keyword top postings that are due on each shard

@@ -1,12 +1,18 @@
-import type { RoundTripCounter } from "../db/counted-d1";
-import { countedScope } from "../db/scope";
-import { scopeAllows } from "../core/tenants/api-keys";
-import type { ToolCallRecord } from "../messages";
 import { forgetRoutes } from "../control/routing";
-import { AppError, invalidParameter, permissionDenied, queryBudgetError, toAppError } from "../errors";
+import { scopeAllows } from "../core/tenants/api-keys";
+import type { RoundTripCounter } from "../db/counted-d1";
 import { queryBudget, remainingQueries, startToolCall, toolCallsStarted } from "../db/invocation-queries";
-import { isQueryBudgetExceeded } from "../errors";
-import { requiredScope, type AnyTool, type ToolContext } from "../tools/define-tool";
+import { countedScope } from "../db/scope";
+import {
+  AppError,
+  invalidParameter,
+  isQueryBudgetExceeded,
+  permissionDenied,
+  queryBudgetError,
+  toAppError,
+} from "../errors";
+import type { ToolCallRecord } from "../messages";
+import { type AnyTool, requiredScope, type ToolContext } from "../tools/define-tool";
 import type { Toolset } from "../tools/toolsets";
 import { validationError } from "../validation";
 

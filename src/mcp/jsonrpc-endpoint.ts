@@ -1,9 +1,9 @@
 import type { AppError } from "../errors";
-import { TOOLS, TOOLS_BY_NAME } from "../tools/index";
 import type { ToolContext } from "../tools/define-tool";
+import { TOOLS, TOOLS_BY_NAME } from "../tools/index";
 import type { Toolset } from "../tools/toolsets";
 import { callTool, callTools } from "./dispatch";
-import { checkEnvelope, checkToolCallParams, JSON_RPC, parseBody, type Id } from "./envelope";
+import { checkEnvelope, checkToolCallParams, type Id, JSON_RPC, parseBody } from "./envelope";
 import { listedTool } from "./tool-schemas";
 
 type JsonRpcResponse =

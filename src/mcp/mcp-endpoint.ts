@@ -1,14 +1,14 @@
 import {
+  type CallToolResult,
   createMcpHandler,
   isLegacyRequest,
+  type ListToolsResult,
   Server,
   WebStandardStreamableHTTPServerTransport,
-  type CallToolResult,
-  type ListToolsResult,
 } from "@modelcontextprotocol/server";
 import type { AppError } from "../errors";
-import { TOOLS, TOOLS_BY_NAME } from "../tools/index";
 import type { ToolContext } from "../tools/define-tool";
+import { TOOLS, TOOLS_BY_NAME } from "../tools/index";
 import type { Toolset } from "../tools/toolsets";
 import { callTool } from "./dispatch";
 import { findMistake, httpStatusOf } from "./envelope";

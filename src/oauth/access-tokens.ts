@@ -1,5 +1,5 @@
-import type { AuthenticatedKey } from "../control/tenants";
 import { routeKeyById } from "../control/routing";
+import type { AuthenticatedKey } from "../control/tenants";
 import type { Env } from "../env";
 import { authorizationServerFor, mcpResource } from "./authorization-server";
 import { isGrantProps, tokenCaller } from "./grant-props";

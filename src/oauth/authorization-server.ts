@@ -90,5 +90,5 @@ export function oauthChallenge(requestUrl: string | URL, error?: { code: string;
   if (authorizationServerFor(requestUrl))
     parts.push(`resource_metadata="${metadataUrl}"`, `scope="${OAUTH_SCOPES.join(" ")}"`);
   if (error) parts.push(`error="${error.code}"`, `error_description="${error.description}"`);
-  return "Bearer " + parts.join(", ");
+  return `Bearer ${parts.join(", ")}`;
 }

@@ -1,18 +1,18 @@
 import {
   AuthorizationError,
+  type AuthRequest,
   authorizationErrorRedirect,
   CimdFetchError,
-  type AuthRequest,
   type OAuthHelpers,
 } from "@cloudflare/workers-oauth-provider";
 import type { Context } from "hono";
-import { scopeAllows, type Scope } from "../core/tenants/api-keys";
-import { findActiveKey, type AuthenticatedKey } from "../control/tenants";
-import { base64Url } from "../crypto";
 import { openControl } from "../control/control-db";
+import { type AuthenticatedKey, findActiveKey } from "../control/tenants";
+import { type Scope, scopeAllows } from "../core/tenants/api-keys";
+import { base64Url } from "../crypto";
 import type { Env } from "../env";
 import { authorizationServerFor, OAUTH_SCOPES } from "./authorization-server";
-import { consentPage, errorPage, type ConsentForm } from "./consent-page";
+import { type ConsentForm, consentPage, errorPage } from "./consent-page";
 import type { GrantMetadata, GrantProps } from "./grant-props";
 
 /**

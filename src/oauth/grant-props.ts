@@ -1,7 +1,7 @@
 import { OAuthError, type TokenExchangeCallbackOptions } from "@cloudflare/workers-oauth-provider";
-import { scopeAllows, SCOPES, type Scope } from "../core/tenants/api-keys";
-import { findActiveKeyById, type AuthenticatedKey } from "../control/tenants";
 import { openControl } from "../control/control-db";
+import { type AuthenticatedKey, findActiveKeyById } from "../control/tenants";
+import { SCOPES, type Scope, scopeAllows } from "../core/tenants/api-keys";
 import type { Env } from "../env";
 
 /**

@@ -31,7 +31,7 @@ export function outboundRefusal(url: string): string | null {
   if (/^\d+\.\d+\.\d+\.\d+$/.test(host) || host.startsWith("["))
     return "an IP address is not fetched: a client is named by its domain";
   if (!host.includes(".")) return "a single-label host is not fetched";
-  if (SPECIAL_USE_SUFFIXES.some((suffix) => host === suffix || host.endsWith("." + suffix)))
+  if (SPECIAL_USE_SUFFIXES.some((suffix) => host === suffix || host.endsWith(`.${suffix}`)))
     return `a host under .${host.split(".").pop()} is not fetched`;
   return null;
 }

@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { buildContextWindow } from "../core/context/context-window";
-import { MAX_ITEM_CHARS } from "../core/memory/item-types";
 import { buildMemoryContext } from "../core/context/memory-context";
-import { readAroundChunk } from "../core/memory/neighbors";
 import { cacheStats, clearCache } from "../core/context/semantic-cache";
+import { MAX_ITEM_CHARS } from "../core/memory/item-types";
+import { readAroundChunk } from "../core/memory/neighbors";
 import { notFound } from "../errors";
 import { strictInput } from "../validation";
+import { ANNOTATIONS, type AnyTool, defineTool } from "./define-tool";
 import { iso, projectName, readableProjects } from "./params";
-import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
 
 const buildContext = defineTool({
   name: "build_context",

@@ -3,19 +3,21 @@ import {
   conversationEdges,
   conversationNotFound,
   latestSummary,
-  readConversationWhole,
   listConversations,
+  readConversationWhole,
   requireConversation,
-  summarizeConversation,
   type StoredSummary,
+  summarizeConversation,
 } from "../core/conversations/conversations";
-import { traverseLinks } from "../core/graph/graph";
-import { IMPORTANCE_LEVELS, importanceLevel } from "../core/memory/item-types";
-import { writeItems } from "../core/memory/items";
-import { type NewItem, type WrittenItem } from "../core/memory/item-types";
 import { contextMetrics } from "../core/conversations/metrics";
 import { contextText, mermaidDiagram } from "../core/conversations/visualize";
+import { traverseLinks } from "../core/graph/graph";
+import { IMPORTANCE_LEVELS, importanceLevel, type NewItem, type WrittenItem } from "../core/memory/item-types";
+import { writeItems } from "../core/memory/items";
 import { searchChunks } from "../core/search/search";
+import { ANNOTATIONS, type AnyTool, defineTool } from "./define-tool";
+import { itemWrites } from "./item-writes";
+import { bestPerKey } from "./memory-search";
 import {
   contentParam,
   conversationIdParam,
@@ -28,9 +30,6 @@ import {
   tagsParam,
   timestampParam,
 } from "./params";
-import { bestPerKey } from "./memory-search";
-import { itemWrites } from "./item-writes";
-import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
 
 const logChatInput = z.object({
   conversation_id: conversationIdParam,

@@ -1,10 +1,10 @@
 import type { z } from "zod";
-import type { Scope } from "../core/tenants/api-keys";
 import type { AuthenticatedKey } from "../control/tenants";
+import type { Scope } from "../core/tenants/api-keys";
 import type { TenantScope } from "../db/scope";
-import { strictInput } from "../validation";
-import type { Services } from "../ports";
 import type { AppError } from "../errors";
+import type { Services } from "../ports";
+import { strictInput } from "../validation";
 
 /** Tool families. Each is also a toolset a client can enable with `/mcp?toolsets=...`. */
 export const CATEGORIES = ["meta", "memory", "memory_files", "context", "conversation", "graph", "gc"] as const;
@@ -62,7 +62,7 @@ export interface ToolDefinition<Input extends z.ZodObject, Output> {
   handleMany?: (inputs: z.output<Input>[], ctx: ToolContext) => Promise<Output[]>;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: a registry of tools with different outputs; each handler is typed where defined
 export type AnyTool = ToolDefinition<z.ZodObject, any>;
 
 /**

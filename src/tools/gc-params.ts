@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { ContextDescriptors } from "../core/context/context-usage";
-import { ITEM_TYPES, MAX_ITEM_CHARS, type ItemType } from "../core/memory/item-types";
+import { ITEM_TYPES, type ItemType, MAX_ITEM_CHARS } from "../core/memory/item-types";
 import type { SegmentFilter } from "../core/working-set/segment-filters";
 import { invalidParameter } from "../errors";
 import { strictInput, validationError } from "../validation";

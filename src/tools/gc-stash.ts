@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { retrieveStashed, searchStashed, stashMatching } from "../core/working-set/stash";
 import { invalidParameter } from "../errors";
+import { ANNOTATIONS, defineTool } from "./define-tool";
 import { filtersParam, parseFilters } from "./gc-params";
 import { segmentErrorSchema, segmentSchema, segmentView } from "./gc-views";
 import { projectName, readableProjects } from "./params";
-import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
 
 // Seed 004's stash: segments moved out of the working set (tier "stashed") and found or brought back
 // by keyword and metadata filters.

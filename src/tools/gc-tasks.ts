@@ -2,10 +2,10 @@ import { z } from "zod";
 import { createTaskSnapshot, readTaskContext, setCurrentTask } from "../core/working-set/tasks";
 import { resolveTask } from "../core/working-set/working-set";
 import { invalidParameter } from "../errors";
+import { ANNOTATIONS, defineTool } from "./define-tool";
 import { taskIdParam } from "./gc-params";
 import { segmentSchema, segmentView } from "./gc-views";
 import { iso, projectName } from "./params";
-import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
 
 // Seed 004's task tools: the current task of a project, a task's segments, and task snapshots.
 

@@ -1,21 +1,21 @@
 import { z } from "zod";
 import {
   analyzeUsage,
-  DEFAULT_TOKEN_LIMIT,
-  ingestDescriptors,
   type ContextDescriptors,
+  DEFAULT_TOKEN_LIMIT,
   type IngestedContext,
+  ingestDescriptors,
 } from "../core/context/context-usage";
-import { analyzeGarbage, GC_POLICY, planPruning, pruneSegments, setPinned } from "../core/working-set/gc";
 import { listProjects } from "../core/memory/projects";
+import { analyzeGarbage, GC_POLICY, planPruning, pruneSegments, setPinned } from "../core/working-set/gc";
 import { readWorkingSet, resolveTask } from "../core/working-set/working-set";
 import { invalidParameter } from "../errors";
+import { ANNOTATIONS, type AnyTool, defineTool, type ToolContext } from "./define-tool";
 import { descriptorsParam, parseDescriptors, taskIdParam } from "./gc-params";
-import { candidateSchema, candidateView, segmentErrorSchema, segmentSchema, segmentView } from "./gc-views";
-import { iso, projectName } from "./params";
-import { ANNOTATIONS, defineTool, type AnyTool, type ToolContext } from "./define-tool";
 import { contextRetrieveStashed, contextSearchStashed, contextStash } from "./gc-stash";
 import { contextCreateTaskSnapshot, contextGetTaskContext, contextSetCurrentTask } from "./gc-tasks";
+import { candidateSchema, candidateView, segmentErrorSchema, segmentSchema, segmentView } from "./gc-views";
+import { iso, projectName } from "./params";
 
 // Seed 004 (Out of Context): an agent's context as a managed heap. Segments are the items every other
 // tool stores, so anything can be measured, pinned, stashed, retrieved and snapshotted here.

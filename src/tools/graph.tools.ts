@@ -6,11 +6,11 @@ import {
   linkConversations,
   requireConversation,
 } from "../core/conversations/conversations";
-import { autoLinkDocument, documentRelationships, queryResourceGraph } from "../core/graph/graph-queries";
 import { knowledgeGraph } from "../core/graph/graph-export";
+import { autoLinkDocument, documentRelationships, queryResourceGraph } from "../core/graph/graph-queries";
 import { linkItems, RESOURCE_RELATIONSHIPS } from "../core/graph/links";
+import { ANNOTATIONS, type AnyTool, defineTool } from "./define-tool";
 import { conversationIdParam, iso, readableProjects } from "./params";
-import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
 
 const linkResources = defineTool({
   name: "link_resources",

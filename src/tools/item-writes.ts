@@ -1,5 +1,5 @@
+import type { NewItem, WrittenItem } from "../core/memory/item-types";
 import { writeItems } from "../core/memory/items";
-import { type NewItem, type WrittenItem } from "../core/memory/item-types";
 import type { ToolContext } from "./define-tool";
 
 /**

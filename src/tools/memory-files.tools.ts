@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_ITEM_CHARS } from "../core/memory/item-types";
 import {
   createFile,
   deletePath,
@@ -8,9 +9,8 @@ import {
   replaceInFile,
   viewPath,
 } from "../core/memory/memory-files";
-import { MAX_ITEM_CHARS } from "../core/memory/item-types";
+import { ANNOTATIONS, type AnyTool, defineTool } from "./define-tool";
 import { projectName } from "./params";
-import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
 
 /**
  * Anthropic's memory tool (memory_20250818) as six tools, one per command, each taking that command's
@@ -94,8 +94,7 @@ const memoryFilesInsert = defineTool({
   name: "memory_files_insert",
   category: "memory_files",
   title: "Memory tool: insert",
-  description:
-    DOCS + "inserts insert_text after line insert_line (0 = at the start; the file's line count = at the end).",
+  description: `${DOCS}inserts insert_text after line insert_line (0 = at the start; the file's line count = at the end).`,
   input: z.object({
     path,
     insert_line: z.number().int().min(0).describe("The line to insert after; 0 for the start."),

@@ -3,8 +3,8 @@ import { editItem, getItem, listItems, PREVIEW_CHARS } from "../core/memory/item
 import { ITEM_KINDS, ITEM_TYPES } from "../core/memory/item-types";
 import { currentItemOfKey, keyHistory } from "../core/memory/keyed-facts";
 import { invalidParameter } from "../errors";
-import { factKeyParam, iso, parseTimestamp, projectName, readableProjects, tagsParam, timestampParam } from "./params";
 import { ANNOTATIONS, defineTool } from "./define-tool";
+import { factKeyParam, iso, parseTimestamp, projectName, readableProjects, tagsParam, timestampParam } from "./params";
 
 // Browsing and correcting stored items one at a time (what the dashboard's memory view shows): a listing
 // that needs no query, one item whole, and edits of its tags and importance. Deleting stays

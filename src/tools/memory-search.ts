@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ITEM_KINDS, ITEM_TYPES } from "../core/memory/item-types";
 import { readItemContents } from "../core/memory/items";
-import { searchChunks, type SearchHit } from "../core/search/search";
+import { type SearchHit, searchChunks } from "../core/search/search";
 import { invalidParameter } from "../errors";
 import { ANNOTATIONS, defineTool } from "./define-tool";
 import {

@@ -1,12 +1,11 @@
 import { z } from "zod";
-import { MAX_BATCH_ITEMS } from "../core/memory/item-types";
+import { MAX_BATCH_ITEMS, type NewItem } from "../core/memory/item-types";
 import { writeItems } from "../core/memory/items";
-import { type NewItem } from "../core/memory/item-types";
-import { itemWrites } from "./item-writes";
 import { strictInput } from "../validation";
-import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
-import { retrieveByType, search } from "./memory-search";
+import { ANNOTATIONS, type AnyTool, defineTool } from "./define-tool";
+import { itemWrites } from "./item-writes";
 import { memoryGet, memoryList, memoryUpdate } from "./memory-items";
+import { retrieveByType, search } from "./memory-search";
 import { contentParam, factKeyParam, iso, itemTypeParam, metadataParam, projectName, tagsParam } from "./params";
 
 const storeMemoryInput = z.object({

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { contextUsageStatistics } from "../core/conversations/context-links";
 import { toolConversations } from "../core/conversations/metrics";
-import { usageReport } from "../core/tenants/usage-report";
 import { tenantLimits } from "../core/tenants/quotas";
-import { iso } from "./params";
+import { usageReport } from "../core/tenants/usage-report";
 import { ANNOTATIONS, defineTool } from "./define-tool";
+import { iso } from "./params";
 
 export const getContextUsageStatistics = defineTool({
   name: "get_context_usage_statistics",

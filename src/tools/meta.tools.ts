@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ANNOTATIONS, defineTool, type AnyTool } from "./define-tool";
+import { ANNOTATIONS, type AnyTool, defineTool } from "./define-tool";
 import { getContextUsageStatistics, getToolConversations, getUsageReport } from "./meta-usage";
 
 const ping = defineTool({

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { invalidParameter } from "../errors";
 import { ITEM_TYPES, MAX_ITEM_CHARS } from "../core/memory/item-types";
+import { invalidParameter } from "../errors";
 import type { ToolContext } from "./define-tool";
 
 /** Shared parameter shapes, so every tool states the same limits in the same words. */

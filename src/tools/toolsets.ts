@@ -1,5 +1,5 @@
 import { invalidParameter } from "../errors";
-import { CATEGORIES, type AnyTool, type Category } from "./define-tool";
+import { type AnyTool, CATEGORIES, type Category } from "./define-tool";
 
 export const DEFAULT_TOOLSET = "core";
 const TOOLSET_NAMES = [DEFAULT_TOOLSET, "all", ...CATEGORIES] as const;

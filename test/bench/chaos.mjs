@@ -2,8 +2,9 @@
 // with SIGKILL mid-ingest and restarted on the same state without faults, its crons fired as `npm run dev` fires
 // them. Prints acknowledged writes, writes found, duplicates, the calls in flight at the crash, the jobs the restart
 // found pending, and the time until every item is embedded again. Each client retries a retryable error (2 tries).
-import { admin, ADMIN_TOKEN, BASE, sleep, startWorker } from "./worker.mjs";
+
 import { fmt } from "./metrics.mjs";
+import { ADMIN_TOKEN, admin, BASE, sleep, startWorker } from "./worker.mjs";
 
 const FAULTS = "d1:error=0.1,queue:error=0.3,kv:error=0.3,vectors:error=0.3";
 const WRITERS = 8;

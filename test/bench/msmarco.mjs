@@ -3,8 +3,8 @@
 // passages (plain-bm25.mjs).
 import { loadMsmarco } from "./data.mjs";
 import { fmt, mean, ndcgAt, percentile, recallAt, uniqueInOrder } from "./metrics.mjs";
-import { BENCH_EMBEDDER } from "./worker.mjs";
 import { plainBm25 } from "./plain-bm25.mjs";
+import { BENCH_EMBEDDER } from "./worker.mjs";
 
 export async function runMsmarco(newTenant) {
   return (await measureMsmarco(newTenant)).lines;

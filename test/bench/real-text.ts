@@ -1,8 +1,9 @@
 // `npm run bench -- real-text`: the inverted lists' neighbour recall (test/node/inverted-lists.test.ts,
 // which runs on generated text) measured on real text: MS MARCO passages and LoCoMo turns from
 // ../shared/data. Run through tsx: the adapters are TypeScript.
-import { LocalEmbedder } from "../../src/adapters/local-embedder";
+
 import { InvertedLists } from "../../src/adapters/inverted-lists";
+import { LocalEmbedder } from "../../src/adapters/local-embedder";
 import { indexedTurns, neighbourRecall } from "../fixtures/neighbour-recall";
 import { loadLocomo, loadMsmarco } from "./data.mjs";
 

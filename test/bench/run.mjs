@@ -4,8 +4,6 @@
 import { runCalls } from "./calls.mjs";
 import { runCapacity } from "./capacity.mjs";
 import { runChaos } from "./chaos.mjs";
-import { runOwnership } from "./ownership.mjs";
-import { runRealText } from "./real-text.mjs";
 import { runContext } from "./context.mjs";
 import { runGc } from "./gc.mjs";
 import { runGraph } from "./graph.mjs";
@@ -14,6 +12,8 @@ import { runHeldout } from "./heldout.mjs";
 import { runIngest } from "./ingest.mjs";
 import { runLocomo, runStages } from "./locomo.mjs";
 import { runMsmarco } from "./msmarco.mjs";
+import { runOwnership } from "./ownership.mjs";
+import { runRealText } from "./real-text.mjs";
 import { runScale } from "./scale.mjs";
 import { runTokenizer } from "./tokenizer.mjs";
 import { newTenant, startWorker } from "./worker.mjs";

@@ -1,8 +1,8 @@
 // Starts the real worker with `wrangler dev` on a fresh local state, offline, and talks to it over HTTP.
 import { spawn } from "node:child_process";
-import { migrateAll } from "../../scripts/migrate.mjs";
-import { fireCrons } from "../../scripts/crons.mjs";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { fireCrons } from "../../scripts/crons.mjs";
+import { migrateAll } from "../../scripts/migrate.mjs";
 
 // BENCH_PORT lets two benches run side by side; each port has its own local state.
 const PORT = Number(process.env.BENCH_PORT ?? 8799);

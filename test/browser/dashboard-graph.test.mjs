@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { after, before, test } from "node:test";
-import { admin, ARTIFACTS, BASE_URL, launchBrowser, openPage, screenshot, tenantWithKey } from "./browser.mjs";
+import { ARTIFACTS, admin, BASE_URL, launchBrowser, openPage, screenshot, tenantWithKey } from "./browser.mjs";
 
 const NODES = 2000;
 const EXTRA_EDGES = 1000;

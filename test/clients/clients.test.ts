@@ -1,8 +1,8 @@
+import { exports } from "cloudflare:workers";
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
-import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { TOOLS } from "../../src/tools/index";
 import { BASE, newKey, newTenant } from "../helpers";

@@ -1,4 +1,4 @@
-import { call, waitForEmbeddings, type TestTenant } from "../helpers";
+import { call, type TestTenant, waitForEmbeddings } from "../helpers";
 
 /** Arguments that succeed for every tool, given the records `seedTenant` made; an error case is derived. */
 export type ToolCases = Record<string, Record<string, unknown>>;

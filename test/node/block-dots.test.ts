@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LANES, dots4x2, pack, scoreRows } from "../../src/adapters/block-dots";
+import { dots4x2, LANES, pack, scoreRows } from "../../src/adapters/block-dots";
 
 // Blocked dot products must give every vector the sums it would get alone, in dimension order, whatever
 // shares its block: search's single queries and auto-link's batches then rank alike.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from "vitest";
-import { startDevServer, type DevServer } from "../fixtures/dev-server";
+import { type DevServer, startDevServer } from "../fixtures/dev-server";
 import { cliCases } from "./dev-server/cli-cases";
 import { cloudflareAgentCases } from "./dev-server/cloudflare-agent-cases";
 import { crashCases } from "./dev-server/crash-cases";

@@ -21,11 +21,11 @@ function byFeatureText(text: string, dimensions: number): Float32Array {
   for (let i = 0; i < words.length; i++) {
     const word = words[i]!;
     if (STOPWORDS.has(word)) continue;
-    add("w:" + word, 1);
+    add(`w:${word}`, 1);
     const next = words[i + 1];
-    if (next !== undefined && !STOPWORDS.has(next)) add("b:" + word + " " + next, 0.5);
+    if (next !== undefined && !STOPWORDS.has(next)) add(`b:${word} ${next}`, 0.5);
     const padded = `^${word}$`;
-    if (padded.length > 4) for (let j = 0; j + 3 <= padded.length; j++) add("c:" + padded.slice(j, j + 3), 0.25);
+    if (padded.length > 4) for (let j = 0; j + 3 <= padded.length; j++) add(`c:${padded.slice(j, j + 3)}`, 0.25);
   }
   for (const [feature, [occurrences, weight]] of features) {
     let h = 0x811c9dc5;
@@ -50,7 +50,7 @@ const others = [
   "👋🏽 family: 👨‍👩‍👧 flag 🇯🇵 ❤️ — unpaired \ud800 surrogate",
   "function fnv1a(s: string): number { let h = 0x811c9dc5; for (const c of s) h = Math.imul(h ^ c.charCodeAt(0), 16777619); }",
   "the the the the cat cat sat", // repeated features: the log of the count
-  "a" + " long".repeat(3000), // one text larger than the table's first size
+  `a${" long".repeat(3000)}`, // one text larger than the table's first size
   "",
 ];
 

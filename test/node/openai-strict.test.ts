@@ -1,8 +1,8 @@
-import { mcpToFunctionTool, RunContext, type MCPServer } from "@openai/agents";
+import { type MCPServer, mcpToFunctionTool, RunContext } from "@openai/agents";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { sample } from "../../scripts/schema-sample.mjs";
 import { listedTool } from "../../src/mcp/tool-schemas";
 import { TOOLS } from "../../src/tools/index";
-import { sample } from "../../scripts/schema-sample.mjs";
 
 // OpenAI's strict mode, decided by OpenAI's own SDK: @openai/agents turns each MCP tool into a function tool with
 // mcpToFunctionTool(tool, server, convertSchemasToStrict), what an Agent does with

@@ -1,5 +1,5 @@
-import { experimental_readRawConfig } from "wrangler";
 import { describe, expect, it } from "vitest";
+import { experimental_readRawConfig } from "wrangler";
 import { DEFAULT_QUOTAS } from "../../src/config";
 
 // The Worker cannot read a rate-limit binding's settings, so it is told TENANT_RATE_LIMITER's limit

@@ -80,7 +80,7 @@ describe("time expressions, resolved against any instant", () => {
       const ref = r.instant();
       const today = startOfDay(ref);
       const target = r.int(0, 6);
-      const name = r.pick([WEEKDAYS[target]!, capital(WEEKDAYS[target]!), WEEKDAYS[target]!.slice(0, 3) + "."]);
+      const name = r.pick([WEEKDAYS[target]!, capital(WEEKDAYS[target]!), `${WEEKDAYS[target]!.slice(0, 3)}.`]);
       for (const [word, sign] of [
         ["last", -1],
         ["on", -1],

@@ -90,8 +90,8 @@ const CORPUS: Record<string, string> = {
     " \n \n",
     "\r\n\r\n",
     " ".repeat(17),
-    " ".repeat(300) + "x",
-    "a" + " ".repeat(64) + "\n" + "\t".repeat(9) + "b  ",
+    `${" ".repeat(300)}x`,
+    `a${" ".repeat(64)}\n${"\t".repeat(9)}b  `,
   ].join("|"),
   specialTokenText:
     "<|endoftext|> then <|endofprompt|> and <|fim_prefix|>x<|fim_middle|>y<|fim_suffix|> <|im_start|>user<|im_end|> <|endoftext|><|endoftext|>",

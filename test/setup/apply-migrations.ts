@@ -1,7 +1,7 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { shardDatabase, shardNames } from "../../src/control/shards";
 import { CHUNK_ID_RANGE } from "../../src/control/shard-identity";
+import { shardDatabase, shardNames } from "../../src/control/shards";
 
 // Setup files run before each test file; applyD1Migrations skips migrations already applied. The control
 // database and every shard wrangler.toml binds (two: every test goes through routing), each shard with its

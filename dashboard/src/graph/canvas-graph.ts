@@ -8,7 +8,7 @@ import {
   type SimulationLinkDatum,
   type SimulationNodeDatum,
 } from "d3-force";
-import { quadtree, type Quadtree } from "d3-quadtree";
+import { type Quadtree, quadtree } from "d3-quadtree";
 
 // A force-directed graph on one <canvas>: d3-force lays it out (Barnes-Hut many-body, links, a gentle
 // pull to the centre), ticks run inside requestAnimationFrame and stop once the layout has cooled, and

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { adminRequest, type ApiError, type Scope, type Session } from "../api";
+import { type ApiError, adminRequest, type Scope, type Session } from "../api";
 import { Confirm, ErrorNote, formatDate, Loading, Section, splitList, useAsync } from "../ui";
 
 interface KeyInfo {

@@ -45,6 +45,7 @@ function filterArgs(f: Filters): Record<string, unknown> {
 /** Without a query: memory_list, newest first, paged. With one: the product's hybrid search, one row per item. */
 async function loadRows(key: string, f: Filters, offset: number): Promise<{ rows: Row[]; total: number | null }> {
   if (f.query.trim() === "") {
+    // biome-ignore lint/suspicious/noExplicitAny: the tool result as its output schema gives it; the fields read are checked there
     const page = await callTool<{ memories: any[]; total: number }>(key, "memory_list", {
       ...filterArgs(f),
       limit: PAGE,
@@ -66,6 +67,7 @@ async function loadRows(key: string, f: Filters, offset: number): Promise<{ rows
       })),
     };
   }
+  // biome-ignore lint/suspicious/noExplicitAny: the tool result as its output schema gives it; the fields read are checked there
   const found = await callTool<{ results: any[] }>(key, "search", { query: f.query, ...filterArgs(f), limit: 50 });
   const seen = new Set<string>();
   const rows: Row[] = [];
@@ -103,6 +105,7 @@ export function MemoriesView({ session }: { session: Session }) {
   return (
     <>
       <h1>Memories</h1>
+      {/* biome-ignore lint/a11y/useSemanticElements: a <search> element is not yet in every browser the dashboard supports */}
       <form
         role="search"
         class="filters"

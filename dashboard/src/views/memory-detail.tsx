@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { allows, callTool, type ApiError, type Session } from "../api";
+import { type ApiError, allows, callTool, type Session } from "../api";
 import { href, navigate } from "../router";
 import { Confirm, ErrorNote, formatDate, formatNumber, Loading, Section, splitList, Tags, useAsync } from "../ui";
 

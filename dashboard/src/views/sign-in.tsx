@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { signIn, type ApiError, type Session } from "../api";
+import { type ApiError, type Session, signIn } from "../api";
 import { ErrorNote } from "../ui";
 
 /**

@@ -1,9 +1,8 @@
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { analyzeGarbage, planPruning, type GcAnalysis } from "../working-set/gc";
-import type { ItemType } from "../memory/item-types";
+import type { ItemType, NewItem } from "../memory/item-types";
 import { writeItems } from "../memory/items";
-import { type NewItem } from "../memory/item-types";
+import { analyzeGarbage, type GcAnalysis, planPruning } from "../working-set/gc";
 import { slices } from "../working-set/segments";
 
 /** Seed 004's default token limit ("from config, typically 1 million"). */

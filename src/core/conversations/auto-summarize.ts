@@ -1,14 +1,14 @@
+import { remainingQueries } from "../../db/invocation-queries";
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { remainingQueries } from "../../db/invocation-queries";
 import { boundedGroups } from "../shared/bounded-groups";
 import {
+  type ConversationRow,
+  type MessageRow,
   messagesStatement,
   readConversations,
   summaryWrites,
   toMessage,
-  type ConversationRow,
-  type MessageRow,
 } from "./conversations";
 
 /**

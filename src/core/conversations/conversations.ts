@@ -1,8 +1,7 @@
 import { randomId } from "../../crypto";
 import { IN_JSON, projectClause, type TenantScope } from "../../db/scope";
-import { invalidParameter, notFound, type AppError } from "../../errors";
-import type { ConversationSummary } from "../../ports";
-import type { Services } from "../../ports";
+import { type AppError, invalidParameter, notFound } from "../../errors";
+import type { ConversationSummary, Services } from "../../ports";
 
 export interface ConversationRow {
   id: string;

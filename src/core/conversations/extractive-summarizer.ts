@@ -1,5 +1,5 @@
 import type { ConversationSummary, Summarizer, SummaryMessage } from "../../ports";
-import { contentWords, fitSentences, sentences, truncateToTokens, type ScoredSentence } from "../shared/extractive";
+import { contentWords, fitSentences, type ScoredSentence, sentences, truncateToTokens } from "../shared/extractive";
 import type { TokenCounter } from "../shared/tokens";
 
 const CODE_BLOCK = /```[\s\S]*?```/g;

@@ -29,7 +29,7 @@ export function mermaidDiagram(root: string, nodes: string[], edges: ContextGrap
 }
 
 export function escapeLabel(text: string): string {
-  return text.replace(/[&"<>#|\[\]{}()\\`;]/g, (c) => `#${c.charCodeAt(0)};`).replace(/[\r\n]+/g, " ");
+  return text.replace(/[&"<>#|[\]{}()\\`;]/g, (c) => `#${c.charCodeAt(0)};`).replace(/[\r\n]+/g, " ");
 }
 
 export function contextText(view: {

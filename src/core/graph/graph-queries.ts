@@ -1,11 +1,11 @@
 import { IN_JSON, projectClause, type TenantScope } from "../../db/scope";
 import { notFound } from "../../errors";
-import { embedItems } from "../memory/embedding";
 import type { Services } from "../../ports";
-import { autoLinkItem, type SimilarRecord } from "./auto-link";
-import { traverseLinks, type Reached } from "./graph";
+import { embedItems } from "../memory/embedding";
 import { readItems, type StoredItem } from "../memory/items";
 import { searchChunks } from "../search/search";
+import { autoLinkItem, type SimilarRecord } from "./auto-link";
+import { type Reached, traverseLinks } from "./graph";
 
 export interface GraphResult {
   itemId: string;

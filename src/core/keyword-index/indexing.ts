@@ -1,9 +1,9 @@
 import { remainingQueries } from "../../db/invocation-queries";
 import type { TenantScope } from "../../db/scope";
+import { fillStatedTimes, STATED_BATCH } from "../search/stated-times";
 import { KEYWORD_VERSION } from "../shared/base-forms";
 import { keywordCode, tenantIndexText } from "../shared/fts-text";
 import { CONTEXT_WEIGHT } from "./bm25";
-import { STATED_BATCH, fillStatedTimes } from "../search/stated-times";
 import { termFreqs } from "./term-freqs";
 
 /**

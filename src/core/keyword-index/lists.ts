@@ -1,13 +1,13 @@
 import type { TenantScope } from "../../db/scope";
-import { queryScoresSql, servesProjectsSql, type QueryTerms } from "./scores";
 import {
-  SEARCH_ROW_COLUMNS,
   numbered,
-  searchFilterSql,
-  searchedProjects,
+  SEARCH_ROW_COLUMNS,
   type SearchFilters,
   type SearchRow,
+  searchedProjects,
+  searchFilterSql,
 } from "../search/search-rows";
+import { type QueryTerms, queryScoresSql, servesProjectsSql } from "./scores";
 
 /**
  * A keyword hit: its row, its BM25 and what the absolute score needs (keyword-scores.ts); the same on every row:

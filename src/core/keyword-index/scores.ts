@@ -1,7 +1,7 @@
 import { keywordCode, queryPhrases, storedTerm, tenantIndexText } from "../shared/fts-text";
-import { columnWeight, CONTEXT_WEIGHT, saturatedSql } from "./bm25";
-import { TOP_COVERED, TOP_TERM_DF } from "./tops";
+import { CONTEXT_WEIGHT, columnWeight, saturatedSql } from "./bm25";
 import { forwardFreqSql, forwardKey } from "./term-freqs";
+import { TOP_COVERED, TOP_TERM_DF } from "./tops";
 
 /**
  * BM25 over the tenant's own keyword index (keyword-index.ts says why it is computed in SQL), as CTE lists

@@ -3,8 +3,8 @@ import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
 import { dropStaleCacheEntries } from "../context/semantic-cache";
 import { uncountKeywordChunks } from "../keyword-index/indexing";
+import { ITEM_LINK_TYPES, type SegmentKey, slices } from "../working-set/segments";
 import { followersStatement, refreshMessageContexts } from "./message-context";
-import { ITEM_LINK_TYPES, slices, type SegmentKey } from "../working-set/segments";
 
 const ITEM_TYPES_SQL = ITEM_LINK_TYPES.map((t) => `'${t}'`).join(", ");
 const IDS = "(SELECT value FROM json_each(?))";

@@ -2,10 +2,10 @@ import { projectClause, type TenantScope } from "../../db/scope";
 import { invalidParameter, notFound } from "../../errors";
 import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
-import { ITEM_LINK_TYPES_SQL as ITEM_TYPES_SQL } from "../working-set/segments";
-import { itemFilterSql, type ItemFilter } from "./item-filters";
-import { queueEmbedding } from "./items";
 import { rewriteChunkContexts } from "../keyword-index/indexing";
+import { ITEM_LINK_TYPES_SQL as ITEM_TYPES_SQL } from "../working-set/segments";
+import { type ItemFilter, itemFilterSql } from "./item-filters";
+import { queueEmbedding } from "./items";
 
 /**
  * Items one at a time, as a person browses them: a filtered, newest-first listing, one item whole with

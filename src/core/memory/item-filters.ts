@@ -62,7 +62,7 @@ export function itemFilterSql(
   equals("i.task_id", filter.taskId);
   if (filter.filePath !== undefined) {
     clauses.push("(i.file_path = ? OR (length(i.file_path) > length(?) AND substr(i.file_path, -length(?)) = ?))");
-    const suffix = "/" + filter.filePath.replace(/^\/+/, "");
+    const suffix = `/${filter.filePath.replace(/^\/+/, "")}`;
     params.push(filter.filePath, suffix, suffix, suffix);
   }
   if (filter.createdAfter !== undefined) {

@@ -1,32 +1,32 @@
-import { chunkRow, insertChunkRows, type ChunkRow } from "./chunk-rows";
-import {
-  insertItemRows,
-  upsertConversations,
-  type ConversationCounters,
-  type ConversationDelta,
-  type ItemRow,
-} from "./item-rows";
 import { sha256Hex } from "../../crypto";
 import { allInOneTrip } from "../../db/one-trip";
-import { itemJobs } from "../shared/item-jobs";
 import { IN_JSON, projectClause, scopeAllowsProject, type TenantScope } from "../../db/scope";
 import { AppError, ConcurrentDuplicate, invalidParameter, permissionDenied } from "../../errors";
 import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
-import { chunkText, type TextChunk } from "./chunking";
 import { needsSummary } from "../conversations/conversations";
 import { countKeywordChunks } from "../keyword-index/indexing";
-import { MAX_ITEM_CHARS, type NewItem, type WrittenItem } from "./item-types";
+import { itemJobs } from "../shared/item-jobs";
+import { utf8Bytes } from "../shared/utf8";
 import {
   checkStorageQuotas,
   limitsStorage,
   NO_USAGE,
+  type TenantUsage,
   tenantLimits,
   usageOf,
   usageStatement,
-  type TenantUsage,
 } from "../tenants/quotas";
-import { utf8Bytes } from "../shared/utf8";
+import { type ChunkRow, chunkRow, insertChunkRows } from "./chunk-rows";
+import { chunkText, type TextChunk } from "./chunking";
+import {
+  type ConversationCounters,
+  type ConversationDelta,
+  type ItemRow,
+  insertItemRows,
+  upsertConversations,
+} from "./item-rows";
+import { MAX_ITEM_CHARS, type NewItem, type WrittenItem } from "./item-types";
 
 /** Ids per statement when the list travels as one JSON parameter (a read of more is one batch). */
 const ITEMS_PER_READ = 500;

@@ -2,12 +2,11 @@ import { scopeAllowsProject, type TenantScope } from "../../db/scope";
 import { AppError, invalidParameter, permissionDenied } from "../../errors";
 import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
-import { deleteItems } from "./delete-items";
-import { chunkContext, queueEmbedding, writeItems } from "./items";
-import { type NewItem } from "./item-types";
 import { rewriteChunkContexts } from "../keyword-index/indexing";
-import { MAX_ITEM_CHARS } from "./item-types";
 import { readSegmentKeys } from "../working-set/segments";
+import { deleteItems } from "./delete-items";
+import { MAX_ITEM_CHARS, type NewItem } from "./item-types";
+import { chunkContext, queueEmbedding, writeItems } from "./items";
 
 /**
  * A backend for Anthropic's memory tool (memory_20250818): files under /memories, per tenant and project.
@@ -33,6 +32,7 @@ export function memoryPath(path: string, parameter = "path"): string {
     throw refuse(`Path must start with ${MEMORY_ROOT}, got: ${path}`);
   if (path.length > MAX_PATH_CHARS) throw refuse(`Path is ${path.length} characters long; at most ${MAX_PATH_CHARS}`);
   // Encoded or Windows separators and control characters have no place in a memory path.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
   if (/%2e|%2f|%5c|\\|[\u0000-\u001f\u007f]/i.test(path))
     throw refuse(`Path ${path} would escape ${MEMORY_ROOT} directory`);
   const trimmed = path.length > MEMORY_ROOT.length ? path.replace(/\/+$/, "") : path;

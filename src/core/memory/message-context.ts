@@ -1,7 +1,7 @@
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { messageContext, queueEmbedding } from "./items";
 import { rewriteChunkContexts } from "../keyword-index/indexing";
+import { messageContext, queueEmbedding } from "./items";
 
 /**
  * A message's chunks carry the start of the turn before it as context (items.ts messageContext), in

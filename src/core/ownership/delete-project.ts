@@ -1,14 +1,14 @@
-import { IN_JSON, tenantScope, type TenantScope } from "../../db/scope";
+import { IN_JSON, type TenantScope, tenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { ALL_PROJECTS } from "../context/cache-generation";
 import { cacheKeyPrefix } from "../context/semantic-cache";
 import {
+  DELETION_LIMITS,
+  type DeletionStep,
   deleteCacheEntries,
   deleteCacheValuesByPrefix,
   deleteItemBatch,
   deleteRows,
-  DELETION_LIMITS,
-  type DeletionStep,
 } from "./deletion-steps";
 
 /**

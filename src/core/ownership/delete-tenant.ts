@@ -1,16 +1,16 @@
 import { IN_JSON, tenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { cacheKeyPrefix } from "../context/semantic-cache";
+import type { DeletionStores } from "./deletion-steps";
 import {
+  type DeletionStep,
   deleteCacheEntries,
   deleteCacheValuesByPrefix,
   deleteItemBatch,
   deleteOrphanChunks,
   deleteRows,
   deleteTenantVectors,
-  type DeletionStep,
 } from "./deletion-steps";
-import type { DeletionStores } from "./deletion-steps";
 
 /**
  * Tables cleared by tenant_id once the tenant's items, chunks, vectors, cache values and keys are gone.

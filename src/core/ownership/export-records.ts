@@ -48,7 +48,7 @@ export async function* exportLines(
   };
   const t = scope.tenantId;
   const conv = where("project");
-  yield* paged(scope, "conversation", (after) =>
+  yield* paged("conversation", (after) =>
     scope.d1
       .prepare(
         `SELECT id, project, summarized_count, summarized_tokens, created_at, updated_at FROM conversations
@@ -58,7 +58,6 @@ export async function* exportLines(
   );
   const items = where("project");
   yield* paged(
-    scope,
     "item",
     (after) =>
       scope.d1
@@ -77,7 +76,6 @@ export async function* exportLines(
   );
   const summaries = where("c.project");
   yield* paged(
-    scope,
     "summary",
     (after) =>
       scope.d1
@@ -96,7 +94,6 @@ export async function* exportLines(
   );
   const tasks = where("project");
   yield* paged(
-    scope,
     "project_task",
     (after) =>
       scope.d1
@@ -107,7 +104,6 @@ export async function* exportLines(
     ({ id: _, ...row }) => row,
   );
   yield* paged(
-    scope,
     "link",
     (after) => linkPage(scope, project, after),
     ({ source_chunk, target_chunk, ...row }) => ({
@@ -127,7 +123,6 @@ function chunkRef(json: string): string {
 
 /** Rows page by page by their `id` column (keyset: each page starts after the last id of the one before). */
 async function* paged(
-  scope: TenantScope,
   type: string,
   page: (after: string) => D1PreparedStatement,
   shape: (row: Record<string, unknown>) => Record<string, unknown> = (row) => row,

@@ -3,21 +3,21 @@ import { IN_JSON, projectClause, scopeAllowsProject, type TenantScope } from "..
 import { AppError, permissionDenied } from "../../errors";
 import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
-import { chunkText } from "../memory/chunking";
-import { chunkRow, insertChunkRows, type ChunkRow } from "../memory/chunk-rows";
-import { chunkContext, queueEmbedding, withHeadings } from "../memory/items";
 import { countKeywordChunks } from "../keyword-index/indexing";
-import type { ImportRecords, ItemRecord } from "./import-lines";
+import { type ChunkRow, chunkRow, insertChunkRows } from "../memory/chunk-rows";
+import { chunkText } from "../memory/chunking";
+import { chunkContext, queueEmbedding, withHeadings } from "../memory/items";
+import { utf8Bytes } from "../shared/utf8";
 import {
   checkStorageQuotas,
   limitsStorage,
   NO_USAGE,
+  type TenantUsage,
   tenantLimits,
   usageOf,
   usageStatement,
-  type TenantUsage,
 } from "../tenants/quotas";
-import { utf8Bytes } from "../shared/utf8";
+import type { ImportRecords, ItemRecord } from "./import-lines";
 
 /** Items per D1 batch (their chunks and keyword rows travel as JSON arrays). */
 const ITEMS_PER_BATCH = 200;

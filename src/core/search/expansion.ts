@@ -1,16 +1,16 @@
 import type { TenantScope } from "../../db/scope";
+import { chunkCountSql, keywordTotalsCte } from "../keyword-index/scores";
 import { indexTokens, queryPhrases, storedTerm } from "../shared/fts-text";
 import { STOPWORDS } from "../shared/stopwords";
-import { chunkCountSql, keywordTotalsCte } from "../keyword-index/scores";
-import { feedbackCandidates, feedbackScores, type FeedbackChunk } from "./feedback-scores";
+import { type FeedbackChunk, feedbackCandidates, feedbackScores } from "./feedback-scores";
 import {
-  SEARCH_ROW_JSON,
   exactReal,
   numbered,
-  searchFilterSql,
-  searchRowFromJson,
+  SEARCH_ROW_JSON,
   type SearchFilters,
   type SearchRow,
+  searchFilterSql,
+  searchRowFromJson,
 } from "./search-rows";
 
 /**

@@ -1,6 +1,6 @@
-import { keywordCode, storedTerm } from "../shared/fts-text";
 import { CONTEXT_WEIGHT, saturated } from "../keyword-index/bm25";
 import { forwardFreq, forwardKey, termFreqs } from "../keyword-index/term-freqs";
+import { keywordCode, storedTerm } from "../shared/fts-text";
 
 /**
  * Relevance feedback's scores (search-expansion.ts), computed in the worker from what the search already holds: the

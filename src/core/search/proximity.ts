@@ -1,5 +1,5 @@
-import { indexTokens, keywordCode, storedTerm } from "../shared/fts-text";
 import { forwardFreq, forwardKey } from "../keyword-index/term-freqs";
+import { indexTokens, keywordCode, storedTerm } from "../shared/fts-text";
 
 /**
  * Proximity (search's `proximity` stage): a hit that holds two of the query's words side by side, in the query's

@@ -1,9 +1,9 @@
 import type { SearchStage } from "../../config";
 import { indexTokens } from "../shared/fts-text";
 import { STOPWORDS } from "../shared/stopwords";
-import { asksWhen, timeMatch, yearsBefore, type TimeRange } from "./query-time";
-import { statedMatch, statedTimes, type StatedTime } from "./stated-times";
+import { asksWhen, type TimeRange, timeMatch, yearsBefore } from "./query-time";
 import { SPEAKER_WEIGHT, STATES_TIME_WEIGHT } from "./relevance";
+import { type StatedTime, statedMatch, statedTimes } from "./stated-times";
 
 /** How many years back a time named without its year is looked for among the candidates. */
 const YEARLY_LOOKBACK = 10;

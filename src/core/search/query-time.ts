@@ -1,5 +1,5 @@
 import { STOPWORDS } from "../shared/stopwords";
-import { findTimes, shiftYears, type FoundTime } from "./time-expressions";
+import { type FoundTime, findTimes, shiftYears } from "./time-expressions";
 
 /**
  * Time in a query. Stored items carry the time they were said or written (log_chat's `timestamp`,

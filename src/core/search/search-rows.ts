@@ -1,5 +1,5 @@
 import type { TenantScope } from "../../db/scope";
-import { itemFilterSql, type ItemFilter } from "../memory/item-filters";
+import { type ItemFilter, itemFilterSql } from "../memory/item-filters";
 
 /** A chunk as search reads it, over `chunks c JOIN items i`. */
 export type SearchRow = {

@@ -1,12 +1,12 @@
-import { dot } from "../shared/vector-math";
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
+import { dot } from "../shared/vector-math";
 import {
   SEARCH_ROW_COLUMNS,
-  searchFilterSql,
-  searchedProjects,
   type SearchFilters,
   type SearchRow,
+  searchedProjects,
+  searchFilterSql,
 } from "./search-rows";
 
 /** Search's vector part (search.ts): the vector list and its rows, and the cosines of hits it did not hold. */

@@ -1,36 +1,36 @@
-import { rerankTop } from "./rerank";
+import { allRows } from "../../db/all-rows";
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
+import {
+  type KeywordRow,
+  keywordStatement,
+  type TimedRow,
+  timedKeywordStatement,
+  timedLists,
+} from "../keyword-index/lists";
 import { keywordQueryTerms } from "../keyword-index/scores";
 import { hasTopPostings, noteKeywordIndex } from "../keyword-index/tops";
+import { readExpansion } from "./expansion";
+import { pairShare, queryPairs } from "./proximity";
+import { queryContext } from "./query-context";
+import { queryTimeRange, type TimeRange, withoutTimeWords } from "./query-time";
 import {
   DEFAULT_CHANCE_SIMILARITY,
+  eitherEvidence,
   FEEDBACK_WEIGHT,
+  fusedScore,
+  keywordPart,
+  keywordStrength,
   LINK_WEIGHT,
   MIN_RELEVANCE,
   NEIGHBOUR_WEIGHT,
   PROXIMITY_WEIGHT,
-  eitherEvidence,
-  fusedScore,
-  keywordPart,
-  keywordStrength,
   vectorPart,
 } from "./relevance";
-import { queryTimeRange, withoutTimeWords, type TimeRange } from "./query-time";
-import { queryContext } from "./query-context";
-import { statedMatch, statedTimes } from "./stated-times";
-import { readExpansion } from "./expansion";
-import { pairShare, queryPairs } from "./proximity";
-import { searchedProjects, type SearchFilters, type SearchRow } from "./search-rows";
+import { rerankTop } from "./rerank";
+import { type SearchFilters, type SearchRow, searchedProjects } from "./search-rows";
 import { fillMissingSimilarities, noVectorHits, vectorHits } from "./search-vectors";
-import { allRows } from "../../db/all-rows";
-import {
-  keywordStatement,
-  timedKeywordStatement,
-  timedLists,
-  type KeywordRow,
-  type TimedRow,
-} from "../keyword-index/lists";
+import { statedMatch, statedTimes } from "./stated-times";
 
 export type { SearchFilters };
 

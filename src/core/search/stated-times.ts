@@ -1,5 +1,5 @@
-import { findTimes } from "./time-expressions";
 import { OUTSIDE_RANGE_FLOOR, spanMatch, type TimeRange } from "./query-time";
+import { findTimes } from "./time-expressions";
 
 /**
  * The times a chunk's text states, resolved when it is written against the time its item was said

@@ -1,7 +1,7 @@
-import { CJK_LETTER, NON_CJK_WORD } from "./cjk";
-import { STOPWORDS } from "./stopwords";
-import { porterStem } from "./porter";
 import { baseForm } from "./base-forms";
+import { CJK_LETTER, NON_CJK_WORD } from "./cjk";
+import { porterStem } from "./porter";
+import { STOPWORDS } from "./stopwords";
 
 /**
  * Text as the FTS5 index sees it, and user text as a safe FTS5 query.
@@ -168,6 +168,7 @@ const FOLD_EXCEPTIONS: Record<string, string> = {
 };
 /** Latin letters with diacritics that unicode61 keeps (their base is itself not plain ASCII). */
 const KEPT_DIACRITICS = new Set(["\u01e1", "\u01e3", "\u01ef", "\u01fd", "\u01ff"]);
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range, NUL included, is the point
 const NON_ASCII = /[^\u0000-\u007f]/gu;
 
 /** Case and diacritic folding as unicode61 (remove_diacritics 2) does it, checked against FTS5 in the tests. */

@@ -1,6 +1,6 @@
+import type { TokenEncoding } from "../../token-encodings";
 import { BpeEncoder } from "./bpe-encoder";
 import { TokenTable } from "./token-table";
-import type { TokenEncoding } from "../../token-encodings";
 
 export interface TokenCounter {
   readonly encoding: TokenEncoding;

@@ -23,7 +23,7 @@ export interface KeyReach {
 export function reachCovers(granter: KeyReach, target: KeyReach): boolean {
   if (!target.scopes.every((scope) => scopeAllows(granter.scopes, scope))) return false;
   if (granter.projects === null) return true;
-  return target.projects !== null && target.projects.every((p) => granter.projects!.includes(p));
+  return target.projects?.every((p) => granter.projects!.includes(p)) ?? false;
 }
 
 export function generateApiKey(): string {

@@ -1,5 +1,5 @@
-import { topPostingsReport, topPostingsStatement, type TopPostingsRow } from "../keyword-index/tops";
-import { quotaReport, quotaReportStatements, type QuotaReport, type TenantLimits } from "./quotas";
+import { type TopPostingsRow, topPostingsReport, topPostingsStatement } from "../keyword-index/tops";
+import { type QuotaReport, quotaReport, quotaReportStatements, type TenantLimits } from "./quotas";
 
 export interface TenantStats {
   tenant_id: string;

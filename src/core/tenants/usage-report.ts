@@ -1,5 +1,5 @@
 import { projectClause, type TenantScope } from "../../db/scope";
-import { quotaReport, quotaReportStatements, type QuotaReport, type TenantLimits } from "./quotas";
+import { type QuotaReport, quotaReport, quotaReportStatements, type TenantLimits } from "./quotas";
 
 /**
  * Usage over time from the usage log, for charts: calls per tool in fixed time buckets, latency

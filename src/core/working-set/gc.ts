@@ -3,14 +3,14 @@ import type { Services } from "../../ports";
 import { deleteItems } from "../memory/delete-items";
 import {
   readSegmentKeys,
+  type SegmentError,
+  type SegmentKey,
   segmentNotFound,
   segmentPinned,
   slices,
-  type SegmentError,
-  type SegmentKey,
 } from "./segments";
 import { stashItems } from "./stash";
-import { readWorkingSetForGc, type GcRow } from "./working-set";
+import { type GcRow, readWorkingSetForGc } from "./working-set";
 
 /**
  * Garbage collection over a working set, as seed 004 describes it: segments are scored from age,

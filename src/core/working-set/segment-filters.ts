@@ -1,17 +1,17 @@
 import type { TenantScope } from "../../db/scope";
 import { invalidParameter } from "../../errors";
-import { keywordCode, phraseMatch, queryPhrases } from "../shared/fts-text";
-import { itemFilterSql, type ItemFilter } from "../memory/item-filters";
+import { type ItemFilter, itemFilterSql } from "../memory/item-filters";
 import type { Tier } from "../memory/item-types";
+import { keywordCode, phraseMatch, queryPhrases } from "../shared/fts-text";
 import {
   REFCOUNT_SQL,
   SEGMENT_COLUMNS,
+  type Segment,
+  type SegmentRow,
   snapshotLinkCounts,
   snapshotLinkMap,
   toSegment,
   withoutSnapshotLinks,
-  type Segment,
-  type SegmentRow,
 } from "./segments";
 
 /** Seed 004's metadata filters (context_stash, context_search_stashed, context_retrieve_stashed). */

@@ -1,7 +1,7 @@
 import type { TenantScope } from "../../db/scope";
 import { bumpCacheGenerations } from "../context/cache-generation";
-import { selectSegmentBriefs, selectSegments, type SegmentFilter, type SegmentSelection } from "./segment-filters";
-import { segmentPinned, slices, type Segment, type SegmentError } from "./segments";
+import { type SegmentFilter, type SegmentSelection, selectSegmentBriefs, selectSegments } from "./segment-filters";
+import { type Segment, type SegmentError, segmentPinned, slices } from "./segments";
 
 /**
  * The stash: segments moved out of the working set (tier 'stashed'). Search, context building and the

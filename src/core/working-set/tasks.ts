@@ -2,9 +2,9 @@ import { randomId } from "../../crypto";
 import type { TenantScope } from "../../db/scope";
 import { invalidParameter } from "../../errors";
 import type { Services } from "../../ports";
-import { writeItems } from "../memory/items";
 import { SNAPSHOT_TAG_PREFIX } from "../memory/item-filters";
-import { selectionWhere, selectSegments, type SelectedSegments } from "./segment-filters";
+import { writeItems } from "../memory/items";
+import { type SelectedSegments, selectionWhere, selectSegments } from "./segment-filters";
 import { workingSetSelection } from "./working-set";
 
 /** Sets (or with null clears) a project's current task; returns the task that was current before. */
@@ -128,5 +128,5 @@ function firstLine(text: string): string {
       .split("\n")
       .find((l) => l.trim().length > 0)
       ?.trim() ?? "";
-  return line.length > SNAPSHOT_LINE_CHARS ? line.slice(0, SNAPSHOT_LINE_CHARS - 1) + "…" : line;
+  return line.length > SNAPSHOT_LINE_CHARS ? `${line.slice(0, SNAPSHOT_LINE_CHARS - 1)}…` : line;
 }

@@ -1,6 +1,6 @@
 import type { TenantScope } from "../../db/scope";
-import { CURRENT_TASK, selectionWhere, selectSegments, type SegmentSelection } from "./segment-filters";
-import { REFCOUNT_SQL, snapshotLinkCounts, snapshotLinkMap, withoutSnapshotLinks, type Segment } from "./segments";
+import { CURRENT_TASK, type SegmentSelection, selectionWhere, selectSegments } from "./segment-filters";
+import { REFCOUNT_SQL, type Segment, snapshotLinkCounts, snapshotLinkMap, withoutSnapshotLinks } from "./segments";
 
 /**
  * The working set of a project: its active (not stashed) segments. With a task (given, else the

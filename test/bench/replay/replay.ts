@@ -7,10 +7,11 @@
 // Start with the bench whose data it needs (`npm run bench -- locomo`, `msmarco` or `growth`). WITHOUT=feedback,when
 // leaves those stages out (SEARCH_STAGES), to see what each adds.
 // Reads ../shared/data (benchmarks may; tests never do).
-import { DatabaseSync } from "node:sqlite";
+
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { SEARCH_STAGES } from "../../../src/config";
 import { searchChunks } from "../../../src/core/search/search";
 import { tenantScope } from "../../../src/db/scope";

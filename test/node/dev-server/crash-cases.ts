@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { devSecrets, type DevServer } from "../../fixtures/dev-server";
+import { type DevServer, devSecrets } from "../../fixtures/dev-server";
 
 // A crash mid-ingest, as a user can cause one: writers on the newcomer's server, which is killed with SIGKILL
 // (wrangler and workerd at once) and started again on the same state. Every acknowledged write must be there

@@ -1,7 +1,7 @@
 import { betaMemoryTool } from "@anthropic-ai/sdk/helpers/beta/memory";
 import type { BetaMemoryTool20250818Command } from "@anthropic-ai/sdk/resources/beta";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { contextEdgeMemory, type ContextEdgeMemory } from "../../../examples/anthropic-memory-tool/memory-backend";
+import { type ContextEdgeMemory, contextEdgeMemory } from "../../../examples/anthropic-memory-tool/memory-backend";
 import { devSecrets } from "../../fixtures/dev-server";
 
 // examples/anthropic-memory-tool: Claude's memory tool as the Anthropic SDK runs it (betaMemoryTool's run(), which

@@ -45,7 +45,7 @@ export function smokeCases(server: () => string) {
     it("fails with exit 1 at the first MCP step for a wrong key", { timeout: 60_000 }, () => {
       const { status, out } = smoke("--url", url, "--key", "ce_wrong_0000000000000000000000000000000");
       expect(out).toMatch(
-        /^FAIL  MCP 2025 era \(SDK v1\): tools\/list .*401|^FAIL  MCP 2025 era \(SDK v1\): tools\/list .*(Invalid|invalid|revoked)/m,
+        /^FAIL {2}MCP 2025 era \(SDK v1\): tools\/list .*401|^FAIL {2}MCP 2025 era \(SDK v1\): tools\/list .*(Invalid|invalid|revoked)/m,
       );
       expect(status).toBe(1);
     });
@@ -61,7 +61,7 @@ export function smokeCases(server: () => string) {
       expect(created.status).toBe(201);
       const { api_key } = (await created.json()) as { api_key: string };
       const { status, out } = smoke("--url", url, "--key", api_key);
-      expect(out).toMatch(/^FAIL  key scopes \(whoami\) .*lacks the admin scope/m);
+      expect(out).toMatch(/^FAIL {2}key scopes \(whoami\) .*lacks the admin scope/m);
       expect(out).not.toContain("store (memory_store)");
       expect(status).toBe(1);
     });
@@ -81,7 +81,7 @@ export function smokeCases(server: () => string) {
 
     it("fails with the reason when nothing answers at the URL", async () => {
       const { status, out } = smoke("--url", `http://127.0.0.1:${await freePort()}`, "--key", "x");
-      expect(out).toMatch(/^FAIL  health .*ECONNREFUSED/m);
+      expect(out).toMatch(/^FAIL {2}health .*ECONNREFUSED/m);
       expect(status).toBe(1);
     });
   });
