@@ -2,13 +2,16 @@
 // `npm run dev`: one command from a fresh clone to a running server with a ready dev API key.
 // 1. .dev.vars with local-only settings when missing; 2. local D1 migrations (control and every shard);
 // 3. the dev tenant (on the first shard) and its key;
-// 4. `wrangler dev` (local mode: offline, remote bindings off), with wrangler.toml's crons fired on their schedule.
+// 4. `wrangler dev` (local mode: offline, remote bindings off), with wrangler.toml's crons fired on their schedule,
+//    on wrangler.local.toml (scripts/local-config.mjs: no Workers AI or Vectorize binding) unless .dev.vars picks
+//    an adapter that calls them.
 // Extra arguments go to wrangler dev;
 // `--port` and `--persist-to` also choose where steps 2 and 3 run and what the printed URLs say.
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fireCrons } from "./crons.mjs";
+import { writeLocalConfig } from "./local-config.mjs";
 import { d1Bindings, migrateAll } from "./migrate.mjs";
 
 const wrangler = ["node_modules/wrangler/bin/wrangler.js"];
@@ -96,12 +99,27 @@ if (vars.DEV_API_KEY) {
 }
 
 const localVars = missingLocal.flatMap((name) => ["--var", `${name}:${vars[name]}`]);
-const dev = spawn(process.execPath, [...wrangler, "dev", "--local", "--test-scheduled", ...localVars, ...passed], {
-  stdio: "inherit",
-});
+const config = (await callsWorkersAiOrVectorize(vars)) ? "wrangler.toml" : writeLocalConfig();
+const dev = spawn(
+  process.execPath,
+  [...wrangler, "dev", "--config", config, "--local", "--test-scheduled", ...localVars, ...passed],
+  { stdio: "inherit" },
+);
 dev.on("exit", (code) => process.exit(code ?? 0));
 fireCrons(origin);
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => dev.kill(signal));
+
+/** Whether the settings (wrangler.toml's vars under .dev.vars's) pick an adapter that needs the AI or VECTORIZE binding. */
+async function callsWorkersAiOrVectorize(devVars) {
+  const { experimental_readRawConfig } = await import("wrangler");
+  const settings = { ...experimental_readRawConfig({ config: "wrangler.toml" }).rawConfig.vars, ...devVars };
+  return (
+    settings.EMBEDDER === "workers-ai" ||
+    settings.SUMMARIZER === "workers-ai" ||
+    Boolean(settings.RERANK_MODEL) ||
+    settings.VECTOR_INDEX === "vectorize"
+  );
+}
 
 function run(args) {
   const result = spawnSync(process.execPath, args, {
