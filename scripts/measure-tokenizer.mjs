@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `node scripts/measure-tokenizer.mjs [runs]`: load time and memory of the tokenizer, js-tiktoken (the
-// previous implementation) against the prebuilt table (src/core/shared/tokens.ts), each in a fresh Node process,
+// previous implementation) against the prebuilt table (src/shared/tokens.ts), each in a fresh Node process,
 // median of `runs` (default 5). load = rank data read + tokenizer built + first count; heap = V8 heap
 // retained after a full GC ("before GC" includes the garbage of building it); +buffers also counts ArrayBuffers (the table itself), all of which a Worker
 // isolate's 128 MB must hold. warm = counting README.md once the tokenizer is loaded (median of 5).
@@ -47,7 +47,7 @@ async function measureOnce(variant, encoding) {
   const { readFileSync } = await import("node:fs");
   // Code is imported before timing: only the rank data and building the tokenizer are measured.
   const { Tiktoken } = await import("js-tiktoken/lite");
-  const { counterFromTable } = await import("../src/core/shared/tokens.ts");
+  const { counterFromTable } = await import("../src/shared/tokens.ts");
   const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
   globalThis.gc();
   const before = process.memoryUsage();

@@ -133,7 +133,7 @@ function toolContext(c: Context<AppBindings>): ToolContext {
 
 function originAllowed(origin: string, requestUrl: string, allowed: string[]): boolean {
   // CORS asks about every request, "" when it has no Origin (most agents): an empty one is not a URL, and the thrown
-  // error cost a request more than the rest of this check.
+  // error would cost a request more than the rest of this check.
   if (!origin) return false;
   if (allowed.includes("*") || allowed.includes(origin)) return true;
   try {

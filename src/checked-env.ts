@@ -14,7 +14,7 @@ import type { Env } from "./env";
  * would refuse is refused here too, in the platform's words (src/platform-limits.ts), locally as in
  * production. Local stand-ins accept more than the platform does; this way tests and `npm run dev` meet the
  * real limits. Made once per `env` object (the runtime hands every invocation of an isolate the same one): copying
- * the bindings took a measurable share of a search's worker time.
+ * the bindings at every invocation would be a measurable share of a search's worker time.
  */
 export function checkedEnv(env: Env): Env {
   let checked = checkedEnvs.get(env);

@@ -66,9 +66,9 @@ export interface QuotaDefaults {
 }
 
 /**
- * Generous defaults: one tenant may hold ~10 % of a 10 GB shard (docs/scaling.md: ~1.3 KB of D1 per short item,
- * content stored ~2.5 times with its chunk and keyword index), queue one maximal import (50 MB, ~100k memories)
- * for embedding, and make 50 calls a second, about a quarter of what a shard serves (~215 calls/s of agent mix).
+ * Generous defaults: one tenant may hold ~10 % of a 10 GB shard (what an item costs in D1, its content stored
+ * again in its chunk and keyword index: docs/scaling.md), queue one maximal import (50 MB, ~100k memories) for
+ * embedding, and make 50 calls a second, about a quarter of what a shard serves (docs/scaling.md).
  */
 export const DEFAULT_QUOTAS: QuotaDefaults = {
   max_items: 1_000_000,
@@ -79,7 +79,7 @@ export const DEFAULT_QUOTAS: QuotaDefaults = {
 
 /**
  * The production embedder: of Workers AI's embedding models the best at retrieval (MTEB English v2
- * retrieval 61.8, against 55.7 for embeddinggemma-300m and 54.8 for bge-base-en-v1.5), multilingual
+ * retrieval average, as the model table in adapters/embedding-models.ts gives it), multilingual
  * (bge-base is English only), 8,192 input tokens (bge's 512 can cut a 350-token chunk with its context),
  * and Matryoshka: cut to 768 dimensions it costs Vectorize what bge-base does. See adapters/embedding-models.ts.
  */

@@ -15,9 +15,9 @@ export function base64Url(bytes: Uint8Array): string {
 
 /**
  * Constant-time equality of two secrets (the admin token): both sides are hashed with SHA-256 and the
- * digests compared with the runtime's crypto.subtle.timingSafeEqual. The byte loop this replaces ran for
- * the longer string's length and branched past the shorter one's end, so its time told the token's length
- * and left the comparison to the JIT; two 32-byte digests take the same path whatever is presented.
+ * digests compared with the runtime's crypto.subtle.timingSafeEqual. A byte loop over the strings would run
+ * for the longer one's length and branch past the shorter one's end, so its time would tell the token's length,
+ * and it would leave the comparison to the JIT; two 32-byte digests take the same path whatever is presented.
  */
 export async function secretEquals(presented: string, secret: string): Promise<boolean> {
   const encoder = new TextEncoder();

@@ -2,7 +2,7 @@
  * The platform limits the checked bindings enforce (src/checked-env.ts) and the adapters stay under, with
  * their sources. docs/limits.md lists each with where it is enforced and its test.
  */
-import { utf8Bytes } from "./core/shared/utf8";
+import { utf8Bytes } from "./shared/utf8";
 
 export { utf8Bytes };
 

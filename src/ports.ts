@@ -1,6 +1,6 @@
 import type { Config } from "./config";
-import type { TokenCounter } from "./core/shared/tokens";
 import type { JobMessage, ToolCallRecord } from "./messages";
+import type { TokenCounter } from "./shared/tokens";
 
 /** Text -> unit vectors. Adapters: Workers AI, OpenAI-compatible HTTP, local deterministic. */
 export interface Embedder {

@@ -13,10 +13,10 @@ import { WorkersAiSummarizer } from "./adapters/workers-ai-summarizer";
 import { type Config, readConfig } from "./config";
 import { vectorIndexBinding } from "./control/vector-indexes";
 import { ExtractiveSummarizer } from "./core/conversations/extractive-summarizer";
-import { truncateToTokens } from "./core/shared/extractive";
-import { tokenCounter } from "./core/shared/tokens";
 import type { Env } from "./env";
 import type { Embedder, Services, VectorIndex } from "./ports";
+import { truncateToTokens } from "./shared/extractive";
+import { tokenCounter } from "./shared/tokens";
 
 /**
  * The adapters for work on one data shard (`shard`, chosen by the caller from the control database), over the vector

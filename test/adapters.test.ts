@@ -14,11 +14,11 @@ import { ExtractiveSummarizer } from "../src/core/conversations/extractive-summa
 import { embedItems } from "../src/core/memory/embedding";
 import { writeItems } from "../src/core/memory/items";
 import { searchChunks } from "../src/core/search/search";
-import { truncateToTokens } from "../src/core/shared/extractive";
 import { tenantScope } from "../src/db/scope";
 import type { JobMessage } from "../src/messages";
 import type { Services, VectorIndex } from "../src/ports";
 import { buildServices } from "../src/services";
+import { truncateToTokens } from "../src/shared/extractive";
 import { FakeVectorize } from "./fakes/fake-vectorize";
 import { workerTokenCounter } from "./helpers";
 

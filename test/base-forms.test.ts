@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { REINDEX_BATCH, reindexLegacyBatches, reindexOutdatedChunks } from "../src/core/keyword-index/indexing";
-import { baseForm, KEYWORD_VERSION } from "../src/core/shared/base-forms";
-import { indexTokens, keywordCode, queryPhrases, storedTerm, tenantIndexText } from "../src/core/shared/fts-text";
 import { checkedD1 } from "../src/db/checked-d1";
 import { withQueryBudget } from "../src/db/invocation-queries";
+import { baseForm, KEYWORD_VERSION } from "../src/shared/base-forms";
+import { indexTokens, keywordCode, queryPhrases, storedTerm, tenantIndexText } from "../src/shared/fts-text";
 import { call, newTenant, tenantDb } from "./helpers";
 
-/** Irregular inflections joined to their base form (src/core/shared/base-forms.ts), in the index and in queries alike. */
+/** Irregular inflections joined to their base form (src/shared/base-forms.ts), in the index and in queries alike. */
 
 const MEMORIES = [
   "Yesterday I bought a red kayak and we went to the lake with the children.",

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { LocalEmbedder, tokenize } from "../src/adapters/local-embedder";
 import { chunkText } from "../src/core/memory/chunking";
-import { ftsIndexText, ftsQuery } from "../src/core/shared/fts-text";
-import { dot } from "../src/core/shared/vector-math";
+import { ftsIndexText, ftsQuery } from "../src/shared/fts-text";
+import { dot } from "../src/shared/vector-math";
 import { workerTokenCounter } from "./helpers";
 
 describe("FTS5 query building", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { FORWARD_BATCH, fillForwardIndex } from "../src/core/keyword-index/indexing";
 import { forwardFreq, forwardFreqSql, forwardKey } from "../src/core/keyword-index/term-freqs";
-import { keywordCode } from "../src/core/shared/fts-text";
+import { keywordCode } from "../src/shared/fts-text";
 import { call, newTenant, tenantDb } from "./helpers";
 
 /** The forward index (chunks.term_freqs, src/core/keyword-index/term-freqs.ts), which top postings score from (keyword-tops.ts). */

@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { assetTokenTables } from "../src/adapters/asset-token-tables";
 import { shardDatabase } from "../src/control/shards";
-import { type TokenCounter, tokenCounter } from "../src/core/shared/tokens";
+import { type TokenCounter, tokenCounter } from "../src/shared/tokens";
 import type { TokenEncoding } from "../src/token-encodings";
 
 export const ADMIN_TOKEN = "test-admin-token";

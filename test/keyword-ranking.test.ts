@@ -11,19 +11,12 @@ import { SEARCH_STAGES } from "../src/config";
 import { shardDatabase } from "../src/control/shards";
 import { REINDEX_CHAIN_STALE_MS, reindexHeartbeat, reindexLegacyChunks } from "../src/core/keyword-index/indexing";
 import { searchChunks } from "../src/core/search/search";
-import {
-  ftsIndexText,
-  ftsQuery,
-  indexTokens,
-  keywordCode,
-  storedTerm,
-  tenantIndexText,
-} from "../src/core/shared/fts-text";
 import { tenantScope } from "../src/db/scope";
 import worker from "../src/index";
 import type { JobMessage } from "../src/messages";
 import type { Services } from "../src/ports";
 import { buildServices } from "../src/services";
+import { ftsIndexText, ftsQuery, indexTokens, keywordCode, storedTerm, tenantIndexText } from "../src/shared/fts-text";
 import { call, newTenant, type TestTenant, tenantDb, waitForEmbeddings } from "./helpers";
 
 /** What a user sees of a search: order, ids, scores. */

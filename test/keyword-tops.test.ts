@@ -5,9 +5,9 @@ import { type KeywordRow, keywordStatement } from "../src/core/keyword-index/lis
 import { keywordQueryTerms } from "../src/core/keyword-index/scores";
 import { DF_KEPT, refreshTopPostings, TOP_COVERED, TOP_POSTINGS, TOP_TERM_DF } from "../src/core/keyword-index/tops";
 import { readExpansion } from "../src/core/search/expansion";
-import { keywordCode } from "../src/core/shared/fts-text";
 import { tenantScope } from "../src/db/scope";
 import worker from "../src/index";
+import { keywordCode } from "../src/shared/fts-text";
 import { admin, call, newTenant, type TestTenant } from "./helpers";
 
 /**

@@ -4,10 +4,10 @@ import { shardDatabase } from "../src/control/shards";
 import { embedItems } from "../src/core/memory/embedding";
 import { writeItems } from "../src/core/memory/items";
 import { searchChunks } from "../src/core/search/search";
-import { dot } from "../src/core/shared/vector-math";
 import { tenantScope } from "../src/db/scope";
 import type { Services, VectorIndex } from "../src/ports";
 import { buildServices } from "../src/services";
+import { dot } from "../src/shared/vector-math";
 
 // Search's vector part (src/core/search/search-vectors.ts): a keyword hit outside a full vector list gets its cosine
 // from its stored vector, read beside the list's rows rather than after them (one vector index call less in sequence).

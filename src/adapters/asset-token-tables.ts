@@ -1,4 +1,4 @@
-import type { TokenTableSource } from "../core/shared/tokens";
+import type { TokenTableSource } from "../shared/tokens";
 
 /**
  * Token tables served by the Workers static assets binding (assets/tokenizer/*.bin). They are not part

@@ -1,8 +1,8 @@
 /**
  * Dot products in blocks: four vectors against two stored vectors at a time. Each value read serves
- * eight products and V8 keeps the eight sums in registers, so a block runs ~2.5x faster than the same
- * products one dot product at a time (256 dimensions, Node 22). Every sum adds its terms in dimension
- * order, one after another, so a vector's results do not depend on the vectors it shares a block with.
+ * eight products and V8 keeps the eight sums in registers, so a block reads memory far less often than the
+ * same products computed one dot product at a time. Every sum adds its terms in dimension order, one after
+ * another, so a vector's results do not depend on the vectors it shares a block with.
  */
 
 /** Vectors in a block. */

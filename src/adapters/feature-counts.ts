@@ -1,9 +1,8 @@
 /**
  * Occurrences of hashed features, for the local embedder: an open-addressing table keyed by the
- * feature's 32-bit FNV-1a hash, reused from text to text. Keying a Map by feature strings made V8
- * intern every new string: ~60% of the embedder's time (5,000 MS MARCO passages: 290 -> 125 ms in
- * Node 22, the vectors bit for bit the same). Two features of one text with the same hash count as
- * one; at 500 features a text that happens about once in 30,000 texts, and moves one bucket slightly.
+ * feature's 32-bit FNV-1a hash, reused from text to text. A Map keyed by feature strings would make V8
+ * intern every new string, a large share of the embedder's time. Two features of one text with the same hash
+ * count as one; at 500 features a text that happens about once in 30,000 texts, and moves one bucket slightly.
  */
 export class FeatureCounts {
   private hashes = new Int32Array(0);

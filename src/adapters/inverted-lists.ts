@@ -9,8 +9,8 @@ export interface ScoredId {
 const REFINEMENTS = 3;
 /**
  * Vectors per list the centroids learn from: a sample, so a rebuild of 10,000 costs about two passes over
- * them, not four (every vector is then placed once). With 32 a list, fewer of LoCoMo's neighbours were found
- * than by the index before.
+ * them, not four (every vector is then placed once). A smaller sample places the centroids less well, and
+ * queries then find fewer of the true neighbours.
  */
 const TRAIN_PER_LIST = 48;
 const GOLDEN = (Math.sqrt(5) - 1) / 2;
@@ -206,9 +206,8 @@ export class InvertedLists {
 
   /**
    * Lists a query should probe: a sixth of them (at least 4), or a tenth for neighbours at ≥ 0.8 similarity,
-   * which sit in the lists nearest the query. Measured against the exact top 20 (test/node/inverted-lists.test.ts):
-   * on 5,000 and 10,000 MS MARCO passages at least as many of the neighbours above 0.5, 0.6 and 0.8 as the
-   * index before (one k-means refinement, a sixth of the lists) found, and on LoCoMo turns more at ≥ 0.6.
+   * which sit in the lists nearest the query. test/node/inverted-lists.test.ts holds the neighbours these probes
+   * find against an exact scan's.
    */
   probesFor(minScore?: number): number {
     const k = this.lists.length;
@@ -267,8 +266,7 @@ export class InvertedLists {
         top: [],
         floor: options.minScore ?? -Infinity,
         // Cauchy–Schwarz: the tail adds at most |query's tail| × |vector's tail|, so once there is a floor
-        // (minScore, or a full top list) most vectors are ruled out after 3/8 of the multiplications (on MS
-        // MARCO at ≥ 0.8, 96 of 256 dimensions rule out 96% of the vectors a query compares).
+        // (minScore, or a full top list) most vectors are ruled out after 3/8 of the multiplications.
         tail: Math.sqrt(dotRange(vector, vector, 0, head, dimensions)) * (1 + 1e-6) + 1e-6,
       }),
     );

@@ -1,7 +1,7 @@
-import { CJK_LETTER, NON_CJK_WORD } from "../core/shared/cjk";
-import { STOPWORDS } from "../core/shared/stopwords";
-import { normalize } from "../core/shared/vector-math";
 import type { Embedder, EmbeddingPurpose } from "../ports";
+import { CJK_LETTER, NON_CJK_WORD } from "../shared/cjk";
+import { STOPWORDS } from "../shared/stopwords";
+import { normalize } from "../shared/vector-math";
 import { inputLimitOf, inputTokensBound } from "./embedding-models";
 import { FeatureCounts, fnvStep, fnvText } from "./feature-counts";
 

@@ -1,6 +1,6 @@
-import { fromHex, toHex } from "../core/shared/vector-math";
 import { allInOneTrip } from "../db/one-trip";
 import type { StoredVectorId, VectorIndex, VectorMatch, VectorRecord } from "../ports";
+import { fromHex, toHex } from "../shared/vector-math";
 import { InvertedLists } from "./inverted-lists";
 import { VECTORIZE_LIMITS } from "./vectorize-index";
 

@@ -1,7 +1,7 @@
-import { boundedGroups } from "../core/shared/bounded-groups";
 import type { ToolCallRecord, UsageMessage } from "../messages";
 import { PLATFORM_LIMITS } from "../platform-limits";
 import type { UsageLog } from "../ports";
+import { boundedGroups } from "../shared/bounded-groups";
 import { messageBytes } from "./checked-queue";
 import { queuesOfKind, sendToOne } from "./queue-spread";
 

@@ -1,5 +1,5 @@
-import { normalize } from "../core/shared/vector-math";
 import type { Embedder, EmbeddingPurpose } from "../ports";
+import { normalize } from "../shared/vector-math";
 import { EMBEDDING_MODELS, embeddingInput, FEWEST_TEXTS, fitInput } from "./embedding-models";
 
 /**

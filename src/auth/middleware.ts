@@ -83,7 +83,7 @@ function authenticate(acceptAccessTokens: boolean): MiddlewareHandler<AppBinding
  * The per-key rate limit counts tool calls, not HTTP requests: the request itself pays for its first
  * tool call (rateLimit), and the rest of a JSON-RPC batch is charged in one limiter call whose
  * `delta` is their number. One call, not one per tool call: locally each limiter call is a Durable
- * Object round trip, and 49 of them (serialised there) took 29 ms of a 53 ms batch of log_chat.
+ * Object round trip, and a batch's calls would queue behind each other there.
  * As the binding decides, a charge is admitted while the key's count is below the limit, so one batch
  * may take the count past it, and every later request waits for the next window. `weight` units a call:
  * the tenant limit's way to enforce a tenant's calls_per_minute with one binding (callWeight).

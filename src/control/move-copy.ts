@@ -1,4 +1,4 @@
-import { boundedGroups } from "../core/shared/bounded-groups";
+import { boundedGroups } from "../shared/bounded-groups";
 import type { TenantTable } from "./tenant-tables";
 
 /**
@@ -253,8 +253,8 @@ const TALLY_PAGE_ROWS = 1000;
 /**
  * One page of one side's tally of an append-only table: up to TALLY_PAGE_ROWS rows after the cursor, counted and
  * checksummed in key order without the key (the target renumbered them). A page at a time, saved in the move's
- * progress between pages: a usage log of 500,000 calls took one page of 1,000 queries, past a Paid invocation's
- * budget, and 20,000 calls were past the Free plan's 50.
+ * progress between pages: tallying a long usage log in one go takes more queries than one invocation may run
+ * (1,000 on the Paid plan, 50 on Free).
  */
 export async function tallyAppendOnlyPage(
   db: D1Database,

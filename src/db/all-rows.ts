@@ -1,7 +1,7 @@
 /**
  * A statement's rows as objects, built here from the columns and rows D1 sends: the binding's own `all()` builds each
- * row with Object.fromEntries over [column, value] pairs, about nine times as slow (80 rows of 26 columns, Node: ~450
- * against ~50 µs), and that work sits inside the D1 wait of every search. For statements that answer many wide rows.
+ * row with Object.fromEntries over [column, value] pairs, much slower, and that work sits inside the D1 wait of every
+ * search. For statements that answer many wide rows.
  */
 export async function allRows<T>(statement: D1PreparedStatement): Promise<T[]> {
   const [columns, ...rows] = await statement.raw<unknown[]>({ columnNames: true });

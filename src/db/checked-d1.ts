@@ -67,8 +67,8 @@ function valuesError(values: unknown[]): Error | null {
  * Runs a query or batch unless it is refused (or past the invocation's budget), and answers D1's timeout error
  * if it took longer than `queryMs`: D1 resets the database after 30 s of one storage operation and rejects what
  * was pending with this message (a transient error: src/errors.ts makes it a retryable UNAVAILABLE). Checked when
- * the local query returns rather than with a timer per query: a search's two trips paid for two timers, and a local
- * query does not hang, it is only slow.
+ * the local query returns rather than with a timer per query, which every trip would pay for, and a local query
+ * does not hang, it is only slow.
  */
 function runner(queryMs: number): Run {
   return <T>(error: Error | null, query: () => Promise<T>, queries = 1): Promise<T> => {

@@ -67,8 +67,8 @@ export const keywordTopScans = sqliteTable("keyword_top_scans", {
 
 /**
  * A tenant's common words with their chunk counts, as the minute pass's last look read them (keyword-tops.ts): FTS5
- * keeps no document count, and chunks_fts_row counts a word's postings at every lookup (3.4 ms for a word in 95,000
- * chunks), so search and feedback read a common word's count here and a rarer word's from the index.
+ * keeps no document count, and chunks_fts_row counts a word's postings at every lookup, a long count for a common
+ * word, so search and feedback read a common word's count here and a rarer word's from the index.
  */
 export const keywordDfs = sqliteTable(
   "keyword_dfs",

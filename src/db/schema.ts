@@ -200,7 +200,7 @@ export const chunks = sqliteTable(
     statedTimes: text("stated_times"),
     /**
      * The keyword tokenization its chunks_fts row and forward index were written with (KEYWORD_VERSION in
-     * src/core/shared/base-forms.ts). NULL for a row written before migration 0021 (irregular forms such as
+     * src/shared/base-forms.ts). NULL for a row written before migration 0021 (irregular forms such as
      * "bought" indexed as written), until the re-index sweep rewrites it with the current one.
      */
     keywordVersion: integer("keyword_version"),

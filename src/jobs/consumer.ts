@@ -8,7 +8,6 @@ import { autoLinkItems } from "../core/graph/auto-link";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/indexing";
 import { embedItemsInBudget } from "../core/memory/embedding";
 import { runDeletionSteps } from "../core/ownership/run-deletion";
-import { itemJobs } from "../core/shared/item-jobs";
 import { queryBudget, remainingQueries } from "../db/invocation-queries";
 import type { Env } from "../env";
 import { isQueryBudgetExceeded, isTenantMoving, QueryBudgetExceeded } from "../errors";
@@ -16,12 +15,13 @@ import type { JobMessage } from "../messages";
 import { deleteGrantsOfKeys } from "../oauth/key-grants";
 import { type OpenedTenant, openTenant } from "../open-tenant";
 import type { Services } from "../ports";
+import { itemJobs } from "../shared/item-jobs";
 import { shareEmbeddings, withSharedEmbeddings } from "./shared-embeddings";
 
 /**
  * Deliveries before a message is dead-lettered: wrangler.toml `max_retries` (20) + the first try. With the backoff
- * below that spans ~68 minutes, so an outage of a dependency shorter than that dead-letters nothing; 5 retries
- * spanned 62 seconds, and a short embedder outage dead-lettered every job in flight.
+ * below that spans ~68 minutes, so an outage of a dependency shorter than that dead-letters nothing; with a few
+ * retries the backoff spans about a minute, and a short embedder outage would dead-letter every job in flight.
  */
 export const MAX_ATTEMPTS = 21;
 export const DEAD_LETTER_QUEUE = "context-edge-jobs-dlq";
@@ -42,9 +42,8 @@ export const JOB_QUERIES = 10;
  * Queue consumer: runs each job; a failure is retried with exponential backoff, then dead-lettered.
  * Embed, link and summarize jobs of one tenant in a batch run as one job over all their items (or
  * conversations): its D1 round trips are a handful whatever the number of messages, where one message
- * at a time paid them for every 100 items (an import of 5,000 items: ~400 trips per batch of link
- * jobs) or four for every conversation. If the merged job fails, its messages run one by one (the jobs
- * are idempotent), so only the failing one is retried.
+ * at a time would pay them for every 100 items or four for every conversation. If the merged job fails,
+ * its messages run one by one (the jobs are idempotent), so only the failing one is retried.
  */
 export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
   if (batch.queue === DEAD_LETTER_QUEUE) return recordDeadLetters(batch, env);

@@ -1,8 +1,8 @@
 import { jobQueues, QueueProducer } from "../adapters/queue-producer";
 import { readConfig } from "../config";
 import { shardDatabase, shardNames } from "../control/shards";
-import { itemJobsByTenant } from "../core/shared/item-jobs";
 import type { Env } from "../env";
+import { itemJobsByTenant } from "../shared/item-jobs";
 import { LOST_JOB_AFTER_MS } from "./sweep";
 
 /** The cron that runs this pass (wrangler.toml [triggers]); the other one runs the full sweep (sweep.ts). */

@@ -6,11 +6,11 @@ import type { Embedder } from "../ports";
 /**
  * Embedding calls shared by a queue batch's tenants. Workers AI takes 3,000 embedding requests a minute by default and
  * a call takes up to 32 texts (qwen3), but each tenant's embed jobs run as their own group: a batch of one-item writes
- * from 30 tenants made 30 calls. Before the groups run, the texts of the batch's small embed groups are read (one query
- * a group) and embedded together, `maxBatch` a call; each group's embedder then finds its texts here and calls only for
- * the rest (a chunk edited in between). Bounded: groups of at most SMALL_GROUP items (a read of up to ~3 MB of text;
- * larger groups fill their own calls) and SHARED_TEXTS texts in all, and only with the D1 queries to spare (the
- * re-read is one query a group; the Free plan's 50 are left to the jobs).
+ * from 30 tenants would make 30 calls. Before the groups run, the texts of the batch's small embed groups are read
+ * (one query a group) and embedded together, `maxBatch` a call; each group's embedder then finds its texts here and
+ * calls only for the rest (a chunk edited in between). Bounded: groups of at most SMALL_GROUP items (a read of up to
+ * ~3 MB of text; larger groups fill their own calls) and SHARED_TEXTS texts in all, and only with the D1 queries to
+ * spare (the re-read is one query a group; the Free plan's 50 are left to the jobs).
  */
 const SMALL_GROUP = 32;
 const SHARED_TEXTS = 256;

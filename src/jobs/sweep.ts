@@ -7,10 +7,10 @@ import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/in
 import { type ReconcileReport, reconcileVectors } from "../core/memory/reconcile-vectors";
 import { unfinishedProjectDeletions } from "../core/ownership/delete-project";
 import { unfinishedTenantDeletions } from "../core/ownership/delete-tenant";
-import { itemJobsByTenant } from "../core/shared/item-jobs";
 import type { Env } from "../env";
 import type { JobMessage } from "../messages";
 import { noWait, openShard } from "../open-tenant";
+import { itemJobsByTenant } from "../shared/item-jobs";
 
 /** A move whose runner saved nothing for this long is taken to be lost (a job runs ~100 pages in seconds). */
 export const STALLED_MOVE_AFTER_MS = 60_000;

@@ -2,7 +2,7 @@
 // own bm25() — what a developer gets from FTS5 alone: the same tokenizer as chunks_fts, the same
 // function words left out of the query, no context column, nothing beyond the words.
 import { DatabaseSync } from "node:sqlite";
-import { STOPWORDS } from "../../src/core/shared/stopwords.ts";
+import { STOPWORDS } from "../../src/shared/stopwords.ts";
 
 /** Indexes `documents` ({ id, project, text }); returns search(query, project, limit) -> ids, best first. */
 export function plainBm25(documents) {

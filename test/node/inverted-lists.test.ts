@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InvertedLists, insertTopK, type ScoredId } from "../../src/adapters/inverted-lists";
 import { LocalEmbedder, tokenize } from "../../src/adapters/local-embedder";
-import { dot, fromHex, toHex } from "../../src/core/shared/vector-math";
+import { dot, fromHex, toHex } from "../../src/shared/vector-math";
 import { generatedConversations, generatedPassages } from "../fixtures/generated-text";
 import { indexedTurns, neighbourRecall as measure } from "../fixtures/neighbour-recall";
 

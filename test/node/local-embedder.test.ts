@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LocalEmbedder, tokenize } from "../../src/adapters/local-embedder";
-import { STOPWORDS } from "../../src/core/shared/stopwords";
-import { normalize } from "../../src/core/shared/vector-math";
+import { STOPWORDS } from "../../src/shared/stopwords";
+import { normalize } from "../../src/shared/vector-math";
 import { generatedConversations, generatedPassages } from "../fixtures/generated-text";
 
 // The local embedder counts features by their hash in a reused table (feature-counts.ts) instead of a Map

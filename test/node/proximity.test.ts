@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { termFreqs } from "../../src/core/keyword-index/term-freqs";
 import { pairShare, queryPairs } from "../../src/core/search/proximity";
-import { keywordCode } from "../../src/core/shared/fts-text";
+import { keywordCode } from "../../src/shared/fts-text";
 
 /** The proximity stage's word pairs (src/core/search/proximity.ts). */
 

@@ -3,8 +3,8 @@ import { Tiktoken } from "js-tiktoken/lite";
 import cl100kBase from "js-tiktoken/ranks/cl100k_base";
 import o200kBase from "js-tiktoken/ranks/o200k_base";
 import { describe, expect, it } from "vitest";
-import { TokenTable } from "../../src/core/shared/token-table";
-import { counterFromTable } from "../../src/core/shared/tokens";
+import { TokenTable } from "../../src/shared/token-table";
+import { counterFromTable } from "../../src/shared/tokens";
 import { TOKEN_ENCODINGS, type TokenEncoding } from "../../src/token-encodings";
 
 // The prebuilt tables (assets/tokenizer, from scripts/build-token-tables.mjs) and our encoder must give

@@ -43,6 +43,6 @@ export function markLinkChanges(scope: TenantScope, itemIds: Iterable<string>): 
 
 /**
  * Item ids per marking statement (one JSON parameter): D1 refuses a bound value over 2 MB, and a merged link job
- * over a large tenant of near-duplicates changed over 51,000 items (~39 bytes an id), measured by the growth bench.
+ * over a large tenant of near-duplicates may mark more items than one such value holds.
  */
 export const MARKS_PER_STATEMENT = 10_000;

@@ -1,5 +1,5 @@
-import { truncateToTokens } from "../shared/extractive";
-import type { TokenCounter } from "../shared/tokens";
+import { truncateToTokens } from "../../shared/extractive";
+import type { TokenCounter } from "../../shared/tokens";
 
 export const DOCUMENT_SEPARATOR = "\n\n";
 

@@ -1,9 +1,9 @@
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
+import { summarizeToFit } from "../../shared/extractive";
 import { traverseLinks } from "../graph/graph";
 import { readItems, type StoredItem } from "../memory/items";
 import { searchChunks } from "../search/search";
-import { summarizeToFit } from "../shared/extractive";
 import { ALL_PROJECTS } from "./cache-generation";
 import { countCacheOutcome, lookupCached, paramsHash, storeCached } from "./semantic-cache";
 

@@ -1,7 +1,7 @@
 import type { Config } from "../../config";
 import { sha256Hex } from "../../crypto";
 import { projectClause, type TenantScope } from "../../db/scope";
-import { dot, fromBytes, toBytes } from "../shared/vector-math";
+import { dot, fromBytes, toBytes } from "../../shared/vector-math";
 
 /**
  * Semantic cache for built contexts. D1's cache_entries is the index (project, generation, parameters,

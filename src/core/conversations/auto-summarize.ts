@@ -1,7 +1,7 @@
 import { remainingQueries } from "../../db/invocation-queries";
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { boundedGroups } from "../shared/bounded-groups";
+import { boundedGroups } from "../../shared/bounded-groups";
 import {
   type ConversationRow,
   type MessageRow,
@@ -41,7 +41,7 @@ export interface SummaryRun {
  * that no summary covers up to the most messages asked for gets a new version; the others, and
  * conversations deleted meanwhile, get none, so a re-delivered job changes nothing. Round trips: one
  * read of the conversations, then per group (TOKENS_PER_READ, CONVERSATIONS_PER_GROUP) one read of their messages
- * (one batch) and one write (one batch). One job at a time paid four per conversation.
+ * (one batch) and one write (one batch). One job at a time would pay four per conversation.
  * A group is no larger than the invocation's D1 queries left allow (QUERIES_PER_SUMMARY each: 16 on the Free
  * plan's 50); the conversations left over are returned, to be queued again.
  */

@@ -2,7 +2,7 @@ import { randomId } from "../../crypto";
 import { IN_JSON, projectClause, type TenantScope } from "../../db/scope";
 import { notFound } from "../../errors";
 import type { Services } from "../../ports";
-import { dot } from "../shared/vector-math";
+import { dot } from "../../shared/vector-math";
 
 const CONTEXT_LINK = "context";
 

@@ -1,6 +1,6 @@
 import type { ConversationSummary, Summarizer, SummaryMessage } from "../../ports";
-import { contentWords, fitSentences, type ScoredSentence, sentences, truncateToTokens } from "../shared/extractive";
-import type { TokenCounter } from "../shared/tokens";
+import { contentWords, fitSentences, type ScoredSentence, sentences, truncateToTokens } from "../../shared/extractive";
+import type { TokenCounter } from "../../shared/tokens";
 
 const CODE_BLOCK = /```[\s\S]*?```/g;
 const HAS_CODE_BLOCK = /```[\s\S]*?```/;

@@ -179,8 +179,8 @@ export async function autoLinkItem(
 
 /**
  * D1 queries a link run takes (heads, first chunks, matched chunks, the links, the marks, linked_at) and each
- * project adds (the local index reads a project's slice: a batch of 2, a reload 2 more); measured: 8 for one
- * item, 26 for ten projects. A run under D1's queries per invocation links the projects the budget covers.
+ * project adds (the local index reads a project's slice: a batch of 2, a reload 2 more). A run under D1's queries
+ * per invocation links the projects the budget covers.
  */
 export const LINK_RUN_QUERIES = 8;
 export const LINK_PROJECT_QUERIES = 4;

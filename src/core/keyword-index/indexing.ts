@@ -1,8 +1,8 @@
 import { remainingQueries } from "../../db/invocation-queries";
 import type { TenantScope } from "../../db/scope";
+import { KEYWORD_VERSION } from "../../shared/base-forms";
+import { keywordCode, tenantIndexText } from "../../shared/fts-text";
 import { fillStatedTimes, STATED_BATCH } from "../search/stated-times";
-import { KEYWORD_VERSION } from "../shared/base-forms";
-import { keywordCode, tenantIndexText } from "../shared/fts-text";
 import { CONTEXT_WEIGHT } from "./bm25";
 import { termFreqs } from "./term-freqs";
 

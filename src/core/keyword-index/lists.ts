@@ -77,9 +77,9 @@ export interface TimedLists {
  * The keyword lists of a query that names a time, in one statement: the words without the time words
  * are scored once and walked twice, through the filters (`all`) and through the filters and the time
  * (`then`); the whole query's words (`plain`, when they differ) are scored only when nothing written
- * then matched (their terms are empty otherwise, so their list costs nothing). It took three
- * statements that each scored their words, where two lists share theirs. `then` rows that `all` holds
- * come as a mark on `all`'s row.
+ * then matched (their terms are empty otherwise, so their list costs nothing). A statement per list
+ * would score its words again, where two lists share theirs. `then` rows that `all` holds come as a
+ * mark on `all`'s row.
  */
 export function timedKeywordStatement(
   scope: TenantScope,
@@ -98,8 +98,7 @@ export function timedKeywordStatement(
   // Whether anything written then matched: read from the term frequencies, which hold the scored list's chunks (every
   // phrase with postings has an IDF), not from the walks or the scored list, since every reference to a CTE makes
   // SQLite plan the CTEs it reads again, and the plain list's terms (where this stands) are read ~5 times: the
-  // frequencies' chain is the shortest (LoCoMo's 149 such statements in Node's SQLite, two runs: prepare 3.73 / 3.30 ->
-  // 2.89 / 2.60 ms, run 10.71 / 10.16 -> 10.15 / 9.64 ms, against the scored list).
+  // frequencies' chain is the shortest, so the statement prepares and runs faster than with the scored list here.
   const thenFound = `SELECT 1 ${passingSql("keyword_freq", thenSql, "doc")}`;
   const plain = lists.plain
     ? `,
@@ -107,7 +106,8 @@ export function timedKeywordStatement(
   plain_walked AS MATERIALIZED (${walkSql("plain_ranked", whereSql, poolParam)})`
     : "";
   // Each list is read once, and the marks come from window functions over them: SQLite plans a CTE's whole chain (its
-  // list's CTEs) again at every reference, so a branch per list, each testing the others', took ~5 ms to prepare.
+  // list's CTEs) again at every reference, so a branch per list, each testing the others', would plan each chain
+  // several times over.
   const plainBranch = lists.plain
     ? `
          UNION ALL
@@ -146,8 +146,8 @@ export type TimedRow = KeywordRow & { list: "all" | "then" | "plain"; in_then: n
 
 /** The rows of `timedKeywordStatement`, split into its lists. */
 export function timedLists(rows: TimedRow[], plain: boolean): TimedLists {
-  // The rows keep their two extra fields: copying ~240 rows without them (object rest) took 0.5 ms in Node (a bench of
-  // such rows), 1.7 ms a time-naming LoCoMo search in a profile.
+  // The rows keep their two extra fields: copying each row without them (object rest) shows in a time-naming search's
+  // worker time, and the extra fields harm nothing.
   const of = (list: string): KeywordRow[] => rows.filter((r) => r.list === list);
   const all = of("all");
   const thenExtra = of("then");

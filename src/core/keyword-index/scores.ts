@@ -1,4 +1,4 @@
-import { keywordCode, queryPhrases, storedTerm, tenantIndexText } from "../shared/fts-text";
+import { keywordCode, queryPhrases, storedTerm, tenantIndexText } from "../../shared/fts-text";
 import { CONTEXT_WEIGHT, columnWeight, saturatedSql } from "./bm25";
 import { forwardFreqSql, forwardKey } from "./term-freqs";
 import { TOP_COVERED, TOP_TERM_DF } from "./tops";
@@ -11,8 +11,8 @@ import { TOP_COVERED, TOP_TERM_DF } from "./tops";
  *
  * The SQL holds only what the terms need (no CJK-phrase branch for a query without one, no weights for
  * the query's own terms): each shape is its own text to prepare (workerd keeps compiled statements by text; what
- * production D1 keeps is not documented), and preparing these lists took about as long as running them on LoCoMo
- * (node:sqlite: 0.33 ms prepared, 0.15 ms in this form).
+ * production D1 keeps is not documented), and preparing these lists costs about as much as running them, so SQL
+ * that a query does not need is not free.
  */
 
 /** [phrase index, position in phrase, phrase length, stored term, 1 if a legacy (unprefixed) term, ...TopRead]. */
@@ -59,8 +59,8 @@ export function keywordQueryTerms(tenantId: string, query: string, tops = false)
 
 /**
  * A stored term's chunk count in the tenant, or null where it occurs in none: a common word's as the minute pass last
- * kept it (keyword_dfs, keyword-tops.ts), else counted from its postings (chunks_fts_row reads them all; for a word in
- * 95,000 chunks that took 3.4 ms, for one in 200 about 0.01 ms).
+ * kept it (keyword_dfs, keyword-tops.ts), else counted from its postings (chunks_fts_row reads them all, so a count
+ * costs in proportion to the word's chunks: little for a rare word, much for a common one).
  */
 export function chunkCountSql(term: string, tenant: string): string {
   // `term` is qualified by the caller's own alias: a bare name would be these tables' own column.
@@ -185,7 +185,7 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
     ? `
   -- The chunks found: those of the postings read, each topped word's top chunks, and its chunks written since its list;
   -- none when no word is topped (then the postings read are all there is, and seeking each one's chunk row for words
-  -- it need not score made a LoCoMo search, whose lists serve no project, twice as slow in D1).
+  -- it need not score would cost more than the rest of the statement).
   ${p}_found(doc) AS MATERIALIZED (
     SELECT doc FROM ${p}_posted WHERE EXISTS (SELECT 1 FROM ${p}_topped)
     UNION SELECT o.chunk_id FROM ${p}_topped h CROSS JOIN keyword_tops o WHERE o.tenant_id = ${tenant} AND o.term = h.term
@@ -209,7 +209,7 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
   -- CROSS JOIN: the terms drive the lookups (one index seek per term), then each posting's chunk; the
   -- other orders would scan the whole index, or every posting for each of the tenant's chunks. A posting's chunk
   -- is read from chunks_postings, which holds all that is needed here: SQLite would look it up by rowid in the
-  -- table, a page of text per chunk (one term's 9,080 postings at 100k chunks: 11.2 ms there, 4.8 ms here).
+  -- table, a page of text per chunk, where the narrow index holds many postings a page.
   -- The phrase branch and the legacy count read the same index.
   ${posted}(phrase, doc, f, len) AS MATERIALIZED (
     SELECT t.phrase, v.doc, SUM(${columnWeight}), c.fts_tokens

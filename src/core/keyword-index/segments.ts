@@ -2,18 +2,15 @@ import { remainingQueries } from "../../db/invocation-queries";
 
 /**
  * The keyword index's segments: FTS5 keeps chunks_fts as b-trees (segments), one more for every write transaction,
- * which its automerge folds together only gradually and level by level (twelve small writes left twelve segments
- * in the tests; the 100k growth bench's shard had 8, LoCoMo's 4). A search looks every term it reads up in each
- * segment, so a shard's searches slow as segments pile up. On the LoCoMo bench, a search's D1 time with the segments
- * merged into one before the searches: 19.30, 21.25, 19.51, 20.62, 22.26, 18.51 ms (mean 20.24); not merged: 22.27,
- * 21.40, 23.40, 20.70, 20.29, 23.87 (mean 21.99), the same results. In Node's SQLite, a 1k tenant on the growth
- * shard took 5.5 ms a search, 4.1 with one segment.
+ * which its automerge folds together only gradually and level by level (small writes leave a segment each). A search
+ * looks every term it reads up in each segment, so a shard's searches slow as segments pile up; merging them changes
+ * no result, only the time a search takes.
  *
  * The minute pass merges them (`mergeKeywordSegments`) once the pages outside the largest segment are MERGE_SHARE
  * of the index: a merge rewrites the whole index, so merging writes about 1 / MERGE_SHARE pages for each page the
  * writes add, where merging at every pass after a write would rewrite the whole index each minute. Each pass writes
  * at most MERGE_PAGES pages (FTS5's incremental merge carries on where the last stopped), so the statement stays
- * short however large the shard: about 0.2 ms a page in Node's SQLite (0.9 s for 4,000), against D1's 30 s.
+ * short however large the shard, far inside D1's 30 s.
  */
 export const MERGE_SHARE = 0.1;
 export const MERGE_PAGES = 1_000;

@@ -1,5 +1,5 @@
-import { indexTokens, storedTerm } from "../shared/fts-text";
-import { STOPWORDS } from "../shared/stopwords";
+import { indexTokens, storedTerm } from "../../shared/fts-text";
+import { STOPWORDS } from "../../shared/stopwords";
 
 /**
  * A chunk's forward index, `chunks.term_freqs`: the terms its keyword row holds (as chunks_fts stores them,
@@ -7,10 +7,9 @@ import { STOPWORDS } from "../shared/stopwords";
  * reading the chunk's row instead of the word's whole posting list (keyword-tops.ts).
  *
  * Text, not JSON: " stem stem:1.5 " (a term that occurs once in the content is bare, others carry their
- * frequency: content counts 1, context CONTEXT_WEIGHT), which SQLite reads with instr() and no parse, in
- * ~200 characters a MS MARCO passage where a JSON object took ~390. Terms that stem like a stopword are left
- * out (~20 % of the text): queries drop stopwords, and a query term that stems like one is read from its
- * posting list instead (`forwardKey` is null for it).
+ * frequency: content counts 1, context CONTEXT_WEIGHT), which SQLite reads with instr() and no parse, and which is
+ * shorter than the same terms as a JSON object. Terms that stem like a stopword are left out: queries drop stopwords,
+ * and a query term that stems like one is read from its posting list instead (`forwardKey` is null for it).
  */
 
 let stopStemSet: ReadonlySet<string> | null = null;
@@ -68,7 +67,7 @@ export function forwardFreqSql(freqs: string, bare: string, tagged: string): str
 /**
  * A term's frequency in a forward index (as forwardFreqSql reads it), 0 when absent; `key` as forwardKey gives it. The
  * text is searched for the key, then the character before it must be a space: searching for " key" instead starts a
- * comparison at every space (one in ~8 characters), twice as slow (335 against 165 ns a call over LoCoMo's chunks).
+ * comparison at every space, and spaces come far more often than the key's first character.
  */
 export function forwardFreq(freqs: string, key: string): number {
   for (let at = freqs.indexOf(key, 1); at >= 0; at = freqs.indexOf(key, at + 1)) {

@@ -1,5 +1,5 @@
 import { remainingQueries } from "../../db/invocation-queries";
-import { keywordCode } from "../shared/fts-text";
+import { keywordCode } from "../../shared/fts-text";
 import { columnWeight, saturatedSql } from "./bm25";
 import { unkeyedTerms } from "./term-freqs";
 
@@ -7,16 +7,14 @@ import { unkeyedTerms } from "./term-freqs";
  * Top postings: for a word in more than TOP_TERM_DF of a tenant's chunks, the TOP_POSTINGS chunks where it weighs
  * most (its BM25 part, length-normalized, when the list was built), kept in keyword_tops.
  *
- * BM25 reads every posting of every query word, and a common word's list grows with the tenant: at 100k MS MARCO
- * passages a query's words held 5,000-20,000 postings, and reading them was most of a search's D1 time. With top
+ * BM25 reads every posting of every query word, and a common word's list grows with the tenant: in a large tenant a
+ * query's words hold thousands of postings, and reading them is most of a search's D1 time. With top
  * postings, a search reads a common word's list only as far as its top chunks (plus the chunks written since the
  * list was built), reads the rarer words' postings in full, and scores every chunk so found exactly, the common
  * words from each chunk's forward index (term-freqs.ts): keyword-scores.ts, `tops`. What it gives up is a chunk
- * that holds none of the rarer words and is in no common word's top list. On the growth bench's 100k tenant (43
- * MS MARCO queries) the keyword statement took 24.6 ms instead of 46.8 in Node's SQLite with lists for the 305 words
- * over 2,000 chunks, 19-23 with the 675 over 1,000 and kept counts, and every query's top 10 was the full
- * statement's (docs/scaling.md). A search limited to projects reads a list only where TOP_COVERED of its chunks are
- * theirs (keyword_top_terms.projects).
+ * that holds none of the rarer words and is in no common word's top list, and such a chunk is rarely among the top
+ * hits (docs/scaling.md). A search limited to projects reads a list only where TOP_COVERED of its chunks are theirs
+ * (keyword_top_terms.projects).
  *
  * The minute pass builds and renews the lists (`refreshTopPostings`): a word gets one when it passes TOP_TERM_DF
  * chunks, and a new one when its chunk count has moved by TOP_POSTINGS / 2 since: chunks written since a list are
@@ -29,14 +27,14 @@ export const TOP_POSTINGS = 300;
 /**
  * A search limited to projects reads a word's list only where this many of its chunks are in those projects: the
  * list's chunks in a project are that project's best for the word, as many as there are (so a list mostly of other
- * projects' chunks would leave the project with too few; LoCoMo's ten conversations, a project each, had 30).
+ * projects' chunks would leave the project with too few).
  */
 export const TOP_COVERED = 240;
 /** Words whose lists one pass builds at most, on each shard (each is one batch reading the word's postings). */
 export const TOP_TERMS_PER_PASS = 40;
 /**
  * Words in more of a large tenant's chunks than this have their count kept (keyword_dfs) by the pass's look: a rarer
- * word's count costs search little to read from the index (200 postings: about 0.01 ms).
+ * word's count costs search little to read from the index (it has few postings to count).
  */
 export const DF_KEPT = 200;
 /** Queries a list's build takes: its batch of three statements (a list dropped takes two). */
@@ -47,10 +45,10 @@ const QUERIES_PER_LOOK = 4;
 /**
  * Builds the top postings that are due on one shard, as many as `maxTerms` and the invocation's D1 queries allow;
  * returns how many words it built or dropped. Looking at a tenant reads its vocabulary's counts, a scan of all its
- * postings (0.35-0.65 s at 100k MS MARCO chunks), and keeps its common words' counts (keyword_dfs), which search
- * reads instead of counting postings; so a tenant is looked at only while it is over TOP_TERM_DF chunks and its
- * statistics have moved since the last look or that look left words due (keyword_top_scans). A tenant that fell
- * back under TOP_TERM_DF chunks loses its lists and counts, and its searches read every posting again.
+ * postings, and keeps its common words' counts (keyword_dfs), which search reads instead of counting postings; so a
+ * tenant is looked at only while it is over TOP_TERM_DF chunks and its statistics have moved since the last look or
+ * that look left words due (keyword_top_scans). A tenant that fell back under TOP_TERM_DF chunks loses its lists and
+ * counts, and its searches read every posting again.
  */
 export async function refreshTopPostings(d1: D1Database, now: number, maxTerms = TOP_TERMS_PER_PASS): Promise<number> {
   const { results: tenants } = await d1
@@ -209,9 +207,8 @@ function buildStatements(
 /**
  * What this isolate last saw of a tenant's keyword index, per set of projects searched (every keyword statement says:
  * keyword-lists.ts): whether top postings serve such a search. The statement that reads them costs more to prepare and
- * run, so a search they do not serve gets the plain one (LoCoMo, five conversations in one tenant of 2,760 chunks, a
- * project each, which no list serves: keyword statement 2.2 + 6.3 ms to prepare and run with their SQL, 0.8 + 4.5
- * without, in Node's SQLite). A search first seen gets the plain statement, which is exact either way.
+ * run, so a search they do not serve gets the plain one. A search first seen gets the plain statement, which is exact
+ * either way.
  */
 const seen = new Map<string, boolean>();
 const SEEN_MAX = 10_000;

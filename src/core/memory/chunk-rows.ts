@@ -1,7 +1,7 @@
 import type { TenantScope } from "../../db/scope";
+import { KEYWORD_VERSION } from "../../shared/base-forms";
 import { keywordRow } from "../keyword-index/indexing";
 import { statedTimesJson } from "../search/stated-times";
-import { KEYWORD_VERSION } from "../shared/base-forms";
 
 /** One chunk as written: its row in `chunks` and its keyword-index row in `chunks_fts`. */
 export interface ChunkRow {

@@ -1,4 +1,4 @@
-import type { TokenCounter } from "../shared/tokens";
+import type { TokenCounter } from "../../shared/tokens";
 
 export interface TextChunk {
   content: string;

@@ -1,8 +1,8 @@
 import { QueryPieces, remainingQueries } from "../../db/invocation-queries";
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { boundedGroups } from "../shared/bounded-groups";
-import { itemJobs } from "../shared/item-jobs";
+import { boundedGroups } from "../../shared/bounded-groups";
+import { itemJobs } from "../../shared/item-jobs";
 import { readItemHeads } from "./items";
 
 /**

@@ -3,11 +3,11 @@ import { allInOneTrip } from "../../db/one-trip";
 import { IN_JSON, projectClause, scopeAllowsProject, type TenantScope } from "../../db/scope";
 import { AppError, ConcurrentDuplicate, invalidParameter, permissionDenied } from "../../errors";
 import type { Services } from "../../ports";
+import { itemJobs } from "../../shared/item-jobs";
+import { utf8Bytes } from "../../shared/utf8";
 import { bumpCacheGenerations } from "../context/cache-generation";
 import { needsSummary } from "../conversations/conversations";
 import { countKeywordChunks } from "../keyword-index/indexing";
-import { itemJobs } from "../shared/item-jobs";
-import { utf8Bytes } from "../shared/utf8";
 import {
   checkStorageQuotas,
   limitsStorage,
@@ -216,8 +216,7 @@ export function messageContext(speaker: string, previousTurn: string | null | un
 
 /**
  * Context makes a chunk findable by what its text leaves implicit ("Yes, last week!" answers a
- * question about the previous turn; the speaker's name is rarely in their own words). Measured on
- * LoCoMo: plain BM25 finds 57.9% of evidence in the top 10, BM25 with this context 74.2%.
+ * question about the previous turn; the speaker's name is rarely in their own words).
  */
 export function chunkContext(item: NewItem, previousTurn: string | undefined): string {
   if (item.conversationId) return messageContext(item.speaker ?? item.role ?? "", previousTurn);

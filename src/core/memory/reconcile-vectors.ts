@@ -1,6 +1,6 @@
 import { IN_JSON } from "../../db/scope";
 import type { Services, StoredVectorId } from "../../ports";
-import { itemJobs } from "../shared/item-jobs";
+import { itemJobs } from "../../shared/item-jobs";
 
 /** Chunk ids one reconciliation run examines at most (from D1 and from the index's listing each). */
 export const RECONCILE_BATCH = 500;

@@ -120,7 +120,7 @@ export async function deleteCacheEntries(
 }
 
 /**
- * KV values under a prefix that the index no longer names (pruned before values left KV with their rows).
+ * KV values under a prefix that the index no longer names (index rows pruned without their values left them behind).
  * Returns how many were deleted; KV listing is eventually consistent, so a repeat may see some again.
  */
 export async function deleteCacheValuesByPrefix(

@@ -2,12 +2,12 @@ import { sha256Hex } from "../../crypto";
 import { IN_JSON, projectClause, scopeAllowsProject, type TenantScope } from "../../db/scope";
 import { AppError, permissionDenied } from "../../errors";
 import type { Services } from "../../ports";
+import { utf8Bytes } from "../../shared/utf8";
 import { bumpCacheGenerations } from "../context/cache-generation";
 import { countKeywordChunks } from "../keyword-index/indexing";
 import { type ChunkRow, chunkRow, insertChunkRows } from "../memory/chunk-rows";
 import { chunkText } from "../memory/chunking";
 import { chunkContext, queueEmbedding, withHeadings } from "../memory/items";
-import { utf8Bytes } from "../shared/utf8";
 import {
   checkStorageQuotas,
   limitsStorage,

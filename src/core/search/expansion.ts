@@ -1,7 +1,7 @@
 import type { TenantScope } from "../../db/scope";
+import { indexTokens, queryPhrases, storedTerm } from "../../shared/fts-text";
+import { STOPWORDS } from "../../shared/stopwords";
 import { chunkCountSql, keywordTotalsCte } from "../keyword-index/scores";
-import { indexTokens, queryPhrases, storedTerm } from "../shared/fts-text";
-import { STOPWORDS } from "../shared/stopwords";
 import { type FeedbackChunk, feedbackCandidates, feedbackScores } from "./feedback-scores";
 import {
   exactReal,
@@ -21,14 +21,13 @@ import {
  * - Feedback: the words the best first hits share beyond the query (relevance feedback, RM3-like): a
  *   question about "Caroline's art" whose best hit speaks of her "painting" also finds her other
  *   paintings. Scored as a keyword query of the strongest FEEDBACK_TERMS words, weighted, over the
- *   first hits and the chunks around them (on LoCoMo, scoring every chunk found nothing more).
+ *   first hits and the chunks around them: scoring every chunk instead finds no more answers.
  */
 
 /**
- * First hits whose words feed back, and the most candidate words whose counts D1 gives (the best by IDF are kept). FEEDBACK_DOCS
- * 1 / 2 / 3 / 4 / 5 / 8 / 12 (replay): LoCoMo validation R@10 81.0 / 81.3 / 81.9 / 81.0 / 81.1 / 80.6 / 80.6, MS MARCO
- * nDCG@10 0.633 / 0.640 / 0.648 / 0.643 / 0.643 / 0.657 / 0.649 (6, 7, 10: 0.643, 0.651, 0.643): past 3 the sample's
- * figure moves by a query or two either way, so 8's peak is not taken.
+ * First hits whose words feed back, and the most candidate words whose counts D1 gives (the best by IDF are kept).
+ * FEEDBACK_DOCS stays small: past 3, the benchmarks' figures move by a query or two either way, so a peak further
+ * out is noise, not a better setting.
  */
 const FEEDBACK_DOCS = 3;
 const FEEDBACK_CANDIDATES = 40;
@@ -73,9 +72,8 @@ export interface Expansion {
  * Reads the chunks around the sources in one statement, answered as one row of JSON values (search-rows.ts:
  * D1 charges by value): how chunks relate to sources, as ids; the row of each chunk around that is not a
  * first hit (the caller holds those), once, though a chunk is often next to several sources; and each
- * candidate feedback word's chunk count with the tenant's totals. On LoCoMo a search's ~310 wide rows
- * became one row. Feedback then scores the first hits and the chunks around from their rows
- * (feedback-scores.ts).
+ * candidate feedback word's chunk count with the tenant's totals. Feedback then scores the first hits and the
+ * chunks around from their rows (feedback-scores.ts).
  */
 export async function readExpansion(scope: TenantScope, request: ExpansionRequest): Promise<Expansion> {
   const out: Expansion = { feedback: new Map(), neighbours: [], links: [], rows: new Map() };

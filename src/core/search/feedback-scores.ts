@@ -1,14 +1,15 @@
+import { keywordCode, storedTerm } from "../../shared/fts-text";
 import { CONTEXT_WEIGHT, saturated } from "../keyword-index/bm25";
 import { forwardFreq, forwardKey, termFreqs } from "../keyword-index/term-freqs";
-import { keywordCode, storedTerm } from "../shared/fts-text";
 
 /**
  * Relevance feedback's scores (search-expansion.ts), computed in the worker from what the search already holds: the
  * chunks' forward index (chunks.term_freqs, term-freqs.ts) and length come with their rows, and D1 gives only each
  * candidate word's chunk count and the tenant's totals. The same BM25 as the keyword list (keyword-scores.ts: FTS5's
  * formula, content 1, context CONTEXT_WEIGHT, IDF floored at 1e-6), over the first hits and the chunks around them.
- * It was a SQL list that read each kept word's postings (or each chunk's forward index): half of the expansion
- * statement's time on LoCoMo, for ~10 words over ~190 chunks that the worker scores in microseconds.
+ * In the worker, not as a SQL list reading each kept word's postings (or each chunk's forward index): the kept words
+ * are few and the chunks' rows are already at hand, so the worker scores them at little cost, where the SQL list is
+ * a large share of the expansion statement's time.
  */
 
 /** Feedback words kept: the strongest by weight x IDF. */

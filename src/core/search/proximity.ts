@@ -1,5 +1,5 @@
+import { indexTokens, keywordCode, storedTerm } from "../../shared/fts-text";
 import { forwardFreq, forwardKey } from "../keyword-index/term-freqs";
-import { indexTokens, keywordCode, storedTerm } from "../shared/fts-text";
 
 /**
  * Proximity (search's `proximity` stage): a hit that holds two of the query's words side by side, in the query's
@@ -19,9 +19,8 @@ export interface QueryPairs {
 /**
  * A token's forward index key in the tenant's term space (term-freqs.ts: its stem, irregular forms as their base form),
  * or null for a function word. The code counts: with it before them the stemmer takes "used" to "use", without it to
- * "us" (56 of LoCoMo's and MS MARCO's 25,356 words differ so). Words repeat across hits and searches, so keys are kept
- * for the isolate: stemming every word of every first hit took 2.3 ms a LoCoMo search in Node; with kept keys, and the
- * forward index sparing ~64 of ~82 hits, 0.7 ms.
+ * "us" (a few words of real text differ so). Words repeat across hits and searches, so keys are kept for the isolate:
+ * stemming every word of every first hit anew would be a visible share of a search's worker time.
  */
 function keysOf(code: string): (token: string) => string | null {
   let keys = keysByCode.get(code);

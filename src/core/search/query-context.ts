@@ -1,6 +1,6 @@
 import type { SearchStage } from "../../config";
-import { indexTokens } from "../shared/fts-text";
-import { STOPWORDS } from "../shared/stopwords";
+import { indexTokens } from "../../shared/fts-text";
+import { STOPWORDS } from "../../shared/stopwords";
 import { asksWhen, type TimeRange, timeMatch, yearsBefore } from "./query-time";
 import { SPEAKER_WEIGHT, STATES_TIME_WEIGHT } from "./relevance";
 import { type StatedTime, statedMatch, statedTimes } from "./stated-times";

@@ -21,17 +21,17 @@
  */
 
 /**
- * Hits scoring below this share nothing but incidental words with the query and are not returned. On
- * LoCoMo no evidence in the top 10 scores below it (at 0.15 some would): the floor cuts noise, not answers.
+ * Hits scoring below this share nothing but incidental words with the query and are not returned. The
+ * floor sits under the scores that real answers reach: it cuts noise, not answers.
  */
 export const MIN_RELEVANCE = 0.1;
 
 /**
  * Cosine that unrelated texts reach by chance when EMBEDDING_CHANCE_SIMILARITY is unset. The local
- * embedder is lexical: unrelated English texts share character trigrams and hash buckets, and the best
- * of ~400 LoCoMo turns reaches 0.32 (256 dimensions) or 0.29 (768) for an off-topic question. Semantic
- * models crowd their vectors in a cone (bge-base-en-v1.5 gives unrelated sentences 0.3-0.5); 0.5 is not
- * measured here (no model offline), so set the variable from your model's scores of unrelated pairs.
+ * embedder is lexical: unrelated English texts share character trigrams and hash buckets, so an off-topic
+ * question still reaches some stored text at a clear cosine, and the lexical level sits above that. Semantic
+ * models crowd their vectors in a cone, so unrelated sentences score well above 0; 0.5 is not measured
+ * here (no model offline), so set the variable from your model's scores of unrelated pairs.
  */
 export const DEFAULT_CHANCE_SIMILARITY = { semantic: 0.5, lexical: 0.4 };
 
@@ -41,9 +41,8 @@ export const DEFAULT_CHANCE_SIMILARITY = { semantic: 0.5, lexical: 0.4 };
  * The share counts twice: once because a chunk can hold at most the known part of the query, and once
  * as the odds that the query is about this tenant's data at all, since a word nothing stored ever used
  * ("antibody" in "How do vaccines trigger antibody production?") says the question is about something
- * else. Measured with `npm run bench -- locomo`: with the share once, 20 of 60 off-topic questions got
- * nothing (one everyday word matched); squared, 50 of 60, while 786 of 997 real questions have every
- * word known and lose nothing (evidence recall@10 with every stage on: 80.5% once, 80.3% squared).
+ * else. Squared, the share leaves far more off-topic questions (one everyday word matched) with nothing
+ * than counted once, while a real question with every word known loses nothing.
  */
 export function keywordPart(bm25: number, known: number, knownShare: number): number {
   return Math.min(1, keywordStrength(bm25, known, knownShare));
@@ -75,35 +74,30 @@ export function eitherEvidence(a: number, b: number): number {
 }
 
 /*
- * Evidence beyond the hit's own match (search.ts, proximity.ts, search-expansion.ts). Each is measured on LoCoMo
- * (evidence recall@10 with the local embedder, mean of the held-out folds, `npm run replay -- locomo` with
- * WITHOUT=<stage>) by taking that one away: 82.4% with all; without neighbours -2.8, the time range -2.8,
- * feedback -1.8, the speaker -0.5, the time statement ("when") -0.4, proximity -0.2, links 0 (LoCoMo's links
- * come from the local embedder and add nothing there; a test shows what they do); 73.7% with none. On the MS
- * MARCO sample (nDCG@10 0.656 with all, 0.621 with none) feedback counts most (0.635 without) and proximity
- * next (0.647 without). The weights below were chosen on an offline replica of this ranking over the same data
- * (figures marked so).
+ * Evidence beyond the hit's own match (search.ts, proximity.ts, search-expansion.ts). Each stage stays because
+ * taking it away lowers recall (`npm run replay -- locomo` with WITHOUT=<stage>); links add nothing on LoCoMo, whose
+ * links come from the local embedder, and a test shows what they do. The weights below were chosen on an offline
+ * replica of this ranking over the same data.
  * Evidence from other hits never lifts a hit past the one that matches the query best (search.ts,
- * keepLeadFirst), so a held hit reports the lead's score. Diversifying across sessions lowered recall at
- * every strength (evidence of one question clusters in its session), and so did diversifying by shared words
- * (MMR over the top 30, 0.1-0.3: LoCoMo 81.3-81.5%, MS MARCO 0.587-0.596), so neither is done. BM25's own k1
- * and b stay FTS5's (1.2, 0.75): chosen per fold on the other folds from k1 0.7-1.5 x b 0.6-0.9, the held-out
- * mean was 81.2%, under the defaults' 81.7% (before keepLeadFirst).
+ * keepLeadFirst), so a held hit reports the lead's score. Diversifying across sessions lowers recall at
+ * every strength (evidence of one question clusters in its session), and so does diversifying by shared words
+ * (MMR), so neither is done. BM25's own k1 and b stay FTS5's (1.2, 0.75): chosen per fold instead, they do
+ * worse on the held-out folds than the defaults.
  */
 
 /**
  * Weight of relevance feedback: a chunk matching the words the best first hits share gets this share
  * of its feedback score, times the best first hit's score (weak first hits feed back weakly). The
- * feedback query counts as much as the query itself, as RM3's even mix of the two does: at 0.5 / 0.75 /
- * 1 / 1.25, LoCoMo validation mean 81.0 / 81.8 / 81.7 / 81.6%, MS MARCO nDCG@10 0.640 / 0.640 / 0.648 /
- * 0.647 (replay; abstention 94.4% at each).
+ * feedback query counts as much as the query itself, as RM3's even mix of the two does; nearby weights do
+ * no better on the benchmarks taken together.
  */
 export const FEEDBACK_WEIGHT = 1;
 
 /**
  * Weight of a neighbour's evidence at distance 1 in reading order (a half at distance 2): the next or
  * previous turn of a hit is often the answer ("What got you into running?" -> "My kids, they ...").
- * Offline replica: 0.2 / 0.3 / 0.4 / 0.5: 80.2 / 80.7 / 80.8 / 79.6%; reach 1 / 2 / 3 messages: 79.7 / 80.7 / 80.9%.
+ * Weight and reach (NEIGHBOUR_REACH) were chosen on the offline replica, short of the weight where recall
+ * falls.
  */
 export const NEIGHBOUR_WEIGHT = 0.3;
 
@@ -111,20 +105,19 @@ export const NEIGHBOUR_WEIGHT = 0.3;
 export const LINK_WEIGHT = 0.3;
 
 /**
- * A message whose speaker the query names ("What does Melanie ...") gains this share: 82% of LoCoMo
- * evidence for a question naming one participant is that participant's own turn. Offline replica,
- * 0.1 / 0.2 / 0.3: 80.3 / 80.5 / 80.9% (but questions about what one person said of the other lose at 0.3).
+ * A message whose speaker the query names ("What does Melanie ...") gains this share: the evidence for a
+ * question naming one participant is mostly that participant's own turn. Not more: a larger share costs
+ * questions about what one person said of the other.
  */
 export const SPEAKER_WEIGHT = 0.2;
 
 /**
  * A first hit holding all of the query's adjacent word pairs side by side, in order, gains this share of its keyword
- * part (a share of the pairs, that share of it), before fusion: proximity.ts. Replay, weight 0.3 / 0.5 / 0.7: LoCoMo
- * validation 82.4% at each (82.2 without), MS MARCO nDCG@10 0.647 / 0.656 / 0.664 (0.647 without; 26 of its 43
- * queries move at 0.5, 14 up, 12 down, so a few queries make the difference and 0.7 is not taken); a window of two
- * words, or pairs in either order, did less (0.651, 0.649 at 0.4).
+ * part (a share of the pairs, that share of it), before fusion: proximity.ts. A larger weight scores higher on the
+ * MS MARCO sample only through a few queries moving either way, so it is not taken; a window of two words, or pairs
+ * in either order, do less.
  */
 export const PROXIMITY_WEIGHT = 0.5;
 
-/** A question asking when gains this share on text that states a time (temporal category +3.9 points in the stages suite). */
+/** A question asking when gains this share on text that states a time. */
 export const STATES_TIME_WEIGHT = 0.3;

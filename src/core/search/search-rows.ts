@@ -63,12 +63,12 @@ export const SEARCH_ROW_COLUMNS = COLUMNS.map(([name, expression]) => `${express
 /**
  * A SearchRow as one JSON array value (read back with `searchRowFromJson`). A statement that returns many
  * rows of several shapes packs them into a few JSON values: D1's cost grows with the values it sends
- * (locally ~0.1 µs each, a NULL as much as a number, ~1 µs a row), and SQLite writes JSON in C.
+ * (a NULL costs as much as a number), and SQLite writes JSON in C.
  */
 export const SEARCH_ROW_JSON = `json_array(${COLUMNS.map(([name, expression]) => (name === "importance" ? exactReal(expression) : expression)).join(", ")})`;
 
 export function searchRowFromJson(values: unknown[]): SearchRow {
-  // A loop, not Object.fromEntries over mapped pairs: a LoCoMo search reads ~100 such rows (4.7 µs a row that way).
+  // A loop, not Object.fromEntries over mapped pairs, which costs more a row, and a search reads many such rows.
   const row: Record<string, unknown> = {};
   for (let i = 0; i < COLUMN_NAMES.length; i++) row[COLUMN_NAMES[i]!] = values[i];
   row.importance = Number(row.importance);

@@ -1,6 +1,6 @@
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { dot } from "../shared/vector-math";
+import { dot } from "../../shared/vector-math";
 import {
   SEARCH_ROW_COLUMNS,
   type SearchFilters,
@@ -24,7 +24,7 @@ export const noVectorHits = (): VectorHits => ({ rows: [], keywordCosines: new M
 /**
  * The vector list (the query's embedding, then the index), then two reads side by side: the list's rows from D1 and,
  * once the keyword list is in, the stored vectors of its hits outside the vector list (so every score means the same).
- * Reading those after the rows put one more call to the vector index (Vectorize, in production) on every hybrid
+ * Reading those after the rows would put one more call to the vector index (Vectorize, in production) on every hybrid
  * search's path. The list is `complete` when the index returned fewer than asked, i.e. every embedded chunk: a keyword
  * hit outside it has no vector, and none is read. Indexes may be approximate, so the list's last cosine is no bound.
  * `onCosinesFailed`: the cosines could not be read; the rows are still used.

@@ -79,14 +79,13 @@ export interface SearchOptions {
 
 /**
  * Vector-part weight when HYBRID_VECTOR_WEIGHT is unset. A lexical embedder repeats the BM25 signal
- * with more noise; measured with `npm run bench` (rank fusion, before absolute scores), weights
- * 0 / 0.1 / 0.3 / 1 gave LoCoMo recall@10 73.4 / 72.9 / 67.8 / 61.3 % and MS MARCO nDCG@10
- * 0.616 / 0.607 / 0.590 / 0.573. So with the local embedder the vector part does not count.
+ * with more noise: every weight above 0 that was tried ranks worse than the keyword part alone. So with
+ * the local embedder the vector part does not count.
  */
 const DEFAULT_VECTOR_WEIGHT = { semantic: 1, lexical: 0 };
 /**
  * Candidates each list yields, whatever the limit: the stages reorder them, so a small limit must not
- * starve them (LoCoMo recall@10 with 50 candidates 79.9%, with 80 80.3%).
+ * starve them.
  */
 const MIN_CANDIDATES = 80;
 const MAX_CANDIDATES = 100;
@@ -96,9 +95,8 @@ type Candidate = {
   bm25: number;
   /**
    * The match uncapped plus relevance feedback uncapped, times the query context's multiplier: orders hits that all
-   * score 1. Feedback counts here too, or it could not reorder them: 72% of MS MARCO's top-10 hits score 1, and with
-   * feedback in the score alone it moved nDCG@10 from 0.620 (plain BM25) to 0.628; here too, to 0.640 (at half its
-   * weight then).
+   * score 1. Feedback counts here too, or it could not reorder them: on short passages most top hits score 1, and a
+   * capped score leaves them tied.
    */
   strength: number;
   /** The match parts: keyword, relevance feedback (capped, and uncapped), and the fused match (keyword and vector). */
@@ -267,7 +265,7 @@ export async function searchChunks(
     }
     // Evidence from a neighbour or a link is weighed by the query's context on the chunk that receives it, as its own
     // is: a turn next to a hit, said by another speaker than the one asked about, or written outside the time asked
-    // about, gets less (LoCoMo validation: multi-hop 45.8 -> 46.7, temporal 89.1 -> 89.8, adversarial 90.0 -> 89.0).
+    // about, gets less.
     const received = (c: Candidate, evidence: number) =>
       eitherEvidence(c.score, Math.min(1, evidence * context.multiplier(c.row)));
     for (const { row, c } of neighbours)
@@ -297,10 +295,8 @@ export async function searchChunks(
 /**
  * The first hit that matches the query best (its match in the query's context, before any evidence from other
  * hits) stays first: feedback, neighbours and links may raise a hit that matches less well up to the lead's score,
- * not past it. Without this, a short reply next to the best turn, echoing its words, often took first place: LoCoMo
- * R@1 36.2% -> 41.2%, R@10 81.6 -> 81.7% (validation 81.7 -> 81.9), MS MARCO nDCG@10 0.648 -> 0.648 (one query
- * lower, where the lead matched less than the passages feedback raised). Hits that match as well as the lead keep
- * their order by all evidence.
+ * not past it, so a short reply next to the best turn, echoing its words, does not take first place. Hits that
+ * match as well as the lead keep their order by all evidence.
  */
 function keepLeadFirst(first: Candidate[], all: Iterable<Candidate>, ownMatch: (c: Candidate) => number): void {
   let lead: Candidate | null = null;
@@ -349,7 +345,7 @@ async function keywordCandidates(
     return rows;
   };
   // A query that names a time reads every posting (no top postings): its statement walks its list twice and may score
-  // the whole query's list after, and with top postings' CTEs in it SQLite took 45-250 ms for LoCoMo's (20 plain).
+  // the whole query's list after, and with top postings' CTEs in it SQLite takes many times as long as without.
   const plain = keywordQueryTerms(scope.tenantId, query, tops && !named);
   if (!named)
     return {

@@ -1,5 +1,5 @@
 import type { ToolCallRecord, UsageMessage } from "../../messages";
-import { boundedGroups } from "../shared/bounded-groups";
+import { boundedGroups } from "../../shared/bounded-groups";
 
 export type { ToolCallRecord };
 

@@ -143,7 +143,7 @@ export async function usageReport(
 
 /**
  * To 0.01: a call in a JSON-RPC batch of 50 carries 1/50 of its batch's time and round trips (2 trips are
- * 0.04 a call), which a round to 0.1 made 0.0.
+ * 0.04 a call), which a round to 0.1 would make 0.0.
  */
 function round(ms: number): number {
   return Math.round(ms * 100) / 100;

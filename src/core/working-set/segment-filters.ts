@@ -1,8 +1,8 @@
 import type { TenantScope } from "../../db/scope";
 import { invalidParameter } from "../../errors";
+import { keywordCode, phraseMatch, queryPhrases } from "../../shared/fts-text";
 import { type ItemFilter, itemFilterSql } from "../memory/item-filters";
 import type { Tier } from "../memory/item-types";
-import { keywordCode, phraseMatch, queryPhrases } from "../shared/fts-text";
 import {
   REFCOUNT_SQL,
   SEGMENT_COLUMNS,

@@ -46,7 +46,7 @@ export const REFCOUNT_SQL = `((SELECT COUNT(*) FROM links l INDEXED BY links_tar
 /**
  * Links from snapshot records, per target item: a snapshot's listing may be auto-linked to the segments it
  * captured, and a snapshot must not keep segments alive. One small query (links_edge by source, few
- * snapshots) run beside the refcount query; excluding them inside it made SQLite scan every link per item.
+ * snapshots) run beside the refcount query; excluding them inside it would make SQLite scan every link per item.
  */
 export function snapshotLinkCounts(scope: TenantScope, projects: readonly string[] | undefined): D1PreparedStatement {
   return scope.d1

@@ -145,8 +145,8 @@ export function storedTerm(code: string, token: string): string {
 
 /**
  * Terms already stemmed in this isolate: a search stems its query, the best hits' words (feedback) and the feedback
- * candidates, mostly words it stemmed before; stemming was ~0.5 ms of a LoCoMo search's worker time in Node. Bounded
- * (~2 MB), emptied when full.
+ * candidates, mostly words it stemmed before, and stemming them anew is a visible share of a search's worker time.
+ * Bounded (~2 MB), emptied when full.
  */
 const storedTerms = new Map<string, string>();
 const MAX_STORED_TERMS = 20_000;

@@ -1,4 +1,4 @@
-import type { JobMessage } from "../../messages";
+import type { JobMessage } from "../messages";
 
 /** Items per embed or link message: ~4 KB of ids, well under Queues' 128 KB a message. */
 const ITEMS_PER_JOB = 100;

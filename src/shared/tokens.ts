@@ -1,4 +1,4 @@
-import type { TokenEncoding } from "../../token-encodings";
+import type { TokenEncoding } from "../token-encodings";
 import { BpeEncoder } from "./bpe-encoder";
 import { TokenTable } from "./token-table";
 

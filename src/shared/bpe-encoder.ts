@@ -1,6 +1,6 @@
 import { TOKEN_NOT_FOUND, type TokenTable } from "./token-table";
 
-/** Pieces longer than this merge with a heap: the simple scan is quadratic (a 30k-character CJK run took 9 s). */
+/** Pieces longer than this merge with a heap: the simple scan is quadratic, and a long CJK run is one piece. */
 const LONG_PIECE_BYTES = 256;
 /** Pieces per generation of count()'s cache (two generations: at most 100k short strings). */
 const PIECE_CACHE_GENERATION = 50_000;

@@ -2,7 +2,7 @@
  * A BPE rank table in the binary layout written by scripts/build-token-tables.mjs from js-tiktoken's
  * rank files. Loading only makes typed-array views over the bytes (offsets and the search index are
  * stored, not derived), so a 200k-token table is ready at once and costs its own size in memory
- * (js-tiktoken's constructor decodes every token from base64 into a Map of strings: ~1 s, ~100 MB).
+ * (js-tiktoken's constructor decodes every token from base64 into a Map of strings, slow to build and large).
  */
 
 const MAGIC = "CETT";
