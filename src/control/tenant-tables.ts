@@ -18,7 +18,7 @@ export interface TenantTable {
 /**
  * Shard tables with a tenant_id that a move does not copy: the fences are the move's own, and tenant_usage is
  * derived from items by triggers (moves.ts writes the source's row on the target at the switch). The top postings
- * are derived too, and name chunk ids in the source shard's range (keyword-tops.ts): the target's minute pass
+ * are derived too, and name chunk ids in the source shard's range (keyword-index/tops.ts): the target's minute pass
  * builds them anew, and the tenant's searches read every posting meanwhile; so are the common words' counts (keyword_dfs),
  * which search counts from the postings meanwhile.
  */

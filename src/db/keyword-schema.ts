@@ -1,10 +1,10 @@
 import { integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-// The keyword index's own tables (src/core/keyword-index/indexing.ts, keyword-tops.ts); schema.ts re-exports them, so
+// The keyword index's own tables (src/core/keyword-index/indexing.ts, keyword-index/tops.ts); schema.ts re-exports them, so
 // drizzle-kit, the moves' table list and the tenant deletion see them with every other shard table.
 
 /**
- * A tenant's keyword-index statistics for BM25 (src/core/keyword-index.ts): chunks indexed with its
+ * A tenant's keyword-index statistics for BM25 (src/core/keyword-index/indexing.ts): chunks indexed with its
  * private terms and their total length, and chunks still indexed the old way. Kept in the same D1
  * batch as the chunks they count.
  */
@@ -66,7 +66,7 @@ export const keywordTopScans = sqliteTable("keyword_top_scans", {
 });
 
 /**
- * A tenant's common words with their chunk counts, as the minute pass's last look read them (keyword-tops.ts): FTS5
+ * A tenant's common words with their chunk counts, as the minute pass's last look read them (keyword-index/tops.ts): FTS5
  * keeps no document count, and chunks_fts_row counts a word's postings at every lookup, a long count for a common
  * word, so search and feedback read a common word's count here and a rarer word's from the index.
  */

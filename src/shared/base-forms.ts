@@ -9,7 +9,7 @@
 
 /**
  * The keyword tokenization chunks are indexed with (chunks.keyword_version): a chunk with an older one (NULL: before
- * irregular forms were joined) is rewritten by the re-index sweep (keyword-index.ts). Raise it when a change to the
+ * irregular forms were joined) is rewritten by the re-index sweep (keyword-index/indexing.ts). Raise it when a change to the
  * tokens would make stored keyword rows disagree with the queries.
  */
 export const KEYWORD_VERSION = 1;

@@ -1,4 +1,4 @@
-/** BM25 as FTS5's bm25() computes it (keyword-scores.ts): column weights of chunks_fts (content, context), k1 and b. */
+/** BM25 as FTS5's bm25() computes it (scores.ts): column weights of chunks_fts (content, context), k1 and b. */
 export const CONTEXT_WEIGHT = 0.5;
 const K1 = 1.2;
 const B = 0.75;

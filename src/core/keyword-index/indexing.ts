@@ -14,7 +14,7 @@ import { termFreqs } from "./term-freqs";
  * results and reveal which words others use. So:
  * - each tenant indexes its tokens under a private prefix (fts-text.ts), so its postings are its own
  *   and a lookup never walks other tenants' postings;
- * - BM25 is computed in SQL (keyword-scores.ts), with FTS5's formula (k1 = 1.2, b = 0.75, column weights
+ * - BM25 is computed in SQL (scores.ts), with FTS5's formula (k1 = 1.2, b = 0.75, column weights
  *   content 1.0, context 0.5, IDF floored at 1e-6), from the tenant's postings read through
  *   `chunks_fts_instance` (fts5vocab), its chunk lengths (chunks.fts_tokens) and its totals (keyword_stats);
  * - every statement joins the tenant's chunks, so even colliding prefixes cannot mix tenants.
@@ -158,7 +158,7 @@ const OUTDATED = `(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value
 /**
  * Rewrites up to `limit` chunks indexed with an older keyword tokenization (chunks.keyword_version, base-forms.ts):
  * their chunks_fts rows and forward index anew, a change in their length into the tenant's statistics, and the
- * tenant's top postings looked at again by the next minute pass (keyword-tops.ts: a list or a kept count holds the
+ * tenant's top postings looked at again by the next minute pass (tops.ts: a list or a kept count holds the
  * old terms), in one batch. Until a chunk is rewritten a query finds it by the words it was indexed with, except an
  * irregular form that the query now looks up by its base form. Safe to run concurrently or to repeat. Returns how
  * many chunks it read; fewer than `limit` means none are left.
@@ -219,7 +219,7 @@ export const FORWARD_BATCH = 1_000;
 /**
  * Gives up to `limit` chunks written before migration 0016 their forward index (chunks.term_freqs), through
  * the partial index of chunks without one; a tenant's searches read every posting until all of its chunks
- * have one (keyword-scores.ts). A chunk rewritten meanwhile already has one and is left as it is. Returns how
+ * have one (scores.ts). A chunk rewritten meanwhile already has one and is left as it is. Returns how
  * many chunks it read; fewer than `limit` means none are left.
  */
 export async function fillForwardIndex(d1: D1Database, limit = FORWARD_BATCH): Promise<number> {

@@ -10,13 +10,13 @@ import {
 import { type QueryTerms, queryScoresSql, servesProjectsSql } from "./scores";
 
 /**
- * A keyword hit: its row, its BM25 and what the absolute score needs (keyword-scores.ts); the same on every row:
- * `tops`, whether top postings serve this search (keyword-tops.ts), 1 or 0.
+ * A keyword hit: its row, its BM25 and what the absolute score needs (scores.ts); the same on every row:
+ * `tops`, whether top postings serve this search (tops.ts), 1 or 0.
  */
 export type KeywordRow = SearchRow & { bm25: number; known: number; known_share: number; tops: number };
 
 /**
- * What every keyword statement tells of the tenant's index (keyword-tops.ts, noteKeywordIndex): whether a top postings
+ * What every keyword statement tells of the tenant's index (tops.ts, noteKeywordIndex): whether a top postings
  * list serves a search of these projects (a seek, and the lists' coverage).
  */
 function indexSql(projects: number | undefined): string {
@@ -36,7 +36,7 @@ function walkSql(ranked: string, filterSql: string, pool: string): string {
 }
 
 /**
- * BM25 over the tenant's own keyword index (keyword-scores.ts), best first, through the filters. The
+ * BM25 over the tenant's own keyword index (scores.ts), best first, through the filters. The
  * scores are sorted once (numbers only) and walked best first: the chunk and item rows are read, and the
  * filters tested, only until `pool` chunks pass, not for every chunk that shares a word with the query
  * (the materialized order serves the ORDER BY, so SQLite stops at the LIMIT).

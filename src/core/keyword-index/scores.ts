@@ -4,7 +4,7 @@ import { forwardFreqSql, forwardKey } from "./term-freqs";
 import { TOP_COVERED, TOP_TERM_DF } from "./tops";
 
 /**
- * BM25 over the tenant's own keyword index (keyword-index.ts says why it is computed in SQL), as CTE lists
+ * BM25 over the tenant's own keyword index (indexing.ts says why it is computed in SQL), as CTE lists
  * that statements embed: FTS5's formula (k1 = 1.2, b = 0.75, column weights content 1.0, context 0.5,
  * IDF floored at 1e-6) from the tenant's postings (`chunks_fts_instance`), chunk lengths
  * (chunks.fts_tokens) and totals (keyword_stats).
@@ -18,14 +18,14 @@ import { TOP_COVERED, TOP_TERM_DF } from "./tops";
 /** [phrase index, position in phrase, phrase length, stored term, 1 if a legacy (unprefixed) term, ...TopRead]. */
 type TermRow = [number, number, number, string, 0 | 1, ...TopRead];
 /**
- * What reading a term by its top postings needs (keyword-tops.ts): its key in the chunks' forward index
+ * What reading a term by its top postings needs (tops.ts): its key in the chunks' forward index
  * (term-freqs.ts) and the term as chunks_fts would be asked it in MATCH; null where the forward index leaves it out.
  */
 type TopRead = [string | null, string | null];
 
 /**
  * A query's terms as one JSON array (bound as one parameter); `phrases`: whether some phrase has several tokens
- * (a CJK run); `tops`: whether the tenant's common words may be read by their top postings (keyword-tops.ts).
+ * (a CJK run); `tops`: whether the tenant's common words may be read by their top postings (tops.ts).
  */
 export interface QueryTerms {
   json: string;
@@ -40,7 +40,7 @@ function topRead(code: string, token: string, stored: string): TopRead {
 
 /**
  * The query's terms as chunks_fts stores them, or null when the query has no searchable word; `tops`: read the
- * tenant's common words by their top postings (the caller knows whether it has any: keyword-tops.ts).
+ * tenant's common words by their top postings (the caller knows whether it has any: tops.ts).
  */
 export function keywordQueryTerms(tenantId: string, query: string, tops = false): QueryTerms | null {
   const phrases = queryPhrases(query);
@@ -59,7 +59,7 @@ export function keywordQueryTerms(tenantId: string, query: string, tops = false)
 
 /**
  * A stored term's chunk count in the tenant, or null where it occurs in none: a common word's as the minute pass last
- * kept it (keyword_dfs, keyword-tops.ts), else counted from its postings (chunks_fts_row reads them all, so a count
+ * kept it (keyword_dfs, tops.ts), else counted from its postings (chunks_fts_row reads them all, so a count
  * costs in proportion to the word's chunks: little for a rare word, much for a common one).
  */
 export function chunkCountSql(term: string, tenant: string): string {
@@ -82,7 +82,7 @@ export function keywordTotalsCte(tenant: string): string {
 /**
  * SQL (" AND ...", or nothing for a search of every project) saying that the top postings list `list` (a
  * keyword_top_terms row) serves a search limited to the projects in parameter `projects`: TOP_COVERED of its
- * chunks are theirs (keyword-tops.ts).
+ * chunks are theirs (tops.ts).
  */
 export function servesProjectsSql(list: string, projects: number | undefined): string {
   return projects
@@ -167,7 +167,7 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
   ${p}_term_df(term, df) AS MATERIALIZED (
     SELECT t.term, ${chunkCountSql("t.term", tenant)} FROM ${p}_terms t WHERE t.size = 1 AND t.legacy = 0 GROUP BY t.term
   ),
-  -- Words read by their top postings (keyword-tops.ts). None while a common word of the query has no list (not built
+  -- Words read by their top postings (tops.ts). None while a common word of the query has no list (not built
   -- yet, or no forward index key), or, in a search limited to projects, a list mostly of other projects' chunks: its
   -- postings would be read in full and every chunk found scored from its forward index, which costs more than reading
   -- all postings. None either while a chunk of the tenant has no forward index, or while legacy rows are searched.

@@ -4,7 +4,7 @@ import { STOPWORDS } from "../../shared/stopwords";
 /**
  * A chunk's forward index, `chunks.term_freqs`: the terms its keyword row holds (as chunks_fts stores them,
  * without the tenant's code) with their BM25 frequency, so search can score a chunk for a common word by
- * reading the chunk's row instead of the word's whole posting list (keyword-tops.ts).
+ * reading the chunk's row instead of the word's whole posting list (tops.ts).
  *
  * Text, not JSON: " stem stem:1.5 " (a term that occurs once in the content is bare, others carry their
  * frequency: content counts 1, context CONTEXT_WEIGHT), which SQLite reads with instr() and no parse, and which is

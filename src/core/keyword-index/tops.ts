@@ -11,9 +11,9 @@ import { unkeyedTerms } from "./term-freqs";
  * query's words hold thousands of postings, and reading them is most of a search's D1 time. With top
  * postings, a search reads a common word's list only as far as its top chunks (plus the chunks written since the
  * list was built), reads the rarer words' postings in full, and scores every chunk so found exactly, the common
- * words from each chunk's forward index (term-freqs.ts): keyword-scores.ts, `tops`. What it gives up is a chunk
+ * words from each chunk's forward index (term-freqs.ts): scores.ts, `tops`. What it gives up is a chunk
  * that holds none of the rarer words and is in no common word's top list, and such a chunk is rarely among the top
- * hits (docs/scaling.md). A search limited to projects reads a list only where TOP_COVERED of its chunks are theirs
+ * hits (docs/benchmarks.md, keyword index). A search limited to projects reads a list only where TOP_COVERED of its chunks are theirs
  * (keyword_top_terms.projects).
  *
  * The minute pass builds and renews the lists (`refreshTopPostings`): a word gets one when it passes TOP_TERM_DF
@@ -206,7 +206,7 @@ function buildStatements(
 
 /**
  * What this isolate last saw of a tenant's keyword index, per set of projects searched (every keyword statement says:
- * keyword-lists.ts): whether top postings serve such a search. The statement that reads them costs more to prepare and
+ * lists.ts): whether top postings serve such a search. The statement that reads them costs more to prepare and
  * run, so a search they do not serve gets the plain one. A search first seen gets the plain statement, which is exact
  * either way.
  */

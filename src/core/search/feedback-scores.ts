@@ -3,9 +3,9 @@ import { CONTEXT_WEIGHT, saturated } from "../keyword-index/bm25";
 import { forwardFreq, forwardKey, termFreqs } from "../keyword-index/term-freqs";
 
 /**
- * Relevance feedback's scores (search-expansion.ts), computed in the worker from what the search already holds: the
+ * Relevance feedback's scores (expansion.ts), computed in the worker from what the search already holds: the
  * chunks' forward index (chunks.term_freqs, term-freqs.ts) and length come with their rows, and D1 gives only each
- * candidate word's chunk count and the tenant's totals. The same BM25 as the keyword list (keyword-scores.ts: FTS5's
+ * candidate word's chunk count and the tenant's totals. The same BM25 as the keyword list (keyword-index/scores.ts: FTS5's
  * formula, content 1, context CONTEXT_WEIGHT, IDF floored at 1e-6), over the first hits and the chunks around them.
  * In the worker, not as a SQL list reading each kept word's postings (or each chunk's forward index): the kept words
  * are few and the chunks' rows are already at hand, so the worker scores them at little cost, where the SQL list is
@@ -27,13 +27,13 @@ export interface FeedbackChunk {
   chunk_id: number;
   chunk_content: string;
   fts_tokens: number | null;
-  /** chunks.term_freqs; null for a chunk written before it existed, until the sweep gives it one (keyword-index.ts). */
+  /** chunks.term_freqs; null for a chunk written before it existed, until the sweep gives it one (keyword-index/indexing.ts). */
   term_freqs: string | null;
   /** The chunk's context where it has no forward index (null otherwise), so one can be built here. */
   unindexed_context: string | null;
 }
 
-/** The tenant's keyword totals: chunk count and average length (keyword-scores.ts, keyword_totals). */
+/** The tenant's keyword totals: chunk count and average length (keyword-index/scores.ts, keyword_totals). */
 export interface KeywordTotals {
   n: number;
   avgdl: number;

@@ -74,7 +74,7 @@ export function eitherEvidence(a: number, b: number): number {
 }
 
 /*
- * Evidence beyond the hit's own match (search.ts, proximity.ts, search-expansion.ts). Each stage stays because
+ * Evidence beyond the hit's own match (search.ts, proximity.ts, expansion.ts). Each stage stays because
  * taking it away lowers recall (`npm run replay -- locomo` with WITHOUT=<stage>); links add nothing on LoCoMo, whose
  * links come from the local embedder, and a test shows what they do. The weights below were chosen on an offline
  * replica of this ranking over the same data.

@@ -118,7 +118,7 @@ type Candidate = {
  * Retrieval in two round trips, every hit scored on an absolute scale (relevance.ts):
  * 1. FTS5 BM25 and vector lists over chunks (a date in the query is matched against the items' times
  *    instead of their words);
- * 2. what the first hits point to (search-expansion.ts): feedback words, neighbours in reading order,
+ * 2. what the first hits point to (expansion.ts): feedback words, neighbours in reading order,
  *    linked items, which add their evidence.
  * Hits below MIN_RELEVANCE are dropped, so a query that nothing in the project answers gets no hits.
  * Every statement filters on the scope's tenant; stashed items are excluded unless `tiers` asks.
@@ -315,7 +315,7 @@ function keepLeadFirst(first: Candidate[], all: Iterable<Candidate>, ownMatch: (
   }
 }
 
-/** The best keyword hits, best first: their words feed back (search-expansion.ts). */
+/** The best keyword hits, best first: their words feed back (expansion.ts). */
 function feedbackSources(first: Candidate[]): { content: string; score: number }[] {
   return first
     .filter((c) => c.keyword >= MIN_RELEVANCE)
@@ -324,7 +324,7 @@ function feedbackSources(first: Candidate[]): { content: string; score: number }
 }
 
 /**
- * BM25 over the tenant's own keyword index (keyword-scores.ts): ranking depends on its data only. When
+ * BM25 over the tenant's own keyword index (keyword-index/scores.ts): ranking depends on its data only. When
  * the query names a time, its time words are matched against the items' times instead of their text,
  * and the best hits from that time join the list (they may rank low on words alone); if nothing was
  * written then and no hit states that time, the words were about something else and the plain query's
@@ -339,7 +339,7 @@ async function keywordCandidates(
 ): Promise<{ rows: KeywordRow[]; textQuery: string }> {
   const projects = searchedProjects(scope, filters);
   const tops = hasTopPostings(scope.tenantId, projects);
-  // Each statement says what serves the search (keyword-tops.ts); an empty list says nothing, and the last word stands.
+  // Each statement says what serves the search (keyword-index/tops.ts); an empty list says nothing, and the last word stands.
   const noted = <T extends { tops: number }>(rows: T[]) => {
     if (rows.length > 0) noteKeywordIndex(scope.tenantId, projects, rows[0]!.tops === 1);
     return rows;

@@ -50,7 +50,7 @@ export const STATED_BATCH = 1_000;
 
 /**
  * Gives up to `limit` chunks written before migration 0020 their stated times, resolved against their item's time,
- * through the partial index of chunks without them (the re-index sweep, keyword-index.ts). A chunk rewritten
+ * through the partial index of chunks without them (the re-index sweep, keyword-index/indexing.ts). A chunk rewritten
  * meanwhile already has them and is left as it is. Returns how many chunks it read; fewer than `limit` means none
  * are left.
  */
