@@ -41,6 +41,21 @@ const LOCAL = {
   // Browser origins allowed to call /mcp (the MCP Inspector UI runs on 6274).
   ALLOWED_ORIGINS: "http://localhost:6274,http://127.0.0.1:6274",
 };
+/**
+ * Defaults for local runs that are not written to .dev.vars, so a `--var` (or a .dev.vars line) names another:
+ * memory extraction with the offline rule-based model (`--var LLM:openai --var LLM_BASE_URL:<url> --var
+ * LLM_MODEL:<name>` points it at an endpoint instead; docs/extraction.md).
+ */
+const DEV_DEFAULTS = { LLM: "local" };
+/** The `--var NAME:value` settings among the extra arguments. */
+const passedVars = Object.fromEntries(
+  passed.flatMap((arg, i) => {
+    const value = arg === "--var" ? passed[i + 1] : arg.startsWith("--var=") ? arg.slice(6) : undefined;
+    const at = value?.indexOf(":") ?? -1;
+    return value && at > 0 ? [[value.slice(0, at), value.slice(at + 1)]] : [];
+  }),
+);
+
 if (!existsSync(".dev.vars")) {
   writeFileSync(
     ".dev.vars",
@@ -98,8 +113,13 @@ if (vars.DEV_API_KEY) {
   console.log(`Dashboard: ${origin}/dashboard (sign in with the key above)\n`);
 }
 
-const localVars = missingLocal.flatMap((name) => ["--var", `${name}:${vars[name]}`]);
-const config = (await callsWorkersAiOrVectorize(vars)) ? "wrangler.toml" : writeLocalConfig();
+const defaults = Object.entries(DEV_DEFAULTS).filter(([name]) => !(name in fromFile) && !(name in passedVars));
+const localVars = [
+  ...missingLocal.flatMap((name) => ["--var", `${name}:${vars[name]}`]),
+  ...defaults.flatMap(([name, value]) => ["--var", `${name}:${value}`]),
+];
+const effective = { ...vars, ...Object.fromEntries(defaults), ...passedVars };
+const config = (await callsWorkersAiOrVectorize(effective)) ? "wrangler.toml" : writeLocalConfig();
 const dev = spawn(
   process.execPath,
   [...wrangler, "dev", "--config", config, "--local", "--test-scheduled", ...localVars, ...passed],
@@ -116,6 +136,7 @@ async function callsWorkersAiOrVectorize(devVars) {
   return (
     settings.EMBEDDER === "workers-ai" ||
     settings.SUMMARIZER === "workers-ai" ||
+    settings.LLM === "workers-ai" ||
     Boolean(settings.RERANK_MODEL) ||
     settings.VECTOR_INDEX === "vectorize"
   );

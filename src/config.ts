@@ -49,10 +49,43 @@ export interface Config {
   rerank: { model: string; candidates: number } | null;
   /** The deployment's tenant quotas (TENANT_MAX_ITEMS, ...; src/core/tenants/quotas.ts); an operator overrides them per tenant. */
   quotas: QuotaDefaults;
+  /** Memory extraction (docs/extraction.md). */
+  extraction: ExtractionConfig;
 }
 
+export interface ExtractionConfig {
+  /** The model's provider (LLM); "off": no extraction in this deployment. */
+  llm: "workers-ai" | "openai" | "local" | "off";
+  /** LLM_MODEL, or the provider's default. */
+  model: string;
+  /** LLM_BASE_URL: the OpenAI-compatible endpoint (…/v1). */
+  baseUrl: string | null;
+  /** Whether a project without a setting of its own extracts (EXTRACT_BY_DEFAULT). */
+  byDefault: boolean;
+  /** A window's turns, in tokens of the deployment's encoding (EXTRACTION_WINDOW_TOKENS). */
+  windowTokens: number;
+  /** Turns before a window shown for context (the model may cite them; they are not the window's to extract). */
+  overlapTurns: number;
+  /** Most tokens an answer may take. */
+  maxOutputTokens: number;
+  /** A conversation's last, shorter window is extracted once no turn has come for this long. */
+  idleSeconds: number;
+}
+
+/**
+ * The production extraction model: Workers AI's JSON mode is in its documented input schema, it answers without a
+ * hidden reasoning pass (every output token is the answer), and its context holds any window (docs/extraction.md).
+ */
+export const DEFAULT_EXTRACTION_MODEL = "@cf/meta/llama-4-scout-17b-16e-instruct";
+
 /** The tenant quotas, by the names the admin API and errors use (docs/limits.md "Tenant quotas"). */
-export const QUOTA_NAMES = ["max_items", "max_bytes", "max_pending_jobs", "calls_per_minute"] as const;
+export const QUOTA_NAMES = [
+  "max_items",
+  "max_bytes",
+  "max_pending_jobs",
+  "calls_per_minute",
+  "extraction_neurons_per_day",
+] as const;
 export type QuotaName = (typeof QUOTA_NAMES)[number];
 /** An operator's per-tenant overrides (CONTROL tenants.quotas): a limit, or "unlimited" to lift the quota for the tenant. */
 export type QuotaOverrides = Partial<Record<QuotaName, number | "unlimited">>;
@@ -63,6 +96,8 @@ export interface QuotaDefaults {
   max_bytes: number | null;
   max_pending_jobs: number | null;
   calls_per_minute: number;
+  /** The tenant's daily model budget for extraction, in Workers AI neurons (UTC day). */
+  extraction_neurons_per_day: number | null;
 }
 
 /**
@@ -75,6 +110,7 @@ export const DEFAULT_QUOTAS: QuotaDefaults = {
   max_bytes: 1_000_000_000,
   max_pending_jobs: 100_000,
   calls_per_minute: 3_000,
+  extraction_neurons_per_day: 50_000,
 };
 
 /**
@@ -161,7 +197,30 @@ function parseConfig(env: Env): Config {
         "TENANT_CALLS_PER_MINUTE",
         false,
       )!,
+      extraction_neurons_per_day: quota(
+        env.TENANT_EXTRACTION_NEURONS_PER_DAY,
+        DEFAULT_QUOTAS.extraction_neurons_per_day,
+        "TENANT_EXTRACTION_NEURONS_PER_DAY",
+      ),
     },
+    extraction: extractionConfig(env),
+  };
+}
+
+function extractionConfig(env: Env): ExtractionConfig {
+  const llm = oneOf(env.LLM, ["off", "workers-ai", "openai", "local"] as const, "LLM");
+  if (llm === "openai" && !env.LLM_BASE_URL)
+    throw new Error("Configuration error: LLM=openai needs LLM_BASE_URL (e.g. http://localhost:11434/v1)");
+  if (llm === "openai" && !env.LLM_MODEL) throw new Error("Configuration error: LLM=openai needs LLM_MODEL");
+  return {
+    llm,
+    model: env.LLM_MODEL || (llm === "local" ? "local-rules" : DEFAULT_EXTRACTION_MODEL),
+    baseUrl: env.LLM_BASE_URL?.replace(/\/+$/, "") || null,
+    byDefault: bool(env.EXTRACT_BY_DEFAULT, true),
+    windowTokens: Math.max(200, positiveInt(env.EXTRACTION_WINDOW_TOKENS, 1200)),
+    overlapTurns: 2,
+    maxOutputTokens: 2048,
+    idleSeconds: 60,
   };
 }
 

@@ -43,6 +43,17 @@ export interface Env {
   SUMMARIZER?: string;
   SUMMARY_MODEL?: string;
   RERANK_MODEL?: string;
+  /** Memory extraction's model (docs/extraction.md): workers-ai | openai | local | off. */
+  LLM?: string;
+  LLM_MODEL?: string;
+  LLM_BASE_URL?: string;
+  /** A secret: the OpenAI-compatible endpoint's key. */
+  LLM_API_KEY?: string;
+  /** Whether a project extracts memories when it has no setting of its own (default true). */
+  EXTRACT_BY_DEFAULT?: string;
+  EXTRACTION_WINDOW_TOKENS?: string;
+  /** A tenant's daily model budget in neurons (a quota: the admin API overrides it per tenant). */
+  TENANT_EXTRACTION_NEURONS_PER_DAY?: string;
   RERANK_CANDIDATES?: string;
   MESSAGE_LIMIT_THRESHOLD?: string;
   TOKEN_LIMIT_PERCENTAGE?: string;

@@ -175,6 +175,21 @@ export function isQueryBudgetExceeded(error: unknown): error is QueryBudgetExcee
 /** Another runner saved first; this one stops (its last page was idempotent). */
 export class MoveOvertaken extends Error {}
 
+/**
+ * A model call that did not give a usable answer. `capacity`: the provider is busy (Workers AI 3040, HTTP 429/5xx),
+ * retry later; `quota`: a daily allocation is spent (Workers AI 3036/4006), retry after it resets; `output`: the
+ * model could not meet the JSON schema; `failed`: anything else.
+ */
+export class ModelError extends Error {
+  constructor(
+    readonly kind: "capacity" | "quota" | "output" | "failed",
+    message: string,
+  ) {
+    super(message);
+    this.name = "ModelError";
+  }
+}
+
 /** Two writes of the same content raced; the loser retries and then answers the winner's id. */
 export class ConcurrentDuplicate extends Error {
   readonly conflict = new AppError(

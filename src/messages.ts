@@ -12,7 +12,12 @@ export type JobMessage =
   /** Delete a tenant (project null) or one of its projects, a few bounded steps a job; queues itself again until done. */
   | { type: "delete"; tenantId: string; project: string | null }
   /** Move a tenant between shards, some pages a job; queues itself again (later while it waits) until done (src/control/moves.ts). */
-  | { type: "move"; tenantId: string };
+  | { type: "move"; tenantId: string }
+  /**
+   * Extract memories from a conversation's turns not read yet: every full window, and with `flush` (or once the
+   * conversation has gone quiet) the last, shorter one too (src/core/extraction/). Idempotent per window.
+   */
+  | { type: "extract"; tenantId: string; conversationId: string; flush: boolean; force?: boolean };
 
 /** One tool call, as the usage log keeps it. Later tools read it (metrics, tool conversations, usage report). */
 export interface ToolCallRecord {

@@ -32,6 +32,8 @@ export const PLATFORM_LIMITS = {
     messageBytes: 128_000,
     batchMessages: 100,
     batchBytes: 256_000,
+    /** The longest a message can be delayed (delaySeconds), 12 hours. */
+    maxDelaySeconds: 43_200,
   },
 } as const;
 

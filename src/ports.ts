@@ -74,7 +74,40 @@ export interface StoredVectorId {
 
 /** Background work. Adapter: Cloudflare Queues (miniflare locally). */
 export interface JobQueue {
-  send(messages: JobMessage[]): Promise<void>;
+  /** `delaySeconds`: when the jobs are delivered (at most Queues' 12 hours). */
+  send(messages: JobMessage[], options?: { delaySeconds?: number }): Promise<void>;
+}
+
+/**
+ * A text model that answers in JSON matching a schema: memory extraction's model (docs/extraction.md).
+ * Adapters: Workers AI (JSON mode), any OpenAI-compatible endpoint, and an offline rule-based stand-in.
+ */
+export interface JsonModel {
+  /** The model as recorded beside each call (e.g. @cf/meta/llama-4-scout-17b-16e-instruct). */
+  readonly name: string;
+  /** Throws ModelError (src/errors.ts) when no usable answer came back. */
+  generate(request: JsonRequest): Promise<JsonAnswer>;
+}
+
+export interface JsonRequest {
+  /** The instructions (the system message). */
+  system: string;
+  /** The input (the user message). */
+  prompt: string;
+  /** The JSON Schema the answer must match, and its name for the APIs that want one. */
+  schema: Record<string, unknown>;
+  schemaName: string;
+  /** Most tokens the answer may take. */
+  maxTokens: number;
+}
+
+export interface JsonAnswer {
+  /** The answer as the model gave it: text to parse, or a value the API already parsed. */
+  content: unknown;
+  tokensIn: number;
+  tokensOut: number;
+  /** Workers AI's billing unit for the call, from its tokens and the model's rates; 0 where none is billed. */
+  neurons: number;
 }
 
 /** A conversation message as summarizers see it. */
@@ -121,6 +154,8 @@ export interface Services {
   /** KV namespace of the semantic cache. */
   cache: KVNamespace;
   summarizer(): Promise<Summarizer>;
+  /** Memory extraction's model (LLM); null when extraction is off for the deployment (LLM=off). */
+  model: JsonModel | null;
   /** The optional rerank stage of search (RERANK_MODEL); absent when off. */
   reranker?: Reranker;
   tokens(): Promise<TokenCounter>;

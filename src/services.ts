@@ -4,17 +4,20 @@ import { parseFaults, withFault } from "./adapters/faults";
 import { LocalEmbedder } from "./adapters/local-embedder";
 import { LocalVectorIndex } from "./adapters/local-vector-index";
 import { OpenAiCompatibleEmbedder } from "./adapters/openai-embedder";
+import { OpenAiJsonModel } from "./adapters/openai-json-model";
 import { jobQueues, QueueProducer } from "./adapters/queue-producer";
 import { QueueUsageLog, usageQueues } from "./adapters/usage-queue";
 import { VectorizeVectorIndex } from "./adapters/vectorize-index";
 import { WorkersAiEmbedder } from "./adapters/workers-ai-embedder";
+import { WorkersAiJsonModel } from "./adapters/workers-ai-json-model";
 import { WorkersAiReranker } from "./adapters/workers-ai-reranker";
 import { WorkersAiSummarizer } from "./adapters/workers-ai-summarizer";
 import { type Config, readConfig } from "./config";
 import { vectorIndexBinding } from "./control/vector-indexes";
 import { ExtractiveSummarizer } from "./core/conversations/extractive-summarizer";
+import { LocalRulesModel } from "./core/extraction/local-rules";
 import type { Env } from "./env";
-import type { Embedder, Services, VectorIndex } from "./ports";
+import type { Embedder, JsonModel, Services, VectorIndex } from "./ports";
 import { truncateToTokens } from "./shared/extractive";
 import { tokenCounter } from "./shared/tokens";
 
@@ -52,6 +55,7 @@ export function buildServices(
         (text, limit) => truncateToTokens(text, limit, counter)?.content ?? "",
       );
     },
+    model: buildJsonModel(env, config),
     // Work after the response (counters, cache writes) may fail like any call; it is logged, never an unhandled rejection.
     waitUntil: (promise) =>
       waitUntil(promise.catch((error) => console.error("background work after the response failed", error))),
@@ -76,6 +80,21 @@ function buildVectorIndex(env: Env, config: Config, shard: D1Database, choice: V
       shard,
     );
   return new VectorizeVectorIndex(choice.locate, config.embeddingDimensions, shard, choice.locateMany);
+}
+
+/** Memory extraction's model (LLM); null where the deployment extracts nothing. */
+function buildJsonModel(env: Env, config: Config): JsonModel | null {
+  const { llm, model, baseUrl } = config.extraction;
+  switch (llm) {
+    case "off":
+      return null;
+    case "workers-ai":
+      return new WorkersAiJsonModel(env.AI, model);
+    case "openai":
+      return new OpenAiJsonModel(baseUrl!, env.LLM_API_KEY, model);
+    case "local":
+      return new LocalRulesModel();
+  }
 }
 
 function buildEmbedder(env: Env, config: Config): Embedder {

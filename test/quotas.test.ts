@@ -342,6 +342,7 @@ describe("calls per minute per tenant (TENANT_RATE_LIMITER)", () => {
       max_bytes: 1_000_000_000,
       max_pending_jobs: null,
       calls_per_minute: 100_000,
+      extraction_neurons_per_day: 50_000,
     });
     expect(await (await admin("GET", `/tenants/${t.tenantId}`)).json()).toMatchObject({
       quota_overrides: { max_pending_jobs: "unlimited" },

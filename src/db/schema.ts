@@ -8,6 +8,7 @@ import { blob, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex 
 // the semantic cache's in cache-schema.ts.
 
 export * from "./cache-schema";
+export * from "./extraction-schema";
 export * from "./keyword-schema";
 
 /**
@@ -89,6 +90,19 @@ export const items = sqliteTable(
     key: text("key"),
     /** The item that superseded this one (its tier is then 'superseded'). */
     supersededBy: text("superseded_by"),
+    /**
+     * A memory derived from conversation turns by extraction (src/core/extraction/): fact, preference, event,
+     * instruction or task; NULL for everything stored as given.
+     */
+    memoryKind: text("memory_kind"),
+    /** Whom a derived memory is about (the user, or a person of the conversations). */
+    subject: text("subject"),
+    /** When a derived memory became true (an event's date, else its first source turn's time), epoch ms. */
+    validFrom: integer("valid_from"),
+    /** When it stopped being true (a later memory of its key superseded it); NULL while it holds. */
+    validTo: integer("valid_to"),
+    /** A derived memory's source turns: JSON array of item ids (memory_sources indexes them the other way). */
+    sources: text("sources"),
   },
   (t) => [
     index("items_tenant_project").on(t.tenantId, t.project, t.tier),
@@ -102,6 +116,8 @@ export const items = sqliteTable(
       .on(t.tenantId, t.project, t.contentHash, sql`coalesce(${t.key}, '')`)
       .where(sql`conversation_id IS NULL AND tier <> 'superseded'`),
     index("items_tenant_key").on(t.tenantId, t.project, t.key).where(sql`key IS NOT NULL`),
+    // Profiles read a subject's derived memories; only derived rows are in it.
+    index("items_tenant_subject").on(t.tenantId, t.project, t.subject).where(sql`memory_kind IS NOT NULL`),
   ],
 );
 
@@ -118,6 +134,10 @@ export const conversations = sqliteTable(
     summarizedCount: integer("summarized_count").notNull().default(0),
     /** tokens when the latest summary was written. */
     summarizedTokens: integer("summarized_tokens").notNull().default(0),
+    /** Messages (positions 0 to this - 1) whose windows extraction has read. */
+    extractedCount: integer("extracted_count").notNull().default(0),
+    /** tokens when extraction last read up to extracted_count (the write path compares against it). */
+    extractedTokens: integer("extracted_tokens").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

@@ -4,6 +4,7 @@ import { isActive, runMove } from "../control/moves";
 import { forgetRoutes, type TenantRoute, tenantRoutes } from "../control/routing";
 import { shardDatabase } from "../control/shards";
 import { autoSummarize } from "../core/conversations/auto-summarize";
+import { runExtraction } from "../core/extraction/run-extraction";
 import { autoLinkItems } from "../core/graph/auto-link";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/indexing";
 import { embedItemsInBudget } from "../core/memory/embedding";
@@ -234,6 +235,20 @@ async function runJob(job: JobMessage, env: Env, tenant: OpenedTenant | null): P
     case "link": {
       const run = await autoLinkItems(scope, services, job.itemIds);
       await queueRest("link", job.tenantId, run.left.length < job.itemIds.length, run.left, services);
+      return;
+    }
+    case "extract": {
+      const run = await runExtraction(scope, services, job);
+      const next =
+        run.state === "deferred"
+          ? { flush: job.flush, delaySeconds: run.delaySeconds }
+          : run.state === "done"
+            ? run.again
+            : null;
+      if (next) {
+        const delay = next.delaySeconds > 0 ? { delaySeconds: next.delaySeconds } : {};
+        await services.jobs.send([{ ...job, flush: next.flush }], delay);
+      }
       return;
     }
     case "delete": {

@@ -7,6 +7,7 @@ import { readAroundChunk } from "../core/memory/neighbors";
 import { notFound } from "../errors";
 import { strictInput } from "../validation";
 import { ANNOTATIONS, type AnyTool, defineTool } from "./define-tool";
+import { derivedFields, derivedFieldsOf } from "./derived-fields";
 import { iso, projectName, readableProjects } from "./params";
 
 const buildContext = defineTool({
@@ -82,8 +83,11 @@ const memoryContextBuild = defineTool({
         content: z.string(),
         tokens: z.number().int(),
         similarity: z.number(),
-        source: z.enum(["direct", "related"]),
+        source: z
+          .enum(["direct", "related", "profile"])
+          .describe("profile: what is remembered about the subject the query names (or the default subject), first"),
         summarized: z.boolean(),
+        ...derivedFields,
       }),
     ),
     total_tokens: z.number().int(),
@@ -97,8 +101,8 @@ const memoryContextBuild = defineTool({
       .describe("Present when semantic search was unavailable: the context holds keyword matches only, and why."),
   }),
   annotations: ANNOTATIONS.read,
-  handler: async (input, ctx) =>
-    buildMemoryContext(ctx.scope, ctx.services, {
+  handler: async (input, ctx) => {
+    const context = await buildMemoryContext(ctx.scope, ctx.services, {
       query: input.query,
       tokenBudget: input.token_budget,
       topK: input.top_k,
@@ -110,7 +114,12 @@ const memoryContextBuild = defineTool({
       projects: readableProjects(ctx, input.namespace),
       useCache: input.use_cache,
       strategy: input.strategy,
-    }),
+    });
+    return {
+      ...context,
+      memories: context.memories.map(({ derived, ...memory }) => ({ ...memory, ...derivedFieldsOf(derived) })),
+    };
+  },
 });
 
 const memoryCacheClear = defineTool({

@@ -4,6 +4,7 @@ import { ITEM_KINDS, ITEM_TYPES } from "../core/memory/item-types";
 import { currentItemOfKey, keyHistory } from "../core/memory/keyed-facts";
 import { invalidParameter } from "../errors";
 import { ANNOTATIONS, defineTool } from "./define-tool";
+import { derivedFields, derivedFieldsOf } from "./derived-fields";
 import { factKeyParam, iso, parseTimestamp, projectName, readableProjects, tagsParam, timestampParam } from "./params";
 
 // Browsing and correcting stored items one at a time (what the dashboard's memory view shows): a listing
@@ -53,6 +54,7 @@ export const memoryList = defineTool({
         conversation_id: z.string().nullable(),
         role: z.string().nullable(),
         created_at: z.string(),
+        ...derivedFields,
       }),
     ),
     total: z.number().int(),
@@ -91,6 +93,7 @@ export const memoryList = defineTool({
         conversation_id: i.conversationId,
         role: i.role,
         created_at: iso(i.createdAt),
+        ...derivedFieldsOf(i.derived),
       })),
       total: page.total,
       offset: input.offset,
@@ -149,6 +152,7 @@ export const memoryGet = defineTool({
     ),
     key: z.string().nullable().describe("The fact key it was stored with (memory_store key), or null"),
     superseded_by: z.string().nullable().describe("The item that replaced it under its key; null while current"),
+    ...derivedFields,
     versions: z
       .array(
         z.object({ id: z.string(), content: z.string(), created_at: z.string(), superseded_by: z.string().nullable() }),
@@ -207,6 +211,7 @@ export const memoryGet = defineTool({
       })),
       key: item.key,
       superseded_by: item.supersededBy,
+      ...derivedFieldsOf(item.derived),
       ...(versions
         ? {
             versions: versions.map((v) => ({

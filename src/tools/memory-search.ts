@@ -4,6 +4,7 @@ import { readItemContents } from "../core/memory/items";
 import { type SearchHit, searchChunks } from "../core/search/search";
 import { invalidParameter } from "../errors";
 import { ANNOTATIONS, defineTool } from "./define-tool";
+import { derivedFields, derivedFieldsOf } from "./derived-fields";
 import {
   conversationIdParam,
   iso,
@@ -60,6 +61,7 @@ export const search = defineTool({
         item_id: z.string(),
         type: z.string(),
         kind: z.string(),
+        ...derivedFields,
       }),
     ),
     total: z.number().int(),
@@ -110,6 +112,7 @@ export const search = defineTool({
         item_id: h.itemId,
         type: h.type,
         kind: h.kind,
+        ...derivedFieldsOf(h.derived),
       })),
       total: hits.length,
       query: input.query,

@@ -4,7 +4,9 @@ import { writeItems } from "../core/memory/items";
 import { strictInput } from "../validation";
 import { ANNOTATIONS, type AnyTool, defineTool } from "./define-tool";
 import { itemWrites } from "./item-writes";
+import { memoryIngest, memorySettings } from "./memory-ingest";
 import { memoryGet, memoryList, memoryUpdate } from "./memory-items";
+import { memoryHistory, memoryProfile } from "./memory-profile";
 import { retrieveByType, search } from "./memory-search";
 import { contentParam, factKeyParam, iso, itemTypeParam, metadataParam, projectName, tagsParam } from "./params";
 
@@ -170,7 +172,7 @@ const memoryBatchStore = defineTool({
   },
 });
 
-/** Store, search, browse and correct memories. */
+/** Store, search, browse and correct memories; ingest conversations and read what was learned from them. */
 export const MEMORY_TOOLS: readonly AnyTool[] = [
   memoryStore,
   memoryBatchStore,
@@ -180,4 +182,8 @@ export const MEMORY_TOOLS: readonly AnyTool[] = [
   memoryList,
   memoryGet,
   memoryUpdate,
+  memoryIngest,
+  memoryProfile,
+  memoryHistory,
+  memorySettings,
 ];

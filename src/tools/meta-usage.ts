@@ -120,6 +120,9 @@ export const getUsageReport = defineTool({
         calls_per_minute: quotaUsage.describe(
           "The tenant's tool calls in the last 60 s, across its keys, as the usage log has them",
         ),
+        extraction_neurons_per_day: quotaUsage.describe(
+          "Workers AI neurons memory extraction spent for the tenant since 00:00 UTC (its daily model budget)",
+        ),
       })
       .describe("Each tenant quota: its limit (null = unlimited) and the tenant's usage"),
   }),

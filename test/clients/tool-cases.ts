@@ -78,6 +78,17 @@ export async function seedTenant(t: TestTenant): Promise<ToolCases> {
     memory_list: { project: "p", include_stashed: true },
     memory_get: { id: doc.resource_id },
     memory_update: { id: note.resource_id, tags: ["db"], importance: 0.8 },
+    memory_ingest: {
+      conversation_id: "ingested",
+      project_id: "p",
+      messages: [
+        { role: "user", content: "I moved to Lisbon last week.", speaker: "Ana", timestamp: "2024-03-08T10:00:00Z" },
+        { role: "assistant", content: "How is Lisbon treating you?", timestamp: 1709892060000 },
+      ],
+    },
+    memory_profile: { project_id: "p" },
+    memory_history: { conversation_id: "ctx-1" },
+    memory_settings: { project_id: "p" },
     // In the registry's order: view, create, str_replace, insert, delete, rename.
     memory_files_view: { path: "/memories" },
     memory_files_create: { path: "/memories/client.md", file_text: "Made by a client test." },

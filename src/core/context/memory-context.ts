@@ -1,7 +1,10 @@
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { summarizeToFit } from "../../shared/extractive";
+import { renderProfile, subjectForQuery } from "../extraction/context-profile";
+import { readProfile } from "../extraction/profiles";
 import { traverseLinks } from "../graph/graph";
+import type { DerivedView } from "../memory/derived";
 import { readItems, type StoredItem } from "../memory/items";
 import { searchChunks } from "../search/search";
 import { ALL_PROJECTS } from "./cache-generation";
@@ -30,8 +33,10 @@ export interface ContextMemory {
   content: string;
   tokens: number;
   similarity: number;
-  source: "direct" | "related";
+  source: "direct" | "related" | "profile";
   summarized: boolean;
+  /** A derived memory's kind, subject, validity and sources; null for a stored item. */
+  derived: DerivedView | null;
 }
 
 export interface MemoryContext {
@@ -44,6 +49,10 @@ export interface MemoryContext {
   /** Present when semantic search was unavailable: built from keyword matches, the cache left out. */
   degraded?: string;
 }
+
+/** A profile opens a context with at most this share of its budget, and never more than PROFILE_MAX_TOKENS. */
+const PROFILE_SHARE = 0.25;
+const PROFILE_MAX_TOKENS = 1_000;
 
 /** A memory shorter than this is not worth summarizing into the leftover budget. */
 const MIN_SUMMARY_TOKENS = 8;
@@ -99,24 +108,30 @@ export async function buildMemoryContext(
   }
 
   const budget = Math.floor(request.tokenBudget * (1 - config.tokenBufferRatio));
-  const hits = await searchChunks(scope, services, request.query, { projects: request.projects }, request.topK * 3, {
-    queryVector,
-    expandLinks: false,
-    onVectorUnavailable: unavailable,
-    // The embedder already failed for this query: asking it again inside search would only wait twice.
-    ...(queryVector === undefined ? { mode: "keyword" as const } : {}),
-  });
+  // Who the context is about is read beside the search (a deployment that extracts nothing has no profiles).
+  const [hits, subject] = await Promise.all([
+    searchChunks(scope, services, request.query, { projects: request.projects }, request.topK * 3, {
+      queryVector,
+      expandLinks: false,
+      onVectorUnavailable: unavailable,
+      // The embedder already failed for this query: asking it again inside search would only wait twice.
+      ...(queryVector === undefined ? { mode: "keyword" as const } : {}),
+    }),
+    config.extraction.llm === "off" ? null : subjectForQuery(scope, request.projects, request.namespace, request.query),
+  ]);
   const direct = new Map<string, number>();
   for (const hit of hits) {
     if (direct.size >= request.topK) break;
     if (hit.score >= request.minSimilarity && !direct.has(hit.itemId)) direct.set(hit.itemId, hit.score);
   }
   // The direct hits' rows and their links are read side by side; only linked items wait for the links.
-  const [directItems, related] = await Promise.all([
+  const profileBudget = Math.min(PROFILE_MAX_TOKENS, Math.floor(budget * PROFILE_SHARE));
+  const [directItems, related, profile] = await Promise.all([
     readItems(scope, [...direct.keys()]),
     request.includeRelated && direct.size > 0
       ? traverseLinks(scope, "item", direct, { maxDepth, maxResults: config.graphMaxResults })
       : [],
+    subject === null ? null : readProfile(scope, request.projects ?? null, subject, profileBudget).catch(() => null),
   ]);
   const relatedIds = related.map((r) => r.id).filter((id) => !directItems.has(id));
   const items =
@@ -135,6 +150,19 @@ export async function buildMemoryContext(
   const memories: ContextMemory[] = [];
   let used = 0;
   let truncated = false;
+  const profileText = profile === null ? null : renderProfile(profile, profileBudget, counter);
+  if (profile !== null && profileText !== null) {
+    memories.push({
+      id: `profile:${profile.subject}`,
+      content: profileText.content,
+      tokens: profileText.tokens,
+      similarity: 1,
+      source: "profile",
+      summarized: false,
+      derived: null,
+    });
+    used += profileText.tokens;
+  }
   for (const { item, similarity, source } of candidates) {
     const left = budget - used;
     if (item.tokens <= left) {
@@ -145,6 +173,7 @@ export async function buildMemoryContext(
         similarity: round(similarity),
         source,
         summarized: false,
+        derived: item.derived,
       });
       used += item.tokens;
       continue;
@@ -160,6 +189,7 @@ export async function buildMemoryContext(
       similarity: round(similarity),
       source,
       summarized: true,
+      derived: item.derived,
     });
     used += summary.tokens;
   }

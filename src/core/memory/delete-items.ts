@@ -4,6 +4,7 @@ import { bumpCacheGenerations } from "../context/cache-generation";
 import { dropStaleCacheEntries } from "../context/semantic-cache";
 import { uncountKeywordChunks } from "../keyword-index/indexing";
 import { ITEM_LINK_TYPES, type SegmentKey, slices } from "../working-set/segments";
+import { derivedCascade } from "./derived-cascade";
 import { followersStatement, refreshMessageContexts } from "./message-context";
 
 const ITEM_TYPES_SQL = ITEM_LINK_TYPES.map((t) => `'${t}'`).join(", ");
@@ -26,10 +27,16 @@ const CHUNK_ID_STRINGS = `(SELECT CAST(id AS TEXT) FROM chunks WHERE tenant_id =
 export async function deleteItems(
   scope: TenantScope,
   services: Services,
-  items: readonly SegmentKey[],
+  requested: readonly SegmentKey[],
   options: { conversationsGoToo?: boolean } = {},
 ): Promise<SegmentKey[]> {
-  if (items.length === 0) return [];
+  if (requested.length === 0) return [];
+  // Nothing derived outlives its sources: memories extracted only from these items go with them.
+  const cascade = await derivedCascade(
+    scope,
+    requested.map((i) => i.id),
+  );
+  const items = [...requested, ...cascade.drop];
   const groups = slices(items.map((i) => i.id));
   const deletedJson = JSON.stringify(items.map((i) => i.id));
   const keepConversations = options.conversationsGoToo !== true;
@@ -89,6 +96,7 @@ export async function deleteItems(
       scope.d1.prepare(`DELETE FROM items WHERE tenant_id = ? AND id IN ${IDS} RETURNING id`).bind(t, json),
     );
   }
+  statements.push(...cascade.statements);
   statements.push(...bumpCacheGenerations(scope, new Set(items.map((i) => i.project))));
   const results = await scope.d1.batch<{ id?: string; summarized?: string }>(statements);
   const deleted = new Set(
@@ -102,7 +110,7 @@ export async function deleteItems(
     await refreshMessageContexts(scope, services, followers);
     if (unsummarized.size > 0) await queueSummaries(scope, services, [...unsummarized]);
   }
-  return items.filter((i) => deleted.has(i.id));
+  return requested.filter((i) => deleted.has(i.id));
 }
 
 /** A conversation whose summaries were removed gets a new one from the messages left (if any are). */

@@ -4,6 +4,7 @@ import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
 import { rewriteChunkContexts } from "../keyword-index/indexing";
 import { ITEM_LINK_TYPES_SQL as ITEM_TYPES_SQL } from "../working-set/segments";
+import { type DerivedView, derivedSql, parseDerived } from "./derived";
 import { type ItemFilter, itemFilterSql } from "./item-filters";
 import { queueEmbedding } from "./items";
 
@@ -33,6 +34,7 @@ export interface ItemRow {
   conversationId: string | null;
   role: string | null;
   createdAt: number;
+  derived: DerivedView | null;
 }
 
 /** A page of items matching the filter, newest first, with the number of all matches. */
@@ -50,7 +52,7 @@ export async function listItems(
     scope.d1
       .prepare(
         `SELECT i.id, i.project, i.kind, i.type, substr(i.content, 1, ${PREVIEW_CHARS}) AS preview, length(i.content) AS chars, i.tags, i.importance, i.tokens,
-           i.tier, i.pinned, i.conversation_id, i.role, i.created_at
+           i.tier, i.pinned, i.conversation_id, i.role, i.created_at, ${derivedSql("i")} AS derived
          FROM items i WHERE i.tenant_id = ?${where.sql} ORDER BY i.created_at DESC, i.id LIMIT ? OFFSET ?`,
       )
       .bind(scope.tenantId, ...where.params, limit, offset),
@@ -70,6 +72,7 @@ export async function listItems(
     conversation_id: string | null;
     role: string | null;
     created_at: number;
+    derived: string | null;
   }[];
   return {
     total: (count!.results[0] as { n: number }).n,
@@ -88,6 +91,7 @@ export async function listItems(
       conversationId: r.conversation_id,
       role: r.role,
       createdAt: r.created_at,
+      derived: parseDerived(r.derived),
     })),
   };
 }
@@ -131,6 +135,7 @@ export interface ItemDetail {
   /** A keyed fact's key, and the item that superseded it (null while it is current). */
   key: string | null;
   supersededBy: string | null;
+  derived: DerivedView | null;
   links: ItemLink[];
 }
 
@@ -147,7 +152,8 @@ export async function getItem(scope: TenantScope, id: string): Promise<ItemDetai
   const [itemRows, linkRows] = await scope.d1.batch<Record<string, unknown>>([
     scope.d1
       .prepare(
-        `SELECT i.*, (SELECT COUNT(*) FROM chunks c WHERE c.tenant_id = i.tenant_id AND c.item_id = i.id) AS chunk_count
+        `SELECT i.*, ${derivedSql("i")} AS derived,
+           (SELECT COUNT(*) FROM chunks c WHERE c.tenant_id = i.tenant_id AND c.item_id = i.id) AS chunk_count
          FROM items i WHERE i.tenant_id = ? AND i.id = ?${visible.sql}`,
       )
       .bind(t, id, ...visible.params),
@@ -209,6 +215,7 @@ export async function getItem(scope: TenantScope, id: string): Promise<ItemDetai
     linkedAt: row.linked_at as number | null,
     key: row.key as string | null,
     supersededBy: row.superseded_by as string | null,
+    derived: parseDerived(row.derived as string | null),
     links,
   };
 }

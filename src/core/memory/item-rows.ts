@@ -67,6 +67,10 @@ function encodeItemRow({ id, item, hash, tokens, createdAt }: ItemRow, turns: Re
     hash,
     createdAt,
     item.key ?? null,
+    item.derived?.kind ?? null,
+    item.derived?.subject ?? null,
+    item.derived?.validFrom ?? null,
+    item.derived ? JSON.stringify(item.derived.sources) : null,
   ]);
 }
 
@@ -74,12 +78,14 @@ function insertStatement(scope: TenantScope, json: string): D1PreparedStatement 
   return scope.d1
     .prepare(
       `INSERT INTO items (id, tenant_id, project, kind, type, conversation_id, position, role, content, tags, importance, metadata, tier, task_id,
-        file_path, line_start, line_end, tokens, content_hash, created_at, touched_at, key)
+        file_path, line_start, line_end, tokens, content_hash, created_at, touched_at, key, memory_kind, subject, valid_from,
+        sources)
        SELECT j.value ->> 0, ?1, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4,
          CASE WHEN j.value ->> 4 IS NULL THEN NULL
               ELSE (SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE tenant_id = ?1 AND conversation_id = j.value ->> 4) + (j.value ->> 5) END,
          j.value ->> 6, j.value ->> 7, j.value ->> 8, j.value ->> 9, j.value ->> 10, j.value ->> 11, j.value ->> 12, j.value ->> 13,
-         j.value ->> 14, j.value ->> 15, j.value ->> 16, j.value ->> 17, j.value ->> 18, j.value ->> 18, j.value ->> 19
+         j.value ->> 14, j.value ->> 15, j.value ->> 16, j.value ->> 17, j.value ->> 18, j.value ->> 18, j.value ->> 19,
+         j.value ->> 20, j.value ->> 21, j.value ->> 22, j.value ->> 23
        FROM json_each(?2) j`,
     )
     .bind(scope.tenantId, json);
@@ -98,6 +104,8 @@ export interface ConversationDelta {
 
 export type ConversationCounters = {
   id: string;
+  project: string;
+  extracted_tokens: number;
   message_count: number;
   tokens: number;
   summarized_count: number;
@@ -115,7 +123,7 @@ export function upsertConversations(scope: TenantScope, deltas: readonly Convers
        SELECT ?1, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5 FROM json_each(?2) j WHERE true
        ON CONFLICT (tenant_id, id) DO UPDATE SET message_count = message_count + excluded.message_count, tokens = tokens + excluded.tokens,
          updated_at = MAX(updated_at, excluded.updated_at)
-       RETURNING id, message_count, tokens, summarized_count, summarized_tokens`,
+       RETURNING id, project, message_count, tokens, summarized_count, summarized_tokens, extracted_tokens`,
     )
     .bind(
       scope.tenantId,

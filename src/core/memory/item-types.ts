@@ -24,6 +24,10 @@ export type ItemType = (typeof ITEM_TYPES)[number];
 export const TIERS = ["active", "stashed", "superseded"] as const;
 export type Tier = (typeof TIERS)[number];
 
+/** What memory extraction derives from conversations (src/core/extraction/): the kind of a derived memory. */
+export const MEMORY_KINDS = ["fact", "preference", "event", "instruction", "task"] as const;
+export type MemoryKind = (typeof MEMORY_KINDS)[number];
+
 /** Seed 003's importance levels on the 0..1 scale items use. */
 export const IMPORTANCE_LEVELS = { LOW: 0.25, MEDIUM: 0.5, HIGH: 0.75, CRITICAL: 1 } as const;
 export type ImportanceLevel = keyof typeof IMPORTANCE_LEVELS;
@@ -61,6 +65,16 @@ export interface NewItem {
   key?: string | null;
   /** A message that joins its conversation's project when the conversation exists (`project` is then the fallback). */
   projectFromConversation?: boolean;
+  /** A memory extraction derived from conversation turns (`sources`: their item ids). */
+  derived?: DerivedFields;
+}
+
+export interface DerivedFields {
+  kind: MemoryKind;
+  subject: string;
+  /** When it became true, epoch ms. */
+  validFrom: number;
+  sources: string[];
 }
 
 export interface WrittenItem {

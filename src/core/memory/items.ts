@@ -6,7 +6,6 @@ import type { Services } from "../../ports";
 import { itemJobs } from "../../shared/item-jobs";
 import { utf8Bytes } from "../../shared/utf8";
 import { bumpCacheGenerations } from "../context/cache-generation";
-import { needsSummary } from "../conversations/conversations";
 import { countKeywordChunks } from "../keyword-index/indexing";
 import {
   checkStorageQuotas,
@@ -19,6 +18,8 @@ import {
 } from "../tenants/quotas";
 import { type ChunkRow, chunkRow, insertChunkRows } from "./chunk-rows";
 import { chunkText, type TextChunk } from "./chunking";
+import { extractSettingsStatement, queueConversationJobs } from "./conversation-jobs";
+import { type DerivedView, derivedSql, parseDerived } from "./derived";
 import {
   type ConversationCounters,
   type ConversationDelta,
@@ -38,10 +39,15 @@ const PREVIOUS_TURN_CHARS = 300;
  * once, deduplicating by content hash within each project (messages excepted), then queues embedding.
  * Keyword search finds the items at once; vector search once the embed job has run.
  */
-export async function writeItems(scope: TenantScope, services: Services, inputs: NewItem[]): Promise<WrittenItem[]> {
+export async function writeItems(
+  scope: TenantScope,
+  services: Services,
+  inputs: NewItem[],
+  options: WriteOptions = {},
+): Promise<WrittenItem[]> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await writeItemsOnce(scope, services, inputs);
+      return await writeItemsOnce(scope, services, inputs, options);
     } catch (error) {
       // A concurrent writer stored the same content between our dedupe read and our batch, which then
       // rolled back whole: a second pass finds that item and answers duplicate_of, as a serial call would.
@@ -51,7 +57,22 @@ export async function writeItems(scope: TenantScope, services: Services, inputs:
   }
 }
 
-async function writeItemsOnce(scope: TenantScope, services: Services, given: NewItem[]): Promise<WrittenItem[]> {
+export interface WriteOptions {
+  /**
+   * Statements to commit in the same D1 batch as the items, given what will be written (ids known, `superseded` not
+   * yet): extraction records its window and decisions with the memories, all or nothing.
+   */
+  alsoInBatch?: (written: readonly WrittenItem[]) => D1PreparedStatement[];
+  /** Leave memory extraction to the caller (memory_ingest queues one job for the whole conversation). */
+  noExtractionJobs?: boolean;
+}
+
+async function writeItemsOnce(
+  scope: TenantScope,
+  services: Services,
+  given: NewItem[],
+  options: WriteOptions,
+): Promise<WrittenItem[]> {
   const checkReach = (item: NewItem) => {
     if (!scopeAllowsProject(scope, item.project)) {
       throw permissionDenied(
@@ -75,11 +96,12 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
   const now = Date.now();
   const hashes = await Promise.all(given.map((item) => sha256Hex(item.content)));
   const limits = tenantLimits(services.config.quotas, scope.quotas);
-  const { existing, previousTurn, conversationProjects, usage } = await readBeforeWrite(
+  const { existing, previousTurn, conversationProjects, usage, extractSettings } = await readBeforeWrite(
     scope,
     given,
     hashes,
     limitsStorage(limits),
+    services.model !== null,
   );
   // A message that joins its conversation's project learns it from the same read, then passes the same check.
   const inputs = given.map((item) => {
@@ -142,7 +164,7 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
       supersedeStatements.set(results.length, statements.length);
       // Each keyed item in its own statement, right after the supersede it follows.
       statements.push(
-        supersedeKey(scope, item.project, item.key, id, now),
+        supersedeKey(scope, item.project, item.key, id, now, item.derived?.validFrom ?? now),
         ...insertItemRows(scope, [{ id, item, hash, tokens, createdAt }]),
       );
     } else {
@@ -176,19 +198,26 @@ async function writeItemsOnce(scope: TenantScope, services: Services, given: New
   // Before anything is written: a call that would take the tenant past a quota writes nothing (duplicates add nothing).
   checkStorageQuotas(limits, usage, { items: newIds.length, bytes: newBytes });
 
-  if (newIds.length > 0) {
+  const also = options.alsoInBatch?.(results) ?? [];
+  if (newIds.length > 0 || also.length > 0) {
     // Keyed items (each superseding before its insert) first, then the rest in one statement per group.
     statements.push(...insertItemRows(scope, itemRows));
     const conversationStatement =
       conversations.size > 0 ? statements.push(upsertConversations(scope, [...conversations.values()])) - 1 : -1;
     statements.push(...insertChunkRows(scope, chunkRows));
-    statements.push(...bumpCacheGenerations(scope, new Set(inputs.map((i) => i.project))));
+    if (newIds.length > 0) statements.push(...bumpCacheGenerations(scope, new Set(inputs.map((i) => i.project))));
     if (keywordChunks > 0) statements.push(countKeywordChunks(scope, keywordChunks, keywordTokens));
+    statements.push(...also);
     try {
       const batch = await scope.d1.batch<ConversationCounters>(statements);
       for (const [result, statement] of supersedeStatements)
         results[result]!.superseded = (batch[statement]!.results as unknown as { id: string }[]).map((r) => r.id);
-      if (conversationStatement >= 0) await queueSummaries(scope, services, batch[conversationStatement]!.results);
+      if (conversationStatement >= 0) {
+        const added = new Map([...conversations.values()].map((c) => [c.id, c.tokens]));
+        await queueConversationJobs(scope, services, batch[conversationStatement]!.results, added, (project) =>
+          options.noExtractionJobs ? false : extractionOn(project, extractSettings, services),
+        );
+      }
     } catch (error) {
       // SQLite names the columns of a plain index, but only the name of one over an expression (items_tenant_hash).
       if (/UNIQUE constraint failed: (items\.|index 'items_tenant_hash')/.test(String(error)))
@@ -242,11 +271,14 @@ async function readBeforeWrite(
   inputs: NewItem[],
   hashes: string[],
   withUsage: boolean,
+  withExtraction: boolean,
 ): Promise<{
   existing: Map<string, string>;
   previousTurn: Map<string, string>;
   conversationProjects: Map<string, string>;
   usage: TenantUsage;
+  /** Projects' own extraction settings (where they have one), for the conversations a write appends to. */
+  extractSettings: Map<string, boolean>;
 }> {
   const projectOf = new Map<string, string>();
   for (const item of inputs) {
@@ -278,12 +310,24 @@ async function readBeforeWrite(
         .bind(scope.tenantId, JSON.stringify(wantedProjects), JSON.stringify(wanted)),
     );
   }
-  // Last, so the other results keep their places; it rides in the same batch (no round trip of its own).
+  // Last, so the other results keep their places; they ride in the same batch (no round trip of their own).
   const usageAt = withUsage ? statements.push(usageStatement(scope.d1, scope.tenantId)) - 1 : -1;
+  const settingsAt =
+    withExtraction && conversations.length > 0
+      ? statements.push(
+          extractSettingsStatement(
+            scope,
+            [...new Set(inputs.filter((i) => i.conversationId).map((i) => i.project))],
+            conversations,
+          ),
+        ) - 1
+      : -1;
   const existing = new Map<string, string>();
   const previousTurn = new Map<string, string>();
   const conversationProjects = new Map<string, string>();
-  if (statements.length === 0) return { existing, previousTurn, conversationProjects, usage: NO_USAGE };
+  const extractSettings = new Map<string, boolean>();
+  if (statements.length === 0)
+    return { existing, previousTurn, conversationProjects, usage: NO_USAGE, extractSettings };
   const results = await scope.d1.batch<Record<string, string | null>>(statements);
   conversations.forEach((conversationId, i) => {
     const row = results[i]!.results[0] as { project: string; content: string | null } | undefined;
@@ -303,7 +347,17 @@ async function readBeforeWrite(
       existing.set(`${row.project}\u0000${row.key ?? ""}\u0000${row.content_hash}`, row.id);
     }
   }
-  return { existing, previousTurn, conversationProjects, usage: usageAt >= 0 ? usageOf(results[usageAt]) : NO_USAGE };
+  if (settingsAt >= 0) {
+    for (const row of results[settingsAt]!.results as unknown as { project: string; extract: number }[])
+      extractSettings.set(row.project, row.extract === 1);
+  }
+  const usage = usageAt >= 0 ? usageOf(results[usageAt]) : NO_USAGE;
+  return { existing, previousTurn, conversationProjects, usage, extractSettings };
+}
+
+/** Whether a project extracts memories: its own setting, else the deployment's default. */
+function extractionOn(project: string, settings: ReadonlyMap<string, boolean>, services: Services): boolean {
+  return settings.get(project) ?? services.config.extraction.byDefault;
 }
 
 function conversationConflict(conversationId: string): AppError {
@@ -316,34 +370,6 @@ function conversationConflict(conversationId: string): AppError {
   );
 }
 
-/** Auto-summarize: a job for each conversation whose new messages or tokens cross seed 003's thresholds. */
-async function queueSummaries(scope: TenantScope, services: Services, counters: ConversationCounters[]): Promise<void> {
-  const jobs = counters
-    .filter((c) =>
-      needsSummary(
-        {
-          messageCount: c.message_count,
-          tokens: c.tokens,
-          summarizedCount: c.summarized_count,
-          summarizedTokens: c.summarized_tokens,
-        },
-        services.config.conversations,
-      ),
-    )
-    .map((c) => ({
-      type: "summarize" as const,
-      tenantId: scope.tenantId,
-      conversationId: c.id,
-      messageCount: c.message_count,
-    }));
-  if (jobs.length === 0) return;
-  try {
-    await services.jobs.send(jobs);
-  } catch (error) {
-    console.error("could not queue summaries; the cron sweep will retry", error);
-  }
-}
-
 /** Retires the project's current item(s) of a key in favour of `successor`, in the batch before the successor's insert. */
 function supersedeKey(
   scope: TenantScope,
@@ -351,12 +377,14 @@ function supersedeKey(
   key: string,
   successor: string,
   at: number,
+  validTo: number,
 ): D1PreparedStatement {
   return scope.d1
     .prepare(
-      "UPDATE items SET tier = 'superseded', superseded_by = ?, touched_at = ? WHERE tenant_id = ? AND project = ? AND key = ? AND tier <> 'superseded' RETURNING id",
+      `UPDATE items SET tier = 'superseded', superseded_by = ?, touched_at = ?, valid_to = COALESCE(valid_to, ?)
+       WHERE tenant_id = ? AND project = ? AND key = ? AND tier <> 'superseded' RETURNING id`,
     )
-    .bind(successor, at, scope.tenantId, project, key);
+    .bind(successor, at, validTo, scope.tenantId, project, key);
 }
 
 /** Full content of items by id (tenant-scoped). */
@@ -393,6 +421,8 @@ export interface StoredItem {
   tier: string;
   conversationId: string | null;
   createdAt: number;
+  /** A derived memory's kind, subject, validity and sources (derived.ts); null for a stored item. */
+  derived: DerivedView | null;
 }
 
 /** What background jobs need of an item: not its content, which may be 100,000 characters. */
@@ -423,10 +453,11 @@ export async function readItems(scope: TenantScope, ids: string[]): Promise<Map<
     tier: string;
     conversation_id: string | null;
     created_at: number;
+    derived: string | null;
   };
   const rows = await itemRowsById<Row>(
     scope,
-    "id, project, kind, type, content, tokens, importance, tier, conversation_id, created_at",
+    `id, project, kind, type, content, tokens, importance, tier, conversation_id, created_at, ${derivedSql("items")} AS derived`,
     ids,
   );
   return new Map(
@@ -443,6 +474,7 @@ export async function readItems(scope: TenantScope, ids: string[]): Promise<Map<
         tier: r.tier,
         conversationId: r.conversation_id,
         createdAt: r.created_at,
+        derived: parseDerived(r.derived),
       },
     ]),
   );

@@ -56,7 +56,15 @@ export async function deleteProjectStep(
     () =>
       deleteRows(
         d1,
-        ["tool_calls", "project_tasks", "cache_generations", "cache_link_marks"],
+        [
+          "tool_calls",
+          "project_tasks",
+          "cache_generations",
+          "cache_link_marks",
+          "memory_events",
+          "extraction_windows",
+          "project_settings",
+        ],
         "tenant_id = ? AND project = ?",
         [tenantId, project],
       ),

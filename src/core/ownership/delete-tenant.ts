@@ -36,6 +36,10 @@ export const TENANT_TABLES = [
   "local_vectors",
   "vector_ids",
   "project_deletions",
+  "memory_sources",
+  "memory_events",
+  "extraction_windows",
+  "project_settings",
   // Last: the triggers have brought it to zeros as the items went.
   "tenant_usage",
 ] as const;

@@ -1,4 +1,5 @@
 import type { TenantScope } from "../../db/scope";
+import { derivedSql } from "../memory/derived";
 import { type ItemFilter, itemFilterSql } from "../memory/item-filters";
 
 /** A chunk as search reads it, over `chunks c JOIN items i`. */
@@ -27,6 +28,8 @@ export type SearchRow = {
   fts_tokens: number | null;
   term_freqs: string | null;
   unindexed_context: string | null;
+  /** A derived memory's kind, subject, validity and sources as JSON text (derived.ts); null for other items. */
+  derived: string | null;
 };
 
 /** The columns of a SearchRow over `chunks c` and `items i`: name, and the expression when not `i.<name>`. */
@@ -52,6 +55,7 @@ const COLUMNS: [keyof SearchRow, string][] = (
     ["fts_tokens", "c.fts_tokens"],
     ["term_freqs", "c.term_freqs"],
     ["unindexed_context", "CASE WHEN c.term_freqs IS NULL THEN c.context END"],
+    ["derived", derivedSql("i")],
     [
       "speaker",
       "CASE WHEN i.conversation_id IS NULL THEN NULL ELSE substr(c.context, 1, instr(c.context || char(10), char(10)) - 1) END",

@@ -10,6 +10,7 @@ import {
 } from "../keyword-index/lists";
 import { keywordQueryTerms } from "../keyword-index/scores";
 import { hasTopPostings, noteKeywordIndex } from "../keyword-index/tops";
+import { type DerivedView, parseDerived } from "../memory/derived";
 import { readExpansion } from "./expansion";
 import { pairShare, queryPairs } from "./proximity";
 import { queryContext } from "./query-context";
@@ -57,6 +58,8 @@ export interface SearchHit {
   similarity: number | null;
   keywordRank: number | null;
   vectorRank: number | null;
+  /** A memory extraction derived: its kind, subject, validity and source turns; null for stored items. */
+  derived: DerivedView | null;
 }
 
 export type SearchMode = "hybrid" | "keyword" | "vector";
@@ -397,6 +400,7 @@ function toHit(c: Candidate): SearchHit {
     similarity: c.similarity === null ? null : round(c.similarity),
     keywordRank: c.keywordRank,
     vectorRank: c.vectorRank,
+    derived: parseDerived(row.derived),
   };
 }
 

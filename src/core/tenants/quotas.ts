@@ -44,6 +44,7 @@ export function tenantLimits(defaults: QuotaDefaults, overrides: QuotaOverrides 
     max_items: pick("max_items", defaults.max_items),
     max_bytes: pick("max_bytes", defaults.max_bytes),
     max_pending_jobs: pick("max_pending_jobs", defaults.max_pending_jobs),
+    extraction_neurons_per_day: pick("extraction_neurons_per_day", defaults.extraction_neurons_per_day),
     calls_per_minute:
       perMinute === null
         ? null
@@ -126,26 +127,46 @@ export interface QuotaReport {
   max_pending_jobs: { limit: number | null; usage: number };
   /** usage: the tenant's tool calls the usage log holds for the last 60 s (it lags about a second). */
   calls_per_minute: { limit: number | null; usage: number };
+  /** usage: neurons the tenant's extraction has spent since 00:00 UTC (src/core/extraction/budget.ts). */
+  extraction_neurons_per_day: { limit: number | null; usage: number };
 }
 
-/** Two statements for a batch the caller makes anyway: the usage row and the calls of the last minute. */
+/**
+ * Three statements for a batch the caller makes anyway: the usage row, the calls of the last minute and the neurons
+ * extraction spent today.
+ */
 export function quotaReportStatements(d1: D1Database, tenantId: string, now = Date.now()): D1PreparedStatement[] {
   return [
     usageStatement(d1, tenantId),
     d1
       .prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?")
       .bind(tenantId, now - 60_000),
+    neuronsSpentStatement(d1, tenantId, now),
   ];
 }
 
-export function quotaReport(limits: TenantLimits, [usage, calls]: D1Result<unknown>[]): QuotaReport {
+/** The neurons a tenant's extraction windows spent since 00:00 UTC of `now`'s day. */
+export function neuronsSpentStatement(d1: D1Database, tenantId: string, now: number): D1PreparedStatement {
+  return d1
+    .prepare("SELECT COALESCE(SUM(neurons), 0) AS n FROM extraction_windows WHERE tenant_id = ? AND created_at >= ?")
+    .bind(tenantId, utcDayStart(now));
+}
+
+/** 00:00 UTC of the day of `now` (epoch ms). */
+export function utcDayStart(now: number): number {
+  return now - (now % 86_400_000);
+}
+
+export function quotaReport(limits: TenantLimits, [usage, calls, neurons]: D1Result<unknown>[]): QuotaReport {
   const used = usageOf(usage);
   const perMinute = (calls?.results[0] as { n: number } | undefined)?.n ?? 0;
+  const spent = (neurons?.results[0] as { n: number } | undefined)?.n ?? 0;
   return {
     max_items: { limit: limits.max_items, usage: used.items },
     max_bytes: { limit: limits.max_bytes, usage: used.bytes },
     max_pending_jobs: { limit: limits.max_pending_jobs, usage: used.pendingJobs },
     calls_per_minute: { limit: limits.calls_per_minute, usage: perMinute },
+    extraction_neurons_per_day: { limit: limits.extraction_neurons_per_day, usage: spent },
   };
 }
 

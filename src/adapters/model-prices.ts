@@ -1,0 +1,26 @@
+/**
+ * Workers AI text models' prices in neurons per million tokens, from the "LLM model pricing" table of
+ * developers.cloudflare.com/workers-ai/platform/pricing (as published 2026-08-28; $0.011 per 1,000 neurons).
+ * Models missing here are models whose price we have not looked up; add them from that page.
+ */
+export const NEURONS_PER_MILLION_TOKENS: Readonly<Record<string, { input: number; output: number }>> = {
+  "@cf/meta/llama-4-scout-17b-16e-instruct": { input: 24_545, output: 77_273 },
+  "@cf/qwen/qwen3-30b-a3b-fp8": { input: 4_625, output: 30_475 },
+  "@cf/openai/gpt-oss-20b": { input: 18_182, output: 27_273 },
+  "@cf/ibm-granite/granite-4.0-h-micro": { input: 1_542, output: 10_158 },
+};
+
+/**
+ * Neurons one call costs, rounded up. An unknown model answers 0: its calls are not counted against any neuron
+ * budget, so a caller that enforces one should check `hasKnownPrice` first and say the cost is unknown.
+ */
+export function neuronsFor(model: string, tokensIn: number, tokensOut: number): number {
+  const price = hasKnownPrice(model) ? NEURONS_PER_MILLION_TOKENS[model] : undefined;
+  if (!price) return 0;
+  return Math.ceil((tokensIn * price.input + tokensOut * price.output) / 1_000_000);
+}
+
+/** Whether `neuronsFor` knows the model's price (otherwise it answers 0). */
+export function hasKnownPrice(model: string): boolean {
+  return Object.hasOwn(NEURONS_PER_MILLION_TOKENS, model);
+}

@@ -1,0 +1,108 @@
+// The extraction contract (docs/extraction.md): what any model is shown and what it must answer, so that Workers AI,
+// an OpenAI-compatible endpoint or the offline stand-in can serve alike.
+
+import { MEMORY_KINDS, type MemoryKind } from "../memory/item-types";
+
+export { MEMORY_KINDS, type MemoryKind };
+
+/** One turn as the prompt shows it: `[<ref>] <timestamp> <speaker>: <text>`. */
+export interface PromptTurn {
+  ref: string;
+  /** Epoch ms. */
+  at: number;
+  speaker: string;
+  text: string;
+}
+
+/** A memory as the model answers it, before validation. */
+export interface AnsweredMemory {
+  type: MemoryKind;
+  subject: string;
+  key: string | null;
+  text: string;
+  when: string | null;
+  sources: string[];
+}
+
+export const SUBJECT_MAX_CHARS = 200;
+export const KEY_MAX_CHARS = 100;
+export const MEMORY_TEXT_MAX_CHARS = 1_000;
+/** Most memories one window may add; more is a model running away, and the rest are dropped and logged. */
+export const MEMORIES_PER_WINDOW = 40;
+
+/**
+ * The answer's JSON Schema. Every property is required and nullable ones say so, as OpenAI's strict mode wants;
+ * Workers AI takes the same schema bare.
+ */
+export const ANSWER_SCHEMA: Record<string, unknown> = {
+  type: "object",
+  properties: {
+    memories: {
+      type: "array",
+      items: {
+        type: "object",
+        properties: {
+          type: { type: "string", enum: [...MEMORY_KINDS] },
+          subject: { type: "string" },
+          key: { type: ["string", "null"] },
+          text: { type: "string" },
+          when: { type: ["string", "null"] },
+          sources: { type: "array", items: { type: "string" } },
+        },
+        required: ["type", "subject", "key", "text", "when", "sources"],
+        additionalProperties: false,
+      },
+    },
+  },
+  required: ["memories"],
+  additionalProperties: false,
+};
+export const ANSWER_SCHEMA_NAME = "extracted_memories";
+
+export const SYSTEM_PROMPT = [
+  "You turn conversation turns into durable memories about the people in them.",
+  'Answer JSON only: {"memories": [...]}, each memory with:',
+  '- type: "fact" (something true about someone), "preference" (a like, dislike or choice), "event" (something that',
+  '  happened or will happen at a time), "instruction" (how someone wants the assistant to behave) or "task" (something',
+  "  someone has to do);",
+  '- subject: whom it is about, by name as the turns give it ("user" when the user is unnamed);',
+  '- key: for a fact or preference that a later value replaces, a short stable name in snake_case ("home_city",',
+  '  "job", "favorite_food"); null otherwise;',
+  "- text: one self-contained sentence in the third person that names the subject and resolves every pronoun;",
+  "- when: for an event, its date as YYYY-MM-DD, with relative times (yesterday, last week, next Friday) resolved",
+  "  against the timestamp of the turn that says them, never against today; null otherwise;",
+  "- sources: the refs (like T3) of the turns it comes from; only refs shown in the prompt.",
+  "Extract from the turns under 'Turns to extract from'; earlier turns are context only.",
+  "Leave out small talk, greetings, questions and anything not worth remembering. No memory twice.",
+  'If nothing is worth remembering, answer {"memories": []}.',
+].join("\n");
+
+/** A turn as one prompt line: its text's newlines folded into spaces. */
+export function promptLine(turn: PromptTurn): string {
+  const text = turn.text.replace(/\s*[\r\n]+\s*/g, " ").trim();
+  const speaker = turn.speaker.replace(/[\r\n:]+/g, " ").trim() || "unknown";
+  return `[${turn.ref}] ${new Date(turn.at).toISOString()} ${speaker}: ${text}`;
+}
+
+/** The user message: the context turns, then the turns to extract from. */
+export function extractionPrompt(context: readonly PromptTurn[], turns: readonly PromptTurn[]): string {
+  const parts: string[] = [];
+  if (context.length > 0) parts.push("Earlier turns (context only):", ...context.map(promptLine), "");
+  parts.push("Turns to extract from:", ...turns.map(promptLine));
+  return parts.join("\n");
+}
+
+/** The prompt's lines parsed back (what the offline stand-in reads); `extract` marks the turns to extract from. */
+export function parsePrompt(prompt: string): { turn: PromptTurn; extract: boolean }[] {
+  const parsed: { turn: PromptTurn; extract: boolean }[] = [];
+  let extract = false;
+  for (const line of prompt.split("\n")) {
+    if (line.startsWith("Turns to extract from:")) extract = true;
+    const match = /^\[([A-Za-z0-9]+)\] (\S+) ([^:]*): (.*)$/.exec(line);
+    if (!match) continue;
+    const at = Date.parse(match[2]!);
+    if (Number.isNaN(at)) continue;
+    parsed.push({ turn: { ref: match[1]!, at, speaker: match[3]!, text: match[4]! }, extract });
+  }
+  return parsed;
+}

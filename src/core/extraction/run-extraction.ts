@@ -1,0 +1,119 @@
+import { remainingQueries } from "../../db/invocation-queries";
+import type { TenantScope } from "../../db/scope";
+import { ModelError } from "../../errors";
+import { PLATFORM_LIMITS } from "../../platform-limits";
+import type { Services } from "../../ports";
+import { neuronsSpentStatement, tenantLimits, utcDayStart } from "../tenants/quotas";
+import { recordEvents } from "./events";
+import { extractWindow, type WindowOutcome } from "./extract-window";
+import { cutWindows, readTurns, windowOf } from "./windows";
+
+export interface ExtractionJob {
+  conversationId: string;
+  /** Extract the last, shorter window too (the conversation has gone quiet, or was ingested whole). */
+  flush: boolean;
+  /** Extract even where the project's setting says no (memory_ingest with extract: true). */
+  force?: boolean;
+}
+
+export type ExtractionRun =
+  /** Nothing to do: no model in this deployment, the project does not extract, or the conversation is gone. */
+  | { state: "off" }
+  /** The daily model budget or the provider's allocation is spent: the job waits until it resets. */
+  | { state: "deferred"; reason: string; delaySeconds: number }
+  | {
+      state: "done";
+      windows: WindowOutcome[];
+      /** Run again (now, or after delaySeconds with flush) for what this run left. */
+      again: { flush: boolean; delaySeconds: number } | null;
+    };
+
+/** D1 queries one window takes at most (its check, the consolidation read, the write's reads and batch). */
+const QUERIES_PER_WINDOW = 8;
+
+/**
+ * Extracts a conversation's turns past its cursor (conversations.extracted_count), window by window, while the
+ * invocation has D1 queries for one more and the tenant's daily model budget holds. A last window that could still
+ * grow waits for a later flush unless `flush` says to take it now.
+ */
+export async function runExtraction(
+  scope: TenantScope,
+  services: Services,
+  job: ExtractionJob,
+): Promise<ExtractionRun> {
+  const model = services.model;
+  if (model === null) return { state: "off" };
+  const config = services.config.extraction;
+  const now = Date.now();
+  const [conversation, setting, spent] = await scope.d1.batch<Record<string, number | string | null>>([
+    scope.d1
+      .prepare("SELECT project, extracted_count FROM conversations WHERE tenant_id = ? AND id = ?")
+      .bind(scope.tenantId, job.conversationId),
+    scope.d1
+      .prepare(
+        `SELECT extract FROM project_settings
+         WHERE tenant_id = ?1 AND project = (SELECT project FROM conversations WHERE tenant_id = ?1 AND id = ?2)`,
+      )
+      .bind(scope.tenantId, job.conversationId),
+    neuronsSpentStatement(scope.d1, scope.tenantId, now),
+  ]);
+  const row = conversation!.results[0] as { project: string; extracted_count: number } | undefined;
+  if (!row) return { state: "off" };
+  const own = setting!.results[0] as { extract: number | null } | undefined;
+  const extracts = own?.extract == null ? config.byDefault : own.extract === 1;
+  if (!extracts && !job.force) return { state: "off" };
+  const place = { project: row.project, conversationId: job.conversationId };
+  const budget = tenantLimits(services.config.quotas, scope.quotas).extraction_neurons_per_day;
+  let neurons = (spent!.results[0] as { n: number }).n;
+  if (budget !== null && neurons >= budget)
+    return defer(scope, place, now, `the tenant's daily model budget of ${budget} neurons is spent`);
+
+  const { context, turns } = await readTurns(scope, job.conversationId, row.extracted_count, config.overlapTurns);
+  const { windows, lastComplete } = cutWindows(turns, config.windowTokens, job.flush);
+  const ready = lastComplete ? windows : windows.slice(0, -1);
+  const outcomes: WindowOutcome[] = [];
+  let before = context;
+  for (const [i, turnsOfWindow] of ready.entries()) {
+    if (i > 0 && remainingQueries() < QUERIES_PER_WINDOW) break;
+    if (budget !== null && neurons >= budget) break;
+    const window = await windowOf(scope.tenantId, job.conversationId, turnsOfWindow, before, config.overlapTurns);
+    const extractedCount = turnsOfWindow[turnsOfWindow.length - 1]!.position + 1;
+    try {
+      outcomes.push(await extractWindow(scope, services, model, { ...place, extractedCount }, window));
+    } catch (error) {
+      if (error instanceof ModelError && error.kind === "quota")
+        return defer(scope, place, now, `the model provider's allocation is spent (${error.message.slice(0, 200)})`);
+      throw error;
+    }
+    neurons += outcomes[outcomes.length - 1]!.neurons;
+    before = [...before, ...turnsOfWindow];
+  }
+  const leftReady = outcomes.length < ready.length;
+  const readAll = turns.length > 0 && windows.flat().length === turns.length && !leftReady;
+  const again = leftReady
+    ? { flush: job.flush, delaySeconds: 0 }
+    : !lastComplete
+      ? { flush: true, delaySeconds: config.idleSeconds }
+      : readAll && turns.length >= 200
+        ? { flush: job.flush, delaySeconds: 0 }
+        : null;
+  return { state: "done", windows: outcomes, again };
+}
+
+/** Records why extraction waits, and until when: 00:00 UTC, when budgets and the free allocation reset. */
+async function defer(
+  scope: TenantScope,
+  place: { project: string; conversationId: string },
+  now: number,
+  reason: string,
+): Promise<ExtractionRun> {
+  const resumes = utcDayStart(now) + 86_400_000;
+  const message = `extraction waits until ${new Date(resumes).toISOString()}: ${reason}; nothing is dropped`;
+  await scope.d1.batch(
+    recordEvents(scope, place, null, now, [
+      { event: "deferred", memoryId: null, key: null, sources: [], error: message },
+    ]),
+  );
+  const delaySeconds = Math.min(PLATFORM_LIMITS.queues.maxDelaySeconds, Math.ceil((resumes - now) / 1000) + 60);
+  return { state: "deferred", reason: message, delaySeconds };
+}

@@ -1,0 +1,71 @@
+import { IN_JSON, type TenantScope } from "../../db/scope";
+import type { JobMessage } from "../../messages";
+import type { Services } from "../../ports";
+import { needsSummary } from "../conversations/conversations";
+import type { ConversationCounters } from "./item-rows";
+
+/**
+ * Whether each project extracts memories, by its own setting (project_settings); a project without one follows the
+ * deployment (EXTRACT_BY_DEFAULT). Read in the write's batch of reads, so it costs no round trip of its own.
+ */
+export function extractSettingsStatement(
+  scope: TenantScope,
+  projects: readonly string[],
+  conversationIds: readonly string[],
+): D1PreparedStatement {
+  return scope.d1
+    .prepare(
+      `SELECT project, extract FROM project_settings WHERE tenant_id = ?1 AND extract IS NOT NULL
+         AND (project ${IN_JSON.replace("?", "?2")} OR project IN (
+           SELECT project FROM conversations WHERE tenant_id = ?1 AND id ${IN_JSON.replace("?", "?3")}))`,
+    )
+    .bind(scope.tenantId, JSON.stringify(projects), JSON.stringify(conversationIds));
+}
+
+/**
+ * The jobs a write to conversations starts: a summary where seed 003's thresholds are crossed, and memory extraction
+ * where the project extracts: at once when the conversation's turns not yet extracted fill another window, and one
+ * minute after the first such turn (flush), so a conversation that stops short of a window is still read.
+ */
+export async function queueConversationJobs(
+  scope: TenantScope,
+  services: Services,
+  counters: readonly ConversationCounters[],
+  addedTokens: ReadonlyMap<string, number>,
+  extractOf: (project: string) => boolean,
+): Promise<void> {
+  const now: JobMessage[] = [];
+  const later: JobMessage[] = [];
+  const extraction = services.config.extraction;
+  for (const c of counters) {
+    const summarize = needsSummary(
+      {
+        messageCount: c.message_count,
+        tokens: c.tokens,
+        summarizedCount: c.summarized_count,
+        summarizedTokens: c.summarized_tokens,
+      },
+      services.config.conversations,
+    );
+    if (summarize)
+      now.push({ type: "summarize", tenantId: scope.tenantId, conversationId: c.id, messageCount: c.message_count });
+    if (services.model === null || !extractOf(c.project)) continue;
+    const pending = c.tokens - c.extracted_tokens;
+    const before = pending - (addedTokens.get(c.id) ?? 0);
+    const job = (flush: boolean): JobMessage => ({
+      type: "extract",
+      tenantId: scope.tenantId,
+      conversationId: c.id,
+      flush,
+    });
+    if (before <= 0) later.push(job(true));
+    if (Math.floor(before / extraction.windowTokens) < Math.floor(pending / extraction.windowTokens))
+      now.push(job(false));
+  }
+  try {
+    if (now.length > 0) await services.jobs.send(now);
+    if (later.length > 0) await services.jobs.send(later, { delaySeconds: extraction.idleSeconds });
+  } catch (error) {
+    console.error("could not queue a conversation's summary or extraction; the cron sweep will retry", error);
+  }
+}

@@ -1,0 +1,33 @@
+import type { MemoryKind } from "./item-types";
+
+/** What a derived memory carries beside its text: its kind, subject, validity in time and source turns. */
+export interface DerivedView {
+  kind: MemoryKind;
+  subject: string;
+  validFrom: number | null;
+  validTo: number | null;
+  /** Item ids of the turns it came from. */
+  sources: string[];
+}
+
+/**
+ * A derived item's fields as one JSON text (NULL for every other item), over the items table aliased `alias`: one
+ * value a row where five would cost a search five (D1's answer grows with its values, NULLs included). `|| ''`
+ * makes it text, so inside another json_array it stays one string.
+ */
+export function derivedSql(alias: string): string {
+  const i = alias;
+  return `CASE WHEN ${i}.memory_kind IS NULL THEN NULL ELSE json_array(${i}.memory_kind, ${i}.subject, ${i}.valid_from, ${i}.valid_to, json(COALESCE(${i}.sources, '[]'))) || '' END`;
+}
+
+export function parseDerived(text: string | null | undefined): DerivedView | null {
+  if (!text) return null;
+  const [kind, subject, validFrom, validTo, sources] = JSON.parse(text) as [
+    MemoryKind,
+    string,
+    number | null,
+    number | null,
+    string[],
+  ];
+  return { kind, subject, validFrom, validTo, sources };
+}

@@ -1,0 +1,88 @@
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+// Extraction's own tables (src/core/extraction/); schema.ts re-exports them. Derived memories themselves are items.
+
+/** Which turns a derived memory came from, by source: deleting a turn finds what was derived from it. */
+export const memorySources = sqliteTable(
+  "memory_sources",
+  {
+    tenantId: text("tenant_id").notNull(),
+    sourceId: text("source_id").notNull(),
+    memoryId: text("memory_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.sourceId, t.memoryId] })],
+);
+
+/**
+ * One window of a conversation as extraction read it; its id hashes the window (tenant, conversation, turns), so a
+ * redelivered or re-run window is found done and adds nothing. Model, tokens, neurons and latency are its cost.
+ */
+export const extractionWindows = sqliteTable(
+  "extraction_windows",
+  {
+    tenantId: text("tenant_id").notNull(),
+    id: text("id").notNull(),
+    project: text("project").notNull(),
+    conversationId: text("conversation_id").notNull(),
+    firstPosition: integer("first_position").notNull(),
+    lastPosition: integer("last_position").notNull(),
+    /** done | failed */
+    status: text("status").notNull(),
+    /** Model calls the window took (a malformed answer is asked again once). */
+    calls: integer("calls").notNull().default(0),
+    model: text("model").notNull(),
+    tokensIn: integer("tokens_in").notNull().default(0),
+    tokensOut: integer("tokens_out").notNull().default(0),
+    neurons: integer("neurons").notNull().default(0),
+    latencyMs: integer("latency_ms").notNull().default(0),
+    /** Turns the window read (for cost per ingested turn). */
+    turns: integer("turns").notNull().default(0),
+    error: text("error"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    index("extraction_windows_tenant_time").on(t.tenantId, t.createdAt),
+  ],
+);
+
+/** Every decision extraction made: added, superseded, duplicate, failed (memory_history reads it). */
+export const memoryEvents = sqliteTable(
+  "memory_events",
+  {
+    tenantId: text("tenant_id").notNull(),
+    id: text("id").notNull(),
+    project: text("project").notNull(),
+    at: integer("at").notNull(),
+    /** added | superseded | duplicate | failed */
+    event: text("event").notNull(),
+    memoryId: text("memory_id"),
+    key: text("key"),
+    conversationId: text("conversation_id"),
+    windowId: text("window_id"),
+    /** JSON array of source item ids. */
+    sources: text("sources").notNull().default("[]"),
+    /** For a superseded memory: the memory that replaced it. */
+    supersededBy: text("superseded_by"),
+    error: text("error"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    index("memory_events_memory").on(t.tenantId, t.memoryId),
+    index("memory_events_conversation").on(t.tenantId, t.conversationId, t.at),
+    index("memory_events_key").on(t.tenantId, t.project, t.key),
+  ],
+);
+
+/** A project's settings: extraction on or off (NULL: the deployment's default), the default profile subject. */
+export const projectSettings = sqliteTable(
+  "project_settings",
+  {
+    tenantId: text("tenant_id").notNull(),
+    project: text("project").notNull(),
+    extract: integer("extract", { mode: "boolean" }),
+    defaultSubject: text("default_subject"),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.project] })],
+);

@@ -1,0 +1,105 @@
+import { z } from "zod";
+import { ingestConversation, MAX_INGEST_MESSAGES } from "../core/extraction/ingest";
+import { readProjectSettings, writeProjectSettings } from "../core/extraction/settings";
+import type { NewItem } from "../core/memory/item-types";
+import { ANNOTATIONS, defineTool, type ToolContext } from "./define-tool";
+import { contentParam, conversationIdParam, parseTimestamp, projectName, timestampParam } from "./params";
+
+// Conversations in bulk, and whether a project learns from them (docs/extraction.md).
+
+const ingestMessage = z
+  .object({
+    role: z.enum(["user", "assistant", "system", "tool"]),
+    content: contentParam,
+    speaker: z.string().trim().min(1).max(200).optional().describe("Who said it (a name); defaults to the role."),
+    timestamp: timestampParam
+      .optional()
+      .describe("When it was said (ISO 8601 or epoch ms); relative times in it are resolved against this."),
+  })
+  .strict();
+
+export const memoryIngest = defineTool({
+  name: "memory_ingest",
+  category: "memory",
+  title: "Ingest a conversation",
+  description:
+    `Store one conversation of up to ${MAX_INGEST_MESSAGES} messages at once, in order, and (where extraction is on) ` +
+    "queue the extraction of durable memories from it: facts, preferences, events, instructions and tasks, each with " +
+    "its subject and the ids of the turns it came from. Answers at once with the stored message ids; the memories " +
+    "follow within seconds (memory_history with conversation_id shows each decision). `extract` overrides the " +
+    "project's setting for this call.",
+  input: z.object({
+    conversation_id: conversationIdParam,
+    project_id: projectName.default("default"),
+    messages: z.array(ingestMessage).min(1).max(MAX_INGEST_MESSAGES),
+    extract: z.boolean().optional().describe("Extract memories from it; default: the project's setting."),
+  }),
+  output: z.object({
+    conversation_id: z.string(),
+    project_id: z.string(),
+    ids: z.array(z.string()).describe("The stored messages' ids, in the order given."),
+    extraction: z.enum(["queued", "off"]),
+  }),
+  annotations: ANNOTATIONS.append,
+  handler: async (input, ctx) => {
+    const messages: NewItem[] = input.messages.map((m, i) => ({
+      project: input.project_id,
+      kind: "message",
+      type: "message",
+      content: m.content,
+      conversationId: input.conversation_id,
+      role: m.role,
+      speaker: m.speaker,
+      createdAt: parseTimestamp(m.timestamp, `messages[${i}].timestamp`),
+    }));
+    const ingested = await ingestConversation(ctx.scope, ctx.services, messages, input.extract);
+    return { conversation_id: input.conversation_id, project_id: input.project_id, ...ingested };
+  },
+});
+
+const settingsOutput = z.object({
+  project_id: z.string(),
+  extract: z.boolean().nullable().describe("The project's own setting; null: the deployment's default."),
+  extracting: z.boolean().describe("Whether logged turns are extracted now (setting, default and model together)."),
+  default_subject: z.string().nullable(),
+  model: z.string().nullable().describe("The extraction model; null: the deployment has none (LLM=off)."),
+});
+
+export const memorySettings = defineTool({
+  name: "memory_settings",
+  category: "memory",
+  title: "Memory settings of a project",
+  description:
+    "Read or change a project's memory settings: whether logged conversation turns are extracted into memories " +
+    "(`extract`; null returns to the deployment's default) and the default subject whose profile " +
+    "memory_context_build puts first. Without changes it only reads them.",
+  input: z.object({
+    project_id: projectName.default("default"),
+    extract: z.boolean().nullable().optional(),
+    default_subject: z.string().trim().min(1).max(200).nullable().optional(),
+  }),
+  output: settingsOutput,
+  annotations: ANNOTATIONS.write,
+  handler: async (input, ctx) => {
+    const changes = { extract: input.extract, defaultSubject: input.default_subject };
+    const changing = changes.extract !== undefined || changes.defaultSubject !== undefined;
+    const settings = changing
+      ? await writeProjectSettings(ctx.scope, input.project_id, changes)
+      : await readProjectSettings(ctx.scope, input.project_id);
+    return settingsView(ctx, settings);
+  },
+});
+
+function settingsView(
+  ctx: ToolContext,
+  settings: { project: string; extract: boolean | null; defaultSubject: string | null },
+): z.output<typeof settingsOutput> {
+  const model = ctx.services.model;
+  return {
+    project_id: settings.project,
+    extract: settings.extract,
+    extracting: model !== null && (settings.extract ?? ctx.services.config.extraction.byDefault),
+    default_subject: settings.defaultSubject,
+    model: model?.name ?? null,
+  };
+}
