@@ -9,6 +9,8 @@ import { type ExtractionRun, runExtraction } from "../src/core/extraction/run-ex
 import type { NewItem } from "../src/core/memory/item-types";
 import { readItems, writeItems } from "../src/core/memory/items";
 import { searchChunks } from "../src/core/search/search";
+import { tenantLimits } from "../src/core/tenants/quotas";
+import { usageReport } from "../src/core/tenants/usage-report";
 import { type TenantScope, tenantScope } from "../src/db/scope";
 import type { JobMessage } from "../src/messages";
 import type { Services } from "../src/ports";
@@ -268,6 +270,11 @@ describe("extraction against a strict fake of Workers AI", () => {
     const second = await run(s);
     expect(second).toMatchObject({ state: "deferred" });
     expect(second.state === "deferred" && second.reason).toMatch(/daily model budget of 50 neurons is spent/);
+    const report = await usageReport(s.scope, "day", tenantLimits(s.services.config.quotas, s.scope.quotas));
+    expect(report.quotas.extraction_neurons_per_day).toEqual({ limit: 50, usage: 85 });
+    expect(report.extraction).toMatchObject({ windows: 1, turns: 2, neurons: 85, modelCalls: 1 });
+    expect(report.extraction.perTurn).toEqual({ modelCalls: 0.5, tokensIn: 1250, tokensOut: 150, neurons: 42.5 });
+    expect(report.extraction.waiting).toMatch(/daily model budget of 50 neurons is spent/);
     expect(s.fake.remaining).toBe(0);
     const cursor = await data
       .prepare("SELECT extracted_count FROM conversations WHERE tenant_id = ? AND id = 'c'")

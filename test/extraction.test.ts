@@ -101,6 +101,11 @@ describe("memory_ingest and extraction through the queue", () => {
     expect(context.memories[0]).toMatchObject({ id: "profile:Caroline", source: "profile", summarized: false });
     expect(context.memories[0].content).toContain("Caroline is a counselor.");
     expect(context.total_tokens).toBeLessThanOrEqual(1800);
+    const usage = (await call(t.apiKey, "get_usage_report", {})).extraction;
+    expect(usage).toMatchObject({ status: "active", model: "local-rules", windows: 1, turns: 4, model_calls: 1 });
+    expect(usage.per_turn.model_calls).toBe(0.25);
+    expect(usage.per_turn.tokens_in).toBe(usage.tokens_in / 4);
+    expect(usage.neurons).toBe(0);
     const derivedInContext = context.memories.filter((m: any) => m.derived);
     for (const m of derivedInContext) expect(m.sources.length).toBeGreaterThan(0);
   });

@@ -125,6 +125,28 @@ export const getUsageReport = defineTool({
         ),
       })
       .describe("Each tenant quota: its limit (null = unlimited) and the tenant's usage"),
+    extraction: z
+      .object({
+        status: z
+          .string()
+          .describe(
+            "off (no model, LLM=off), active, or why it waits (a spent daily budget or allocation) and until when",
+          ),
+        model: z.string().nullable(),
+        windows: z.number().int(),
+        failed_windows: z.number().int(),
+        model_calls: z.number().int(),
+        turns: z.number().int().describe("Conversation turns extraction read in the period"),
+        tokens_in: z.number().int(),
+        tokens_out: z.number().int(),
+        neurons: z.number().int().describe("Workers AI neurons (0 for other providers)"),
+        per_turn: z
+          .object({ model_calls: z.number(), tokens_in: z.number(), tokens_out: z.number(), neurons: z.number() })
+          .nullable()
+          .describe("What one ingested turn cost; null before any turn was read"),
+        mean_latency_ms: z.number().nullable(),
+      })
+      .describe("Memory extraction in the period: what it read and cost (docs/extraction.md)"),
   }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
@@ -163,6 +185,32 @@ export const getUsageReport = defineTool({
         stashed_tokens: p.stashedTokens,
       })),
       quotas: report.quotas,
+      extraction: {
+        status:
+          ctx.services.model === null
+            ? "off"
+            : report.extraction.waiting === null
+              ? "active"
+              : report.extraction.waiting,
+        model: ctx.services.model?.name ?? null,
+        windows: report.extraction.windows,
+        failed_windows: report.extraction.failedWindows,
+        model_calls: report.extraction.modelCalls,
+        turns: report.extraction.turns,
+        tokens_in: report.extraction.tokensIn,
+        tokens_out: report.extraction.tokensOut,
+        neurons: report.extraction.neurons,
+        per_turn:
+          report.extraction.perTurn === null
+            ? null
+            : {
+                model_calls: report.extraction.perTurn.modelCalls,
+                tokens_in: report.extraction.perTurn.tokensIn,
+                tokens_out: report.extraction.perTurn.tokensOut,
+                neurons: report.extraction.perTurn.neurons,
+              },
+        mean_latency_ms: report.extraction.meanLatencyMs,
+      },
     };
   },
 });

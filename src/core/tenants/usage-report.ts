@@ -1,4 +1,5 @@
 import { projectClause, type TenantScope } from "../../db/scope";
+import { type ExtractionUsage, extractionUsage, extractionUsageStatements } from "../extraction/extraction-usage";
 import { type QuotaReport, quotaReport, quotaReportStatements, type TenantLimits } from "./quotas";
 
 /**
@@ -56,6 +57,7 @@ export interface UsageReport {
   totalCalls: number;
   projects: ProjectStorage[];
   quotas: QuotaReport;
+  extraction: ExtractionUsage;
 }
 
 /** p50 and p95 of `value` by nearest rank over `partition` (rank = ceil(p x n), in integers). */
@@ -81,7 +83,7 @@ export async function usageReport(
   const where = `tenant_id = ? AND started_at >= ?${own.sql}`;
   const bucket = `CAST(started_at / ${bucketMs} AS INTEGER)`;
   const args = [scope.tenantId, since, ...own.params];
-  const [perToolBucket, perBucket, perTool, workerTime, storage, ...quotas] = await scope.d1.batch<
+  const [perToolBucket, perBucket, perTool, workerTime, storage, windows, deferral, ...quotas] = await scope.d1.batch<
     Record<string, string | number | null>
   >([
     scope.d1
@@ -96,6 +98,7 @@ export async function usageReport(
          FROM items WHERE tenant_id = ?${own.sql} GROUP BY project ORDER BY tokens DESC, project`,
       )
       .bind(scope.tenantId, ...own.params),
+    ...extractionUsageStatements(scope, since),
     ...quotaReportStatements(scope.d1, scope.tenantId, now),
   ]);
   const buckets = new Map<number, UsageBucket>();
@@ -138,6 +141,7 @@ export async function usageReport(
       stashedTokens: r.stashed as number,
     })),
     quotas: quotaReport(limits, quotas),
+    extraction: extractionUsage([windows!, deferral!], now),
   };
 }
 
