@@ -6,7 +6,7 @@ import type { Services } from "../../ports";
 import { neuronsSpentStatement, tenantLimits, utcDayStart } from "../tenants/quotas";
 import { recordEvents } from "./events";
 import { extractWindow, type WindowOutcome } from "./extract-window";
-import { cutWindows, readTurns, windowOf } from "./windows";
+import { cutWindows, readTurns, TURNS_PER_READ, windowOf } from "./windows";
 
 export interface ExtractionJob {
   conversationId: string;
@@ -88,14 +88,13 @@ export async function runExtraction(
     neurons += outcomes[outcomes.length - 1]!.neurons;
     before = [...before, ...turnsOfWindow];
   }
-  const leftReady = outcomes.length < ready.length;
-  const readAll = turns.length > 0 && windows.flat().length === turns.length && !leftReady;
-  const again = leftReady
-    ? { flush: job.flush, delaySeconds: 0 }
-    : !lastComplete
-      ? { flush: true, delaySeconds: config.idleSeconds }
-      : readAll && turns.length >= 200
-        ? { flush: job.flush, delaySeconds: 0 }
+  // Windows left for lack of queries or budget, or a read that stopped at its limit: again now. A last window
+  // that could still grow: again once the conversation has had a minute to go on.
+  const again =
+    outcomes.length < ready.length || (lastComplete && turns.length >= TURNS_PER_READ)
+      ? { flush: job.flush, delaySeconds: 0 }
+      : !lastComplete
+        ? { flush: true, delaySeconds: config.idleSeconds }
         : null;
   return { state: "done", windows: outcomes, again };
 }

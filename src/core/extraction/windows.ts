@@ -23,7 +23,7 @@ export interface Window {
 }
 
 /** Most turns one read brings: a window never needs more, and the job reads again for the next. */
-const TURNS_PER_READ = 200;
+export const TURNS_PER_READ = 200;
 
 /**
  * The conversation's turns from `fromPosition` on, in order, with the `overlap` turns before it; the speaker is
