@@ -66,7 +66,7 @@ export interface ExtractionConfig {
   windowTokens: number;
   /** Turns before a window shown for context (the model may cite them; they are not the window's to extract). */
   overlapTurns: number;
-  /** Most tokens an answer may take. */
+  /** Most tokens an answer may take: a window's 40 memories of ~40 tokens with their JSON. */
   maxOutputTokens: number;
   /** A conversation's last, shorter window is extracted once no turn has come for this long. */
   idleSeconds: number;

@@ -8,7 +8,7 @@ import type { ValidMemory } from "./answer";
  * all the words either has (Jaccard), say the same thing: the second adds nothing. Lexical on purpose: it is the
  * same offline and in production, costs no model or embedding call, and catches rewordings of one sentence
  * ("Caroline moved to Boston" / "Caroline has moved to Boston") without merging different facts that share a
- * subject; docs/extraction.md gives its measurement.
+ * subject; docs/extraction.md shows where pairs fall around it.
  */
 export const NEAR_DUPLICATE = 0.8;
 

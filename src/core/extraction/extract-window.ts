@@ -62,7 +62,7 @@ export async function extractWindow(
     await advanceCursor(scope, place, window).run();
     return { ...NOTHING, status: "skipped" };
   }
-  const asked = await ask(model, window);
+  const asked = await ask(model, window, services.config.extraction.maxOutputTokens);
   const now = Date.now();
   const parsed = asked.content === null ? null : readAnswer(asked.content, window);
   if (parsed === null) {
@@ -148,7 +148,7 @@ function cost(asked: Asked) {
 }
 
 /** The model's answer, asked a second time with the validation error when the first breaks the contract. */
-async function ask(model: JsonModel, window: Window): Promise<Asked> {
+async function ask(model: JsonModel, window: Window, maxTokens: number): Promise<Asked> {
   const { context, turns } = promptTurns(window);
   const prompt = extractionPrompt(context, turns);
   const asked: Asked = { content: null, error: null, calls: 0, tokensIn: 0, tokensOut: 0, neurons: 0, latencyMs: 0 };
@@ -162,7 +162,7 @@ async function ask(model: JsonModel, window: Window): Promise<Asked> {
         prompt: prompt + retryNote,
         schema: ANSWER_SCHEMA,
         schemaName: ANSWER_SCHEMA_NAME,
-        maxTokens: MAX_ANSWER_TOKENS,
+        maxTokens,
       });
       asked.tokensIn += answer.tokensIn;
       asked.tokensOut += answer.tokensOut;
@@ -174,7 +174,9 @@ async function ask(model: JsonModel, window: Window): Promise<Asked> {
     } catch (error) {
       const broken = error instanceof AnswerError || (error instanceof ModelError && error.kind === "output");
       if (!broken) throw error;
-      asked.error = `answer ${attempt}: ${(error as Error).message}`.slice(0, 1_000);
+      asked.error = [asked.error, `answer ${attempt}: ${(error as Error).message}`.slice(0, 500)]
+        .filter(Boolean)
+        .join("; ");
       retryNote = `\n\nYour previous answer was refused: ${(error as Error).message} Answer again with JSON only, matching the schema.`;
     } finally {
       asked.latencyMs += Date.now() - started;
@@ -182,9 +184,6 @@ async function ask(model: JsonModel, window: Window): Promise<Asked> {
   }
   return asked;
 }
-
-/** Most tokens an answer may take: a window's 40 memories of ~40 tokens with their JSON. */
-const MAX_ANSWER_TOKENS = 2_048;
 
 function keysOf(memories: readonly ValidMemory[]): string[] {
   return memories.flatMap((m) => storageKey(m.subject, m.key) ?? []);

@@ -15,7 +15,7 @@ import {
  * The offline stand-in for memory extraction (LLM=local, the default under `npm run dev` and in tests): English rules
  * over each sentence of the turns to extract from, no model. It is weak by design: it sees only first-person
  * statements of a few fixed shapes and rewrites them word by word, where a model understands the conversation;
- * docs/extraction.md compares its memories with a real model's. Deterministic: the same prompt, the same answer.
+ * docs/extraction.md says what it catches and misses. Deterministic: the same prompt, the same answer.
  */
 export class LocalRulesModel implements JsonModel {
   readonly name = "local-rules";

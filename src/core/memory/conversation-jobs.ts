@@ -66,6 +66,7 @@ export async function queueConversationJobs(
     if (now.length > 0) await services.jobs.send(now);
     if (later.length > 0) await services.jobs.send(later, { delaySeconds: extraction.idleSeconds });
   } catch (error) {
-    console.error("could not queue a conversation's summary or extraction; the cron sweep will retry", error);
+    // The sweep re-sends a lost summary; a lost extraction waits for the conversation's next window or ingest.
+    console.error("could not queue a conversation's summary or extraction", error);
   }
 }
