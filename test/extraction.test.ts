@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { admin, call, callTool, newTenant, type TestTenant, tenantDb } from "./helpers";
+import { admin, call, callTool, newTenant, type TestTenant, tenantDb, waitForEmbeddings } from "./helpers";
 
 // Memory extraction end to end, as a client sees it: memory_ingest and log_chat through the real routes, the
 // real queue consumer running the offline rule-based model (LLM=local, the `extraction` vitest project), and what
@@ -208,6 +208,14 @@ describe("memory_ingest and extraction through the queue", () => {
     const boston = derived.find((m: any) => m.preview.includes("Boston"));
     expect(boston.sources).toEqual([two.ids[1]]);
 
+    await waitForEmbeddings(t.tenantId);
+    const db = await tenantDb(t.tenantId);
+    const vectorsOf = async (itemId: string) =>
+      (await db
+        .prepare("SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ? AND item_id = ?")
+        .bind(t.tenantId, itemId)
+        .first<{ n: number }>())!.n;
+    expect(await vectorsOf(boston.id)).toBe(1);
     const pruned = await call(t.apiKey, "context_gc_prune", {
       project_id: "p",
       segment_ids: [two.ids[0], two.ids[1]],
@@ -218,7 +226,8 @@ describe("memory_ingest and extraction through the queue", () => {
     const left = (await call(t.apiKey, "memory_list", { project: "p", kinds: ["memory"] })).memories;
     expect(left.find((m: any) => m.id === boston.id)).toBeUndefined();
     expect(left.find((m: any) => m.id === counselor.id).sources).toEqual([one.ids[0]]);
-    const db = await tenantDb(t.tenantId);
+    expect(await vectorsOf(boston.id)).toBe(0);
+    expect(await vectorsOf(counselor.id)).toBe(1);
     const rows = await db
       .prepare("SELECT source_id, memory_id FROM memory_sources WHERE tenant_id = ?")
       .bind(t.tenantId)
