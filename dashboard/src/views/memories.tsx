@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { callAll, callTool, type Session } from "../api";
 import { href } from "../router";
 import { ErrorNote, formatDate, formatNumber, ITEM_TYPES, Loading, Section, splitList, Tags, useAsync } from "../ui";
+import { KindBadge } from "./learned";
 
 interface Filters {
   query: string;
@@ -24,6 +25,9 @@ interface Row {
   importance: number | null;
   createdAt: string;
   score: number | null;
+  /** A memory derived from a conversation: its kind (fact, preference, ...) and subject; null: stored as given. */
+  memoryKind: string | null;
+  subject: string | null;
 }
 
 const PAGE = 25;
@@ -64,6 +68,8 @@ async function loadRows(key: string, f: Filters, offset: number): Promise<{ rows
         importance: m.importance,
         createdAt: m.created_at,
         score: null,
+        memoryKind: m.derived ? (m.memory_kind ?? null) : null,
+        subject: m.derived ? (m.subject ?? null) : null,
       })),
     };
   }
@@ -85,6 +91,8 @@ async function loadRows(key: string, f: Filters, offset: number): Promise<{ rows
       importance: null,
       createdAt: r.timestamp,
       score: r.score,
+      memoryKind: r.derived ? (r.memory_kind ?? null) : null,
+      subject: r.derived ? (r.subject ?? null) : null,
     });
   }
   return { rows, total: null };
@@ -199,6 +207,8 @@ export function MemoriesView({ session }: { session: Session }) {
                   {r.text}
                 </a>
                 <div class="meta">
+                  {r.memoryKind && <KindBadge kind={r.memoryKind} />}
+                  {r.subject && <span>about {r.subject}</span>}
                   <span>{r.project}</span>
                   <span>{r.type}</span>
                   {r.tokens !== null && <span>{formatNumber(r.tokens)} tokens</span>}

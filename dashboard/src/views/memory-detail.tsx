@@ -1,9 +1,11 @@
+import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { type ApiError, allows, callTool, type Session } from "../api";
 import { href, navigate } from "../router";
 import { Confirm, ErrorNote, formatDate, formatNumber, Loading, Section, splitList, Tags, useAsync } from "../ui";
+import { type DerivedFields, KindBadge, LearnedSection } from "./learned";
 
-export interface MemoryRecord {
+export interface MemoryRecord extends DerivedFields {
   id: string;
   project: string;
   kind: string;
@@ -19,6 +21,10 @@ export interface MemoryRecord {
   role: string | null;
   file_path: string | null;
   chunk_count: number;
+  /** The fact key it was stored or derived with; null: none. */
+  key: string | null;
+  /** The memory that replaced it under its key; null while it holds. */
+  superseded_by: string | null;
   links: {
     direction: string;
     relationship_type: string;
@@ -38,7 +44,10 @@ export interface MemoryRecord {
   };
 }
 
-/** One memory whole: text, facts, links, history; edit tags and importance, delete (write scope). */
+/**
+ * One memory whole: text, what was learned (a memory derived from a conversation), facts, links, history; edit tags
+ * and importance, delete (write scope).
+ */
 export function MemoryDetail({ session, id }: { session: Session; id: string }) {
   const memory = useAsync(() => callTool<MemoryRecord>(session.key, "memory_get", { id }), [session.key, id]);
   const m = memory.data;
@@ -52,7 +61,10 @@ export function MemoryDetail({ session, id }: { session: Session; id: string }) 
       <ErrorNote error={memory.error} />
       {m && m.id === id && (
         <div class="detail">
-          <MemoryBody memory={m} />
+          <MemoryBody
+            memory={m}
+            learned={m.derived ? <LearnedSection key={m.id} session={session} memory={m} /> : null}
+          />
           {allows(session, "write") && <MemoryEdit session={session} memory={m} onSaved={memory.reload} />}
         </div>
       )}
@@ -60,7 +72,16 @@ export function MemoryDetail({ session, id }: { session: Session; id: string }) 
   );
 }
 
-export function MemoryBody({ memory: m, compact = false }: { memory: MemoryRecord; compact?: boolean }) {
+/** `learned`: shown beside the content (the derived memory's section). */
+export function MemoryBody({
+  memory: m,
+  compact = false,
+  learned,
+}: {
+  memory: MemoryRecord;
+  compact?: boolean;
+  learned?: ComponentChildren;
+}) {
   return (
     <>
       <Section title="Content">
@@ -68,6 +89,7 @@ export function MemoryBody({ memory: m, compact = false }: { memory: MemoryRecor
           {m.content}
         </pre>
       </Section>
+      {learned}
       <Section title="Facts">
         <dl class="facts">
           <dt>Id</dt>
@@ -79,6 +101,12 @@ export function MemoryBody({ memory: m, compact = false }: { memory: MemoryRecor
           <dt>Kind / type</dt>
           <dd>
             {m.kind} / {m.type}
+            {m.memory_kind && (
+              <>
+                {" "}
+                <KindBadge kind={m.memory_kind} />
+              </>
+            )}
           </dd>
           <dt>Tags</dt>
           <dd>
