@@ -5,6 +5,7 @@ import { runCalls } from "./calls.mjs";
 import { runCapacity } from "./capacity.mjs";
 import { runChaos } from "./chaos.mjs";
 import { runContext } from "./context.mjs";
+import { runExtraction } from "./extraction.mjs";
 import { runGc } from "./gc.mjs";
 import { runGraph } from "./graph.mjs";
 import { runGrowth } from "./growth.mjs";
@@ -13,6 +14,7 @@ import { runIngest } from "./ingest.mjs";
 import { runLocomo, runStages } from "./locomo.mjs";
 import { runMsmarco } from "./msmarco.mjs";
 import { runOwnership } from "./ownership.mjs";
+import { runQa } from "./qa.mjs";
 import { runRealText } from "./real-text.mjs";
 import { runScale } from "./scale.mjs";
 import { runTokenizer } from "./tokenizer.mjs";
@@ -35,6 +37,8 @@ const SUITES = {
   ownership: runOwnership,
   "real-text": runRealText,
   chaos: runChaos,
+  extraction: runExtraction,
+  qa: runQa,
 };
 // `heldout` repeats locomo and msmarco (in one run, with the issue's targets), so it runs only when named.
 const chosen =

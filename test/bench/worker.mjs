@@ -26,13 +26,16 @@ export async function startWorker({ fresh = true, vars = {} } = {}) {
   mkdirSync(DIR, { recursive: true });
   // HYBRID_VECTOR_WEIGHT, SEARCH_STAGES, AUTO_SUMMARIZE and EMBEDDING_CHANCE_SIMILARITY from the caller's environment
   // let one compare fusion weights, search stages, ingest with or without auto-summarize, and an embedder's chance level.
-  const passed = ["HYBRID_VECTOR_WEIGHT", "SEARCH_STAGES", "AUTO_SUMMARIZE", "EMBEDDING_CHANCE_SIMILARITY"]
+  // LLM likewise: memory extraction is off unless asked for (LLM=local), so the search and ingest figures stay those of
+  // the stored turns alone; the extraction suites start a worker of their own with it on.
+  const passed = ["HYBRID_VECTOR_WEIGHT", "SEARCH_STAGES", "AUTO_SUMMARIZE", "EMBEDDING_CHANCE_SIMILARITY", "LLM"]
     .flatMap((name) => (process.env[name] !== undefined ? [`${name}=${process.env[name]}\n`] : []))
     .join("");
+  const llm = vars.LLM === undefined && process.env.LLM === undefined ? "LLM=off\n" : "";
   const extra = Object.entries(vars)
     .map(([name, value]) => `${name}=${value}\n`)
     .join("");
-  writeFileSync(VARS, `ADMIN_TOKEN=${ADMIN_TOKEN}\n${await embedderVars()}VECTOR_INDEX=local\n${passed}${extra}`);
+  writeFileSync(VARS, `ADMIN_TOKEN=${ADMIN_TOKEN}\n${await embedderVars()}VECTOR_INDEX=local\n${llm}${passed}${extra}`);
   await migrateAll({ persistTo: STATE, quiet: true });
   const child = spawn(
     process.execPath,
