@@ -11,6 +11,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fireCrons } from "./crons.mjs";
+import { defaultVarArgs, passedVars } from "./dev-vars.mjs";
 import { writeLocalConfig } from "./local-config.mjs";
 import { d1Bindings, migrateAll } from "./migrate.mjs";
 
@@ -47,14 +48,7 @@ const LOCAL = {
  * LLM_MODEL:<name>` points it at an endpoint instead; docs/extraction.md).
  */
 const DEV_DEFAULTS = { LLM: "local" };
-/** The `--var NAME:value` settings among the extra arguments. */
-const passedVars = Object.fromEntries(
-  passed.flatMap((arg, i) => {
-    const value = arg === "--var" ? passed[i + 1] : arg.startsWith("--var=") ? arg.slice(6) : undefined;
-    const at = value?.indexOf(":") ?? -1;
-    return value && at > 0 ? [[value.slice(0, at), value.slice(at + 1)]] : [];
-  }),
-);
+const fromCommandLine = passedVars(passed);
 
 if (!existsSync(".dev.vars")) {
   writeFileSync(
@@ -113,12 +107,9 @@ if (vars.DEV_API_KEY) {
   console.log(`Dashboard: ${origin}/dashboard (sign in with the key above)\n`);
 }
 
-const defaults = Object.entries(DEV_DEFAULTS).filter(([name]) => !(name in fromFile) && !(name in passedVars));
-const localVars = [
-  ...missingLocal.flatMap((name) => ["--var", `${name}:${vars[name]}`]),
-  ...defaults.flatMap(([name, value]) => ["--var", `${name}:${value}`]),
-];
-const effective = { ...vars, ...Object.fromEntries(defaults), ...passedVars };
+const defaults = defaultVarArgs(DEV_DEFAULTS, fromFile, fromCommandLine);
+const localVars = [...missingLocal.flatMap((name) => ["--var", `${name}:${vars[name]}`]), ...defaults];
+const effective = { ...vars, ...passedVars(defaults), ...fromCommandLine };
 const config = (await callsWorkersAiOrVectorize(effective)) ? "wrangler.toml" : writeLocalConfig();
 const dev = spawn(
   process.execPath,

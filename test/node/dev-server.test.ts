@@ -3,6 +3,7 @@ import { type DevServer, startDevServer } from "../fixtures/dev-server";
 import { cliCases } from "./dev-server/cli-cases";
 import { cloudflareAgentCases } from "./dev-server/cloudflare-agent-cases";
 import { crashCases } from "./dev-server/crash-cases";
+import { extractionCases } from "./dev-server/extraction-cases";
 import { frameworkCases } from "./dev-server/framework-cases";
 import { memoryToolCases } from "./dev-server/memory-tool-cases";
 import { smokeCases } from "./dev-server/smoke-cases";
@@ -24,5 +25,6 @@ cliCases(url);
 memoryToolCases(url);
 frameworkCases(url);
 cloudflareAgentCases(url);
+extractionCases(url);
 // Last: it kills the server with SIGKILL and starts it again.
 crashCases(() => server!);
