@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { WorkersAiJsonModel } from "../src/adapters/workers-ai-json-model";
 import type { QuotaOverrides } from "../src/config";
 import { shardDatabase } from "../src/control/shards";
+import { buildMemoryContext } from "../src/core/context/memory-context";
 import { readHistory } from "../src/core/extraction/events";
 import { readProfile } from "../src/core/extraction/profiles";
 import { type ExtractionRun, runExtraction } from "../src/core/extraction/run-extraction";
@@ -162,9 +163,36 @@ describe("extraction against a strict fake of Workers AI", () => {
       ["added", denver!.id, null],
       ["superseded", boston!.id, denver!.id],
     ]);
-    // Search and context default to what holds now.
-    const hits = await searchChunks(s.scope, s.services, "Caroline lives", { projects: ["p"], kinds: ["memory"] }, 10);
+    // Search and context default to what holds now; as_of answers what held then.
+    const memories = { projects: ["p"], kinds: ["memory"], tiers: ["active" as const] };
+    const hits = await searchChunks(s.scope, s.services, "Caroline lives", memories, 10);
     expect(hits.map((h) => h.itemId)).toEqual([denver!.id]);
+    const past = await searchChunks(s.scope, s.services, "Caroline lives", { ...memories, asOf: T0 + 5 * DAY }, 10);
+    expect(past.map((h) => h.itemId)).toEqual([boston!.id]);
+    const before = await searchChunks(s.scope, s.services, "Caroline lives", { ...memories, asOf: T0 - DAY }, 10);
+    expect(before).toEqual([]);
+    const context = (asOf: number | null) =>
+      buildMemoryContext(s.scope, s.services, {
+        query: "where does Caroline live",
+        tokenBudget: 1000,
+        topK: 5,
+        includeRelated: false,
+        maxDepth: 1,
+        autoSummarize: false,
+        minSimilarity: 0,
+        namespace: "p",
+        projects: ["p"],
+        useCache: false,
+        strategy: "relevance",
+        asOf,
+      });
+    const contextThen = (await context(T0 + 5 * DAY)).memories;
+    expect(contextThen[0]).toMatchObject({ source: "profile" });
+    expect(contextThen[0]!.content).toContain("Caroline lives in Boston.");
+    expect(contextThen.filter((m) => m.derived).map((m) => m.id)).toEqual([boston!.id]);
+    const contextNow = (await context(null)).memories;
+    expect(contextNow[0]!.content).toContain("Caroline lives in Denver.");
+    expect(contextNow.filter((m) => m.derived).map((m) => m.id)).toEqual([denver!.id]);
   });
 
   it("an event's day, resolved by the model against the turn, is its valid_from", async () => {

@@ -8,7 +8,7 @@ import { notFound } from "../errors";
 import { strictInput } from "../validation";
 import { ANNOTATIONS, type AnyTool, defineTool } from "./define-tool";
 import { derivedFields, derivedFieldsOf } from "./derived-fields";
-import { iso, projectName, readableProjects } from "./params";
+import { iso, parseTimestamp, projectName, readableProjects, timestampParam } from "./params";
 
 const buildContext = defineTool({
   name: "build_context",
@@ -75,6 +75,9 @@ const memoryContextBuild = defineTool({
     namespace: projectName.optional().describe("Default: every namespace this key may read."),
     use_cache: z.boolean().default(true),
     strategy: z.enum(["relevance", "importance", "recency"]).default("relevance"),
+    as_of: timestampParam
+      .optional()
+      .describe("Build from what held at this time (ISO 8601 or epoch ms); default: what holds now."),
   }),
   output: z.object({
     memories: z.array(
@@ -114,6 +117,7 @@ const memoryContextBuild = defineTool({
       projects: readableProjects(ctx, input.namespace),
       useCache: input.use_cache,
       strategy: input.strategy,
+      asOf: parseTimestamp(input.as_of, "as_of") ?? null,
     });
     return {
       ...context,

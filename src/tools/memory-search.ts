@@ -40,6 +40,11 @@ export const search = defineTool({
     after: timestampParam.optional().describe("Only items created at or after (ISO 8601 or epoch ms)."),
     before: timestampParam.optional().describe("Only items created at or before (ISO 8601 or epoch ms)."),
     include_stashed: z.boolean().default(false),
+    as_of: timestampParam
+      .optional()
+      .describe(
+        "What held at this time (ISO 8601 or epoch ms): facts since replaced included; default: what holds now.",
+      ),
     mode: z
       .enum(["hybrid", "keyword", "vector"])
       .default("hybrid")
@@ -90,6 +95,7 @@ export const search = defineTool({
         createdAfter: parseTimestamp(input.after, "after"),
         createdBefore: parseTimestamp(input.before, "before"),
         tiers: input.include_stashed ? ["active", "stashed"] : ["active"],
+        asOf: parseTimestamp(input.as_of, "as_of"),
       },
       input.limit,
       {

@@ -5,6 +5,7 @@ import { renderProfile, subjectForQuery } from "../extraction/context-profile";
 import { readProfile } from "../extraction/profiles";
 import { traverseLinks } from "../graph/graph";
 import type { DerivedView } from "../memory/derived";
+import type { ItemFilter } from "../memory/item-filters";
 import { readItems, type StoredItem } from "../memory/items";
 import { searchChunks } from "../search/search";
 import { ALL_PROJECTS } from "./cache-generation";
@@ -26,6 +27,8 @@ export interface MemoryContextRequest {
   projects: string[] | undefined;
   useCache: boolean;
   strategy: ContextStrategy;
+  /** What held at this instant (epoch ms); null: what holds now. */
+  asOf: number | null;
 }
 
 export interface ContextMemory {
@@ -48,6 +51,11 @@ export interface MemoryContext {
   truncated: boolean;
   /** Present when semantic search was unavailable: built from keyword matches, the cache left out. */
   degraded?: string;
+}
+
+/** The search filter of a request: its projects, and what held at its `asOf`. */
+function asOfFilter(request: MemoryContextRequest): ItemFilter {
+  return { projects: request.projects, ...(request.asOf === null ? {} : { asOf: request.asOf }) };
 }
 
 /** A profile opens a context with at most this share of its budget, and never more than PROFILE_MAX_TOKENS. */
@@ -110,7 +118,7 @@ export async function buildMemoryContext(
   const budget = Math.floor(request.tokenBudget * (1 - config.tokenBufferRatio));
   // Who the context is about is read beside the search (a deployment that extracts nothing has no profiles).
   const [hits, subject] = await Promise.all([
-    searchChunks(scope, services, request.query, { projects: request.projects }, request.topK * 3, {
+    searchChunks(scope, services, request.query, asOfFilter(request), request.topK * 3, {
       queryVector,
       expandLinks: false,
       onVectorUnavailable: unavailable,
@@ -131,14 +139,17 @@ export async function buildMemoryContext(
     request.includeRelated && direct.size > 0
       ? traverseLinks(scope, "item", direct, { maxDepth, maxResults: config.graphMaxResults })
       : [],
-    subject === null ? null : readProfile(scope, request.projects ?? null, subject, profileBudget).catch(() => null),
+    subject === null
+      ? null
+      : readProfile(scope, request.projects ?? null, subject, profileBudget, request.asOf).catch(() => null),
   ]);
   const relatedIds = related.map((r) => r.id).filter((id) => !directItems.has(id));
   const items =
     relatedIds.length > 0 ? new Map([...directItems, ...(await readItems(scope, relatedIds))]) : directItems;
+  // As of an earlier time, a direct hit search found valid then may since have been superseded.
   const allowed = (item: StoredItem | undefined): item is StoredItem =>
     item !== undefined &&
-    item.tier === "active" &&
+    (item.tier === "active" || (request.asOf !== null && item.tier === "superseded" && direct.has(item.id))) &&
     (request.projects === undefined || request.projects.includes(item.project));
   const candidates = [
     ...[...direct].map(([id, score]) => ({ item: items.get(id), similarity: score, source: "direct" as const })),

@@ -21,6 +21,11 @@ export interface ItemFilter {
   /** Epoch ms, inclusive, on created_at. */
   createdAfter?: number;
   createdBefore?: number;
+  /**
+   * What held at this instant (epoch ms): items that were true then (valid_from, else created_at, at or before it)
+   * and not yet replaced (valid_to after it), superseded ones included; absent: what holds now (by tier).
+   */
+  asOf?: number;
 }
 
 /** The tag prefix that names a task snapshot (context_create_task_snapshot). */
@@ -57,7 +62,17 @@ export function itemFilterSql(
   anyOf("i.kind", filter.kinds);
   anyOf("i.type", filter.types);
   anyOf("i.role", filter.roles);
-  anyOf("i.tier", filter.tiers);
+  // A superseded item held until its valid_to: as of an earlier time it is one of the answers.
+  anyOf(
+    "i.tier",
+    filter.asOf !== undefined && filter.tiers ? [...new Set([...filter.tiers, "superseded"])] : filter.tiers,
+  );
+  if (filter.asOf !== undefined) {
+    clauses.push(
+      "COALESCE(i.valid_from, i.created_at) <= ? AND (i.valid_to IS NULL OR i.valid_to > ?) AND (i.tier <> 'superseded' OR i.valid_to IS NOT NULL)",
+    );
+    params.push(filter.asOf, filter.asOf);
+  }
   equals("i.conversation_id", filter.conversationId);
   equals("i.task_id", filter.taskId);
   if (filter.filePath !== undefined) {
