@@ -1,6 +1,7 @@
 import type { TenantScope } from "../../db/scope";
 import { ModelError } from "../../errors";
 import type { JsonModel, Services } from "../../ports";
+import { setSourcesStatement } from "../memory/derived";
 import type { NewItem } from "../memory/item-types";
 import { writeItems } from "../memory/items";
 import { AnswerError, readAnswer, type ValidMemory } from "./answer";
@@ -253,12 +254,10 @@ function provenance(
   }
   if (grown.size > 0) {
     statements.push(
-      scope.d1
-        .prepare(
-          `UPDATE items SET sources = (SELECT j.value ->> 1 FROM json_each(?2) j WHERE j.value ->> 0 = items.id)
-           WHERE tenant_id = ?1 AND id IN (SELECT j.value ->> 0 FROM json_each(?2) j)`,
-        )
-        .bind(scope.tenantId, JSON.stringify([...grown].map(([id, s]) => [id, JSON.stringify([...s])]))),
+      setSourcesStatement(
+        scope,
+        [...grown].map(([id, sources]) => ({ id, sources })),
+      ),
     );
   }
   return statements;

@@ -1,5 +1,6 @@
 import type { TenantScope } from "../../db/scope";
 import type { SegmentKey } from "../working-set/segments";
+import { setSourcesStatement } from "./derived";
 
 const IDS = "(SELECT value FROM json_each(?))";
 
@@ -64,15 +65,6 @@ export async function derivedCascade(
         .bind(scope.tenantId, JSON.stringify([...new Set(theirSources)]), JSON.stringify(memories)),
     );
   }
-  if (trim.length > 0) {
-    statements.push(
-      scope.d1
-        .prepare(
-          `UPDATE items SET sources = (SELECT j.value ->> 1 FROM json_each(?2) j WHERE j.value ->> 0 = items.id)
-           WHERE tenant_id = ?1 AND id IN (SELECT j.value ->> 0 FROM json_each(?2) j)`,
-        )
-        .bind(scope.tenantId, JSON.stringify(trim.map((t) => [t.id, JSON.stringify(t.sources)]))),
-    );
-  }
+  if (trim.length > 0) statements.push(setSourcesStatement(scope, trim));
   return { drop, trim, statements };
 }

@@ -1,3 +1,4 @@
+import type { TenantScope } from "../../db/scope";
 import type { MemoryKind } from "./item-types";
 
 /** What a derived memory carries beside its text: its kind, subject, validity in time and source turns. */
@@ -18,6 +19,16 @@ export interface DerivedView {
 export function derivedSql(alias: string): string {
   const i = alias;
   return `CASE WHEN ${i}.memory_kind IS NULL THEN NULL ELSE json_array(${i}.memory_kind, ${i}.subject, ${i}.valid_from, ${i}.valid_to, json(COALESCE(${i}.sources, '[]'))) || '' END`;
+}
+
+/** One statement that sets derived memories' sources (each id with its new list). */
+export function setSourcesStatement(scope: TenantScope, lists: readonly { id: string; sources: Iterable<string> }[]) {
+  return scope.d1
+    .prepare(
+      `UPDATE items SET sources = (SELECT j.value ->> 1 FROM json_each(?2) j WHERE j.value ->> 0 = items.id)
+       WHERE tenant_id = ?1 AND id IN (SELECT j.value ->> 0 FROM json_each(?2) j)`,
+    )
+    .bind(scope.tenantId, JSON.stringify(lists.map((l) => [l.id, JSON.stringify([...l.sources])])));
 }
 
 export function parseDerived(text: string | null | undefined): DerivedView | null {
