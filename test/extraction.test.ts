@@ -273,6 +273,35 @@ describe("memory_ingest and extraction through the queue", () => {
     expect(sources!.n).toBe(kept.reduce((n: number, m: any) => n + m.sources.length, 0));
   });
 
+  it("deleting a tenant removes its derived memories, provenance, events, windows and settings", async () => {
+    const t = await newTenant();
+    await call(t.apiKey, "memory_settings", { project_id: "p", default_subject: "Caroline" });
+    await call(t.apiKey, "memory_ingest", { conversation_id: "c", project_id: "p", messages: CONVERSATION });
+    await extracted(t, "c");
+    const db = await tenantDb(t.tenantId);
+    const TABLES = ["items", "memory_sources", "memory_events", "extraction_windows", "project_settings"];
+    const counts = async () =>
+      Object.fromEntries(
+        await Promise.all(
+          TABLES.map(async (table) => {
+            const row = await db
+              .prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ?`)
+              .bind(t.tenantId)
+              .first<{ n: number }>();
+            return [table, row!.n];
+          }),
+        ),
+      );
+    expect(Object.values(await counts()).every((n) => (n as number) > 0)).toBe(true);
+    expect((await admin("DELETE", `/tenants/${t.tenantId}`)).status).toBe(202);
+    await expect
+      .poll(async () => Object.values(await counts()).every((n) => (n as number) === 0), {
+        timeout: 20_000,
+        interval: 100,
+      })
+      .toBe(true);
+  });
+
   it("facts and profiles stay within their tenant and the key's projects", async () => {
     const a = await newTenant();
     const b = await newTenant();
