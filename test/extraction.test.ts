@@ -240,6 +240,30 @@ describe("memory_ingest and extraction through the queue", () => {
     expect(vectors!.n).toBe(0);
   });
 
+  it("a turn said after the last one was deleted is still extracted (the cursor steps back with the deletion)", async () => {
+    const t = await newTenant();
+    const first = await call(t.apiKey, "memory_ingest", { conversation_id: "k", messages: CONVERSATION.slice(0, 2) });
+    await extracted(t, "k");
+    await call(t.apiKey, "context_gc_prune", {
+      project_id: "default",
+      segment_ids: [first.ids[1]],
+      action: "delete",
+      confirm: true,
+    });
+    const db = await tenantDb(t.tenantId);
+    const cursor = () =>
+      db
+        .prepare("SELECT extracted_count, message_count FROM conversations WHERE tenant_id = ? AND id = 'k'")
+        .bind(t.tenantId)
+        .first<{ extracted_count: number; message_count: number }>();
+    expect(await cursor()).toEqual({ extracted_count: 1, message_count: 1 });
+    await call(t.apiKey, "memory_ingest", { conversation_id: "k", messages: [CONVERSATION[2]!] });
+    await extracted(t, "k", 2);
+    expect(await cursor()).toEqual({ extracted_count: 2, message_count: 2 });
+    const profile = await call(t.apiKey, "memory_profile", { subject: "Caroline" });
+    expect(profile.facts.map((f: any) => f.text)).toEqual(["Caroline is a counselor."]);
+  });
+
   it("deleting a project removes its derived memories, their provenance, events and windows", async () => {
     const t = await newTenant();
     await call(t.apiKey, "memory_ingest", { conversation_id: "x", project_id: "gone", messages: CONVERSATION });
