@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { shardDatabase } from "../src/control/shards";
-import { readItemContents, readItems } from "../src/core/memory/items";
+import { readItemContents, readItems } from "../src/core/memory/item-reads";
 import { allRows } from "../src/db/all-rows";
 import { countedD1 } from "../src/db/counted-d1";
 import { tenantScope } from "../src/db/scope";

@@ -9,6 +9,9 @@ import { iso, itemTypeParam, parseTimestamp, tagsParam, timestampParam } from ".
 // Seed 004's `filters` and `context_descriptors` arrive as objects or as their JSON strings. tools/list
 // advertises the typed object (so a model can fill it in), and both forms are checked against it.
 
+/** Segment ids of one call: at most 1,000. */
+export const segmentIdsParam = z.array(z.string().min(1).max(200)).min(1).max(1000);
+
 export const taskIdParam = z.string().min(1).max(200);
 
 const filtersSchema = strictInput(

@@ -7,11 +7,12 @@ import {
   ingestDescriptors,
 } from "../core/context/context-usage";
 import { listProjects } from "../core/memory/projects";
-import { analyzeGarbage, GC_POLICY, planPruning, pruneSegments, setPinned } from "../core/working-set/gc";
+import { analyzeGarbage, GC_POLICY, planPruning, pruneSegments } from "../core/working-set/gc";
 import { readWorkingSet, resolveTask } from "../core/working-set/working-set";
 import { invalidParameter } from "../errors";
 import { ANNOTATIONS, type AnyTool, defineTool, type ToolContext } from "./define-tool";
-import { descriptorsParam, parseDescriptors, taskIdParam } from "./gc-params";
+import { descriptorsParam, parseDescriptors, segmentIdsParam, taskIdParam } from "./gc-params";
+import { contextGcPin, contextGcUnpin } from "./gc-pin";
 import { contextRetrieveStashed, contextSearchStashed, contextStash } from "./gc-stash";
 import { contextCreateTaskSnapshot, contextGetTaskContext, contextSetCurrentTask } from "./gc-tasks";
 import { candidateSchema, candidateView, segmentErrorSchema, segmentSchema, segmentView } from "./gc-views";
@@ -22,9 +23,6 @@ import { iso, projectName } from "./params";
 
 /** Most candidates one context_gc_analyze lists (total_candidates and estimated_tokens_freed count all). */
 const MAX_LISTED_CANDIDATES = 100;
-const MAX_SEGMENT_IDS = 1000;
-
-const segmentIdsParam = z.array(z.string().min(1).max(200)).min(1).max(MAX_SEGMENT_IDS);
 
 /** Descriptors ingested into the project under the call's task (task_id, else task_info, else the current task). */
 async function ingestForCall(
@@ -335,42 +333,6 @@ const contextGcPrune = defineTool({
     };
   },
 });
-
-const pinInput = z.object({ project_id: projectName, segment_ids: segmentIdsParam });
-
-const contextGcPin = defineTool({
-  name: "context_gc_pin",
-  category: "gc",
-  title: "Pin segments",
-  description:
-    "Pin segments to protect them from pruning. Pinned segments are never pruning candidates, and context_gc_prune and context_stash " +
-    "leave them in place. Unknown ids come back in errors (SEGMENT_NOT_FOUND). Pinning twice is harmless.",
-  input: pinInput,
-  output: z.object({ pinned_segments: z.array(z.string()), errors: z.array(segmentErrorSchema) }),
-  annotations: ANNOTATIONS.write,
-  handler: async (input, ctx) => {
-    const outcome = await setPinned(ctx.scope, input.project_id, input.segment_ids, true);
-    return { pinned_segments: outcome.segmentIds, errors: outcome.errors };
-  },
-});
-
-const contextGcUnpin = defineTool({
-  name: "context_gc_unpin",
-  category: "gc",
-  title: "Unpin segments",
-  description:
-    "Unpin segments to allow pruning. They can become pruning candidates again. Unknown ids come back in errors (SEGMENT_NOT_FOUND).",
-  input: pinInput,
-  output: z.object({ unpinned_segments: z.array(z.string()), errors: z.array(segmentErrorSchema) }),
-  annotations: ANNOTATIONS.write,
-  handler: async (input, ctx) => {
-    const outcome = await setPinned(ctx.scope, input.project_id, input.segment_ids, false);
-    return { unpinned_segments: outcome.segmentIds, errors: outcome.errors };
-  },
-});
-
-// ---------------------------------------------------------------------------------------------------
-// Stashing
 
 const contextListProjects = defineTool({
   name: "context_list_projects",

@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { readItemContents } from "../core/memory/item-reads";
 import { ITEM_KINDS, ITEM_TYPES } from "../core/memory/item-types";
-import { readItemContents } from "../core/memory/items";
 import { type SearchHit, searchChunks } from "../core/search/search";
 import { invalidParameter } from "../errors";
 import { ANNOTATIONS, defineTool } from "./define-tool";

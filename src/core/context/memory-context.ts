@@ -6,7 +6,7 @@ import { readProfile } from "../extraction/profiles";
 import { traverseLinks } from "../graph/graph";
 import type { DerivedView } from "../memory/derived";
 import type { ItemFilter } from "../memory/item-filters";
-import { readItems, type StoredItem } from "../memory/items";
+import { readItems, type StoredItem } from "../memory/item-reads";
 import { searchChunks } from "../search/search";
 import { ALL_PROJECTS } from "./cache-generation";
 import { countCacheOutcome, lookupCached, paramsHash, storeCached } from "./semantic-cache";

@@ -4,7 +4,7 @@ import { allInOneTrip } from "../../db/one-trip";
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { markLinkChanges } from "../context/cache-generation";
-import { readItemHeads, type StoredItem } from "../memory/items";
+import { readItemHeads, type StoredItem } from "../memory/item-reads";
 
 /** What linking reads of an item. */
 type LinkableItem = Pick<StoredItem, "id" | "project" | "conversationId">;

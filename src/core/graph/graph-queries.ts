@@ -2,7 +2,7 @@ import { IN_JSON, projectClause, type TenantScope } from "../../db/scope";
 import { notFound } from "../../errors";
 import type { Services } from "../../ports";
 import { embedItems } from "../memory/embedding";
-import { readItems, type StoredItem } from "../memory/items";
+import { readItems, type StoredItem } from "../memory/item-reads";
 import { searchChunks } from "../search/search";
 import { autoLinkItem, type SimilarRecord } from "./auto-link";
 import { type Reached, traverseLinks } from "./graph";

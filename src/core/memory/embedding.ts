@@ -3,7 +3,7 @@ import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { boundedGroups } from "../../shared/bounded-groups";
 import { itemJobs } from "../../shared/item-jobs";
-import { readItemHeads } from "./items";
+import { readItemHeads } from "./item-reads";
 
 /**
  * Items per read (their ids travel as one JSON parameter), and the most item tokens one read holds: a
