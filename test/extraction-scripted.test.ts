@@ -7,12 +7,14 @@ import { buildMemoryContext } from "../src/core/context/memory-context";
 import { readHistory } from "../src/core/extraction/events";
 import { readProfile } from "../src/core/extraction/profiles";
 import { type ExtractionRun, runExtraction } from "../src/core/extraction/run-extraction";
+import { deleteItems } from "../src/core/memory/delete-items";
 import { readItems } from "../src/core/memory/item-reads";
 import type { NewItem } from "../src/core/memory/item-types";
 import { writeItems } from "../src/core/memory/items";
 import { searchChunks } from "../src/core/search/search";
 import { tenantLimits } from "../src/core/tenants/quotas";
 import { usageReport } from "../src/core/tenants/usage-report";
+import { readSegmentKeys } from "../src/core/working-set/segments";
 import { type TenantScope, tenantScope } from "../src/db/scope";
 import type { JobMessage } from "../src/messages";
 import type { Services } from "../src/ports";
@@ -194,6 +196,29 @@ describe("extraction against a strict fake of Workers AI", () => {
     const contextNow = (await context(null)).memories;
     expect(contextNow[0]!.content).toContain("Caroline lives in Denver.");
     expect(contextNow.filter((m) => m.derived).map((m) => m.id)).toEqual([denver!.id]);
+  });
+
+  it("a fact the user stored as given, said again, stays the user's: no sources, and a deleted turn leaves it", async () => {
+    const s = await setup(
+      ["I live in Boston."],
+      [answer(memory("Caroline lives in Boston.", ["T1"], { key: "home_city" }))],
+    );
+    const [stored] = await writeItems(s.scope, { ...s.services, model: null }, [
+      { project: "p", kind: "memory", type: "note", content: "Caroline lives in Boston.", key: "caroline.home_city" },
+    ]);
+    await run(s);
+    expect(await derived(s)).toEqual([]);
+    const [event] = await readHistory(s.scope, { conversationId: "c" });
+    expect(event).toMatchObject({ event: "duplicate", memoryId: stored!.id, supersededBy: null });
+    const rows = await data
+      .prepare("SELECT COUNT(*) AS n FROM memory_sources WHERE tenant_id = ?")
+      .bind(s.scope.tenantId)
+      .first<{ n: number }>();
+    expect(rows!.n).toBe(0);
+    const segments = await readSegmentKeys(s.scope, "p", s.turns);
+    await deleteItems(s.scope, s.services, [...segments.values()]);
+    const left = await readItems(s.scope, [stored!.id]);
+    expect(left.get(stored!.id)).toMatchObject({ tier: "active", derived: null });
   });
 
   it("an event's day, resolved by the model against the turn, is its valid_from", async () => {

@@ -104,10 +104,19 @@ export async function extractWindow(
           const at = toWrite.findIndex((w) => w.decision === i);
           return at >= 0 ? results[at]!.id : null;
         });
+        // The same text under the same key as an item stored as given (memory_store): the write adds nothing, and
+        // the decision is a duplicate of that item, which keeps no sources.
+        const effective = decisions.map((d, i): Decision => {
+          const at = toWrite.findIndex((w) => w.decision === i);
+          const same = at >= 0 ? results[at]!.duplicateOf : null;
+          return same === null ? d : { event: "duplicate", memory: d.memory, of: { id: same } };
+        });
+        const written = results.filter((r) => r.duplicateOf === null).map((r) => r.id);
+        const derivedIds = new Set([...existing.map((e) => e.id), ...written]);
         return [
           recordWindow(scope, place, window, model, asked, "done", notes, now),
-          ...provenance(scope, decisions, ids, existing),
-          ...recordEvents(scope, place, window.id, now, [...decisionEvents(decisions, ids), ...dropped]),
+          ...provenance(scope, effective, ids, existing, derivedIds),
+          ...recordEvents(scope, place, window.id, now, [...decisionEvents(effective, ids), ...dropped]),
           advanceCursor(scope, place, window),
         ];
       },
@@ -227,12 +236,15 @@ function provenance(
   decisions: readonly Decision[],
   ids: readonly (string | null)[],
   existing: readonly { id: string; sources: string[] }[],
+  derivedIds: ReadonlySet<string>,
 ): D1PreparedStatement[] {
   const pairs: [string, string][] = [];
   const grown = new Map<string, Set<string>>();
   decisions.forEach((d, i) => {
     const sources = d.memory.sources.map((s) => s.id);
     const memoryId = d.event === "added" ? ids[i]! : "id" in d.of ? d.of.id : ids[d.of.decision]!;
+    // Only a derived memory has sources: an item stored as given never goes with a turn.
+    if (!derivedIds.has(memoryId)) return;
     for (const source of sources) pairs.push([source, memoryId]);
     if (d.event === "duplicate" && "id" in d.of) {
       const of = d.of.id;

@@ -18,7 +18,8 @@ export async function derivedCascade(
     scope.d1
       .prepare(
         `SELECT id, project, kind, tier, pinned, tokens, sources FROM items
-         WHERE tenant_id = ?1 AND id IN (SELECT memory_id FROM memory_sources WHERE tenant_id = ?1 AND source_id IN ${IDS.replace("?", "?2")})
+         WHERE tenant_id = ?1 AND memory_kind IS NOT NULL
+           AND id IN (SELECT memory_id FROM memory_sources WHERE tenant_id = ?1 AND source_id IN ${IDS.replace("?", "?2")})
            AND id NOT IN ${IDS.replace("?", "?2")}`,
       )
       .bind(scope.tenantId, json),
