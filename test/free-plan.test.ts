@@ -8,7 +8,8 @@ import {
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { checkedEnv } from "../src/checked-env";
-import { PURGE_AFTER_MS, readMove, runMove } from "../src/control/moves";
+import { readMove } from "../src/control/move-records";
+import { PURGE_AFTER_MS, runMove } from "../src/control/moves";
 import { shardDatabase } from "../src/control/shards";
 import { TENANT_TABLES_TO_MOVE } from "../src/control/tenant-tables";
 import { withQueryBudget } from "../src/db/invocation-queries";

@@ -1,7 +1,8 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { PURGE_AFTER_MS, readMove, runMove } from "../src/control/moves";
+import { readMove } from "../src/control/move-records";
+import { PURGE_AFTER_MS, runMove } from "../src/control/moves";
 import { shardDatabase } from "../src/control/shards";
 import { NOT_MOVED, TENANT_TABLES_TO_MOVE } from "../src/control/tenant-tables";
 import worker from "../src/index";

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { openControl } from "../control/control-db";
-import { isActive, readMove } from "../control/moves";
+import { isActive, readMove } from "../control/move-records";
 import { forgetRoutes } from "../control/routing";
 import { isShardName, shardNames } from "../control/shards";
 import { getTenant } from "../control/tenants";

@@ -16,6 +16,7 @@ import {
   tallyAppendOnlyPage,
   tallyHex,
 } from "./move-copy";
+import { isActive, type MoveRow, type MoveState, type MoveView, moveView, readMove } from "./move-records";
 import { forgetRoutes, ROUTE_TTL_MS } from "./routing";
 import { isShardName, type ShardBindings, shardDatabase, shardNames } from "./shards";
 import { TENANT_TABLES_TO_MOVE as TABLES } from "./tenant-tables";
@@ -34,42 +35,10 @@ import { TENANT_TABLES_TO_MOVE as TABLES } from "./tenant-tables";
  * Vectors stay where they are (Vectorize namespaces are per tenant, not per shard; the local index's rows move
  * with the tenant), and so do KV cache entries and their D1 records, which are copied.
  */
-export type MoveState = "copying" | "switching" | "purging" | "done" | "failed";
-
 /** Time after the switch before the source's rows are deleted: every isolate's routing cache has expired by then. */
 export const PURGE_AFTER_MS = ROUTE_TTL_MS + 5_000;
 /** Second passes a move tries before it gives up (a pass that does not verify is repeated: writes may have raced the fence). */
 const MAX_VERIFY_PASSES = 3;
-
-export interface MoveView {
-  state: MoveState;
-  source: string;
-  target: string;
-  copied: number;
-  total: number;
-  started_at: string;
-  switched_at?: string;
-  finished_at?: string;
-  error?: string;
-  /** Per table, once verified: rows and checksum on each side. */
-  verified?: Record<string, { rows: number; source: string; target: string }>;
-}
-
-interface MoveRow {
-  tenant_id: string;
-  source: string;
-  target: string;
-  state: MoveState;
-  progress: string;
-  copied: number;
-  total: number;
-  verified: string | null;
-  error: string | null;
-  step: number;
-  started_at: number;
-  switched_at: number | null;
-  finished_at: number | null;
-}
 
 interface Progress extends PassCursor {
   /** Second passes so far. */
@@ -78,29 +47,6 @@ interface Progress extends PassCursor {
   /** In a second pass, once an append-only table has caught up: how far each side's tally has got (page by page). */
   tallying?: { source: TallyCursor; target: TallyCursor };
 }
-
-const iso = (ms: number | null) => (ms === null ? undefined : new Date(ms).toISOString());
-
-export async function readMove(control: D1Database, tenantId: string): Promise<MoveRow | null> {
-  return control.prepare("SELECT * FROM tenant_moves WHERE tenant_id = ?").bind(tenantId).first<MoveRow>();
-}
-
-export function moveView(row: MoveRow): MoveView {
-  return {
-    state: row.state,
-    source: row.source,
-    target: row.target,
-    copied: row.copied,
-    total: row.total,
-    started_at: iso(row.started_at)!,
-    ...(row.switched_at === null ? {} : { switched_at: iso(row.switched_at) }),
-    ...(row.finished_at === null ? {} : { finished_at: iso(row.finished_at) }),
-    ...(row.error === null ? {} : { error: row.error }),
-    ...(row.verified === null ? {} : { verified: JSON.parse(row.verified) }),
-  };
-}
-
-export const isActive = (state: MoveState) => state === "copying" || state === "switching" || state === "purging";
 
 /**
  * Starts a move: 400 for a shard the deployment does not bind, 404 for no such tenant, 409 for a tenant being
@@ -400,15 +346,4 @@ async function firstWithRows(db: D1Database, tenantId: string) {
   );
   const index = counts.findIndex((r) => r.results[0]!.n === 1);
   return index < 0 ? undefined : [...TABLES].reverse()[index];
-}
-
-/** Moves whose runner seems lost (no progress saved for a while): the cron sweep resumes them. */
-export async function stalledMoves(control: D1Database, before: number): Promise<string[]> {
-  const { results } = await control
-    .prepare(
-      "SELECT tenant_id FROM tenant_moves WHERE state IN ('copying', 'switching', 'purging') AND updated_at < ? LIMIT 100",
-    )
-    .bind(before)
-    .all<{ tenant_id: string }>();
-  return results.map((r) => r.tenant_id);
 }

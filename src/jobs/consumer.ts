@@ -1,6 +1,7 @@
 import { jobQueues, QueueProducer } from "../adapters/queue-producer";
 import { recordFailure } from "../control/job-failures";
-import { isActive, runMove } from "../control/moves";
+import { isActive } from "../control/move-records";
+import { runMove } from "../control/moves";
 import { forgetRoutes, type TenantRoute, tenantRoutes } from "../control/routing";
 import { shardDatabase } from "../control/shards";
 import { autoSummarize } from "../core/conversations/auto-summarize";

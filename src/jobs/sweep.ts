@@ -1,6 +1,6 @@
 import { jobQueues, QueueProducer } from "../adapters/queue-producer";
 import { readConfig } from "../config";
-import { stalledMoves } from "../control/moves";
+import { stalledMoves } from "../control/move-records";
 import { shardDatabase, shardNames } from "../control/shards";
 import { needsSummary } from "../core/conversations/conversations";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/indexing";

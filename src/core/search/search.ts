@@ -10,7 +10,7 @@ import {
 } from "../keyword-index/lists";
 import { keywordQueryTerms } from "../keyword-index/scores";
 import { hasTopPostings, noteKeywordIndex } from "../keyword-index/tops";
-import { type DerivedView, parseDerived } from "../memory/derived";
+import { parseDerived } from "../memory/derived";
 import { readExpansion } from "./expansion";
 import { pairShare, queryPairs } from "./proximity";
 import { queryContext } from "./query-context";
@@ -30,55 +30,11 @@ import {
 } from "./relevance";
 import { rerankTop } from "./rerank";
 import { type SearchFilters, type SearchRow, searchedProjects } from "./search-rows";
+import type { SearchHit, SearchMode, SearchOptions } from "./search-types";
 import { fillMissingSimilarities, noVectorHits, vectorHits } from "./search-vectors";
 import { statedMatch, statedTimes } from "./stated-times";
 
-export type { SearchFilters };
-
-export interface SearchHit {
-  chunkId: number;
-  chunkIndex: number;
-  chunkContent: string;
-  chunkTokens: number;
-  itemId: string;
-  project: string;
-  kind: string;
-  type: string;
-  role: string | null;
-  conversationId: string | null;
-  position: number | null;
-  tags: string[];
-  metadata: Record<string, unknown>;
-  importance: number;
-  tier: string;
-  createdAt: number;
-  /** Absolute relevance in 0..1, comparable across queries (relevance.ts); hits below MIN_RELEVANCE are left out. */
-  score: number;
-  /** Cosine similarity between query and chunk embeddings, when the chunk is embedded. */
-  similarity: number | null;
-  keywordRank: number | null;
-  vectorRank: number | null;
-  /** A memory extraction derived: its kind, subject, validity and source turns; null for stored items. */
-  derived: DerivedView | null;
-}
-
-export type SearchMode = "hybrid" | "keyword" | "vector";
-
-export interface SearchOptions {
-  /** hybrid (default), or one part alone. */
-  mode?: SearchMode;
-  /** The query's embedding when the caller already has it (saves an embedder call). */
-  queryVector?: Float32Array;
-  /** Hits' linked items join the results (default true; memory_context_build follows links itself). */
-  expandLinks?: boolean;
-  /** The instant relative times in the query count from ("yesterday"); default now. */
-  now?: number;
-  /**
-   * Called when the vector part cannot be had (the embedder or the vector index failing): the search then
-   * answers from its keyword part alone instead of failing, and the caller can say so.
-   */
-  onVectorUnavailable?: (reason: string) => void;
-}
+export type { SearchFilters, SearchHit, SearchMode, SearchOptions };
 
 /**
  * Vector-part weight when HYBRID_VECTOR_WEIGHT is unset. A lexical embedder repeats the BM25 signal
