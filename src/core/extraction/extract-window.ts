@@ -32,7 +32,8 @@ export interface WindowPlace {
 }
 
 interface Asked {
-  content: unknown | null;
+  /** The answer read against the contract; null when both answers broke it. */
+  answer: ReturnType<typeof readAnswer> | null;
   error: string | null;
   calls: number;
   tokensIn: number;
@@ -65,7 +66,7 @@ export async function extractWindow(
   }
   const asked = await ask(model, window, services.config.extraction.maxOutputTokens);
   const now = Date.now();
-  const parsed = asked.content === null ? null : readAnswer(asked.content, window);
+  const parsed = asked.answer;
   if (parsed === null) {
     const failed: MemoryEvent = { event: "failed", memoryId: null, key: null, sources: [], error: asked.error };
     await scope.d1.batch([
@@ -161,7 +162,7 @@ function cost(asked: Asked) {
 async function ask(model: JsonModel, window: Window, maxTokens: number): Promise<Asked> {
   const { context, turns } = promptTurns(window);
   const prompt = extractionPrompt(context, turns);
-  const asked: Asked = { content: null, error: null, calls: 0, tokensIn: 0, tokensOut: 0, neurons: 0, latencyMs: 0 };
+  const asked: Asked = { answer: null, error: null, calls: 0, tokensIn: 0, tokensOut: 0, neurons: 0, latencyMs: 0 };
   let retryNote = "";
   for (let attempt = 1; attempt <= 2; attempt++) {
     const started = Date.now();
@@ -177,8 +178,7 @@ async function ask(model: JsonModel, window: Window, maxTokens: number): Promise
       asked.tokensIn += answer.tokensIn;
       asked.tokensOut += answer.tokensOut;
       asked.neurons += answer.neurons;
-      readAnswer(answer.content, window);
-      asked.content = answer.content;
+      asked.answer = readAnswer(answer.content, window);
       asked.error = null;
       return asked;
     } catch (error) {
