@@ -1,3 +1,5 @@
+import type { BillableUnits } from "./billable-units";
+
 // What travels on the queues: job messages and the usage log's tool-call records.
 
 /** Messages on the JOBS queue. Each names its tenant; consumers open a scope for it. */
@@ -28,14 +30,24 @@ export interface ToolCallRecord {
   startedAt: number;
   durationMs: number;
   errorCode: string | null;
-  /** D1 round trips the call waited on (statements run alone, plus batches); a batched group's share. */
-  d1RoundTrips: number;
-  /** Time spent waiting on those round trips (the rest of durationMs is the worker's own work and other I/O). */
-  d1Ms: number;
+  /**
+   * What the call spent (a batched group's share): D1 round trips and the time waited on them (the rest of
+   * durationMs is the worker's own work and other I/O), and its billable units.
+   */
+  units: BillableUnits;
 }
 
-/** The tool calls of one request, on their way to the usage log (the USAGE queue). */
+/** One job (or a merged group's share) as the usage log keeps it: its kind, when it ran, what it spent. */
+export interface JobRunRecord {
+  job: string;
+  startedAt: number;
+  failed: boolean;
+  units: BillableUnits;
+}
+
+/** The tool calls of one request, or the jobs of one batch, on their way to the usage log (the USAGE queue). */
 export interface UsageMessage {
   tenantId: string;
   calls: ToolCallRecord[];
+  jobs?: JobRunRecord[];
 }

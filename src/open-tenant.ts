@@ -4,6 +4,7 @@ import { type TenantRoute, tenantRoutes, tenantVectorIndex } from "./control/rou
 import { shardDatabase } from "./control/shards";
 import type { Tenant } from "./control/tenants";
 import { vectorIndexBinding } from "./control/vector-indexes";
+import { meteredD1 } from "./db/metered-d1";
 import { type TenantScope, tenantScope } from "./db/scope";
 import type { Env } from "./env";
 import type { Services } from "./ports";
@@ -51,9 +52,10 @@ export function openTenant(
   const session =
     access.bookmark !== undefined ? openTenantSession(shard, route.shard, route.tenantId, access.bookmark) : null;
   const d1 = session?.database ?? shard;
+  const services = buildServices(env, d1, { tenantIndex: route.vectorIndex }, waitUntil);
   return {
-    scope: tenantScope(d1, route.tenantId, access.projects ?? null, access.quotas ?? null),
-    services: buildServices(env, d1, { tenantIndex: route.vectorIndex }, waitUntil),
+    scope: tenantScope(meteredD1(d1, services.meter), route.tenantId, access.projects ?? null, access.quotas ?? null),
+    services,
     finish: () => session?.finish() ?? null,
   };
 }

@@ -1,5 +1,6 @@
+import type { UnitMeter } from "./billable-units";
 import type { Config } from "./config";
-import type { JobMessage, ToolCallRecord } from "./messages";
+import type { JobMessage, JobRunRecord, ToolCallRecord } from "./messages";
 import type { TokenCounter } from "./shared/tokens";
 
 /** Text -> unit vectors. Adapters: Workers AI, OpenAI-compatible HTTP, local deterministic. */
@@ -138,7 +139,8 @@ export interface Summarizer {
  * batch of requests in one statement (src/jobs/usage-consumer.ts).
  */
 export interface UsageLog {
-  record(tenantId: string, calls: ToolCallRecord[]): Promise<void>;
+  /** A request's tool calls, or (`jobs`) what a queue batch's jobs of the tenant spent. */
+  record(tenantId: string, calls: ToolCallRecord[], jobs?: JobRunRecord[]): Promise<void>;
 }
 
 /**
@@ -147,6 +149,8 @@ export interface UsageLog {
  */
 export interface Services {
   config: Config;
+  /** What the billed bindings below (and the scope's D1) charge their units to: the current tool call or job. */
+  meter: UnitMeter;
   embedder: Embedder;
   vectors: VectorIndex;
   jobs: JobQueue;

@@ -3,6 +3,7 @@ import { checkEmbeddingSettings, EMBEDDING_MODELS, FEWEST_TEXTS, fittingInputs }
 import { parseFaults, withFault } from "./adapters/faults";
 import { LocalEmbedder } from "./adapters/local-embedder";
 import { LocalVectorIndex } from "./adapters/local-vector-index";
+import { meteredAi, meteredKv, meteredQueue } from "./adapters/metered-bindings";
 import { OpenAiCompatibleEmbedder } from "./adapters/openai-embedder";
 import { OpenAiJsonModel } from "./adapters/openai-json-model";
 import { jobQueues, QueueProducer } from "./adapters/queue-producer";
@@ -12,10 +13,12 @@ import { WorkersAiEmbedder } from "./adapters/workers-ai-embedder";
 import { WorkersAiJsonModel } from "./adapters/workers-ai-json-model";
 import { WorkersAiReranker } from "./adapters/workers-ai-reranker";
 import { WorkersAiSummarizer } from "./adapters/workers-ai-summarizer";
+import { UnitMeter } from "./billable-units";
 import { type Config, readConfig } from "./config";
 import { vectorIndexBinding } from "./control/vector-indexes";
 import { ExtractiveSummarizer } from "./core/conversations/extractive-summarizer";
 import { LocalRulesModel } from "./core/extraction/local-rules";
+import { meteredD1 } from "./db/metered-d1";
 import type { Env } from "./env";
 import type { Embedder, JsonModel, Services, VectorIndex } from "./ports";
 import { truncateToTokens } from "./shared/extractive";
@@ -24,38 +27,42 @@ import { tokenCounter } from "./shared/tokens";
 /**
  * The adapters for work on one data shard (`shard`, chosen by the caller from the control database), over the vector
  * index the caller gives: src/open-tenant.ts picks it from the tenant's route, or a locator for shard-wide work.
+ * Every billed binding charges the units it spends to `meter` (billable-units.ts).
  */
 export function buildServices(
   env: Env,
   shard: D1Database,
   vectors: VectorIndexChoice,
   waitUntil: (promise: Promise<unknown>) => void,
+  meter = new UnitMeter(),
 ): Services {
   const config = readConfig(env);
+  const ai = meteredAi(env.AI, meter);
   const tokens = () => tokenCounter(config.tokenEncoding, assetTokenTables(env.ASSETS));
   // FAULTS (adapters/faults.ts): injected failures, for tests and `npm run dev`; none unless configured.
   const faults = parseFaults(env.FAULTS);
   return {
     config,
-    embedder: withFault(buildEmbedder(env, config), "embedder", faults),
-    vectors: withFault(buildVectorIndex(env, config, shard, vectors), "vectors", faults),
-    jobs: new QueueProducer(jobQueues(env).map((queue) => withFault(queue, "queue", faults))),
+    meter,
+    embedder: withFault(buildEmbedder(ai, env, config), "embedder", faults),
+    vectors: withFault(buildVectorIndex(env, config, shard, vectors, meter), "vectors", faults),
+    jobs: new QueueProducer(jobQueues(env).map((queue) => meteredQueue(withFault(queue, "queue", faults), meter))),
     usage: new QueueUsageLog(usageQueues(env)),
-    ...(config.rerank ? { reranker: new WorkersAiReranker(env.AI, config.rerank.model) } : {}),
-    cache: withFault(env.CACHE, "kv", faults),
+    ...(config.rerank ? { reranker: new WorkersAiReranker(ai, config.rerank.model) } : {}),
+    cache: meteredKv(withFault(env.CACHE, "kv", faults), meter),
     tokens,
     summarizer: async () => {
       const counter = await tokens();
       const extractive = new ExtractiveSummarizer(counter);
       if (config.summarizer === "extractive") return extractive;
       return new WorkersAiSummarizer(
-        env.AI,
+        ai,
         config.summaryModel,
         extractive,
         (text, limit) => truncateToTokens(text, limit, counter)?.content ?? "",
       );
     },
-    model: buildJsonModel(env, config),
+    model: buildJsonModel(ai, env, config),
     // Work after the response (counters, cache writes) may fail like any call; it is logged, never an unhandled rejection.
     waitUntil: (promise) =>
       waitUntil(promise.catch((error) => console.error("background work after the response failed", error))),
@@ -70,26 +77,34 @@ export type VectorIndexChoice =
   | { tenantIndex: string | null }
   | { locate: (tenantId: string) => Promise<Vectorize>; locateMany: (tenantIds: string[]) => Promise<unknown> };
 
-/** Vectorize as the choice says, or the local index in the shard. */
-function buildVectorIndex(env: Env, config: Config, shard: D1Database, choice: VectorIndexChoice): VectorIndex {
-  if (config.vectorIndex === "local") return new LocalVectorIndex(shard, config.embeddingDimensions);
+/** Vectorize as the choice says, or the local index in the shard (its rows counted apart: production has none). */
+function buildVectorIndex(
+  env: Env,
+  config: Config,
+  shard: D1Database,
+  choice: VectorIndexChoice,
+  meter: UnitMeter,
+): VectorIndex {
+  if (config.vectorIndex === "local")
+    return new LocalVectorIndex(meteredD1(shard, meter, "local"), config.embeddingDimensions);
+  const d1 = meteredD1(shard, meter);
   if ("tenantIndex" in choice)
     return new VectorizeVectorIndex(
       async () => vectorIndexBinding(env, choice.tenantIndex),
       config.embeddingDimensions,
-      shard,
+      d1,
     );
-  return new VectorizeVectorIndex(choice.locate, config.embeddingDimensions, shard, choice.locateMany);
+  return new VectorizeVectorIndex(choice.locate, config.embeddingDimensions, d1, choice.locateMany);
 }
 
 /** Memory extraction's model (LLM); null where the deployment extracts nothing. */
-function buildJsonModel(env: Env, config: Config): JsonModel | null {
+function buildJsonModel(ai: Ai, env: Env, config: Config): JsonModel | null {
   const { llm, model, baseUrl } = config.extraction;
   switch (llm) {
     case "off":
       return null;
     case "workers-ai":
-      return new WorkersAiJsonModel(env.AI, model);
+      return new WorkersAiJsonModel(ai, model);
     case "openai":
       return new OpenAiJsonModel(baseUrl!, env.LLM_API_KEY, model);
     case "local":
@@ -97,11 +112,11 @@ function buildJsonModel(env: Env, config: Config): JsonModel | null {
   }
 }
 
-function buildEmbedder(env: Env, config: Config): Embedder {
+function buildEmbedder(ai: Ai, env: Env, config: Config): Embedder {
   switch (config.embedder) {
     case "workers-ai":
       checkEmbeddingSettings(config.embeddingModel, config.embeddingDimensions);
-      return new WorkersAiEmbedder(env.AI, config.embeddingModel, config.embeddingDimensions);
+      return new WorkersAiEmbedder(ai, config.embeddingModel, config.embeddingDimensions);
     case "openai":
       if (!env.OPENAI_BASE_URL) throw new Error("Configuration error: EMBEDDER=openai needs OPENAI_BASE_URL");
       return new OpenAiCompatibleEmbedder(

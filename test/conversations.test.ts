@@ -1,10 +1,11 @@
 import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { UnitMeter } from "../src/billable-units";
 import { readConfig } from "../src/config";
 import { autoSummarize } from "../src/core/conversations/auto-summarize";
 import { needsSummary } from "../src/core/conversations/conversations";
-import { countedScope, tenantScope } from "../src/db/scope";
+import { meteredScope, tenantScope } from "../src/db/scope";
 import type { Env } from "../src/env";
 import worker from "../src/index";
 import type { JobMessage } from "../src/messages";
@@ -159,8 +160,9 @@ describe("contexts (seed 003)", () => {
     await batchAll(t.tenantId, batch);
     await call(t.apiKey, "summarize_context", { contextId: "m0" }); // m0 is covered already
     const job = (conversationId: string, messageCount = 3) => ({ conversationId, messageCount });
-    const trips = { count: 0, ms: 0 };
-    const scope = countedScope(tenantScope(t.db, t.tenantId), trips);
+    const meter = new UnitMeter();
+    const trips = meter.current;
+    const scope = meteredScope(tenantScope(t.db, t.tenantId), meter);
     const services = buildServices(env as unknown as Env, t.db, { tenantIndex: null }, () => {});
     // m1 twice (a re-delivery in the same batch), m0 covered, "gone" never existed.
     const { summarized, left } = await autoSummarize(scope, services, [
@@ -175,7 +177,7 @@ describe("contexts (seed 003)", () => {
     ]);
     expect(summarized).toBe(5);
     expect(left).toEqual([]);
-    expect(trips.count).toBe(3);
+    expect(trips.d1RoundTrips).toBe(3);
     for (const id of ids) expect(await versions(t.tenantId, id), id).toEqual([1]);
     const summary = await call(t.apiKey, "retrieve_context", { contextId: "m3" });
     expect(summary.summary).toMatchObject({ messageCount: 3, version: 1 });
@@ -207,15 +209,16 @@ describe("contexts (seed 003)", () => {
       }));
       await batchAll(t.tenantId, batch);
     }
-    const trips = { count: 0, ms: 0 };
+    const meter = new UnitMeter();
+    const trips = meter.current;
     const services = buildServices(env as unknown as Env, t.db, { tenantIndex: null }, () => {});
     const { summarized } = await autoSummarize(
-      countedScope(tenantScope(t.db, t.tenantId), trips),
+      meteredScope(tenantScope(t.db, t.tenantId), meter),
       services,
       ids.map((conversationId) => ({ conversationId, messageCount: 1 })),
     );
     expect(summarized).toBe(51);
-    expect(trips.count).toBe(5); // the conversations, then messages and writes for 50 and for 1
+    expect(trips.d1RoundTrips).toBe(5); // the conversations, then messages and writes for 50 and for 1
     expect(await versions(t.tenantId, "g50")).toEqual([1]);
   });
 

@@ -341,6 +341,12 @@ describe("get_usage_report", () => {
       d1_ms: null,
       worker_p50_ms: null,
       worker_p95_ms: null,
+      // Rows written straight into the log, as a worker from before billable units wrote them: none counted.
+      ...Object.fromEntries(
+        ["d1_rows_read", "d1_rows_read_p95", "d1_rows_written", "d1_rows_written_p95", "kv_reads", "kv_writes"]
+          .concat(["kv_deletes", "kv_lists", "queue_sends", "ai_neurons", "local_rows_read", "local_rows_written"])
+          .map((k) => [k, null]),
+      ),
     });
     expect(report.tools.find((x: any) => x.tool === "ping")).toMatchObject({ calls: 1, p50_ms: 500 });
     const last = report.buckets[report.buckets.length - 1];

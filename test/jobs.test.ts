@@ -8,8 +8,9 @@ import {
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { OpenAiCompatibleEmbedder } from "../src/adapters/openai-embedder";
+import { UnitMeter } from "../src/billable-units";
 import { shardDatabase, shardNames } from "../src/control/shards";
-import { countedD1 } from "../src/db/counted-d1";
+import { meteredD1 } from "../src/db/metered-d1";
 import worker from "../src/index";
 import { backoffSeconds, MAX_ATTEMPTS } from "../src/jobs/consumer";
 import type { JobMessage } from "../src/messages";
@@ -50,14 +51,14 @@ describe("a batch's embed and link jobs of one tenant run merged", () => {
     sendBatch: async (messages: { body: JobMessage }[]) => void sent.push(...messages.map((m) => m.body)),
   });
   const tripsOf = async (messages: { id: string; attempts: number; body: JobMessage }[]) => {
-    const counter = { count: 0, ms: 0 };
+    const meter = new UnitMeter();
     const sent: JobMessage[] = [];
     // every shard the jobs may work on (the control lookup of the tenant's shard is cached, so it is not the jobs' cost)
     const d1s = Object.fromEntries(
-      shardNames(env).map((shard) => [shard, countedD1(shardDatabase(env, shard), counter)]),
+      shardNames(env).map((shard) => [shard, meteredD1(shardDatabase(env, shard), meter)]),
     );
     const result = await deliver(messages, { ...d1s, JOBS: keptQueue(sent) as unknown as Queue });
-    return { trips: counter.count, acks: result.explicitAcks, sent };
+    return { trips: meter.current.d1RoundTrips, acks: result.explicitAcks, sent };
   };
 
   it("four embed messages and four link messages cost the D1 round trips of one each", async () => {

@@ -10,6 +10,7 @@ import { QueueProducer } from "../src/adapters/queue-producer";
 import { QueueUsageLog } from "../src/adapters/usage-queue";
 import { VectorizeVectorIndex } from "../src/adapters/vectorize-index";
 import { WorkersAiEmbedder } from "../src/adapters/workers-ai-embedder";
+import { noUnits } from "../src/billable-units";
 import { MARKS_PER_STATEMENT, markLinkChanges } from "../src/core/context/cache-generation";
 import { checkedD1 } from "../src/db/checked-d1";
 import { withQueryBudget } from "../src/db/invocation-queries";
@@ -349,8 +350,7 @@ describe("Queues: message size, batch count and bytes", () => {
       startedAt: i,
       durationMs: 3,
       errorCode: null,
-      d1RoundTrips: 1,
-      d1Ms: 1,
+      units: { ...noUnits(), d1RoundTrips: 1, d1Ms: 1 },
     });
     const calls = Array.from({ length: 600 }, (_, i) => call(i));
     await new QueueUsageLog([queue]).record("t", calls);

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { UnitMeter } from "../src/billable-units";
 import { shardDatabase } from "../src/control/shards";
 import { readItemContents, readItems } from "../src/core/memory/item-reads";
-import { allRows } from "../src/db/all-rows";
-import { countedD1 } from "../src/db/counted-d1";
+import { meteredD1 } from "../src/db/metered-d1";
 import { tenantScope } from "../src/db/scope";
 import { call, jsonrpc, newTenant, tenantDb, untilLogged, waitForEmbeddings } from "./helpers";
 
@@ -17,40 +17,58 @@ async function loggedTrips(tenantId: string, tool: string, calls: number): Promi
   return results.map((r) => r.n);
 }
 
-describe("counted D1", () => {
+describe("metered D1", () => {
   it("counts a statement run alone as one trip and a batch of any size as one", async () => {
-    const counter = { count: 0, ms: 0 };
+    const meter = new UnitMeter();
     const shard = shardDatabase(env, "SHARD_0");
-    const d1 = countedD1(shard, counter);
+    const d1 = meteredD1(shard, meter);
     expect(await d1.prepare("SELECT ? AS x").bind(7).first("x")).toBe(7);
     await d1.prepare("SELECT 1").all();
     await d1.prepare("SELECT 1").raw();
-    expect(counter.count).toBe(3);
+    expect(meter.current.d1RoundTrips).toBe(3);
     const results = await d1.batch([
       d1.prepare("SELECT 1 AS a"),
       d1.prepare("SELECT ? AS b").bind(2),
       shard.prepare("SELECT 3 AS c"),
     ]);
     expect(results.map((r) => r.results[0])).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }]);
-    expect(counter.count).toBe(4);
+    expect(meter.current.d1RoundTrips).toBe(4);
   });
-});
 
-describe("allRows", () => {
-  it("gives what all() gives, in one trip, and nothing for no rows", async () => {
-    const counter = { count: 0, ms: 0 };
-    const d1 = countedD1(shardDatabase(env, "SHARD_0"), counter);
-    const sql =
-      "SELECT value AS n, 'x' || value AS label, NULL AS absent, value / 2.0 AS half FROM json_each(?) ORDER BY value";
-    const statement = d1.prepare(sql).bind(JSON.stringify([3, 1, 2]));
-    expect(await allRows(statement)).toEqual((await statement.all()).results);
-    expect(await allRows(statement)).toEqual([
-      { n: 1, label: "x1", absent: null, half: 0.5 },
-      { n: 2, label: "x2", absent: null, half: 1 },
-      { n: 3, label: "x3", absent: null, half: 1.5 },
-    ]);
-    expect(counter.count).toBe(3);
-    expect(await allRows(d1.prepare(sql).bind("[]"))).toEqual([]);
+  it("first() and raw() answer as the binding's own, and every statement's rows come from D1's meta", async () => {
+    const meter = new UnitMeter();
+    const shard = shardDatabase(env, "SHARD_0");
+    const d1 = meteredD1(shard, meter);
+    const sql = "SELECT value AS n, 'x' || value AS label, NULL AS absent FROM json_each(?) ORDER BY value";
+    for (const values of ["[3,1,2]", "[]"]) {
+      const [mine, theirs] = [d1.prepare(sql).bind(values), shard.prepare(sql).bind(values)];
+      expect(await mine.first()).toEqual(await theirs.first());
+      expect(await mine.first("label")).toEqual(await theirs.first("label"));
+      expect(await mine.raw()).toEqual(await theirs.raw());
+      expect(await mine.all()).toMatchObject({ results: (await theirs.all()).results });
+    }
+    expect(await d1.prepare(sql).bind("[3,1,2]").raw({ columnNames: true })).toEqual(
+      await shard.prepare(sql).bind("[3,1,2]").raw({ columnNames: true }),
+    );
+    await expect(d1.prepare(sql).bind("[1]").first("nope")).rejects.toThrow(/D1_COLUMN_NOTFOUND/);
+
+    const table = `metered_${crypto.randomUUID().replaceAll("-", "")}`;
+    await shard.prepare(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, v TEXT)`).run();
+    await shard.prepare(`CREATE INDEX ${table}_v ON ${table} (v)`).run();
+    const before = { ...meter.current };
+    const inserted = await shard.prepare(`INSERT INTO ${table} (v) VALUES ('a'), ('b'), ('c')`).run();
+    await shard.prepare(`DELETE FROM ${table}`).run();
+    const insert = await d1.prepare(`INSERT INTO ${table} (v) VALUES ('a'), ('b'), ('c')`).run();
+    expect(insert.meta.rows_written).toBe(inserted.meta.rows_written);
+    expect(inserted.meta.rows_written).toBe(6); // three rows and their three index entries
+    const [scan] = await d1.batch([d1.prepare(`SELECT * FROM ${table}`)]);
+    expect(meter.current.d1RowsWritten - before.d1RowsWritten).toBe(6);
+    expect(meter.current.d1RowsRead - before.d1RowsRead).toBe(insert.meta.rows_read + scan!.meta.rows_read);
+    expect(scan!.meta.rows_read).toBe(3);
+    const local = new UnitMeter();
+    await meteredD1(shard, local, "local").prepare(`SELECT * FROM ${table}`).first();
+    expect(local.current).toMatchObject({ d1RoundTrips: 0, d1RowsRead: 0, localRowsRead: 3 });
+    await shard.prepare(`DROP TABLE ${table}`).run();
   });
 });
 
@@ -61,14 +79,14 @@ describe("reads by id", () => {
       memories: [{ content: "first" }, { content: "second" }, { content: "third" }],
     });
     const asked = [...Array.from({ length: 1097 }, (_, i) => `mem_missing_${i}`), ...ids];
-    const counter = { count: 0, ms: 0 };
-    const scope = tenantScope(countedD1(t.db, counter), t.tenantId);
+    const meter = new UnitMeter();
+    const scope = tenantScope(meteredD1(t.db, meter), t.tenantId);
     const items = await readItems(scope, asked);
     expect([...items.keys()].sort()).toEqual([...ids].sort());
-    expect(counter.count).toBe(1);
+    expect(meter.current.d1RoundTrips).toBe(1);
     const contents = await readItemContents(scope, asked);
     expect([...contents.values()].sort()).toEqual(["first", "second", "third"]);
-    expect(counter.count).toBe(2);
+    expect(meter.current.d1RoundTrips).toBe(2);
   });
 });
 

@@ -3,11 +3,12 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { QueueUsageLog } from "../src/adapters/usage-queue";
 import { app } from "../src/app";
+import { noUnits, UnitMeter } from "../src/billable-units";
 import { openTenantSession } from "../src/control/bookmarks";
 import { placeNewTenant, shardFill } from "../src/control/placement";
 import { ROUTE_TTL_MS, routeKey, tenantShard } from "../src/control/routing";
 import { shardDatabase, shardNames } from "../src/control/shards";
-import { countedD1 } from "../src/db/counted-d1";
+import { meteredD1 } from "../src/db/metered-d1";
 import type { UsageMessage } from "../src/messages";
 import {
   admin,
@@ -33,8 +34,7 @@ async function tenantsOnTwoShards(): Promise<[TestTenant, TestTenant]> {
 
 /** A request through the app with a CONTROL binding that records every statement it is sent. */
 async function fetchCountingControl(path: string, init: RequestInit, statements: string[]): Promise<Response> {
-  const counter = { count: 0, ms: 0 };
-  const counted = countedD1(env.CONTROL, counter);
+  const counted = meteredD1(env.CONTROL, new UnitMeter());
   const control = { ...counted, prepare: (sql: string) => (statements.push(sql), counted.prepare(sql)) } as D1Database;
   const ctx = createExecutionContext();
   const response = await app.fetch(new Request(`http://localhost${path}`, init), { ...env, CONTROL: control }, ctx);
@@ -365,8 +365,7 @@ describe("usage accounting off the request path", () => {
       startedAt: i,
       durationMs: 1,
       errorCode: null,
-      d1RoundTrips: 0.02,
-      d1Ms: 0.1,
+      units: { ...noUnits(), d1RoundTrips: 0.02, d1Ms: 0.1 },
     });
     await log.record(
       "tn_a",

@@ -1,9 +1,16 @@
 /**
- * Workers AI text models' prices in neurons per million tokens, from the "LLM model pricing" table of
+ * Workers AI models' prices in neurons per million tokens, from the LLM, embeddings and other tables of
  * developers.cloudflare.com/workers-ai/platform/pricing (as published 2026-08-28; $0.011 per 1,000 neurons).
- * Models missing here are models whose price we have not looked up; add them from that page.
+ * Models missing here are models whose price we have not found there (embeddinggemma-300m is not listed); add them
+ * from that page.
  */
 export const NEURONS_PER_MILLION_TOKENS: Readonly<Record<string, { input: number; output: number }>> = {
+  "@cf/qwen/qwen3-embedding-0.6b": { input: 1_075, output: 0 },
+  "@cf/baai/bge-m3": { input: 1_075, output: 0 },
+  "@cf/baai/bge-small-en-v1.5": { input: 1_841, output: 0 },
+  "@cf/baai/bge-base-en-v1.5": { input: 6_058, output: 0 },
+  "@cf/baai/bge-large-en-v1.5": { input: 18_582, output: 0 },
+  "@cf/baai/bge-reranker-base": { input: 283, output: 0 },
   "@cf/meta/llama-4-scout-17b-16e-instruct": { input: 24_545, output: 77_273 },
   "@cf/qwen/qwen3-30b-a3b-fp8": { input: 4_625, output: 30_475 },
   "@cf/openai/gpt-oss-20b": { input: 18_182, output: 27_273 },

@@ -1,4 +1,4 @@
-import type { ToolCallRecord, UsageMessage } from "../messages";
+import type { JobRunRecord, ToolCallRecord, UsageMessage } from "../messages";
 import { PLATFORM_LIMITS } from "../platform-limits";
 import type { UsageLog } from "../ports";
 import { boundedGroups } from "../shared/bounded-groups";
@@ -32,13 +32,18 @@ export class QueueUsageLog implements UsageLog {
     private readonly random: () => number = Math.random,
   ) {}
 
-  async record(tenantId: string, calls: ToolCallRecord[]): Promise<void> {
-    if (calls.length === 0) return;
-    const messages = boundedGroups(
+  async record(tenantId: string, calls: ToolCallRecord[], jobs: JobRunRecord[] = []): Promise<void> {
+    const callMessages = boundedGroups(
       calls,
       { count: Infinity, size: MAX_MESSAGE_BYTES },
       (call) => messageBytes(call) + 1,
-    ).map((group) => ({ tenantId, calls: group }));
+    ).map((group): UsageMessage => ({ tenantId, calls: group }));
+    const jobMessages = boundedGroups(
+      jobs,
+      { count: Infinity, size: MAX_MESSAGE_BYTES },
+      (job) => messageBytes(job) + 1,
+    ).map((group): UsageMessage => ({ tenantId, calls: [], jobs: group }));
+    const messages = [...callMessages, ...jobMessages];
     // Each send whole to one queue (a large request's batches may go to different ones).
     for (let i = 0; i < messages.length; i += MESSAGES_PER_BATCH) {
       const batch = messages.slice(i, i + MESSAGES_PER_BATCH);

@@ -50,6 +50,39 @@ export const toolCalls = sqliteTable(
 );
 
 /**
+ * Billable units by hour, summed per tenant, tool or job kind, and project ('' when none): one row a group, so a
+ * queue batch of the usage log adds one row write a group however many calls it holds. The `*_hist` columns are
+ * JSON objects {value: count} of each call's rows read and written, in bins of ~5 % (usage-hours.ts), for p95.
+ */
+export const usageHours = sqliteTable(
+  "usage_hours",
+  {
+    tenantId: text("tenant_id").notNull(),
+    hour: integer("hour").notNull(),
+    /** 'tool' or 'job'. */
+    source: text("source").notNull(),
+    name: text("name").notNull(),
+    project: text("project").notNull(),
+    calls: integer("calls").notNull(),
+    errors: integer("errors").notNull(),
+    d1RoundTrips: real("d1_round_trips").notNull(),
+    d1RowsRead: real("d1_rows_read").notNull(),
+    d1RowsWritten: real("d1_rows_written").notNull(),
+    localRowsRead: real("local_rows_read").notNull(),
+    localRowsWritten: real("local_rows_written").notNull(),
+    kvReads: real("kv_reads").notNull(),
+    kvWrites: real("kv_writes").notNull(),
+    kvDeletes: real("kv_deletes").notNull(),
+    kvLists: real("kv_lists").notNull(),
+    queueSends: real("queue_sends").notNull(),
+    aiNeurons: real("ai_neurons").notNull(),
+    readHist: text("read_hist").notNull(),
+    writtenHist: text("written_hist").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.hour, t.source, t.name, t.project] })],
+);
+
+/**
  * One table for every stored text: memories, documents/resources, conversation messages, segments.
  * `kind` says which tool family wrote it; `type` is the seed's content type (note, code, message, log...).
  */

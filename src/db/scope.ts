@@ -1,6 +1,7 @@
 import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
+import type { UnitMeter } from "../billable-units";
 import type { QuotaOverrides } from "../config";
-import { countedD1, type RoundTripCounter } from "./counted-d1";
+import { meteredD1 } from "./metered-d1";
 import * as schema from "./schema";
 
 export type Database = DrizzleD1Database<typeof schema>;
@@ -83,7 +84,7 @@ export function scopeAllowsProject(scope: TenantScope, project: string): boolean
   return scope.projects === null || scope.projects.includes(project);
 }
 
-/** The same scope, its D1 round trips counted (the usage log records them per tool call). */
-export function countedScope(scope: TenantScope, counter: RoundTripCounter): TenantScope {
-  return scopeOver(countedD1(scope.d1, counter), scope.tenantId, scope.projects, scope.quotas);
+/** The same scope, its D1 statements charged to the meter (round trips, rows read and written). */
+export function meteredScope(scope: TenantScope, meter: UnitMeter): TenantScope {
+  return scopeOver(meteredD1(scope.d1, meter), scope.tenantId, scope.projects, scope.quotas);
 }

@@ -1,9 +1,10 @@
 import { jobQueues, QueueProducer } from "../adapters/queue-producer";
+import { noUnits, shareOf, type UnitMeter } from "../billable-units";
 import { recordFailure } from "../control/job-failures";
 import { isActive } from "../control/move-records";
 import { runMove } from "../control/moves";
 import { forgetRoutes, type TenantRoute, tenantRoutes } from "../control/routing";
-import { shardDatabase } from "../control/shards";
+import { shardDatabase, shardNames } from "../control/shards";
 import { autoSummarize } from "../core/conversations/auto-summarize";
 import { runExtraction } from "../core/extraction/run-extraction";
 import { autoLinkItems } from "../core/graph/auto-link";
@@ -11,6 +12,7 @@ import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/in
 import { embedItemsInBudget } from "../core/memory/embedding";
 import { runDeletionSteps } from "../core/ownership/run-deletion";
 import { queryBudget, remainingQueries } from "../db/invocation-queries";
+import { meteredD1 } from "../db/metered-d1";
 import type { Env } from "../env";
 import { isQueryBudgetExceeded, isTenantMoving, QueryBudgetExceeded } from "../errors";
 import type { JobMessage } from "../messages";
@@ -18,6 +20,7 @@ import { deleteGrantsOfKeys } from "../oauth/key-grants";
 import { type OpenedTenant, openTenant } from "../open-tenant";
 import type { Services } from "../ports";
 import { itemJobs } from "../shared/item-jobs";
+import { JobUsage } from "./job-usage";
 import { shareEmbeddings, withSharedEmbeddings } from "./shared-embeddings";
 
 /**
@@ -51,7 +54,21 @@ export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, 
   if (batch.queue === DEAD_LETTER_QUEUE) return recordDeadLetters(batch, env);
   const tenants = await tenantsOfBatch(batch.messages, env, ctx);
   const groups = mergeableGroups(batch.messages);
-  await shareBatchEmbeddings(groups, tenants);
+  const usage = new JobUsage();
+  try {
+    await shareBatchEmbeddings(groups, tenants, usage);
+    await runGroups(groups, env, tenants, usage);
+  } finally {
+    ctx.waitUntil(usage.send());
+  }
+}
+
+async function runGroups(
+  groups: Message<JobMessage>[][],
+  env: Env,
+  tenants: BatchTenants,
+  usage: JobUsage,
+): Promise<void> {
   for (const [index, group] of groups.entries()) {
     // D1's queries per invocation: a group is not started with fewer than JOB_QUERIES left (the first always
     // runs); the rest of the batch goes back to the queue as new messages, for an invocation of its own.
@@ -65,11 +82,8 @@ export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, 
     }
     if (group.length > 1) {
       try {
-        await runMerged(
-          group.map((message) => message.body as MergeableJob),
-          env,
-          tenant!,
-        );
+        const jobs = group.map((message) => message.body as MergeableJob);
+        await usage.run(tenant!, jobs, () => runMerged(jobs, env, tenant!));
         for (const message of group) message.ack();
         continue;
       } catch (error) {
@@ -90,7 +104,9 @@ export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, 
     }
     for (const message of group) {
       try {
-        await runJob(message.body, env, tenant);
+        await (tenant
+          ? usage.run(tenant, [message.body], () => runJob(message.body, env, tenant))
+          : runJob(message.body, env, null));
         message.ack();
       } catch (error) {
         console.error(`job ${message.body.type} failed (attempt ${message.attempts})`, error);
@@ -146,17 +162,26 @@ interface BatchTenants {
  * The batch's embed groups of several tenants embedded in shared calls (shared-embeddings.ts), before any group runs;
  * if that fails, each group embeds its own as before.
  */
-async function shareBatchEmbeddings(groups: Message<JobMessage>[][], tenants: BatchTenants): Promise<void> {
+async function shareBatchEmbeddings(
+  groups: Message<JobMessage>[][],
+  tenants: BatchTenants,
+  usage: JobUsage,
+): Promise<void> {
   const embeds = groups.flatMap((group) => {
     const job = group[0]!.body;
     const tenant = job.type === "embed" ? tenants.of(job.tenantId) : null;
     if (job.type !== "embed" || tenant === null) return [];
     const itemIds = [...new Set(group.flatMap((m) => (m.body.type === "embed" ? m.body.itemIds : [])))];
-    return [{ scope: tenant.scope, itemIds, embedder: tenant.services.embedder }];
+    return [{ scope: tenant.scope, itemIds, embedder: tenant.services.embedder, meter: tenant.services.meter }];
   });
   if (embeds.length < 2) return;
+  // The shared calls are charged to each tenant's embed job by its share of the items.
+  const units = noUnits();
   try {
-    tenants.useEmbeddings(await shareEmbeddings(embeds, embeds[0]!.embedder));
+    const shared = await embeds[0]!.meter.charging(units, () => shareEmbeddings(embeds, embeds[0]!.embedder));
+    const items = embeds.reduce((sum, e) => sum + e.itemIds.length, 0);
+    for (const embed of embeds) usage.carry(embed.scope.tenantId, shareOf(units, items / embed.itemIds.length));
+    tenants.useEmbeddings(shared);
   } catch (error) {
     console.error(`shared embedding of ${embeds.length} tenants' embed jobs failed; each embeds its own`, error);
   }
@@ -217,7 +242,11 @@ async function runJob(job: JobMessage, env: Env, tenant: OpenedTenant | null): P
     return;
   }
   if (job.type === "move") {
-    const run = await runMove(env, job.tenantId, MOVE_PAGES_PER_JOB);
+    const run = await runMove(
+      tenant ? meteredDatabases(env, tenant.services.meter) : env,
+      job.tenantId,
+      MOVE_PAGES_PER_JOB,
+    );
     if (isActive(run.state))
       await new QueueProducer(jobQueues(env)).send([job], { delaySeconds: Math.ceil(run.waitMs / 1000) });
     return;
@@ -264,6 +293,12 @@ async function runJob(job: JobMessage, env: Env, tenant: OpenedTenant | null): P
       return;
     }
   }
+}
+
+/** The env with its D1 databases (control and shards) charging the meter: a move's units are its tenant's. */
+function meteredDatabases(env: Env, meter: UnitMeter): Env {
+  const shards = shardNames(env).map((name) => [name, meteredD1(shardDatabase(env, name), meter)]);
+  return { ...env, ...Object.fromEntries(shards), CONTROL: meteredD1(env.CONTROL, meter) };
 }
 
 /**

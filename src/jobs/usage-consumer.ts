@@ -1,6 +1,6 @@
 import { liveTenantShards } from "../control/routing";
 import { shardDatabase } from "../control/shards";
-import { recordToolCalls } from "../core/tenants/usage-log";
+import { recordUsage } from "../core/tenants/usage-log";
 import type { Env } from "../env";
 import type { UsageMessage } from "../messages";
 import { backoffSeconds } from "./consumer";
@@ -13,10 +13,10 @@ export function isUsageQueue(queue: string): boolean {
 }
 
 /**
- * The USAGE queue's consumer: a batch of requests' tool calls becomes one INSERT per shard it touches, after
+ * The USAGE queue's consumer: a batch of requests' tool calls and jobs' units becomes one write per shard it touches, after
  * one control query for the batch's tenants (uncached: calls of a tenant whose deletion has begun are dropped,
  * so none outlives it). If a shard's write fails, its messages are retried whole; the write is one
- * statement, so a retry never counts a call twice unless the worker dies between the commit and the ack.
+ * batch (a transaction), so a retry never counts a call twice unless the worker dies between the commit and the ack.
  */
 export async function handleUsageBatch(batch: MessageBatch<UsageMessage>, env: Env): Promise<void> {
   const shards = await liveTenantShards(
@@ -33,7 +33,7 @@ export async function handleUsageBatch(batch: MessageBatch<UsageMessage>, env: E
   }
   for (const [shard, messages] of byShard) {
     try {
-      await recordToolCalls(
+      await recordUsage(
         shardDatabase(env, shard),
         messages.map((m) => m.body),
       );

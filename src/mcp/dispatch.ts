@@ -1,8 +1,7 @@
+import { type BillableUnits, noUnits, shareOf } from "../billable-units";
 import { forgetRoutes } from "../control/routing";
 import { scopeAllows } from "../core/tenants/api-keys";
-import type { RoundTripCounter } from "../db/counted-d1";
 import { queryBudget, remainingQueries, startToolCall, toolCallsStarted } from "../db/invocation-queries";
-import { countedScope } from "../db/scope";
 import {
   AppError,
   invalidParameter,
@@ -71,25 +70,27 @@ export async function callTools(
   ctx: ToolContext,
 ): Promise<ToolOutcome[]> {
   const outcomes: ToolOutcome[] = new Array(calls.length);
-  const records: ToolCallRecord[] = [];
+  // In call order: each call's record, made once the request's work has ended (a group's units are final then).
+  const records: (() => ToolCallRecord)[] = [];
   let group: { index: number; call: PreparedCall }[] = [];
   const flush = async () => {
     if (group.length === 0) return;
     const done = group;
     group = [];
-    const trips: RoundTripCounter = { count: 0, ms: 0 };
-    const results = await runGroup(
-      done.map((g) => g.call),
-      { ...ctx, scope: countedScope(ctx.scope, trips) },
+    const units = noUnits();
+    const results = await ctx.services.meter.charging(units, () =>
+      runGroup(
+        done.map((g) => g.call),
+        ctx,
+      ),
     );
-    // A group's calls share its time and round trips (50 batched log_chat turns: one write, 1/50 each).
-    const share = {
-      ms: (Date.now() - done[0]!.call.startedAt) / done.length,
-      d1: { count: trips.count / done.length, ms: trips.ms / done.length },
-    };
+    // A group's calls share its time and units (50 batched log_chat turns: one write, 1/50 each); the units are read
+    // when the request's work after the response has ended too.
+    const ms = (Date.now() - done[0]!.call.startedAt) / done.length;
     done.forEach((g, i) => {
       outcomes[g.index] = results[i]!;
-      records.push(usageRecord(ctx, g.call.tool, g.call.input, g.call.startedAt, results[i]!, share));
+      records[g.index] = () =>
+        usageRecord(ctx, g.call.tool, g.call.input, g.call.startedAt, results[i]!, ms, shareOf(units, done.length));
     });
   };
   for (let index = 0; index < calls.length; index++) {
@@ -99,13 +100,10 @@ export async function callTools(
     if (!prepared.ok) {
       await flush();
       outcomes[index] = prepared;
-      if (prepared.tool)
-        records.push(
-          usageRecord(ctx, prepared.tool, isRecord(args) ? args : {}, startedAt, prepared, {
-            ms: Date.now() - startedAt,
-            d1: { count: 0, ms: 0 },
-          }),
-        );
+      const { tool } = prepared;
+      const ms = Date.now() - startedAt;
+      if (tool)
+        records[index] = () => usageRecord(ctx, tool, isRecord(args) ? args : {}, startedAt, prepared, ms, noUnits());
       continue;
     }
     const call = { ...prepared.call, startedAt };
@@ -118,10 +116,16 @@ export async function callTools(
   // A write the tenant's shard refused for a move: the next request looks up where the tenant lives.
   if (outcomes.some((o) => !o.ok && o.error.details.reason === "tenant_moving"))
     forgetRoutes({ tenantId: ctx.scope.tenantId });
-  // Counted after the response: one queue message a request; the consumer writes many requests in one statement.
-  ctx.services.waitUntil(
-    ctx.services.usage.record(ctx.scope.tenantId, records).catch((e) => console.error("usage log send failed", e)),
-  );
+  // Counted after the response, once its work has ended: one queue message a request (each call its share of that
+  // send); the consumer writes many requests in one statement.
+  const send = async () => {
+    await ctx.services.meter.settled();
+    // A sparse array: a call refused before it named a known tool has no record.
+    const logged = records.filter((record) => record !== undefined).map((record) => record());
+    for (const record of logged) record.units.queueSends += 1 / logged.length;
+    await ctx.services.usage.record(ctx.scope.tenantId, logged);
+  };
+  ctx.services.waitUntil(send().catch((e) => console.error("usage log send failed", e)));
   return outcomes;
 }
 
@@ -224,7 +228,8 @@ function usageRecord(
   source: Record<string, unknown>,
   startedAt: number,
   outcome: ToolOutcome,
-  spent: { ms: number; d1: RoundTripCounter },
+  ms: number,
+  units: BillableUnits,
 ): ToolCallRecord {
   return {
     keyId: ctx.caller.keyId,
@@ -232,10 +237,9 @@ function usageRecord(
     project: firstString(source, PROJECT_ARGUMENTS),
     conversationId: firstString(source, CONVERSATION_ARGUMENTS),
     startedAt,
-    durationMs: spent.ms,
+    durationMs: ms,
     errorCode: outcome.ok ? null : outcome.error.code,
-    d1RoundTrips: spent.d1.count,
-    d1Ms: spent.d1.ms,
+    units,
   };
 }
 

@@ -5,6 +5,7 @@ import { tenantLimits } from "../core/tenants/quotas";
 import { usageReport } from "../core/tenants/usage-report";
 import { ANNOTATIONS, defineTool } from "./define-tool";
 import { iso } from "./params";
+import { NO_UNITS, nullableUnitFields, planOutput, planUnits, snakeCase, unitFields, unitOutput } from "./units-output";
 
 export const getContextUsageStatistics = defineTool({
   name: "get_context_usage_statistics",
@@ -69,7 +70,9 @@ export const getUsageReport = defineTool({
     "Tool calls over time from the usage log, for charts: calls per tool in time buckets (1 hour for a day, 6 hours for a week, " +
     "1 day for a month), errors and server-side latency p50/p95 per bucket and per tool, tokens stored per project " +
     "(stashed tokens included, and counted apart), and the tenant's quotas with its usage of each (a write past max_items, " +
-    "max_bytes or max_pending_jobs is refused with QUOTA_EXCEEDED; calls past calls_per_minute with RATE_LIMITED).",
+    "max_bytes or max_pending_jobs is refused with QUOTA_EXCEEDED; calls past calls_per_minute with RATE_LIMITED), and what " +
+    "Cloudflare bills: each tool's and job kind's D1 rows read and written (D1's own counts), KV operations, queue " +
+    "messages and Workers AI neurons, with the period's totals against the Free plan's daily limits.",
   input: z.object({ period: z.enum(["day", "week", "month"]).default("day") }),
   output: z.object({
     period: z.string(),
@@ -101,8 +104,25 @@ export const getUsageReport = defineTool({
           .nullable()
           .describe("p50 of each call's duration less its D1 wait: the worker's own time"),
         worker_p95_ms: z.number().nullable(),
+        ...nullableUnitFields,
       }),
     ),
+    jobs: z
+      .array(z.object({ job: z.string(), runs: z.number().int(), failed: z.number().int(), ...unitFields }))
+      .describe("Background jobs by kind (embed, link, summarize, extract, delete, usage_log): billable units per run"),
+    totals: z
+      .object({
+        ...planUnits.shape,
+        local_rows_read: z.number(),
+        local_rows_written: z.number(),
+        per_day: planUnits.describe("Mean per day over the period"),
+        free_plan_daily: planUnits.describe("The Workers Free plan's daily allowance of each (docs/costs.md)"),
+        binding: z
+          .object({ unit: z.string(), share: z.number() })
+          .nullable()
+          .describe("The allowance a mean day of this tenant uses most of, and its share (1 = all of it)"),
+      })
+      .describe("Billable units over the period, tools and jobs together, against the Free plan's daily limits"),
     total_calls: z.number().int(),
     projects: z.array(
       z.object({
@@ -176,7 +196,20 @@ export const getUsageReport = defineTool({
         d1_ms: t.d1Ms,
         worker_p50_ms: t.workerP50Ms,
         worker_p95_ms: t.workerP95Ms,
+        ...(t.units ? unitOutput(t.units) : NO_UNITS),
       })),
+      jobs: report.jobs.map((j) => ({ job: j.name, runs: j.calls, failed: j.errors, ...unitOutput(j) })),
+      totals: {
+        ...planOutput(report.totals.sum),
+        local_rows_read: report.totals.sum.localRowsRead,
+        local_rows_written: report.totals.sum.localRowsWritten,
+        per_day: planOutput(report.totals.perDay),
+        free_plan_daily: planOutput(report.totals.freePlanDaily),
+        binding: report.totals.binding && {
+          unit: snakeCase(report.totals.binding.unit),
+          share: report.totals.binding.share,
+        },
+      },
       total_calls: report.totalCalls,
       projects: report.projects.map((p) => ({
         project: p.project,

@@ -58,6 +58,7 @@ export async function deleteProjectStep(
         d1,
         [
           "tool_calls",
+          "usage_hours",
           "project_tasks",
           "cache_generations",
           "cache_link_marks",

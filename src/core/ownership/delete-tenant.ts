@@ -33,6 +33,7 @@ export const TENANT_TABLES = [
   "keyword_top_scans",
   "keyword_dfs",
   "tool_calls",
+  "usage_hours",
   "local_vectors",
   "vector_ids",
   "project_deletions",

@@ -1,4 +1,3 @@
-import { allRows } from "../../db/all-rows";
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import {
@@ -308,7 +307,8 @@ async function keywordCandidates(
   const plain = keywordQueryTerms(scope.tenantId, query, tops && !named);
   if (!named)
     return {
-      rows: plain === null ? [] : noted(await allRows<KeywordRow>(keywordStatement(scope, plain, filters, pool))),
+      rows:
+        plain === null ? [] : noted((await keywordStatement(scope, plain, filters, pool).all<KeywordRow>()).results),
       textQuery: query,
     };
   const textQuery = withoutTimeWords(query, named);
@@ -321,9 +321,15 @@ async function keywordCandidates(
   };
   const withPlain = textQuery !== query && plain !== null;
   const results = noted(
-    await allRows<TimedRow>(
-      timedKeywordStatement(scope, { terms, plain: withPlain ? plain : null }, filters, during, pool),
-    ),
+    (
+      await timedKeywordStatement(
+        scope,
+        { terms, plain: withPlain ? plain : null },
+        filters,
+        during,
+        pool,
+      ).all<TimedRow>()
+    ).results,
   );
   const lists = timedLists(results, withPlain);
   // Something said then, or saying it happened then ("last night", said the next morning: stated-times.ts), makes the

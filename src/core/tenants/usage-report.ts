@@ -1,6 +1,7 @@
 import { projectClause, type TenantScope } from "../../db/scope";
 import { type ExtractionUsage, extractionUsage, extractionUsageStatements } from "../extraction/extraction-usage";
 import { type QuotaReport, quotaReport, quotaReportStatements, type TenantLimits } from "./quotas";
+import { type UnitsReport, type UnitsUsage, unitsReport, unitsStatement } from "./units-report";
 
 /**
  * Usage over time from the usage log, for charts: calls per tool in fixed time buckets, latency
@@ -14,10 +15,10 @@ import { type QuotaReport, quotaReport, quotaReportStatements, type TenantLimits
 export type UsagePeriod = "day" | "week" | "month";
 
 const HOUR = 3_600_000;
-export const USAGE_PERIODS: Record<UsagePeriod, { spanMs: number; bucketMs: number }> = {
-  day: { spanMs: 24 * HOUR, bucketMs: HOUR },
-  week: { spanMs: 7 * 24 * HOUR, bucketMs: 6 * HOUR },
-  month: { spanMs: 30 * 24 * HOUR, bucketMs: 24 * HOUR },
+export const USAGE_PERIODS: Record<UsagePeriod, { spanMs: number; bucketMs: number; days: number }> = {
+  day: { spanMs: 24 * HOUR, bucketMs: HOUR, days: 1 },
+  week: { spanMs: 7 * 24 * HOUR, bucketMs: 6 * HOUR, days: 7 },
+  month: { spanMs: 30 * 24 * HOUR, bucketMs: 24 * HOUR, days: 30 },
 };
 
 export interface UsageBucket {
@@ -40,6 +41,8 @@ export interface ToolUsage {
   /** Percentiles of each call's duration less its D1 wait: the worker's own time (CPU and other I/O). */
   workerP50Ms: number | null;
   workerP95Ms: number | null;
+  /** Its billable units (usage_hours); null when none of its calls were counted. */
+  units: UnitsUsage | null;
 }
 
 export interface ProjectStorage {
@@ -58,6 +61,9 @@ export interface UsageReport {
   projects: ProjectStorage[];
   quotas: QuotaReport;
   extraction: ExtractionUsage;
+  /** Billable units by job kind, and the period's totals against the Free plan. */
+  jobs: UnitsUsage[];
+  totals: UnitsReport["totals"];
 }
 
 /** p50 and p95 of `value` by nearest rank over `partition` (rank = ceil(p x n), in integers). */
@@ -77,30 +83,30 @@ export async function usageReport(
   limits: TenantLimits,
   now = Date.now(),
 ): Promise<UsageReport> {
-  const { spanMs, bucketMs } = USAGE_PERIODS[period];
+  const { spanMs, bucketMs, days } = USAGE_PERIODS[period];
   const since = Math.floor((now - spanMs) / bucketMs + 1) * bucketMs;
   const own = projectClause(scope, "project");
   const where = `tenant_id = ? AND started_at >= ?${own.sql}`;
   const bucket = `CAST(started_at / ${bucketMs} AS INTEGER)`;
   const args = [scope.tenantId, since, ...own.params];
-  const [perToolBucket, perBucket, perTool, workerTime, storage, windows, deferral, ...quotas] = await scope.d1.batch<
-    Record<string, string | number | null>
-  >([
-    scope.d1
-      .prepare(`SELECT ${bucket} AS k, tool, COUNT(*) AS n FROM tool_calls WHERE ${where} GROUP BY k, tool`)
-      .bind(...args),
-    scope.d1.prepare(percentiles(bucket, where)).bind(...args),
-    scope.d1.prepare(`${percentiles("tool", where)} ORDER BY n DESC, k`).bind(...args),
-    scope.d1.prepare(percentiles("tool", `${where} AND d1_ms IS NOT NULL`, "duration_ms - d1_ms")).bind(...args),
-    scope.d1
-      .prepare(
-        `SELECT project, COUNT(*) AS items, COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(CASE WHEN tier = 'stashed' THEN tokens ELSE 0 END), 0) AS stashed
+  const [perToolBucket, perBucket, perTool, workerTime, storage, hourly, windows, deferral, ...quotas] =
+    await scope.d1.batch<Record<string, string | number | null>>([
+      scope.d1
+        .prepare(`SELECT ${bucket} AS k, tool, COUNT(*) AS n FROM tool_calls WHERE ${where} GROUP BY k, tool`)
+        .bind(...args),
+      scope.d1.prepare(percentiles(bucket, where)).bind(...args),
+      scope.d1.prepare(`${percentiles("tool", where)} ORDER BY n DESC, k`).bind(...args),
+      scope.d1.prepare(percentiles("tool", `${where} AND d1_ms IS NOT NULL`, "duration_ms - d1_ms")).bind(...args),
+      scope.d1
+        .prepare(
+          `SELECT project, COUNT(*) AS items, COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(CASE WHEN tier = 'stashed' THEN tokens ELSE 0 END), 0) AS stashed
          FROM items WHERE tenant_id = ?${own.sql} GROUP BY project ORDER BY tokens DESC, project`,
-      )
-      .bind(scope.tenantId, ...own.params),
-    ...extractionUsageStatements(scope, since),
-    ...quotaReportStatements(scope.d1, scope.tenantId, now),
-  ]);
+        )
+        .bind(scope.tenantId, ...own.params),
+      unitsStatement(scope, since),
+      ...extractionUsageStatements(scope, since),
+      ...quotaReportStatements(scope.d1, scope.tenantId, now),
+    ]);
   const buckets = new Map<number, UsageBucket>();
   for (let start = since; start <= now; start += bucketMs)
     buckets.set(start, { start, calls: {}, errors: 0, p50Ms: null, p95Ms: null });
@@ -117,6 +123,8 @@ export async function usageReport(
     b.p95Ms = round(r.p95 as number);
   }
   const worker = new Map(workerTime!.results.map((r) => [r.k as string, r]));
+  const units = unitsReport(hourly!.results as Record<string, string | number>[], days);
+  const toolUnits = new Map(units.tools.map((u) => [u.name, u]));
   const tools = perTool!.results.map((r) => ({
     tool: r.k as string,
     calls: r.n as number,
@@ -127,6 +135,7 @@ export async function usageReport(
     d1Ms: nullableRound(r.d1_ms),
     workerP50Ms: nullableRound(worker.get(r.k as string)?.p50),
     workerP95Ms: nullableRound(worker.get(r.k as string)?.p95),
+    units: toolUnits.get(r.k as string) ?? null,
   }));
   return {
     since,
@@ -142,6 +151,8 @@ export async function usageReport(
     })),
     quotas: quotaReport(limits, quotas),
     extraction: extractionUsage([windows!, deferral!], now),
+    jobs: units.jobs,
+    totals: units.totals,
   };
 }
 

@@ -1,0 +1,90 @@
+import type { BillableUnits, UnitMeter } from "../billable-units";
+import { neuronsFor } from "./model-prices";
+import { estimateTokens, reportedTokens } from "./workers-ai-json-model";
+
+type Counted = (args: unknown[]) => [keyof BillableUnits, number];
+
+/**
+ * A binding whose named methods charge the meter's current call or job as they start (a bulk KV read counts each
+ * key, as KV bills it) and whose calls the meter tracks until they end. Other members pass through.
+ */
+function metered<T extends object>(binding: T, meter: UnitMeter, counted: Record<string, Counted>): T {
+  // An absent binding (a local run without it) stays absent, and fails where it is used.
+  if (!binding) return binding;
+  return new Proxy(binding, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target);
+      const count = typeof property === "string" && Object.hasOwn(counted, property) ? counted[property] : undefined;
+      if (typeof value !== "function" || count === undefined) return value;
+      return (...args: unknown[]) => {
+        const [unit, n] = count(args);
+        meter.current[unit] += n;
+        return meter.track(Promise.resolve(value.apply(target, args)));
+      };
+    },
+  });
+}
+
+const keysOf = (args: unknown[]) => (Array.isArray(args[0]) ? args[0].length : 1);
+
+export function meteredKv(kv: KVNamespace, meter: UnitMeter): KVNamespace {
+  return metered(kv, meter, {
+    get: (args) => ["kvReads", keysOf(args)],
+    getWithMetadata: (args) => ["kvReads", keysOf(args)],
+    put: () => ["kvWrites", 1],
+    delete: () => ["kvDeletes", 1],
+    list: () => ["kvLists", 1],
+  });
+}
+
+export function meteredQueue<Body>(queue: Queue<Body>, meter: UnitMeter): Queue<Body> {
+  return metered(queue, meter, {
+    send: () => ["queueSends", 1],
+    sendBatch: (args) => ["queueSends", Array.isArray(args[0]) ? args[0].length : 0],
+  });
+}
+
+/**
+ * Workers AI, each call charged its neurons when it answers: from the tokens the answer reports, else estimated
+ * from the text sent and received (~4 characters a token), at the model's published price (model-prices.ts).
+ */
+export function meteredAi(ai: Ai, meter: UnitMeter): Ai {
+  if (!ai) return ai;
+  return new Proxy(ai, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target);
+      if (property !== "run" || typeof value !== "function") return value;
+      return (model: string, inputs: unknown, ...rest: unknown[]) => {
+        const units = meter.current;
+        return meter.track(
+          Promise.resolve(value.call(target, model, inputs, ...rest)).then((result: unknown) => {
+            units.aiNeurons += callNeurons(model, inputs, result);
+            return result;
+          }),
+        );
+      };
+    },
+  });
+}
+
+export function callNeurons(model: string, inputs: unknown, result: unknown): number {
+  const usage = (typeof result === "object" && result !== null && "usage" in result ? result.usage : null) as Record<
+    string,
+    unknown
+  > | null;
+  const tokensIn = reportedTokens(usage?.prompt_tokens ?? usage?.input_tokens) ?? estimateTokens(textLength(inputs));
+  const answer = typeof result === "object" && result !== null && "response" in result ? result.response : null;
+  const tokensOut =
+    reportedTokens(usage?.completion_tokens ?? usage?.output_tokens) ??
+    (typeof answer === "string" ? estimateTokens(answer.length) : 0);
+  return neuronsFor(model, tokensIn, tokensOut);
+}
+
+/** Characters of text in a request's inputs (texts, messages, a query and its contexts), not its JSON syntax. */
+function textLength(value: unknown): number {
+  if (typeof value === "string") return value.length;
+  if (Array.isArray(value)) return value.reduce((sum: number, v) => sum + textLength(v), 0);
+  if (typeof value === "object" && value !== null)
+    return Object.entries(value).reduce((sum, [key, v]) => sum + (key === "response_format" ? 0 : textLength(v)), 0);
+  return 0;
+}

@@ -1,0 +1,100 @@
+// What Cloudflare bills a call or a job for, counted where it happens (docs/costs.md).
+
+/** The billable units of one tool call or job, and the D1 waits the usage log also keeps. */
+export interface BillableUnits {
+  /** Round trips to D1 (a statement run alone, or one `batch()` of any size) and the summed wait on them. */
+  d1RoundTrips: number;
+  d1Ms: number;
+  /** D1's own `meta.rows_read` and `meta.rows_written`, summed over the statements (index entries included). */
+  d1RowsRead: number;
+  d1RowsWritten: number;
+  /** Rows only a local stand-in reads and writes (the D1 vector index in place of Vectorize): production bills none. */
+  localRowsRead: number;
+  localRowsWritten: number;
+  kvReads: number;
+  kvWrites: number;
+  kvDeletes: number;
+  kvLists: number;
+  /** Messages sent to queues (each is written, read and deleted: three billed operations). */
+  queueSends: number;
+  /** Workers AI neurons, estimated from the model's published price and the tokens sent (model-prices.ts). */
+  aiNeurons: number;
+}
+
+export const UNIT_NAMES = [
+  "d1RoundTrips",
+  "d1Ms",
+  "d1RowsRead",
+  "d1RowsWritten",
+  "localRowsRead",
+  "localRowsWritten",
+  "kvReads",
+  "kvWrites",
+  "kvDeletes",
+  "kvLists",
+  "queueSends",
+  "aiNeurons",
+] as const satisfies readonly (keyof BillableUnits)[];
+
+export function noUnits(): BillableUnits {
+  return {
+    d1RoundTrips: 0,
+    d1Ms: 0,
+    d1RowsRead: 0,
+    d1RowsWritten: 0,
+    localRowsRead: 0,
+    localRowsWritten: 0,
+    kvReads: 0,
+    kvWrites: 0,
+    kvDeletes: 0,
+    kvLists: 0,
+    queueSends: 0,
+    aiNeurons: 0,
+  };
+}
+
+export function addUnits(into: BillableUnits, from: BillableUnits): BillableUnits {
+  for (const name of UNIT_NAMES) into[name] += from[name];
+  return into;
+}
+
+/** One of `n` calls' share, for calls that ran as one (a JSON-RPC batch of log_chat turns is one write). */
+export function shareOf(units: BillableUnits, n: number): BillableUnits {
+  const share = noUnits();
+  for (const name of UNIT_NAMES) share[name] = units[name] / n;
+  return share;
+}
+
+/**
+ * Where the counting bindings add what they see. `current` is what a call or job is charged to; each binding
+ * reads it when an operation starts, so work that finishes later (after the response) is still charged to the
+ * call that began it. `settled()` waits for that work before the units are logged.
+ */
+export class UnitMeter {
+  current: BillableUnits = noUnits();
+  private readonly running = new Set<Promise<unknown>>();
+
+  /** Runs `work` charged to `units` (not to whatever `current` was), then puts `current` back. */
+  async charging<T>(units: BillableUnits, work: () => Promise<T>): Promise<T> {
+    const before = this.current;
+    this.current = units;
+    try {
+      return await work();
+    } finally {
+      this.current = before;
+    }
+  }
+
+  /** Keeps track of an operation until it ends, so `settled()` can wait for it. */
+  track<T>(operation: Promise<T>): Promise<T> {
+    this.running.add(operation);
+    const done = () => this.running.delete(operation);
+    operation.then(done, done);
+    return operation;
+  }
+
+  /** Resolves once every operation started so far has ended (those they start too). */
+  async settled(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+}

@@ -1,0 +1,35 @@
+// Cloudflare's price list for what this worker spends, as published on developers.cloudflare.com (the pricing pages of
+// D1, KV, Queues, Workers AI and Workers, last updated 2026-04-21 to 2026-08-28; read 2026-11-27). docs/costs.md
+// carries the table with its sources; change both together.
+
+/** The Workers Free plan's daily allowances (all reset at 00:00 UTC); past one, that operation fails until then. */
+export const FREE_PLAN_DAILY = {
+  d1RowsRead: 5_000_000,
+  d1RowsWritten: 100_000,
+  kvReads: 100_000,
+  kvWrites: 1_000,
+  kvDeletes: 1_000,
+  kvLists: 1_000,
+  /** Each message is written, read and deleted: three operations (per 64 KB). */
+  queueOperations: 10_000,
+  aiNeurons: 10_000,
+  workerRequests: 100_000,
+} as const;
+
+/** Workers Paid: what a month includes, and $ per million units past it. */
+export const PAID_PLAN = {
+  monthlyBaseUsd: 5,
+  d1RowsRead: { includedPerMonth: 25_000_000_000, usdPerMillion: 0.001 },
+  d1RowsWritten: { includedPerMonth: 50_000_000, usdPerMillion: 1.0 },
+  kvReads: { includedPerMonth: 10_000_000, usdPerMillion: 0.5 },
+  kvWrites: { includedPerMonth: 1_000_000, usdPerMillion: 5.0 },
+  kvDeletes: { includedPerMonth: 1_000_000, usdPerMillion: 5.0 },
+  kvLists: { includedPerMonth: 1_000_000, usdPerMillion: 5.0 },
+  queueOperations: { includedPerMonth: 1_000_000, usdPerMillion: 0.4 },
+  /** $0.011 per 1,000 neurons, past 10,000 a day. */
+  aiNeurons: { includedPerMonth: 300_000, usdPerMillion: 11 },
+  workerRequests: { includedPerMonth: 10_000_000, usdPerMillion: 0.3 },
+} as const;
+
+/** Queue operations a message costs: written, read and deleted (one each per 64 KB; a retry reads it again). */
+export const QUEUE_OPERATIONS_PER_MESSAGE = 3;

@@ -1,0 +1,68 @@
+import { z } from "zod";
+import type { UnitsUsage, UnitTotals } from "../core/tenants/units-report";
+
+/** A tool's or job kind's billable units: means per call (or run), and the p95 of D1's rows (docs/costs.md). */
+export const unitFields = {
+  d1_rows_read: z.number().describe("Mean D1 rows read (D1's own meta.rows_read, index entries included)"),
+  d1_rows_read_p95: z.number().nullable().describe("p95 of D1 rows read per call, within ~2.5 %"),
+  d1_rows_written: z.number().describe("Mean D1 rows written (each index entry a write touches is one more)"),
+  d1_rows_written_p95: z.number().nullable(),
+  kv_reads: z.number(),
+  kv_writes: z.number(),
+  kv_deletes: z.number(),
+  kv_lists: z.number(),
+  queue_sends: z.number().describe("Messages sent to queues (three billed operations each), the usage log's included"),
+  ai_neurons: z.number().describe("Workers AI neurons, estimated from the model's published price"),
+  local_rows_read: z.number().describe("Rows of local stand-ins (the D1 vector index): not billed in production"),
+  local_rows_written: z.number(),
+};
+export const nullableUnitFields = Object.fromEntries(Object.entries(unitFields).map(([k, v]) => [k, v.nullable()])) as {
+  [K in keyof typeof unitFields]: z.ZodNullable<(typeof unitFields)[K]>;
+};
+export const planUnits = z.object({
+  d1_rows_read: z.number(),
+  d1_rows_written: z.number(),
+  kv_reads: z.number(),
+  kv_writes: z.number(),
+  kv_deletes: z.number(),
+  kv_lists: z.number(),
+  queue_operations: z.number(),
+  ai_neurons: z.number(),
+});
+
+export function unitOutput(u: UnitsUsage) {
+  return {
+    d1_rows_read: u.d1RowsRead,
+    d1_rows_read_p95: u.d1RowsReadP95,
+    d1_rows_written: u.d1RowsWritten,
+    d1_rows_written_p95: u.d1RowsWrittenP95,
+    kv_reads: u.kvReads,
+    kv_writes: u.kvWrites,
+    kv_deletes: u.kvDeletes,
+    kv_lists: u.kvLists,
+    queue_sends: u.queueSends,
+    ai_neurons: u.aiNeurons,
+    local_rows_read: u.localRowsRead,
+    local_rows_written: u.localRowsWritten,
+  };
+}
+
+export const NO_UNITS = Object.fromEntries(Object.keys(unitFields).map((k) => [k, null])) as {
+  [K in keyof typeof unitFields]: null;
+};
+
+export function planOutput(u: UnitTotals): z.infer<typeof planUnits> {
+  return {
+    d1_rows_read: u.d1RowsRead,
+    d1_rows_written: u.d1RowsWritten,
+    kv_reads: u.kvReads,
+    kv_writes: u.kvWrites,
+    kv_deletes: u.kvDeletes,
+    kv_lists: u.kvLists,
+    queue_operations: u.queueOperations,
+    ai_neurons: u.aiNeurons,
+  };
+}
+
+/** d1RowsRead -> d1_rows_read. */
+export const snakeCase = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
