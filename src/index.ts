@@ -4,6 +4,7 @@ import { withQueryBudget } from "./db/invocation-queries";
 import type { Env } from "./env";
 import { handleJobBatch } from "./jobs/consumer";
 import { mergeAllKeywordSegments } from "./jobs/keyword-merge";
+import { meteredPass } from "./jobs/metered-pass";
 import { RECENT_JOBS_CRON, recoverRecentJobs } from "./jobs/recent-jobs";
 import { sweepLostJobs } from "./jobs/sweep";
 import { refreshAllTopPostings } from "./jobs/top-postings";
@@ -23,12 +24,14 @@ export default {
     ),
   // Every minute the recent writes' lost jobs are re-sent (recent-jobs.ts), then the keyword top postings that are due
   // are built and the keyword index's segments merged when due (keyword-merge.ts); every 15 minutes, the full sweep (sweep.ts).
+  // What each pass writes is recorded per shard (metered-pass.ts).
   scheduled: async (controller: ScheduledController, env: Env, _ctx: ExecutionContext) => {
     await withQueryBudget(queriesPerInvocation(env), async () => {
-      if (controller.cron !== RECENT_JOBS_CRON) return void (await sweepLostJobs(checkedEnv(env)));
-      await recoverRecentJobs(checkedEnv(env), controller.scheduledTime);
-      await refreshAllTopPostings(checkedEnv(env), controller.scheduledTime);
-      await mergeAllKeywordSegments(checkedEnv(env));
+      const checked = checkedEnv(env);
+      if (controller.cron !== RECENT_JOBS_CRON) return void (await meteredPass(checked, "sweep", sweepLostJobs));
+      await meteredPass(checked, "recent_jobs", (e) => recoverRecentJobs(e, controller.scheduledTime));
+      await meteredPass(checked, "top_postings", (e) => refreshAllTopPostings(e, controller.scheduledTime));
+      await meteredPass(checked, "keyword_merge", mergeAllKeywordSegments);
     });
   },
 } satisfies ExportedHandler<Env, JobMessage | UsageMessage>;

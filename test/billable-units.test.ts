@@ -4,7 +4,7 @@ import { callNeurons, meteredAi, meteredKv, meteredQueue } from "../src/adapters
 import { noUnits, UnitMeter } from "../src/billable-units";
 import { shardDatabase } from "../src/control/shards";
 import { addHourRows, histogramBin, histogramPercentile, hourRows } from "../src/core/tenants/usage-hours";
-import { call, newKey, newTenant, untilLogged, usageLogSettled, waitForEmbeddings } from "./helpers";
+import { call, moveTenant, newKey, newTenant, untilLogged, usageLogSettled, waitForEmbeddings } from "./helpers";
 
 type Units = Record<string, number | null>;
 type Report = {
@@ -182,6 +182,13 @@ describe("billable units per tool call and job, through the real routes and queu
     const theirs = await call<Report>(limited.apiKey, "get_usage_report", {});
     expect(theirs.tools.filter((r) => r.tool !== "get_usage_report")).toEqual([]);
     expect(theirs.jobs).toEqual([]);
+
+    // A move is charged to its tenant: what it read and wrote on both shards and the control database.
+    const moved = await moveTenant(t, t.shard === "SHARD_0" ? "SHARD_1" : "SHARD_0");
+    const after = await waitForJobUnits(moved.apiKey, ["move"]);
+    const move = after.jobs.find((r) => r.job === "move")!;
+    expect(move.d1_rows_written).toBeGreaterThan(10);
+    expect(move.d1_rows_read).toBeGreaterThan(10);
   });
 });
 

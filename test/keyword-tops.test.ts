@@ -72,10 +72,19 @@ describe("top postings", () => {
       };
     // Not looked at yet: unknown.
     expect(await stats()).toMatchObject({ keyword_top_words: 0, keyword_top_words_due: null });
+    const passWrites = async () =>
+      (
+        await t.db
+          .prepare("SELECT SUM(d1_rows_written) AS n FROM usage_hours WHERE tenant_id = '' AND name = 'top_postings'")
+          .first<{ n: number | null }>()
+      )?.n ?? 0;
+    const writtenBefore = await passWrites();
     const ctx = createExecutionContext();
     const passAt = Date.now();
     await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: passAt }), env, ctx);
     await waitOnExecutionContext(ctx);
+    // What the pass wrote is recorded on the shard as its own work (metered-pass.ts): at least the lists' rows.
+    expect((await passWrites()) - writtenBefore).toBeGreaterThanOrEqual(3 * TOP_POSTINGS);
     const { results } = await t.db
       .prepare("SELECT term, df FROM keyword_top_terms WHERE tenant_id = ? ORDER BY term")
       .bind(t.tenantId)
