@@ -4,7 +4,18 @@ import { callNeurons, meteredAi, meteredKv, meteredQueue } from "../src/adapters
 import { noUnits, UnitMeter } from "../src/billable-units";
 import { shardDatabase } from "../src/control/shards";
 import { addHourRows, histogramBin, histogramPercentile, hourRows } from "../src/core/tenants/usage-hours";
-import { call, moveTenant, newKey, newTenant, untilLogged, usageLogSettled, waitForEmbeddings } from "./helpers";
+import {
+  ADMIN_TOKEN,
+  admin,
+  call,
+  moveTenant,
+  newKey,
+  newTenant,
+  request,
+  untilLogged,
+  usageLogSettled,
+  waitForEmbeddings,
+} from "./helpers";
 
 type Units = Record<string, number | null>;
 type Report = {
@@ -189,6 +200,30 @@ describe("billable units per tool call and job, through the real routes and queu
     const move = after.jobs.find((r) => r.job === "move")!;
     expect(move.d1_rows_written).toBeGreaterThan(10);
     expect(move.d1_rows_read).toBeGreaterThan(10);
+  });
+});
+
+describe("billable units of the admin API's export and import", () => {
+  it("are logged as the tenant's export and import jobs once the stream is read or the import done", async () => {
+    const t = await newTenant();
+    await call(t.apiKey, "memory_batch_store", {
+      memories: [{ content: "exported one" }, { content: "exported two" }],
+    });
+    const exported = await admin("GET", `/tenants/${t.tenantId}/export`);
+    const lines = (await exported.text()).trim().split("\n");
+    expect(lines.length).toBeGreaterThanOrEqual(3);
+    const other = await newTenant();
+    const imported = await request(`/admin/tenants/${other.tenantId}/import`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/x-ndjson" },
+      body: `${lines.join("\n")}\n`,
+    });
+    expect(imported.status).toBe(200);
+    const exportJob = (await waitForJobUnits(t.apiKey, ["export"])).jobs.find((r) => r.job === "export")!;
+    expect(exportJob).toMatchObject({ runs: 1, failed: 0, d1_rows_written: 0 });
+    expect(exportJob.d1_rows_read).toBeGreaterThanOrEqual(2);
+    const importJob = (await waitForJobUnits(other.apiKey, ["import"])).jobs.find((r) => r.job === "import")!;
+    expect(importJob.d1_rows_written).toBeGreaterThan(4); // two items, their chunks and index entries
   });
 });
 

@@ -6,7 +6,7 @@ import { parseImport } from "../core/ownership/import-lines";
 import { importRecords } from "../core/ownership/import-records";
 import { IMPORT_FORMATS, type ImportFormat } from "../core/ownership/import-schemas";
 import { AppError, invalidParameter, notFound, permissionDenied } from "../errors";
-import { openTenant, routeOf } from "../open-tenant";
+import { type OpenedTenant, openTenant, routeOf } from "../open-tenant";
 import type { AdminBindings } from "./principal";
 
 /** Largest import body: a Worker's request body may be 100 MB on Workers Paid; 50 MB of NDJSON is ~100k memories. */
@@ -18,10 +18,12 @@ export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
  */
 export const ownershipRoutes = new Hono<AdminBindings>()
   .get("/tenants/:tenantId/export", async (c) => {
-    const { scope } = await openFor(c, c.req.query("project"));
+    const opened = await openFor(c, c.req.query("project"));
+    const { scope } = opened;
     const project = c.req.query("project") ?? null;
     const name = `${scope.tenantId}${project ? `-${project.replace(/[^A-Za-z0-9_-]/g, "_")}` : ""}.ndjson`;
-    return new Response(exportStream(scope, project), {
+    const logged = logRun(c, opened, "export");
+    return new Response(whenRead(exportStream(scope, project), logged), {
       headers: {
         "content-type": "application/x-ndjson; charset=utf-8",
         "content-disposition": `attachment; filename="${name}"`,
@@ -42,8 +44,57 @@ export const ownershipRoutes = new Hono<AdminBindings>()
     if (body.length > IMPORT_MAX_BYTES) throw tooLarge();
     if (body.trim() === "") throw invalidParameter("body", "The import body is empty");
     const records = parseImport(body, format as ImportFormat | undefined);
-    return c.json(await importRecords(scope, services, records, project), 200);
+    const logged = logRun(c, { scope, services }, "import");
+    try {
+      const result = await importRecords(scope, services, records, project);
+      logged(false);
+      return c.json(result, 200);
+    } catch (error) {
+      logged(true);
+      throw error;
+    }
   });
+
+/**
+ * What an export or import spent, logged as a job run of the tenant's (the usage log's jobs: these are no tool
+ * calls) once it has ended, its stream read to the end or given up.
+ */
+function logRun(c: Context<AdminBindings>, { scope, services }: Pick<OpenedTenant, "scope" | "services">, job: string) {
+  const startedAt = Date.now();
+  let logged = false;
+  return (failed: boolean) => {
+    if (logged) return;
+    logged = true;
+    const send = async () => {
+      await services.meter.settled();
+      const units = { ...services.meter.current, queueSends: services.meter.current.queueSends + 1 };
+      await services.usage.record(scope.tenantId, [], [{ job, startedAt, failed, units }]);
+    };
+    c.executionCtx.waitUntil(send().catch((error) => console.error(`usage log send for ${job} failed`, error)));
+  };
+}
+
+/** The stream as is, calling `ended` once it was read to its end (false) or failed or was cancelled (true). */
+function whenRead(stream: ReadableStream<Uint8Array>, ended: (failed: boolean) => void): ReadableStream<Uint8Array> {
+  const reader = stream.getReader();
+  return new ReadableStream({
+    async pull(controller) {
+      try {
+        const next = await reader.read();
+        if (!next.done) return controller.enqueue(next.value);
+        controller.close();
+        ended(false);
+      } catch (error) {
+        ended(true);
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      ended(true);
+      return reader.cancel(reason);
+    },
+  });
+}
 
 function tooLarge(): AppError {
   return invalidParameter("body", `An import body may hold at most ${IMPORT_MAX_BYTES} bytes; split the file`);

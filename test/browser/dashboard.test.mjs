@@ -193,6 +193,10 @@ test("the graph, usage, working-set and conversation views draw without page err
   await page.getByRole("img", { name: /Tool calls per tool/ }).waitFor();
   assert.ok((await page.locator("main svg").count()) >= 3);
   assert.ok((await page.getByRole("cell", { name: "memory_batch_store" }).count()) >= 1);
+  // What Cloudflare bills: the Free plan's allowances drawn, and the tools' units in the table (the jobs' too, once logged).
+  const billed = page.getByRole("region", { name: "What Cloudflare bills" });
+  await billed.getByRole("img", { name: /Share of the Free plan's daily allowance/ }).waitFor();
+  assert.equal(await billed.getByRole("cell", { name: "memory_batch_store" }).count(), 1);
   await screenshot(page, "dashboard-07-usage");
 
   await page.getByRole("link", { name: "Working set", exact: true }).click();

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { callTool, type Session } from "../api";
 import { HBarChart, LineChart, StackedBars } from "../charts/charts";
 import { ErrorNote, formatNumber, Loading, Section, useAsync } from "../ui";
+import { BillableUnits, type UnitRow, type UnitTotals } from "./billable-units";
 
 interface Report {
   period: string;
@@ -13,7 +14,9 @@ interface Report {
     p50_ms: number | null;
     p95_ms: number | null;
   }[];
-  tools: { tool: string; calls: number; errors: number; p50_ms: number; p95_ms: number }[];
+  tools: (UnitRow & { tool: string; calls: number; errors: number; p50_ms: number; p95_ms: number })[];
+  jobs: (UnitRow & { job: string; runs: number })[];
+  totals: UnitTotals;
   total_calls: number;
   projects: { project: string; items: number; tokens: number; stashed_tokens: number }[];
 }
@@ -32,7 +35,10 @@ function bucketLabel(iso: string, bucketMs: number): string {
       });
 }
 
-/** Tool calls over time per tool, latency p50/p95, tokens stored per project: one get_usage_report call. */
+/**
+ * Tool calls over time per tool, latency p50/p95, tokens stored per project, and what Cloudflare bills for the
+ * tools and jobs: one get_usage_report call.
+ */
 export function UsageView({ session }: { session: Session }) {
   const [period, setPeriod] = useState("day");
   const report = useAsync(() => callTool<Report>(session.key, "get_usage_report", { period }), [session.key, period]);
@@ -120,6 +126,13 @@ export function UsageView({ session }: { session: Session }) {
               </tbody>
             </table>
           </Section>
+          <BillableUnits
+            rows={[
+              ...r.tools.map((t) => ({ ...t, name: t.tool, kind: "tool" as const })),
+              ...r.jobs.map((j) => ({ ...j, name: j.job, calls: j.runs, kind: "job" as const })),
+            ]}
+            totals={r.totals}
+          />
         </>
       )}
     </>
