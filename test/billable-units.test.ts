@@ -184,6 +184,15 @@ describe("billable units per tool call and job, through the real routes and queu
     const [unit, share] = shares.reduce((a, b) => (b[1] > a[1] ? b : a));
     expect(report.totals.binding).toEqual({ unit, share: Math.round(share * 10_000) / 10_000 });
 
+    // The operator's stats give the same for the last day.
+    const stats = (await (await admin("GET", `/tenants/${t.tenantId}/stats`)).json()) as {
+      billable_units_24h: { tools: { name: string; d1_rows_written: number }[]; jobs: { name: string }[] };
+    };
+    expect(stats.billable_units_24h.tools.find((r) => r.name === "memory_store")?.d1_rows_written).toBe(
+      tool("memory_store").d1_rows_written,
+    );
+    expect(stats.billable_units_24h.jobs.map((r) => r.name)).toEqual(expect.arrayContaining(["embed", "usage_log"]));
+
     // Another tenant sees none of it; a key limited to another project sees none of these calls, and no jobs.
     const other = await newTenant();
     const empty = await call<Report>(other.apiKey, "get_usage_report", {});

@@ -1,5 +1,7 @@
+import { tenantScope } from "../../db/scope";
 import { type TopPostingsRow, topPostingsReport, topPostingsStatement } from "../keyword-index/tops";
 import { type QuotaReport, quotaReport, quotaReportStatements, type TenantLimits } from "./quotas";
+import { snakeCaseKeys, unitsReport, unitsStatement } from "./units-report";
 
 export interface TenantStats {
   tenant_id: string;
@@ -20,12 +22,19 @@ export interface TenantStats {
   keyword_top_words_due: number | null;
   /** Each quota's limit (null = unlimited) and the tenant's usage (src/core/tenants/quotas.ts). */
   quotas: QuotaReport;
+  /** Billable units since the start of the hour 24 hours ago: tools, jobs and totals (units-report.ts, snake_case). */
+  billable_units_24h: unknown;
 }
 
-/** Counts for an operator: what a tenant stores, how far background embedding has got, and its quotas. */
-export async function tenantStats(d1: D1Database, tenantId: string, limits: TenantLimits): Promise<TenantStats> {
+/** Counts for an operator: what a tenant stores, how far background embedding has got, its quotas and billable units. */
+export async function tenantStats(
+  d1: D1Database,
+  tenantId: string,
+  limits: TenantLimits,
+  now = Date.now(),
+): Promise<TenantStats> {
   const count = (sql: string) => d1.prepare(sql).bind(tenantId);
-  const [items, chunks, conversations, calls, topPostings, ...quotas] = await d1.batch<Record<string, number>>([
+  const [items, chunks, conversations, calls, topPostings, units, ...quotas] = await d1.batch<Record<string, number>>([
     count(
       "SELECT COUNT(*) AS items, SUM(tier = 'stashed') AS stashed, SUM(embedded_at IS NULL) AS pending, SUM(linked_at IS NULL) AS unlinked FROM items WHERE tenant_id = ?",
     ),
@@ -33,6 +42,7 @@ export async function tenantStats(d1: D1Database, tenantId: string, limits: Tena
     count("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?"),
     count("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?"),
     topPostingsStatement(d1, tenantId),
+    unitsStatement(tenantScope(d1, tenantId), now - 24 * 3_600_000),
     ...quotaReportStatements(d1, tenantId),
   ]);
   const row = items!.results[0]!;
@@ -49,5 +59,6 @@ export async function tenantStats(d1: D1Database, tenantId: string, limits: Tena
     keyword_top_words: tops.words,
     keyword_top_words_due: tops.due,
     quotas: quotaReport(limits, quotas),
+    billable_units_24h: snakeCaseKeys(unitsReport(units!.results, 1)),
   };
 }

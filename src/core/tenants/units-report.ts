@@ -137,3 +137,12 @@ function round(value: number, digits = 2): number {
 function roundAll<T extends Record<string, number>>(values: T): T {
   return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, round(v)])) as T;
 }
+
+/** The report with snake_case keys, as the admin API answers (d1RowsRead -> d1_rows_read). */
+export function snakeCaseKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(snakeCaseKeys);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, v]) => [key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), snakeCaseKeys(v)]),
+  );
+}
