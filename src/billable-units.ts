@@ -1,4 +1,5 @@
 // What Cloudflare bills a call or a job for, counted where it happens (docs/costs.md).
+import { AsyncLocalStorage } from "node:async_hooks";
 
 /** The billable units of one tool call or job, and the D1 waits the usage log also keeps. */
 export interface BillableUnits {
@@ -66,23 +67,23 @@ export function shareOf(units: BillableUnits, n: number): BillableUnits {
 }
 
 /**
- * Where the counting bindings add what they see. `current` is what a call or job is charged to; each binding
- * reads it when an operation starts, so work that finishes later (after the response) is still charged to the
- * call that began it. `settled()` waits for that work before the units are logged.
+ * Where the counting bindings add what they see. `current` is what a call or job is charged to: the units of the
+ * `charging` run the operation belongs to, followed through awaits (async context), so work it leaves running after
+ * the response is still charged to it; outside any run, the meter's own. `settled()` waits for that work before the
+ * units are logged.
  */
 export class UnitMeter {
-  current: BillableUnits = noUnits();
+  private readonly own: BillableUnits = noUnits();
+  private readonly charged = new AsyncLocalStorage<BillableUnits>();
   private readonly running = new Set<Promise<unknown>>();
 
-  /** Runs `work` charged to `units` (not to whatever `current` was), then puts `current` back. */
-  async charging<T>(units: BillableUnits, work: () => Promise<T>): Promise<T> {
-    const before = this.current;
-    this.current = units;
-    try {
-      return await work();
-    } finally {
-      this.current = before;
-    }
+  get current(): BillableUnits {
+    return this.charged.getStore() ?? this.own;
+  }
+
+  /** Runs `work`, and everything it starts, charged to `units`. */
+  charging<T>(units: BillableUnits, work: () => Promise<T>): Promise<T> {
+    return this.charged.run(units, work);
   }
 
   /** Keeps track of an operation until it ends, so `settled()` can wait for it. */

@@ -88,6 +88,29 @@ describe("billable units: usage_hours", () => {
   });
 });
 
+describe("billable units: the meter", () => {
+  it("charges what a run starts to that run, after its awaits and after it returns, and settled() waits for it", async () => {
+    const meter = new UnitMeter();
+    const kv = meteredKv(env.CACHE, meter);
+    const [a, b] = [noUnits(), noUnits()];
+    let background: Promise<unknown> = Promise.resolve();
+    await meter.charging(a, async () => {
+      await kv.get("units-x");
+      // Left running, as a waitUntil() after the response: its write comes after an await of its own.
+      background = (async () => {
+        await new Promise((r) => setTimeout(r, 20));
+        await kv.put("units-x", "1");
+      })();
+    });
+    await meter.charging(b, () => kv.get("units-y"));
+    await background;
+    await meter.settled();
+    expect(a).toMatchObject({ kvReads: 1, kvWrites: 1 });
+    expect(b).toMatchObject({ kvReads: 1, kvWrites: 0 });
+    expect(meter.current).toMatchObject({ kvReads: 0, kvWrites: 0 });
+  });
+});
+
 describe("billable units: bindings", () => {
   it("KV counts each key of a bulk read, and writes, deletes and lists apart", async () => {
     const meter = new UnitMeter();
@@ -143,7 +166,8 @@ describe("billable units per tool call and job, through the real routes and queu
     await waitForEmbeddings(t.tenantId);
     await call(t.apiKey, "search", { query: "lighthouses", project: "p" });
     await call(t.apiKey, "memory_list", { project: "p" });
-    await untilLogged(t.tenantId, 5);
+    await call(t.apiKey, "memory_context_build", { query: "lighthouses", token_budget: 500, namespace: "p" });
+    await untilLogged(t.tenantId, 6);
     await usageLogSettled(t.tenantId);
     const report = await waitForJobUnits(t.apiKey, ["embed", "link", "usage_log"]);
     const tool = (name: string) => report.tools.find((r) => r.tool === name)!;
@@ -159,6 +183,8 @@ describe("billable units per tool call and job, through the real routes and queu
     expect(tool("memory_list").d1_rows_written).toBe(0);
     expect(tool("memory_list").d1_rows_read).toBeGreaterThanOrEqual(3);
     expect(tool("search").d1_rows_read).toBeGreaterThan(0);
+    // Its context stored in the semantic cache after the response: the value in KV, its entry in D1.
+    expect(tool("memory_context_build")).toMatchObject({ kv_writes: 1 });
     // The local vector index stands in for Vectorize: its rows are counted apart, and billed by nobody.
     expect(job("embed").local_rows_written).toBeGreaterThan(0);
     expect(job("embed").ai_neurons).toBe(0); // the local embedder
