@@ -43,3 +43,44 @@ export function localExtractionProgress(tenantId, state = STATE) {
     throw new Error(`no D1 file under ${dir} holds tenant ${tenantId}'s conversations`);
   };
 }
+
+/**
+ * A function answering the billable units the worker recorded for the tenant and for the shards' own work (scheduled
+ * passes, tenant id ''), summed over every hour and shard: {calls: {"tool:search": n, ...}, units: {column: sum},
+ * parts: {"job:embed": {column: sum}, ...}}.
+ * usage_hours is the worker's record of D1's own meta and its other bindings (src/core/tenants/usage-hours.ts).
+ */
+export function localUsageUnits(tenantId, columns, state = STATE) {
+  return async () => {
+    const { DatabaseSync } = await import("node:sqlite");
+    const dir = join(state, "v3", "d1", "miniflare-D1DatabaseObject");
+    const calls = {};
+    const zero = () => Object.fromEntries(columns.map((c) => [c, 0]));
+    const units = zero();
+    const parts = {};
+    for (const file of readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
+      const db = new DatabaseSync(join(dir, file), { readOnly: true });
+      try {
+        if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'usage_hours'").get()) continue;
+        const rows = db
+          .prepare(
+            `SELECT tenant_id, source, name, SUM(calls) AS calls, ${columns.map((c) => `SUM(${c}) AS ${c}`).join(", ")}
+             FROM usage_hours WHERE tenant_id IN (?, '') GROUP BY tenant_id, source, name`,
+          )
+          .all(tenantId);
+        for (const row of rows) {
+          const key = `${row.tenant_id === "" ? "shard" : row.source}:${row.name}`;
+          calls[key] = (calls[key] ?? 0) + row.calls;
+          parts[key] ??= zero();
+          for (const c of columns) {
+            units[c] += row[c];
+            parts[key][c] += row[c];
+          }
+        }
+      } finally {
+        db.close();
+      }
+    }
+    return { calls, units, parts };
+  };
+}

@@ -5,6 +5,7 @@ import { runCalls } from "./calls.mjs";
 import { runCapacity } from "./capacity.mjs";
 import { runChaos } from "./chaos.mjs";
 import { runContext } from "./context.mjs";
+import { runCost } from "./cost.mjs";
 import { runExtraction } from "./extraction.mjs";
 import { runGc } from "./gc.mjs";
 import { runGraph } from "./graph.mjs";
@@ -39,6 +40,7 @@ const SUITES = {
   chaos: runChaos,
   extraction: runExtraction,
   qa: runQa,
+  cost: runCost,
 };
 // `heldout` repeats locomo and msmarco (in one run, with the issue's targets), so it runs only when named.
 const chosen =

@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+// The cost bench (test/bench/cost.mjs) at 1,000 items against the real worker (`wrangler dev`, its own port and
+// state), on made-up text: no ../shared. Fewer runs of each operation than the bench makes.
+
+process.env.BENCH_PORT ??= "8813";
+const { newTenant, startWorker } = await import("../bench/worker.mjs");
+const { costLines, measureCost } = await import("../bench/cost.mjs");
+
+const WORDS = "harbour lantern river meadow copper violet orchard signal falcon marble winter garden".split(" ");
+const sentence = (i: number) =>
+  `${Array.from({ length: 12 }, (_, k) => WORDS[(i * 7 + k * 5) % WORDS.length]).join(" ")} number ${i}.`;
+const data = {
+  turns: Array.from({ length: 600 }, (_, i) => ({
+    conversation_id: `talk-${i % 6}`,
+    role: i % 2 === 0 ? "user" : "assistant",
+    content: sentence(i),
+    project_id: "talks",
+  })),
+  docs: Array.from({ length: 600 }, (_, i) => `Document ${i}: ${sentence(i + 1000)} ${sentence(i + 2000)}`),
+  questions: Array.from({ length: 20 }, (_, i) => `${WORDS[i % WORDS.length]} ${WORDS[(i + 3) % WORDS.length]}`),
+};
+const COUNTS = { turn: 8, batchedTurns: 50, store: 8, batch: 1, search: 10, context: 4, around: 4 };
+
+let worker: { stop(): Promise<void> } | undefined;
+beforeAll(async () => {
+  worker = await startWorker();
+}, 120_000);
+afterAll(() => worker?.stop());
+
+describe("npm run bench -- cost, at 1,000 items", () => {
+  it("measures every operation's billable units from the worker's record and prices them", async () => {
+    const measured = await measureCost(newTenant, data, [1000], COUNTS);
+    const { size, items, operations } = measured[0]!;
+    expect(size).toBe(1000);
+    expect(items).toBeGreaterThanOrEqual(1000);
+    const op = (name: string) => operations.find((o) => o.name.startsWith(name))!;
+    expect(operations.map((o) => o.name)).toEqual([
+      "log_chat, one turn a request, jobs included",
+      "log_chat, turns in JSON-RPC batches of 50",
+      "memory_store, one memory",
+      "memory_batch_store of 100",
+      "search",
+      "memory_context_build (2,000 tokens)",
+      "get_context (count 3)",
+      "export",
+      "tenant move",
+    ]);
+    // A turn writes its item and chunk (and their index entries) and is embedded and linked by its jobs.
+    const turn = op("log_chat, one turn");
+    expect(turn.units.d1_rows_written).toBeGreaterThan(5);
+    expect(Object.keys(turn.parts)).toEqual(expect.arrayContaining(["tool:log_chat", "job:embed", "job:usage_log"]));
+    expect(turn.units.queue_sends).toBeGreaterThanOrEqual(1);
+    // A batch of 100 writes about a hundred turns' worth; a read writes only the usage log's share.
+    const written = (name: string) => op(name).units.d1_rows_written ?? 0;
+    expect(written("memory_batch_store")).toBeGreaterThan(20 * written("memory_store"));
+    expect(op("search").units.d1_rows_read).toBeGreaterThan(0);
+    expect(op("search").parts["tool:search"]?.written).toBe(0);
+    expect(op("tenant move").parts["job:move"]?.written).toBeGreaterThan(100);
+    const lines = costLines(measured);
+    expect(lines.join("\n")).toMatch(/log_chat, one turn a request, jobs included \(turn\)\s+[\d,.]+\s+[\d,.]+/);
+    expect(lines.join("\n")).toMatch(
+      /logged turns a Free plan day, jobs included: [\d,]+ \(.+ binds; target ≥ 10,000\)/,
+    );
+  }, 600_000);
+});
