@@ -45,7 +45,7 @@ export const toolCalls = sqliteTable(
   (t) => [
     index("tool_calls_tenant_time").on(t.tenantId, t.startedAt),
     index("tool_calls_tenant_tool").on(t.tenantId, t.tool, t.startedAt),
-    index("tool_calls_tenant_conversation").on(t.tenantId, t.conversationId),
+    index("tool_calls_tenant_conversation").on(t.tenantId, t.conversationId).where(sql`conversation_id IS NOT NULL`),
   ],
 );
 
@@ -139,10 +139,14 @@ export const items = sqliteTable(
   },
   (t) => [
     index("items_tenant_project").on(t.tenantId, t.project, t.tier),
-    index("items_tenant_conversation").on(t.tenantId, t.conversationId, t.position),
-    index("items_pending_embed").on(t.embeddedAt, t.createdAt),
-    index("items_pending_link").on(t.linkedAt, t.createdAt),
-    index("items_tenant_task").on(t.tenantId, t.project, t.taskId),
+    // Partial where a row is often outside them: a row not in an index costs no write there (D1 bills each index
+    // entry a write adds), and an update that takes a row out of one (embedded, linked) writes only the row.
+    index("items_tenant_conversation")
+      .on(t.tenantId, t.conversationId, t.position)
+      .where(sql`conversation_id IS NOT NULL`),
+    index("items_pending_embed").on(t.createdAt).where(sql`embedded_at IS NULL`),
+    index("items_pending_link").on(t.createdAt).where(sql`linked_at IS NULL`),
+    index("items_tenant_task").on(t.tenantId, t.project, t.taskId).where(sql`task_id IS NOT NULL`),
     // Dedupe: identical content in one project is one item (messages excepted: "ok" twice is two turns),
     // among current items of one key (or of none): a fact may return to a value it had before.
     uniqueIndex("items_tenant_hash")
