@@ -1,10 +1,12 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { UnitMeter } from "../src/billable-units";
 import { type KeywordRow, keywordStatement } from "../src/core/keyword-index/lists";
 import { keywordQueryTerms } from "../src/core/keyword-index/scores";
 import { DF_KEPT, refreshTopPostings, TOP_COVERED, TOP_POSTINGS, TOP_TERM_DF } from "../src/core/keyword-index/tops";
 import { readExpansion } from "../src/core/search/expansion";
+import { meteredD1 } from "../src/db/metered-d1";
 import { tenantScope } from "../src/db/scope";
 import worker from "../src/index";
 import { keywordCode } from "../src/shared/fts-text";
@@ -363,6 +365,51 @@ describe("top postings", () => {
     expect(again.results).toEqual(found.results);
     expect(found.results).toHaveLength(10);
     expect(found.results.every((r: any) => r.content.includes("quillwort"))).toBe(true);
+  });
+});
+
+describe("top postings renewed", () => {
+  it("write only what changed: the chunks that entered or left a list and the counts that moved", async () => {
+    const u = await newTenant();
+    const store = async (n: number, text: (i: number) => string) => {
+      for (let i = 0; i < n; i += 100)
+        await call(u.apiKey, "memory_batch_store", {
+          memories: Array.from({ length: Math.min(100, n - i) }, (_, k) => ({ content: text(i + k) })),
+        });
+    };
+    await store(COMMON, (i) => `The harbour log, entry ${i}.`);
+    const meter = new UnitMeter();
+    const d1 = meteredD1(u.db, meter);
+    const pass = async () => {
+      // Forced: another tenant's writes on this shard may have taken the pass's last look already.
+      await u.db.prepare("DELETE FROM keyword_top_scans WHERE tenant_id = ?").bind(u.tenantId).run();
+      const before = meter.current.d1RowsWritten;
+      await refreshTopPostings(d1, Date.now());
+      return meter.current.d1RowsWritten - before;
+    };
+    await pass();
+    const listed = async () =>
+      (
+        await u.db
+          .prepare("SELECT chunk_id FROM keyword_tops WHERE tenant_id = ? AND term LIKE '%harbour' ORDER BY chunk_id")
+          .bind(u.tenantId)
+          .all<{ chunk_id: number }>()
+      ).results.map((r) => r.chunk_id);
+    expect(await listed()).toHaveLength(TOP_POSTINGS);
+    // A look with nothing moved writes nothing but its own record.
+    expect(await pass()).toBeLessThanOrEqual(2);
+    // 160 chunks where "harbour" weighs more than anywhere: the list is due, and 160 of its chunks give way to them.
+    await store(TOP_POSTINGS / 2 + 10, (i) => `Harbour harbour harbour, berth ${i}.`);
+    const written = await pass();
+    const renewed = await listed();
+    // The same list a build from nothing gives.
+    await u.db.prepare("DELETE FROM keyword_tops WHERE tenant_id = ?").bind(u.tenantId).run();
+    await u.db.prepare("DELETE FROM keyword_top_terms WHERE tenant_id = ?").bind(u.tenantId).run();
+    await pass();
+    expect(renewed).toEqual(await listed());
+    // 160 rows in (two writes each: the row and its key's index entry), 160 out (one each), the moved counts and the
+    // list's and the look's records: about half the 900 a list written anew costs (300 out, 300 in).
+    expect(written).toBeLessThan(3 * (TOP_POSTINGS / 2 + 10) + 20);
   });
 });
 

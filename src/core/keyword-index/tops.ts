@@ -94,16 +94,26 @@ export async function refreshTopPostings(d1: D1Database, now: number, maxTerms =
   return built;
 }
 
-/** The tenant's words (its code's range of chunks_fts_row) in more than DF_KEPT chunks, with their counts, anew. */
+/**
+ * The tenant's words (its code's range of chunks_fts_row) in more than DF_KEPT chunks, with their counts: only the
+ * counts that moved are written, and only the words that fell to DF_KEPT or under are deleted (D1 bills every row a
+ * statement writes: rewriting a large tenant's thousands of counts at each look cost more than all its writes).
+ */
 function countStatements(d1: D1Database, tenantId: string): D1PreparedStatement[] {
   const code = keywordCode(tenantId);
   return [
-    d1.prepare("DELETE FROM keyword_dfs WHERE tenant_id = ?").bind(tenantId),
     d1
       .prepare(
-        "INSERT INTO keyword_dfs (tenant_id, term, df) SELECT ?1, term, doc FROM chunks_fts_row WHERE term >= ?2 AND term < ?3 AND doc > ?4",
+        `INSERT INTO keyword_dfs (tenant_id, term, df) SELECT ?1, term, doc FROM chunks_fts_row WHERE term >= ?2 AND term < ?3 AND doc > ?4
+         ON CONFLICT (tenant_id, term) DO UPDATE SET df = excluded.df WHERE df <> excluded.df`,
       )
       .bind(tenantId, code, `${code}~`, DF_KEPT),
+    d1
+      .prepare(
+        `DELETE FROM keyword_dfs WHERE tenant_id = ?1
+           AND NOT EXISTS (SELECT 1 FROM chunks_fts_row r WHERE r.term = keyword_dfs.term AND r.doc > ?2)`,
+      )
+      .bind(tenantId, DF_KEPT),
   ];
 }
 
@@ -170,7 +180,12 @@ export function topPostingsReport(row: TopPostingsRow | undefined): { words: num
 const LAST_CHUNK_ID =
   "COALESCE((SELECT next_chunk_id - 1 FROM shard_identity WHERE id = 1), (SELECT MAX(id) FROM chunks), 0)";
 
-/** One word's list, anew, in one batch (a transaction: `through` and the list see the same chunks). */
+/**
+ * One word's list, anew, in one batch (a transaction: `through` and the list see the same chunks). Only what changed is
+ * written: the chunks that left the list are deleted and those that entered it inserted, while a chunk that stays
+ * keeps its row (its impact as of the build that added it: the list chooses chunks, search scores them exactly).
+ * Rewriting all TOP_POSTINGS rows at each renewal was most of what a large tenant's writes cost.
+ */
 function buildStatements(
   d1: D1Database,
   tenantId: string,
@@ -179,16 +194,21 @@ function buildStatements(
   now: number,
 ): D1PreparedStatement[] {
   const f = `SUM(${columnWeight})`;
-  return [
-    d1.prepare("DELETE FROM keyword_tops WHERE tenant_id = ? AND term = ?").bind(tenantId, term),
-    d1
-      .prepare(
-        `INSERT INTO keyword_tops (tenant_id, term, chunk_id, impact)
-         SELECT ?1, ?2, doc, impact FROM (
+  const top = `SELECT doc, impact FROM (
            SELECT v.doc AS doc, ${saturatedSql(f, "c.fts_tokens", "?3")} AS impact
            FROM chunks_fts_instance v CROSS JOIN chunks c INDEXED BY chunks_postings
            WHERE v.term = ?2 AND c.id = v.doc AND c.tenant_id = ?1 GROUP BY v.doc)
-         ORDER BY impact DESC, doc LIMIT ?4`,
+         ORDER BY impact DESC, doc LIMIT ?4`;
+  return [
+    d1
+      .prepare(
+        `DELETE FROM keyword_tops WHERE tenant_id = ?1 AND term = ?2 AND chunk_id NOT IN (SELECT doc FROM (${top}))`,
+      )
+      .bind(tenantId, term, avgdl, TOP_POSTINGS),
+    d1
+      .prepare(
+        `INSERT INTO keyword_tops (tenant_id, term, chunk_id, impact) SELECT ?1, ?2, doc, impact FROM (${top}) WHERE true
+         ON CONFLICT (tenant_id, term, chunk_id) DO NOTHING`,
       )
       .bind(tenantId, term, avgdl, TOP_POSTINGS),
     d1
