@@ -2,8 +2,12 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { callNeurons, meteredAi, meteredKv, meteredQueue } from "../src/adapters/metered-bindings";
 import { noUnits, UnitMeter } from "../src/billable-units";
+import { readConfig } from "../src/config";
 import { shardDatabase } from "../src/control/shards";
+import { CACHE_VALUE_IN_D1, clearCache, lookupCached, storeCached } from "../src/core/context/semantic-cache";
 import { addHourRows, histogramBin, histogramPercentile, hourRows } from "../src/core/tenants/usage-hours";
+import { tenantScope } from "../src/db/scope";
+import type { Env } from "../src/env";
 import {
   ADMIN_TOKEN,
   admin,
@@ -183,8 +187,9 @@ describe("billable units per tool call and job, through the real routes and queu
     expect(tool("memory_list").d1_rows_written).toBe(0);
     expect(tool("memory_list").d1_rows_read).toBeGreaterThanOrEqual(3);
     expect(tool("search").d1_rows_read).toBeGreaterThan(0);
-    // Its context stored in the semantic cache after the response: the value in KV, its entry in D1.
-    expect(tool("memory_context_build")).toMatchObject({ kv_writes: 1 });
+    // Its context stored in the semantic cache after the response, value and entry in one D1 row: no KV write.
+    expect(tool("memory_context_build")).toMatchObject({ kv_writes: 0 });
+    expect(tool("memory_context_build").d1_rows_written).toBeGreaterThan(0);
     // The local vector index stands in for Vectorize: its rows are counted apart, and billed by nobody.
     expect(job("embed").local_rows_written).toBeGreaterThan(0);
     expect(job("embed").ai_neurons).toBe(0); // the local embedder
@@ -235,6 +240,48 @@ describe("billable units per tool call and job, through the real routes and queu
     const move = after.jobs.find((r) => r.job === "move")!;
     expect(move.d1_rows_written).toBeGreaterThan(10);
     expect(move.d1_rows_read).toBeGreaterThan(10);
+  });
+});
+
+describe("the semantic cache's values: in D1 up to CACHE_VALUE_IN_D1 bytes, in KV beyond", () => {
+  it("serves both from a lookup, and spends a KV write only on the large one", async () => {
+    const t = await newTenant();
+    const scope = tenantScope(t.db, t.tenantId);
+    const config = { ...readConfig(env as unknown as Env).cache, similarityThreshold: 0.9 };
+    const meter = new UnitMeter();
+    const kv = meteredKv(env.CACHE, meter);
+    const vector = new Float32Array([0.6, 0.8]);
+    const store = (params: string, value: unknown) =>
+      storeCached(scope, kv, config, {
+        project: "p",
+        params,
+        generation: 0,
+        linkSeq: 0,
+        linkItems: [],
+        query: params,
+        vector,
+        value,
+      });
+    const small = { context: "harbour ".repeat(100) };
+    const large = { context: "harbour ".repeat(CACHE_VALUE_IN_D1 / 8 + 1) };
+    await store("small", small);
+    expect(meter.current.kvWrites).toBe(0);
+    await store("large", large);
+    expect(meter.current.kvWrites).toBe(1);
+    expect((await lookupCached(scope, kv, config, "p", "small", vector)).value).toEqual(small);
+    expect((await lookupCached(scope, kv, config, "p", "large", vector)).value).toEqual(large);
+    const rows = await t.db
+      .prepare("SELECT params_hash, value IS NULL AS in_kv FROM cache_entries WHERE tenant_id = ? ORDER BY params_hash")
+      .bind(t.tenantId)
+      .all();
+    expect(rows.results).toEqual([
+      { params_hash: "large", in_kv: 1 },
+      { params_hash: "small", in_kv: 0 },
+    ]);
+    // Clearing drops both entries and deletes the one KV value.
+    expect(await clearCache(scope, kv, null)).toBe(2);
+    expect(meter.current.kvDeletes).toBe(1);
+    expect((await env.CACHE.list({ prefix: `ctx:${t.tenantId}:` })).keys).toEqual([]);
   });
 });
 

@@ -2,6 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecu
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { parseFaults, withFault } from "../src/adapters/faults";
+import { CACHE_VALUE_IN_D1 } from "../src/core/context/semantic-cache";
 import { isTransientD1, toAppError } from "../src/errors";
 import worker from "../src/index";
 import type { JobMessage } from "../src/messages";
@@ -102,20 +103,17 @@ describe("the vector index down", () => {
 });
 
 describe("KV down", () => {
-  it("bypasses the cache: a cached context is rebuilt, never an error, and nothing stale is served", async () => {
+  it("a context kept in D1 is still served; a write still makes it rebuilt, never stale", async () => {
     const t = await newTenant();
     await call(t.apiKey, "memory_store", { content: "The office plants are watered on Mondays.", namespace: "office" });
     const request = { query: "When are the plants watered?", namespace: "office", token_budget: 400 };
     await call(t.apiKey, "memory_context_build", request);
     expect((await call<{ cache_hit: boolean }>(t.apiKey, "memory_context_build", request)).cache_hit).toBe(true);
-    // Its index entry is current, so the lookup reads KV: failing, that is a miss and the context is built afresh.
-    const rebuilt = await callWith("kv:down", t, "memory_context_build", request);
-    expect(rebuilt.error).toBeUndefined();
-    expect((rebuilt.result as { cache_hit: boolean; memories: { content: string }[] }).cache_hit).toBe(false);
-    expect((rebuilt.result as { memories: { content: string }[] }).memories.map((m) => m.content)).toContain(
-      "The office plants are watered on Mondays.",
-    );
-    // A new memory changes the answer; with KV down the cache is neither read nor able to serve the old one.
+    // Small contexts live in D1 (semantic-cache.ts): KV failing does not touch them.
+    const served = await callWith("kv:down", t, "memory_context_build", request);
+    expect(served.error).toBeUndefined();
+    expect((served.result as { cache_hit: boolean }).cache_hit).toBe(true);
+    // A new memory changes the answer: the cached one is never served again.
     await call(t.apiKey, "memory_store", {
       content: "Since June the office plants are watered on Thursdays.",
       namespace: "office",
@@ -125,6 +123,25 @@ describe("KV down", () => {
     const context = built.result as { memories: { content: string }[]; cache_hit: boolean };
     expect(context.cache_hit).toBe(false);
     expect(context.memories.map((m) => m.content)).toContain("Since June the office plants are watered on Thursdays.");
+  });
+
+  it("bypasses the cache for a context large enough for KV: rebuilt, never an error", async () => {
+    const t = await newTenant();
+    const long = (n: number) =>
+      Array.from({ length: 1_500 }, (_, i) => `Greenhouse ${n} log line ${i}: the ferns were misted.`).join(" ");
+    await call(t.apiKey, "memory_batch_store", {
+      namespace: "greenhouse",
+      memories: [{ content: long(1) }, { content: long(2) }],
+    });
+    const request = { query: "greenhouse ferns misted", namespace: "greenhouse", token_budget: 200_000 };
+    const first = await call<{ memories: { content: string }[] }>(t.apiKey, "memory_context_build", request);
+    expect(JSON.stringify(first).length).toBeGreaterThan(CACHE_VALUE_IN_D1);
+    expect((await call<{ cache_hit: boolean }>(t.apiKey, "memory_context_build", request)).cache_hit).toBe(true);
+    // Its index entry is current, so the lookup reads KV: failing, that is a miss and the context is built afresh.
+    const rebuilt = await callWith("kv:down", t, "memory_context_build", request);
+    expect(rebuilt.error).toBeUndefined();
+    expect((rebuilt.result as { cache_hit: boolean }).cache_hit).toBe(false);
+    expect((rebuilt.result as { memories: unknown[] }).memories).toHaveLength(2);
   });
 });
 

@@ -6,9 +6,15 @@ import { waitForTenantJobs } from "./ownership-fixtures";
 const SECRET = "zanzibarquux";
 const MEMORY_SECRET = "plinthwobble";
 
-async function kvValues(tenantId: string): Promise<string[]> {
+/** The tenant's cached contexts, wherever kept: in D1 (cache_entries.value) or, if larger, in KV. */
+async function cachedValues(tenantId: string, db: D1Database): Promise<string[]> {
   const keys = (await env.CACHE.list({ prefix: `ctx:${tenantId}:` })).keys;
-  return Promise.all(keys.map(async (k) => (await env.CACHE.get(k.name)) ?? ""));
+  const inKv = await Promise.all(keys.map(async (k) => (await env.CACHE.get(k.name)) ?? ""));
+  const inD1 = await db
+    .prepare("SELECT value FROM cache_entries WHERE tenant_id = ? AND value IS NOT NULL")
+    .bind(tenantId)
+    .all<{ value: string }>();
+  return [...inKv, ...inD1.results.map((r) => r.value)];
 }
 
 const count = (db: D1Database, sql: string, ...params: unknown[]) =>
@@ -96,7 +102,7 @@ describe("deleting a message or memory forgets it everywhere", () => {
     expect(await vectorRows()).toBe(forgottenChunks.length);
     expect(await linkRows()).toBe(5);
     expect(await summariesQuoting()).toBe(2);
-    expect((await kvValues(t.tenantId)).some((v) => v.includes(MEMORY_SECRET))).toBe(true);
+    expect((await cachedValues(t.tenantId, t.db)).some((v) => v.includes(MEMORY_SECRET))).toBe(true);
     const generation = () =>
       count(
         t.db,
@@ -118,7 +124,9 @@ describe("deleting a message or memory forgets it everywhere", () => {
     expect(await linkRows()).toBe(0);
     expect(await summariesQuoting()).toBe(0);
     expect(await generation()).toBeGreaterThan(generationBefore);
-    expect((await kvValues(t.tenantId)).filter((v) => v.includes(MEMORY_SECRET) || v.includes(SECRET))).toEqual([]);
+    expect(
+      (await cachedValues(t.tenantId, t.db)).filter((v) => v.includes(MEMORY_SECRET) || v.includes(SECRET)),
+    ).toEqual([]);
     expect(await count(t.db, "SELECT COUNT(*) AS n FROM cache_entries WHERE tenant_id = ?", t.tenantId)).toBe(0);
     // The turn that answered the deleted one carried its start as context: rebuilt from the turn now before it.
     const follower = await t.db

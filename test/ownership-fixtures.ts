@@ -1,7 +1,11 @@
 import { createExecutionContext, createMessageBatch, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
+import { readConfig } from "../src/config";
 import { shardDatabase, shardNames } from "../src/control/shards";
+import { CACHE_VALUE_IN_D1, storeCached } from "../src/core/context/semantic-cache";
+import { tenantScope } from "../src/db/scope";
+import type { Env } from "../src/env";
 import worker from "../src/index";
 import type { JobMessage } from "../src/messages";
 import { ADMIN_TOKEN, BASE, call, type TestTenant, tenantDb } from "./helpers";
@@ -131,6 +135,22 @@ export async function populate(
     token_budget: 1000,
     namespace: project,
     min_similarity: 0,
+  });
+  // A context too large for D1 (a huge token budget's): its value goes to KV, which deletion must empty too. Of the
+  // project's current generation, or the store would drop it at once as stale.
+  const generation = await t.db
+    .prepare("SELECT generation FROM cache_generations WHERE tenant_id = ? AND project = ?")
+    .bind(t.tenantId, project)
+    .first<number>("generation");
+  await storeCached(tenantScope(t.db, t.tenantId), env.CACHE, readConfig(env as unknown as Env).cache, {
+    project,
+    params: "large",
+    generation: generation ?? 0,
+    linkSeq: 0,
+    linkItems: [],
+    query: `${word} everything`,
+    vector: new Float32Array(8).fill(0.25),
+    value: { context: word.repeat(Math.ceil((CACHE_VALUE_IN_D1 + 1) / word.length)) },
   });
   return { memoryIds: stored.ids, messageIds };
 }

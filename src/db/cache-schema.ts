@@ -19,9 +19,9 @@ export const cacheGenerations = sqliteTable(
 );
 
 /**
- * The semantic cache's index; the cached results live in KV under `key`. A lookup reads the entries of
- * one (project, generation, parameters) and compares query vectors; this table is also what stats,
- * clear and size-bounded eviction count, so their numbers are exact.
+ * The semantic cache's index and, up to CACHE_VALUE_IN_D1 bytes, its values (larger ones live in KV under `key`). A
+ * lookup reads the entries of one (project, generation, parameters) and compares query vectors; this table is also
+ * what stats, clear and size-bounded eviction count, so their numbers are exact.
  */
 export const cacheEntries = sqliteTable(
   "cache_entries",
@@ -33,8 +33,10 @@ export const cacheEntries = sqliteTable(
     paramsHash: text("params_hash").notNull(),
     query: text("query").notNull(),
     vector: blob("vector", { mode: "buffer" }).notNull(),
-    /** UTF-8 bytes of the cached value in KV. */
+    /** UTF-8 bytes of the cached value. */
     bytes: integer("bytes").notNull(),
+    /** The cached value (JSON); NULL when it is kept in KV. */
+    value: text("value"),
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
     /** The tenant's link clock when the context was built (cache_link_clock). */

@@ -148,7 +148,7 @@ const memoryCacheStats = defineTool({
   title: "Semantic cache statistics",
   description:
     "Statistics of this tenant's semantic cache: live entries (unexpired, not invalidated by a write or by a new link of an item they followed), exact hit and miss " +
-    "counts, and memory_usage_bytes = UTF-8 bytes of the live cached values stored in KV.",
+    "counts, and memory_usage_bytes = UTF-8 bytes of the live cached values (in D1, or in KV when large).",
   input: z.object({}),
   output: z.object({
     enabled: z.boolean(),

@@ -5,7 +5,10 @@ import { dot, fromBytes, toBytes } from "../../shared/vector-math";
 
 /**
  * Semantic cache for built contexts. D1's cache_entries is the index (project, generation, parameters,
- * query vector, size, the items whose links it followed); KV holds the values. A lookup is a hit when
+ * query vector, size, the items whose links it followed) and holds the values up to CACHE_VALUE_IN_D1 bytes; KV
+ * holds larger ones. D1, because the entry's row is written anyway, so its value costs no further write, where a KV
+ * value costs one: the Free plan allows 1,000 KV writes a day against 100,000 D1 rows, and on Paid a KV write costs
+ * five times a D1 row ($5 against $1 a million). A lookup is a hit when
  * the parameters match, the entry's generation is the project's current one (any write bumps it, see
  * cache-generation.ts), no link of its items changed since it was built, and the query embeddings'
  * cosine reaches the threshold.
@@ -21,6 +24,12 @@ export interface CacheLookup<T> {
 /** SQL true when a link of an item the entry `e` followed changed after it was built (?1 = tenant). */
 const LINKS_CHANGED = `EXISTS (SELECT 1 FROM json_each(e.link_items) j CROSS JOIN cache_link_marks m
   WHERE m.tenant_id = ?1 AND m.item_id = j.value AND m.seq > e.link_seq)`;
+
+/**
+ * Largest value kept in D1 (UTF-8 bytes): a row this size still fits a tenant move's write statement (its JSON under
+ * 600,000 characters) and D1's 2 MB a value; a context of a larger token budget goes to KV.
+ */
+export const CACHE_VALUE_IN_D1 = 150_000;
 
 export interface CacheStats {
   size: number;
@@ -44,32 +53,41 @@ export async function lookupCached<T>(
   const now = Date.now();
   const { results } = await scope.d1
     .prepare(
-      `SELECT g.generation AS current, g.link_seq, e.key, e.vector
+      `SELECT g.generation AS current, g.link_seq, e.key, e.vector, e.value IS NOT NULL AS in_d1
        FROM (SELECT COALESCE((SELECT generation FROM cache_generations WHERE tenant_id = ?1 AND project = ?2), 0) AS generation,
                     COALESCE((SELECT seq FROM cache_link_clock WHERE tenant_id = ?1), 0) AS link_seq) g
        LEFT JOIN cache_entries e ON e.tenant_id = ?1 AND e.project = ?2 AND e.generation = g.generation AND e.params_hash = ?3 AND e.expires_at > ?4
          AND NOT ${LINKS_CHANGED}`,
     )
     .bind(scope.tenantId, project, params, now)
-    .all<{ current: number; link_seq: number; key: string | null; vector: ArrayBuffer | null }>();
+    .all<{ current: number; link_seq: number; key: string | null; vector: ArrayBuffer | null; in_d1: number | null }>();
   const generation = results[0]?.current ?? 0;
   const linkSeq = results[0]?.link_seq ?? 0;
-  let best: { key: string; similarity: number } | null = null;
+  let best: { key: string; similarity: number; inD1: boolean } | null = null;
   for (const row of results) {
     if (row.key === null || row.vector === null) continue;
     const stored = fromBytes(row.vector);
     if (stored.length !== vector.length) continue;
     const similarity = dot(vector, stored);
     if (similarity >= config.similarityThreshold && (!best || similarity > best.similarity))
-      best = { key: row.key, similarity };
+      best = { key: row.key, similarity, inD1: row.in_d1 === 1 };
   }
-  // KV failing is a miss, never an error or a stale answer: the context is built afresh.
+  // A store failing is a miss, never an error or a stale answer: the context is built afresh.
   const value = best
-    ? await kv
-        .get<T>(best.key, "json")
-        .catch((error: unknown) => (console.error("cache read failed; building afresh", error), null))
+    ? await readValue<T>(scope, kv, best.key, best.inD1).catch(
+        (error: unknown) => (console.error("cache read failed; building afresh", error), null),
+      )
     : null;
   return { value, generation, linkSeq };
+}
+
+async function readValue<T>(scope: TenantScope, kv: KVNamespace, key: string, inD1: boolean): Promise<T | null> {
+  if (!inD1) return kv.get<T>(key, "json");
+  const json = await scope.d1
+    .prepare("SELECT value FROM cache_entries WHERE tenant_id = ? AND key = ?")
+    .bind(scope.tenantId, key)
+    .first<string | null>("value");
+  return typeof json === "string" ? (JSON.parse(json) as T) : null;
 }
 
 export async function storeCached(
@@ -92,14 +110,16 @@ export async function storeCached(
   // Hashed parts keep the key within KV's 512 bytes whatever the namespace holds (200 letters of any script).
   const [project, query] = await Promise.all([sha256Hex(entry.project), sha256Hex(entry.query)]);
   const key = `ctx:${scope.tenantId}:${project.slice(0, 16)}:${entry.generation}:${entry.params}:${query.slice(0, 16)}`;
-  await kv.put(key, json, { expirationTtl: config.ttlSeconds });
-  const [, stale, evicted] = await scope.d1.batch<{ key: string }>([
+  const bytes = new TextEncoder().encode(json).length;
+  const inD1 = bytes <= CACHE_VALUE_IN_D1;
+  if (!inD1) await kv.put(key, json, { expirationTtl: config.ttlSeconds });
+  const [, stale, evicted] = await scope.d1.batch<{ key: string; in_kv: number }>([
     scope.d1
       .prepare(
-        `INSERT INTO cache_entries (tenant_id, key, project, generation, params_hash, query, vector, bytes, created_at, expires_at, link_seq, link_items)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO cache_entries (tenant_id, key, project, generation, params_hash, query, vector, bytes, created_at, expires_at, link_seq, link_items, value)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (tenant_id, key) DO UPDATE SET vector = excluded.vector, bytes = excluded.bytes, created_at = excluded.created_at, expires_at = excluded.expires_at,
-           link_seq = excluded.link_seq, link_items = excluded.link_items`,
+           link_seq = excluded.link_seq, link_items = excluded.link_items, value = excluded.value`,
       )
       .bind(
         scope.tenantId,
@@ -109,25 +129,28 @@ export async function storeCached(
         entry.params,
         entry.query.slice(0, 1000),
         toBytes(entry.vector),
-        new TextEncoder().encode(json).length,
+        bytes,
         now,
         now + config.ttlSeconds * 1000,
         entry.linkSeq,
         JSON.stringify(entry.linkItems),
+        inD1 ? json : null,
       ),
     staleEntries(scope, now),
     // Size bound: the oldest entries go first.
     scope.d1
       .prepare(
-        `DELETE FROM cache_entries WHERE tenant_id = ?1 AND key IN (SELECT key FROM cache_entries WHERE tenant_id = ?1 ORDER BY created_at DESC LIMIT -1 OFFSET ?2) RETURNING key`,
+        `DELETE FROM cache_entries WHERE tenant_id = ?1 AND key IN (SELECT key FROM cache_entries WHERE tenant_id = ?1 ORDER BY created_at DESC LIMIT -1 OFFSET ?2) RETURNING ${RETURNED}`,
       )
       .bind(scope.tenantId, config.maxSize),
   ]);
-  await deleteCacheValues(
-    kv,
-    [...stale!.results, ...evicted!.results].map((r) => r.key),
-  );
+  await deleteCacheValues(kv, kvKeys([...stale!.results, ...evicted!.results]));
 }
+
+/** What a deletion of entries returns: each key, and whether its value is in KV (to delete there too). */
+export const RETURNED = "key, value IS NULL AS in_kv";
+export const kvKeys = (rows: readonly { key: string; in_kv: number }[]) =>
+  rows.filter((r) => r.in_kv === 1).map((r) => r.key);
 
 /**
  * Expired and superseded entries (an older generation than their project's, or links of their items
@@ -139,18 +162,15 @@ function staleEntries(scope: TenantScope, now: number): D1PreparedStatement {
     .prepare(
       `DELETE FROM cache_entries AS e WHERE e.tenant_id = ?1
          AND (e.expires_at <= ?2 OR e.generation < COALESCE((SELECT generation FROM cache_generations g WHERE g.tenant_id = ?1 AND g.project = e.project), 0) OR ${LINKS_CHANGED})
-       RETURNING key`,
+       RETURNING ${RETURNED}`,
     )
     .bind(scope.tenantId, now);
 }
 
 /** Removes the tenant's superseded and expired entries from the index and their values from KV. */
 export async function dropStaleCacheEntries(scope: TenantScope, kv: KVNamespace): Promise<number> {
-  const { results } = await staleEntries(scope, Date.now()).all<{ key: string }>();
-  await deleteCacheValues(
-    kv,
-    results.map((r) => r.key),
-  );
+  const { results } = await staleEntries(scope, Date.now()).all<{ key: string; in_kv: number }>();
+  await deleteCacheValues(kv, kvKeys(results));
   return results.length;
 }
 
@@ -201,13 +221,10 @@ export async function clearCache(scope: TenantScope, kv: KVNamespace, pattern: s
   const own = projectClause(scope, "project");
   if (pattern === null) {
     const { results } = await scope.d1
-      .prepare(`DELETE FROM cache_entries WHERE tenant_id = ?${own.sql} RETURNING key`)
+      .prepare(`DELETE FROM cache_entries WHERE tenant_id = ?${own.sql} RETURNING ${RETURNED}`)
       .bind(scope.tenantId, ...own.params)
-      .all<{ key: string }>();
-    await deleteCacheValues(
-      kv,
-      results.map((r) => r.key),
-    );
+      .all<{ key: string; in_kv: number }>();
+    await deleteCacheValues(kv, kvKeys(results));
     return results.length;
   }
   // Matched here, not with SQL GLOB: D1 refuses GLOB patterns over 50 bytes, and a tenant's index is
@@ -223,13 +240,12 @@ export async function clearCache(scope: TenantScope, kv: KVNamespace, pattern: s
     .map((r) => r.key);
   if (keys.length === 0) return 0;
   const deleted = await scope.d1
-    .prepare("DELETE FROM cache_entries WHERE tenant_id = ? AND key IN (SELECT value FROM json_each(?)) RETURNING key")
+    .prepare(
+      `DELETE FROM cache_entries WHERE tenant_id = ? AND key IN (SELECT value FROM json_each(?)) RETURNING ${RETURNED}`,
+    )
     .bind(scope.tenantId, JSON.stringify(keys))
-    .all<{ key: string }>();
-  await deleteCacheValues(
-    kv,
-    deleted.results.map((r) => r.key),
-  );
+    .all<{ key: string; in_kv: number }>();
+  await deleteCacheValues(kv, kvKeys(deleted.results));
   return deleted.results.length;
 }
 

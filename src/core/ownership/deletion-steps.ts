@@ -1,6 +1,6 @@
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { deleteCacheValues } from "../context/semantic-cache";
+import { deleteCacheValues, kvKeys, RETURNED } from "../context/semantic-cache";
 import { deleteItems } from "../memory/delete-items";
 import type { SegmentKey } from "../working-set/segments";
 
@@ -98,7 +98,7 @@ export async function deleteTenantVectors(scope: TenantScope, services: Services
   return ids.length;
 }
 
-/** Cache entries of the given projects (null = all): index rows and their KV values. */
+/** Cache entries of the given projects (null = all): index rows and values, those in KV too. */
 export async function deleteCacheEntries(
   scope: TenantScope,
   services: Services,
@@ -106,12 +106,12 @@ export async function deleteCacheEntries(
 ): Promise<number> {
   const where = projects === null ? "" : ` AND project ${IN_JSON}`;
   const { results } = await scope.d1
-    .prepare(`SELECT key FROM cache_entries WHERE tenant_id = ?${where} LIMIT ?`)
+    .prepare(`SELECT ${RETURNED} FROM cache_entries WHERE tenant_id = ?${where} LIMIT ?`)
     .bind(scope.tenantId, ...(projects === null ? [] : [JSON.stringify(projects)]), DELETION_LIMITS.cacheValues)
-    .all<{ key: string }>();
+    .all<{ key: string; in_kv: number }>();
   if (results.length === 0) return 0;
   const keys = results.map((r) => r.key);
-  await deleteCacheValues(services.cache, keys);
+  await deleteCacheValues(services.cache, kvKeys(results));
   await scope.d1
     .prepare(`DELETE FROM cache_entries WHERE tenant_id = ? AND key ${IN_JSON}`)
     .bind(scope.tenantId, JSON.stringify(keys))

@@ -1,0 +1,1 @@
+ALTER TABLE `cache_entries` ADD `value` text;
