@@ -135,21 +135,27 @@ export function tenantFtsQuery(code: string, text: string): string | null {
  */
 export function storedTerm(code: string, token: string): string {
   const prefixed = code + token;
-  let term = storedTerms.get(prefixed);
-  if (term === undefined) {
-    if (storedTerms.size >= MAX_STORED_TERMS) storedTerms.clear();
-    storedTerms.set(prefixed, (term = porterStem(fold(prefixed))));
+  let term = recentTerms.get(prefixed);
+  if (term !== undefined) return term;
+  term = olderTerms.get(prefixed) ?? porterStem(fold(prefixed));
+  if (recentTerms.size >= TERMS_PER_GENERATION) {
+    olderTerms = recentTerms;
+    recentTerms = new Map();
   }
+  recentTerms.set(prefixed, term);
   return term;
 }
 
 /**
  * Terms already stemmed in this isolate: a search stems its query, the best hits' words (feedback) and the feedback
- * candidates, mostly words it stemmed before, and stemming them anew is a visible share of a search's worker time.
- * Bounded (~2 MB), emptied when full.
+ * candidates, and a write stems every word of its chunks, mostly words stemmed before; stemming them anew is a
+ * visible share of a search's or a write's worker time. Two generations of TERMS_PER_GENERATION (~2.5 MB each): when
+ * the recent one is full it becomes the older one, so the words in use stay and a vocabulary larger than one
+ * generation (MS MARCO's 5,000 passages hold 21,000 words) no longer empties the whole cache at once.
  */
-const storedTerms = new Map<string, string>();
-const MAX_STORED_TERMS = 20_000;
+let recentTerms = new Map<string, string>();
+let olderTerms = new Map<string, string>();
+const TERMS_PER_GENERATION = 25_000;
 
 /** Letters unicode61 folds although case folding alone would not (or JS lower-casing does not). */
 const FOLD_EXCEPTIONS: Record<string, string> = {
