@@ -194,6 +194,8 @@ describe("billable units per tool call and job, through the real routes and queu
     expect(job("embed").local_rows_written).toBeGreaterThan(0);
     expect(job("embed").ai_neurons).toBe(0); // the local embedder
     expect(job("usage_log").d1_rows_written).toBeGreaterThan(0);
+    // The jobs' records are written by the consumer itself, no usage message: a link job sends nothing.
+    expect(job("link").queue_sends).toBe(0);
 
     const sum = (unit: string) =>
       [...report.tools.map((r) => (r[unit] ?? 0) * r.calls), ...report.jobs.map((r) => (r[unit] ?? 0) * r.runs)].reduce(

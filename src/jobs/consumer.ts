@@ -59,7 +59,7 @@ export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, 
     await shareBatchEmbeddings(groups, tenants, usage);
     await runGroups(groups, env, tenants, usage);
   } finally {
-    ctx.waitUntil(usage.send());
+    ctx.waitUntil(usage.send(env));
   }
 }
 
