@@ -7,10 +7,7 @@ import type { Env } from "../env";
 import type { JobMessage, JobRunRecord } from "../messages";
 import type { OpenedTenant } from "../open-tenant";
 
-/**
- * What a queue batch's jobs spent, per tenant: each group of jobs runs charged to its own units (a merged group's
- * messages share them), and once the batch is done each tenant's records go to the usage log.
- */
+/** A group of jobs that ran as one, and what it spent. */
 interface Run {
   jobs: readonly JobMessage[];
   startedAt: number;
@@ -18,6 +15,10 @@ interface Run {
   units: BillableUnits;
 }
 
+/**
+ * What a queue batch's jobs spent, per tenant: each group of jobs runs charged to its own units (a merged group's
+ * messages share them), and once the batch is done each tenant's records go to the usage log.
+ */
 export class JobUsage {
   private readonly tenants = new Map<string, { tenant: OpenedTenant; runs: Run[] }>();
   /** Units spent for a tenant before its jobs ran (its share of embedding calls shared by the batch). */

@@ -1,26 +1,16 @@
+import type { BillableUnits } from "../../billable-units";
 import { projectClause, type TenantScope } from "../../db/scope";
 import { FREE_PLAN_DAILY, QUEUE_OPERATIONS_PER_MESSAGE } from "../../price-list";
 import { HOURLY_UNITS, histogramPercentile } from "./usage-hours";
 
-/** Billable units of one tool or job kind over a period: means per call (or run), p95 of D1's rows, sums. */
-export interface UnitsUsage {
+/** Billable units of one tool or job kind over a period: each a mean per call (or run), and the p95 of D1's rows. */
+export type UnitsUsage = Omit<BillableUnits, "d1RoundTrips" | "d1Ms"> & {
   name: string;
   calls: number;
   errors: number;
-  d1RowsRead: number;
   d1RowsReadP95: number | null;
-  d1RowsWritten: number;
   d1RowsWrittenP95: number | null;
-  kvReads: number;
-  kvWrites: number;
-  kvDeletes: number;
-  kvLists: number;
-  queueSends: number;
-  aiNeurons: number;
-  /** Rows the local stand-ins read and wrote (production bills none); 0 in production. */
-  localRowsRead: number;
-  localRowsWritten: number;
-}
+};
 
 /** The plan's allowances a tenant's units are held against (requests are not: the log counts tool calls, not requests). */
 const PLAN_UNITS = [
