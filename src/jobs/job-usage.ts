@@ -59,34 +59,45 @@ export class JobUsage {
     const tenants = [...this.tenants.values()];
     this.tenants.clear();
     if (tenants.length === 0) return;
-    const direct = remainingQueries() >= 2 + QUERIES_A_TENANT * tenants.length;
+    const direct = remainingQueries() >= 1 + QUERIES_A_SHARD * tenants.length;
     const live = direct
       ? await liveTenantShards(
           env.CONTROL,
           tenants.map((t) => t.tenant.scope.tenantId),
         )
       : null;
+    // Each shard's tenants in one write (recordUsage takes many); the rest through the queue.
+    const byShard = new Map<string, { tenant: OpenedTenant; records: JobRunRecord[] }[]>();
+    const queued: { tenant: OpenedTenant; records: JobRunRecord[] }[] = [];
     for (const { tenant, runs } of tenants) {
-      const tenantId = tenant.scope.tenantId;
       await tenant.services.meter.settled();
       const records: JobRunRecord[] = runs.flatMap(({ jobs, startedAt, failed, units }) =>
         jobs.map((job) => ({ job: job.type, startedAt, failed, units: shareOf(units, jobs.length) })),
       );
-      const place = live?.get(tenantId);
+      const place = live?.get(tenant.scope.tenantId);
       if (live && place === undefined) continue;
-      if (place && !place.frozen) {
-        const written = await recordUsage(shardDatabase(env, place.shard), [{ tenantId, calls: [], jobs: records }])
-          .then(() => true)
-          .catch((error) => (console.error("usage log write for jobs failed; sending it instead", error), false));
-        if (written) continue;
-      }
+      if (place && !place.frozen) byShard.set(place.shard, [...(byShard.get(place.shard) ?? []), { tenant, records }]);
+      else queued.push({ tenant, records });
+    }
+    for (const [shard, group] of byShard) {
+      const requests = group.map(({ tenant, records }) => ({
+        tenantId: tenant.scope.tenantId,
+        calls: [],
+        jobs: records,
+      }));
+      await recordUsage(shardDatabase(env, shard), requests).catch((error) => {
+        console.error(`usage log write for jobs on ${shard} failed; sending it instead`, error);
+        queued.push(...group);
+      });
+    }
+    for (const { tenant, records } of queued) {
       for (const record of records) record.units.queueSends += 1 / records.length;
       await tenant.services.usage
-        .record(tenantId, [], records)
+        .record(tenant.scope.tenantId, [], records)
         .catch((error) => console.error("usage log send for jobs failed", error));
     }
   }
 }
 
-/** D1 queries a tenant's direct write takes (recordUsage: its batch, then its own cost); plus the control query. */
-const QUERIES_A_TENANT = 2;
+/** D1 queries a shard's direct write takes (recordUsage: its batch, then its own cost); plus the control query. */
+const QUERIES_A_SHARD = 2;
