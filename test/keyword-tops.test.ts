@@ -5,7 +5,7 @@ import { UnitMeter } from "../src/billable-units";
 import { type KeywordRow, keywordStatement } from "../src/core/keyword-index/lists";
 import { keywordQueryTerms } from "../src/core/keyword-index/scores";
 import { DF_KEPT, refreshTopPostings, TOP_COVERED, TOP_POSTINGS, TOP_TERM_DF } from "../src/core/keyword-index/tops";
-import { readExpansion } from "../src/core/search/expansion";
+import { expansionRead } from "../src/core/search/expansion";
 import { meteredD1 } from "../src/db/metered-d1";
 import { tenantScope } from "../src/db/scope";
 import worker from "../src/index";
@@ -325,18 +325,19 @@ describe("top postings", () => {
         ).all<KeywordRow>()
       ).results;
     const rows = await hits();
-    const expansion = async (candidates: KeywordRow[]) =>
-      (
-        await readExpansion(scope, {
-          query: "quillwort harbour",
-          filters,
-          feedbackFrom: rows.slice(0, 3).map((r) => ({ content: r.chunk_content, score: 1 })),
-          candidates,
-          neighboursOf: [],
-          linksOf: [],
-          similarLinkWeight: 0,
-        })
-      ).feedback;
+    const expansion = async (candidates: KeywordRow[]) => {
+      const read = expansionRead(scope, {
+        query: "quillwort harbour",
+        filters,
+        feedbackFrom: rows.slice(0, 3).map((r) => ({ content: r.chunk_content, score: 1 })),
+        firstHits: candidates.map((c) => c.chunk_id),
+        sources: [],
+        neighbours: true,
+        links: true,
+        similarLinkWeight: 0,
+      })!;
+      return read.read(await read.statement.all(), candidates).feedback;
+    };
     // The best hits ("A quillwort grows by the harbour wall, plot 0.") share three words beyond the query, all kept.
     const words = ["grow", "wall", "plot"].map((w) => keywordCode(t.tenantId) + w);
     const expected = await postingsBm25(

@@ -103,6 +103,10 @@ describe("round trips per tool call, as the usage log records them", () => {
     });
     await waitForEmbeddings(t.tenantId);
     const hit = (await call(t.apiKey, "search", { query: "lighthouse tide", project: "p" })).results[0];
+    for (const mode of ["keyword", "vector"])
+      expect((await call(t.apiKey, "search", { query: "lighthouse tide", project: "p", mode })).results).not.toEqual(
+        [],
+      );
     await call(t.apiKey, "get_context", { chunk_id: hit.chunk_id, count: 2 });
     await call(t.apiKey, "context_get_working_set", { project_id: "p" });
     await call(t.apiKey, "context_set_current_task", { project_id: "p", task_id: "t1" });
@@ -117,13 +121,13 @@ describe("round trips per tool call, as the usage log records them", () => {
     });
     await call(t.apiKey, "ping");
 
-    // The keyword list, and the vector list's rows side by side with it (two trips, one wait), then
-    // what the hits point to (feedback words, neighbours, links: one batch).
-    expect(await loggedTrips(t.tenantId, "search", 1), "search").toEqual([3]);
+    // The keyword list (while the vector index answers), then the vector hits' rows beside what the first hits point
+    // to (feedback words, neighbours, links): hybrid and keyword alone; vector alone needs only the second.
+    expect(await loggedTrips(t.tenantId, "search", 3), "search").toEqual([2, 2, 1]);
     expect(await loggedTrips(t.tenantId, "get_context", 1), "get_context").toEqual([1]);
     expect(await loggedTrips(t.tenantId, "context_get_working_set", 2), "context_get_working_set").toEqual([1, 1]);
     // search as above, then the direct hits' rows (links not followed here).
-    expect(await loggedTrips(t.tenantId, "memory_context_build", 1), "memory_context_build").toEqual([4]);
+    expect(await loggedTrips(t.tenantId, "memory_context_build", 1), "memory_context_build").toEqual([3]);
     expect(await loggedTrips(t.tenantId, "ping", 1), "ping").toEqual([0]);
 
     // add_message learns its conversation's project in the write's own read: a read and a write.

@@ -5,6 +5,7 @@ import { shardDatabase } from "../src/control/shards";
 import { embedItems } from "../src/core/memory/embedding";
 import type { NewItem } from "../src/core/memory/item-types";
 import { writeItems } from "../src/core/memory/items";
+import { expansionRead, type NeighbourSource, narrowExpansion } from "../src/core/search/expansion";
 import { fusedScore, PROXIMITY_WEIGHT, SPEAKER_WEIGHT, vectorPart } from "../src/core/search/relevance";
 import { type SearchHit, searchChunks } from "../src/core/search/search";
 import { type TenantScope, tenantScope } from "../src/db/scope";
@@ -435,6 +436,63 @@ describe("search stages", () => {
     const hits = await searchChunks(scope, weighing("0.5"), "JWT authentication", {}, 10);
     expect(hits.map((h) => h.itemId)).toEqual([jwt, keys]);
     expect(hits[1]!.score).toBeCloseTo(0.3 * 0.9 * 0.5 * hits[0]!.score, 3);
+  });
+
+  it("links: one read serves hits that may be sources; those that are keep their items' strongest links", async () => {
+    const { scope, ids } = await store([
+      { content: "JWT authentication with refresh tokens" },
+      { content: "Signing keys live in the vault" },
+      ...Array.from({ length: 62 }, (_, i) => ({ content: `Linked note ${i}` })),
+    ]);
+    const [jwt, keys, ...targets] = ids;
+    const link = data.prepare(
+      "INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at) VALUES (?, ?, 'item', ?, 'item', ?, 'depends_on', ?, 0)",
+    );
+    await data.batch([
+      ...targets.slice(0, 60).map((target) => link.bind(crypto.randomUUID(), scope.tenantId, keys, target, 0.9)),
+      ...targets.slice(60).map((target) => link.bind(crypto.randomUUID(), scope.tenantId, jwt, target, 0.5)),
+    ]);
+    const { results: rows } = await data
+      .prepare(
+        "SELECT id AS chunk_id, item_id, chunk_index, NULL AS conversation_id, NULL AS position FROM chunks WHERE item_id IN (?, ?)",
+      )
+      .bind(jwt, keys)
+      .all<NeighbourSource>();
+    const [jwtRow, keysRow] = [jwt, keys].map((id) => rows.find((r) => r.item_id === id)!);
+    const chunkOf = new Map(
+      (
+        await data
+          .prepare("SELECT id, item_id FROM chunks WHERE tenant_id = ?")
+          .bind(scope.tenantId)
+          .all<{ id: number; item_id: string }>()
+      ).results.map((r) => [r.item_id, r.id]),
+    );
+    // The jwt hit's row is held, the keys hit is named by its chunk id alone (a vector hit before its row is read).
+    const read = expansionRead(scope, {
+      query: "JWT",
+      filters: {},
+      feedbackFrom: [],
+      firstHits: [jwtRow!.chunk_id, keysRow!.chunk_id],
+      sources: [jwtRow!, keysRow!.chunk_id],
+      neighbours: true,
+      links: true,
+      similarLinkWeight: 1,
+    })!;
+    const expansion = read.read(await read.statement.all(), []);
+    // Each item's strongest MAX_LINKED (50) are read: the keys' 60 would crowd the jwt's two out of one list of 50.
+    expect(expansion.links.filter((l) => l.source === keys)).toHaveLength(50);
+    const jwtOnly = narrowExpansion(expansion, [jwtRow!]);
+    expect(jwtOnly.links.map((l) => l.chunkId)).toEqual(
+      targets
+        .slice(60)
+        .map((t) => chunkOf.get(t)!)
+        .sort((a, b) => a - b),
+    );
+    expect(jwtOnly.links.every((l) => l.weight === 0.5)).toBe(true);
+    const both = narrowExpansion(expansion, [jwtRow!, keysRow!]);
+    expect(both.links).toHaveLength(50);
+    expect(both.links.every((l) => l.source === keys && l.weight === 0.9)).toBe(true);
+    expect(both.links.map((l) => l.chunkId)).toEqual(targets.slice(0, 50).map((t) => chunkOf.get(t)!));
   });
 
   it("SEARCH_STAGES names only known stages", () => {

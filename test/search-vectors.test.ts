@@ -1,21 +1,23 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { UnitMeter } from "../src/billable-units";
 import { shardDatabase } from "../src/control/shards";
 import { embedItems } from "../src/core/memory/embedding";
 import { writeItems } from "../src/core/memory/items";
 import { searchChunks } from "../src/core/search/search";
+import { meteredD1 } from "../src/db/metered-d1";
 import { tenantScope } from "../src/db/scope";
 import type { Services, VectorIndex } from "../src/ports";
 import { buildServices } from "../src/services";
 import { dot } from "../src/shared/vector-math";
 
 // Search's vector part (src/core/search/search-vectors.ts): a keyword hit outside a full vector list gets its cosine
-// from its stored vector, read beside the list's rows rather than after them (one vector index call less in sequence).
+// from its stored vector, and the list's rows are read in search's second round trip, with what the hits point to.
 
 const data = shardDatabase(env, "SHARD_0");
 
 describe("search's vector part", () => {
-  it("reads the cosines of keyword hits outside the vector list while the list's rows are read", async () => {
+  it("gives a keyword hit outside a full vector list its exact cosine, in two round trips", async () => {
     const base: Services = {
       ...buildServices(
         { ...env, HYBRID_VECTOR_WEIGHT: "1", EMBEDDING_CHANCE_SIMILARITY: "0.05" },
@@ -47,58 +49,21 @@ describe("search's vector part", () => {
       .bind(keeper)
       .first<{ id: number }>())!.id;
 
-    // The index leaves the keeper's chunk out of a full list; the rows' read waits until its cosine has been asked
-    // for, which reading it only after the rows never does.
-    let listed = false;
-    let askCosines!: () => void;
-    const cosinesAsked = new Promise<void>((resolve) => (askCosines = resolve));
+    // The index leaves the keeper's chunk out of a full list: its cosine is read from its stored vector.
     const vectors: VectorIndex = {
       ...base.vectors,
       query: async (tenantId, vector, options) => {
         const matches = await base.vectors.query(tenantId, vector, { ...options, topK: options.topK + 1 });
-        listed = true;
         return matches.filter((m) => m.chunkId !== keeperChunk).slice(0, options.topK);
       },
-      getVectors: (tenantId, chunkIds) => (askCosines(), base.vectors.getVectors(tenantId, chunkIds)),
+      getVectors: base.vectors.getVectors.bind(base.vectors),
       queryMany: base.vectors.queryMany.bind(base.vectors),
       upsert: base.vectors.upsert.bind(base.vectors),
       delete: base.vectors.delete.bind(base.vectors),
       listIds: base.vectors.listIds.bind(base.vectors),
     };
-    const held = async () => {
-      if (listed)
-        await Promise.race([
-          cosinesAsked,
-          new Promise((_, reject) =>
-            setTimeout(() => reject(new Error("the rows' read waited for the cosines")), 2000),
-          ),
-        ]);
-    };
-    const inner = new WeakMap<object, D1PreparedStatement>();
-    const heldUntilAsked = (statement: D1PreparedStatement): D1PreparedStatement => {
-      const wrapped = {
-        bind: (...values: unknown[]) => heldUntilAsked(statement.bind(...values)),
-        all: async () => (await held(), statement.all()),
-        first: async (column?: string) => (
-          await held(), column === undefined ? statement.first() : statement.first(column)
-        ),
-        run: async () => (await held(), statement.run()),
-        raw: async (options?: { columnNames?: boolean }) => (
-          await held(), statement.raw(options as { columnNames?: false })
-        ),
-      } as unknown as D1PreparedStatement;
-      inner.set(wrapped, statement);
-      return wrapped;
-    };
-    const d1 = {
-      prepare: (sql: string) => heldUntilAsked(data.prepare(sql)),
-      batch: async (statements: D1PreparedStatement[]) => (
-        await held(), data.batch(statements.map((s) => inner.get(s) ?? s))
-      ),
-      exec: (sql: string) => data.exec(sql),
-      withSession: (constraint?: string) => data.withSession(constraint),
-      dump: () => data.dump(),
-    } as unknown as D1Database;
+    const meter = new UnitMeter();
+    const d1 = meteredD1(data, meter);
     const unavailable: string[] = [];
     const hits = await searchChunks(
       tenantScope(d1, scope.tenantId),
@@ -110,6 +75,8 @@ describe("search's vector part", () => {
     );
 
     expect(unavailable).toEqual([]);
+    expect(meter.current.d1RoundTrips).toBe(2);
+    expect(hits.filter((h) => h.vectorRank !== null).length).toBeGreaterThan(0);
     const hit = hits.find((h) => h.itemId === keeper)!;
     expect(hit).toMatchObject({ keywordRank: 1, vectorRank: null });
     const [query] = await base.embedder.embed(["lighthouse keeper lantern"], "query");

@@ -14,7 +14,7 @@ import {
 } from "./search-rows";
 
 /**
- * Search's second round trip: what the first hits point to, read in one D1 batch.
+ * Search's second round trip: what the first hits point to, read in one statement beside the vector hits' rows.
  * - Neighbours: the chunks next to a hit in reading order, up to two messages away in its conversation
  *   (or two chunks away in its document): the answer is often the turn after the one that matches.
  * - Links: items linked to a hit (link_resources, add_relationship on items, auto-links).
@@ -43,12 +43,16 @@ export interface ExpansionRequest {
   filters: SearchFilters;
   /** The best keyword hits, best first (their text feeds back), with their scores; none = no feedback. */
   feedbackFrom: { content: string; score: number }[];
-  /** Every first hit: feedback scores them too. */
-  candidates: FeedbackChunk[];
-  /** First hits whose neighbours in reading order are read (the caller holds their rows). */
-  neighboursOf: NeighbourSource[];
-  /** Item ids whose links are followed (none: links are not read). */
-  linksOf: string[];
+  /** Every first hit's chunk id (the caller holds their rows, or reads them in the same trip). */
+  firstHits: number[];
+  /**
+   * First hits that may be sources: their neighbours and links are read, and the caller keeps those of the hits that
+   * turn out to be sources (narrowExpansion). A source's row where the caller holds it, else its chunk id alone.
+   */
+  sources: (NeighbourSource | number)[];
+  /** Whether neighbours in reading order are read, and links followed. */
+  neighbours: boolean;
+  links: boolean;
   /**
    * What a `similar_content` link (auto-link, auto_link_document) counts for, 0..1: such a link is the
    * embedder's judgement, so it counts as much as the embedder's own evidence (the vector weight).
@@ -63,68 +67,99 @@ export interface Expansion {
   /** Feedback scores of first hits and of the chunks around them, by chunk id. */
   feedback: Map<number, { bm25: number; known: number; known_share: number }>;
   neighbours: { chunkId: number; source: number; distance: number }[];
+  /** Linked chunks, strongest first (weight, then chunk id). */
   links: { chunkId: number; source: string; weight: number }[];
   /** The rows of chunks around that are not first hits (the caller holds those), one each. */
   rows: Map<number, SearchRow>;
 }
 
+export const emptyExpansion = (): Expansion => ({ feedback: new Map(), neighbours: [], links: [], rows: new Map() });
+
+/** The expansion's statement, to run in the caller's round trip, and how to read its answer. */
+export interface ExpansionRead {
+  statement: D1PreparedStatement;
+  /** `candidates`: every first hit's row (feedback scores them with the chunks around). */
+  read(result: D1Result<unknown>, candidates: Iterable<FeedbackChunk>): Expansion;
+}
+
 /**
- * Reads the chunks around the sources in one statement, answered as one row of JSON values (search-rows.ts:
+ * The statement that reads the chunks around the sources, answered as one row of JSON values (search-rows.ts:
  * D1 charges by value): how chunks relate to sources, as ids; the row of each chunk around that is not a
- * first hit (the caller holds those), once, though a chunk is often next to several sources; and each
- * candidate feedback word's chunk count with the tenant's totals. Feedback then scores the first hits and the
- * chunks around from their rows (feedback-scores.ts).
+ * first hit, once, though a chunk is often next to several sources; and each candidate feedback word's chunk count
+ * with the tenant's totals. Feedback then scores the first hits and the chunks around from their rows
+ * (feedback-scores.ts). Null when there is nothing to read.
  */
-export async function readExpansion(scope: TenantScope, request: ExpansionRequest): Promise<Expansion> {
-  const out: Expansion = { feedback: new Map(), neighbours: [], links: [], rows: new Map() };
+export function expansionRead(scope: TenantScope, request: ExpansionRequest): ExpansionRead | null {
   const words = feedbackCandidates(scope.tenantId, feedbackTerms(request.feedbackFrom, request.query));
-  if (request.neighboursOf.length === 0 && request.linksOf.length === 0 && words.length === 0) return out;
+  const follows = request.sources.length > 0 && (request.neighbours || request.links);
+  if (!follows && words.length === 0) return null;
   const where = searchFilterSql(scope, request.filters);
-  const sources = request.neighboursOf.map((r) => [
-    r.chunk_id,
-    r.item_id,
-    r.chunk_index,
-    r.conversation_id,
-    r.position,
-  ]);
-  const params = [scope.tenantId, JSON.stringify(sources), JSON.stringify(request.linksOf), ...where.params];
-  const firstHits = `json_each(?${params.length + 1})`;
-  const packed = await scope.d1
+  const sources = request.sources.map((r) =>
+    typeof r === "number" ? [r] : [r.chunk_id, r.item_id, r.chunk_index, r.conversation_id, r.position],
+  );
+  const firstHits = 3 + where.params.length;
+  const statement = scope.d1
     .prepare(
-      `WITH ${aroundCte(where.sql, request)},
+      `WITH ${aroundCte(where.sql, follows ? request : { ...request, sources: [] })},
        ${keywordTotalsCte("?1")}
        SELECT
          (SELECT json_group_array(json_array(via, source, source_item, distance, ${exactReal("weight")}, chunk_id)) FROM around) AS around,
          (SELECT json_group_array(${SEARCH_ROW_JSON})
-          FROM (SELECT DISTINCT chunk_id FROM around WHERE chunk_id NOT IN (SELECT value FROM ${firstHits})) r CROSS JOIN chunks c CROSS JOIN items i
+          FROM (SELECT DISTINCT chunk_id FROM around WHERE chunk_id NOT IN (SELECT value FROM json_each(?${firstHits}))) r CROSS JOIN chunks c CROSS JOIN items i
           WHERE c.id = r.chunk_id AND i.id = c.item_id) AS rows,
-         (SELECT json_group_array(json_array(j.key, ${chunkCountSql("j.value", "?1")})) FROM json_each(?${params.length + 2}) j) AS dfs,
+         (SELECT json_group_array(json_array(j.key, ${chunkCountSql("j.value", "?1")})) FROM json_each(?${firstHits + 1}) j) AS dfs,
          n, avgdl
        FROM keyword_totals`,
     )
     .bind(
-      ...params,
-      JSON.stringify(request.candidates.map((c) => c.chunk_id)),
+      scope.tenantId,
+      JSON.stringify(sources),
+      ...where.params,
+      JSON.stringify(request.firstHits),
       JSON.stringify(words.map((w) => w.term)),
-    )
-    .first<PackedExpansion>();
-  if (!packed) return out;
-  for (const [via, source, sourceItem, distance, weight, chunkId] of JSON.parse(packed.around) as AroundRow[]) {
-    if (via === "neighbour") out.neighbours.push({ chunkId, source: source!, distance: distance! });
-    else out.links.push({ chunkId, source: sourceItem!, weight: Number(weight) });
-  }
-  for (const values of JSON.parse(packed.rows) as unknown[][]) {
-    const row = searchRowFromJson(values);
-    out.rows.set(row.chunk_id, row);
-  }
-  // Feedback scores the first hits and the chunks around them: every kept word occurs, so the whole query is known.
-  const dfs: (number | null)[] = words.map(() => null);
-  for (const [index, df] of JSON.parse(packed.dfs) as [number, number | null][]) dfs[index] = df;
-  const feedback = feedbackScores(scope.tenantId, words, dfs, packed, [...request.candidates, ...out.rows.values()]);
-  for (const [chunkId, bm25] of feedback.scores)
-    out.feedback.set(chunkId, { bm25, known: feedback.known, known_share: 1 });
-  return out;
+    );
+  return {
+    statement,
+    read(result, candidates) {
+      const out = emptyExpansion();
+      const packed = result.results[0] as PackedExpansion | undefined;
+      if (!packed) return out;
+      for (const [via, source, sourceItem, distance, weight, chunkId] of JSON.parse(packed.around) as AroundRow[]) {
+        if (via === "neighbour") out.neighbours.push({ chunkId, source: source!, distance: distance! });
+        else out.links.push({ chunkId, source: sourceItem!, weight: Number(weight) });
+      }
+      out.links.sort(strongestFirst);
+      for (const values of JSON.parse(packed.rows) as unknown[][]) {
+        const row = searchRowFromJson(values);
+        out.rows.set(row.chunk_id, row);
+      }
+      // Feedback scores the first hits and the chunks around them: every kept word occurs, so the whole query is known.
+      const dfs: (number | null)[] = words.map(() => null);
+      for (const [index, df] of JSON.parse(packed.dfs) as [number, number | null][]) dfs[index] = df;
+      const feedback = feedbackScores(scope.tenantId, words, dfs, packed, [...candidates, ...out.rows.values()]);
+      for (const [chunkId, bm25] of feedback.scores)
+        out.feedback.set(chunkId, { bm25, known: feedback.known, known_share: 1 });
+      return out;
+    },
+  };
 }
+
+/**
+ * The expansion of the hits that are sources, out of one read for more: their neighbours, and the strongest
+ * MAX_LINKED links of their items (the statement keeps each item's strongest MAX_LINKED, which holds them).
+ */
+export function narrowExpansion(expansion: Expansion, sources: NeighbourSource[]): Expansion {
+  const chunks = new Set(sources.map((s) => s.chunk_id));
+  const items = new Set(sources.map((s) => s.item_id));
+  return {
+    ...expansion,
+    neighbours: expansion.neighbours.filter((n) => chunks.has(n.source)),
+    links: expansion.links.filter((l) => items.has(l.source)).slice(0, MAX_LINKED),
+  };
+}
+
+const strongestFirst = (a: { weight: number; chunkId: number }, b: { weight: number; chunkId: number }) =>
+  b.weight - a.weight || a.chunkId - b.chunkId;
 
 /** readExpansion's one row: three JSON arrays (the last, each candidate feedback word's chunk count), and the tenant's totals. */
 type PackedExpansion = { around: string; rows: string; dfs: string; n: number; avgdl: number };
@@ -162,53 +197,66 @@ export function feedbackTerms(
  * `around(via, source, source_item, distance, weight, chunk_id)`: chunks within NEIGHBOUR_REACH of each
  * source chunk in reading order ('neighbour', with the distance): other messages of its conversation by
  * position (and other chunks of its own message), or other chunks of its item; then the first chunk of
- * each item linked to a source item, either direction ('link', with the link's weight), strongest
- * first. Filtered like the search. CROSS JOIN keeps the index order (each source, then a range of
- * positions; source item, then its links): with `tenant_id = ? AND id IN (list)` SQLite, having no
- * statistics, would rather walk every chunk of the tenant. Only the parts the request needs are written
- * (messages' neighbours, documents', links): an unused part costs its planning wherever the text is
- * prepared (workerd keeps compiled statements by text). Parameters: ?1 tenant, ?2 sources (JSON [chunk
- * id, item id, chunk index, conversation id, position]), ?3 source item ids (JSON), then the filter's from ?4.
+ * each item linked to a source item, either direction ('link', with the link's weight), each source item's
+ * strongest MAX_LINKED. Filtered like the search. A source given by its id alone is placed from its row here.
+ * CROSS JOIN keeps the index order (each source, then a range of positions; source item, then its links):
+ * with `tenant_id = ? AND id IN (list)` SQLite, having no statistics, would rather walk every chunk of the
+ * tenant. Only the parts the request needs are written (messages' neighbours, documents', links): an unused
+ * part costs its planning wherever the text is prepared (workerd keeps compiled statements by text).
+ * Parameters: ?1 tenant, ?2 sources (JSON [chunk id, item id, chunk index, conversation id, position], or
+ * [chunk id]), then the filter's from ?3 (the caller's last ones follow them).
  */
 function aroundCte(filterSql: string, request: ExpansionRequest): string {
   const reach = NEIGHBOUR_REACH;
-  const filters = numbered(filterSql, 4);
+  const filters = numbered(filterSql, 3);
   const parts: string[] = [];
   const ctes: string[] = [];
-  if (request.neighboursOf.length > 0) {
+  const placed = request.sources.filter((r) => typeof r !== "number");
+  const unplaced = request.sources.length > placed.length;
+  if (request.sources.length > 0) {
+    const from: string[] = [];
+    if (placed.length > 0)
+      from.push(`SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4
+    FROM json_each(?2) j WHERE json_array_length(j.value) > 1`);
+    if (unplaced)
+      from.push(`SELECT c.id, c.item_id, c.chunk_index, i.conversation_id, i.position
+    FROM json_each(?2) j CROSS JOIN chunks c CROSS JOIN items i
+    WHERE json_array_length(j.value) = 1 AND c.id = j.value ->> 0 AND c.tenant_id = ?1 AND i.id = c.item_id AND i.tenant_id = ?1`);
     ctes.push(`a(source, item_id, chunk_index, conversation_id, position) AS MATERIALIZED (
-    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4 FROM json_each(?2) j)`);
+    ${from.join("\n    UNION ALL\n    ")})`);
   }
-  if (request.neighboursOf.some((r) => r.conversation_id !== null)) {
+  if (request.neighbours && (unplaced || placed.some((r) => r.conversation_id !== null))) {
     parts.push(`SELECT 'neighbour', a.source, NULL, CASE WHEN i.id = a.item_id THEN ABS(c.chunk_index - a.chunk_index) ELSE ABS(i.position - a.position) END, NULL, c.id
     FROM a CROSS JOIN items i CROSS JOIN chunks c
     WHERE a.conversation_id IS NOT NULL AND i.tenant_id = ?1 AND i.conversation_id = a.conversation_id
       AND i.position BETWEEN a.position - ${reach} AND a.position + ${reach}
       AND c.tenant_id = ?1 AND c.item_id = i.id AND c.id != a.source AND (i.id != a.item_id OR ABS(c.chunk_index - a.chunk_index) <= ${reach})${filters}`);
   }
-  if (request.neighboursOf.some((r) => r.conversation_id === null)) {
+  if (request.neighbours && (unplaced || placed.some((r) => r.conversation_id === null))) {
     parts.push(`SELECT 'neighbour', a.source, NULL, ABS(c.chunk_index - a.chunk_index), NULL, c.id
     FROM a CROSS JOIN chunks c CROSS JOIN items i
     WHERE a.conversation_id IS NULL AND c.tenant_id = ?1 AND c.item_id = a.item_id
       AND c.chunk_index BETWEEN a.chunk_index - ${reach} AND a.chunk_index + ${reach} AND c.id != a.source
       AND i.id = c.item_id${filters}`);
   }
-  if (request.linksOf.length > 0) {
+  if (request.links && request.sources.length > 0) {
     // A number from configuration (never user input), clamped, so the statement text is one per deployment.
     const similar = Math.min(1, Math.max(0, request.similarLinkWeight));
     const linkWeight = `weight * (CASE WHEN relationship_type = '${SIMILAR_CONTENT}' THEN ${similar} ELSE 1 END)`;
     const skipSimilar = similar === 0 ? ` AND relationship_type <> '${SIMILAR_CONTENT}'` : "";
     ctes.push(`l(source_item, item_id, weight) AS (
     SELECT source_id, target_id, ${linkWeight} FROM links
-    WHERE tenant_id = ?1 AND source_type = 'item' AND target_type = 'item' AND source_id IN (SELECT value FROM json_each(?3))${skipSimilar}
+    WHERE tenant_id = ?1 AND source_type = 'item' AND target_type = 'item' AND source_id IN (SELECT item_id FROM a)${skipSimilar}
     UNION ALL
     SELECT target_id, source_id, ${linkWeight} FROM links
-    WHERE tenant_id = ?1 AND target_type = 'item' AND source_type = 'item' AND target_id IN (SELECT value FROM json_each(?3))${skipSimilar})`);
-    parts.push(`SELECT * FROM (
-      SELECT 'link', NULL, l.source_item, NULL, MAX(l.weight) AS weight, c.id
+    WHERE tenant_id = ?1 AND target_type = 'item' AND source_type = 'item' AND target_id IN (SELECT item_id FROM a)${skipSimilar})`);
+    parts.push(`SELECT 'link', NULL, source_item, NULL, weight, chunk_id FROM (
+      SELECT l.source_item, MAX(l.weight) AS weight, c.id AS chunk_id,
+        ROW_NUMBER() OVER (PARTITION BY l.source_item ORDER BY MAX(l.weight) DESC, c.id) AS strength_rank
       FROM l CROSS JOIN items i CROSS JOIN chunks c
       WHERE i.tenant_id = ?1 AND i.id = l.item_id AND c.tenant_id = ?1 AND c.item_id = i.id AND c.chunk_index = 0${filters}
-      GROUP BY l.source_item, c.id ORDER BY weight DESC, c.id LIMIT ${MAX_LINKED})`);
+      GROUP BY l.source_item, c.id)
+    WHERE strength_rank <= ${MAX_LINKED}`);
   }
   if (parts.length === 0) parts.push("SELECT NULL, NULL, NULL, NULL, NULL, NULL WHERE 0");
   ctes.push(`around(via, source, source_item, distance, weight, chunk_id) AS (

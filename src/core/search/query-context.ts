@@ -73,6 +73,17 @@ export function queryContext(
   };
 }
 
+/**
+ * The most queryContext's multiplier can be for this query, whatever the candidates: a named time only lowers a hit's
+ * score, a named speaker and a question asking when raise it.
+ */
+export function mostContextMultiplier(query: string, stages: ReadonlySet<SearchStage>): number {
+  let most = 1;
+  if (stages.has("speaker")) most *= 1 + SPEAKER_WEIGHT;
+  if (stages.has("when") && asksWhen(query)) most *= 1 + STATES_TIME_WEIGHT;
+  return most;
+}
+
 /** Words of a speaker's name that can name them in a query. */
 const nameWords = (speaker: string) =>
   indexTokens(speaker.toLowerCase()).filter((w) => w.length > 1 && !STOPWORDS.has(w));

@@ -1,5 +1,5 @@
 import type { TenantScope } from "../../db/scope";
-import type { Services } from "../../ports";
+import type { Services, VectorMatch } from "../../ports";
 import { dot } from "../../shared/vector-math";
 import {
   SEARCH_ROW_COLUMNS,
@@ -9,27 +9,27 @@ import {
   searchFilterSql,
 } from "./search-rows";
 
-/** Search's vector part (search.ts): the vector list and its rows, and the cosines of hits it did not hold. */
+/** Search's vector part (search.ts): the vector list, the cosines of hits it did not hold, and its rows' statement. */
 
-/** The vector list as search uses it: its hits with their rows, and the cosines of the keyword hits it did not hold. */
-export interface VectorHits {
-  rows: { row: SearchRow; similarity: number }[];
+/** The vector list as search uses it: its matches, best first, and the cosines of the keyword hits it did not hold. */
+export interface VectorList {
+  matches: VectorMatch[];
   /** Cosines of keyword hits outside the list, by chunk id (none when the list held every embedded chunk). */
   keywordCosines: Map<number, number>;
 }
 
 /** No vector part: the search's vector weight is 0, or the embedder or index failed. */
-export const noVectorHits = (): VectorHits => ({ rows: [], keywordCosines: new Map() });
+export const noVectorList = (): VectorList => ({ matches: [], keywordCosines: new Map() });
 
 /**
- * The vector list (the query's embedding, then the index), then two reads side by side: the list's rows from D1 and,
- * once the keyword list is in, the stored vectors of its hits outside the vector list (so every score means the same).
- * Reading those after the rows would put one more call to the vector index (Vectorize, in production) on every hybrid
- * search's path. The list is `complete` when the index returned fewer than asked, i.e. every embedded chunk: a keyword
- * hit outside it has no vector, and none is read. Indexes may be approximate, so the list's last cosine is no bound.
- * `onCosinesFailed`: the cosines could not be read; the rows are still used.
+ * The vector list (the query's embedding, then the index), then, once the keyword list is in, the stored vectors of
+ * its hits outside the vector list (so every score means the same). Its rows are read in search's second round trip
+ * (vectorRowsStatement), with what the first hits point to. The list is `complete` when the index returned fewer than
+ * asked, i.e. every embedded chunk: a keyword hit outside it has no vector, and none is read. Indexes may be
+ * approximate, so the list's last cosine is no bound. `onCosinesFailed`: the cosines could not be read; the list is
+ * still used.
  */
-export async function vectorHits(
+export async function vectorList(
   scope: TenantScope,
   services: Services,
   embedQuery: () => Promise<Float32Array | null>,
@@ -37,55 +37,44 @@ export async function vectorHits(
   pool: number,
   keywordHits: Promise<number[] | null>,
   onCosinesFailed: (error: unknown) => void,
-): Promise<VectorHits> {
+): Promise<VectorList> {
   const queryVector = await embedQuery();
-  if (!queryVector) return noVectorHits();
+  if (!queryVector) return noVectorList();
   const projects = searchedProjects(scope, filters);
   const matches = await services.vectors.query(scope.tenantId, queryVector, {
     topK: pool,
     projects: projects === null ? undefined : [...projects],
   });
-  const complete = matches.length < pool;
+  if (matches.length < pool) return { matches, keywordCosines: new Map() };
   const listed = new Set(matches.map((m) => m.chunkId));
-  const [rows, keywordCosines] = await Promise.all([
-    matches.length === 0 ? [] : rowsByChunkIds(scope, [...listed], filters),
-    complete
-      ? new Map<number, number>()
-      : keywordHits
-          .then((ids) =>
-            cosinesOf(
-              scope,
-              services,
-              queryVector,
-              (ids ?? []).filter((id) => !listed.has(id)),
-            ),
-          )
-          .catch((error: unknown) => (onCosinesFailed(error), new Map<number, number>())),
-  ]);
-  const byId = new Map(rows.map((r) => [r.chunk_id, r]));
-  return {
-    rows: matches.flatMap((m) => {
-      const row = byId.get(m.chunkId);
-      return row ? [{ row, similarity: m.score }] : [];
-    }),
-    keywordCosines,
-  };
+  const keywordCosines = await keywordHits
+    .then((ids) =>
+      cosinesOf(
+        scope,
+        services,
+        queryVector,
+        (ids ?? []).filter((id) => !listed.has(id)),
+      ),
+    )
+    .catch((error: unknown) => (onCosinesFailed(error), new Map<number, number>()));
+  return { matches, keywordCosines };
 }
 
 /** Chunk rows by id that pass the filters (vector hits are re-checked against D1: tier, tags, time). */
-async function rowsByChunkIds(scope: TenantScope, chunkIds: number[], filters: SearchFilters): Promise<SearchRow[]> {
-  if (chunkIds.length === 0) return [];
+export function vectorRowsStatement(
+  scope: TenantScope,
+  chunkIds: number[],
+  filters: SearchFilters,
+): D1PreparedStatement {
   const where = searchFilterSql(scope, filters);
-  const { results } = await scope.d1
+  return scope.d1
     .prepare(
       // Driven by the ids (CROSS JOIN): `tenant_id = ? AND id IN (list)` makes SQLite, without
       // statistics, walk every chunk of the tenant.
       `SELECT ${SEARCH_ROW_COLUMNS} FROM json_each(?) j CROSS JOIN chunks c CROSS JOIN items i
        WHERE c.id = j.value AND c.tenant_id = ? AND i.id = c.item_id AND i.tenant_id = ?${where.sql}`,
     )
-    .bind(JSON.stringify(chunkIds), scope.tenantId, scope.tenantId, ...where.params)
-    .all<SearchRow>();
-  return results;
+    .bind(JSON.stringify(chunkIds), scope.tenantId, scope.tenantId, ...where.params);
 }
 
 /** Hits without a cosine (from neighbours or links) get theirs from the stored vectors, so every score means the same. */

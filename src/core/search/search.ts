@@ -1,19 +1,12 @@
+import { allInOneTrip } from "../../db/one-trip";
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import {
-  type KeywordRow,
-  keywordStatement,
-  type TimedRow,
-  timedKeywordStatement,
-  timedLists,
-} from "../keyword-index/lists";
-import { keywordQueryTerms } from "../keyword-index/scores";
-import { hasTopPostings, noteKeywordIndex } from "../keyword-index/tops";
 import { parseDerived } from "../memory/derived";
-import { readExpansion } from "./expansion";
+import { emptyExpansion, expansionRead, narrowExpansion } from "./expansion";
+import { keywordCandidates } from "./keyword-candidates";
 import { pairShare, queryPairs } from "./proximity";
-import { queryContext } from "./query-context";
-import { queryTimeRange, type TimeRange, withoutTimeWords } from "./query-time";
+import { mostContextMultiplier, queryContext } from "./query-context";
+import { queryTimeRange } from "./query-time";
 import {
   DEFAULT_CHANCE_SIMILARITY,
   eitherEvidence,
@@ -28,10 +21,9 @@ import {
   vectorPart,
 } from "./relevance";
 import { rerankTop } from "./rerank";
-import { type SearchFilters, type SearchRow, searchedProjects } from "./search-rows";
+import type { SearchFilters, SearchRow } from "./search-rows";
 import type { SearchHit, SearchMode, SearchOptions } from "./search-types";
-import { fillMissingSimilarities, noVectorHits, vectorHits } from "./search-vectors";
-import { statedMatch, statedTimes } from "./stated-times";
+import { fillMissingSimilarities, noVectorList, vectorList, vectorRowsStatement } from "./search-vectors";
 
 export type { SearchFilters, SearchHit, SearchMode, SearchOptions };
 
@@ -74,10 +66,10 @@ type Candidate = {
 
 /**
  * Retrieval in two round trips, every hit scored on an absolute scale (relevance.ts):
- * 1. FTS5 BM25 and vector lists over chunks (a date in the query is matched against the items' times
- *    instead of their words);
- * 2. what the first hits point to (expansion.ts): feedback words, neighbours in reading order,
- *    linked items, which add their evidence.
+ * 1. the keyword list over chunks (a date in the query is matched against the items' times instead of
+ *    their words), while the vector index answers the query's embedding;
+ * 2. the vector hits' rows, and what the first hits point to (expansion.ts): feedback words, neighbours
+ *    in reading order, linked items, which add their evidence.
  * Hits below MIN_RELEVANCE are dropped, so a query that nothing in the project answers gets no hits.
  * Every statement filters on the scope's tenant; stashed items are excluded unless `tiers` asks.
  */
@@ -117,7 +109,7 @@ export async function searchChunks(
   const [keyword, vector] = await Promise.all([
     keywordList,
     vectorWeight > 0
-      ? vectorHits(
+      ? vectorList(
           scope,
           services,
           embedQuery,
@@ -127,9 +119,9 @@ export async function searchChunks(
           vectorUnavailable,
         ).catch((error: unknown) => {
           vectorUnavailable(error);
-          return noVectorHits();
+          return noVectorList();
         })
-      : noVectorHits(),
+      : noVectorList(),
   ]);
   const candidates = new Map<number, Candidate>();
   const candidate = (row: SearchRow) => {
@@ -155,30 +147,80 @@ export async function searchChunks(
     return entry;
   };
   const textQuery = keyword.textQuery;
+  const listedSimilarity = new Map(vector.matches.map((m) => [m.chunkId, m.score]));
   keyword.rows.forEach((row, rank) =>
     Object.assign(candidate(row), {
       bm25: row.bm25,
       keyword: keywordPart(row.bm25, row.known, row.known_share),
       strength: keywordStrength(row.bm25, row.known, row.known_share),
       keywordRank: rank + 1,
+      // A keyword hit outside the vector list still has a cosine, read from its stored vector (search-vectors.ts).
+      similarity: listedSimilarity.get(row.chunk_id) ?? vector.keywordCosines.get(row.chunk_id) ?? null,
     }),
   );
-  vector.rows.forEach(({ row, similarity }, rank) =>
-    Object.assign(candidate(row), { vectorRank: rank + 1, similarity }),
-  );
-  const first = [...candidates.values()];
-  // A keyword hit outside the vector list still has a cosine, read from its stored vector (search-vectors.ts).
-  for (const c of first) if (c.similarity === null) c.similarity = vector.keywordCosines.get(c.row.chunk_id) ?? null;
   // Proximity: a keyword hit holding the query's words side by side, as the query says them, matches it more closely.
   // It raises the keyword part before fusion: word order says nothing about the vector part.
   const pairs = mode !== "vector" && stages.has("proximity") ? queryPairs(scope.tenantId, textQuery) : null;
-  for (const c of first) {
+  const fuse = (c: Candidate) => {
     const vectorScore = vectorPart(c.similarity, chance);
     const gain =
       pairs && c.keyword > 0 ? 1 + PROXIMITY_WEIGHT * pairShare(pairs, c.row.chunk_content, c.row.term_freqs) : 1;
     c.match = mode === "vector" ? vectorScore : fusedScore(Math.min(1, c.keyword * gain), vectorScore, vectorWeight);
     c.strength = mode === "vector" ? vectorScore : fusedScore(c.strength * gain, vectorScore, vectorWeight);
+  };
+  for (const c of candidates.values()) fuse(c);
+
+  // The second round trip reads the vector hits' rows and, beside them, what the first hits that may be sources point
+  // to: a hit is a source when its match in the query's context reaches MIN_RELEVANCE, and the context needs every
+  // first hit's row, so it is bounded here by the most the context can raise a match.
+  const most = mostContextMultiplier(query, stages);
+  const maySource = (match: number) => Math.min(1, match * most) >= MIN_RELEVANCE;
+  const unread = vector.matches.filter((m) => !candidates.has(m.chunkId));
+  const vectorOnlyMatch = (similarity: number) => {
+    const vectorScore = vectorPart(similarity, chance);
+    return mode === "vector" ? vectorScore : fusedScore(0, vectorScore, vectorWeight);
+  };
+  const possibleSources: (SearchRow | number)[] = [
+    ...[...candidates.values()].filter((c) => maySource(c.match)).map((c) => c.row),
+    ...unread.filter((m) => maySource(vectorOnlyMatch(m.score))).map((m) => m.chunkId),
+  ];
+  const around =
+    possibleSources.length === 0
+      ? null
+      : expansionRead(scope, {
+          query: textQuery,
+          filters,
+          feedbackFrom: mode === "vector" || !stages.has("feedback") ? [] : feedbackSources([...candidates.values()]),
+          firstHits: [...candidates.keys(), ...unread.map((m) => m.chunkId)],
+          sources: possibleSources,
+          neighbours: stages.has("neighbours"),
+          links: options.expandLinks !== false && stages.has("links"),
+          similarLinkWeight: vectorWeight,
+        });
+  const unreadRows =
+    unread.length === 0
+      ? null
+      : vectorRowsStatement(
+          scope,
+          unread.map((m) => m.chunkId),
+          filters,
+        );
+  const results = await allInOneTrip<unknown>(
+    scope.d1,
+    [unreadRows, around?.statement].filter((s) => s !== null && s !== undefined),
+  );
+  const vectorRows = new Map(
+    (unreadRows ? (results[0]!.results as SearchRow[]) : []).map((row) => [row.chunk_id, row]),
+  );
+  let vectorRank = 0;
+  for (const m of vector.matches) {
+    const row = candidates.get(m.chunkId)?.row ?? vectorRows.get(m.chunkId);
+    if (!row) continue; // filtered out, or gone since the index was written
+    const c = candidate(row);
+    Object.assign(c, { vectorRank: ++vectorRank, similarity: m.score });
+    if (c.keywordRank === null) fuse(c);
   }
+  const first = [...candidates.values()];
 
   const context = queryContext(
     query,
@@ -192,20 +234,23 @@ export async function searchChunks(
     .sort((a, b) => b.own - a.own || a.c.row.chunk_id - b.c.row.chunk_id)
     .map((s) => s.c);
   if (sources.length > 0) {
-    const expansion = await readExpansion(scope, {
-      query: textQuery,
-      filters,
-      feedbackFrom: mode === "vector" || !stages.has("feedback") ? [] : feedbackSources(first),
-      candidates: first.map((c) => c.row),
-      neighboursOf: stages.has("neighbours") ? sources.map((c) => c.row) : [],
-      linksOf:
-        options.expandLinks === false || !stages.has("links") ? [] : [...new Set(sources.map((c) => c.row.item_id))],
-      similarLinkWeight: vectorWeight,
-    });
+    const expansion = around
+      ? narrowExpansion(
+          around.read(
+            results.at(-1)!,
+            first.map((c) => c.row),
+          ),
+          sources.map((c) => c.row),
+        )
+      : emptyExpansion();
     // A chunk around a source is a first hit (its row is here) or came with its row.
-    const around = (chunkId: number) => candidates.get(chunkId) ?? candidate(expansion.rows.get(chunkId)!);
-    const neighbours = expansion.neighbours.map((row) => ({ row, c: around(row.chunkId) }));
-    const linked = expansion.links.map((row) => ({ row, c: around(row.chunkId) }));
+    const aroundOf = <T extends { chunkId: number }>(rows: T[]) =>
+      rows.flatMap((row) => {
+        const held = candidates.get(row.chunkId)?.row ?? expansion.rows.get(row.chunkId);
+        return held ? [{ row, c: candidate(held) }] : [];
+      });
+    const neighbours = aroundOf(expansion.neighbours);
+    const linked = aroundOf(expansion.links);
     const best = Math.max(...first.map((c) => c.match));
     for (const [chunkId, f] of expansion.feedback) {
       const c = candidates.get(chunkId);
@@ -279,64 +324,6 @@ function feedbackSources(first: Candidate[]): { content: string; score: number }
     .filter((c) => c.keyword >= MIN_RELEVANCE)
     .sort((a, b) => b.keyword - a.keyword || b.bm25 - a.bm25)
     .map((c) => ({ content: c.row.chunk_content, score: c.keyword }));
-}
-
-/**
- * BM25 over the tenant's own keyword index (keyword-index/scores.ts): ranking depends on its data only. When
- * the query names a time, its time words are matched against the items' times instead of their text,
- * and the best hits from that time join the list (they may rank low on words alone); if nothing was
- * written then and no hit states that time, the words were about something else and the plain query's
- * hits are used. One round trip either way.
- */
-async function keywordCandidates(
-  scope: TenantScope,
-  query: string,
-  named: TimeRange | null,
-  filters: SearchFilters,
-  pool: number,
-): Promise<{ rows: KeywordRow[]; textQuery: string }> {
-  const projects = searchedProjects(scope, filters);
-  const tops = hasTopPostings(scope.tenantId, projects);
-  // Each statement says what serves the search (keyword-index/tops.ts); an empty list says nothing, and the last word stands.
-  const noted = <T extends { tops: number }>(rows: T[]) => {
-    if (rows.length > 0) noteKeywordIndex(scope.tenantId, projects, rows[0]!.tops === 1);
-    return rows;
-  };
-  // A query that names a time reads every posting (no top postings): its statement walks its list twice and may score
-  // the whole query's list after, and with top postings' CTEs in it SQLite takes many times as long as without.
-  const plain = keywordQueryTerms(scope.tenantId, query, tops && !named);
-  if (!named)
-    return {
-      rows:
-        plain === null ? [] : noted((await keywordStatement(scope, plain, filters, pool).all<KeywordRow>()).results),
-      textQuery: query,
-    };
-  const textQuery = withoutTimeWords(query, named);
-  const terms = keywordQueryTerms(scope.tenantId, textQuery);
-  if (terms === null) return { rows: [], textQuery };
-  const during: SearchFilters = {
-    ...filters,
-    createdAfter: Math.max(filters.createdAfter ?? -Infinity, named.from),
-    createdBefore: Math.min(filters.createdBefore ?? Infinity, named.to - 1),
-  };
-  const withPlain = textQuery !== query && plain !== null;
-  const results = noted(
-    (
-      await timedKeywordStatement(
-        scope,
-        { terms, plain: withPlain ? plain : null },
-        filters,
-        during,
-        pool,
-      ).all<TimedRow>()
-    ).results,
-  );
-  const lists = timedLists(results, withPlain);
-  // Something said then, or saying it happened then ("last night", said the next morning: stated-times.ts), makes the
-  // date a time; otherwise its words were about something else.
-  const statesThen = () => lists.all.some((row) => statedMatch(statedTimes(row), named) === 1);
-  if (!lists.thenFound && lists.unchanged && !statesThen()) return { rows: lists.unchanged, textQuery: query };
-  return { rows: [...lists.all, ...lists.thenExtra], textQuery };
 }
 
 function toHit(c: Candidate): SearchHit {
