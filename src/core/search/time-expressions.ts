@@ -82,7 +82,17 @@ const SEASONS: Record<string, [number, number]> = {
 };
 
 type Range = { from: number; to: number; yearly?: boolean };
-type Rule = { pattern: string; range: (m: RegExpExecArray, ref: number, lean: Lean) => Range | null };
+/**
+ * A rule: its pattern, what its match names, and what any match of it holds (each of `needs`: a digit, a year, one of
+ * a few words): the text is searched for those first, a small part of running the pattern, and most texts name no time.
+ */
+type Rule = { needs: Need[]; pattern: string; range: (m: RegExpExecArray, ref: number, lean: Lean) => Range | null };
+/** Something a match holds: a pattern, or one of some words (searched for in the lower-cased text). */
+type Need = RegExp | readonly string[];
+const DIGIT = /\d/;
+const YEAR_DIGITS = /\d{4}/;
+const MONTH_NAME = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+const UNIT = ["day", "week", "month", "year"];
 
 const monthIndex = (name: string) =>
   MONTHS.findIndex((m) => m.startsWith(name.toLowerCase().replace(".", "").slice(0, 3)));
@@ -97,27 +107,39 @@ const direction = (word: string) => (/^(?:last|past|previous)$/i.test(word) ? -1
 
 /** The rules, most specific first; where two match the same words, the earlier rule's reading stands. */
 const RULES: Rule[] = [
-  { pattern: "\\b(\\d{4})-(\\d{2})-(\\d{2})\\b", range: (m) => dayIf(+m[1]!, +m[2]! - 1, +m[3]!) },
+  { needs: [/\d{4}-\d/], pattern: "\\b(\\d{4})-(\\d{2})-(\\d{2})\\b", range: (m) => dayIf(+m[1]!, +m[2]! - 1, +m[3]!) },
   {
+    needs: [YEAR_DIGITS, MONTH_NAME],
     pattern: `\\b${DAY_NUMBER}\\s+(?:of\\s+)?${MONTH},?\\s+${YEAR}\\b`,
     range: (m) => dayIf(+m[3]!, monthIndex(m[2]!), +m[1]!),
   },
-  { pattern: `\\b${MONTH}\\s+${DAY_NUMBER},?\\s+${YEAR}\\b`, range: (m) => dayIf(+m[3]!, monthIndex(m[1]!), +m[2]!) },
+  {
+    needs: [YEAR_DIGITS, MONTH_NAME],
+    pattern: `\\b${MONTH}\\s+${DAY_NUMBER},?\\s+${YEAR}\\b`,
+    range: (m) => dayIf(+m[3]!, monthIndex(m[1]!), +m[2]!),
+  },
   // "the second week of November (2023)": days 1-7, 8-14, 15-21, 22-28, or the month's last seven.
   {
+    needs: [["week"], MONTH_NAME],
     pattern: `\\b(?:the\\s+)?(first|second|third|fourth|last)\\s+week\\s+(?:of|in)\\s+${MONTH}(?:,?\\s+${YEAR})?\\b`,
     range: (m, ref, lean) => {
       const inYear = (year: number) => weekOfMonth(year, monthIndex(m[2]!), m[1]!.toLowerCase());
       return m[3] ? inYear(+m[3]) : yearly(occurrence(ref, lean, inYear));
     },
   },
-  { pattern: `\\b${MONTH},?\\s+${YEAR}\\b`, range: (m) => monthRange(+m[2]!, monthIndex(m[1]!)) },
   {
+    needs: [YEAR_DIGITS, MONTH_NAME],
+    pattern: `\\b${MONTH},?\\s+${YEAR}\\b`,
+    range: (m) => monthRange(+m[2]!, monthIndex(m[1]!)),
+  },
+  {
+    needs: [YEAR_DIGITS],
     pattern: "\\b(?:in|during|of|from|since|back in)\\s+(?:the\\s+year\\s+)?(\\d{4})\\b",
     range: (m) => yearRange(+m[1]!),
   },
   // A day of a month without its year.
   {
+    needs: [DIGIT, MONTH_NAME],
     pattern: `\\b(?:on\\s+)?(?:${DAY_NUMBER}\\s+(?:of\\s+)?${MONTH}|${MONTH}\\s+${DAY_NUMBER})\\b`,
     range: (m, ref, lean) =>
       yearly(
@@ -132,20 +154,35 @@ const RULES: Rule[] = [
   // Only after a word that makes it a date and before the end of a clause or a word that cannot be its noun, so
   // "on the 3rd floor" is not a day.
   {
+    needs: [DIGIT],
     pattern:
       "\\b(?:on|by|since|until|till|before|after)\\s+the\\s+(\\d{1,2})(?:st|nd|rd|th)\\b" +
       "(?=\\s*(?:[,.;:!?)]|$)|\\s+(?:of\\s+(?:this|that|the|next|last)\\s+month|at|in|and|after|before|when|for|with|to|i|we|you|he|she|they|it|my|our)\\b)",
     range: (m, ref, lean) => (+m[1]! >= 1 && +m[1]! <= 31 ? monthDay(ref, lean, +m[1]!) : null),
   },
-  { pattern: "\\bthe\\s+day\\s+before\\s+yesterday\\b", range: (_, ref) => days(startOfDay(ref) - 2 * DAY, 1) },
-  { pattern: "\\bthe\\s+day\\s+after\\s+tomorrow\\b", range: (_, ref) => days(startOfDay(ref) + 2 * DAY, 1) },
-  { pattern: "\\b(?:yesterday|last\\s+night)\\b", range: (_, ref) => days(startOfDay(ref) - DAY, 1) },
-  { pattern: "\\btomorrow\\b", range: (_, ref) => days(startOfDay(ref) + DAY, 1) },
   {
+    needs: [["day"]],
+    pattern: "\\bthe\\s+day\\s+before\\s+yesterday\\b",
+    range: (_, ref) => days(startOfDay(ref) - 2 * DAY, 1),
+  },
+  {
+    needs: [["day"]],
+    pattern: "\\bthe\\s+day\\s+after\\s+tomorrow\\b",
+    range: (_, ref) => days(startOfDay(ref) + 2 * DAY, 1),
+  },
+  {
+    needs: [["day", "night"]],
+    pattern: "\\b(?:yesterday|last\\s+night)\\b",
+    range: (_, ref) => days(startOfDay(ref) - DAY, 1),
+  },
+  { needs: [["tomorrow"]], pattern: "\\btomorrow\\b", range: (_, ref) => days(startOfDay(ref) + DAY, 1) },
+  {
+    needs: [["day", "night", "morning", "afternoon", "evening"]],
     pattern: "\\b(?:today|tonight|this\\s+(?:morning|afternoon|evening))\\b",
     range: (_, ref) => days(startOfDay(ref), 1),
   },
   {
+    needs: [UNIT],
     pattern: `\\b${COUNT}\\s+(day|week|month|year)s?\\s+(?:ago|back|before\\s+(?:now|today))\\b`,
     range: (m, ref) =>
       around(
@@ -154,6 +191,7 @@ const RULES: Rule[] = [
       ),
   },
   {
+    needs: [UNIT],
     pattern: `\\bin\\s+${COUNT}\\s+(day|week|month|year)s?(?:\\s+time)?\\b`,
     range: (m, ref) =>
       around(
@@ -161,26 +199,39 @@ const RULES: Rule[] = [
         UNIT_DAYS[m[2]!.toLowerCase() as "day"],
       ),
   },
-  { pattern: `\\b${COUNT}\\s+weekends?\\s+(?:ago|back)\\b`, range: (m, ref) => weekendRange(ref, -count(m[1]!)) },
   {
+    needs: [["week"]],
+    pattern: `\\b${COUNT}\\s+weekends?\\s+(?:ago|back)\\b`,
+    range: (m, ref) => weekendRange(ref, -count(m[1]!)),
+  },
+  {
+    needs: [["week"]],
     pattern: "\\bthe\\s+(week|weekend)\\s+before\\s+last\\b",
     range: (m, ref) => (m[1]!.toLowerCase() === "week" ? weekRange(ref, -2) : weekendRange(ref, -2)),
   },
   // "over the weekend": the last one that has begun (this one, said on a Saturday or Sunday).
   {
+    needs: [["week"]],
     pattern: "\\b(?:over|on|at|during)\\s+the\\s+weekend\\b",
     range: (_, ref) => weekendRange(ref, (new Date(ref).getUTCDay() + 6) % 7 >= 5 ? 0 : -1),
   },
   {
+    needs: [["day", "night"]],
     pattern: "\\bthe\\s+other\\s+(?:day|night)\\b",
     range: (_, ref) => ({ from: startOfDay(ref) - 7 * DAY, to: startOfDay(ref) }),
   },
   {
+    needs: [["week"]],
     pattern: "\\b(this|last|past|previous|next)\\s+weekend\\b",
     range: (m, ref) => weekendRange(ref, direction(m[1]!)),
   },
-  { pattern: "\\b(this|last|past|previous|next)\\s+week\\b", range: (m, ref) => weekRange(ref, direction(m[1]!)) },
   {
+    needs: [["week"]],
+    pattern: "\\b(this|last|past|previous|next)\\s+week\\b",
+    range: (m, ref) => weekRange(ref, direction(m[1]!)),
+  },
+  {
+    needs: [["month"]],
     pattern: "\\b(this|last|past|previous|next)\\s+month\\b",
     range: (m, ref) => {
       const d = new Date(ref);
@@ -188,19 +239,23 @@ const RULES: Rule[] = [
     },
   },
   {
+    needs: [["year"]],
     pattern: "\\b(this|last|past|previous|next)\\s+year\\b",
     range: (m, ref) => yearRange(yearOf(ref) + direction(m[1]!)),
   },
   {
+    needs: [["spring", "summer", "fall", "autumn", "winter"]],
     pattern: "\\b(this|last|past|next)\\s+(spring|summer|fall|autumn|winter)\\b",
     range: (m, ref) => seasonRange(ref, m[2]!.toLowerCase(), direction(m[1]!)),
   },
   {
+    needs: [["sun", "mon", "tue", "wed", "thu", "fri", "sat"]],
     pattern: `\\b(last|next|this|this\\s+past|on)\\s+${WEEKDAY_OR_SHORT}`,
     range: (m, ref) => weekdayRange(ref, m[2]!, m[1]!.toLowerCase()),
   },
   // A month alone, with a word that makes it a time ("in June", "last March"); its nearest or last occurrence.
   {
+    needs: [MONTH_NAME],
     pattern: `\\b(in|during|since|until|by|early|late|mid|last|next|this)[\\s-]+(?:of\\s+)?${MONTH_WORD}\\b`,
     range: (m, ref, lean) => {
       const month = monthIndex(m[2]!);
@@ -212,19 +267,48 @@ const RULES: Rule[] = [
     },
   },
   // A weekday alone ("Friday was fun"): the last one.
-  { pattern: `\\b${WEEKDAY}\\b`, range: (m, ref) => weekdayRange(ref, m[1]!, "on") },
+  { needs: [["day"]], pattern: `\\b${WEEKDAY}\\b`, range: (m, ref) => weekdayRange(ref, m[1]!, "on") },
   {
+    needs: [["recently", "lately"]],
     pattern: "\\b(?:recently|lately)\\b",
     range: (_, ref) => ({ from: startOfDay(ref) - 30 * DAY, to: startOfDay(ref) + DAY }),
   },
 ];
 
-const COMPILED = RULES.map((rule) => ({ ...rule, regex: new RegExp(rule.pattern, "gi") }));
+/** Every rule's needs, each once (a text is searched for each at most once); a rule names its own by their place here. */
+const needKey = (need: Need) => (need instanceof RegExp ? `/${need.source}` : need.join("|"));
+const NEEDS: Need[] = [...new Map(RULES.flatMap((rule) => rule.needs).map((need) => [needKey(need), need])).values()];
+/**
+ * The needs' words, found in one pass over the lower-cased text: at every place (a lookahead, so no word hides one
+ * that overlaps it), the longest that starts there, then the words inside it ("mon" in "month").
+ */
+const NEEDED = [...new Set(NEEDS.flatMap((need) => (need instanceof RegExp ? [] : need)))].sort(
+  (a, b) => b.length - a.length,
+);
+const NEEDED_WORDS = new RegExp(`(?=(${NEEDED.join("|")}))`, "g");
+const WORDS_WITHIN = new Map(NEEDED.map((word) => [word, NEEDED.filter((other) => word.includes(other))]));
+const COMPILED = RULES.map((rule) => ({
+  ...rule,
+  needs: rule.needs.map((need) => NEEDS.findIndex((known) => needKey(known) === needKey(need))),
+  regex: new RegExp(rule.pattern, "gi"),
+}));
 
 /** Every time the text names, each once (a more specific reading wins overlapping words), in reading order. */
 export function findTimes(text: string, ref: number, lean: Lean): FoundTime[] {
   const found: FoundTime[] = [];
+  const words = new Set<string>();
+  for (const m of text.toLowerCase().matchAll(NEEDED_WORDS))
+    for (const word of WORDS_WITHIN.get(m[1]!)!) words.add(word);
+  const met = new Int8Array(NEEDS.length).fill(-1);
+  const holds = (need: number) => {
+    if (met[need] === -1) {
+      const needed = NEEDS[need]!;
+      met[need] = (needed instanceof RegExp ? needed.test(text) : needed.some((word) => words.has(word))) ? 1 : 0;
+    }
+    return met[need] === 1;
+  };
   COMPILED.forEach((rule, rank) => {
+    if (!rule.needs.every(holds)) return;
     rule.regex.lastIndex = 0;
     for (let m = rule.regex.exec(text); m !== null; m = rule.regex.exec(text)) {
       const start = m.index;
