@@ -70,12 +70,17 @@ export function indexTokens(content: string): string[] {
   return [...content.matchAll(INDEX_TOKENS)].map((m) => baseForm(m[0]));
 }
 
-/** Text as a tenant's rows store it in chunks_fts (irregular forms as their base form, as queries ask for them). */
-export function tenantIndexText(code: string, content: string): IndexedText {
+/**
+ * Text as a tenant's rows store it in chunks_fts (irregular forms as their base form, as queries ask for them).
+ * `onToken` is given each token as indexTokens gives it, so a caller that also counts them reads the text once.
+ */
+export function tenantIndexText(code: string, content: string, onToken?: (token: string) => void): IndexedText {
   let tokens = 0;
   const text = content.replace(INDEX_TOKENS, (token) => {
     tokens++;
-    return CJK.test(token) ? ` ${code}${token} ` : code + baseForm(token);
+    const base = baseForm(token);
+    onToken?.(base);
+    return CJK.test(token) ? ` ${code}${token} ` : code + base;
   });
   return { text, tokens };
 }

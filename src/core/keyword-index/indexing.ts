@@ -4,7 +4,7 @@ import { KEYWORD_VERSION } from "../../shared/base-forms";
 import { keywordCode, tenantIndexText } from "../../shared/fts-text";
 import { fillStatedTimes, STATED_BATCH } from "../search/stated-times";
 import { CONTEXT_WEIGHT } from "./bm25";
-import { termFreqs } from "./term-freqs";
+import { TermCounts, termFreqs } from "./term-freqs";
 
 /**
  * Keyword ranking that depends on the caller's own data only.
@@ -35,14 +35,10 @@ export interface KeywordRow {
 /** A chunk's chunks_fts row in the tenant's private term space. */
 export function keywordRow(tenantId: string, content: string, context: string): KeywordRow {
   const code = keywordCode(tenantId);
-  const a = tenantIndexText(code, content);
-  const b = tenantIndexText(code, context);
-  return {
-    content: a.text,
-    context: b.text,
-    tokens: a.tokens + b.tokens,
-    freqs: termFreqs(code, content, context, CONTEXT_WEIGHT),
-  };
+  const counts = new TermCounts(code);
+  const a = tenantIndexText(code, content, (token) => counts.add(token, 1));
+  const b = tenantIndexText(code, context, (token) => counts.add(token, CONTEXT_WEIGHT));
+  return { content: a.text, context: b.text, tokens: a.tokens + b.tokens, freqs: counts.text() };
 }
 
 /** Adds newly indexed chunks to the tenant's statistics (in the batch that inserts them). */

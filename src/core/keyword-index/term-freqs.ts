@@ -40,21 +40,51 @@ export function forwardKey(code: string, stored: string): string | null {
 
 /** The forward index of a chunk (in the tenant's term space, `code`): content tokens count 1, context tokens `contextWeight`. */
 export function termFreqs(code: string, content: string, context: string, contextWeight: number): string {
-  const freqs = new Map<string, number>();
-  const stems = new Map<string, string | null>();
-  const add = (text: string, weight: number) => {
-    for (const token of indexTokens(text)) {
-      let stem = stems.get(token);
-      if (stem === undefined) stems.set(token, (stem = forwardKey(code, storedTerm(code, token))));
-      if (stem !== null) freqs.set(stem, (freqs.get(stem) ?? 0) + weight);
-    }
-  };
-  add(content, 1);
-  add(context, contextWeight);
-  let text = " ";
-  for (const [stem, f] of freqs) text += f === 1 ? `${stem} ` : `${stem}:${f} `;
-  return text;
+  const counts = new TermCounts(code);
+  for (const token of indexTokens(content)) counts.add(token, 1);
+  for (const token of indexTokens(context)) counts.add(token, contextWeight);
+  return counts.text();
 }
+
+/** A forward index being counted, token by token (as indexTokens gives them), then written as term_freqs' text. */
+export class TermCounts {
+  private readonly freqs = new Map<string, number>();
+  constructor(private readonly code: string) {}
+
+  add(token: string, weight: number): void {
+    const key = cachedForwardKey(this.code, token);
+    if (key !== null) this.freqs.set(key, (this.freqs.get(key) ?? 0) + weight);
+  }
+
+  text(): string {
+    let text = " ";
+    for (const [key, f] of this.freqs) text += f === 1 ? `${key} ` : `${key}:${f} `;
+    return text;
+  }
+}
+
+/**
+ * A token's forward key in a tenant's term space, kept per code and token: a write looks up every word of its chunks,
+ * mostly words it has seen, and keying by the token alone spares building the coded string for each. Emptied whole
+ * past KEYS_KEPT (a vocabulary larger than that is rare in one isolate).
+ */
+function cachedForwardKey(code: string, token: string): string | null {
+  let keys = keysByCode.get(code);
+  if (!keys) keysByCode.set(code, (keys = new Map()));
+  let key = keys.get(token);
+  if (key === undefined) {
+    if (keysKept >= KEYS_KEPT) {
+      keysByCode = new Map([[code, (keys = new Map())]]);
+      keysKept = 0;
+    }
+    keys.set(token, (key = forwardKey(code, storedTerm(code, token))));
+    keysKept++;
+  }
+  return key;
+}
+let keysByCode = new Map<string, Map<string, string | null>>();
+let keysKept = 0;
+const KEYS_KEPT = 50_000;
 
 /**
  * SQL for a term's frequency in a chunk's forward index, NULL when absent: `freqs` the chunk's term_freqs,
