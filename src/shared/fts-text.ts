@@ -17,6 +17,8 @@ import { STOPWORDS } from "./stopwords";
  */
 
 const CJK = new RegExp(CJK_LETTER, "u");
+/** No CJK letter comes before U+1100 (Hangul Jamo): a token that starts lower is no CJK letter, and needs no test. */
+const FIRST_CJK = 0x1100;
 const CJK_GLOBAL = new RegExp(`(${CJK_LETTER})`, "gu");
 /**
  * A token as unicode61 splits it: letters and digits, with combining diacritics (which it folds
@@ -80,7 +82,7 @@ export function tenantIndexText(code: string, content: string, onToken?: (token:
     tokens++;
     const base = baseForm(token);
     onToken?.(base);
-    return CJK.test(token) ? ` ${code}${token} ` : code + base;
+    return token.charCodeAt(0) >= FIRST_CJK && CJK.test(token) ? ` ${code}${token} ` : code + base;
   });
   return { text, tokens };
 }

@@ -49,10 +49,14 @@ export function termFreqs(code: string, content: string, context: string, contex
 /** A forward index being counted, token by token (as indexTokens gives them), then written as term_freqs' text. */
 export class TermCounts {
   private readonly freqs = new Map<string, number>();
-  constructor(private readonly code: string) {}
+  private readonly keys: Map<string, string | null>;
+  constructor(private readonly code: string) {
+    this.keys = forwardKeysOf(code);
+  }
 
   add(token: string, weight: number): void {
-    const key = cachedForwardKey(this.code, token);
+    let key = this.keys.get(token);
+    if (key === undefined) key = newForwardKey(this.code, token);
     if (key !== null) this.freqs.set(key, (this.freqs.get(key) ?? 0) + weight);
   }
 
@@ -64,22 +68,24 @@ export class TermCounts {
 }
 
 /**
- * A token's forward key in a tenant's term space, kept per code and token: a write looks up every word of its chunks,
+ * Tokens' forward keys in a tenant's term space, kept per code and token: a write looks up every word of its chunks,
  * mostly words it has seen, and keying by the token alone spares building the coded string for each. Emptied whole
  * past KEYS_KEPT (a vocabulary larger than that is rare in one isolate).
  */
-function cachedForwardKey(code: string, token: string): string | null {
+function forwardKeysOf(code: string): Map<string, string | null> {
   let keys = keysByCode.get(code);
   if (!keys) keysByCode.set(code, (keys = new Map()));
-  let key = keys.get(token);
-  if (key === undefined) {
-    if (keysKept >= KEYS_KEPT) {
-      keysByCode = new Map([[code, (keys = new Map())]]);
-      keysKept = 0;
-    }
-    keys.set(token, (key = forwardKey(code, storedTerm(code, token))));
-    keysKept++;
+  return keys;
+}
+
+function newForwardKey(code: string, token: string): string | null {
+  if (keysKept >= KEYS_KEPT) {
+    keysByCode = new Map();
+    keysKept = 0;
   }
+  const key = forwardKey(code, storedTerm(code, token));
+  forwardKeysOf(code).set(token, key);
+  keysKept++;
   return key;
 }
 let keysByCode = new Map<string, Map<string, string | null>>();
