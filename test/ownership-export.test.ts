@@ -314,8 +314,24 @@ describe("export and import (NDJSON)", () => {
         memories: Array.from({ length: 100 }, (_, j) => ({ content: `bulk memory ${i * 100 + j}` })),
       });
     }
+    // Links page along their edge (links_edge): 1,100 of them, several pages, some sharing a source.
+    const ids = (
+      await t.db.prepare("SELECT id FROM items WHERE tenant_id = ? ORDER BY id").bind(t.tenantId).all<{ id: string }>()
+    ).results.map((r) => r.id);
+    const edges = Array.from({ length: 1100 }, (_, i) => [`rel_${i}`, ids[i % 600]!, ids[600 + (i % 550)]!]);
+    await t.db
+      .prepare(
+        `INSERT INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, created_at)
+         SELECT j.value ->> 0, ?, 'item', j.value ->> 1, 'item', j.value ->> 2, 'related', 1, 0 FROM json_each(?) j`,
+      )
+      .bind(t.tenantId, JSON.stringify(edges))
+      .run();
     const lines = (await (await exportOf(t.tenantId, undefined, "?project=bulk")).text()).trimEnd().split("\n");
-    expect(lines).toHaveLength(1 + 1200);
-    expect(new Set(lines.slice(1).map((l) => JSON.parse(l).id)).size).toBe(1200);
+    const records = lines.slice(1).map((l) => JSON.parse(l));
+    expect(records.filter((r) => r.type === "item")).toHaveLength(1200);
+    expect(new Set(records.filter((r) => r.type === "item").map((r) => r.id)).size).toBe(1200);
+    const links = records.filter((r) => r.type === "link");
+    expect(new Set(links.map((r) => r.id))).toEqual(new Set(edges.map(([id]) => id)));
+    expect(lines).toHaveLength(1 + 1200 + 1100);
   });
 });

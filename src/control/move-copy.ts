@@ -153,7 +153,7 @@ async function writeDiff(
     if (t.name === "chunks")
       statements.push(
         target
-          .prepare("DELETE FROM chunks_fts WHERE rowid IN (SELECT value ->> 0 FROM json_each(?))")
+          .prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT value ->> ${t.key.indexOf("id")} FROM json_each(?))`)
           .bind(JSON.stringify(deletes)),
       );
     statements.push(

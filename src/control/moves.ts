@@ -199,7 +199,9 @@ export async function runMove(
               else Object.assign(progress, { table: progress.table + 1, after: null });
             }
           } else {
-            const page = await diffPage(source, target, table, tenantId, progress.after, tallies);
+            // A cursor saved under another shape of the table's key (a move begun before it changed) starts the table over.
+            const after = progress.after?.length === table.key.length ? progress.after : null;
+            const page = await diffPage(source, target, table, tenantId, after, tallies);
             if (!verifying) copied += page.rows;
             Object.assign(
               progress,

@@ -6,7 +6,10 @@ export interface TenantTable {
   name: string;
   /** Every column, in schema order; blobs travel as hex. */
   columns: { name: string; blob: boolean }[];
-  /** The primary key without tenant_id (rows are always read within one tenant); [] for one row a tenant. */
+  /**
+   * What identifies a row within its tenant and orders its pages: the primary key without tenant_id, or PAGE_KEYS';
+   * [] for one row a tenant.
+   */
   key: string[];
   /**
    * Rows that are only ever appended and whose key is the shard's own (tool_calls: an AUTOINCREMENT id that
@@ -31,15 +34,25 @@ export const NOT_MOVED = new Set([
   "keyword_dfs",
 ]);
 
+/**
+ * Keys other than the primary key, for tables whose primary key no index of theirs starts with tenant_id before:
+ * a page ordered by it would walk and sort the tenant's whole index. Each is unique within a tenant and never changes
+ * on a row: a link's edge (links_edge), a chunk's place in its item with its id (chunks_tenant_item, then the rowid).
+ */
+const PAGE_KEYS: Record<string, string[]> = {
+  links: ["source_type", "source_id", "target_type", "target_id", "relationship_type"],
+  chunks: ["item_id", "chunk_index", "id"],
+};
+
 /** Tables whose rows carry tenant_id, read from the drizzle schema, so a new tenant table is moved too. */
 export const TENANT_TABLES_TO_MOVE: readonly TenantTable[] = Object.values(schema)
   .map((table) => getTableConfig(table as SQLiteTable))
   .filter((config) => !NOT_MOVED.has(config.name) && config.columns.some((c) => c.name === "tenant_id"))
   .map((config) => {
     const composite = config.primaryKeys[0]?.columns.map((c) => c.name);
-    const key = (composite ?? config.columns.filter((c) => c.primary).map((c) => c.name)).filter(
-      (name) => name !== "tenant_id",
-    );
+    const key =
+      PAGE_KEYS[config.name] ??
+      (composite ?? config.columns.filter((c) => c.primary).map((c) => c.name)).filter((name) => name !== "tenant_id");
     return {
       name: config.name,
       columns: config.columns.map((c) => ({ name: c.name, blob: c.columnType === "SQLiteBlobBuffer" })),

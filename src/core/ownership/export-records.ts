@@ -54,7 +54,7 @@ export async function* exportLines(
         `SELECT id, project, summarized_count, summarized_tokens, created_at, updated_at FROM conversations
          WHERE tenant_id = ? AND id > ?${conv.sql} ORDER BY id LIMIT ${PAGE}`,
       )
-      .bind(t, after, ...conv.params),
+      .bind(t, after?.[0] ?? "", ...conv.params),
   );
   const items = where("project");
   yield* paged(
@@ -66,7 +66,7 @@ export async function* exportLines(
            file_path, line_start, line_end, key, superseded_by, generation, gc_survival_count, created_at, touched_at
          FROM items WHERE tenant_id = ? AND id > ?${items.sql} ORDER BY id LIMIT ${PAGE}`,
         )
-        .bind(t, after, ...items.params),
+        .bind(t, after?.[0] ?? "", ...items.params),
     (row) => ({
       ...row,
       tags: JSON.parse(row.tags as string),
@@ -85,7 +85,7 @@ export async function* exportLines(
          FROM summaries s JOIN conversations c ON c.tenant_id = s.tenant_id AND c.id = s.conversation_id
          WHERE s.tenant_id = ? AND s.conversation_id || ':' || printf('%09d', s.version) > ?${summaries.sql} ORDER BY 1 LIMIT ${PAGE}`,
         )
-        .bind(t, after, ...summaries.params),
+        .bind(t, after?.[0] ?? "", ...summaries.params),
     ({ id: _, ...row }) => ({
       ...row,
       code_blocks: JSON.parse(row.code_blocks as string),
@@ -100,7 +100,7 @@ export async function* exportLines(
         .prepare(
           `SELECT project AS id, project, current_task_id, previous_task_id, updated_at FROM project_tasks WHERE tenant_id = ? AND project > ?${tasks.sql} ORDER BY project LIMIT ${PAGE}`,
         )
-        .bind(t, after, ...tasks.params),
+        .bind(t, after?.[0] ?? "", ...tasks.params),
     ({ id: _, ...row }) => row,
   );
   yield* paged(
@@ -112,6 +112,7 @@ export async function* exportLines(
       target_id: target_chunk ? chunkRef(target_chunk as string) : row.target_id,
       metadata: JSON.parse(row.metadata as string),
     }),
+    (row) => LINK_EDGE.map((column) => row[column]),
   );
 }
 
@@ -121,18 +122,22 @@ function chunkRef(json: string): string {
   return `${itemId}#${index}`;
 }
 
-/** Rows page by page by their `id` column (keyset: each page starts after the last id of the one before). */
+/**
+ * Rows page by page by their key (keyset: each page starts after the key of the last row of the one before): `id`
+ * unless `keyOf` says which columns, in the order the page's statement sorts by them.
+ */
 async function* paged(
   type: string,
-  page: (after: string) => D1PreparedStatement,
+  page: (after: unknown[] | null) => D1PreparedStatement,
   shape: (row: Record<string, unknown>) => Record<string, unknown> = (row) => row,
+  keyOf: (row: Record<string, unknown>) => unknown[] = (row) => [row.id],
 ): AsyncGenerator<ExportLine> {
-  let after = "";
+  let after: unknown[] | null = null;
   for (;;) {
     const { results } = await page(after).all<Record<string, unknown>>();
     for (const row of results) yield { type, ...shape(row) };
     if (results.length < PAGE) return;
-    after = String(results[results.length - 1]!.id);
+    after = keyOf(results[results.length - 1]!);
   }
 }
 
@@ -140,7 +145,7 @@ async function* paged(
  * Links whose ends the export holds: item and conversation ends in the scope (and project), a chunk end
  * as its item and index. A link to something outside (another project) would dangle in the copy.
  */
-function linkPage(scope: TenantScope, project: string | null, after: string): D1PreparedStatement {
+function linkPage(scope: TenantScope, project: string | null, after: unknown[] | null): D1PreparedStatement {
   const own = projectClause(scope, "n.project");
   const inProject = project === null ? "" : " AND n.project = ?";
   const end = (side: "source" | "target") => `
@@ -148,13 +153,27 @@ function linkPage(scope: TenantScope, project: string | null, after: string): D1
          WHEN l.${side}_type = 'conversation' THEN (SELECT 1 FROM conversations n WHERE n.tenant_id = l.tenant_id AND n.id = l.${side}_id${own.sql}${inProject})
          ELSE (SELECT 1 FROM items n WHERE n.tenant_id = l.tenant_id AND n.id = l.${side}_id${own.sql}${inProject}) END`;
   const endParams = [...own.params, ...(project === null ? [] : [project])];
+  const edge = LINK_EDGE.map((column) => `l.${column}`).join(", ");
   const chunkRef = (side: "source" | "target") =>
     `CASE WHEN l.${side}_type = 'chunk' THEN (SELECT json_array(c.item_id, c.chunk_index) FROM chunks c WHERE c.tenant_id = l.tenant_id AND c.id = CAST(l.${side}_id AS INTEGER)) END`;
   return scope.d1
     .prepare(
       `SELECT l.id, l.source_type, l.source_id, ${chunkRef("source")} AS source_chunk, l.target_type, l.target_id, ${chunkRef("target")} AS target_chunk,
          l.relationship_type, l.weight, l.metadata, l.created_at
-       FROM links l WHERE l.tenant_id = ? AND l.id > ? AND ${end("source")} = 1 AND ${end("target")} = 1 ORDER BY l.id LIMIT ${PAGE}`,
+       FROM links l WHERE l.tenant_id = ?${after === null ? "" : ` AND (${edge}) > (${LINK_EDGE.map(() => "?").join(", ")})`}
+         AND ${end("source")} = 1 AND ${end("target")} = 1 ORDER BY ${edge} LIMIT ${PAGE}`,
     )
-    .bind(scope.tenantId, after, ...endParams, ...endParams, ...endParams, ...endParams, ...endParams, ...endParams);
+    .bind(
+      scope.tenantId,
+      ...(after ?? []),
+      ...endParams,
+      ...endParams,
+      ...endParams,
+      ...endParams,
+      ...endParams,
+      ...endParams,
+    );
 }
+
+/** A link's edge, unique in its tenant: links are paged along links_edge, which starts with tenant_id. */
+const LINK_EDGE = ["source_type", "source_id", "target_type", "target_id", "relationship_type"] as const;
