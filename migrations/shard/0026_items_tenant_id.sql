@@ -1,1 +1,1 @@
-CREATE INDEX `items_tenant_id` ON `items` (`tenant_id`,`id`);
+CREATE UNIQUE INDEX `items_tenant_id` ON `items` (`tenant_id`,`id`);

@@ -140,7 +140,8 @@ export const items = sqliteTable(
   (t) => [
     index("items_tenant_project").on(t.tenantId, t.project, t.tier),
     // Export and a move page a tenant's items by id: without it each page walks and sorts the tenant's whole index.
-    index("items_tenant_id").on(t.tenantId, t.id),
+    // Unique (as id is), so the planner knows a lookup by it finds one row and keeps a join's order after it.
+    uniqueIndex("items_tenant_id").on(t.tenantId, t.id),
     // Partial where a row is often outside them: a row not in an index costs no write there (D1 bills each index
     // entry a write adds), and an update that takes a row out of one (embedded, linked) writes only the row.
     index("items_tenant_conversation")
