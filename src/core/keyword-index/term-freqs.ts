@@ -49,14 +49,17 @@ export function termFreqs(code: string, content: string, context: string, contex
 /** A forward index being counted, token by token (as indexTokens gives them), then written as term_freqs' text. */
 export class TermCounts {
   private readonly freqs = new Map<string, number>();
-  private readonly keys: Map<string, string | null>;
+  private keys: Map<string, string | null>;
   constructor(private readonly code: string) {
     this.keys = forwardKeysOf(code);
   }
 
   add(token: string, weight: number): void {
     let key = this.keys.get(token);
-    if (key === undefined) key = newForwardKey(this.code, token);
+    if (key === undefined) {
+      key = newForwardKey(this.code, token);
+      this.keys = forwardKeysOf(this.code); // a new map when the cache was emptied for this key
+    }
     if (key !== null) this.freqs.set(key, (this.freqs.get(key) ?? 0) + weight);
   }
 
