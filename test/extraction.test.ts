@@ -240,7 +240,7 @@ describe("memory_ingest and extraction through the queue", () => {
     expect(vectors!.n).toBe(0);
   });
 
-  it("a turn said after the last one was deleted is still extracted (the cursor steps back with the deletion)", async () => {
+  it("a turn said after the last one was deleted is still extracted (positions only grow)", async () => {
     const t = await newTenant();
     const first = await call(t.apiKey, "memory_ingest", { conversation_id: "k", messages: CONVERSATION.slice(0, 2) });
     await extracted(t, "k");
@@ -256,10 +256,16 @@ describe("memory_ingest and extraction through the queue", () => {
         .prepare("SELECT extracted_count, message_count FROM conversations WHERE tenant_id = ? AND id = 'k'")
         .bind(t.tenantId)
         .first<{ extracted_count: number; message_count: number }>();
-    expect(await cursor()).toEqual({ extracted_count: 1, message_count: 1 });
-    await call(t.apiKey, "memory_ingest", { conversation_id: "k", messages: [CONVERSATION[2]!] });
+    // The cursor stays past the deleted turn: its position is never given again.
+    expect(await cursor()).toEqual({ extracted_count: 2, message_count: 1 });
+    const next = await call(t.apiKey, "memory_ingest", { conversation_id: "k", messages: [CONVERSATION[2]!] });
     await extracted(t, "k", 2);
-    expect(await cursor()).toEqual({ extracted_count: 2, message_count: 2 });
+    expect(await cursor()).toEqual({ extracted_count: 3, message_count: 2 });
+    const position = await db
+      .prepare("SELECT position FROM items WHERE tenant_id = ? AND id = ?")
+      .bind(t.tenantId, next.ids[0])
+      .first<{ position: number }>();
+    expect(position!.position).toBe(2);
     const profile = await call(t.apiKey, "memory_profile", { subject: "Caroline" });
     expect(profile.facts.map((f: any) => f.text)).toEqual(["Caroline is a counselor."]);
   });

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 // Extraction's own tables (src/core/extraction/); schema.ts re-exports them. Derived memories themselves are items.
@@ -26,7 +27,7 @@ export const extractionWindows = sqliteTable(
     conversationId: text("conversation_id").notNull(),
     firstPosition: integer("first_position").notNull(),
     lastPosition: integer("last_position").notNull(),
-    /** done | failed */
+    /** done | failed (retried at retry_at while it is set) */
     status: text("status").notNull(),
     /** Model calls the window took (a malformed answer is asked again once). */
     calls: integer("calls").notNull().default(0),
@@ -38,11 +39,17 @@ export const extractionWindows = sqliteTable(
     /** Turns the window read (for cost per ingested turn). */
     turns: integer("turns").notNull().default(0),
     error: text("error"),
+    /** When the window was last tried (its neurons count against that day's budget). */
     createdAt: integer("created_at").notNull(),
+    /** Tries so far, the first included. */
+    attempts: integer("attempts").notNull().default(1),
+    /** A failed window's next try (the minute pass); NULL when done or given up. */
+    retryAt: integer("retry_at"),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
     index("extraction_windows_tenant_time").on(t.tenantId, t.createdAt),
+    index("extraction_windows_retry").on(t.retryAt).where(sql`retry_at IS NOT NULL`),
   ],
 );
 
@@ -54,7 +61,7 @@ export const memoryEvents = sqliteTable(
     id: text("id").notNull(),
     project: text("project").notNull(),
     at: integer("at").notNull(),
-    /** added | superseded | duplicate | failed */
+    /** added | superseded | duplicate | failed | dropped | deferred | retried | reextract */
     event: text("event").notNull(),
     memoryId: text("memory_id"),
     key: text("key"),
@@ -65,6 +72,8 @@ export const memoryEvents = sqliteTable(
     /** For a superseded memory: the memory that replaced it. */
     supersededBy: text("superseded_by"),
     error: text("error"),
+    /** Why the decision was made, in words (e.g. which guard kept two memories apart). */
+    reason: text("reason"),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
@@ -82,7 +91,27 @@ export const projectSettings = sqliteTable(
     project: text("project").notNull(),
     extract: integer("extract", { mode: "boolean" }),
     defaultSubject: text("default_subject"),
+    /** JSON object of alias to subject ({"Mel": "Melanie"}), applied before consolidation; NULL: none. */
+    subjectAliases: text("subject_aliases"),
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.project] })],
+);
+
+/**
+ * A client's idempotency key for a write (memory_ingest, log_chat): a repeat within a day answers the first call's
+ * response and writes nothing; the same key with other content is refused. Written in the write's own batch.
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    tenantId: text("tenant_id").notNull(),
+    key: text("key").notNull(),
+    /** SHA-256 of the tool and its arguments (the key left out). */
+    requestHash: text("request_hash").notNull(),
+    /** The first call's response, as JSON. */
+    response: text("response").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.key] }), index("idempotency_keys_created").on(t.createdAt)],
 );

@@ -136,6 +136,12 @@ export const items = sqliteTable(
     validTo: integer("valid_to"),
     /** A derived memory's source turns: JSON array of item ids (memory_sources indexes them the other way). */
     sources: text("sources"),
+    /** A derived memory's subject as compared: NFKC, case-folded, any script (extraction/names.ts). */
+    subjectKey: text("subject_key"),
+    /** Who said what a derived fact rests on when no user or system turn did: assistant or tool; NULL otherwise. */
+    saidBy: text("said_by"),
+    /** How much of a derived memory's `when` was given: day, month or year (valid_from is its start); NULL: none. */
+    whenPrecision: text("when_precision"),
   },
   (t) => [
     index("items_tenant_project").on(t.tenantId, t.project, t.tier),
@@ -157,7 +163,7 @@ export const items = sqliteTable(
       .where(sql`conversation_id IS NULL AND tier <> 'superseded'`),
     index("items_tenant_key").on(t.tenantId, t.project, t.key).where(sql`key IS NOT NULL`),
     // Profiles read a subject's derived memories; only derived rows are in it.
-    index("items_tenant_subject").on(t.tenantId, t.project, t.subject).where(sql`memory_kind IS NOT NULL`),
+    index("items_tenant_subject").on(t.tenantId, t.project, t.subjectKey).where(sql`memory_kind IS NOT NULL`),
   ],
 );
 
@@ -178,12 +184,19 @@ export const conversations = sqliteTable(
     extractedCount: integer("extracted_count").notNull().default(0),
     /** tokens when extraction last read up to extracted_count (the write path compares against it). */
     extractedTokens: integer("extracted_tokens").notNull().default(0),
+    /** The position the next message takes: it only grows, so deleting the last turns frees no position for reuse. */
+    nextPosition: integer("next_position").notNull().default(0),
+    /** While turns wait for extraction: when a job should have read them; the minute pass re-sends one past it. */
+    extractDueAt: integer("extract_due_at"),
+    /** Bumped by memory_reextract: windows of a new epoch are new windows, read again with the current model. */
+    extractionEpoch: integer("extraction_epoch").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
     index("conversations_tenant_updated").on(t.tenantId, t.updatedAt),
+    index("conversations_extract_due").on(t.extractDueAt).where(sql`extract_due_at IS NOT NULL`),
   ],
 );
 

@@ -90,11 +90,10 @@ export async function deleteItems(
              message_count = MAX(0, message_count - (SELECT COUNT(*) FROM items i WHERE i.tenant_id = conversations.tenant_id AND i.conversation_id = conversations.id AND i.id IN ${IDS})),
              tokens = MAX(0, tokens - (SELECT COALESCE(SUM(i.tokens), 0) FROM items i WHERE i.tenant_id = conversations.tenant_id AND i.conversation_id = conversations.id AND i.id IN ${IDS})),
              summarized_count = 0, summarized_tokens = 0,
-             extracted_count = MIN(extracted_count, (SELECT COALESCE(MAX(i.position), -1) + 1 FROM items i WHERE i.tenant_id = conversations.tenant_id AND i.conversation_id = conversations.id AND i.id NOT IN ${IDS})),
              extracted_tokens = MAX(0, extracted_tokens - (SELECT COALESCE(SUM(i.tokens), 0) FROM items i WHERE i.tenant_id = conversations.tenant_id AND i.conversation_id = conversations.id AND i.id IN ${IDS} AND i.position < conversations.extracted_count))
            WHERE tenant_id = ? AND id IN (SELECT conversation_id FROM items WHERE tenant_id = ? AND conversation_id IS NOT NULL AND id IN ${IDS})`,
         )
-        .bind(json, json, json, json, t, t, json),
+        .bind(json, json, json, t, t, json),
       scope.d1.prepare(`DELETE FROM items WHERE tenant_id = ? AND id IN ${IDS} RETURNING id`).bind(t, json),
     );
   }

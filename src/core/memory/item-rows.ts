@@ -1,4 +1,5 @@
 import type { TenantScope } from "../../db/scope";
+import { foldName } from "../../shared/names";
 import { JSON_CHARS_PER_STATEMENT } from "./chunk-rows";
 import type { NewItem } from "./item-types";
 
@@ -14,7 +15,8 @@ export interface ItemRow {
 /**
  * Statements that insert items, bound as JSON arrays: one statement for a whole batch (log_chat's 50
  * messages, memory_batch_store's 100 memories) instead of one per item, so D1 runs and answers a few
- * statements. A message's position is its conversation's next position plus the number of its
+ * statements. A message's position is its conversation's next position (past every position it ever gave, so
+ * deleting the last turns frees none for reuse) plus the number of its
  * conversation's messages before it in the same statement: SQLite computes an INSERT's SELECT before
  * inserting any of its rows, so every row sees only the positions written before the statement.
  */
@@ -71,6 +73,9 @@ function encodeItemRow({ id, item, hash, tokens, createdAt }: ItemRow, turns: Re
     item.derived?.subject ?? null,
     item.derived?.validFrom ?? null,
     item.derived ? JSON.stringify(item.derived.sources) : null,
+    item.derived ? foldName(item.derived.subject) : null,
+    item.derived?.saidBy ?? null,
+    item.derived?.whenPrecision ?? null,
   ]);
 }
 
@@ -79,13 +84,14 @@ function insertStatement(scope: TenantScope, json: string): D1PreparedStatement 
     .prepare(
       `INSERT INTO items (id, tenant_id, project, kind, type, conversation_id, position, role, content, tags, importance, metadata, tier, task_id,
         file_path, line_start, line_end, tokens, content_hash, created_at, touched_at, key, memory_kind, subject, valid_from,
-        sources)
+        sources, subject_key, said_by, when_precision)
        SELECT j.value ->> 0, ?1, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4,
          CASE WHEN j.value ->> 4 IS NULL THEN NULL
-              ELSE (SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE tenant_id = ?1 AND conversation_id = j.value ->> 4) + (j.value ->> 5) END,
+              ELSE MAX((SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE tenant_id = ?1 AND conversation_id = j.value ->> 4),
+                       COALESCE((SELECT next_position FROM conversations WHERE tenant_id = ?1 AND id = j.value ->> 4), 0)) + (j.value ->> 5) END,
          j.value ->> 6, j.value ->> 7, j.value ->> 8, j.value ->> 9, j.value ->> 10, j.value ->> 11, j.value ->> 12, j.value ->> 13,
          j.value ->> 14, j.value ->> 15, j.value ->> 16, j.value ->> 17, j.value ->> 18, j.value ->> 18, j.value ->> 19,
-         j.value ->> 20, j.value ->> 21, j.value ->> 22, j.value ->> 23
+         j.value ->> 20, j.value ->> 21, j.value ->> 22, j.value ->> 23, j.value ->> 24, j.value ->> 25, j.value ->> 26
        FROM json_each(?2) j`,
     )
     .bind(scope.tenantId, json);
@@ -119,10 +125,12 @@ export type ConversationCounters = {
 export function upsertConversations(scope: TenantScope, deltas: readonly ConversationDelta[]): D1PreparedStatement {
   return scope.d1
     .prepare(
-      `INSERT INTO conversations (tenant_id, id, project, message_count, tokens, created_at, updated_at)
-       SELECT ?1, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5 FROM json_each(?2) j WHERE true
+      `INSERT INTO conversations (tenant_id, id, project, message_count, tokens, created_at, updated_at, next_position)
+       SELECT ?1, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5,
+         (SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE tenant_id = ?1 AND conversation_id = j.value ->> 0)
+       FROM json_each(?2) j WHERE true
        ON CONFLICT (tenant_id, id) DO UPDATE SET message_count = message_count + excluded.message_count, tokens = tokens + excluded.tokens,
-         updated_at = MAX(updated_at, excluded.updated_at)
+         updated_at = MAX(updated_at, excluded.updated_at), next_position = MAX(next_position, excluded.next_position)
        RETURNING id, project, message_count, tokens, summarized_count, summarized_tokens, extracted_tokens`,
     )
     .bind(

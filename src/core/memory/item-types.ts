@@ -75,7 +75,16 @@ export interface DerivedFields {
   /** When it became true, epoch ms. */
   validFrom: number;
   sources: string[];
+  /** How much of the memory's `when` was given (valid_from is that period's start); null: no `when`. */
+  whenPrecision?: WhenPrecision | null;
+  /** Who said what it rests on when no user or system turn did; null: a user's or system's word. */
+  saidBy?: SaidBy | null;
 }
+
+export const WHEN_PRECISIONS = ["day", "month", "year"] as const;
+export type WhenPrecision = (typeof WHEN_PRECISIONS)[number];
+export const SAID_BY = ["assistant", "tool"] as const;
+export type SaidBy = (typeof SAID_BY)[number];
 
 export interface WrittenItem {
   id: string;
