@@ -66,11 +66,18 @@ export interface ExtractionConfig {
   windowTokens: number;
   /** Turns before a window shown for context (the model may cite them; they are not the window's to extract). */
   overlapTurns: number;
-  /** Most tokens an answer may take: a window's 40 memories of ~40 tokens with their JSON. */
+  /** Most tokens an answer may take (LLM_MAX_OUTPUT_TOKENS; DEFAULT_MAX_OUTPUT_TOKENS by provider). */
   maxOutputTokens: number;
   /** A conversation's last, shorter window is extracted once no turn has come for this long. */
   idleSeconds: number;
 }
+
+/**
+ * Most tokens an extraction answer may take, by provider (LLM_MAX_OUTPUT_TOKENS overrides): a window's 40 memories of
+ * ~40 tokens with their JSON fit in 2,048; OpenAI-compatible endpoints often serve reasoning models, whose hidden
+ * thinking counts against the same limit, so they get more. A cut answer splits its window, never loses it.
+ */
+const DEFAULT_MAX_OUTPUT_TOKENS = { "workers-ai": 2048, openai: 4096, local: 2048, off: 2048 } as const;
 
 /**
  * The production extraction model: Workers AI's JSON mode is in its documented input schema, it answers without a
@@ -219,7 +226,7 @@ function extractionConfig(env: Env): ExtractionConfig {
     byDefault: bool(env.EXTRACT_BY_DEFAULT, true),
     windowTokens: Math.max(200, positiveInt(env.EXTRACTION_WINDOW_TOKENS, 1200)),
     overlapTurns: 2,
-    maxOutputTokens: 2048,
+    maxOutputTokens: positiveInt(env.LLM_MAX_OUTPUT_TOKENS, DEFAULT_MAX_OUTPUT_TOKENS[llm]),
     idleSeconds: 60,
   };
 }

@@ -47,6 +47,8 @@ export interface Env {
   LLM?: string;
   LLM_MODEL?: string;
   LLM_BASE_URL?: string;
+  /** Most tokens an extraction answer may take (docs/extraction.md). */
+  LLM_MAX_OUTPUT_TOKENS?: string;
   /** A secret: the OpenAI-compatible endpoint's key. */
   LLM_API_KEY?: string;
   /** Whether a project extracts memories when it has no setting of its own (default true). */

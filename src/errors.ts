@@ -182,7 +182,12 @@ export class MoveOvertaken extends Error {}
  */
 export class ModelError extends Error {
   constructor(
-    readonly kind: "capacity" | "quota" | "output" | "failed",
+    /**
+     * capacity: busy, try again soon (the queue retries); quota: the provider's allocation is spent (wait for its
+     * reset); output: the answer was unusable (ask again); context: the prompt is longer than the model takes (ask
+     * for less); failed: anything else the endpoint refused (the window is tried again later).
+     */
+    readonly kind: "capacity" | "quota" | "output" | "context" | "failed",
     message: string,
   ) {
     super(message);

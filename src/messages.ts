@@ -17,9 +17,17 @@ export type JobMessage =
   | { type: "move"; tenantId: string }
   /**
    * Extract memories from a conversation's turns not read yet: every full window, and with `flush` (or once the
-   * conversation has gone quiet) the last, shorter one too (src/core/extraction/). Idempotent per window.
+   * conversation has gone quiet) the last, shorter one too (src/core/extraction/). Idempotent per window. With
+   * `retryWindow`, instead try that failed window of the conversation again.
    */
-  | { type: "extract"; tenantId: string; conversationId: string; flush: boolean; force?: boolean };
+  | {
+      type: "extract";
+      tenantId: string;
+      conversationId: string;
+      flush: boolean;
+      force?: boolean;
+      retryWindow?: string;
+    };
 
 /** One tool call, as the usage log keeps it. Later tools read it (metrics, tool conversations, usage report). */
 export interface ToolCallRecord {

@@ -105,6 +105,8 @@ export interface JsonRequest {
 export interface JsonAnswer {
   /** The answer as the model gave it: text to parse, or a value the API already parsed. */
   content: unknown;
+  /** The model ran out of output tokens (finish_reason "length", or all of max_tokens spent): the answer is cut. */
+  cut: boolean;
   tokensIn: number;
   tokensOut: number;
   /** Workers AI's billing unit for the call, from its tokens and the model's rates; 0 where none is billed. */

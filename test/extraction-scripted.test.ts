@@ -117,7 +117,9 @@ describe("extraction against a strict fake of Workers AI", () => {
     expect(request.temperature).toBe(0);
     expect(request.stream).toBeUndefined();
     const prompt = request.messages[1].content as string;
-    expect(prompt).toMatch(/^Turns to extract from:\n\[T1\] 2023-05-08T13:56:00\.000Z Caroline: I live in Boston\./);
+    expect(prompt).toMatch(
+      /^Turns to extract from:\n\[T1\] 2023-05-08T13:56:00\.000Z Caroline \(user\): I live in Boston\./,
+    );
     expect(prompt.split("\n")).toHaveLength(2);
   });
 
@@ -263,20 +265,21 @@ describe("extraction against a strict fake of Workers AI", () => {
     expect((await derived(s)).map((r) => r.content)).toEqual(["Caroline is a counselor."]);
   });
 
-  it("a schema violation twice (or JSON mode not met) records a failed window; the turns stay searchable", async () => {
-    const s = await setup(
-      ["I'm a counselor."],
-      [
-        answer({ type: "opinion", subject: "Caroline", key: null, text: "x", when: null, sources: ["T1"] }),
-        jsonModeNotMet(),
-      ],
-    );
+  it("an answer broken twice (or JSON mode not met) records a failed window with its next try; the turns stay searchable", async () => {
+    const s = await setup(["I'm a counselor."], [{ answer: "I cannot answer in JSON" }, jsonModeNotMet()]);
     const result = await run(s);
     expect(result.state === "done" && result.windows[0]).toMatchObject({ status: "failed", calls: 2, added: 0 });
     expect(await derived(s)).toEqual([]);
     const [failed] = await readHistory(s.scope, { conversationId: "c" });
     expect(failed).toMatchObject({ event: "failed", model: LLAMA_4_SCOUT, tokensIn: expect.any(Number) });
-    expect(failed!.error).toMatch(/answer 2: .*JSON Mode couldn't be met/);
+    expect(failed!.error).toMatch(/answer 1: The answer is not valid JSON.*answer 2: .*JSON Mode couldn't be met/);
+    expect(failed!.reason).toMatch(/^try 1 of 7 failed; tried again at /);
+    const window = await data
+      .prepare("SELECT status, attempts, retry_at, created_at FROM extraction_windows WHERE tenant_id = ?")
+      .bind(s.scope.tenantId)
+      .first<{ status: string; attempts: number; retry_at: number; created_at: number }>();
+    expect(window).toMatchObject({ status: "failed", attempts: 1 });
+    expect(window!.retry_at - window!.created_at).toBeLessThanOrEqual(5 * 60_000);
     const cursor = await data
       .prepare("SELECT extracted_count FROM conversations WHERE tenant_id = ? AND id = 'c'")
       .bind(s.scope.tenantId)

@@ -396,6 +396,8 @@ describe("registry-driven fuzz", () => {
   let tools: ToolInfo[];
   let tenant: TestTenant;
   let seed: Seed;
+  /** Every scope, so each tool is fuzzed past its scope check (memory_reextract needs admin). */
+  const EVERY_SCOPE = { scopes: ["read", "write", "admin"] };
   const failures: Record<Endpoint, string[]> = { jsonrpc: [], mcp: [] };
 
   beforeAll(async () => {
@@ -412,7 +414,7 @@ describe("registry-driven fuzz", () => {
   for (const endpoint of ["jsonrpc", "mcp"] as const) {
     it(`every tool, every field, over /${endpoint}: a clear error or a valid result, nothing written on refusal`, async () => {
       expect(tools.length).toBeGreaterThan(40);
-      const keys = new KeyPool(tenant.tenantId);
+      const keys = new KeyPool(tenant.tenantId, EVERY_SCOPE);
       const tally: Tally = { cases: 0, refusals: 0, results: 0, internal: 0 };
       for (const tool of tools) {
         const cases = casesFor(tool, seed);
@@ -442,7 +444,7 @@ describe("registry-driven fuzz", () => {
         .all<{ project: string }>()
     ).results.map((r) => r.project);
     expect(projects).toContain("fz");
-    const keys = new KeyPool(tenant.tenantId);
+    const keys = new KeyPool(tenant.tenantId, EVERY_SCOPE);
     const conversations = (
       await tenant.db
         .prepare("SELECT id FROM conversations WHERE tenant_id = ? ORDER BY id LIMIT 20")
@@ -476,7 +478,7 @@ describe("registry-driven fuzz", () => {
       ["name 5", { name: 5, arguments: {} }],
       ["params missing", undefined],
     ];
-    const keys = new KeyPool(tenant.tenantId);
+    const keys = new KeyPool(tenant.tenantId, EVERY_SCOPE);
     const wrong: string[] = [];
     for (const [label, params] of envelopes) {
       const body = { jsonrpc: "2.0", id: 1, method: "tools/call", ...(params === undefined ? {} : { params }) };

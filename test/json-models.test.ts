@@ -69,7 +69,7 @@ describe("WorkersAiJsonModel against the strict fake binding", () => {
   it("sends the documented JSON-mode shape and reads an object response with usage", async () => {
     const { fake, model } = workersAi([{ answer: memories, usage: { prompt_tokens: 2500, completion_tokens: 300 } }]);
     const answer = await model.generate(request);
-    expect(answer).toEqual({ content: memories, tokensIn: 2500, tokensOut: 300, neurons: 85 });
+    expect(answer).toEqual({ content: memories, cut: false, tokensIn: 2500, tokensOut: 300, neurons: 85 });
     expect(model.name).toBe(LLAMA_4_SCOUT);
     expect(fake.requests).toEqual([
       {
@@ -95,6 +95,7 @@ describe("WorkersAiJsonModel against the strict fake binding", () => {
     const tokensOut = Math.ceil(JSON.stringify(memories).length / 4);
     expect(answer).toEqual({
       content: memories,
+      cut: false,
       tokensIn,
       tokensOut,
       neurons: Math.ceil((tokensIn * 24_545 + tokensOut * 77_273) / 1e6),
@@ -108,6 +109,7 @@ describe("WorkersAiJsonModel against the strict fake binding", () => {
     const tokensOut = Math.ceil(text.length / 4);
     expect(answer).toEqual({
       content: text,
+      cut: false,
       tokensIn: estimatedIn,
       tokensOut,
       neurons: Math.ceil((estimatedIn * 24_545 + tokensOut * 77_273) / 1e6),
@@ -126,6 +128,7 @@ describe("WorkersAiJsonModel against the strict fake binding", () => {
     );
     expect(await model.generate(request)).toEqual({
       content: '{"memories":[]}',
+      cut: false,
       tokensIn: 1000,
       tokensOut: 200,
       neurons: 11,
@@ -141,6 +144,7 @@ describe("WorkersAiJsonModel against the strict fake binding", () => {
     // 100 × 18,182 / 1e6 + 50 × 27,273 / 1e6 = 1.82 + 1.36
     expect(await model.generate(request)).toEqual({
       content: '{"memories":[]}',
+      cut: false,
       tokensIn: 100,
       tokensOut: 50,
       neurons: 4,
@@ -153,6 +157,30 @@ describe("WorkersAiJsonModel against the strict fake binding", () => {
       "@cf/x/y",
     );
     expect(await model.generate(request)).toMatchObject({ tokensIn: 900, tokensOut: 90, neurons: 0 });
+  });
+
+  it("says an answer was cut: finish_reason length, or every output token spent", async () => {
+    const cutText = '{"memories": [{"type": "fact", "subject": "Caroline", "key": null, "text": "Caroline is';
+    const { model } = workersAi(
+      [
+        () => ({ choices: [{ message: { content: cutText }, finish_reason: "length" }] }),
+        () => ({ response: cutText, usage: { prompt_tokens: 900, completion_tokens: request.maxTokens } }),
+        () => ({ choices: [{ message: { content: "" }, finish_reason: "length" }] }),
+        { answer: memories, usage: { prompt_tokens: 900, completion_tokens: request.maxTokens - 1 } },
+      ],
+      QWEN3,
+    );
+    expect(await model.generate(request)).toMatchObject({ content: cutText, cut: true });
+    expect(await model.generate(request)).toMatchObject({ content: cutText, cut: true });
+    // Cut before a word: an empty answer that says it was cut is a cut, not a missing answer.
+    expect(await model.generate(request)).toMatchObject({ content: "", cut: true });
+    expect(await model.generate(request)).toMatchObject({ cut: false });
+  });
+
+  it("maps a prompt longer than the model takes to `context`", async () => {
+    const { model } = workersAi([new Error("5021: The input exceeded the maximum context window of this model")]);
+    const error = await modelError(model.generate(request));
+    expect(error.kind).toBe("context");
   });
 
   it("treats an empty or absent answer as the model's output failing", async () => {
@@ -327,6 +355,7 @@ describe("OpenAiJsonModel against a fake fetch", () => {
     const { calls, model } = endpoint(() => completion('{"memories":[]}'), "sk-test");
     expect(await model.generate(request)).toEqual({
       content: '{"memories":[]}',
+      cut: false,
       tokensIn: 812,
       tokensOut: 64,
       neurons: 0,
@@ -358,11 +387,68 @@ describe("OpenAiJsonModel against a fake fetch", () => {
     const { calls, model } = endpoint(() => completion('{"memories":[]}', null));
     expect(await model.generate(request)).toEqual({
       content: '{"memories":[]}',
+      cut: false,
       tokensIn: estimatedIn,
       tokensOut: 4,
       neurons: 0,
     });
     expect(calls[0]!.init.headers).toEqual({ "content-type": "application/json" });
+  });
+
+  it("says an answer was cut when finish_reason is length, keeping what came", async () => {
+    const cutText = '{"memories": [{"type": "fact"';
+    const { model } = endpoint(() =>
+      Response.json({ choices: [{ message: { content: cutText }, finish_reason: "length" }], usage: null }),
+    );
+    expect(await model.generate(request)).toMatchObject({ content: cutText, cut: true });
+  });
+
+  it("sends max_completion_tokens, or no temperature, when a 400 names the one it refuses, and remembers it", async () => {
+    const bodies: Record<string, unknown>[] = [];
+    let calls = 0;
+    const fetcher = (async (_input: RequestInfo | URL, init?: RequestInit) => {
+      const body = JSON.parse(init!.body as string) as Record<string, unknown>;
+      bodies.push(body);
+      calls++;
+      if ("max_tokens" in body)
+        return new Response(
+          JSON.stringify({
+            error: {
+              message:
+                "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+              param: "max_tokens",
+            },
+          }),
+          { status: 400 },
+        );
+      if ("temperature" in body)
+        return new Response(
+          '{"error":{"message":"Unsupported value: \'temperature\' does not support 0 with this model. Only the default (1) value is supported."}}',
+          { status: 400 },
+        );
+      return completion('{"memories":[]}');
+    }) as typeof fetch;
+    const model = new OpenAiJsonModel("https://llm.example/v1", undefined, "o4-mini", fetcher);
+    expect(await model.generate(request)).toMatchObject({ content: '{"memories":[]}', cut: false });
+    expect(calls).toBe(3);
+    expect(bodies[2]).toMatchObject({ max_completion_tokens: 1500 });
+    expect(bodies[2]).not.toHaveProperty("temperature");
+    expect(bodies[2]).not.toHaveProperty("max_tokens");
+    // The next call goes straight to the shape the endpoint takes.
+    await model.generate(request);
+    expect(calls).toBe(4);
+  });
+
+  it("maps a 400 for a prompt past the context length to `context`", async () => {
+    const { model } = endpoint(
+      () =>
+        new Response(
+          '{"error":{"message":"This model\'s maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.","code":"context_length_exceeded"}}',
+          { status: 400 },
+        ),
+    );
+    const error = await modelError(model.generate(request));
+    expect(error.kind).toBe("context");
   });
 
   const failures: [string, () => Response | Promise<Response>, ModelError["kind"], string][] = [

@@ -59,7 +59,8 @@ async function chunkIds(tenantId: string): Promise<number[]> {
 
 /** 120 memories linked in a web, a conversation of 120 messages, 101 more conversations (20 related to it). */
 async function seed(t: TestTenant): Promise<Data> {
-  const keys = new KeyPool(t.tenantId);
+  // Every scope, so each tool's maxima are reached past its scope check (memory_reextract needs admin).
+  const keys = new KeyPool(t.tenantId, { scopes: ["read", "write", "admin"] });
   const memories: string[] = [];
   for (let start = 0; start < MEMORIES; start += 60) {
     const batch = Array.from({ length: 60 }, (_, i) => ({

@@ -32,15 +32,18 @@ export class WorkersAiJsonModel implements JsonModel {
     } catch (error) {
       throw workersAiError(this.model, error);
     }
-    const content = answerContent(result);
+    const usage =
+      (typeof result === "object" && result !== null ? (result as { usage?: Record<string, unknown> }).usage : {}) ??
+      {};
+    const reportedOut = reportedTokens(usage.completion_tokens ?? usage.output_tokens);
+    const cut = finishedForLength(result) || (reportedOut !== undefined && reportedOut >= request.maxTokens);
+    const content = answerContent(result) ?? (cut ? "" : undefined);
     if (content === undefined) throw new ModelError("output", `Workers AI ${this.model} returned no answer`);
-    const usage = (result as { usage?: Record<string, unknown> }).usage ?? {};
     // Without usage the counts are estimates (estimateTokens), and so are the neurons.
     const tokensIn = reportedTokens(usage.prompt_tokens ?? usage.input_tokens) ?? estimateInputTokens(request);
     const tokensOut =
-      reportedTokens(usage.completion_tokens ?? usage.output_tokens) ??
-      estimateTokens(typeof content === "string" ? content.length : JSON.stringify(content).length);
-    return { content, tokensIn, tokensOut, neurons: neuronsFor(this.model, tokensIn, tokensOut) };
+      reportedOut ?? estimateTokens(typeof content === "string" ? content.length : JSON.stringify(content).length);
+    return { content, cut, tokensIn, tokensOut, neurons: neuronsFor(this.model, tokensIn, tokensOut) };
   }
 }
 
@@ -63,6 +66,20 @@ function answerContent(result: unknown): unknown {
   return undefined;
 }
 
+/** Whether the model stopped at its output limit, in the shapes models report it (OpenAI-like choices, or flat). */
+function finishedForLength(result: unknown): boolean {
+  if (typeof result !== "object" || result === null) return false;
+  const shaped = result as { choices?: { finish_reason?: unknown }[]; finish_reason?: unknown };
+  return shaped.choices?.[0]?.finish_reason === "length" || shaped.finish_reason === "length";
+}
+
+/** Whether an error says the prompt is longer than the model's context (asking for fewer turns helps). */
+export function contextTooLong(message: string): boolean {
+  return /context[ _](length|window)|maximum context|too many (input )?tokens|input is too long|prompt is too long/i.test(
+    message,
+  );
+}
+
 /**
  * The binding throws errors whose message starts with the platform's internal code ("3040: Capacity temporarily
  * exceeded, please try again."); JSON mode's failure has no documented code, only its text.
@@ -74,6 +91,7 @@ export function workersAiError(model: string, error: unknown): ModelError {
     return new ModelError("capacity", said);
   if (/\b(3036|4006)\b/.test(message) || /daily free allocation/i.test(message)) return new ModelError("quota", said);
   if (/JSON Mode couldn't be met/i.test(message)) return new ModelError("output", said);
+  if (contextTooLong(message)) return new ModelError("context", said);
   return new ModelError("failed", said);
 }
 

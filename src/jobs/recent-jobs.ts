@@ -3,6 +3,7 @@ import { readConfig } from "../config";
 import { shardDatabase, shardNames } from "../control/shards";
 import type { Env } from "../env";
 import { itemJobsByTenant } from "../shared/item-jobs";
+import { recoverExtraction } from "./extraction-recovery";
 import { LOST_JOB_AFTER_MS } from "./sweep";
 
 /** The cron that runs this pass (wrangler.toml [triggers]); the other one runs the full sweep (sweep.ts). */
@@ -20,7 +21,8 @@ const PASS_LIMIT = 2000;
 const CURSOR_ROW = 2;
 
 /**
- * Every minute: re-sends the embed and link jobs of items written since the last pass that are still pending
+ * Every minute: re-sends lost extraction jobs and due retries of failed windows (extraction-recovery.ts), and the
+ * embed and link jobs of items written since the last pass that are still pending
  * RECENT_JOB_GRACE_MS after their write. Each shard keeps a cursor (the newest write time it has looked at), which
  * moves only once the jobs are sent: while the queue is down the pass fails and the next one, after the queue is
  * back, sends everything since. A lost job is thus re-sent 2–3 minutes after its write, or within a minute of the
@@ -51,7 +53,9 @@ async function recoverShard(env: Env, shard: string, now: number): Promise<numbe
     .first<{ cursor: number }>();
   // A first pass looks back no further than the full sweep's horizon: older items are that sweep's.
   const from = state?.cursor ?? now - LOST_JOB_AFTER_MS;
-  if (from >= until) return 0;
+  const extraction = await recoverExtraction(d1, now);
+  if (extraction.length > 0) await new QueueProducer(jobQueues(env)).send(extraction);
+  if (from >= until) return extraction.length;
   const autoLink = config.conversations.useVectorDb && config.conversations.useGraphDb;
   // Both walk an index on (embedded_at | linked_at, created_at): a range of the pending, never the whole table.
   const [unembedded, unlinked] = await d1.batch<PendingRow>([
@@ -83,5 +87,5 @@ async function recoverShard(env: Env, shard: string, now: number): Promise<numbe
     )
     .bind(CURSOR_ROW, cursor, now)
     .run();
-  return messages.length;
+  return messages.length + extraction.length;
 }

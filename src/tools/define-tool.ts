@@ -54,6 +54,8 @@ export interface ToolDefinition<Input extends z.ZodObject, Output> {
   /** Shape of the result; object outputs become MCP `structuredContent` as they are. */
   output: z.ZodType<Output>;
   annotations: ToolAnnotations;
+  /** The scope a call needs when it is more than its annotations say (admin: work an operator starts). */
+  scope?: Scope;
   handler: (input: z.output<Input>, ctx: ToolContext) => Promise<Output>;
   /**
    * Optional: many calls at once, results in the same order, all or nothing (one D1 batch). A JSON-RPC
@@ -75,5 +77,5 @@ export function defineTool<Input extends z.ZodObject, Output>(tool: ToolDefiniti
 }
 
 export function requiredScope(tool: AnyTool): Scope {
-  return tool.annotations.readOnlyHint ? "read" : "write";
+  return tool.scope ?? (tool.annotations.readOnlyHint ? "read" : "write");
 }

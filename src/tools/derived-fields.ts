@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { DerivedView } from "../core/memory/derived";
-import { MEMORY_KINDS } from "../core/memory/item-types";
+import { MEMORY_KINDS, SAID_BY, WHEN_PRECISIONS } from "../core/memory/item-types";
 import { iso } from "./params";
 
 /**
@@ -15,6 +15,14 @@ export const derivedFields = {
   valid_from: z.string().nullable().optional().describe("When it became true (an event: when it happened)."),
   valid_to: z.string().nullable().optional().describe("When a later memory of its key replaced it; null: it holds."),
   sources: z.array(z.string()).optional().describe("Item ids of the turns it was derived from."),
+  said_by: z
+    .enum(SAID_BY)
+    .optional()
+    .describe("Present when no user or system turn said it: the assistant or a tool did (never a user's wish)."),
+  when_precision: z
+    .enum(WHEN_PRECISIONS)
+    .optional()
+    .describe("How much of its time was given: day, month or year (valid_from is that period's start)."),
 };
 
 export function derivedFieldsOf(derived: DerivedView | null) {
@@ -26,5 +34,7 @@ export function derivedFieldsOf(derived: DerivedView | null) {
     valid_from: derived.validFrom === null ? null : iso(derived.validFrom),
     valid_to: derived.validTo === null ? null : iso(derived.validTo),
     sources: derived.sources,
+    ...(derived.saidBy ? { said_by: derived.saidBy } : {}),
+    ...(derived.whenPrecision ? { when_precision: derived.whenPrecision } : {}),
   };
 }

@@ -1,11 +1,10 @@
 import { z } from "zod";
 import { ingestConversation, MAX_INGEST_MESSAGES } from "../core/extraction/ingest";
-import { readProjectSettings, writeProjectSettings } from "../core/extraction/settings";
 import type { NewItem } from "../core/memory/item-types";
-import { ANNOTATIONS, defineTool, type ToolContext } from "./define-tool";
+import { ANNOTATIONS, defineTool } from "./define-tool";
 import { contentParam, conversationIdParam, parseTimestamp, projectName, timestampParam } from "./params";
 
-// Conversations in bulk, and whether a project learns from them (docs/extraction.md).
+// Conversations in bulk, to learn from (docs/extraction.md).
 
 const ingestMessage = z
   .object({
@@ -56,50 +55,3 @@ export const memoryIngest = defineTool({
     return { conversation_id: input.conversation_id, project_id: input.project_id, ...ingested };
   },
 });
-
-const settingsOutput = z.object({
-  project_id: z.string(),
-  extract: z.boolean().nullable().describe("The project's own setting; null: the deployment's default."),
-  extracting: z.boolean().describe("Whether logged turns are extracted now (setting, default and model together)."),
-  default_subject: z.string().nullable(),
-  model: z.string().nullable().describe("The extraction model; null: the deployment has none (LLM=off)."),
-});
-
-export const memorySettings = defineTool({
-  name: "memory_settings",
-  category: "memory",
-  title: "Memory settings of a project",
-  description:
-    "Read or change a project's memory settings: whether logged conversation turns are extracted into memories " +
-    "(`extract`; null returns to the deployment's default) and the default subject whose profile " +
-    "memory_context_build puts first. Without changes it only reads them.",
-  input: z.object({
-    project_id: projectName.default("default"),
-    extract: z.boolean().nullable().optional(),
-    default_subject: z.string().trim().min(1).max(200).nullable().optional(),
-  }),
-  output: settingsOutput,
-  annotations: ANNOTATIONS.write,
-  handler: async (input, ctx) => {
-    const changes = { extract: input.extract, defaultSubject: input.default_subject };
-    const changing = changes.extract !== undefined || changes.defaultSubject !== undefined;
-    const settings = changing
-      ? await writeProjectSettings(ctx.scope, input.project_id, changes)
-      : await readProjectSettings(ctx.scope, input.project_id);
-    return settingsView(ctx, settings);
-  },
-});
-
-function settingsView(
-  ctx: ToolContext,
-  settings: { project: string; extract: boolean | null; defaultSubject: string | null },
-): z.output<typeof settingsOutput> {
-  const model = ctx.services.model;
-  return {
-    project_id: settings.project,
-    extract: settings.extract,
-    extracting: model !== null && (settings.extract ?? ctx.services.config.extraction.byDefault),
-    default_subject: settings.defaultSubject,
-    model: model?.name ?? null,
-  };
-}

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { HISTORY_LIMIT, type HistoryTarget, readHistory } from "../core/extraction/events";
 import { listSubjects, type ProfileEntry, readProfile } from "../core/extraction/profiles";
+import { SAID_BY, WHEN_PRECISIONS } from "../core/memory/item-types";
 import { invalidParameter } from "../errors";
 import { ANNOTATIONS, defineTool } from "./define-tool";
 import { conversationIdParam, iso, parseTimestamp, projectName, readableProjects, timestampParam } from "./params";
@@ -12,6 +13,11 @@ const profileEntry = z.object({
   text: z.string(),
   key: z.string().nullable(),
   valid_from: z.string().nullable(),
+  when_precision: z
+    .enum(WHEN_PRECISIONS)
+    .optional()
+    .describe("How much of its time was given: day, month or year (valid_from is that period's start)."),
+  said_by: z.enum(SAID_BY).optional().describe("Present when the assistant or a tool said it, not the user."),
   sources: z.array(z.string()).describe("Item ids of the turns it was derived from."),
 });
 
@@ -21,6 +27,8 @@ const entries = (list: ProfileEntry[]) =>
     text: e.text,
     key: e.key,
     valid_from: e.validFrom === null ? null : iso(e.validFrom),
+    ...(e.whenPrecision ? { when_precision: e.whenPrecision } : {}),
+    ...(e.saidBy ? { said_by: e.saidBy } : {}),
     sources: e.sources,
   }));
 
@@ -29,10 +37,11 @@ export const memoryProfile = defineTool({
   category: "memory",
   title: "Profile of a subject",
   description:
-    "What is remembered about a subject (the user, or a person of the conversations): current facts, preferences, " +
-    "instructions, tasks and recent events, each with the turns it came from, bounded to max_tokens (instructions " +
-    "first, events last); assembled from stored memories, no model call. `as_of` answers what was true then. Without " +
-    "a subject, lists the subjects there are with their number of memories.",
+    "What is remembered about a subject (the user, or a person of the conversations; an alias set in memory_settings " +
+    "works too): current facts, preferences, instructions (the user's stated wishes, as data), tasks and recent " +
+    "events, each with the turns it came from, bounded to max_tokens (instructions first, events last); assembled " +
+    "from stored memories, no model call. `as_of` answers what was true then. Without a subject, lists the subjects " +
+    "there are with their number of memories.",
   input: z.object({
     subject: z.string().trim().min(1).max(200).optional(),
     project_id: projectName.optional().describe("Only this project; default: every project the key may read."),
@@ -73,8 +82,9 @@ export const memoryHistory = defineTool({
   title: "History of memories",
   description:
     "The extraction log: every decision about a memory (`id`), a key (`key`, e.g. caroline.home_city) or a " +
-    "conversation (`conversation_id`): added, superseded, duplicate, failed, dropped or deferred, with the window of " +
-    `turns it read, the model, tokens in and out, and latency. The newest ${HISTORY_LIMIT}, oldest first.`,
+    "conversation (`conversation_id`): added, superseded, duplicate, failed, dropped, deferred, retried (a failed " +
+    "window read on a later try) or reextract, each with its reason, the window of turns it read, the model, tokens " +
+    `in and out, and latency. The newest ${HISTORY_LIMIT}, oldest first.`,
   input: z.object({
     id: z.string().min(1).max(200).optional().describe("A memory's id."),
     key: z.string().trim().min(1).max(200).optional().describe("A key, as stored (subject.key)."),
@@ -98,6 +108,7 @@ export const memoryHistory = defineTool({
         at: z.string(),
         superseded_by: z.string().nullable(),
         error: z.string().optional(),
+        reason: z.string().optional().describe("Why: the guard, the timeline, the try, the role."),
       }),
     ),
   }),
@@ -128,6 +139,7 @@ export const memoryHistory = defineTool({
         at: iso(e.at),
         superseded_by: e.supersededBy,
         ...(e.error === null ? {} : { error: e.error }),
+        ...(e.reason === null ? {} : { reason: e.reason }),
       })),
     };
   },

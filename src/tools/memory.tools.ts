@@ -4,10 +4,12 @@ import { writeItems } from "../core/memory/items";
 import { strictInput } from "../validation";
 import { ANNOTATIONS, type AnyTool, defineTool } from "./define-tool";
 import { itemWrites } from "./item-writes";
-import { memoryIngest, memorySettings } from "./memory-ingest";
+import { memoryIngest } from "./memory-ingest";
 import { memoryGet, memoryList, memoryUpdate } from "./memory-items";
 import { memoryHistory, memoryProfile } from "./memory-profile";
+import { memoryReextract } from "./memory-reextract";
 import { retrieveByType, search } from "./memory-search";
+import { memorySettings } from "./memory-settings";
 import { contentParam, factKeyParam, iso, itemTypeParam, metadataParam, projectName, tagsParam } from "./params";
 
 const storeMemoryInput = z.object({
@@ -186,4 +188,5 @@ export const MEMORY_TOOLS: readonly AnyTool[] = [
   memoryProfile,
   memoryHistory,
   memorySettings,
+  memoryReextract,
 ];

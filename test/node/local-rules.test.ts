@@ -15,7 +15,13 @@ import { ModelError } from "../../src/errors";
 // concrete turns, in the contract's shape.
 
 const SAID = Date.parse("2023-05-08T13:56:00Z"); // a Monday
-const turn = (ref: string, text: string, speaker = "Caroline", at = SAID): PromptTurn => ({ ref, at, speaker, text });
+const turn = (ref: string, text: string, speaker = "Caroline", at = SAID): PromptTurn => ({
+  ref,
+  at,
+  speaker,
+  role: null,
+  text,
+});
 const model = new LocalRulesModel();
 
 async function answer(context: PromptTurn[], turns: PromptTurn[], maxTokens = 2048) {

@@ -18,13 +18,15 @@ import { TOOLS } from "../../src/tools/index";
  * - metadata: a free-form map of string keys to any JSON value, which the seeds' store tools take as given and
  *   memory_get gives back;
  * - context_descriptors: the platform's own payload (seed 004), an object or its JSON string, whose objects carry
- *   extra keys at every level that the server accepts and ignores.
+ *   extra keys at every level that the server accepts and ignores;
+ * - subject_aliases: alias to subject, names the caller chooses ({"Mel": "Melanie"}, issue 60's own shape).
  */
 const NOT_STRICT: Record<string, string[]> = {
   memory_store: ["metadata"],
   memory_batch_store: ["memories[].metadata"],
   store_memory: ["metadata"],
   log_chat: ["metadata"],
+  memory_settings: ["subject_aliases"],
   context_analyze_usage: ["context_descriptors"],
   context_gc_analyze: ["context_descriptors"],
 };

@@ -1,161 +1,164 @@
-import { IN_JSON, type TenantScope } from "../../db/scope";
-import { porterStem } from "../../shared/porter";
-import { STOPWORDS } from "../../shared/stopwords";
+import { foldName } from "../../shared/names";
+import type { SaidBy } from "../memory/item-types";
 import type { ValidMemory } from "./answer";
+import { type ComparableText, comparable, likeness, meaningGuard } from "./duplicates";
+import { type ExistingMemory, storageKey } from "./known-memories";
+import { type KeyedMemory, moved, type TimelinePlace, timeline } from "./timeline";
 
-/**
- * Two memories of one subject and kind whose words (stemmed, stop words left out) overlap this much, as a share of
- * all the words either has (Jaccard), say the same thing: the second adds nothing. Lexical on purpose: it is the
- * same offline and in production, costs no model or embedding call, and catches rewordings of one sentence
- * ("Caroline moved to Boston" / "Caroline has moved to Boston") without merging different facts that share a
- * subject; docs/extraction.md shows where pairs fall around it.
- */
-export const NEAR_DUPLICATE = 0.8;
-
-/** Most current memories of the window's subjects read to compare against (newest first). */
-const EXISTING_READ = 500;
-
-/** A current derived memory, as consolidation compares against it. */
-export interface ExistingMemory {
-  id: string;
-  subject: string;
-  kind: string;
-  key: string | null;
-  content: string;
-  sources: string[];
+/** A memory of the answer ready to consolidate: its sources allowed it, and say whose word it is. */
+export interface ConsolidatingMemory extends ValidMemory {
+  saidBy: SaidBy | null;
 }
+
+/** A memory of the window, or one already stored: `new:<decision>` or an item id. */
+export type MemoryRef = string;
+export const newRef = (decision: number): MemoryRef => `new:${decision}`;
 
 export type Decision =
   | {
       event: "added";
-      memory: ValidMemory;
+      memory: ConsolidatingMemory;
       /** The key as stored: the subject's and the memory's (caroline.home_city); null without a key. */
       storageKey: string | null;
-      /** Current items of that key it replaces (they stay, superseded, as history). */
-      supersedes: string[];
-      /** The decision of this window whose memory of the same key it replaces, or null. */
-      supersedesDecision: number | null;
+      /** Why, when it is more than new: stored as history, or kept apart from a look-alike by a guard. */
+      reason: string | null;
     }
   | {
       event: "duplicate";
-      memory: ValidMemory;
+      memory: ConsolidatingMemory;
       /** The memory it repeats: an existing id, or the index of a decision of this window that adds one. */
       of: { id: string } | { decision: number };
+      reason: string;
     };
 
-/** The current derived memories of these subjects, and the current items of these keys, in one round trip. */
-export async function readExisting(
-  scope: TenantScope,
-  project: string,
-  subjects: readonly string[],
-  keys: readonly string[],
-): Promise<{ memories: ExistingMemory[]; keyHolders: Map<string, string[]> }> {
-  const [memories, holders] = await scope.d1.batch<Record<string, string | null>>([
-    scope.d1
-      .prepare(
-        `SELECT id, subject, memory_kind, key, content, sources FROM items
-         WHERE tenant_id = ? AND project = ? AND memory_kind IS NOT NULL AND subject COLLATE NOCASE ${IN_JSON}
-           AND tier <> 'superseded'
-         ORDER BY created_at DESC LIMIT ?`,
-      )
-      .bind(scope.tenantId, project, JSON.stringify(subjects), EXISTING_READ),
-    scope.d1
-      .prepare(
-        `SELECT id, key FROM items WHERE tenant_id = ? AND project = ? AND key ${IN_JSON} AND tier <> 'superseded'`,
-      )
-      .bind(scope.tenantId, project, JSON.stringify(keys)),
-  ]);
-  const keyHolders = new Map<string, string[]>();
-  for (const row of holders!.results) keyHolders.set(row.key!, [...(keyHolders.get(row.key!) ?? []), row.id!]);
-  return {
-    memories: memories!.results.map((r) => ({
-      id: r.id!,
-      subject: r.subject!,
-      kind: r.memory_kind!,
-      key: r.key ?? null,
-      content: r.content!,
-      sources: JSON.parse(r.sources ?? "[]") as string[],
-    })),
-    keyHolders,
-  };
+/** A memory whose place on its key's timeline changes (a new one always has one). */
+export interface PlaceChange extends Omit<TimelinePlace, "id" | "supersededBy"> {
+  ref: MemoryRef;
+  supersededBy: MemoryRef | null;
+  key: string;
+  /** An existing memory that held until now and is superseded now, or whose successor changed: why. */
+  supersededReason: string | null;
 }
 
-/** The key a derived memory is stored under: its subject's and its own, so two people's home cities do not meet. */
-export function storageKey(subject: string, key: string | null): string | null {
-  if (key === null) return null;
-  const who = subject
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "_")
-    .replace(/^_+|_+$/g, "");
-  return `${who || "someone"}.${key}`;
+export interface Consolidation {
+  decisions: Decision[];
+  places: PlaceChange[];
 }
 
 /**
- * What each memory of a window becomes, in code and without a model: the same subject and text as a current
- * memory (or a near duplicate of one, NEAR_DUPLICATE) adds nothing and merges its sources into it; a memory of a key
- * that a current item holds supersedes it; anything else is added. Memories of the window are compared with each
- * other too, in order. The subject is spelled as a current memory already spells it.
+ * What each memory of a window becomes, in code and without a model, in answer order: the same subject and text as
+ * a current memory (or a near duplicate of one that no guard tells apart, duplicates.ts) adds nothing and merges its
+ * sources into it; anything else is added. An event's day tells events apart. A memory with a key takes its place
+ * on the key's timeline (timeline.ts): by time, not by arrival. The subject is spelled as a current memory spells it.
  */
 export function consolidate(
-  memories: readonly ValidMemory[],
+  memories: readonly ConsolidatingMemory[],
   existing: readonly ExistingMemory[],
-  keyHolders: ReadonlyMap<string, readonly string[]>,
-): Decision[] {
+  keyMemories: readonly (KeyedMemory & { key: string })[],
+): Consolidation {
   const decisions: Decision[] = [];
-  const known = existing.map((m) => ({ ...m, terms: terms(m.content), normal: normalText(m.content) }));
-  const added: { decision: number; subject: string; kind: string; terms: Set<string>; normal: string }[] = [];
-  const spelling = new Map(existing.map((m) => [m.subject.toLowerCase(), m.subject]));
-  const keysTaken = new Map<string, number>();
+  const known = existing.map((m) => ({ ...m, text: comparable(m.content), ref: m.id }));
+  const added: { decision: number; subject: string; kind: string; when: number | null; text: ComparableText }[] = [];
+  const spelling = new Map(existing.map((m) => [foldName(m.subject), m.subject]));
   for (const given of memories) {
-    const memory = { ...given, subject: spelling.get(given.subject.toLowerCase()) ?? given.subject };
-    spelling.set(memory.subject.toLowerCase(), memory.subject);
-    const memoryTerms = terms(memory.text);
-    const normal = normalText(memory.text);
-    const same = (other: { subject: string; kind: string; terms: Set<string>; normal: string }) =>
-      other.subject.toLowerCase() === memory.subject.toLowerCase() &&
-      (other.normal === normal || (other.kind === memory.kind && jaccard(other.terms, memoryTerms) >= NEAR_DUPLICATE));
-    const earlier = added.find(same);
+    const folded = foldName(given.subject);
+    const memory = { ...given, subject: spelling.get(folded) ?? given.subject };
+    spelling.set(folded, memory.subject);
+    const text = comparable(memory.text);
+    let apart: string | null = null;
+    const repeats = (other: { subject: string; kind: string; when: number | null; text: ComparableText }) => {
+      if (foldName(other.subject) !== folded) return null;
+      if (memory.when !== null && other.when !== null && memory.when !== other.when) return null;
+      const alike = likeness(other.text, text);
+      if (alike.same) return "the same text";
+      if (other.kind !== memory.kind || !alike.near) return null;
+      const guard = meaningGuard(other.text, text);
+      if (guard !== null) {
+        apart ??= `a look-alike (Jaccard ${alike.jaccard.toFixed(2)}) kept apart: ${guard}`;
+        return null;
+      }
+      return `a near duplicate (Jaccard ${alike.jaccard.toFixed(2)})`;
+    };
+    const earlier = firstMatch(added, repeats);
     if (earlier) {
-      decisions.push({ event: "duplicate", memory, of: { decision: earlier.decision } });
+      decisions.push({ event: "duplicate", memory, of: { decision: earlier.item.decision }, reason: earlier.why });
       continue;
     }
-    const current = known.find(same);
+    const current = firstMatch(
+      known.map((k) => ({ ...k, when: k.dated ? k.validFrom : null })),
+      repeats,
+    );
     if (current) {
-      decisions.push({ event: "duplicate", memory, of: { id: current.id } });
+      decisions.push({ event: "duplicate", memory, of: { id: current.item.id }, reason: current.why });
       continue;
     }
-    const key = storageKey(memory.subject, memory.key);
-    // A key the window already gave a memory: that one holds it now, and is what this one replaces.
-    const earlierOfKey = key === null ? undefined : keysTaken.get(key);
-    const supersedes = key === null || earlierOfKey !== undefined ? [] : [...(keyHolders.get(key) ?? [])];
-    if (key !== null) keysTaken.set(key, decisions.length);
-    added.push({ decision: decisions.length, subject: memory.subject, kind: memory.kind, terms: memoryTerms, normal });
-    decisions.push({ event: "added", memory, storageKey: key, supersedes, supersedesDecision: earlierOfKey ?? null });
+    added.push({ decision: decisions.length, subject: memory.subject, kind: memory.kind, when: memory.when, text });
+    decisions.push({ event: "added", memory, storageKey: storageKey(memory.subject, memory.key), reason: apart });
   }
-  return decisions;
+  return { decisions, places: placeOnTimelines(decisions, keyMemories) };
 }
 
-/** Lowercase words and digits, single-spaced: what "the same text" compares. */
-export function normalText(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, " ")
-    .trim();
+function firstMatch<T>(items: readonly T[], why: (item: T) => string | null): { item: T; why: string } | null {
+  for (const item of items) {
+    const reason = why(item);
+    if (reason !== null) return { item, why: reason };
+  }
+  return null;
 }
 
-/** A text's stemmed words without stop words. */
-export function terms(text: string): Set<string> {
-  return new Set(
-    normalText(text)
-      .split(" ")
-      .filter((w) => w !== "" && !STOPWORDS.has(w))
-      .map(porterStem),
-  );
+/** The timelines of the keys the window adds to: the changed places of stored memories and every new one's place. */
+function placeOnTimelines(
+  decisions: Decision[],
+  keyMemories: readonly (KeyedMemory & { key: string })[],
+): PlaceChange[] {
+  const byKey = new Map<string, KeyedMemory[]>();
+  const arrival = Math.max(0, ...keyMemories.map((m) => m.arrival)) + 1;
+  decisions.forEach((d, i) => {
+    if (d.event !== "added" || d.storageKey === null) return;
+    const memory: KeyedMemory = {
+      id: newRef(i),
+      validFrom: validFromOf(d.memory),
+      saidAt: Math.max(...d.memory.sources.map((s) => s.createdAt)),
+      arrival: arrival + i,
+      tier: "active",
+      validTo: null,
+      supersededBy: null,
+    };
+    byKey.set(d.storageKey, [
+      ...(byKey.get(d.storageKey) ?? keyMemories.filter((m) => m.key === d.storageKey)),
+      memory,
+    ]);
+  });
+  const changes: PlaceChange[] = [];
+  for (const [key, memories] of byKey) {
+    const before = new Map(memories.map((m) => [m.id, m]));
+    for (const place of timeline(memories)) {
+      const was = before.get(place.id)!;
+      const isNew = place.id.startsWith("new:");
+      if (!isNew && !moved(was, place)) continue;
+      const successor = place.supersededBy === null ? null : before.get(place.supersededBy)!;
+      const supersededReason =
+        isNew || successor === null
+          ? null
+          : was.tier !== "superseded"
+            ? `a value later in time (valid_from ${day(successor.validFrom)}) holds now`
+            : `a value in between (valid_from ${day(successor.validFrom)}) now follows it`;
+      changes.push({ ...place, ref: place.id, key, supersededReason });
+      if (isNew && successor !== null) {
+        const d = decisions[Number(place.id.slice(4))]!;
+        if (d.event === "added")
+          d.reason = `stored as history: it held from ${day(validFromOf(d.memory))}, before a value of ${key} from ${day(successor.validFrom)}`;
+      }
+    }
+  }
+  return changes;
 }
 
-export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
-  if (a.size === 0 && b.size === 0) return 1;
-  let shared = 0;
-  for (const term of a) if (b.has(term)) shared++;
-  return shared / (a.size + b.size - shared);
+/** When a memory became true: its `when`, else its first source turn's time. */
+export function validFromOf(memory: ValidMemory): number {
+  return memory.when ?? Math.min(...memory.sources.map((s) => s.createdAt));
+}
+
+function day(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
 }

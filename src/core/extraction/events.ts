@@ -2,10 +2,20 @@ import { projectClause, type TenantScope } from "../../db/scope";
 
 /**
  * What extraction decided, one record each: a memory added, one superseded by a later memory of its key, a
- * duplicate that added nothing but its sources, a window that failed, a ref or memory the contract refused
- * (dropped), or a window put off (deferred: the daily model budget or the provider's allocation is spent).
+ * duplicate that added nothing but its sources, a window that failed (or a try of it), a ref or memory the contract
+ * refused (dropped), a window put off (deferred: the daily model budget or the provider's allocation is spent), a
+ * failed window read again and done (retried), a conversation read again (reextract).
  */
-export const EVENT_KINDS = ["added", "superseded", "duplicate", "failed", "dropped", "deferred"] as const;
+export const EVENT_KINDS = [
+  "added",
+  "superseded",
+  "duplicate",
+  "failed",
+  "dropped",
+  "deferred",
+  "retried",
+  "reextract",
+] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 export interface MemoryEvent {
@@ -17,33 +27,37 @@ export interface MemoryEvent {
   error: string | null;
   /** For a superseded memory: the one that replaced it. */
   supersededBy?: string;
+  /** Why, in words: which guard kept two memories apart, why a value is history, when a failed window is tried next. */
+  reason?: string | null;
 }
 
 /** Events of one window (or of none, for a deferral) in one statement. */
 export function recordEvents(
   scope: TenantScope,
-  place: { project: string; conversationId: string },
+  place: { project: string; conversationId: string | null },
   windowId: string | null,
   at: number,
   events: readonly MemoryEvent[],
 ): D1PreparedStatement[] {
   if (events.length === 0) return [];
   const rows = events.map((e, i) => [
-    `${at.toString(36)}-${i.toString(36)}-${crypto.randomUUID().slice(0, 8)}`,
+    // The index padded, so that ids of one instant sort in the window's order (moves copy in id order).
+    `${at.toString(36)}-${i.toString(36).padStart(4, "0")}-${crypto.randomUUID().slice(0, 8)}`,
     e.event,
     e.memoryId,
     e.key,
     JSON.stringify(e.sources),
     e.supersededBy ?? null,
     e.error,
+    e.reason ?? null,
   ]);
   return [
     scope.d1
       .prepare(
         `INSERT INTO memory_events (tenant_id, id, project, at, event, memory_id, key, conversation_id, window_id, sources,
-           superseded_by, error)
+           superseded_by, error, reason)
          SELECT ?1, j.value ->> 0, ?2, ?3, j.value ->> 1, j.value ->> 2, j.value ->> 3, ?4, ?5, j.value ->> 4, j.value ->> 5,
-           j.value ->> 6
+           j.value ->> 6, j.value ->> 7
          FROM json_each(?6) j`,
       )
       .bind(scope.tenantId, place.project, at, place.conversationId, windowId, JSON.stringify(rows)),
@@ -66,6 +80,7 @@ export interface HistoryEvent {
   at: number;
   supersededBy: string | null;
   error: string | null;
+  reason: string | null;
 }
 
 /** Which events to read: a memory's, a key's (in a project) or a conversation's. */
@@ -86,7 +101,7 @@ export async function readHistory(scope: TenantScope, target: HistoryTarget): Pr
   const { results } = await scope.d1
     .prepare(
       `SELECT * FROM (
-         SELECT e.event, e.memory_id, e.key, e.sources, e.conversation_id, e.window_id, e.at, e.superseded_by, e.error,
+         SELECT e.event, e.memory_id, e.key, e.sources, e.conversation_id, e.window_id, e.at, e.superseded_by, e.error, e.reason,
            e.rowid AS seq,
            w.model, w.tokens_in, w.tokens_out, w.neurons, w.latency_ms
          FROM memory_events e
@@ -106,6 +121,7 @@ export async function readHistory(scope: TenantScope, target: HistoryTarget): Pr
       at: number;
       superseded_by: string | null;
       error: string | null;
+      reason: string | null;
       model: string | null;
       tokens_in: number | null;
       tokens_out: number | null;
@@ -127,5 +143,6 @@ export async function readHistory(scope: TenantScope, target: HistoryTarget): Pr
     at: r.at,
     supersededBy: r.superseded_by,
     error: r.error,
+    reason: r.reason,
   }));
 }

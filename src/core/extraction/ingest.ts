@@ -23,7 +23,10 @@ export async function ingestConversation(
   messages: NewItem[],
   extract: boolean | undefined,
 ): Promise<IngestedConversation> {
-  const written = await writeItems(scope, services, messages, { noExtractionJobs: true });
+  const written = await writeItems(scope, services, messages, {
+    noExtractionJobs: true,
+    ...(extract === undefined ? {} : { extractOverride: extract }),
+  });
   const first = messages[0]!;
   const on =
     services.model !== null &&

@@ -47,10 +47,11 @@ export class LocalRulesModel implements JsonModel {
     const tokensOf = (value: unknown) => Math.ceil(JSON.stringify(value).length / 4);
     if (tokensOf({ memories: [] }) > request.maxTokens)
       throw new ModelError("output", `local-rules: maxTokens ${request.maxTokens} cannot hold even an empty answer`);
-    // A real model runs out mid-answer; the stand-in stops after the last whole memory that fits.
+    // A real model runs out mid-answer; the stand-in stops after the last whole memory that fits, and says it was cut.
+    const all = memories.length;
     while (tokensOf({ memories }) > request.maxTokens) memories.pop();
     const content = { memories };
-    return { content, tokensIn, tokensOut: tokensOf(content), neurons: 0 };
+    return { content, cut: memories.length < all, tokensIn, tokensOut: tokensOf(content), neurons: 0 };
   }
 }
 

@@ -1,6 +1,7 @@
 import { IN_JSON, projectClause, type TenantScope } from "../../db/scope";
 import { notFound } from "../../errors";
-import type { MemoryKind } from "../memory/item-types";
+import { foldName } from "../../shared/names";
+import type { MemoryKind, SaidBy, WhenPrecision } from "../memory/item-types";
 
 /** A memory as a profile lists it. */
 export interface ProfileEntry {
@@ -8,6 +9,10 @@ export interface ProfileEntry {
   text: string;
   key: string | null;
   validFrom: number | null;
+  /** How much of its `when` was given (day, month, year); null: none was. */
+  whenPrecision: WhenPrecision | null;
+  /** Who said what it rests on when no user or system turn did (a fact the assistant stated); null: the user. */
+  saidBy: SaidBy | null;
   sources: string[];
   tokens: number;
 }
@@ -27,6 +32,12 @@ export interface Profile {
 const NOW = "tier = 'active' AND valid_to IS NULL";
 /** What held at an instant: known by then (valid_from) and not yet replaced (valid_to), superseded ones included. */
 const AS_OF = "tier IN ('active', 'superseded') AND (valid_to IS NULL OR valid_to > ?) AND valid_from <= ?";
+/** Only a user's (or system's) word is an instruction or preference: one an assistant or tool stated is left out. */
+const OWN_WISHES = "NOT (memory_kind IN ('instruction', 'preference') AND said_by IS NOT NULL)";
+/** The subject asked for, or the subject an alias of the project names (settings.ts). */
+const SUBJECT = `(subject_key = ?1 OR subject_key IN (
+  SELECT a.value ->> 3 FROM project_settings ps, json_each(COALESCE(ps.subject_aliases, '[]')) a
+  WHERE ps.tenant_id = items.tenant_id AND ps.project = items.project AND a.value ->> 2 = ?1))`;
 
 /** Most memories one profile read considers; a budget of a few thousand tokens never needs more. */
 const PROFILE_READ = 400;
@@ -49,12 +60,12 @@ export async function readProfile(
   const filter = projectFilter(scope, projects);
   const { results } = await scope.d1
     .prepare(
-      `SELECT id, subject, memory_kind, key, content, tokens, valid_from, sources FROM items
-       WHERE tenant_id = ?${filter.sql} AND memory_kind IS NOT NULL AND subject = ? COLLATE NOCASE
+      `SELECT id, subject, memory_kind, key, content, tokens, valid_from, when_precision, said_by, sources FROM items
+       WHERE tenant_id = ?2${filter.sql} AND memory_kind IS NOT NULL AND ${SUBJECT} AND ${OWN_WISHES}
          AND ${asOf === null ? NOW : AS_OF}
        ORDER BY valid_from DESC, created_at DESC LIMIT ?`,
     )
-    .bind(scope.tenantId, ...filter.params, subject, ...(asOf === null ? [] : [asOf, asOf]), PROFILE_READ)
+    .bind(foldName(subject), scope.tenantId, ...filter.params, ...(asOf === null ? [] : [asOf, asOf]), PROFILE_READ)
     .all<{
       id: string;
       subject: string;
@@ -63,6 +74,8 @@ export async function readProfile(
       content: string;
       tokens: number;
       valid_from: number | null;
+      when_precision: WhenPrecision | null;
+      said_by: SaidBy | null;
       sources: string | null;
     }>();
   if (results.length === 0) {
@@ -103,6 +116,8 @@ export async function readProfile(
         text: r.content,
         key: r.key,
         validFrom: r.valid_from,
+        whenPrecision: r.when_precision,
+        saidBy: r.said_by,
         sources: JSON.parse(r.sources ?? "[]") as string[],
         tokens: r.tokens,
       });
@@ -122,7 +137,7 @@ export async function listSubjects(
     .prepare(
       `SELECT MIN(subject) AS subject, COUNT(*) AS memories FROM items
        WHERE tenant_id = ?${filter.sql} AND memory_kind IS NOT NULL AND tier = 'active' AND valid_to IS NULL
-       GROUP BY subject COLLATE NOCASE ORDER BY memories DESC, subject LIMIT 200`,
+       GROUP BY subject_key ORDER BY memories DESC, subject LIMIT 200`,
     )
     .bind(scope.tenantId, ...filter.params)
     .all<{ subject: string; memories: number }>();

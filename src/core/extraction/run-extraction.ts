@@ -6,6 +6,9 @@ import type { Services } from "../../ports";
 import { neuronsSpentStatement, tenantLimits, utcDayStart } from "../tenants/quotas";
 import { recordEvents } from "./events";
 import { extractWindow, type WindowOutcome } from "./extract-window";
+import { dueStatement, notDueStatement } from "./extraction-due";
+import { retryWindow } from "./retry-window";
+import { WindowRaced } from "./window-records";
 import { cutWindows, readTurns, TURNS_PER_READ, windowOf } from "./windows";
 
 export interface ExtractionJob {
@@ -14,6 +17,8 @@ export interface ExtractionJob {
   flush: boolean;
   /** Extract even where the project's setting says no (memory_ingest with extract: true). */
   force?: boolean;
+  /** Try this failed window of the conversation again instead (retry-window.ts). */
+  retryWindow?: string;
 }
 
 export type ExtractionRun =
@@ -28,13 +33,15 @@ export type ExtractionRun =
       again: { flush: boolean; delaySeconds: number } | null;
     };
 
-/** D1 queries one window takes at most (its check, the consolidation read, the write's reads and batch). */
+/** D1 queries one window takes at most (what the prompt knows, the consolidation read, the write's reads and batch). */
 const QUERIES_PER_WINDOW = 8;
 
 /**
  * Extracts a conversation's turns past its cursor (conversations.extracted_count), window by window, while the
  * invocation has D1 queries for one more and the tenant's daily model budget holds. A last window that could still
- * grow waits for a later flush unless `flush` says to take it now.
+ * grow waits for a later flush unless `flush` says to take it now. A window another job committed first ends the
+ * run, to be read again from where that job left the cursor. The conversation's extract_due_at says when a job
+ * should next have read it, for the minute pass to re-send a lost one.
  */
 export async function runExtraction(
   scope: TenantScope,
@@ -47,7 +54,9 @@ export async function runExtraction(
   const now = Date.now();
   const [conversation, setting, spent] = await scope.d1.batch<Record<string, number | string | null>>([
     scope.d1
-      .prepare("SELECT project, extracted_count FROM conversations WHERE tenant_id = ? AND id = ?")
+      .prepare(
+        "SELECT project, extracted_count, extraction_epoch, extract_due_at FROM conversations WHERE tenant_id = ? AND id = ?",
+      )
       .bind(scope.tenantId, job.conversationId),
     scope.d1
       .prepare(
@@ -57,46 +66,92 @@ export async function runExtraction(
       .bind(scope.tenantId, job.conversationId),
     neuronsSpentStatement(scope.d1, scope.tenantId, now),
   ]);
-  const row = conversation!.results[0] as { project: string; extracted_count: number } | undefined;
+  const row = conversation!.results[0] as
+    | { project: string; extracted_count: number; extraction_epoch: number; extract_due_at: number | null }
+    | undefined;
   if (!row) return { state: "off" };
   const own = setting!.results[0] as { extract: number | null } | undefined;
   const extracts = own?.extract == null ? config.byDefault : own.extract === 1;
-  if (!extracts && !job.force) return { state: "off" };
   const place = { project: row.project, conversationId: job.conversationId };
+  if (!extracts && !job.force && !job.retryWindow) {
+    if (row.extract_due_at !== null) await notDueStatement(scope, job.conversationId).run();
+    return { state: "off" };
+  }
   const budget = tenantLimits(services.config.quotas, scope.quotas).extraction_neurons_per_day;
   let neurons = (spent!.results[0] as { n: number }).n;
   if (budget !== null && neurons >= budget)
     return defer(scope, place, now, `the tenant's daily model budget of ${budget} neurons is spent`);
+  if (job.retryWindow) {
+    const outcome = await runWindowGuarded(scope, place, now, () =>
+      retryWindow(scope, services, model, place, job.retryWindow!),
+    );
+    return "state" in outcome ? outcome : { state: "done", windows: outcome.windows, again: null };
+  }
 
   const { context, turns } = await readTurns(scope, job.conversationId, row.extracted_count, config.overlapTurns);
   const { windows, lastComplete } = cutWindows(turns, config.windowTokens, job.flush);
   const ready = lastComplete ? windows : windows.slice(0, -1);
   const outcomes: WindowOutcome[] = [];
+  const reader = { model: model.name, epoch: row.extraction_epoch };
   let before = context;
+  let cursorAt = row.extracted_count;
+  let raced = false;
   for (const [i, turnsOfWindow] of ready.entries()) {
     if (i > 0 && remainingQueries() < QUERIES_PER_WINDOW) break;
     if (budget !== null && neurons >= budget) break;
-    const window = await windowOf(scope.tenantId, job.conversationId, turnsOfWindow, before, config.overlapTurns);
+    const window = await windowOf(
+      scope.tenantId,
+      job.conversationId,
+      turnsOfWindow,
+      before,
+      config.overlapTurns,
+      reader,
+    );
     const extractedCount = turnsOfWindow[turnsOfWindow.length - 1]!.position + 1;
-    try {
-      outcomes.push(await extractWindow(scope, services, model, { ...place, extractedCount }, window));
-    } catch (error) {
-      if (error instanceof ModelError && error.kind === "quota")
-        return defer(scope, place, now, `the model provider's allocation is spent (${error.message.slice(0, 200)})`);
-      throw error;
+    const ran = await runWindowGuarded(scope, place, now, () =>
+      extractWindow(scope, services, model, { ...place, extractedCount, cursorAt }, window),
+    );
+    if ("state" in ran) return ran;
+    if (ran.raced) {
+      raced = true;
+      break;
     }
-    neurons += outcomes[outcomes.length - 1]!.neurons;
+    outcomes.push(ran.windows[0]!);
+    neurons += ran.windows[0]!.neurons;
     before = [...before, ...turnsOfWindow];
+    cursorAt = extractedCount;
   }
-  // Windows left for lack of queries or budget, or a read that stopped at its limit: again now. A last window
-  // that could still grow: again once the conversation has had a minute to go on.
+  // Windows left for lack of queries or budget, a read that stopped at its limit, or a race lost: again now. A last
+  // window that could still grow: again once the conversation has had a minute to go on.
   const again =
-    outcomes.length < ready.length || (lastComplete && turns.length >= TURNS_PER_READ)
+    raced || outcomes.length < ready.length || (lastComplete && turns.length >= TURNS_PER_READ)
       ? { flush: job.flush, delaySeconds: 0 }
       : !lastComplete
         ? { flush: true, delaySeconds: config.idleSeconds }
         : null;
+  await dueStatement(scope, job.conversationId, again === null ? null : now + again.delaySeconds * 1000).run();
   return { state: "done", windows: outcomes, again };
+}
+
+/** Runs a window, turning a spent provider allocation into a deferral and a lost race into `raced`. */
+async function runWindowGuarded(
+  scope: TenantScope,
+  place: { project: string; conversationId: string },
+  now: number,
+  run: () => Promise<WindowOutcome | null>,
+): Promise<ExtractionRun | { windows: WindowOutcome[]; raced: boolean }> {
+  try {
+    const outcome = await run();
+    return { windows: outcome ? [outcome] : [], raced: false };
+  } catch (error) {
+    if (error instanceof WindowRaced) {
+      console.warn(`extraction of ${place.conversationId}: ${error.message}; reading again`);
+      return { windows: [], raced: true };
+    }
+    if (error instanceof ModelError && error.kind === "quota")
+      return defer(scope, place, now, `the model provider's allocation is spent (${error.message.slice(0, 200)})`);
+    throw error;
+  }
 }
 
 /** Records why extraction waits, and until when: 00:00 UTC, when budgets and the free allocation reset. */
@@ -108,11 +163,12 @@ async function defer(
 ): Promise<ExtractionRun> {
   const resumes = utcDayStart(now) + 86_400_000;
   const message = `extraction waits until ${new Date(resumes).toISOString()}: ${reason}; nothing is dropped`;
-  await scope.d1.batch(
-    recordEvents(scope, place, null, now, [
+  await scope.d1.batch([
+    ...recordEvents(scope, place, null, now, [
       { event: "deferred", memoryId: null, key: null, sources: [], error: message },
     ]),
-  );
+    dueStatement(scope, place.conversationId, resumes),
+  ]);
   const delaySeconds = Math.min(PLATFORM_LIMITS.queues.maxDelaySeconds, Math.ceil((resumes - now) / 1000) + 60);
   return { state: "deferred", reason: message, delaySeconds };
 }

@@ -1,4 +1,5 @@
 import { IN_JSON, type TenantScope } from "../../db/scope";
+import { aliasesOf } from "./aliases";
 
 /** A project's memory settings; null where the project has none of its own. */
 export interface ProjectSettings {
@@ -7,18 +8,18 @@ export interface ProjectSettings {
   extract: boolean | null;
   /** The subject whose profile memory_context_build puts first when the query names nobody. */
   defaultSubject: string | null;
+  /** Other names of subjects ({"Mel": "Melanie"}), applied before consolidation (aliases.ts). */
+  subjectAliases: Record<string, string>;
 }
 
 export async function readProjectSettings(scope: TenantScope, project: string): Promise<ProjectSettings> {
   const row = await scope.d1
-    .prepare("SELECT extract, default_subject FROM project_settings WHERE tenant_id = ? AND project = ?")
+    .prepare(
+      "SELECT extract, default_subject, subject_aliases FROM project_settings WHERE tenant_id = ? AND project = ?",
+    )
     .bind(scope.tenantId, project)
-    .first<{ extract: number | null; default_subject: string | null }>();
-  return {
-    project,
-    extract: row?.extract == null ? null : row.extract === 1,
-    defaultSubject: row?.default_subject ?? null,
-  };
+    .first<SettingsRow>();
+  return settingsOf(project, row);
 }
 
 /** Sets what `changes` names (undefined: left as it is; null: back to the default) and answers the result. */
@@ -35,7 +36,7 @@ export async function writeProjectSettings(
          extract = CASE WHEN ?6 THEN excluded.extract ELSE extract END,
          default_subject = CASE WHEN ?7 THEN excluded.default_subject ELSE default_subject END,
          updated_at = excluded.updated_at
-       RETURNING extract, default_subject`,
+       RETURNING extract, default_subject, subject_aliases`,
     )
     .bind(
       scope.tenantId,
@@ -46,11 +47,18 @@ export async function writeProjectSettings(
       extract === undefined ? 0 : 1,
       changes.defaultSubject === undefined ? 0 : 1,
     )
-    .first<{ extract: number | null; default_subject: string | null }>();
+    .first<SettingsRow>();
+  return settingsOf(project, row);
+}
+
+type SettingsRow = { extract: number | null; default_subject: string | null; subject_aliases: string | null };
+
+function settingsOf(project: string, row: SettingsRow | null): ProjectSettings {
   return {
     project,
     extract: row?.extract == null ? null : row.extract === 1,
     defaultSubject: row?.default_subject ?? null,
+    subjectAliases: aliasesOf(row?.subject_aliases ?? null),
   };
 }
 

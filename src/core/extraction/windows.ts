@@ -1,12 +1,15 @@
 import { sha256Hex } from "../../crypto";
 import type { TenantScope } from "../../db/scope";
-import type { PromptTurn } from "./contract";
+import { CONTRACT_VERSION, type PromptTurn } from "./contract";
+import { turnRole } from "./roles";
 
 /** A conversation turn as extraction reads it. */
 export interface Turn {
   id: string;
   position: number;
   speaker: string;
+  /** The turn's role as stored (user, assistant, system, tool, or a client's own word); null without one. */
+  role: string | null;
   content: string;
   tokens: number;
   createdAt: number;
@@ -26,30 +29,41 @@ export interface Window {
 export const TURNS_PER_READ = 200;
 
 /**
- * The conversation's turns from `fromPosition` on, in order, with the `overlap` turns before it; the speaker is
- * the first line of the turn's chunk context (a message's chunk context starts with its speaker).
+ * The conversation's turns from `fromPosition` on (up to `toPosition` when given), in order, with the `overlap`
+ * turns before it; the speaker is the first line of the turn's chunk context (a message's chunk context starts with
+ * its speaker).
  */
 export async function readTurns(
   scope: TenantScope,
   conversationId: string,
   fromPosition: number,
   overlap: number,
+  toPosition = Number.MAX_SAFE_INTEGER,
 ): Promise<{ context: Turn[]; turns: Turn[] }> {
   const { results } = await scope.d1
     .prepare(
-      `SELECT i.id, i.position, i.content, i.tokens, i.created_at, COALESCE(
+      `SELECT i.id, i.position, i.role, i.content, i.tokens, i.created_at, COALESCE(
          (SELECT substr(c.context, 1, instr(c.context || char(10), char(10)) - 1) FROM chunks c
           WHERE c.tenant_id = i.tenant_id AND c.item_id = i.id AND c.chunk_index = 0), i.role, '') AS speaker
        FROM items i
-       WHERE i.tenant_id = ? AND i.conversation_id = ? AND i.position >= ?
+       WHERE i.tenant_id = ? AND i.conversation_id = ? AND i.position >= ? AND i.position <= ?
        ORDER BY i.position LIMIT ?`,
     )
-    .bind(scope.tenantId, conversationId, Math.max(0, fromPosition - overlap), TURNS_PER_READ + overlap)
-    .all<{ id: string; position: number; content: string; tokens: number; created_at: number; speaker: string }>();
+    .bind(scope.tenantId, conversationId, Math.max(0, fromPosition - overlap), toPosition, TURNS_PER_READ + overlap)
+    .all<{
+      id: string;
+      position: number;
+      role: string | null;
+      content: string;
+      tokens: number;
+      created_at: number;
+      speaker: string;
+    }>();
   const all = results.map((r) => ({
     id: r.id,
     position: r.position,
     speaker: r.speaker || "unknown",
+    role: r.role,
     content: r.content,
     tokens: r.tokens,
     createdAt: r.created_at,
@@ -86,29 +100,56 @@ export function cutWindows(
   return { windows, lastComplete: flush || tokens >= maxTokens };
 }
 
-/** A window with its context (the `overlap` turns before it, from `before`) and its id. */
+/** What reads a window besides its turns: the model and contract that read it, and the conversation's epoch. */
+export interface WindowReader {
+  model: string;
+  /** conversations.extraction_epoch: memory_reextract starts a new one, whose windows are new windows. */
+  epoch: number;
+}
+
+/**
+ * A window with its context (the `overlap` turns before it, from `before`) and its id: a hash of the tenant, the
+ * conversation, its turns, and what reads it (model, contract version, epoch), so the same turns read by the same
+ * model under the same contract always make the same id, and a new model or contract makes new windows.
+ */
 export async function windowOf(
   tenantId: string,
   conversationId: string,
   turns: Turn[],
   before: readonly Turn[],
   overlap: number,
+  reader: WindowReader,
 ): Promise<Window> {
+  const id = await sha256Hex(
+    JSON.stringify([
+      tenantId,
+      conversationId,
+      turns.map((t) => [t.id, t.position]),
+      reader.model,
+      CONTRACT_VERSION,
+      reader.epoch,
+    ]),
+  );
+  return { ...partOf(turns, before, overlap), id: id.slice(0, 32) };
+}
+
+/** Turns with their context and refs (T1, T2, ...: context turns first), as a window or a part of one. */
+export function partOf(turns: Turn[], before: readonly Turn[], overlap: number): Omit<Window, "id"> {
   const context = overlap > 0 ? before.slice(-overlap) : [];
   const refs = new Map<string, Turn>();
   [...context, ...turns].forEach((turn, i) => {
     refs.set(`T${i + 1}`, turn);
   });
-  const id = await sha256Hex(JSON.stringify([tenantId, conversationId, turns.map((t) => [t.id, t.position])]));
-  return { id: id.slice(0, 32), turns, context, refs };
+  return { turns, context, refs };
 }
 
 /** A window's turns as the prompt shows them. */
-export function promptTurns(window: Window): { context: PromptTurn[]; turns: PromptTurn[] } {
+export function promptTurns(window: Omit<Window, "id">): { context: PromptTurn[]; turns: PromptTurn[] } {
   const asPrompt = (turn: Turn, i: number): PromptTurn => ({
     ref: `T${i + 1}`,
     at: turn.createdAt,
     speaker: turn.speaker,
+    role: turnRole(turn.role),
     text: turn.content,
   });
   return {

@@ -23,6 +23,20 @@ export function extractSettingsStatement(
 }
 
 /**
+ * How long after a job should have read a conversation the minute pass takes its job to be lost and sends another
+ * (src/jobs/recent-jobs.ts): a queue delivers in seconds and a job reads a window in well under a minute.
+ */
+export const EXTRACTION_GRACE_MS = 2 * 60_000;
+
+/**
+ * When a job should have read what a write to an extracted conversation adds: the flush a minute after it, and the
+ * grace the minute pass gives a job before it sends another (extraction-due.ts).
+ */
+export function extractionDueAt(services: Services, now: number): number {
+  return now + services.config.extraction.idleSeconds * 1000 + EXTRACTION_GRACE_MS;
+}
+
+/**
  * The jobs a write to conversations starts: a summary where seed 003's thresholds are crossed, and memory extraction
  * where the project extracts: at once when the conversation's turns not yet extracted fill another window, and one
  * minute after the first such turn (flush), so a conversation that stops short of a window is still read.
@@ -66,7 +80,7 @@ export async function queueConversationJobs(
     if (now.length > 0) await services.jobs.send(now);
     if (later.length > 0) await services.jobs.send(later, { delaySeconds: extraction.idleSeconds });
   } catch (error) {
-    // The sweep re-sends a lost summary; a lost extraction waits for the conversation's next window or ingest.
+    // The sweep re-sends a lost summary; the minute pass a lost extraction (conversations.extract_due_at).
     console.error("could not queue a conversation's summary or extraction", error);
   }
 }

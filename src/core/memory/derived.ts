@@ -1,5 +1,5 @@
 import type { TenantScope } from "../../db/scope";
-import type { MemoryKind } from "./item-types";
+import type { MemoryKind, SaidBy, WhenPrecision } from "./item-types";
 
 /** What a derived memory carries beside its text: its kind, subject, validity in time and source turns. */
 export interface DerivedView {
@@ -9,6 +9,10 @@ export interface DerivedView {
   validTo: number | null;
   /** Item ids of the turns it came from. */
   sources: string[];
+  /** Who said what it rests on when no user or system turn did; null: a user's or system's word. */
+  saidBy: SaidBy | null;
+  /** How much of its `when` was given (day, month or year); null: none. */
+  whenPrecision: WhenPrecision | null;
 }
 
 /**
@@ -18,7 +22,7 @@ export interface DerivedView {
  */
 export function derivedSql(alias: string): string {
   const i = alias;
-  return `CASE WHEN ${i}.memory_kind IS NULL THEN NULL ELSE json_array(${i}.memory_kind, ${i}.subject, ${i}.valid_from, ${i}.valid_to, json(COALESCE(${i}.sources, '[]'))) || '' END`;
+  return `CASE WHEN ${i}.memory_kind IS NULL THEN NULL ELSE json_array(${i}.memory_kind, ${i}.subject, ${i}.valid_from, ${i}.valid_to, json(COALESCE(${i}.sources, '[]')), ${i}.said_by, ${i}.when_precision) || '' END`;
 }
 
 /** One statement that sets derived memories' sources (each id with its new list). */
@@ -33,12 +37,14 @@ export function setSourcesStatement(scope: TenantScope, lists: readonly { id: st
 
 export function parseDerived(text: string | null | undefined): DerivedView | null {
   if (!text) return null;
-  const [kind, subject, validFrom, validTo, sources] = JSON.parse(text) as [
+  const [kind, subject, validFrom, validTo, sources, saidBy, whenPrecision] = JSON.parse(text) as [
     MemoryKind,
     string,
     number | null,
     number | null,
     string[],
+    SaidBy | null | undefined,
+    WhenPrecision | null | undefined,
   ];
-  return { kind, subject, validFrom, validTo, sources };
+  return { kind, subject, validFrom, validTo, sources, saidBy: saidBy ?? null, whenPrecision: whenPrecision ?? null };
 }

@@ -106,6 +106,8 @@ export interface ConversationDelta {
   /** The first message's time (a new conversation's created_at) and the latest. */
   firstAt: number;
   lastAt: number;
+  /** Where the conversation is extracted: when a job should have read what this write adds (null: not extracted). */
+  extractDueAt?: number | null;
 }
 
 export type ConversationCounters = {
@@ -125,16 +127,21 @@ export type ConversationCounters = {
 export function upsertConversations(scope: TenantScope, deltas: readonly ConversationDelta[]): D1PreparedStatement {
   return scope.d1
     .prepare(
-      `INSERT INTO conversations (tenant_id, id, project, message_count, tokens, created_at, updated_at, next_position)
+      `INSERT INTO conversations (tenant_id, id, project, message_count, tokens, created_at, updated_at, next_position,
+         extract_due_at)
        SELECT ?1, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5,
-         (SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE tenant_id = ?1 AND conversation_id = j.value ->> 0)
+         (SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE tenant_id = ?1 AND conversation_id = j.value ->> 0),
+         j.value ->> 6
        FROM json_each(?2) j WHERE true
        ON CONFLICT (tenant_id, id) DO UPDATE SET message_count = message_count + excluded.message_count, tokens = tokens + excluded.tokens,
-         updated_at = MAX(updated_at, excluded.updated_at), next_position = MAX(next_position, excluded.next_position)
+         updated_at = MAX(updated_at, excluded.updated_at), next_position = MAX(next_position, excluded.next_position),
+         extract_due_at = COALESCE(extract_due_at, excluded.extract_due_at)
        RETURNING id, project, message_count, tokens, summarized_count, summarized_tokens, extracted_tokens`,
     )
     .bind(
       scope.tenantId,
-      JSON.stringify(deltas.map((d) => [d.id, d.project, d.messages, d.tokens, d.firstAt, d.lastAt])),
+      JSON.stringify(
+        deltas.map((d) => [d.id, d.project, d.messages, d.tokens, d.firstAt, d.lastAt, d.extractDueAt ?? null]),
+      ),
     );
 }

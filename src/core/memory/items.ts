@@ -1,23 +1,15 @@
 import { sha256Hex } from "../../crypto";
-import { IN_JSON, scopeAllowsProject, type TenantScope } from "../../db/scope";
-import { AppError, ConcurrentDuplicate, invalidParameter, permissionDenied } from "../../errors";
+import { scopeAllowsProject, type TenantScope } from "../../db/scope";
+import { ConcurrentDuplicate, invalidParameter, permissionDenied } from "../../errors";
 import type { Services } from "../../ports";
 import { itemJobs } from "../../shared/item-jobs";
 import { utf8Bytes } from "../../shared/utf8";
 import { bumpCacheGenerations } from "../context/cache-generation";
 import { countKeywordChunks } from "../keyword-index/indexing";
-import {
-  checkStorageQuotas,
-  limitsStorage,
-  NO_USAGE,
-  type TenantUsage,
-  tenantLimits,
-  usageOf,
-  usageStatement,
-} from "../tenants/quotas";
+import { checkStorageQuotas, limitsStorage, tenantLimits } from "../tenants/quotas";
 import { type ChunkRow, chunkRow, insertChunkRows } from "./chunk-rows";
 import { chunkText, type TextChunk } from "./chunking";
-import { extractSettingsStatement, queueConversationJobs } from "./conversation-jobs";
+import { extractionDueAt, queueConversationJobs } from "./conversation-jobs";
 import {
   type ConversationCounters,
   type ConversationDelta,
@@ -26,6 +18,7 @@ import {
   upsertConversations,
 } from "./item-rows";
 import { MAX_ITEM_CHARS, type NewItem, type WrittenItem } from "./item-types";
+import { extractionOn, readBeforeWrite } from "./write-reads";
 
 /** How much of the previous turn a message's context carries. */
 const PREVIOUS_TURN_CHARS = 300;
@@ -61,6 +54,8 @@ export interface WriteOptions {
   alsoInBatch?: (written: readonly WrittenItem[]) => D1PreparedStatement[];
   /** Leave memory extraction to the caller (memory_ingest queues one job for the whole conversation). */
   noExtractionJobs?: boolean;
+  /** Whether the conversations are extracted, whatever their project says (memory_ingest's `extract`). */
+  extractOverride?: boolean;
 }
 
 async function writeItemsOnce(
@@ -90,7 +85,7 @@ async function writeItemsOnce(
   });
   const counter = await services.tokens();
   const now = Date.now();
-  const hashes = await Promise.all(given.map((item) => sha256Hex(item.content)));
+  const hashes = await Promise.all(given.map((item) => sha256Hex(dedupeIdentity(item))));
   const limits = tenantLimits(services.config.quotas, scope.quotas);
   const { existing, previousTurn, conversationProjects, usage, extractSettings } = await readBeforeWrite(
     scope,
@@ -156,11 +151,12 @@ async function writeItemsOnce(
       conversations.set(item.conversationId, delta);
       previousTurn.set(item.conversationId, item.content);
     }
-    if (item.key) {
+    // A derived memory's key has a timeline that extraction keeps itself (by time, not by arrival: timeline.ts).
+    if (item.key && !item.derived) {
       supersedeStatements.set(results.length, statements.length);
       // Each keyed item in its own statement, right after the supersede it follows.
       statements.push(
-        supersedeKey(scope, item.project, item.key, id, now, item.derived?.validFrom ?? now),
+        supersedeKey(scope, item.project, item.key, id, now, now),
         ...insertItemRows(scope, [{ id, item, hash, tokens, createdAt }]),
       );
     } else {
@@ -198,8 +194,13 @@ async function writeItemsOnce(
   if (newIds.length > 0 || also.length > 0) {
     // Keyed items (each superseding before its insert) first, then the rest in one statement per group.
     statements.push(...insertItemRows(scope, itemRows));
-    const conversationStatement =
-      conversations.size > 0 ? statements.push(upsertConversations(scope, [...conversations.values()])) - 1 : -1;
+    const extracts = (project: string) =>
+      services.model !== null && (options.extractOverride ?? extractionOn(project, extractSettings, services));
+    const deltas = [...conversations.values()].map((c) => ({
+      ...c,
+      extractDueAt: extracts(c.project) ? extractionDueAt(services, now) : null,
+    }));
+    const conversationStatement = deltas.length > 0 ? statements.push(upsertConversations(scope, deltas)) - 1 : -1;
     statements.push(...insertChunkRows(scope, chunkRows));
     if (newIds.length > 0) statements.push(...bumpCacheGenerations(scope, new Set(inputs.map((i) => i.project))));
     if (keywordChunks > 0) statements.push(countKeywordChunks(scope, keywordChunks, keywordTokens));
@@ -223,6 +224,14 @@ async function writeItemsOnce(
   }
   if (newIds.length > 0) await queueEmbedding(scope, services, newIds);
   return results;
+}
+
+/**
+ * What makes two items one for dedupe: their content, and for a derived memory with a `when` its day too, so that a
+ * support group attended on two days is two memories.
+ */
+function dedupeIdentity(item: NewItem): string {
+  return item.derived?.whenPrecision ? `${item.content}\u0000${item.derived.validFrom}` : item.content;
 }
 
 /** Queues embedding; if the queue is unavailable the minute pass re-sends it (src/jobs/recent-jobs.ts: embedded_at IS NULL). */
@@ -254,116 +263,6 @@ export function chunkContext(item: NewItem, previousTurn: string | undefined): s
  */
 export function withHeadings(context: string, chunk: TextChunk): string {
   return chunk.headings ? [context, chunk.headings.join(" / ")].filter(Boolean).join("\n") : context;
-}
-
-/**
- * What a write needs to know first, in one round trip: items that already hold the same content (for
- * dedupe; messages are exempt), the latest message of each conversation the inputs append to, and the
- * tenant's usage for its quotas (`withUsage`). A conversation belongs to one project: a message for a
- * conversation of another project is refused before anything is written.
- */
-async function readBeforeWrite(
-  scope: TenantScope,
-  inputs: NewItem[],
-  hashes: string[],
-  withUsage: boolean,
-  withExtraction: boolean,
-): Promise<{
-  existing: Map<string, string>;
-  previousTurn: Map<string, string>;
-  conversationProjects: Map<string, string>;
-  usage: TenantUsage;
-  /** Projects' own extraction settings (where they have one), for the conversations a write appends to. */
-  extractSettings: Map<string, boolean>;
-}> {
-  const projectOf = new Map<string, string>();
-  for (const item of inputs) {
-    if (!item.conversationId || item.projectFromConversation) continue;
-    const project = projectOf.get(item.conversationId);
-    if (project !== undefined && project !== item.project) throw conversationConflict(item.conversationId);
-    projectOf.set(item.conversationId, item.project);
-  }
-  const conversations = [...new Set(inputs.flatMap((item) => (item.conversationId ? [item.conversationId] : [])))];
-  const wanted = [...new Set(hashes.filter((_, i) => !inputs[i]!.conversationId))];
-  const wantedProjects = [...new Set(inputs.filter((item) => !item.conversationId).map((item) => item.project))];
-  const statements: D1PreparedStatement[] = conversations.map((conversationId) =>
-    scope.d1
-      .prepare(
-        `SELECT c.project, (SELECT content FROM items i WHERE i.tenant_id = c.tenant_id AND i.conversation_id = c.id ORDER BY position DESC LIMIT 1) AS content
-         FROM conversations c WHERE c.tenant_id = ? AND c.id = ?`,
-      )
-      .bind(scope.tenantId, conversationId),
-  );
-  if (wanted.length > 0) {
-    statements.push(
-      scope.d1
-        // Both lists as IN: the lookup walks the unique (tenant, project, hash) index, not the tenant's rows.
-        // Current items only: a superseded fact's text may be stored again.
-        .prepare(
-          `SELECT id, project, key, content_hash FROM items
-           WHERE tenant_id = ? AND project ${IN_JSON} AND conversation_id IS NULL AND tier <> 'superseded' AND content_hash ${IN_JSON}`,
-        )
-        .bind(scope.tenantId, JSON.stringify(wantedProjects), JSON.stringify(wanted)),
-    );
-  }
-  // Last, so the other results keep their places; they ride in the same batch (no round trip of their own).
-  const usageAt = withUsage ? statements.push(usageStatement(scope.d1, scope.tenantId)) - 1 : -1;
-  const settingsAt =
-    withExtraction && conversations.length > 0
-      ? statements.push(
-          extractSettingsStatement(
-            scope,
-            [...new Set(inputs.filter((i) => i.conversationId).map((i) => i.project))],
-            conversations,
-          ),
-        ) - 1
-      : -1;
-  const existing = new Map<string, string>();
-  const previousTurn = new Map<string, string>();
-  const conversationProjects = new Map<string, string>();
-  const extractSettings = new Map<string, boolean>();
-  if (statements.length === 0)
-    return { existing, previousTurn, conversationProjects, usage: NO_USAGE, extractSettings };
-  const results = await scope.d1.batch<Record<string, string | null>>(statements);
-  conversations.forEach((conversationId, i) => {
-    const row = results[i]!.results[0] as { project: string; content: string | null } | undefined;
-    if (!row) return;
-    const given = projectOf.get(conversationId);
-    if (given !== undefined && row.project !== given) throw conversationConflict(conversationId);
-    conversationProjects.set(conversationId, row.project);
-    if (row.content !== null) previousTurn.set(conversationId, row.content);
-  });
-  if (wanted.length > 0) {
-    for (const row of results[conversations.length]!.results as {
-      id: string;
-      project: string;
-      key: string | null;
-      content_hash: string;
-    }[]) {
-      existing.set(`${row.project}\u0000${row.key ?? ""}\u0000${row.content_hash}`, row.id);
-    }
-  }
-  if (settingsAt >= 0) {
-    for (const row of results[settingsAt]!.results as unknown as { project: string; extract: number }[])
-      extractSettings.set(row.project, row.extract === 1);
-  }
-  const usage = usageAt >= 0 ? usageOf(results[usageAt]) : NO_USAGE;
-  return { existing, previousTurn, conversationProjects, usage, extractSettings };
-}
-
-/** Whether a project extracts memories: its own setting, else the deployment's default. */
-function extractionOn(project: string, settings: ReadonlyMap<string, boolean>, services: Services): boolean {
-  return settings.get(project) ?? services.config.extraction.byDefault;
-}
-
-function conversationConflict(conversationId: string): AppError {
-  return new AppError(
-    "CONFLICT",
-    `Conversation '${conversationId}' belongs to another project; a conversation keeps the project it was created in`,
-    {
-      parameter: "conversation_id",
-    },
-  );
 }
 
 /** Retires the project's current item(s) of a key in favour of `successor`, in the batch before the successor's insert. */

@@ -1,0 +1,41 @@
+/**
+ * The memories that came whole in an answer cut off mid-JSON (the model ran out of output tokens): every object of
+ * the `memories` array that closed before the cut, and whether something was lost after them. Strings are walked
+ * with their escapes, so a brace inside a memory's text does not end it.
+ */
+export function salvageMemories(text: string): { memories: unknown[]; lost: boolean } {
+  const start = /"memories"\s*:\s*\[/.exec(text);
+  if (!start) return { memories: [], lost: text.trim() !== "" };
+  const memories: unknown[] = [];
+  let depth = 0;
+  let objectStart = -1;
+  let inString = false;
+  let escaped = false;
+  for (let i = start.index + start[0].length; i < text.length; i++) {
+    const c = text[i]!;
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === "\\") escaped = true;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === "{") {
+      if (depth === 0) objectStart = i;
+      depth++;
+    } else if (c === "}") {
+      depth--;
+      if (depth === 0 && objectStart >= 0) {
+        try {
+          memories.push(JSON.parse(text.slice(objectStart, i + 1)));
+        } catch {
+          // An object that does not parse on its own is lost with the cut.
+        }
+        objectStart = -1;
+      }
+    } else if (c === "]" && depth === 0) {
+      return { memories, lost: false };
+    }
+  }
+  return { memories, lost: true };
+}

@@ -1,0 +1,51 @@
+import type { JobMessage } from "../messages";
+
+/** Conversations and failed windows one pass sends jobs for, per shard; more wait for the next minute. */
+const RECOVERY_LIMIT = 500;
+/**
+ * After sending a job, how long the pass leaves the conversation (or window) before sending another if nothing
+ * changed: the job moves its due time itself when it runs, so this only bounds a lost job's re-sends.
+ */
+const RESEND_AFTER_MS = 10 * 60_000;
+
+/**
+ * Every minute, on one shard: an extract job for each conversation whose extract_due_at has passed (its job was
+ * lost: the send failed after the write, the process died, or a job was dead-lettered), and a retry job for each
+ * failed window whose retry_at has come. Both walk partial indexes of what is pending, so a pass with nothing to do
+ * reads no rows (a moving tenant's wait for its move). What it sends is pushed RESEND_AFTER_MS on in the same statement, so a job still in the queue is
+ * not sent again a minute later.
+ */
+export async function recoverExtraction(d1: D1Database, now: number): Promise<JobMessage[]> {
+  const [due, retries] = await d1.batch<{ tenant_id: string; id: string; conversation_id?: string }>([
+    d1
+      .prepare(
+        `UPDATE conversations SET extract_due_at = ?2
+         WHERE rowid IN (SELECT rowid FROM conversations WHERE extract_due_at <= ?1
+           AND tenant_id NOT IN (SELECT tenant_id FROM tenant_fences) ORDER BY extract_due_at LIMIT ?3)
+         RETURNING tenant_id, id`,
+      )
+      .bind(now, now + RESEND_AFTER_MS, RECOVERY_LIMIT),
+    d1
+      .prepare(
+        `UPDATE extraction_windows SET retry_at = ?2
+         WHERE rowid IN (SELECT rowid FROM extraction_windows WHERE retry_at <= ?1
+           AND tenant_id NOT IN (SELECT tenant_id FROM tenant_fences) ORDER BY retry_at LIMIT ?3)
+         RETURNING tenant_id, id, conversation_id`,
+      )
+      .bind(now, now + RESEND_AFTER_MS, RECOVERY_LIMIT),
+  ]);
+  return [
+    ...due!.results.map(
+      (r): JobMessage => ({ type: "extract", tenantId: r.tenant_id, conversationId: r.id, flush: true }),
+    ),
+    ...retries!.results.map(
+      (r): JobMessage => ({
+        type: "extract",
+        tenantId: r.tenant_id,
+        conversationId: r.conversation_id!,
+        flush: true,
+        retryWindow: r.id,
+      }),
+    ),
+  ];
+}
