@@ -28,16 +28,25 @@ export async function ingestConversation(
   const on =
     services.model !== null &&
     (extract ?? (await readProjectSettings(scope, first.project)).extract ?? services.config.extraction.byDefault);
-  if (on) {
-    await services.jobs.send([
-      {
-        type: "extract",
-        tenantId: scope.tenantId,
-        conversationId: first.conversationId!,
-        flush: true,
-        ...(extract === true ? { force: true } : {}),
-      },
-    ]);
-  }
+  if (on) await queueExtraction(scope, services, first.conversationId!, extract === true);
   return { ids: written.map((w) => w.id), extraction: on ? "queued" : "off" };
+}
+
+/**
+ * The write has committed: a failed send must not fail the call, or a client's retry would store every turn twice.
+ * Logged; the turns stay stored and searchable until a later extraction job reads them.
+ */
+async function queueExtraction(
+  scope: TenantScope,
+  services: Services,
+  conversationId: string,
+  force: boolean,
+): Promise<void> {
+  try {
+    await services.jobs.send([
+      { type: "extract", tenantId: scope.tenantId, conversationId, flush: true, ...(force ? { force: true } : {}) },
+    ]);
+  } catch (error) {
+    console.error("could not queue a conversation's extraction after ingesting it", error);
+  }
 }
