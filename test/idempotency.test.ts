@@ -1,11 +1,15 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { IDEMPOTENCY_WINDOW_MS } from "../src/core/memory/idempotency";
+import { shardDatabase } from "../src/control/shards";
+import { deleteExpiredKeys, EXPIRED_KEYS_PER_STATEMENT, IDEMPOTENCY_WINDOW_MS } from "../src/core/memory/idempotency";
+import worker from "../src/index";
 import { callWith } from "./fault-helpers";
 import { call, callTool, jsonrpc, mcpPost, newTenant, type TestTenant } from "./helpers";
 
 // A client's retry with idempotency_key stores once (memory_ingest, log_chat), through /jsonrpc and /mcp: a repeat
 // answers the first call's ids and writes nothing; the same key for another call is a CONFLICT; an expired key
-// writes again; concurrent calls with one key store once.
+// writes again; concurrent calls with one key store once; the sweep deletes expired keys in bounded statements.
 
 const TURNS = [
   { role: "user", content: "We moved the standup to nine thirty." },
@@ -224,5 +228,75 @@ describe("idempotency_key: time and concurrency", () => {
     for (const a of refused) expect(a.error?.data?.code).toBe("CONFLICT");
     expect(new Set(won.map((a) => a.result!.message_id)).size).toBe(1);
     expect(await rowCounts(t)).toEqual({ items: 3, chunks: 3, messages: 3, keys: 2 });
+  });
+});
+
+describe("expired keys", () => {
+  const shard = () => shardDatabase(env, "SHARD_0");
+  const keyRows = (tenant: string, count: number, createdAt: number) =>
+    shard()
+      .prepare(
+        `INSERT INTO idempotency_keys (tenant_id, key, request_hash, response, created_at)
+         SELECT ?1, 'k' || value, 'h', '{"project":"p","result":null}', ?2 FROM json_each(?3)`,
+      )
+      .bind(tenant, createdAt, JSON.stringify(Array.from({ length: count }, (_, i) => i)));
+  const left = async (tenant: string) =>
+    (await shard()
+      .prepare("SELECT COUNT(*) AS n FROM idempotency_keys WHERE tenant_id = ?")
+      .bind(tenant)
+      .first<{ n: number }>())!.n;
+
+  it("the 15-minute sweep deletes keys past the window and keeps the rest, a frozen tenant's until its move ends", async () => {
+    const now = Date.now();
+    await shard().batch([
+      keyRows("tn_sweep_old", 3, now - IDEMPOTENCY_WINDOW_MS - 1),
+      keyRows("tn_sweep_new", 2, now - IDEMPOTENCY_WINDOW_MS + 60_000),
+      keyRows("tn_sweep_frozen", 2, now - IDEMPOTENCY_WINDOW_MS - 1),
+      shard()
+        .prepare("INSERT INTO tenant_fences (tenant_id, state, since) VALUES ('tn_sweep_frozen', 'frozen', ?)")
+        .bind(now),
+    ]);
+    const sweep = async () => {
+      const ctx = createExecutionContext();
+      await worker.scheduled(createScheduledController({ cron: "*/15 * * * *" }), env, ctx);
+      await waitOnExecutionContext(ctx);
+    };
+    await sweep();
+    expect([await left("tn_sweep_old"), await left("tn_sweep_new"), await left("tn_sweep_frozen")]).toEqual([0, 2, 2]);
+    await shard().prepare("DELETE FROM tenant_fences WHERE tenant_id = 'tn_sweep_frozen'").run();
+    await sweep();
+    expect([await left("tn_sweep_new"), await left("tn_sweep_frozen")]).toEqual([2, 0]);
+  });
+
+  it("deletes in bounded statements, oldest first, and reads one index entry when nothing has expired", async () => {
+    const now = Date.now();
+    const extra = 500;
+    await shard().batch([
+      keyRows("tn_bounded", 2 * EXPIRED_KEYS_PER_STATEMENT + extra, now - IDEMPOTENCY_WINDOW_MS - 10),
+      keyRows("tn_bounded_live", 400, now),
+    ]);
+    const reads: number[] = [];
+    const counted = {
+      prepare: (sql: string) => ({
+        bind: (...values: unknown[]) => ({
+          run: async () => {
+            const result = await shard()
+              .prepare(sql)
+              .bind(...values)
+              .run();
+            reads.push(result.meta.rows_read);
+            return result;
+          },
+        }),
+      }),
+    } as unknown as D1Database;
+    expect(await deleteExpiredKeys(counted, now, 2)).toBe(2 * EXPIRED_KEYS_PER_STATEMENT);
+    expect(await left("tn_bounded")).toBe(extra);
+    expect(await deleteExpiredKeys(counted, now, 2)).toBe(extra);
+    reads.length = 0;
+    expect(await deleteExpiredKeys(counted, now, 2)).toBe(0);
+    expect(reads).toHaveLength(1);
+    expect(reads[0]).toBeLessThanOrEqual(2);
+    expect(await left("tn_bounded_live")).toBe(400);
   });
 });

@@ -9,6 +9,15 @@ import { writeItems } from "./items";
 export const MAX_IDEMPOTENCY_KEY_CHARS = 200;
 /** How long a key stands for its first call: a repeat within it is a retry, after it a new call. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60_000;
+/** Expired keys one sweep statement deletes. */
+export const EXPIRED_KEYS_PER_STATEMENT = 1000;
+
+/**
+ * `WHERE` of a project's keys (with tenant and project bound): the table has no project column, and a key's stored
+ * response names the project its call wrote to.
+ */
+export const KEYS_OF_PROJECT = "tenant_id = ? AND json_extract(response, '$.project') = ?";
+
 /** A write a client may send again: its key, what it asks (the tool and its arguments but the key), its project. */
 export interface KeyedCall {
   key: string;
@@ -108,6 +117,30 @@ export function writeItemsOncePerKey(
       { alsoInBatch },
     ),
   );
+}
+
+/**
+ * One bounded pass of expiry over a shard: deletes up to `statements` × EXPIRED_KEYS_PER_STATEMENT keys older than
+ * the window, oldest first, walking the created_at index (nothing expired: it reads one index entry). A tenant frozen
+ * for a move is left alone (its fence refuses the delete, which would abort the whole statement); the next pass after
+ * the move takes its keys. Answers how many it deleted.
+ */
+export async function deleteExpiredKeys(d1: D1Database, now: number, statements: number): Promise<number> {
+  let deleted = 0;
+  for (let i = 0; i < statements; i++) {
+    const result = await d1
+      .prepare(
+        `DELETE FROM idempotency_keys WHERE rowid IN (
+           SELECT rowid FROM idempotency_keys WHERE created_at <= ?1
+             AND tenant_id NOT IN (SELECT tenant_id FROM tenant_fences WHERE state = 'frozen')
+           ORDER BY created_at LIMIT ?2)`,
+      )
+      .bind(now - IDEMPOTENCY_WINDOW_MS, EXPIRED_KEYS_PER_STATEMENT)
+      .run();
+    deleted += result.meta.changes;
+    if (result.meta.changes < EXPIRED_KEYS_PER_STATEMENT) break;
+  }
+  return deleted;
 }
 
 /** The request hash: SHA-256 of the tool and its arguments (the key left out), with object keys in a fixed order. */
