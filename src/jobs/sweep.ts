@@ -32,9 +32,8 @@ const SWEEP_REINDEX_BATCHES = 5;
  * and, while some are left and no re-index job chain has run lately, starts one ("reindex" jobs
  * re-queue themselves until none are left). It resumes tenant and project deletions that stalled (their
  * job chain lost), deletes expired idempotency keys (a bounded number), and runs one bounded pass of D1 ↔ vector
- * index reconciliation (reconcileCron). Tenant
- * deletions and tenant moves whose runner was lost (a crash mid-move) are read from the control database;
- * everything else, shard by shard.
+ * index reconciliation (reconcileCron). Tenant deletions and tenant moves whose runner was lost (a crash mid-move)
+ * are read from the control database; everything else, shard by shard.
  */
 export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number> {
   const [tenants, moves] = await Promise.all([

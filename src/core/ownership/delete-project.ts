@@ -37,8 +37,8 @@ export async function beginProjectDeletion(
  * vectors, links; core/memory/delete-items.ts), its conversations with their summaries and links, its
  * cache entries and those built across projects (they may quote it) with their KV values, its usage
  * log, current task, cache generation and link marks, the idempotency keys of calls that wrote to it (a retry after
- * the deletion stores anew rather than answering ids that are gone); last the deletion record. Nothing outside the project is
- * touched but cross-project cache entries, which are rebuilt on demand.
+ * the deletion stores anew rather than answering ids that are gone); last the deletion record. Nothing outside the
+ * project is touched but cross-project cache entries, which are rebuilt on demand.
  */
 export async function deleteProjectStep(
   d1: D1Database,
