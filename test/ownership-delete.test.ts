@@ -17,6 +17,13 @@ describe("DELETE /admin/tenants/:tenant", () => {
   it("removes every row, vector, cache value and OAuth grant of the tenant and nothing of another", async () => {
     const doomed = await newTenant();
     const other = await newTenant();
+    // A keyed call of each, first (populate then waits for its jobs; five turns are summarized).
+    for (const t of [doomed, other])
+      await call(t.apiKey, "memory_ingest", {
+        conversation_id: "keyed",
+        messages: [1, 2, 3, 4, 5].map((n) => ({ role: "user", content: `keyed turn ${n}` })),
+        idempotency_key: "k",
+      });
     await populate(doomed, "default", "walrus");
     await populate(other, "default", "walrus");
     const second = await newKey(doomed.tenantId, { scopes: ["read", "write", "admin"] });
@@ -45,6 +52,7 @@ describe("DELETE /admin/tenants/:tenant", () => {
       "cache_generations",
       "keyword_stats",
       "tool_calls",
+      "idempotency_keys",
       "job_failures",
       "api_keys",
       "tenants",
@@ -156,6 +164,24 @@ describe("DELETE /admin/tenants/:tenant", () => {
 describe("DELETE /admin/tenants/:tenant/projects/:project", () => {
   it("removes the project from every store, leaves the tenant's other projects alone, and is idempotent", async () => {
     const t = await newTenant();
+    // Keyed calls, first (populate then waits for their jobs; five turns are summarized): their keys' responses name
+    // their project.
+    const keyed = (project: string) => ({
+      conversation_id: `${project}-keyed`,
+      project_id: project,
+      messages: [1, 2, 3, 4, 5].map((n) => ({ role: "user", content: `keyed turn ${n}` })),
+      idempotency_key: `${project}-1`,
+    });
+    const keyedDoomed = await call(t.apiKey, "memory_ingest", keyed("doomed"));
+    const keyedKept = await call(t.apiKey, "memory_ingest", keyed("kept"));
+    const keysOf = async () =>
+      (
+        await t.db
+          .prepare("SELECT key FROM idempotency_keys WHERE tenant_id = ? ORDER BY key")
+          .bind(t.tenantId)
+          .all<{ key: string }>()
+      ).results.map((r) => r.key);
+    expect(await keysOf()).toEqual(["doomed-1", "kept-1"]);
     await populate(t, "doomed", "otter");
     await populate(t, "kept", "heron");
     const projectRows = async (project: string) => {
@@ -190,9 +216,9 @@ describe("DELETE /admin/tenants/:tenant/projects/:project", () => {
         .all<{ id: number }>()
     ).results.map((r) => r.id);
     expect(nonZero(await projectRows("doomed"))).toMatchObject({
-      items: 9,
-      conversations: 1,
-      local_vectors: 9,
+      items: 14,
+      conversations: 2,
+      local_vectors: 14,
       cache_link_marks: 4,
     });
     const keptBefore = await projectRows("kept");
@@ -222,6 +248,7 @@ describe("DELETE /admin/tenants/:tenant/projects/:project", () => {
       .toBe(0);
 
     expect(nonZero(await projectRows("doomed"))).toEqual({});
+    expect(await keysOf()).toEqual(["kept-1"]);
     // Deleting it again finds nothing left: 200 at once (a project has no row of its own to be missing).
     const again = await admin("DELETE", `/tenants/${t.tenantId}/projects/doomed`);
     expect(again.status).toBe(200);
@@ -253,6 +280,9 @@ describe("DELETE /admin/tenants/:tenant/projects/:project", () => {
       (await call(t.apiKey, "search", { query: "heron harbour", project: "kept" })).results.length,
     ).toBeGreaterThan(0);
 
+    // A retry after the deletion stores anew instead of answering an id that is gone; the kept project's still answers.
+    expect((await call(t.apiKey, "memory_ingest", keyed("doomed"))).ids).not.toEqual(keyedDoomed.ids);
+    expect(await call(t.apiKey, "memory_ingest", keyed("kept"))).toEqual(keyedKept);
     expect((await admin("DELETE", `/tenants/tn_never_existed/projects/doomed`)).status).toBe(404);
   }, 60_000);
 });

@@ -4,6 +4,7 @@ import { stalledMoves } from "../control/move-records";
 import { shardDatabase, shardNames } from "../control/shards";
 import { needsSummary } from "../core/conversations/conversations";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/indexing";
+import { deleteExpiredKeys } from "../core/memory/idempotency";
 import { type ReconcileReport, reconcileVectors } from "../core/memory/reconcile-vectors";
 import { unfinishedProjectDeletions } from "../core/ownership/delete-project";
 import { unfinishedTenantDeletions } from "../core/ownership/delete-tenant";
@@ -18,6 +19,8 @@ export const STALLED_MOVE_AFTER_MS = 60_000;
 /** Items still unembedded this long after writing are taken to have lost their job. */
 export const LOST_JOB_AFTER_MS = 10 * 60_000;
 const SWEEP_LIMIT = 5000;
+/** Statements of expired idempotency keys a shard's sweep deletes (each up to EXPIRED_KEYS_PER_STATEMENT keys). */
+const SWEEP_KEY_STATEMENTS = 5;
 /** Keyword re-index batches the sweep itself runs; if chunks remain it hands over to a "reindex" job. */
 const SWEEP_REINDEX_BATCHES = 5;
 
@@ -28,9 +31,9 @@ const SWEEP_REINDEX_BATCHES = 5;
  * It also re-indexes chunks written before tenant-private keyword terms, a few batches at a time,
  * and, while some are left and no re-index job chain has run lately, starts one ("reindex" jobs
  * re-queue themselves until none are left). It resumes tenant and project deletions that stalled (their
- * job chain lost), and runs one bounded pass of D1 ↔ vector index reconciliation (reconcileCron). Tenant
- * deletions and tenant moves whose runner was lost (a crash mid-move) are read from the control database;
- * everything else, shard by shard.
+ * job chain lost), deletes expired idempotency keys (a bounded number), and runs one bounded pass of D1 ↔ vector
+ * index reconciliation (reconcileCron). Tenant deletions and tenant moves whose runner was lost (a crash mid-move)
+ * are read from the control database; everything else, shard by shard.
  */
 export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number> {
   const [tenants, moves] = await Promise.all([
@@ -53,7 +56,7 @@ export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number>
   return sent;
 }
 
-/** One shard's share of the sweep: its lost jobs, stalled project deletions, re-index and reconciliation. */
+/** One shard's share of the sweep: its lost jobs, stalled project deletions, re-index, expired keys and reconciliation. */
 async function sweepShard(env: Env, shard: string, now: number): Promise<number> {
   const d1 = shardDatabase(env, shard);
   const config = readConfig(env);
@@ -108,6 +111,11 @@ async function sweepShard(env: Env, shard: string, now: number): Promise<number>
     }
   } catch (error) {
     console.error(`keyword re-index of shard ${shard} failed; the next sweep retries`, error);
+  }
+  try {
+    await deleteExpiredKeys(d1, now, SWEEP_KEY_STATEMENTS);
+  } catch (error) {
+    console.error(`expiry of shard ${shard}'s idempotency keys failed; the next sweep retries`, error);
   }
   try {
     await reconcileCron(env, shard, now);

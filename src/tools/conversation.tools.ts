@@ -21,7 +21,9 @@ import { bestPerKey } from "./memory-search";
 import {
   contentParam,
   conversationIdParam,
+  idempotencyKeyParam,
   iso,
+  keyedCall,
   metadataParam,
   parseTimestamp,
   projectName,
@@ -40,6 +42,7 @@ const logChatInput = z.object({
   tags: tagsParam.default([]),
   metadata: metadataParam.default({}),
   timestamp: timestampParam.optional().describe("When the message was said (ISO 8601 or epoch ms); defaults to now."),
+  idempotency_key: idempotencyKeyParam,
 });
 
 const logChat = defineTool({
@@ -59,7 +62,7 @@ const logChat = defineTool({
   }),
   annotations: ANNOTATIONS.append,
   // A JSON-RPC batch of messages is one atomic write, in the batch's order.
-  ...itemWrites(logChatItem, logChatResult),
+  ...itemWrites(logChatItem, logChatResult, (input) => keyedCall("log_chat", input, input.project_id)),
 });
 
 type LogChatInput = z.output<typeof logChatInput>;

@@ -2,7 +2,15 @@ import { z } from "zod";
 import { ingestConversation, MAX_INGEST_MESSAGES } from "../core/extraction/ingest";
 import type { NewItem } from "../core/memory/item-types";
 import { ANNOTATIONS, defineTool } from "./define-tool";
-import { contentParam, conversationIdParam, parseTimestamp, projectName, timestampParam } from "./params";
+import {
+  contentParam,
+  conversationIdParam,
+  idempotencyKeyParam,
+  keyedCall,
+  parseTimestamp,
+  projectName,
+  timestampParam,
+} from "./params";
 
 // Conversations in bulk, to learn from (docs/extraction.md).
 
@@ -32,6 +40,7 @@ export const memoryIngest = defineTool({
     project_id: projectName.default("default"),
     messages: z.array(ingestMessage).min(1).max(MAX_INGEST_MESSAGES),
     extract: z.boolean().optional().describe("Extract memories from it; default: the project's setting."),
+    idempotency_key: idempotencyKeyParam,
   }),
   output: z.object({
     conversation_id: z.string(),
@@ -51,7 +60,8 @@ export const memoryIngest = defineTool({
       speaker: m.speaker,
       createdAt: parseTimestamp(m.timestamp, `messages[${i}].timestamp`),
     }));
-    const ingested = await ingestConversation(ctx.scope, ctx.services, messages, input.extract);
+    const keyed = keyedCall("memory_ingest", input, input.project_id);
+    const ingested = await ingestConversation(ctx.scope, ctx.services, messages, input.extract, keyed);
     return { conversation_id: input.conversation_id, project_id: input.project_id, ...ingested };
   },
 });

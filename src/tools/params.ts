@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type KeyedCall, MAX_IDEMPOTENCY_KEY_CHARS } from "../core/memory/idempotency";
 import { ITEM_TYPES, MAX_ITEM_CHARS } from "../core/memory/item-types";
 import { invalidParameter } from "../errors";
 import type { ToolContext } from "./define-tool";
@@ -22,6 +23,27 @@ export const factKeyParam = z
   .min(1)
   .max(200)
   .describe("Optional fact key (e.g. user.city): storing the key again supersedes this memory; history is kept.");
+
+/** A client's key for a write it may send again (idempotency.ts). */
+export const idempotencyKeyParam = z
+  .string()
+  .min(1)
+  .max(MAX_IDEMPOTENCY_KEY_CHARS)
+  .optional()
+  .describe(
+    "Makes a retry safe: a key of yours (e.g. a UUID) for this call. Sent again within 24 hours, the same key answers " +
+      "the first call's result and stores nothing; with another tool or other arguments it is refused (CONFLICT).",
+  );
+
+/** A call's key with what it asks (its other arguments), for idempotency.ts; undefined without a key. */
+export function keyedCall(
+  tool: string,
+  input: { idempotency_key?: string | undefined },
+  project: string,
+): KeyedCall | undefined {
+  const { idempotency_key: key, ...args } = input;
+  return key === undefined ? undefined : { key, tool, args, project };
+}
 
 /** The instants a JavaScript Date can hold: ±8.64e15 ms around 1970 (ECMA-262 time values). */
 export const MAX_EPOCH_MS = 8.64e15;

@@ -2,6 +2,7 @@ import { IN_JSON, type TenantScope, tenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { ALL_PROJECTS } from "../context/cache-generation";
 import { cacheKeyPrefix } from "../context/semantic-cache";
+import { KEYS_OF_PROJECT } from "../memory/idempotency";
 import {
   DELETION_LIMITS,
   type DeletionStep,
@@ -35,8 +36,9 @@ export async function beginProjectDeletion(
  * One bounded step of deleting a project of a tenant, in this order: its items (with chunks, FTS rows,
  * vectors, links; core/memory/delete-items.ts), its conversations with their summaries and links, its
  * cache entries and those built across projects (they may quote it) with their KV values, its usage
- * log, current task, cache generation and link marks; last the deletion record. Nothing outside the project is
- * touched but cross-project cache entries, which are rebuilt on demand.
+ * log, current task, cache generation and link marks, the idempotency keys of calls that wrote to it (a retry after
+ * the deletion stores anew rather than answering ids that are gone); last the deletion record. Nothing outside the
+ * project is touched but cross-project cache entries, which are rebuilt on demand.
  */
 export async function deleteProjectStep(
   d1: D1Database,
@@ -69,6 +71,7 @@ export async function deleteProjectStep(
         "tenant_id = ? AND project = ?",
         [tenantId, project],
       ),
+    () => deleteRows(d1, ["idempotency_keys"], KEYS_OF_PROJECT, [tenantId, project]),
   ];
   for (const piece of pieces) {
     const removed = await piece();

@@ -41,6 +41,7 @@ export const TENANT_TABLES = [
   "memory_events",
   "extraction_windows",
   "project_settings",
+  "idempotency_keys",
   // Last: the triggers have brought it to zeros as the items went.
   "tenant_usage",
 ] as const;
