@@ -49,9 +49,9 @@ async function untilWindows(t: Pick<TestTenant, "tenantId">, windows: number): P
 /**
  * A tenant whose project "life" has a profile of Caroline with four entries: her home city (Denver, which
  * superseded Boston: history), her favourite colour (both extracted from her turns, in two windows), and two
- * memories of the assistant's turn written as extraction does (an event known to the month, a fact said by the
- * assistant), with their provenance rows and events. Extraction of this commit sets neither said_by nor
- * when_precision; the export must carry whatever they hold.
+ * memories of the assistant's turn (an event known to the month, a fact said by the assistant), written as
+ * extraction writes a memory (writeItems with `derived`) with their provenance rows and events, since the local
+ * rules leave the assistant's turns alone and set neither said_by nor when_precision.
  */
 async function tenantWithMemories(): Promise<{ t: TestTenant; turns: string[] }> {
   const t = await newTenant();
