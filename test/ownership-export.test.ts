@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import exportV1 from "./fixtures/export-v1.ndjson?raw";
 import mcpMemory from "./fixtures/mcp-memory.jsonl?raw";
 import mem0Export from "./fixtures/mem0-export.json?raw";
 import { call, newKey, newTenant, request, type TestTenant, tenantDb } from "./helpers";
@@ -108,7 +109,7 @@ describe("export and import (NDJSON)", () => {
     expect(lines[0]).toMatchObject({
       type: "header",
       format: "context-edge-export",
-      version: 1,
+      version: 2,
       tenant_id: a.tenantId,
       project: null,
     });
@@ -119,7 +120,12 @@ describe("export and import (NDJSON)", () => {
       key: "user.city",
       tags: ["home"],
       importance: 0.9,
+      valid_to: expect.any(Number),
     });
+    // A message logged with an agent_name needs no speaker of its own: its metadata gives it back.
+    const message = lines.find((l) => l.type === "item" && l.kind === "message");
+    expect(message).toMatchObject({ metadata: { agent_name: expect.any(String) } });
+    expect(message.speaker).toBeUndefined();
     expect(lines.some((l) => l.type === "link" && /#\d+$/.test(l.target_id))).toBe(true); // a context link names its chunk by item and index
     expect(exported).not.toMatch(/"tokens"|content_hash|api_key|embedded_at/);
 
@@ -162,7 +168,16 @@ describe("export and import (NDJSON)", () => {
 
     // Importing the same file again adds nothing.
     const twice = await (await importInto(b.tenantId, exported)).json<any>();
-    expect(twice.imported).toEqual({ items: 0, conversations: 0, summaries: 0, links: 0, project_tasks: 0 });
+    expect(twice.imported).toEqual({
+      items: 0,
+      conversations: 0,
+      summaries: 0,
+      links: 0,
+      project_tasks: 0,
+      project_settings: 0,
+      extraction_windows: 0,
+      memory_events: 0,
+    });
     expect(twice.skipped.items).toBe(summary.imported.items);
     expect(await rowCount(b.tenantId)).toEqual(await rowCount(a.tenantId));
   });
@@ -197,14 +212,114 @@ describe("export and import (NDJSON)", () => {
     expect(body.error.message).toMatch(/^Line 3: content: /);
     expect(await rowCount(t.tenantId)).toEqual({ items: 0, chunks: 0, conversations: 0, summaries: 0, links: 0 });
 
+    // Version 2's records: a derived memory's fields, windows, events and settings, checked as strictly.
+    const header2 = JSON.stringify({ type: "header", format: "context-edge-export", version: 2 });
+    const line = (fields: Record<string, unknown>) =>
+      JSON.stringify({
+        type: "item",
+        id: "m",
+        project: "p",
+        kind: "memory",
+        item_type: "note",
+        content: "Ana lives in Porto.",
+        created_at: 1,
+        ...fields,
+      });
+    const derived = { memory_kind: "fact", subject: "Ana", valid_from: 1, sources: ["turn"] };
+    const event = (id: string, fields: Record<string, unknown> = {}) =>
+      JSON.stringify({ type: "memory_event", id, project: "p", at: 1, event: "added", ...fields });
+    const conversation = JSON.stringify({ type: "conversation", id: "c", project: "p", created_at: 1, updated_at: 1 });
     for (const [body, message] of [
       ["not json", "Line 1: not valid JSON"],
       [`{"type":"item"}`, "Line 1: the first line must be the header"],
       [`${header}\n{"type":"widget"}`, 'Line 2: unknown record type "widget"'],
       [`${header}\n{oops`, "Line 2: not valid JSON"],
+      [
+        JSON.stringify({ type: "header", format: "context-edge-export", version: 3 }),
+        "Line 1: export version 3 is not supported (this server reads versions 1 and 2)",
+      ],
+      [
+        `${header2}\n${line({ subject: "Ana" })}`,
+        "Line 2: subject: only a derived memory (one with a memory_kind) has this field",
+      ],
+      [
+        `${header2}\n${line({ ...derived, subject: undefined })}`,
+        "Line 2: subject: a derived memory names its subject",
+      ],
+      [
+        `${header2}\n${line({ ...derived, sources: undefined })}`,
+        "Line 2: sources: a derived memory lists its source turns",
+      ],
+      [
+        `${header2}\n${line({ ...derived, kind: "message", item_type: "message", conversation_id: "c" })}`,
+        "Line 2: memory_kind: a derived memory is of kind memory, not message",
+      ],
+      [`${header2}\n${line({ ...derived, when_precision: "week" })}`, "Line 2: when_precision: "],
+      [`${header2}\n${line({ speaker: "Ana" })}`, "Line 2: speaker: only a message of a conversation has a speaker"],
+      [`${header2}\n${event("e1")}\n${event("e1")}`, "Line 3: memory_event id 'e1' appears twice"],
+      [
+        `${header2}\n${conversation}\n${event("e2", { project: "q", conversation_id: "c" })}`,
+        "Line 3: memory_event of conversation 'c' is in project 'q' but the conversation is in 'p'",
+      ],
+      [
+        `${header2}\n${JSON.stringify({ type: "extraction_window", id: "w", project: "p", conversation_id: "c", first_position: -1, last_position: 0, status: "done", model: "m", created_at: 1 })}`,
+        "Line 2: first_position: ",
+      ],
+      [
+        `${header2}\n${JSON.stringify({ type: "project_settings", project: "p", extract: "yes", updated_at: 1 })}`,
+        "Line 2: extract: ",
+      ],
     ] as const) {
       const answer = await (await importInto(t.tenantId, body, "?format=context-edge")).json<any>();
       expect(answer.error.message).toContain(message);
+    }
+    expect(await rowCount(t.tenantId)).toEqual({ items: 0, chunks: 0, conversations: 0, summaries: 0, links: 0 });
+  });
+
+  it("an export of version 1 (written before this server exported derived memories) still imports", async () => {
+    // test/fixtures/export-v1.ndjson is what version 1 exported of a tenant whose turns were extracted: a keyed fact
+    // and its history, a conversation, its summary and task, and the memories derived from it as plain memories.
+    const t = await newTenant();
+    const response = await importInto(t.tenantId, exportV1);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({
+      format: "context-edge",
+      imported: { items: 7, conversations: 1, summaries: 1, project_tasks: 1, memory_events: 0 },
+    });
+    expect(
+      (await call(t.apiKey, "retrieve_context", { contextId: "chat-1" })).messages.map((m: any) => m.content),
+    ).toEqual(["I live in Porto.", "Noted, thanks.", "My favorite food is bacalhau."]);
+    expect(
+      (await call(t.apiKey, "memory_get", { key: "user.city", namespace: "me", include_history: true })).versions.map(
+        (v: any) => v.content,
+      ),
+    ).toEqual(["The user lives in Lyon", "The user lives in Paris"]);
+    // Version 1 carried no cursor: the conversation starts unread, and its next turn goes past the ones it has.
+    expect(
+      await t.db
+        .prepare(
+          "SELECT extracted_count, extracted_tokens, next_position, message_count FROM conversations WHERE tenant_id = ? AND id = 'chat-1'",
+        )
+        .bind(t.tenantId)
+        .first(),
+    ).toEqual({ extracted_count: 0, extracted_tokens: 0, next_position: 3, message_count: 3 });
+    // Every line of the old file is in the copy's export as it was, under the current version.
+    const copy = (await (await exportOf(t.tenantId)).text())
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l.replace(/~[0-9a-f]{8}/g, "")));
+    expect(copy[0]).toMatchObject({ type: "header", version: 2 });
+    const old = exportV1
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(copy).toHaveLength(old.length);
+    for (const line of old.slice(1)) {
+      const { type } = line;
+      const same = copy.find(
+        (c) => c.type === type && (type === "summary" || type === "project_task" ? true : c.id === line.id),
+      );
+      expect(same, JSON.stringify(line)).toMatchObject(line);
     }
   });
 

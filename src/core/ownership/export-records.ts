@@ -1,20 +1,25 @@
 import { projectClause, type TenantScope } from "../../db/scope";
+import { extractionLines } from "./export-extraction";
+import { type ExportLine, exportedProjects, PAGE, paged } from "./export-pages";
 
 /**
  * A tenant's data as NDJSON: a header line, then one line per record. Items carry every field a user
- * gave or the server decided (tier, pin, task, timestamps, GC state, key); what is derived again on
- * import is left out (token counts, content hashes, chunks, vectors, embed/link marks), and so are
- * API keys and the usage log. A context link to a chunk names the chunk by (item, index), since chunk
- * ids are renumbered by an import. An item's own type travels as `item_type` (`type` names the record).
- * Read page by page, so a tenant of any size streams in bounded memory.
+ * gave or the server decided (tier, pin, task, timestamps, GC state, key, validity, and a derived memory's
+ * kind, subject and sources); what is derived again on import is left out (token counts, content hashes,
+ * chunks, vectors, embed/link marks, memory_sources), and so are API keys and the usage log. A context link
+ * to a chunk names the chunk by (item, index), since chunk ids are renumbered by an import. An item's own
+ * type travels as `item_type` (`type` names the record). Read page by page, so a tenant of any size streams
+ * in bounded memory.
  */
 
 export const EXPORT_FORMAT = "context-edge-export";
-export const EXPORT_VERSION = 1;
-/** Rows per read. */
-const PAGE = 500;
-
-export type ExportLine = Record<string, unknown> & { type: string };
+/**
+ * 2: derived memories' fields, conversations' extraction cursors, project settings, extraction windows and
+ * memory events. A version 1 importer refuses it rather than import memories without their provenance.
+ */
+export const EXPORT_VERSION = 2;
+/** Versions an import reads: 1 is 2 without what 2 added. */
+export const IMPORT_VERSIONS: readonly number[] = [1, 2];
 
 export function exportStream(scope: TenantScope, project: string | null, now = Date.now()): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
@@ -42,16 +47,14 @@ export async function* exportLines(
     project,
     exported_at: new Date(now).toISOString(),
   };
-  const where = (column: string) => {
-    const own = projectClause(scope, column);
-    return project === null ? own : { sql: `${own.sql} AND ${column} = ?`, params: [...own.params, project] };
-  };
+  const where = (column: string) => exportedProjects(scope, project, column);
   const t = scope.tenantId;
   const conv = where("project");
   yield* paged("conversation", (after) =>
     scope.d1
       .prepare(
-        `SELECT id, project, summarized_count, summarized_tokens, created_at, updated_at FROM conversations
+        `SELECT id, project, summarized_count, summarized_tokens, extracted_count, extracted_tokens, next_position,
+           extraction_epoch, extract_due_at, created_at, updated_at FROM conversations
          WHERE tenant_id = ? AND id > ?${conv.sql} ORDER BY id LIMIT ${PAGE}`,
       )
       .bind(t, after?.[0] ?? "", ...conv.params),
@@ -63,16 +66,14 @@ export async function* exportLines(
       scope.d1
         .prepare(
           `SELECT id, project, kind, type AS item_type, conversation_id, position, role, content, tags, importance, metadata, tier, pinned, task_id,
-           file_path, line_start, line_end, key, superseded_by, generation, gc_survival_count, created_at, touched_at
+           file_path, line_start, line_end, key, superseded_by, generation, gc_survival_count, created_at, touched_at,
+           valid_from, valid_to, memory_kind, subject, said_by, when_precision, sources,
+           CASE WHEN conversation_id IS NOT NULL THEN (SELECT substr(c.context, 1, instr(c.context || char(10), char(10)) - 1)
+             FROM chunks c WHERE c.tenant_id = items.tenant_id AND c.item_id = items.id AND c.chunk_index = 0) END AS speaker
          FROM items WHERE tenant_id = ? AND id > ?${items.sql} ORDER BY id LIMIT ${PAGE}`,
         )
         .bind(t, after?.[0] ?? "", ...items.params),
-    (row) => ({
-      ...row,
-      tags: JSON.parse(row.tags as string),
-      metadata: JSON.parse(row.metadata as string),
-      pinned: row.pinned === 1,
-    }),
+    itemLine,
   );
   const summaries = where("c.project");
   yield* paged(
@@ -114,31 +115,46 @@ export async function* exportLines(
     }),
     (row) => LINK_EDGE.map((column) => row[column]),
   );
+  yield* extractionLines(scope, project);
+}
+
+/**
+ * An item's line. Validity appears where it is set (a superseded keyed fact has a valid_to too), and a derived
+ * memory's fields only on a derived memory, so the lines of everything else stay as version 1 wrote them. A
+ * message's speaker (the first line of its chunk's context, as extraction reads it) appears where its metadata and
+ * role would not give it back: memory_ingest keeps it nowhere else.
+ */
+function itemLine({
+  valid_from,
+  valid_to,
+  memory_kind,
+  subject,
+  said_by,
+  when_precision,
+  sources,
+  speaker,
+  ...row
+}: Record<string, unknown>): Record<string, unknown> {
+  const metadata = JSON.parse(row.metadata as string) as Record<string, unknown>;
+  const impliedSpeaker = typeof metadata.agent_name === "string" ? metadata.agent_name : row.role;
+  return {
+    ...row,
+    tags: JSON.parse(row.tags as string),
+    metadata,
+    pinned: row.pinned === 1,
+    ...(typeof speaker === "string" && speaker !== "" && speaker !== impliedSpeaker ? { speaker } : {}),
+    ...(valid_from === null ? {} : { valid_from }),
+    ...(valid_to === null ? {} : { valid_to }),
+    ...(memory_kind === null
+      ? {}
+      : { memory_kind, subject, said_by, when_precision, sources: JSON.parse((sources as string | null) ?? "[]") }),
+  };
 }
 
 /** A chunk named by its item and index ("<item id>#<index>"): chunk ids are renumbered by an import. */
 function chunkRef(json: string): string {
   const [itemId, index] = JSON.parse(json) as [string, number];
   return `${itemId}#${index}`;
-}
-
-/**
- * Rows page by page by their key (keyset: each page starts after the key of the last row of the one before): `id`
- * unless `keyOf` says which columns, in the order the page's statement sorts by them.
- */
-async function* paged(
-  type: string,
-  page: (after: unknown[] | null) => D1PreparedStatement,
-  shape: (row: Record<string, unknown>) => Record<string, unknown> = (row) => row,
-  keyOf: (row: Record<string, unknown>) => unknown[] = (row) => [row.id],
-): AsyncGenerator<ExportLine> {
-  let after: unknown[] | null = null;
-  for (;;) {
-    const { results } = await page(after).all<Record<string, unknown>>();
-    for (const row of results) yield { type, ...shape(row) };
-    if (results.length < PAGE) return;
-    after = keyOf(results[results.length - 1]!);
-  }
 }
 
 /**

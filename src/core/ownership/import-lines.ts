@@ -1,14 +1,17 @@
 import { z } from "zod";
 import { AppError } from "../../errors";
 import { ITEM_TYPES, MAX_ITEM_CHARS } from "../memory/item-types";
-import { EXPORT_FORMAT, EXPORT_VERSION } from "./export-records";
+import { EXPORT_FORMAT, IMPORT_VERSIONS } from "./export-records";
 import {
   conversationRecord,
+  extractionWindowRecord,
   type ImportFormat,
   type ImportRecords,
   type ItemRecord,
   itemRecord,
   linkRecord,
+  memoryEventRecord,
+  projectSettingsRecord,
   projectTaskRecord,
   summaryRecord,
 } from "./import-schemas";
@@ -71,19 +74,12 @@ function fromExport(lines: { line: number; value: unknown }[]): ImportRecords {
       `the first line must be the header {"type":"header","format":"${EXPORT_FORMAT}",...}`,
     );
   }
-  if (head.version !== EXPORT_VERSION)
+  if (!IMPORT_VERSIONS.includes(head.version as number))
     throw badLine(
       header.line,
-      `export version ${String(head.version)} is not supported (this server reads version ${EXPORT_VERSION})`,
+      `export version ${String(head.version)} is not supported (this server reads versions ${IMPORT_VERSIONS.join(" and ")})`,
     );
-  const records: ImportRecords = {
-    format: "context-edge",
-    conversations: [],
-    items: [],
-    summaries: [],
-    projectTasks: [],
-    links: [],
-  };
+  const records = emptyRecords("context-edge");
   for (const { line, value } of lines.slice(1)) {
     const type = (value as { type?: unknown } | null)?.type;
     switch (type) {
@@ -108,10 +104,19 @@ function fromExport(lines: { line: number; value: unknown }[]): ImportRecords {
       case "link":
         records.links.push(check(linkRecord, value, line));
         break;
+      case "project_settings":
+        records.projectSettings.push({ ...check(projectSettingsRecord, value, line), line });
+        break;
+      case "extraction_window":
+        records.extractionWindows.push({ ...check(extractionWindowRecord, value, line), line });
+        break;
+      case "memory_event":
+        records.memoryEvents.push({ ...check(memoryEventRecord, value, line), line });
+        break;
       default:
         throw badLine(
           line,
-          `unknown record type ${JSON.stringify(type)} (expected item, conversation, summary, project_task or link)`,
+          `unknown record type ${JSON.stringify(type)} (expected item, conversation, summary, project_task, link, project_settings, extraction_window or memory_event)`,
         );
     }
   }
@@ -119,22 +124,45 @@ function fromExport(lines: { line: number; value: unknown }[]): ImportRecords {
   return records;
 }
 
-/** Cross-record rules: a message names a conversation of its own project; ids are unique. */
+/**
+ * Cross-record rules: a message, window or event names a conversation of its own project; ids are unique. A derived
+ * memory's sources and an event's items are not required in the file: they may name items deleted since (the event
+ * log is kept, as in the tenant the file comes from).
+ */
 export function checkReferences(records: ImportRecords): void {
   const conversations = new Map(records.conversations.map((c) => [c.id, c]));
-  const seen = new Set<string>();
-  for (const item of records.items) {
-    const line = item.line;
-    if (seen.has(item.id)) throw badLine(line, `item id '${item.id}' appears twice`);
-    seen.add(item.id);
-    if (item.conversation_id === null) continue;
-    const conversation = conversations.get(item.conversation_id);
-    if (conversation && conversation.project !== item.project) {
+  const sameProject = (what: string, line: number, project: string, conversationId: string | null) => {
+    const conversation = conversationId === null ? undefined : conversations.get(conversationId);
+    if (conversation && conversation.project !== project) {
       throw badLine(
         line,
-        `message of conversation '${item.conversation_id}' is in project '${item.project}' but the conversation is in '${conversation.project}'`,
+        `${what} of conversation '${conversationId}' is in project '${project}' but the conversation is in '${conversation.project}'`,
       );
     }
+  };
+  const unique = (what: string) => {
+    const seen = new Set<string>();
+    return (id: string, line: number) => {
+      if (seen.has(id)) throw badLine(line, `${what} '${id}' appears twice`);
+      seen.add(id);
+    };
+  };
+  const itemId = unique("item id");
+  for (const item of records.items) {
+    itemId(item.id, item.line);
+    sameProject("message", item.line, item.project, item.conversation_id);
+  }
+  const settingsOf = unique("project_settings of project");
+  for (const settings of records.projectSettings) settingsOf(settings.project, settings.line);
+  const windowId = unique("extraction_window id");
+  for (const window of records.extractionWindows) {
+    windowId(window.id, window.line);
+    sameProject("extraction_window", window.line, window.project, window.conversation_id);
+  }
+  const eventId = unique("memory_event id");
+  for (const event of records.memoryEvents) {
+    eventId(event.id, event.line);
+    sameProject("memory_event", event.line, event.project, event.conversation_id);
   }
 }
 
@@ -180,6 +208,9 @@ function memory(id: string, content: string, line: number, fields: Partial<ItemR
     generation: "young",
     gc_survival_count: 0,
     created_at: now,
+    valid_from: null,
+    valid_to: null,
+    memory_kind: null,
     line,
     ...fields,
   };
@@ -192,6 +223,9 @@ const emptyRecords = (format: ImportRecords["format"]): ImportRecords => ({
   summaries: [],
   projectTasks: [],
   links: [],
+  projectSettings: [],
+  extractionWindows: [],
+  memoryEvents: [],
 });
 
 /**

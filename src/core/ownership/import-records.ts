@@ -8,13 +8,26 @@ import { type ChunkRow, chunkRow, insertChunkRows } from "../memory/chunk-rows";
 import { chunkText } from "../memory/chunking";
 import { chunkContext, queueEmbedding, withHeadings } from "../memory/items";
 import { checkStorageQuotas, tenantLimits } from "../tenants/quotas";
+import { derivedColumns, extractionStatements, provenanceStatements } from "./import-extraction";
+import { linkStatements } from "./import-links";
 import { ITEMS_PER_BATCH, planItems } from "./import-plan";
 import type { ImportRecords, ItemRecord } from "./import-schemas";
 
+/** Records that are written as they are, or skipped when their row is there already. */
+const KEPT = [
+  "summaries",
+  "links",
+  "project_tasks",
+  "project_settings",
+  "extraction_windows",
+  "memory_events",
+] as const;
+type Kept = (typeof KEPT)[number];
+
 export interface ImportSummary {
   format: string;
-  imported: Record<"items" | "conversations" | "summaries" | "links" | "project_tasks", number>;
-  skipped: Record<"items" | "summaries" | "links" | "project_tasks", number>;
+  imported: Record<"items" | "conversations" | Kept, number>;
+  skipped: Record<"items" | Kept, number>;
 }
 
 /**
@@ -30,8 +43,9 @@ export async function importedIdMaker(tenantId: string): Promise<(id: string) =>
 
 /**
  * Writes validated records (import-lines) into the scope's tenant: items are chunked, counted with
- * this deployment's encoding, keyword-indexed and queued for embedding; conversations get their counts
- * from their messages; rows already there (same id) are skipped. `project` moves everything into one
+ * this deployment's encoding, keyword-indexed and queued for embedding; derived memories keep their
+ * fields and get their provenance rows; conversations get their counts from their messages and keep
+ * their extraction cursor; rows already there (same id) are skipped. `project` moves everything into one
  * project. A project-limited caller may only import into its projects. Every read comes first (which items
  * are new), then the tenant's quotas are checked against what the file adds: an import that would take the
  * tenant past one writes nothing.
@@ -43,7 +57,14 @@ export async function importRecords(
   project?: string,
 ): Promise<ImportSummary> {
   const projectOf = (p: string) => project ?? p;
-  for (const record of [...records.items, ...records.conversations, ...records.projectTasks]) {
+  for (const record of [
+    ...records.items,
+    ...records.conversations,
+    ...records.projectTasks,
+    ...records.projectSettings,
+    ...records.extractionWindows,
+    ...records.memoryEvents,
+  ]) {
     const target = projectOf(record.project);
     if (!scopeAllowsProject(scope, target))
       throw permissionDenied(
@@ -51,10 +72,11 @@ export async function importRecords(
       );
   }
   const newId = await importedIdMaker(scope.tenantId);
+  const none = Object.fromEntries(KEPT.map((kind) => [kind, 0])) as Record<Kept, number>;
   const summary: ImportSummary = {
     format: records.format,
-    imported: { items: 0, conversations: 0, summaries: 0, links: 0, project_tasks: 0 },
-    skipped: { items: 0, summaries: 0, links: 0, project_tasks: 0 },
+    imported: { items: 0, conversations: 0, ...none },
+    skipped: { items: 0, ...none },
   };
 
   // Conversations first (messages need them); a message's conversation missing from the file is created.
@@ -67,6 +89,11 @@ export async function importRecords(
         project: projectOf(item.project),
         summarized_count: 0,
         summarized_tokens: 0,
+        extracted_count: 0,
+        extracted_tokens: 0,
+        next_position: 0,
+        extraction_epoch: 0,
+        extract_due_at: null,
         created_at: item.created_at,
         updated_at: item.created_at,
       });
@@ -109,13 +136,21 @@ export async function importRecords(
         c.summarized_tokens,
         c.created_at,
         c.updated_at,
+        c.extracted_count,
+        c.next_position,
+        c.extraction_epoch,
+        c.extract_due_at,
       ]),
     );
+    // With its extraction cursor: what the file's tenant had read is not read again. A conversation already here
+    // keeps its own.
     const [inserted] = await scope.d1.batch([
       scope.d1
         .prepare(
-          `INSERT OR IGNORE INTO conversations (tenant_id, id, project, message_count, tokens, summarized_count, summarized_tokens, created_at, updated_at)
-           SELECT ?, j.value ->> 0, j.value ->> 1, 0, 0, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5 FROM json_each(?) j`,
+          `INSERT OR IGNORE INTO conversations (tenant_id, id, project, message_count, tokens, summarized_count, summarized_tokens, created_at, updated_at,
+             extracted_count, next_position, extraction_epoch, extract_due_at)
+           SELECT ?, j.value ->> 0, j.value ->> 1, 0, 0, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5,
+             j.value ->> 6, j.value ->> 7, j.value ->> 8, j.value ->> 9 FROM json_each(?) j`,
         )
         .bind(scope.tenantId, json),
     ]);
@@ -124,7 +159,7 @@ export async function importRecords(
 
   const counter = await services.tokens();
   const previousTurn = new Map<string, string>();
-  const written: string[] = [];
+  const writtenIds: string[] = [];
   // Messages without a position (a hand-made file) follow the highest position their conversation has in the file.
   const lastPosition = new Map<string, number>();
   for (const item of items)
@@ -139,6 +174,7 @@ export async function importRecords(
     const page = items.slice(i, i + ITEMS_PER_BATCH);
     const rows: unknown[] = [];
     const chunkRows: ChunkRow[] = [];
+    const provenance: [string, string][] = [];
     let keywordTokens = 0;
     for (const [k, item] of page.entries()) {
       const id = newId(item.id);
@@ -201,21 +237,26 @@ export async function importRecords(
         item.superseded_by === null ? null : newId(item.superseded_by),
         item.generation,
         item.gc_survival_count,
+        ...derivedColumns(item, newId),
       ]);
-      written.push(id);
+      for (const source of item.sources ?? []) provenance.push([newId(source), id]);
+      writtenIds.push(id);
     }
     if (rows.length === 0) continue;
     await scope.d1.batch([
       scope.d1
         .prepare(
           `INSERT INTO items (id, tenant_id, project, kind, type, conversation_id, position, role, content, tags, importance, metadata, tier, pinned, task_id,
-             file_path, line_start, line_end, tokens, content_hash, created_at, touched_at, key, superseded_by, generation, gc_survival_count)
+             file_path, line_start, line_end, tokens, content_hash, created_at, touched_at, key, superseded_by, generation, gc_survival_count,
+             memory_kind, subject, subject_key, valid_from, valid_to, said_by, when_precision, sources)
            SELECT j.value ->> 0, ?, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5, j.value ->> 6, j.value ->> 7, j.value ->> 8,
              j.value ->> 9, j.value ->> 10, j.value ->> 11, j.value ->> 12, j.value ->> 13, j.value ->> 14, j.value ->> 15, j.value ->> 16, j.value ->> 17,
-             j.value ->> 18, j.value ->> 19, j.value ->> 20, j.value ->> 21, j.value ->> 22, j.value ->> 23, j.value ->> 24
+             j.value ->> 18, j.value ->> 19, j.value ->> 20, j.value ->> 21, j.value ->> 22, j.value ->> 23, j.value ->> 24,
+             j.value ->> 25, j.value ->> 26, j.value ->> 27, j.value ->> 28, j.value ->> 29, j.value ->> 30, j.value ->> 31, j.value ->> 32
            FROM json_each(?) j`,
         )
         .bind(scope.tenantId, JSON.stringify(rows)),
+      ...provenanceStatements(scope, provenance),
       ...insertChunkRows(scope, chunkRows),
       countKeywordChunks(scope, chunkRows.length, keywordTokens),
     ]);
@@ -224,16 +265,24 @@ export async function importRecords(
 
   const conversationIds = JSON.stringify([...conversations.keys()]);
   const conversationReach = projectClause(scope, "c.project");
-  const after: D1PreparedStatement[] = [
-    // Counts follow the messages (imported now or before), as appending them one by one would have left them.
-    scope.d1
-      .prepare(
-        `UPDATE conversations SET message_count = (SELECT COUNT(*) FROM items i WHERE i.tenant_id = conversations.tenant_id AND i.conversation_id = conversations.id),
-           tokens = (SELECT COALESCE(SUM(tokens), 0) FROM items i WHERE i.tenant_id = conversations.tenant_id AND i.conversation_id = conversations.id)
-         WHERE tenant_id = ? AND id ${IN_JSON}`,
-      )
-      .bind(scope.tenantId, conversationIds),
-    ...records.summaries.map((s) =>
+  const ofConversation =
+    "FROM items i WHERE i.tenant_id = conversations.tenant_id AND i.conversation_id = conversations.id";
+  const after: Record<"conversations" | Kept | "caches", D1PreparedStatement[]> = {
+    // Counts follow the messages (imported now or before), as appending them one by one would have left them; so
+    // do the tokens extraction has read (this deployment counts them again). The next message goes past every turn
+    // and past the cursor, or extraction would never read it.
+    conversations: [
+      scope.d1
+        .prepare(
+          `UPDATE conversations SET message_count = (SELECT COUNT(*) ${ofConversation}),
+             tokens = (SELECT COALESCE(SUM(tokens), 0) ${ofConversation}),
+             extracted_tokens = (SELECT COALESCE(SUM(tokens), 0) ${ofConversation} AND i.position < conversations.extracted_count),
+             next_position = MAX(next_position, extracted_count, (SELECT COALESCE(MAX(position), -1) + 1 ${ofConversation}))
+           WHERE tenant_id = ? AND id ${IN_JSON}`,
+        )
+        .bind(scope.tenantId, conversationIds),
+    ],
+    summaries: records.summaries.map((s) =>
       scope.d1
         .prepare(
           // Only onto a conversation of the caller's projects.
@@ -257,84 +306,48 @@ export async function importRecords(
           ...conversationReach.params,
         ),
     ),
-    ...records.projectTasks.map((t) =>
+    project_tasks: records.projectTasks.map((t) =>
       scope.d1
         .prepare(
           "INSERT OR IGNORE INTO project_tasks (tenant_id, project, current_task_id, previous_task_id, updated_at) VALUES (?, ?, ?, ?, ?)",
         )
         .bind(scope.tenantId, projectOf(t.project), t.current_task_id, t.previous_task_id, t.updated_at),
     ),
-    ...records.links.map((l) => {
-      const end = (type: string, id: string) => linkEnd(scope, type, id, newId);
-      const source = end(l.source_type, l.source_id);
-      const target = end(l.target_type, l.target_id);
-      return scope.d1
-        .prepare(
-          `INSERT OR IGNORE INTO links (id, tenant_id, source_type, source_id, target_type, target_id, relationship_type, weight, metadata, created_at)
-           SELECT ?, ?, ?, ${source.sql}, ?, ${target.sql}, ?, ?, ?, ? WHERE ${source.sql} IS NOT NULL AND ${target.sql} IS NOT NULL`,
-        )
-        .bind(
-          newId(l.id),
-          scope.tenantId,
-          l.source_type,
-          ...source.params,
-          l.target_type,
-          ...target.params,
-          l.relationship_type,
-          l.weight,
-          JSON.stringify(l.metadata),
-          l.created_at,
-          ...source.params,
-          ...target.params,
-        );
-    }),
-    ...bumpCacheGenerations(scope, new Set([...records.items.map((i) => projectOf(i.project))])),
-  ];
-  const results = await batchInSlices(scope, after);
-  const changes = (from: number, count: number) =>
-    results.slice(from, from + count).reduce((n, r) => n + (r.meta.changes ?? 0), 0);
-  summary.imported.summaries = changes(1, records.summaries.length);
-  summary.skipped.summaries = records.summaries.length - summary.imported.summaries;
-  summary.imported.project_tasks = changes(1 + records.summaries.length, records.projectTasks.length);
-  summary.skipped.project_tasks = records.projectTasks.length - summary.imported.project_tasks;
-  summary.imported.links = changes(1 + records.summaries.length + records.projectTasks.length, records.links.length);
-  summary.skipped.links = records.links.length - summary.imported.links;
-  await queueEmbedding(scope, services, written);
+    links: linkStatements(scope, records.links, newId),
+    ...extractionStatements(scope, records, newId, projectOf),
+    caches: bumpCacheGenerations(scope, new Set([...records.items.map((i) => projectOf(i.project))])),
+  };
+  const results = await batchInSlices(scope, Object.values(after).flat());
+  const written = new Map<string, number>();
+  let at = 0;
+  for (const [kind, statements] of Object.entries(after)) {
+    const done = results.slice(at, at + statements.length);
+    written.set(
+      kind,
+      done.reduce((n, r) => n + (r.meta.changes ?? 0), 0),
+    );
+    at += statements.length;
+  }
+  const given: Record<Kept, number> = {
+    summaries: records.summaries.length,
+    links: records.links.length,
+    project_tasks: records.projectTasks.length,
+    project_settings: records.projectSettings.length,
+    extraction_windows: records.extractionWindows.length,
+    memory_events: records.memoryEvents.length,
+  };
+  for (const kind of KEPT) {
+    summary.imported[kind] = written.get(kind)!;
+    summary.skipped[kind] = given[kind] - summary.imported[kind];
+  }
+  await queueEmbedding(scope, services, writtenIds);
   return summary;
 }
 
-/** A link end as SQL: an item id remapped, a conversation id as is, a chunk ("<item id>#<index>") looked up. */
-function linkEnd(
-  scope: TenantScope,
-  type: string,
-  id: string,
-  newId: (id: string) => string,
-): { sql: string; params: unknown[] } {
-  // Each end must exist in the tenant and lie in the caller's projects (a project-limited key links only there).
-  const item = projectClause(scope, "i.project");
-  if (type === "conversation") {
-    const own = projectClause(scope, "c.project");
-    return {
-      sql: `(SELECT c.id FROM conversations c WHERE c.tenant_id = ? AND c.id = ?${own.sql})`,
-      params: [scope.tenantId, id, ...own.params],
-    };
-  }
-  if (type === "chunk") {
-    const at = id.lastIndexOf("#");
-    return {
-      sql: `(SELECT CAST(c.id AS TEXT) FROM chunks c JOIN items i ON i.id = c.item_id WHERE c.tenant_id = ? AND c.item_id = ? AND c.chunk_index = ?${item.sql})`,
-      params: [scope.tenantId, newId(id.slice(0, at)), Number(id.slice(at + 1)), ...item.params],
-    };
-  }
-  return {
-    sql: `(SELECT i.id FROM items i WHERE i.tenant_id = ? AND i.id = ?${item.sql})`,
-    params: [scope.tenantId, newId(id), ...item.params],
-  };
-}
-
+/** Who said a message: as the file names them, else its agent_name (log_chat's); null: its role. */
 function speakerOf(item: ItemRecord): string | null {
   const name = item.metadata.agent_name;
-  return typeof name === "string" ? name : null;
+  return item.speaker ?? (typeof name === "string" ? name : null);
 }
 
 /** D1 batches of at most 500 statements, in order. */

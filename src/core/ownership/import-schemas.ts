@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { ITEM_KINDS, type ITEM_TYPES, MAX_ITEM_CHARS, TIERS } from "../memory/item-types";
+import {
+  ITEM_KINDS,
+  type ITEM_TYPES,
+  MAX_ITEM_CHARS,
+  MEMORY_KINDS,
+  SAID_BY,
+  TIERS,
+  WHEN_PRECISIONS,
+} from "../memory/item-types";
 
 /** The records of an import, validated: what export-records writes, in any order after the header. */
 const name = z.string().min(1).max(200);
@@ -7,32 +15,65 @@ const nullableName = name.nullable().default(null);
 /** Epoch ms a Date can hold. */
 const instant = z.number().int().min(-8.64e15).max(8.64e15);
 const tags = z.array(z.string().min(1).max(100)).max(50);
+const count = z.number().int().min(0);
+/** A key as stored: a derived memory's is its subject's slug (up to 200 characters), a dot and its key (up to 100). */
+const storageKey = z.string().min(1).max(400).nullable().default(null);
+/** An error or reason text as extraction records it. */
+const note = z.string().max(10_000).nullable().default(null);
 
-export const itemRecord = z.strictObject({
-  type: z.literal("item"),
-  id: name,
-  project: name,
-  kind: z.enum(ITEM_KINDS),
-  conversation_id: nullableName,
-  position: z.number().int().min(0).nullable().default(null),
-  role: z.string().max(50).nullable().default(null),
-  content: z.string().min(1).max(MAX_ITEM_CHARS),
-  tags: tags.default([]),
-  importance: z.number().min(0).max(1).default(0.5),
-  metadata: z.record(z.string(), z.unknown()).default({}),
-  tier: z.enum(TIERS).default("active"),
-  pinned: z.boolean().default(false),
-  task_id: nullableName,
-  file_path: z.string().max(1000).nullable().default(null),
-  line_start: z.number().int().nullable().default(null),
-  line_end: z.number().int().nullable().default(null),
-  key: nullableName,
-  superseded_by: nullableName,
-  generation: z.enum(["young", "old"]).default("young"),
-  gc_survival_count: z.number().int().min(0).default(0),
-  created_at: instant,
-  touched_at: instant.optional(),
-});
+/** What only a derived memory has; `memory_kind` marks one (version 2). */
+const DERIVED_ONLY = ["subject", "said_by", "when_precision", "sources"] as const;
+
+export const itemRecord = z
+  .strictObject({
+    type: z.literal("item"),
+    id: name,
+    project: name,
+    kind: z.enum(ITEM_KINDS),
+    conversation_id: nullableName,
+    position: z.number().int().min(0).nullable().default(null),
+    role: z.string().max(50).nullable().default(null),
+    content: z.string().min(1).max(MAX_ITEM_CHARS),
+    tags: tags.default([]),
+    importance: z.number().min(0).max(1).default(0.5),
+    metadata: z.record(z.string(), z.unknown()).default({}),
+    tier: z.enum(TIERS).default("active"),
+    pinned: z.boolean().default(false),
+    task_id: nullableName,
+    file_path: z.string().max(1000).nullable().default(null),
+    line_start: z.number().int().nullable().default(null),
+    line_end: z.number().int().nullable().default(null),
+    key: storageKey,
+    superseded_by: nullableName,
+    generation: z.enum(["young", "old"]).default("young"),
+    gc_survival_count: z.number().int().min(0).default(0),
+    created_at: instant,
+    touched_at: instant.optional(),
+    valid_from: instant.nullable().default(null),
+    valid_to: instant.nullable().default(null),
+    memory_kind: z.enum(MEMORY_KINDS).nullable().default(null),
+    subject: name.optional(),
+    said_by: z.enum(SAID_BY).nullable().optional(),
+    when_precision: z.enum(WHEN_PRECISIONS).nullable().optional(),
+    /** The item ids of the turns it was derived from, as the file names them. */
+    sources: z.array(name).optional(),
+    /** Who said a message, where its metadata (agent_name) and role do not say (version 2). */
+    speaker: name.optional(),
+  })
+  .superRefine((item, context) => {
+    const problem = (path: string, message: string) => context.addIssue({ code: "custom", path: [path], message });
+    if (item.speaker !== undefined && item.conversation_id === null)
+      problem("speaker", "only a message of a conversation has a speaker");
+    if (item.memory_kind === null) {
+      for (const field of DERIVED_ONLY)
+        if (item[field] != null) problem(field, "only a derived memory (one with a memory_kind) has this field");
+      return;
+    }
+    if (item.kind !== "memory") problem("memory_kind", `a derived memory is of kind memory, not ${item.kind}`);
+    if (item.subject === undefined) problem("subject", "a derived memory names its subject");
+    if (item.valid_from === null) problem("valid_from", "a derived memory has a valid_from");
+    if (item.sources === undefined) problem("sources", "a derived memory lists its source turns");
+  });
 
 export type ItemRecord = z.output<typeof itemRecord> & { item_type: (typeof ITEM_TYPES)[number]; line: number };
 
@@ -42,6 +83,12 @@ export const conversationRecord = z.strictObject({
   project: name,
   summarized_count: z.number().int().min(0).default(0),
   summarized_tokens: z.number().int().min(0).default(0),
+  // The extraction cursor (version 2): positions below extracted_count have been read.
+  extracted_count: count.default(0),
+  extracted_tokens: count.default(0),
+  next_position: count.default(0),
+  extraction_epoch: count.default(0),
+  extract_due_at: instant.nullable().default(null),
   created_at: instant,
   updated_at: instant,
 });
@@ -82,7 +129,59 @@ export const linkRecord = z.strictObject({
   created_at: instant,
 });
 
+/** A project's memory settings (version 2). */
+export const projectSettingsRecord = z.strictObject({
+  type: z.literal("project_settings"),
+  project: name,
+  extract: z.boolean().nullable().default(null),
+  default_subject: nullableName,
+  subject_aliases: z.record(name, name).nullable().default(null),
+  updated_at: instant,
+});
+
+/** A window of a conversation as extraction read it, with its cost (version 2). */
+export const extractionWindowRecord = z.strictObject({
+  type: z.literal("extraction_window"),
+  id: name,
+  project: name,
+  conversation_id: name,
+  first_position: count,
+  last_position: count,
+  status: z.string().min(1).max(50),
+  calls: count.default(0),
+  model: z.string().min(1).max(200),
+  tokens_in: count.default(0),
+  tokens_out: count.default(0),
+  neurons: count.default(0),
+  latency_ms: count.default(0),
+  turns: count.default(0),
+  error: note,
+  created_at: instant,
+  attempts: z.number().int().min(1).default(1),
+  retry_at: instant.nullable().default(null),
+});
+
+/** One decision extraction made (version 2); its item ids as the file names them. */
+export const memoryEventRecord = z.strictObject({
+  type: z.literal("memory_event"),
+  id: name,
+  project: name,
+  at: instant,
+  event: z.string().min(1).max(50),
+  memory_id: nullableName,
+  key: storageKey,
+  conversation_id: nullableName,
+  window_id: nullableName,
+  sources: z.array(name).default([]),
+  superseded_by: nullableName,
+  error: note,
+  reason: note,
+});
+
 export type ConversationRecord = z.output<typeof conversationRecord>;
+export type ProjectSettingsRecord = z.output<typeof projectSettingsRecord> & { line: number };
+export type ExtractionWindowRecord = z.output<typeof extractionWindowRecord> & { line: number };
+export type MemoryEventRecord = z.output<typeof memoryEventRecord> & { line: number };
 export type SummaryRecord = z.output<typeof summaryRecord>;
 export type ProjectTaskRecord = z.output<typeof projectTaskRecord>;
 export type LinkRecord = z.output<typeof linkRecord>;
@@ -94,6 +193,9 @@ export interface ImportRecords {
   summaries: SummaryRecord[];
   projectTasks: ProjectTaskRecord[];
   links: LinkRecord[];
+  projectSettings: ProjectSettingsRecord[];
+  extractionWindows: ExtractionWindowRecord[];
+  memoryEvents: MemoryEventRecord[];
 }
 
 export const IMPORT_FORMATS = ["context-edge", "mcp-memory", "mem0"] as const;
