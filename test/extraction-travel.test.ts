@@ -113,10 +113,7 @@ async function tenantWithMemories(): Promise<{ t: TestTenant; turns: string[] }>
       ],
     },
   );
-  await t.db
-    .prepare("UPDATE project_settings SET subject_aliases = ? WHERE tenant_id = ? AND project = ?")
-    .bind(JSON.stringify({ Caro: "Caroline" }), t.tenantId, PROJECT)
-    .run();
+  await call(t.apiKey, "memory_settings", { project_id: PROJECT, subject_aliases: { Caro: "Caroline" } });
   return { t, turns };
 }
 

@@ -1,4 +1,5 @@
 import type { TenantScope } from "../../db/scope";
+import { aliasesOf } from "../extraction/aliases";
 import { type ExportLine, exportedProjects, PAGE, paged } from "./export-pages";
 
 /**
@@ -21,7 +22,8 @@ export async function* extractionLines(scope: TenantScope, project: string | nul
     ({ id: _, ...row }) => ({
       ...row,
       extract: row.extract === null ? null : row.extract === 1,
-      subject_aliases: row.subject_aliases === null ? null : JSON.parse(row.subject_aliases as string),
+      // As the tool gives them ({"Mel": "Melanie"}), not as stored (with their folded forms).
+      subject_aliases: row.subject_aliases === null ? null : aliasesOf(row.subject_aliases as string),
     }),
   );
   yield* paged("extraction_window", (after) =>

@@ -1,6 +1,7 @@
 import type { TenantScope } from "../../db/scope";
 import { boundedGroups } from "../../shared/bounded-groups";
 import { foldName } from "../../shared/names";
+import { storedAliases } from "../extraction/prompt-knowledge";
 import { JSON_CHARS_PER_STATEMENT } from "../memory/chunk-rows";
 import type { ImportRecords, ItemRecord } from "./import-schemas";
 
@@ -57,7 +58,9 @@ export function extractionStatements(
     projectOf(s.project),
     s.extract === null ? null : s.extract ? 1 : 0,
     s.default_subject,
-    s.subject_aliases === null ? null : JSON.stringify(s.subject_aliases),
+    s.subject_aliases === null || Object.keys(s.subject_aliases).length === 0
+      ? null
+      : JSON.stringify(storedAliases(s.subject_aliases)),
     s.updated_at,
   ]);
   const windows = records.extractionWindows.map((w) => [
