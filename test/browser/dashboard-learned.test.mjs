@@ -175,3 +175,42 @@ test("a superseded memory says until when it held and links to the memory that r
   assert.deepEqual(errors, []);
   await page.context().close();
 });
+
+test("an operator's key asks for the conversation to be read again; the log says so", async () => {
+  const { page, errors } = await signIn(tenant.key);
+  await page.goto(`${BASE_URL}/dashboard#/memory/${ids.porto}`);
+  await page.getByTestId("memory-content").filter({ hasText: "Porto" }).waitFor();
+  const learned = page.getByRole("region", { name: "Learned from the conversation" });
+  const again = learned.getByRole("button", { name: "Extract this conversation again" });
+  await again.waitFor();
+  await again.click();
+  await learned.getByRole("status").filter({ hasText: "Queued: its 3 turns will be read again." }).waitFor();
+  await screenshot(page, "learned-04-extract-again");
+  const history = await waitFor(async () => {
+    const { events } = await callTool(tenant.key, "memory_history", { conversation_id: CONVERSATION });
+    return events.some((e) => e.event === "reextract") ? events : null;
+  }, "the reextract event in memory_history");
+  assert.match(history.find((e) => e.event === "reextract").reason, /read again from position 0 with local-rules/);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
+test("a key without the admin scope sees no such button", async () => {
+  const reader = await tenantWithKey("Learned Reader", ["read", "write"]);
+  const { ids: stored } = await callTool(reader.key, "memory_ingest", {
+    conversation_id: "c",
+    messages: [{ role: "user", speaker: "Li", content: "I love oolong tea.", timestamp: "2026-03-02T09:00:00Z" }],
+  });
+  const derived = await waitFor(async () => {
+    const { memories } = await callTool(reader.key, "memory_list", { limit: 50 });
+    return memories.find((m) => m.derived === true);
+  }, "a derived memory of the second tenant");
+  assert.equal(stored.length, 1);
+  const { page, errors } = await signIn(reader.key);
+  await page.goto(`${BASE_URL}/dashboard#/memory/${derived.id}`);
+  const learned = page.getByRole("region", { name: "Learned from the conversation" });
+  await learned.getByText("holds now", { exact: true }).waitFor();
+  assert.equal(await learned.getByRole("button", { name: "Extract this conversation again" }).count(), 0);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});

@@ -1,4 +1,5 @@
-import { type CallOutcome, callTools, type Session } from "../api";
+import { useState } from "preact/hooks";
+import { allows, type CallOutcome, callTool, callTools, type Session } from "../api";
 import { href } from "../router";
 import { ErrorNote, formatDate, formatNumber, Loading, Section, useAsync } from "../ui";
 
@@ -13,6 +14,8 @@ export interface DerivedFields {
   valid_from?: string | null;
   valid_to?: string | null;
   sources?: string[];
+  said_by?: string;
+  when_precision?: string;
 }
 
 /** One decision of the extraction log (memory_history). */
@@ -31,12 +34,14 @@ export interface HistoryEvent {
   at: string;
   superseded_by: string | null;
   error?: string;
+  reason?: string;
 }
 
 interface Turn {
   id: string;
   content: string;
   role: string | null;
+  conversation_id: string | null;
   history: { created_at: string };
 }
 
@@ -62,10 +67,17 @@ function Short({ id }: { id: string }) {
   );
 }
 
-/** An event's day (when it happened) is stored as 00:00 UTC: shown as that day, not as the evening before. */
-function formatValidity(iso: string): string {
+/**
+ * An event's day (when it happened) is stored as 00:00 UTC: shown as that day, not as the evening before; a month or
+ * a year given without its day, as that month or year.
+ */
+function formatValidity(iso: string, precision?: string): string {
+  const utc = { timeZone: "UTC" } as const;
+  if (precision === "year") return new Date(iso).toLocaleDateString(undefined, { year: "numeric", ...utc });
+  if (precision === "month")
+    return new Date(iso).toLocaleDateString(undefined, { year: "numeric", month: "long", ...utc });
   if (!iso.endsWith("T00:00:00.000Z")) return formatDate(iso);
-  return new Date(iso).toLocaleDateString(undefined, { dateStyle: "medium", timeZone: "UTC" });
+  return new Date(iso).toLocaleDateString(undefined, { dateStyle: "medium", ...utc });
 }
 
 function preview(text: string): string {
@@ -82,7 +94,7 @@ export function LearnedSection({
   memory,
 }: {
   session: Session;
-  memory: DerivedFields & { id: string; key?: string | null; superseded_by?: string | null };
+  memory: DerivedFields & { id: string; project: string; key?: string | null; superseded_by?: string | null };
 }) {
   const sources = memory.sources ?? [];
   const previewed = sources.slice(0, PREVIEWED_TURNS);
@@ -105,6 +117,12 @@ export function LearnedSection({
         <dd>{memory.memory_kind ? <KindBadge kind={memory.memory_kind} /> : "—"}</dd>
         <dt>Subject</dt>
         <dd>{memory.subject ?? "—"}</dd>
+        {memory.said_by && (
+          <>
+            <dt>Said by</dt>
+            <dd>the {memory.said_by}, not the user</dd>
+          </>
+        )}
         {memory.key && (
           <>
             <dt>Key</dt>
@@ -114,7 +132,7 @@ export function LearnedSection({
           </>
         )}
         <dt>Valid from</dt>
-        <dd>{memory.valid_from ? formatValidity(memory.valid_from) : "—"}</dd>
+        <dd>{memory.valid_from ? formatValidity(memory.valid_from, memory.when_precision) : "—"}</dd>
         <dt>Valid to</dt>
         <dd>
           {memory.valid_to ? (
@@ -159,13 +177,71 @@ export function LearnedSection({
       <Loading when={data.loading && !data.data} />
       <ErrorNote error={data.error ?? (history && !history.ok ? history.error : null)} />
       {history?.ok && <HistoryTable events={(history.value as { events: HistoryEvent[] }).events} />}
+      <ExtractAgain
+        session={session}
+        project={memory.project}
+        conversation={[...turnOf.values()][0]?.conversation_id ?? null}
+      />
     </Section>
+  );
+}
+
+/**
+ * memory_reextract for the conversation the memory came from: after the model changed or a window failed, read it
+ * again with the current model. An operator's action: the button shows for keys with the admin scope.
+ */
+function ExtractAgain({
+  session,
+  project,
+  conversation,
+}: {
+  session: Session;
+  project: string;
+  conversation: string | null;
+}) {
+  const [state, setState] = useState<{ busy: boolean; done: string | null; error: Error | null }>({
+    busy: false,
+    done: null,
+    error: null,
+  });
+  if (conversation === null || !allows(session, "admin")) return null;
+  const run = async () => {
+    setState({ busy: true, done: null, error: null });
+    try {
+      const answer = await callTool<{ turns: number }>(session.key, "memory_reextract", {
+        project_id: project,
+        conversation_id: conversation,
+      });
+      setState({
+        busy: false,
+        done: `Queued: its ${formatNumber(answer.turns)} turns will be read again.`,
+        error: null,
+      });
+    } catch (error) {
+      setState({ busy: false, done: null, error: error as Error });
+    }
+  };
+  return (
+    <p class="actions extract-again">
+      <button type="button" onClick={run} disabled={state.busy}>
+        Extract this conversation again
+      </button>{" "}
+      <span class="muted small">reads it again with the current model; what is known only gains sources</span>
+      {state.done && (
+        <span role="status" class="ok-text">
+          {" "}
+          {state.done}
+        </span>
+      )}
+      <ErrorNote error={state.error} />
+    </p>
   );
 }
 
 function HistoryTable({ events }: { events: HistoryEvent[] }) {
   if (events.length === 0) return <p class="muted">No decisions recorded for this memory.</p>;
   const anyError = events.some((e) => e.error);
+  const anyReason = events.some((e) => e.reason);
   const count = (n: number | null) => (n === null ? "—" : formatNumber(n));
   return (
     <div class="table-scroll">
@@ -179,6 +255,7 @@ function HistoryTable({ events }: { events: HistoryEvent[] }) {
             <th scope="col">Latency</th>
             <th scope="col">Window</th>
             <th scope="col">Superseded by</th>
+            {anyReason && <th scope="col">Why</th>}
             {anyError && <th scope="col">Error</th>}
           </tr>
         </thead>
@@ -204,6 +281,7 @@ function HistoryTable({ events }: { events: HistoryEvent[] }) {
                   "—"
                 )}
               </td>
+              {anyReason && <td>{e.reason ?? ""}</td>}
               {anyError && <td class="error-text">{e.error ?? ""}</td>}
             </tr>
           ))}

@@ -36,7 +36,7 @@ export interface PlaceChange extends Omit<TimelinePlace, "id" | "supersededBy"> 
   ref: MemoryRef;
   supersededBy: MemoryRef | null;
   key: string;
-  /** An existing memory that held until now and is superseded now, or whose successor changed: why. */
+  /** Why it does not hold (a later value does, or a value in between now follows it); null when it holds. */
   supersededReason: string | null;
 }
 
@@ -138,9 +138,9 @@ function placeOnTimelines(
       if (!isNew && !moved(was, place)) continue;
       const successor = place.supersededBy === null ? null : before.get(place.supersededBy)!;
       const supersededReason =
-        isNew || successor === null
+        successor === null
           ? null
-          : was.tier !== "superseded"
+          : isNew || was.tier !== "superseded"
             ? `a value later in time (valid_from ${day(successor.validFrom)}) holds now`
             : `a value in between (valid_from ${day(successor.validFrom)}) now follows it`;
       changes.push({ ...place, ref: place.id, key, supersededReason });

@@ -25,12 +25,15 @@ export interface ComparableText {
 }
 
 export function comparable(text: string): ComparableText {
-  const normal = normalText(text);
+  const expanded = expandContractions(text);
+  const normal = normalText(expanded);
   const words = normal === "" ? [] : normal.split(" ");
+  // The negation is the polarity guard's to compare; as words, "no longer" and "not ... anymore" say the same.
+  const affirmed = normalText(expanded.replace(NEGATIONS, " "));
   return {
     normal,
-    terms: new Set(words.filter((w) => !STOPWORDS.has(w)).map(porterStem)),
-    negated: NEGATION.test(text.replace(/[’‘]/g, "'")),
+    terms: new Set((affirmed === "" ? [] : affirmed.split(" ")).filter((w) => !STOPWORDS.has(w)).map(porterStem)),
+    negated: NEGATION.test(expanded),
     numbers: sortedSet(words.filter((w) => /^\d/.test(w) || NUMBER_WORDS.has(w))),
     dates: sortedSet(words.filter((w) => DATE_WORDS.has(w) || (w === "may" && /\bMay\b/.test(text)))),
     names: sortedSet(namesIn(text)),
@@ -55,6 +58,14 @@ export function likeness(a: ComparableText, b: ComparableText): { same: boolean;
   return { same: a.normal === b.normal, near: score >= NEAR_DUPLICATE, jaccard: score };
 }
 
+/** "doesn't" as "does not", "can't" as "can not", "won't" as "will not": one negation, however it is written. */
+function expandContractions(text: string): string {
+  return text
+    .replace(/\bwon['’]t\b/gi, "will not")
+    .replace(/\bcan['’]t\b/gi, "can not")
+    .replace(/n['’]t\b/gi, " not");
+}
+
 /** Lowercase words and digits, single-spaced: what "the same text" compares. */
 export function normalText(text: string): string {
   return text
@@ -72,10 +83,13 @@ export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number 
 
 /**
  * Words that deny (docs/extraction.md lists them): not, no, never, none, nobody, nothing, nowhere, neither, nor,
- * without, cannot, any words ending in n't (don't, doesn't, isn't, won't, can't...), no longer, anymore, any more.
+ * without, cannot, no longer, anymore, any more, any longer, and every contraction in n't (don't, doesn't, isn't,
+ * won't, can't...), which expandContractions writes as "not".
  */
-const NEGATION =
-  /\b(?:not|no|never|none|nobody|nothing|nowhere|neither|nor|without|cannot|anymore)\b|n't\b|\bany (?:more|longer)\b/i;
+const NEGATION_SOURCE =
+  "\\b(?:no longer|any (?:more|longer)|not|no|never|none|nobody|nothing|nowhere|neither|nor|without|cannot|anymore)\\b";
+const NEGATION = new RegExp(NEGATION_SOURCE, "i");
+const NEGATIONS = new RegExp(NEGATION_SOURCE, "gi");
 
 const NUMBER_WORDS = new Set(
   (

@@ -23,15 +23,22 @@ export interface TimelinePlace {
   supersededBy: string | null;
 }
 
-/** A key's memories in time order: valid_from, then the latest source turn, then arrival. */
+const DAY_MS = 86_400_000;
+
+/**
+ * A key's memories in time order: the day of valid_from, then the latest source turn, then arrival. By the day, not
+ * the instant: a value dated by its `when` ("I moved to Porto last week": that week's Monday, 00:00) and one known
+ * only from when it was said ("I live in Lisbon", that Monday at 9:00) tie on their day, and the later said wins.
+ */
 export function inTimeOrder<T extends KeyedMemory>(memories: readonly T[]): T[] {
-  return [...memories].sort((a, b) => a.validFrom - b.validFrom || a.saidAt - b.saidAt || a.arrival - b.arrival);
+  const day = (m: KeyedMemory) => Math.floor(m.validFrom / DAY_MS);
+  return [...memories].sort((a, b) => day(a) - day(b) || a.saidAt - b.saidAt || a.arrival - b.arrival);
 }
 
 /**
  * Every memory's place on its key's timeline: all but the latest are superseded, each valid until (and superseded
- * by) the next; the latest holds (valid_to null), keeping its tier if it is stashed. valid_to >= valid_from always,
- * since the next one's valid_from is never earlier.
+ * by) the next; the latest holds (valid_to null), keeping its tier if it is stashed. valid_to >= valid_from always:
+ * the next one's valid_from, or the memory's own where the next one starts earlier on the same day.
  */
 export function timeline(memories: readonly KeyedMemory[]): TimelinePlace[] {
   const ordered = inTimeOrder(memories);
@@ -44,7 +51,12 @@ export function timeline(memories: readonly KeyedMemory[]): TimelinePlace[] {
         validTo: null,
         supersededBy: null,
       };
-    return { id: memory.id, tier: "superseded", validTo: next.validFrom, supersededBy: next.id };
+    return {
+      id: memory.id,
+      tier: "superseded",
+      validTo: Math.max(next.validFrom, memory.validFrom),
+      supersededBy: next.id,
+    };
   });
 }
 
