@@ -7,6 +7,7 @@ import { SLIPS } from "./fakes/noisy-model";
 import { call, newKey } from "./helpers";
 import {
   conversation,
+  deliverOnce,
   derivedRows,
   extract,
   fact,
@@ -220,5 +221,47 @@ describe("a failed window is tried again later", () => {
     await extract(t, model);
     expect((await derivedRows(t)).map((r) => r.content)).toEqual(["Caroline fact 1.", "Caroline fact 2."]);
     expect((await history(t)).map((e) => e.event)).toContain("reextract");
+  });
+});
+
+describe("a window fits the Free plan's 50 queries an invocation", () => {
+  it("a job starts a window only while the invocation has the queries for it; the rest wait for the next", async () => {
+    const padding = " We talked for a while about the weather, the garden, the neighbours and the week ahead.".repeat(
+      4,
+    );
+    // Twelve turns of ~100 tokens, each with three memories (one keyed): six windows of 200 tokens.
+    const said = Array.from({ length: 12 }, (_, i) => turn(i, `Entry ${i + 1}: things about me.${padding}`));
+    const { t } = await conversation(said);
+    const truth = truthFrom(
+      Object.fromEntries(
+        said.map((s, i) => [
+          `Entry ${i + 1}:`,
+          () => [
+            fact("Caroline", `Caroline keeps journal entry ${i + 1}.`),
+            fact("Caroline", `Caroline's mood on day ${i + 1} was calm.`, { key: `mood_day_${i + 1}` }),
+            fact("Caroline", `Caroline walked ${i + 1} km.`, { type: "event", when: "2023-05-08" }),
+          ],
+        ]),
+      ),
+    );
+    const model = new NoisyModel({ truth });
+    const windows = async () =>
+      (await t.db
+        .prepare("SELECT COUNT(*) AS n FROM extraction_windows WHERE tenant_id = ? AND status = 'done'")
+        .bind(t.tenantId)
+        .first<{ n: number }>())!.n;
+    const done: number[] = [];
+    for (let delivery = 0; delivery < 6 && (done.at(-1) ?? 0) < 6; delivery++) {
+      const { retried } = await deliverOnce(t, model, {
+        EXTRACTION_WINDOW_TOKENS: "200",
+        D1_QUERIES_PER_INVOCATION: "50",
+      });
+      expect(retried).toBe(false);
+      done.push(await windows());
+    }
+    expect(done.at(-1)).toBe(6);
+    // Each delivery read at least one window, and none ran out of queries mid-window.
+    expect(done.every((n, i) => n > (done[i - 1] ?? 0))).toBe(true);
+    expect(await derivedRows(t)).toHaveLength(36);
   });
 });

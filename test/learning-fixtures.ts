@@ -1,6 +1,9 @@
-import type { env } from "cloudflare:workers";
+import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { vi } from "vitest";
 import type { PromptTurn } from "../src/core/extraction/contract";
+import worker from "../src/index";
+import type { JobMessage } from "../src/messages";
 import { type FakeMemory, type FakeWindow, NoisyModel, type NoisyModelOptions } from "./fakes/noisy-model";
 import { call, newTenant, type TestTenant } from "./helpers";
 import { deliverJobs } from "./ownership-fixtures";
@@ -48,6 +51,27 @@ export async function extract(
   try {
     for (let i = 0; i < jobs; i++)
       await deliverJobs([{ type: "extract", tenantId: t.tenantId, conversationId: id, flush: true }], modelEnv(vars));
+  } finally {
+    fetch.mockRestore();
+  }
+}
+
+/** One extract job through the Worker's queue handler; whether the queue was told to retry it. */
+export async function deliverOnce(
+  t: TestTenant,
+  model: NoisyModel,
+  vars: Record<string, string> = {},
+): Promise<{ retried: boolean }> {
+  const fetch = vi.spyOn(globalThis, "fetch").mockImplementation(model.fetch);
+  try {
+    const body: JobMessage = { type: "extract", tenantId: t.tenantId, conversationId: "c", flush: true };
+    const batch = createMessageBatch<JobMessage>("context-edge-jobs", [
+      { id: `x-${Date.now()}`, timestamp: new Date(), attempts: 1, body },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, { ...env, ...modelEnv(vars) }, ctx);
+    await waitOnExecutionContext(ctx);
+    return { retried: (await getQueueResult(batch, ctx)).retryMessages.length > 0 };
   } finally {
     fetch.mockRestore();
   }

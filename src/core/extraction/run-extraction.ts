@@ -33,8 +33,12 @@ export type ExtractionRun =
       again: { flush: boolean; delaySeconds: number } | null;
     };
 
-/** D1 queries one window takes at most (what the prompt knows, the consolidation read, the write's reads and batch). */
-const QUERIES_PER_WINDOW = 8;
+/**
+ * D1 queries a window takes, a batch's statements each (what the prompt knows 3, the consolidation read 2, the write's
+ * reads 2, and its batch: items, chunks and their keyword rows, the cache generation, the window's record,
+ * provenance, timeline places, events and the cursor); a window of a few memories takes 19.
+ */
+const QUERIES_PER_WINDOW = 24;
 
 /**
  * Extracts a conversation's turns past its cursor (conversations.extracted_count), window by window, while the
@@ -96,8 +100,10 @@ export async function runExtraction(
   let before = context;
   let cursorAt = row.extracted_count;
   let raced = false;
+  // What a window takes, at least the bound, or the most a window of this run took.
+  let perWindow = QUERIES_PER_WINDOW;
   for (const [i, turnsOfWindow] of ready.entries()) {
-    if (i > 0 && remainingQueries() < QUERIES_PER_WINDOW) break;
+    if (i > 0 && remainingQueries() < perWindow) break;
     if (budget !== null && neurons >= budget) break;
     const window = await windowOf(
       scope.tenantId,
@@ -108,9 +114,11 @@ export async function runExtraction(
       reader,
     );
     const extractedCount = turnsOfWindow[turnsOfWindow.length - 1]!.position + 1;
+    const left = remainingQueries();
     const ran = await runWindowGuarded(scope, place, now, () =>
       extractWindow(scope, services, model, { ...place, extractedCount, cursorAt }, window),
     );
+    perWindow = Math.max(perWindow, left - remainingQueries());
     if ("state" in ran) return ran;
     if (ran.raced) {
       raced = true;
