@@ -80,7 +80,9 @@ describe("real MCP clients call every tool", () => {
   for (const [label, connect] of Object.entries(CLIENTS)) {
     it(label, { timeout: 120_000 }, async () => {
       const t = await newTenant();
-      const keys = await Promise.all([1, 2, 3, 4, 5].map(async () => (await newKey(t.tenantId)).apiKey));
+      // Every scope: each tool is called past its scope check (memory_reextract needs admin).
+      const every = { scopes: ["read", "write", "admin"] };
+      const keys = await Promise.all([1, 2, 3, 4, 5].map(async () => (await newKey(t.tenantId, every)).apiKey));
       const cases = await seedTenant(t);
       expect(Object.keys(cases).sort()).toEqual(TOOLS.map((x) => x.name).sort()); // a new tool needs a case here
       const client = await connect(keys);

@@ -89,6 +89,7 @@ export async function seedTenant(t: TestTenant): Promise<ToolCases> {
     memory_profile: { project_id: "p" },
     memory_history: { conversation_id: "ctx-1" },
     memory_settings: { project_id: "p" },
+    memory_reextract: { project_id: "p", conversation_id: "ingested", since: "2024-03-01T00:00:00Z" },
     // In the registry's order: view, create, str_replace, insert, delete, rename.
     memory_files_view: { path: "/memories" },
     memory_files_create: { path: "/memories/client.md", file_text: "Made by a client test." },
