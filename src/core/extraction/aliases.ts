@@ -2,7 +2,7 @@ import { IN_JSON, type TenantScope } from "../../db/scope";
 import { invalidParameter } from "../../errors";
 import { foldName, nameSlug } from "../../shared/names";
 import { recordEvents } from "./events";
-import { ownKey } from "./known-memories";
+import { KEYED_COLUMNS, keyedMemory, ownKey } from "./known-memories";
 import { storedAliases } from "./prompt-knowledge";
 import { type KeyedMemory, moved, timeline } from "./timeline";
 import { placesStatement } from "./window-records";
@@ -51,11 +51,7 @@ export async function setSubjectAliases(
       .bind(scope.tenantId, project),
     scope.d1
       .prepare(
-        `SELECT i.id, i.key, i.subject_key, i.tier, COALESCE(i.valid_from, i.created_at) AS valid_from, i.valid_to,
-           i.superseded_by, i.rowid AS seq,
-           COALESCE((SELECT MAX(s.created_at) FROM items s
-                     WHERE s.tenant_id = i.tenant_id AND s.id IN (SELECT value FROM json_each(COALESCE(i.sources, '[]')))),
-                    i.created_at) AS said_at
+        `SELECT ${KEYED_COLUMNS}
          FROM items i WHERE i.tenant_id = ? AND i.project = ? AND i.memory_kind IS NOT NULL AND i.key IS NOT NULL
            AND i.subject_key ${IN_JSON} LIMIT ?`,
       )
@@ -114,18 +110,7 @@ function retimed(
     const to = target.get(r.subject_key as string);
     const key = to === undefined ? (r.key as string) : `${nameSlug(to) || "someone"}.${ownKey(r.key as string)}`;
     if (to !== undefined) movedKeys.add(key);
-    byKey.set(key, [
-      ...(byKey.get(key) ?? []),
-      {
-        id: r.id as string,
-        validFrom: r.valid_from as number,
-        saidAt: r.said_at as number,
-        arrival: r.seq as number,
-        tier: r.tier as string,
-        validTo: (r.valid_to as number | null) ?? null,
-        supersededBy: (r.superseded_by as string | null) ?? null,
-      },
-    ]);
+    byKey.set(key, [...(byKey.get(key) ?? []), keyedMemory(r)]);
   }
   const places: { id: string; tier: string; validTo: number | null; supersededBy: string | null }[] = [];
   const events = [];

@@ -52,11 +52,7 @@ export async function readExisting(
       .bind(scope.tenantId, project, JSON.stringify([...new Set(subjects.map(foldName))]), EXISTING_READ),
     scope.d1
       .prepare(
-        `SELECT i.id, i.key, i.tier, COALESCE(i.valid_from, i.created_at) AS valid_from, i.valid_to, i.superseded_by,
-           i.created_at, i.rowid AS seq,
-           COALESCE((SELECT MAX(s.created_at) FROM items s
-                     WHERE s.tenant_id = i.tenant_id AND s.id IN (SELECT value FROM json_each(COALESCE(i.sources, '[]')))),
-                    i.created_at) AS said_at
+        `SELECT ${KEYED_COLUMNS}
          FROM items i WHERE i.tenant_id = ? AND i.project = ? AND i.key ${IN_JSON}
          ORDER BY valid_from DESC LIMIT ?`,
       )
@@ -73,15 +69,30 @@ export async function readExisting(
       dated: r.when_precision !== null,
       sources: JSON.parse((r.sources as string | null) ?? "[]") as string[],
     })),
-    keyed: keyed!.results.map((r) => ({
-      id: r.id as string,
-      key: r.key as string,
-      tier: r.tier as string,
-      validFrom: r.valid_from as number,
-      validTo: (r.valid_to as number | null) ?? null,
-      supersededBy: (r.superseded_by as string | null) ?? null,
-      saidAt: r.said_at as number,
-      arrival: r.seq as number,
-    })),
+    keyed: keyed!.results.map(keyedMemory),
+  };
+}
+
+/**
+ * A keyed memory's columns as its timeline needs them (items aliased `i`): valid_from (its write time for an item
+ * stored as given), its latest source turn's time (said_at), and its rowid for the order of arrival.
+ */
+export const KEYED_COLUMNS = `i.id, i.key, i.subject_key, i.tier, COALESCE(i.valid_from, i.created_at) AS valid_from,
+  i.valid_to, i.superseded_by, i.rowid AS seq,
+  COALESCE((SELECT MAX(s.created_at) FROM items s
+            WHERE s.tenant_id = i.tenant_id AND s.id IN (SELECT value FROM json_each(COALESCE(i.sources, '[]')))),
+           i.created_at) AS said_at`;
+
+/** A row of KEYED_COLUMNS as a memory of its key's timeline. */
+export function keyedMemory(r: Record<string, string | number | null>): KeyedMemory & { key: string } {
+  return {
+    id: r.id as string,
+    key: r.key as string,
+    tier: r.tier as string,
+    validFrom: r.valid_from as number,
+    validTo: (r.valid_to as number | null) ?? null,
+    supersededBy: (r.superseded_by as string | null) ?? null,
+    saidAt: r.said_at as number,
+    arrival: r.seq as number,
   };
 }
