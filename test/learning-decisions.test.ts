@@ -282,6 +282,35 @@ describe("one conversation, one commit at a time", () => {
       .first<{ n: number }>();
     expect(windows!.n).toBe(1);
   });
+  it("a window whose source turn was deleted meanwhile does not commit; read again, it cites only what is there", async () => {
+    const { t, ids } = await conversation([
+      said("Sam", "I live in Quito.", "2023-01-01"),
+      said("Sam", "I have a cat named Luna.", "2023-01-01"),
+    ]);
+    let release!: () => void;
+    const until = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const truth = truthFrom({ "I live in": homeCityOf, "cat named": () => [fact("Sam", "Sam has a cat named Luna.")] });
+    const fetch = vi
+      .spyOn(globalThis, "fetch")
+      .mockImplementation(new NoisyModel({ truth, hold: { marker: "Quito", until } }).fetch);
+    const job = deliverJobs([{ type: "extract", tenantId: t.tenantId, conversationId: "c", flush: true }], modelEnv());
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await call(t.apiKey, "context_gc_prune", {
+      project_id: "p",
+      segment_ids: [ids[1]],
+      action: "delete",
+      confirm: true,
+    });
+    release();
+    await job;
+    expect(await derivedRows(t)).toEqual([]);
+    fetch.mockImplementation(new NoisyModel({ truth }).fetch);
+    await deliverJobs([{ type: "extract", tenantId: t.tenantId, conversationId: "c", flush: true }], modelEnv());
+    fetch.mockRestore();
+    expect((await derivedRows(t)).map((r) => [r.content, r.sources])).toEqual([["Sam lives in Quito.", [ids[0]]]]);
+  });
 });
 
 describe("extract again when the model or the contract changes", () => {
