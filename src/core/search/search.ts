@@ -333,12 +333,17 @@ function keepLeadFirst(first: Candidate[], all: Iterable<Candidate>, ownMatch: (
   }
 }
 
-/** The best keyword hits, best first: their words feed back (expansion.ts). */
+/**
+ * The best keyword hits, best first: their words feed back (expansion.ts). A derived memory and its source turns say
+ * one thing, so they feed back as one hit, the result they fold into (fold-sources.ts), with the text of all and the
+ * best keyword part of any: as separate hits, one piece of evidence would fill the feedback's few places.
+ */
 function feedbackSources(first: Candidate[]): { content: string; score: number }[] {
-  return first
-    .filter((c) => c.keyword >= MIN_RELEVANCE)
-    .sort((a, b) => b.keyword - a.keyword || b.bm25 - a.bm25)
-    .map((c) => ({ content: c.row.chunk_content, score: c.keyword }));
+  const best = first.filter((c) => c.keyword >= MIN_RELEVANCE).sort((a, b) => b.keyword - a.keyword || b.bm25 - a.bm25);
+  return foldSources(best, best.length, foldable).map(({ hit, folded }) => ({
+    content: [hit, ...folded].map((c) => c.row.chunk_content).join("\n"),
+    score: Math.max(hit.keyword, ...folded.map((c) => c.keyword)),
+  }));
 }
 
 /** What folding needs of a candidate: its item, and a derived memory's source turns. */
