@@ -162,15 +162,16 @@ function derivedShare(resultLists) {
   return all.length === 0 ? Number.NaN : all.filter((r) => r.derived).length / all.length;
 }
 
-/** Share of the evidence turns the with-derived search finds that only a derived memory's sources give. */
+/**
+ * Share of the evidence turns the with-derived search finds that only a derived memory's sources give: not a turn
+ * that ranked itself (a result, or folded into a memory's result).
+ */
 function onlyThroughDerived(questions, answers, turns) {
   let found = 0;
   let onlyDerived = 0;
   answers.forEach((a, i) => {
-    const direct = coveredTurns(
-      a.results.filter((r) => !r.derived),
-      turns,
-    );
+    const ranked = a.results.flatMap((r) => [...(r.derived ? [] : [r]), ...(r.folded_sources ?? [])]);
+    const direct = coveredTurns(ranked, turns);
     for (const dia of coveredTurns(a.results, turns)) {
       if (!questions[i].evidence.has(dia)) continue;
       found++;

@@ -84,9 +84,12 @@ const MEMORIES: Record<string, { kind: string; text: string; sources: string[]; 
       session: 2,
     },
   };
-/** Each question's ranked hits (turns by dia id, memories by id), as search without a kinds filter answers. */
+/**
+ * Each question's ranked hits (turns by dia id, memories by id, "memory+turn" a memory with its source turn folded
+ * into its result), as search without a kinds filter answers.
+ */
 const SEARCH: Record<string, string[]> = {
-  [POTTERY]: ["D1:1", "m-pottery", "D1:2"],
+  [POTTERY]: ["m-pottery+D1:1", "D1:2"],
   [MOVE]: ["m-move", "D2:2", "D2:3"],
   [BEAGLE]: ["D1:4"],
 };
@@ -118,7 +121,9 @@ function fakeServer() {
     const text = dias.find((t) => t.dia_id === dia)!.text;
     return ingested.find((m) => String(m.args.content).startsWith(text))!.id;
   };
-  const hit = (ref: string) => {
+  const hit = (ref: string): Record<string, unknown> => {
+    const [own, folded] = ref.split("+") as [string, string | undefined];
+    if (folded) return { ...hit(own), folded_sources: [hit(folded)] };
     const memory = MEMORIES[ref];
     if (!memory) {
       const id = idOf(ref);
@@ -180,7 +185,12 @@ function fakeServer() {
     },
     search: (args) => {
       expect(args).toMatchObject({ project: "conv-test", limit: 10 });
-      const results = SEARCH[args.query]!.map(hit).filter((r) => !args.kinds || args.kinds.includes(r.kind));
+      // A memory the kinds leave out folds nothing: its turn is a result of its own.
+      const results = SEARCH[args.query]!.flatMap((ref) => {
+        const [own, folded] = ref.split("+") as [string, string | undefined];
+        if (!args.kinds || args.kinds.includes(hit(own).kind)) return [hit(ref)];
+        return folded ? [hit(folded)] : [];
+      });
       return { results, total: results.length, query: args.query };
     },
     memory_get: (args) => hit(args.id),
@@ -218,14 +228,15 @@ describe("extraction bench suite", () => {
     });
     expect(server.ingested[4]!.args).toMatchObject({ role: "user", timestamp: Date.parse("2023-05-20T10:00:00Z") });
 
-    // Pottery: turns alone find D1:1 of D1:1 and D1:3, the memory sourced to both finds both. Move: only the memory
-    // sourced to D2:1 finds it. The adversarial question is reported apart.
+    // Pottery: turns alone find D1:1 of D1:1 and D1:3, the memory sourced to both finds both (D1:1 folded into its
+    // result). Move: only the memory sourced to D2:1 finds it. The adversarial question is reported apart.
     expect(figures.recall["4"]).toEqual({ n: 1, turns: 0.5, derived: 1 });
     expect(figures.recall["2"]).toEqual({ n: 1, turns: 0, derived: 1 });
     expect(figures.recall.all).toEqual({ n: 2, turns: 0.25, derived: 1 });
     expect(figures.recall["5"]).toEqual({ n: 1, turns: 1, derived: 1 });
     expect(figures.recall["1"].n).toBe(0);
-    expect(figures.derivedShare).toBeCloseTo(2 / 7);
+    expect(figures.derivedShare).toBeCloseTo(2 / 6);
+    // D1:3 and D2:1 come only through a memory; D1:1 ranked itself, folded into the pottery memory's result.
     expect(figures.onlyThroughDerived).toBe(0.5);
 
     expect(figures.memoriesByKind).toEqual({ event: 2, fact: 1 });
