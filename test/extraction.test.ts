@@ -79,7 +79,10 @@ describe("memory_ingest and extraction through the queue", () => {
     const hits = (await call(t.apiKey, "search", { query: "Melanie Boston", project: "life" })).results;
     const hit = hits.find((h: any) => h.item_id === home.id);
     expect(hit).toMatchObject({ derived: true, memory_kind: "fact", subject: "Melanie", sources: [ingested.ids[1]] });
-    const turn = hits.find((h: any) => h.item_id === ingested.ids[1]);
+    // The turn it came from matched too: it is folded into the memory's result, as a turn.
+    expect(hits.find((h: any) => h.item_id === ingested.ids[1])).toBeUndefined();
+    const [turn] = hit.folded_sources;
+    expect(turn).toMatchObject({ item_id: ingested.ids[1], content: CONVERSATION[1]!.content });
     expect(turn.derived).toBeUndefined();
 
     const profile = await call(t.apiKey, "memory_profile", { subject: "caroline", project_id: "life" });

@@ -91,6 +91,12 @@ const memoryContextBuild = defineTool({
           .describe("profile: what is remembered about the subject the query names (or the default subject), first"),
         summarized: z.boolean(),
         ...derivedFields,
+        source_of: z
+          .string()
+          .optional()
+          .describe(
+            "On a conversation turn a derived memory came from: that memory's id, which it follows (direct: the turn matched the query itself; related: added with its memory while the budget lasted).",
+          ),
       }),
     ),
     total_tokens: z.number().int(),
@@ -121,7 +127,11 @@ const memoryContextBuild = defineTool({
     });
     return {
       ...context,
-      memories: context.memories.map(({ derived, ...memory }) => ({ ...memory, ...derivedFieldsOf(derived) })),
+      memories: context.memories.map(({ derived, sourceOf, ...memory }) => ({
+        ...memory,
+        ...derivedFieldsOf(derived),
+        ...(sourceOf ? { source_of: sourceOf } : {}),
+      })),
     };
   },
 });

@@ -16,6 +16,34 @@ import {
   timestampParam,
 } from "./params";
 
+/** A source turn folded into a derived memory's result (search.ts, fold-sources.ts). */
+const foldedSource = z.object({
+  chunk_id: z.number().int(),
+  item_id: z.string(),
+  session_id: z.string().nullable(),
+  project: z.string(),
+  role: z.string().nullable(),
+  timestamp: z.string(),
+  content: z.string(),
+  score: z.number(),
+  similarity: z.number().nullable(),
+});
+
+/** What a result and a folded source turn both say of their chunk. */
+function chunkFields(h: SearchHit): z.infer<typeof foldedSource> {
+  return {
+    chunk_id: h.chunkId,
+    session_id: h.conversationId,
+    project: h.project,
+    role: h.role,
+    timestamp: iso(h.createdAt),
+    content: h.chunkContent,
+    score: h.score,
+    similarity: h.similarity,
+    item_id: h.itemId,
+  };
+}
+
 export const search = defineTool({
   name: "search",
   category: "memory",
@@ -27,7 +55,8 @@ export const search = defineTool({
     "call get_context with a chunk_id to read the messages around it. score is absolute (0..1, how much of the query the " +
     "chunk holds; the same scale for every query), and nothing is returned when nothing stored is relevant. A date in the " +
     "query ('in May 2023', 'last week') is matched against the results' timestamps, and the messages around a hit come " +
-    "with it. Stashed items are left out unless include_stashed.",
+    "with it. A derived memory and the conversation turns it came from share one result: the memory, with the source " +
+    "turns that ranked listed in folded_sources. Stashed items are left out unless include_stashed.",
   input: z.object({
     query: queryParam,
     limit: z.number().int().min(1).max(50).default(10),
@@ -67,6 +96,12 @@ export const search = defineTool({
         type: z.string(),
         kind: z.string(),
         ...derivedFields,
+        folded_sources: z
+          .array(foldedSource)
+          .optional()
+          .describe(
+            "A derived memory's source turns that ranked on their own, best first: they share this result (its score is the best of theirs and the memory's own).",
+          ),
       }),
     ),
     total: z.number().int(),
@@ -100,6 +135,7 @@ export const search = defineTool({
       input.limit,
       {
         mode: input.mode,
+        foldSources: true,
         onVectorUnavailable: (reason) =>
           (degraded = `keyword results only: semantic search is unavailable (${reason})`),
       },
@@ -107,18 +143,11 @@ export const search = defineTool({
     return {
       ...(degraded ? { degraded } : {}),
       results: hits.map((h) => ({
-        chunk_id: h.chunkId,
-        session_id: h.conversationId,
-        project: h.project,
-        role: h.role,
-        timestamp: iso(h.createdAt),
-        content: h.chunkContent,
-        score: h.score,
-        similarity: h.similarity,
-        item_id: h.itemId,
+        ...chunkFields(h),
         type: h.type,
         kind: h.kind,
         ...derivedFieldsOf(h.derived),
+        ...(h.foldedSources ? { folded_sources: h.foldedSources.map(chunkFields) } : {}),
       })),
       total: hits.length,
       query: input.query,

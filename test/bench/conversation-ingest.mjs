@@ -22,7 +22,8 @@ export function sessionsOf(sample) {
 }
 
 /** A turn's text as stored: a shared photo's caption goes with it, as in the locomo suite. */
-const contentOf = (turn) => (turn.blip_caption ? `${turn.text} [shares a photo: ${turn.blip_caption}]` : turn.text);
+export const contentOf = (turn) =>
+  turn.blip_caption ? `${turn.text} [shares a photo: ${turn.blip_caption}]` : turn.text;
 
 /**
  * Every sample's sessions through memory_ingest with extraction on, in order; turn i of a session is said i seconds
@@ -124,13 +125,27 @@ export function locomoQuestions(samples) {
   );
 }
 
-/** The evidence turns (dia ids) that results cover: a turn itself, or a derived memory through its sources. */
+/** A derived hit is credited with at most this many of its sources, its earliest: see coveredTurns. */
+export const DERIVED_SOURCES_CREDITED = 2;
+
+/**
+ * The evidence turns (dia ids) that results cover: a turn itself; a derived memory through its sources, at most its
+ * DERIVED_SOURCES_CREDITED earliest (by the time they were said), so that a memory citing many turns does not cover
+ * them all for one slot; and the source turns search folded into a memory's result (`folded_sources`), which ranked
+ * on their own.
+ */
 export function coveredTurns(results, turns) {
   const covered = new Set();
+  const cover = (id) => {
+    if (turns.has(id)) covered.add(turns.get(id).dia);
+  };
   for (const r of results) {
-    const own = turns.get(r.item_id ?? r.id)?.dia;
-    if (own) covered.add(own);
-    if (r.derived) for (const source of r.sources ?? []) if (turns.has(source)) covered.add(turns.get(source).dia);
+    cover(r.item_id ?? r.id);
+    if (!r.derived) continue;
+    const sources = (r.sources ?? []).filter((id) => turns.has(id));
+    sources.sort((a, b) => turns.get(a).at - turns.get(b).at);
+    sources.slice(0, DERIVED_SOURCES_CREDITED).forEach(cover);
+    for (const folded of r.folded_sources ?? []) cover(folded.item_id);
   }
   return covered;
 }

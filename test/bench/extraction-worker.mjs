@@ -3,13 +3,23 @@
 // does; run.mjs starts the shared one again afterwards.
 import { extractionModelFromEnv, extractionVars } from "./llm-endpoint.mjs";
 import { localExtractionProgress } from "./local-d1.mjs";
+import { startOracleServer } from "./oracle-server.mjs";
 import { admin, startWorker } from "./worker.mjs";
 
-/** Runs `measure({tenant, model, progress, settle})` on a fresh worker extracting with the environment's model. */
-export async function withExtractionWorker(newTenant, { release }, measure) {
+/**
+ * Runs `measure({tenant, model, progress, settle, oracle})` on a fresh worker extracting with the environment's
+ * model; with BENCH_LLM=oracle, the oracle over `samples` is served first and `oracle` is its record.
+ */
+export async function withExtractionWorker(newTenant, { release }, samples, measure) {
   const model = extractionModelFromEnv();
+  const served = model.llm === "oracle" ? await startOracleServer(samples, model.oracle) : null;
   await release();
-  const worker = await startWorker({ vars: extractionVars(model) });
+  const worker = await startWorker({
+    vars: extractionVars(served ? { llm: "openai", baseUrl: served.url, model: served.model } : model),
+  }).catch(async (error) => {
+    await served?.stop();
+    throw error;
+  });
   try {
     const tenant = await newTenant("extraction");
     // Workers AI's neurons are the budgeted unit; lifted so that a long run never waits for the next day.
@@ -17,8 +27,10 @@ export async function withExtractionWorker(newTenant, { release }, measure) {
     // Derived memories are searched once embedded and linked, and the minute passes have merged the keyword index,
     // as the locomo suite waits.
     const settle = async () => (await tenant.settle()) + (await tenant.topPostings());
-    return await measure({ tenant, model, progress: localExtractionProgress(tenant.id), settle });
+    const progress = localExtractionProgress(tenant.id);
+    return await measure({ tenant, model, progress, settle, oracle: served?.oracle ?? null });
   } finally {
     await worker.stop();
+    await served?.stop();
   }
 }

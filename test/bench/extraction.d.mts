@@ -4,6 +4,8 @@ export interface LocomoSample {
   sample_id: string;
   conversation: Record<string, unknown>;
   qa: { question: string; answer?: string | number; evidence?: string[]; category: number }[];
+  /** `session_<n>_observation` -> speaker -> [text, dia id(s)][] (the oracle model's answers). */
+  observation?: Record<string, Record<string, [string, string | string[]][]>>;
 }
 export interface WaitOptions {
   pollMs?: number;
@@ -36,6 +38,7 @@ export interface ExtractionFigures {
   derivedShare: number;
   onlyThroughDerived: number;
   memoriesByKind: Record<string, number>;
+  oracle: OracleFigures | null;
   events: Record<"added" | "duplicate" | "superseded" | "failed" | "dropped" | "deferred", number>;
   cappedHistories: number;
   cost: {
@@ -52,6 +55,24 @@ export interface ExtractionFigures {
   };
   waited: { seconds: number; unread: number; exact: boolean; timedOut: boolean };
 }
+export interface OracleFigures {
+  served: number;
+  kept: number;
+  slipped: number;
+  recovered: number;
+  bySlip: Record<string, { slipped: number; recovered: number }>;
+  cut: number;
+  cutKept: number;
+  observations: number;
+  requests: number;
+  cutAnswers: number;
+  unmatchedTurns: number;
+}
+export interface OracleRecord {
+  served(): unknown[];
+  observationCount: number;
+  record: { requests: number; unmatchedTurns: number; cutAnswers: number };
+}
 export const CATEGORIES: Record<string, string>;
 export function runExtraction(newTenant: unknown, context: { release: () => Promise<void> }): Promise<string[]>;
 export function measureExtraction(options: {
@@ -62,4 +83,5 @@ export function measureExtraction(options: {
   settle?: () => Promise<number>;
   modelLabel?: string;
   wait?: WaitOptions;
+  oracle?: OracleRecord | null;
 }): Promise<{ lines: string[]; figures: ExtractionFigures }>;

@@ -13,20 +13,23 @@ import {
 import { loadLocomo } from "./data.mjs";
 import { withExtractionWorker } from "./extraction-worker.mjs";
 import { fmt, mean, pct, percentile } from "./metrics.mjs";
+import { keptObservations } from "./oracle-observations.mjs";
 
 export const CATEGORIES = { 1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial" };
 const EVENT_KINDS = ["added", "duplicate", "superseded", "failed", "dropped", "deferred"];
 const K = 10;
 
 export async function runExtraction(newTenant, context) {
-  return withExtractionWorker(newTenant, context, async ({ tenant, model, progress, settle }) => {
+  const samples = loadLocomo();
+  return withExtractionWorker(newTenant, context, samples, async ({ tenant, model, progress, settle, oracle }) => {
     const measured = await measureExtraction({
       call: tenant.call,
       callMany: tenant.callMany,
-      samples: loadLocomo(),
+      samples,
       progress,
       settle,
       modelLabel: model.label,
+      oracle,
     });
     return measured.lines;
   });
@@ -35,15 +38,18 @@ export async function runExtraction(newTenant, context) {
 /**
  * `call(name, args)` answers {result, ms}; `callMany([[name, args], ...])` the results (default: one call each);
  * `progress` (optional) the exact extraction record (local-d1.mjs), else memory_history is read; `settle` (optional)
- * waits for the jobs after extraction. Returns the printed lines and the figures.
+ * waits for the jobs after extraction; `oracle` (optional) the oracle model's record (oracle-observations.mjs), whose
+ * served observations are checked against the memories kept. Returns the printed lines and the figures.
  */
-export async function measureExtraction({ call, callMany, samples, progress, settle, modelLabel = "", wait }) {
+export async function measureExtraction({ call, callMany, samples, progress, settle, modelLabel = "", wait, oracle }) {
   callMany ??= (calls) => Promise.all(calls.map(async ([name, args]) => (await call(name, args)).result));
   const { ingest, waited, settleSeconds } = await ingestAndExtract({ call, samples, progress, settle, wait });
   const histories = await readHistories(call, ingest.conversationIds);
   const events = [...histories.values()].flat();
   const windows = progress ? (await progress()).windows : windowsOfEvents(events);
-  const memoriesByKind = await countDerived(call, samples);
+  const derived = await listDerived(call, samples);
+  const memoriesByKind = {};
+  for (const m of derived) memoriesByKind[m.memory_kind] = (memoriesByKind[m.memory_kind] ?? 0) + 1;
 
   const questions = locomoQuestions(samples).filter((qa) => qa.evidence.size > 0);
   const search = (kinds) =>
@@ -59,6 +65,15 @@ export async function measureExtraction({ call, callMany, samples, progress, set
     derivedShare: derivedShare(withDerived.map((a) => a.results)),
     onlyThroughDerived: onlyThroughDerived(questions, withDerived, ingest.turns),
     memoriesByKind,
+    oracle: oracle
+      ? {
+          ...keptObservations(oracle.served(), derived, ingest.turns),
+          observations: oracle.observationCount,
+          requests: oracle.record.requests,
+          cutAnswers: oracle.record.cutAnswers,
+          unmatchedTurns: oracle.record.unmatchedTurns,
+        }
+      : null,
     events: Object.fromEntries(EVENT_KINDS.map((kind) => [kind, events.filter((e) => e.event === kind).length])),
     // memory_history answers a conversation's newest 200 events: one that has 200 may have more.
     cappedHistories: [...histories.values()].filter((h) => h.length >= 200).length,
@@ -68,18 +83,26 @@ export async function measureExtraction({ call, callMany, samples, progress, set
   return { lines: reportLines(figures, { samples, questions, ingest, settleSeconds, modelLabel }), figures };
 }
 
-/** Current derived memories by memory_kind, through memory_list (kind "memory", 100 a page). */
-async function countDerived(call, samples) {
-  const byKind = {};
+/** Current derived memories ({project, memory_kind, content, sources}), through memory_list (kind "memory", 100 a page). */
+async function listDerived(call, samples) {
+  const derived = [];
   for (const sample of samples) {
     for (let offset = 0; ; offset += 100) {
       const page = (await call("memory_list", { project: sample.sample_id, kinds: ["memory"], limit: 100, offset }))
         .result;
-      for (const m of page.memories) if (m.derived) byKind[m.memory_kind] = (byKind[m.memory_kind] ?? 0) + 1;
+      for (const m of page.memories)
+        if (m.derived)
+          derived.push({
+            project: sample.sample_id,
+            memory_kind: m.memory_kind,
+            // A listing shows the start of each text; a longer one is read whole.
+            content: m.truncated ? (await call("memory_get", { id: m.id })).result.content : m.preview,
+            sources: m.sources ?? [],
+          });
       if (page.memories.length < 100) break;
     }
   }
-  return byKind;
+  return derived;
 }
 
 /** Windows as memory_history shows them (one row per window that logged an event; calls are not in it). */
@@ -139,15 +162,16 @@ function derivedShare(resultLists) {
   return all.length === 0 ? Number.NaN : all.filter((r) => r.derived).length / all.length;
 }
 
-/** Share of the evidence turns the with-derived search finds that only a derived memory's sources give. */
+/**
+ * Share of the evidence turns the with-derived search finds that only a derived memory's sources give: not a turn
+ * that ranked itself (a result, or folded into a memory's result).
+ */
 function onlyThroughDerived(questions, answers, turns) {
   let found = 0;
   let onlyDerived = 0;
   answers.forEach((a, i) => {
-    const direct = coveredTurns(
-      a.results.filter((r) => !r.derived),
-      turns,
-    );
+    const ranked = a.results.flatMap((r) => [...(r.derived ? [] : [r]), ...(r.folded_sources ?? [])]);
+    const direct = coveredTurns(ranked, turns);
     for (const dia of coveredTurns(a.results, turns)) {
       if (!questions[i].evidence.has(dia)) continue;
       found++;
@@ -168,6 +192,7 @@ function reportLines(f, { samples, questions, ingest, settleSeconds, modelLabel 
       `${fmt(f.waited.seconds, 1)} s after the last call${f.waited.timedOut ? ` (TIMED OUT: ${f.waited.unread} conversations unread)` : ""}` +
       `; the jobs after it (embedding, links, keyword index) settled ${fmt(settleSeconds, 1)} s later`,
     `  derived memories (current): ${total}${kinds.length ? ` (${kinds.map(([k, n]) => `${k} ${n}`).join(", ")})` : ""}`,
+    ...(f.oracle ? oracleLines(f.oracle) : []),
     `  events (memory_history): ${Object.entries(f.events)
       .map(([k, n]) => `${k} ${n}`)
       .join(", ")}${f.cappedHistories ? ` (${f.cappedHistories} conversations at memory_history's 200)` : ""}`,
@@ -185,6 +210,21 @@ function reportLines(f, { samples, questions, ingest, settleSeconds, modelLabel 
     `  derived memories are ${pct(f.derivedShare)} % of the with-derived results; ${pct(f.onlyThroughDerived)} % of the evidence it finds comes only through a derived memory's sources`,
   );
   return lines;
+}
+
+/** What the oracle served and what the server kept of it, with its slips and cut answers. */
+function oracleLines(o) {
+  const of = (part, whole) => `${part} of ${whole}${whole > 0 ? ` (${pct(part / whole)} %)` : ""}`;
+  const bySlip = Object.entries(o.bySlip)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([kind, s]) => `${kind} ${s.recovered}/${s.slipped}`)
+    .join(", ");
+  return [
+    `  oracle: ${o.requests} requests; observations served ${o.served} of ${o.observations} in the data, kept ${of(o.kept, o.served)}` +
+      (o.unmatchedTurns ? `; ${o.unmatchedTurns} prompt turns not found in the data` : ""),
+    `  oracle slips: slipped ${o.slipped}, recovered ${of(o.recovered, o.slipped)}${bySlip ? ` (recovered/slipped: ${bySlip})` : ""}; ` +
+      `answers cut ${o.cutAnswers}, their observations kept ${of(o.cutKept, o.cut)}`,
+  ];
 }
 
 function recallLine(cat, label, r) {

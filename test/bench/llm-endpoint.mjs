@@ -2,13 +2,24 @@
 // LLM_MODEL, LLM_API_KEY), and the OpenAI-compatible chat endpoint the qa suite's answerer and judge call.
 
 /**
- * The worker's extraction model from the environment: BENCH_LLM=local|openai, or by default `openai` when
- * LLM_BASE_URL and LLM_MODEL are both set, else `local` (the offline rules).
+ * The worker's extraction model from the environment: BENCH_LLM=local|openai|oracle, or by default `openai` when
+ * LLM_BASE_URL and LLM_MODEL are both set, else `local` (the offline rules). `oracle` serves LoCoMo's own
+ * observations from inside the bench (oracle-server.mjs), with BENCH_ORACLE_SLIPS and BENCH_ORACLE_CUT (shares,
+ * default 0) for its slips and cut answers.
  */
 export function extractionModelFromEnv(env = process.env) {
   const chosen = env.BENCH_LLM ?? (env.LLM_BASE_URL && env.LLM_MODEL ? "openai" : "local");
   if (chosen === "local") return { llm: "local", label: "LLM=local (offline rules)" };
-  if (chosen !== "openai") throw new Error(`BENCH_LLM: 'local' or 'openai', not '${chosen}'`);
+  if (chosen === "oracle") {
+    const slips = share(env.BENCH_ORACLE_SLIPS, "BENCH_ORACLE_SLIPS");
+    const cut = share(env.BENCH_ORACLE_CUT, "BENCH_ORACLE_CUT");
+    return {
+      llm: "oracle",
+      oracle: { slips, cut },
+      label: `LLM=openai, LoCoMo's observations as an oracle (slips ${slips}, cut ${cut})`,
+    };
+  }
+  if (chosen !== "openai") throw new Error(`BENCH_LLM: 'local', 'openai' or 'oracle', not '${chosen}'`);
   if (!env.LLM_BASE_URL || !env.LLM_MODEL) throw new Error("BENCH_LLM=openai needs LLM_BASE_URL and LLM_MODEL");
   return {
     llm: "openai",
@@ -19,9 +30,18 @@ export function extractionModelFromEnv(env = process.env) {
   };
 }
 
+/** A share in [0, 1] from the environment (unset: 0). */
+function share(text, name) {
+  if (text === undefined || text === "") return 0;
+  const value = Number(text);
+  if (!(value >= 0 && value <= 1)) throw new Error(`${name}: a share from 0 to 1, not '${text}'`);
+  return value;
+}
+
 /** The worker's vars for that model (bench.vars is a local file under .bench/, so the key may go there). */
 export function extractionVars(model) {
   if (model.llm === "local") return { LLM: "local" };
+  if (model.llm === "oracle") throw new Error("the oracle's vars come from its server (extraction-worker.mjs)");
   return {
     LLM: "openai",
     LLM_BASE_URL: model.baseUrl,

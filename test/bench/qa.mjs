@@ -29,10 +29,11 @@ export async function runQa(newTenant, context) {
         judge: endpointJudge(endpoint),
         label: `answerer ${endpoint.answerModel}, lenient judge ${endpoint.judgeModel} at ${endpoint.baseUrl}`,
       };
-  return withExtractionWorker(newTenant, context, async ({ tenant, model, progress, settle }) => {
+  const samples = loadLocomo();
+  return withExtractionWorker(newTenant, context, samples, async ({ tenant, model, progress, settle }) => {
     const measured = await measureQa({
       call: tenant.call,
-      samples: loadLocomo(),
+      samples,
       ...models,
       progress,
       settle,

@@ -2,7 +2,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { coveredTurns, type StoredTurn } from "../bench/conversation-ingest.mjs";
 import { type LocomoSample, measureExtraction } from "../bench/extraction.mjs";
+import { createOracle, keptObservations, parseOracleTurns } from "../bench/oracle-observations.mjs";
 import { measureQa } from "../bench/qa.mjs";
 
 // The extraction and qa bench suites (test/bench/extraction.mjs, qa.mjs) end to end against a scripted fake of the
@@ -28,6 +30,20 @@ const SAMPLE: LocomoSample = {
       { speaker: "Ana", dia_id: "D2:3", text: "My new job at the museum starts Monday." },
       { speaker: "Ben", dia_id: "D2:4", text: "Max says hi." },
     ],
+  },
+  // What the oracle model answers: LoCoMo's observations, the turns they cite in any of the data set's spellings.
+  observation: {
+    session_1_observation: {
+      Ana: [["Ana takes pottery classes at the studio on Elm Street.", "D1:1; D1:3"]],
+      Ben: [["Ben adopted a beagle named Max.", ["D1:4"]]],
+    },
+    session_2_observation: {
+      Ana: [
+        ["Ana moved to Lisbon.", "D2:1"],
+        ["Ana has a new job at the museum.", "D2:3"],
+      ],
+      Ben: [["Ben congratulated Ana and says Max says hi.", "D2:2,D2:4"]],
+    },
   },
   qa: [
     {
@@ -68,9 +84,12 @@ const MEMORIES: Record<string, { kind: string; text: string; sources: string[]; 
       session: 2,
     },
   };
-/** Each question's ranked hits (turns by dia id, memories by id), as search without a kinds filter answers. */
+/**
+ * Each question's ranked hits (turns by dia id, memories by id, "memory+turn" a memory with its source turn folded
+ * into its result), as search without a kinds filter answers.
+ */
 const SEARCH: Record<string, string[]> = {
-  [POTTERY]: ["D1:1", "m-pottery", "D1:2"],
+  [POTTERY]: ["m-pottery+D1:1", "D1:2"],
   [MOVE]: ["m-move", "D2:2", "D2:3"],
   [BEAGLE]: ["D1:4"],
 };
@@ -102,7 +121,9 @@ function fakeServer() {
     const text = dias.find((t) => t.dia_id === dia)!.text;
     return ingested.find((m) => String(m.args.content).startsWith(text))!.id;
   };
-  const hit = (ref: string) => {
+  const hit = (ref: string): Record<string, unknown> => {
+    const [own, folded] = ref.split("+") as [string, string | undefined];
+    if (folded) return { ...hit(own), folded_sources: [hit(folded)] };
     const memory = MEMORIES[ref];
     if (!memory) {
       const id = idOf(ref);
@@ -153,14 +174,26 @@ function fakeServer() {
     },
     memory_list: (args) => {
       expect(args.kinds).toEqual(["memory"]);
-      const memories = Object.keys(MEMORIES).map(hit);
+      // A listing shows a preview of each text (the pottery memory's cut short, so that it is read whole).
+      const memories = Object.keys(MEMORIES).map((ref) => {
+        const { content, ...rest } = hit(ref);
+        return ref === "m-pottery"
+          ? { ...rest, preview: String(content).slice(0, 20), truncated: true }
+          : { ...rest, preview: content, truncated: false };
+      });
       return { memories: memories.slice(args.offset, args.offset + args.limit), total: memories.length };
     },
     search: (args) => {
       expect(args).toMatchObject({ project: "conv-test", limit: 10 });
-      const results = SEARCH[args.query]!.map(hit).filter((r) => !args.kinds || args.kinds.includes(r.kind));
+      // A memory the kinds leave out folds nothing: its turn is a result of its own.
+      const results = SEARCH[args.query]!.flatMap((ref) => {
+        const [own, folded] = ref.split("+") as [string, string | undefined];
+        if (!args.kinds || args.kinds.includes(hit(own).kind)) return [hit(ref)];
+        return folded ? [hit(folded)] : [];
+      });
       return { results, total: results.length, query: args.query };
     },
+    memory_get: (args) => hit(args.id),
     memory_context_build: (args) => {
       expect(args).toMatchObject({ token_budget: 2000, min_similarity: 0, use_cache: false, namespace: "conv-test" });
       const { refs, tokens } = CONTEXT[args.query]!;
@@ -195,14 +228,15 @@ describe("extraction bench suite", () => {
     });
     expect(server.ingested[4]!.args).toMatchObject({ role: "user", timestamp: Date.parse("2023-05-20T10:00:00Z") });
 
-    // Pottery: turns alone find D1:1 of D1:1 and D1:3, the memory sourced to both finds both. Move: only the memory
-    // sourced to D2:1 finds it. The adversarial question is reported apart.
+    // Pottery: turns alone find D1:1 of D1:1 and D1:3, the memory sourced to both finds both (D1:1 folded into its
+    // result). Move: only the memory sourced to D2:1 finds it. The adversarial question is reported apart.
     expect(figures.recall["4"]).toEqual({ n: 1, turns: 0.5, derived: 1 });
     expect(figures.recall["2"]).toEqual({ n: 1, turns: 0, derived: 1 });
     expect(figures.recall.all).toEqual({ n: 2, turns: 0.25, derived: 1 });
     expect(figures.recall["5"]).toEqual({ n: 1, turns: 1, derived: 1 });
     expect(figures.recall["1"].n).toBe(0);
-    expect(figures.derivedShare).toBeCloseTo(2 / 7);
+    expect(figures.derivedShare).toBeCloseTo(2 / 6);
+    // D1:3 and D2:1 come only through a memory; D1:1 ranked itself, folded into the pottery memory's result.
     expect(figures.onlyThroughDerived).toBe(0.5);
 
     expect(figures.memoriesByKind).toEqual({ event: 2, fact: 1 });
@@ -222,6 +256,39 @@ describe("extraction bench suite", () => {
     expect(lines).toContain("    all 1-4        n=   2   25.0 / 100.0  (+75.0)");
   });
 
+  it("with the oracle model, prints what it served and what the server kept of it", async () => {
+    const server = fakeServer();
+    const oracle = createOracle([SAMPLE], { cut: 1 });
+    for (const session of [1, 2] as const) {
+      expect(oracle.answer(promptOf(session, 0, 4, 0)).finishReason).toBe("length");
+      expect(oracle.answer(promptOf(session, 0, 4, 0)).finishReason).toBe("stop");
+    }
+    const { figures, lines } = await measureExtraction({
+      call: server.call,
+      samples: [SAMPLE],
+      wait: FAST_WAIT,
+      oracle,
+    });
+    // The fake's memories are pottery, the move and the job: Ben's two observations were not kept.
+    expect(figures.oracle).toEqual({
+      served: 5,
+      kept: 3,
+      slipped: 0,
+      recovered: 0,
+      bySlip: {},
+      cut: 5,
+      cutKept: 3,
+      observations: 5,
+      requests: 4,
+      cutAnswers: 2,
+      unmatchedTurns: 0,
+    });
+    expect(lines).toContain("  oracle: 4 requests; observations served 5 of 5 in the data, kept 3 of 5 (60.0 %)");
+    expect(lines).toContain(
+      "  oracle slips: slipped 0, recovered 0 of 0; answers cut 2, their observations kept 3 of 5 (60.0 %)",
+    );
+  });
+
   it("waits on the exact extraction record when there is one, and takes its windows' calls", async () => {
     const server = fakeServer();
     let polls = 0;
@@ -238,6 +305,175 @@ describe("extraction bench suite", () => {
     expect(polls).toBe(4); // three until nothing is unread, one for the windows
     expect(figures.waited).toMatchObject({ unread: 0, exact: true });
     expect(figures.cost).toMatchObject({ windows: 2, failedWindows: 1, calls: 3, neuronsPerTurn: 0.5 });
+  });
+});
+
+/**
+ * A session's turns as the extraction prompt shows them (src/core/extraction/contract.ts, with a role after the
+ * speaker), `extract` from the turn at that index on, the turns before it as context, and whatever other sections a
+ * prompt may grow after them.
+ */
+function promptOf(session: 1 | 2, from: number, to: number, extract: number): string {
+  const turns = SAMPLE.conversation[`session_${session}`] as { speaker: string; text: string; blip_caption?: string }[];
+  const start = Date.parse(session === 1 ? "2023-05-08T13:56:00Z" : "2023-05-20T10:00:00Z");
+  const line = (i: number) => {
+    const t = turns[i]!;
+    const text = t.blip_caption ? `${t.text} [shares a photo: ${t.blip_caption}]` : t.text;
+    const role = t.speaker === "Ana" ? "user" : "assistant";
+    return `[T${i - from + 1}] ${new Date(start + i * 1000).toISOString()} ${t.speaker} (${role}): ${text}`;
+  };
+  const range = (a: number, b: number) => Array.from({ length: b - a }, (_, k) => line(a + k));
+  return [
+    ...(extract > from ? ["Earlier turns (context only):", ...range(from, extract), ""] : []),
+    "Turns to extract from:",
+    ...range(extract, to),
+    "",
+    "Keys already in use (reuse one when a memory updates it):",
+    "- Ana: home_city",
+  ].join("\n");
+}
+
+describe("oracle extraction model", () => {
+  it("reads the prompt's turns leniently: refs, instants, speakers without their role, which to extract from", () => {
+    const turns = parseOracleTurns(`${promptOf(1, 0, 4, 2)}\n\nYour previous answer was refused: no. Answer again.`);
+    expect(turns.map((t) => [t.ref, t.speaker, t.extract])).toEqual([
+      ["T1", "Ana", false],
+      ["T2", "Ben", false],
+      ["T3", "Ana", true],
+      ["T4", "Ben", true],
+    ]);
+    expect(turns[3]).toMatchObject({
+      at: Date.parse("2023-05-08T13:56:03Z"),
+      text: "I adopted a beagle named Max. [shares a photo: a beagle on a sofa]",
+    });
+  });
+
+  it("answers the observations whose last turn it extracts from, sourced to every cited turn the prompt shows", () => {
+    const oracle = createOracle([SAMPLE]);
+    // Pottery cites D1:1 (context here) and D1:3; Ben's beagle D1:4.
+    const first = oracle.answer(promptOf(1, 0, 4, 2));
+    expect(first.finishReason).toBe("stop");
+    expect(JSON.parse(first.content)).toEqual({
+      memories: [
+        {
+          type: "fact",
+          subject: "Ana",
+          key: null,
+          text: "Ana takes pottery classes at the studio on Elm Street.",
+          when: null,
+          sources: ["T1", "T3"],
+        },
+        {
+          type: "fact",
+          subject: "Ben",
+          key: null,
+          text: "Ben adopted a beagle named Max.",
+          when: null,
+          sources: ["T4"],
+        },
+      ],
+    });
+    // A window that stops before Ben's last cited turn (D2:4) does not answer his observation yet.
+    const early = JSON.parse(oracle.answer(promptOf(2, 0, 3, 0)).content).memories;
+    expect(early.map((m: { text: string }) => m.text)).toEqual([
+      "Ana moved to Lisbon.",
+      "Ana has a new job at the museum.",
+    ]);
+    const late = JSON.parse(oracle.answer(promptOf(2, 1, 4, 3)).content).memories;
+    expect(late).toEqual([expect.objectContaining({ subject: "Ben", sources: ["T1", "T3"] })]);
+    expect(oracle.served().map((o) => [o.text, o.sourceDias])).toEqual([
+      ["Ana takes pottery classes at the studio on Elm Street.", ["D1:1", "D1:3"]],
+      ["Ben adopted a beagle named Max.", ["D1:4"]],
+      ["Ana moved to Lisbon.", ["D2:1"]],
+      ["Ana has a new job at the museum.", ["D2:3"]],
+      ["Ben congratulated Ana and says Max says hi.", ["D2:2", "D2:4"]],
+    ]);
+    expect(oracle.observationCount).toBe(5);
+    expect(oracle.record).toEqual({ requests: 3, unmatchedTurns: 0, cutAnswers: 0 });
+  });
+
+  it("slips and cuts as told, the same way on every run; a cut is the window's first answer only", () => {
+    const run = () => {
+      const oracle = createOracle([SAMPLE], { slips: 1, cut: 1 });
+      const answers = [1, 2].flatMap((n) => [
+        oracle.answer(promptOf(n as 1 | 2, 0, 4, 0)),
+        oracle.answer(promptOf(n as 1 | 2, 0, 4, 0)),
+      ]);
+      return { answers, served: oracle.served(), record: oracle.record };
+    };
+    const { answers, served, record } = run();
+    expect(answers.map((a) => a.finishReason)).toEqual(["length", "stop", "length", "stop"]);
+    expect(() => JSON.parse(answers[0]!.content)).toThrow();
+    const memories = [answers[1]!, answers[3]!].flatMap((a) => JSON.parse(a.content).memories);
+    const slipped = (m: Record<string, unknown>) =>
+      m.type === "Fact" || m.when === "" || m.key === "" || (m.sources as string[]).some((r) => r.startsWith("["));
+    expect(memories.every(slipped)).toBe(true);
+    expect(served.every((o) => o.slip !== null && o.cut)).toBe(true);
+    expect(record.cutAnswers).toBe(2);
+    expect(run().answers).toEqual(answers);
+    // A share below 1 slips some memories, not all, and whichever it slips it slips again.
+    const some = createOracle([SAMPLE], { slips: 0.5, seed: "another" });
+    some.answer(promptOf(2, 0, 4, 0));
+    const again = createOracle([SAMPLE], { slips: 0.5, seed: "another" });
+    again.answer(promptOf(2, 0, 4, 0));
+    expect(again.served().map((o) => o.slip)).toEqual(some.served().map((o) => o.slip));
+  });
+
+  it("counts a served observation kept when a derived memory has its text, or nearly, and all its turns", () => {
+    const oracle = createOracle([SAMPLE], { slips: 1 });
+    oracle.answer(promptOf(1, 0, 4, 0));
+    oracle.answer(promptOf(2, 0, 4, 0));
+    const turns = new Map<string, StoredTurn>(
+      ["D1:1", "D1:3", "D1:4", "D2:1", "D2:3"].map((dia) => [
+        `id-${dia}`,
+        { dia, speaker: "", at: 0, project: "conv-test" },
+      ]),
+    );
+    const memory = (content: string, dias: string[], project = "conv-test") => ({
+      project,
+      content,
+      sources: dias.map((d) => `id-${d}`),
+    });
+    const figures = keptObservations(
+      oracle.served(),
+      [
+        memory("Ana takes pottery classes at the studio on Elm Street.", ["D1:1", "D1:3"]),
+        memory("Ben adopted a beagle named Max", ["D1:4"]), // the stop left out: nearly the same text
+        memory("Ana moved to Lisbon.", ["D2:3"]), // not its turn
+        memory("Ana has a new job at the museum.", ["D2:3"], "other-project"),
+      ],
+      turns,
+    );
+    expect(figures).toMatchObject({ served: 5, kept: 2, slipped: 5, recovered: 2 });
+  });
+});
+
+describe("evidence credited to a result", () => {
+  const turns = new Map<string, StoredTurn>(
+    [
+      ["t1", "D1:1", 3],
+      ["t2", "D1:2", 1],
+      ["t3", "D1:3", 2],
+      ["t4", "D1:4", 4],
+    ].map(([id, dia, at]) => [id as string, { dia: dia as string, speaker: "", at: at as number, project: "p" }]),
+  );
+
+  it("credits a derived memory with its two earliest sources only, and a turn with itself", () => {
+    const memory = { item_id: "m", derived: true, sources: ["t1", "t2", "t3", "t4"] };
+    expect(coveredTurns([memory], turns)).toEqual(new Set(["D1:2", "D1:3"]));
+    expect(coveredTurns([{ item_id: "t4" }, { item_id: "t1", sources: ["t2"] }], turns)).toEqual(
+      new Set(["D1:4", "D1:1"]),
+    );
+  });
+
+  it("credits the source turns search folded into a memory's result, which ranked on their own", () => {
+    const memory = {
+      item_id: "m",
+      derived: true,
+      sources: ["t1", "t2", "t3", "t4"],
+      folded_sources: [{ item_id: "t4" }],
+    };
+    expect(coveredTurns([memory], turns)).toEqual(new Set(["D1:2", "D1:3", "D1:4"]));
   });
 });
 

@@ -1,16 +1,16 @@
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { summarizeToFit } from "../../shared/extractive";
 import { renderProfile, subjectForQuery } from "../extraction/context-profile";
 import { readProfile } from "../extraction/profiles";
 import { traverseLinks } from "../graph/graph";
-import type { DerivedView } from "../memory/derived";
 import type { ItemFilter } from "../memory/item-filters";
 import { readItems, type StoredItem } from "../memory/item-reads";
 import { searchChunks } from "../search/search";
 import { ALL_PROJECTS } from "./cache-generation";
+import { type ContextCandidate, type ContextMemory, fillContext } from "./context-fill";
 import { countCacheOutcome, lookupCached, paramsHash, storeCached } from "./semantic-cache";
 
+export type { ContextMemory };
 export type ContextStrategy = "relevance" | "importance" | "recency";
 
 export interface MemoryContextRequest {
@@ -29,17 +29,6 @@ export interface MemoryContextRequest {
   strategy: ContextStrategy;
   /** What held at this instant (epoch ms); null: what holds now. */
   asOf: number | null;
-}
-
-export interface ContextMemory {
-  id: string;
-  content: string;
-  tokens: number;
-  similarity: number;
-  source: "direct" | "related" | "profile";
-  summarized: boolean;
-  /** A derived memory's kind, subject, validity and sources; null for a stored item. */
-  derived: DerivedView | null;
 }
 
 export interface MemoryContext {
@@ -61,16 +50,19 @@ function asOfFilter(request: MemoryContextRequest): ItemFilter {
 /** A profile opens a context with at most this share of its budget, and never more than PROFILE_MAX_TOKENS. */
 const PROFILE_SHARE = 0.25;
 const PROFILE_MAX_TOKENS = 1_000;
-
-/** A memory shorter than this is not worth summarizing into the leftover budget. */
-const MIN_SUMMARY_TOKENS = 8;
+/**
+ * The most source turns of the direct hits' memories one context reads (memories in rank order, each's sources as
+ * listed): a memory said again and again may cite hundreds, and the budget shows few.
+ */
+const MOST_SOURCES_READ = 100;
 
 /**
  * Builds the memories that best answer a query within a token budget: hybrid search for direct
  * matches, BFS over links for related ones (score = match score x link weights), ordered by strategy,
- * each taken whole while it fits, else summarized extractively into what is left. Token counts are
- * the stored js-tiktoken counts (or the exact count of a summary); their sum stays within
- * budget x (1 - LLM_MEMORY_TOKEN_BUFFER_RATIO).
+ * each taken whole while it fits, else summarized extractively into what is left (context-fill.ts). A derived
+ * memory comes with its source turns: those search folded into its result as direct hits, the others while the
+ * budget lasts. Token counts are the stored js-tiktoken counts (or the exact count of a summary); their sum stays
+ * within budget x (1 - LLM_MEMORY_TOKEN_BUFFER_RATIO).
  */
 export async function buildMemoryContext(
   scope: TenantScope,
@@ -121,21 +113,37 @@ export async function buildMemoryContext(
     searchChunks(scope, services, request.query, asOfFilter(request), request.topK * 3, {
       queryVector,
       expandLinks: false,
+      foldSources: true,
       onVectorUnavailable: unavailable,
       // The embedder already failed for this query: asking it again inside search would only wait twice.
       ...(queryVector === undefined ? { mode: "keyword" as const } : {}),
     }),
     config.extraction.llm === "off" ? null : subjectForQuery(scope, request.projects, request.namespace, request.query),
   ]);
+  // Each direct hit by item, with the source turns folded into it; `direct` holds them all (their links are followed).
+  const hitsOf = new Map<string, { folded: { id: string; score: number }[]; sources: string[] }>();
   const direct = new Map<string, number>();
   for (const hit of hits) {
-    if (direct.size >= request.topK) break;
-    if (hit.score >= request.minSimilarity && !direct.has(hit.itemId)) direct.set(hit.itemId, hit.score);
+    if (hitsOf.size >= request.topK) break;
+    if (hit.score < request.minSimilarity || direct.has(hit.itemId)) continue;
+    direct.set(hit.itemId, hit.score);
+    // A folded turn that scores below min_similarity comes with its memory only as one of its sources.
+    const folded = (hit.foldedSources ?? []).filter((f) => f.score >= request.minSimilarity && !direct.has(f.itemId));
+    for (const f of folded) direct.set(f.itemId, f.score);
+    hitsOf.set(hit.itemId, {
+      folded: folded.map((f) => ({ id: f.itemId, score: f.score })),
+      sources: hit.derived?.sources ?? [],
+    });
   }
-  // The direct hits' rows and their links are read side by side; only linked items wait for the links.
+  const sourceIds = [...new Set([...hitsOf.values()].flatMap((h) => h.sources.filter((id) => !direct.has(id))))].slice(
+    0,
+    MOST_SOURCES_READ,
+  );
+  // The direct hits' rows (with their memories' source turns) and their links are read side by side; only linked
+  // items wait for the links.
   const profileBudget = Math.min(PROFILE_MAX_TOKENS, Math.floor(budget * PROFILE_SHARE));
   const [directItems, related, profile] = await Promise.all([
-    readItems(scope, [...direct.keys()]),
+    readItems(scope, [...direct.keys(), ...sourceIds]),
     request.includeRelated && direct.size > 0
       ? traverseLinks(scope, "item", direct, { maxDepth, maxResults: config.graphMaxResults })
       : [],
@@ -151,16 +159,42 @@ export async function buildMemoryContext(
     item !== undefined &&
     (item.tier === "active" || (request.asOf !== null && item.tier === "superseded" && direct.has(item.id))) &&
     (request.projects === undefined || request.projects.includes(item.project));
-  const candidates = [
-    ...[...direct].map(([id, score]) => ({ item: items.get(id), similarity: score, source: "direct" as const })),
-    ...related.map((r) => ({ item: items.get(r.id), similarity: r.score, source: "related" as const })),
-  ].filter((c): c is { item: StoredItem; similarity: number; source: "direct" | "related" } => allowed(c.item));
+  const allowedItem = (id: string) => {
+    const item = items.get(id);
+    return allowed(item) ? [item] : [];
+  };
+  // As of an earlier time, a memory's source turns said since are not shown.
+  const allowedSource = (id: string) =>
+    allowedItem(id).filter((turn) => request.asOf === null || turn.createdAt <= request.asOf);
+  const inFolds = new Set([...hitsOf.values()].flatMap((h) => h.folded.map((f) => f.id)));
+  const candidates: ContextCandidate[] = [
+    ...[...hitsOf].flatMap(([id, hit]) =>
+      allowedItem(id).map((item) => ({
+        item,
+        similarity: direct.get(id)!,
+        source: "direct" as const,
+        folded: hit.folded.flatMap((f) => allowedItem(f.id).map((turn) => ({ item: turn, similarity: f.score }))),
+        sources: hit.sources
+          .flatMap(allowedSource)
+          .filter((turn) => !inFolds.has(turn.id))
+          .sort((a, b) => a.createdAt - b.createdAt),
+      })),
+    ),
+    ...related.flatMap((r) =>
+      allowedItem(r.id).map((item) => ({
+        item,
+        similarity: r.score,
+        source: "related" as const,
+        folded: [],
+        sources: [],
+      })),
+    ),
+  ];
   candidates.sort(ORDER[request.strategy]);
 
   const counter = await services.tokens();
   const memories: ContextMemory[] = [];
   let used = 0;
-  let truncated = false;
   const profileText = profile === null ? null : renderProfile(profile, profileBudget, counter);
   if (profile !== null && profileText !== null) {
     memories.push({
@@ -174,36 +208,14 @@ export async function buildMemoryContext(
     });
     used += profileText.tokens;
   }
-  for (const { item, similarity, source } of candidates) {
-    const left = budget - used;
-    if (item.tokens <= left) {
-      memories.push({
-        id: item.id,
-        content: item.content,
-        tokens: item.tokens,
-        similarity: round(similarity),
-        source,
-        summarized: false,
-        derived: item.derived,
-      });
-      used += item.tokens;
-      continue;
-    }
-    truncated = true;
-    if (!request.autoSummarize || left < MIN_SUMMARY_TOKENS) continue;
-    const summary = summarizeToFit(item.content, request.query, left, counter);
-    if (!summary) continue;
-    memories.push({
-      id: item.id,
-      content: summary.content,
-      tokens: summary.tokens,
-      similarity: round(similarity),
-      source,
-      summarized: true,
-      derived: item.derived,
-    });
-    used += summary.tokens;
-  }
+  const filled = fillContext(candidates, budget, used, {
+    autoSummarize: request.autoSummarize,
+    query: request.query,
+    counter,
+  });
+  memories.push(...filled.memories);
+  used = filled.used;
+  const truncated = filled.truncated;
   const result: MemoryContext = {
     memories,
     total_tokens: used,
@@ -239,7 +251,3 @@ const ORDER: Record<ContextStrategy, (a: Candidate, b: Candidate) => number> = {
   importance: (a, b) => b.item.importance - a.item.importance || b.similarity - a.similarity,
   recency: (a, b) => b.item.createdAt - a.item.createdAt || b.similarity - a.similarity,
 };
-
-function round(n: number): number {
-  return Math.round(n * 10_000) / 10_000;
-}

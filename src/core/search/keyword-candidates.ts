@@ -8,9 +8,10 @@ import {
 } from "../keyword-index/lists";
 import { keywordQueryTerms } from "../keyword-index/scores";
 import { hasTopPostings, noteKeywordIndex } from "../keyword-index/tops";
+import { parseDerived } from "../memory/derived";
 import { type TimeRange, withoutTimeWords } from "./query-time";
 import { type SearchFilters, searchedProjects } from "./search-rows";
-import { statedMatch, statedTimes } from "./stated-times";
+import { rowStatedTimes, statedMatch } from "./stated-times";
 
 /**
  * BM25 over the tenant's own keyword index (keyword-index/scores.ts): ranking depends on its data only. When
@@ -65,7 +66,8 @@ export async function keywordCandidates(
   const lists = timedLists(results, withPlain);
   // Something said then, or saying it happened then ("last night", said the next morning: stated-times.ts), makes the
   // date a time; otherwise its words were about something else.
-  const statesThen = () => lists.all.some((row) => statedMatch(statedTimes(row), named) === 1);
+  const statesThen = () =>
+    lists.all.some((row) => statedMatch(rowStatedTimes(row, parseDerived(row.derived)), named) === 1);
   if (!lists.thenFound && lists.unchanged && !statesThen()) return { rows: lists.unchanged, textQuery: query };
   return { rows: [...lists.all, ...lists.thenExtra], textQuery };
 }

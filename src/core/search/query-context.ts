@@ -1,9 +1,10 @@
 import type { SearchStage } from "../../config";
 import { indexTokens } from "../../shared/fts-text";
 import { STOPWORDS } from "../../shared/stopwords";
+import { type DerivedView, parseDerived } from "../memory/derived";
 import { asksWhen, type TimeRange, timeMatch, yearsBefore } from "./query-time";
 import { SPEAKER_WEIGHT, STATES_TIME_WEIGHT } from "./relevance";
-import { type StatedTime, statedMatch, statedTimes } from "./stated-times";
+import { rowStatedTimes, type StatedTime, saidAt, statedMatch } from "./stated-times";
 
 /** How many years back a time named without its year is looked for among the candidates. */
 const YEARLY_LOOKBACK = 10;
@@ -14,6 +15,8 @@ export interface ContextualRow {
   speaker: string | null;
   chunk_content: string;
   stated_times?: string | null;
+  /** A derived memory's fields as JSON text (derived.ts); null for other items. */
+  derived?: string | null;
 }
 
 export interface QueryContext {
@@ -31,6 +34,7 @@ export interface QueryContext {
  *   stored ("my trip last year", asked of an older conversation);
  * - a speaker it names: messages said by that participant (log_chat's agent_name, else the role) gain;
  * - a question asking when: text that states a time (one resolved at write time) gains.
+ * A derived memory's time is when it was said (stated-times.ts, saidAt), not when extraction wrote it.
  */
 export function queryContext(
   query: string,
@@ -38,14 +42,20 @@ export function queryContext(
   candidates: ContextualRow[],
   stages: ReadonlySet<SearchStage>,
 ): QueryContext {
+  const derived = new WeakMap<ContextualRow, DerivedView | null>();
+  const derivedOf = (row: ContextualRow) => {
+    let view = derived.get(row);
+    if (view === undefined) derived.set(row, (view = parseDerived(row.derived)));
+    return view;
+  };
   const stated = new WeakMap<ContextualRow, StatedTime[]>();
   const statedOf = (row: ContextualRow) => {
     let times = stated.get(row);
-    if (!times) stated.set(row, (times = statedTimes(row)));
+    if (!times) stated.set(row, (times = rowStatedTimes(row, derivedOf(row))));
     return times;
   };
   const timeOf = (row: ContextualRow, within: TimeRange) =>
-    Math.max(timeMatch(row.created_at, within), statedMatch(statedOf(row), within));
+    Math.max(timeMatch(saidAt(row, derivedOf(row)), within), statedMatch(statedOf(row), within));
   const hasCandidates = (within: TimeRange) => candidates.some((c) => timeOf(c, within) === 1);
   let inRange = range !== null && hasCandidates(range) ? range : null;
   // A time named without its year ("in June") is the latest such time that something was written or said in.

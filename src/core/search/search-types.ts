@@ -27,6 +27,11 @@ export interface SearchHit {
   vectorRank: number | null;
   /** A memory extraction derived: its kind, subject, validity and source turns; null for stored items. */
   derived: DerivedView | null;
+  /**
+   * With `foldSources`: the derived memory's source turns that ranked on their own, folded into its result
+   * (fold-sources.ts), best first; absent when none did.
+   */
+  foldedSources?: SearchHit[];
 }
 
 export type SearchMode = "hybrid" | "keyword" | "vector";
@@ -38,6 +43,11 @@ export interface SearchOptions {
   queryVector?: Float32Array;
   /** Hits' linked items join the results (default true; memory_context_build follows links itself). */
   expandLinks?: boolean;
+  /**
+   * A derived memory and its source turns share one result, the memory carrying the turns that ranked
+   * (fold-sources.ts), so the slots they would have taken go to further hits. Default false: every chunk its own hit.
+   */
+  foldSources?: boolean;
   /** The instant relative times in the query count from ("yesterday"); default now. */
   now?: number;
   /**

@@ -3,6 +3,7 @@ import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { parseDerived } from "../memory/derived";
 import { emptyExpansion, expansionRead, narrowExpansion } from "./expansion";
+import { type FoldableHit, type FoldedResult, foldSources } from "./fold-sources";
 import { keywordCandidates } from "./keyword-candidates";
 import { pairShare, queryPairs } from "./proximity";
 import { mostContextMultiplier, queryContext } from "./query-context";
@@ -20,7 +21,7 @@ import {
   PROXIMITY_WEIGHT,
   vectorPart,
 } from "./relevance";
-import { rerankTop } from "./rerank";
+import { rerankOrder } from "./rerank";
 import type { SearchFilters, SearchRow } from "./search-rows";
 import type { SearchHit, SearchMode, SearchOptions } from "./search-types";
 import { fillMissingSimilarities, noVectorList, vectorList, vectorRowsStatement } from "./search-vectors";
@@ -70,7 +71,8 @@ type Candidate = {
  *    their words), while the vector index answers the query's embedding;
  * 2. the vector hits' rows, and what the first hits point to (expansion.ts): feedback words, neighbours
  *    in reading order, linked items, which add their evidence.
- * Hits below MIN_RELEVANCE are dropped, so a query that nothing in the project answers gets no hits.
+ * Hits below MIN_RELEVANCE are dropped, so a query that nothing in the project answers gets no hits. With
+ * `foldSources`, a derived memory and its source turns that rank share one result (fold-sources.ts).
  * Every statement filters on the scope's tenant; stashed items are excluded unless `tiers` asks.
  */
 export async function searchChunks(
@@ -288,11 +290,24 @@ export async function searchChunks(
         (b.similarity ?? -1) - (a.similarity ?? -1) ||
         a.row.chunk_id - b.row.chunk_id,
     );
-  const top = await rerankTop(services, query, ranked, limit, (c) => c.row.chunk_content);
+  const order = await rerankOrder(services, query, ranked, limit, (c) => c.row.chunk_content);
+  const top: FoldedResult<Candidate>[] = options.foldSources
+    ? foldSources(order, limit, foldable)
+    : order.slice(0, limit).map((hit) => ({ hit, folded: [] }));
   // `similarity` is reported for every hit, whatever counted in its score.
-  if (top.length > 0 && !vectorFailed)
-    await fillMissingSimilarities(scope, services, embedQuery, top).catch(vectorUnavailable);
-  return top.map(toHit);
+  const shown = top.flatMap((r) => [r.hit, ...r.folded]);
+  if (shown.length > 0 && !vectorFailed)
+    await fillMissingSimilarities(scope, services, embedQuery, shown).catch(vectorUnavailable);
+  return top.map(({ hit, folded }) =>
+    folded.length === 0
+      ? toHit(hit)
+      : {
+          ...toHit(hit),
+          // The result stands for the memory and the turns folded into it: it scores as the best of them.
+          score: round(Math.max(hit.score, ...folded.map((c) => c.score))),
+          foldedSources: folded.map(toHit),
+        },
+  );
 }
 
 /**
@@ -318,12 +333,22 @@ function keepLeadFirst(first: Candidate[], all: Iterable<Candidate>, ownMatch: (
   }
 }
 
-/** The best keyword hits, best first: their words feed back (expansion.ts). */
+/**
+ * The best keyword hits, best first: their words feed back (expansion.ts). A derived memory and its source turns say
+ * one thing, so they feed back as one hit, the result they fold into (fold-sources.ts), with the text of all and the
+ * best keyword part of any: as separate hits, one piece of evidence would fill the feedback's few places.
+ */
 function feedbackSources(first: Candidate[]): { content: string; score: number }[] {
-  return first
-    .filter((c) => c.keyword >= MIN_RELEVANCE)
-    .sort((a, b) => b.keyword - a.keyword || b.bm25 - a.bm25)
-    .map((c) => ({ content: c.row.chunk_content, score: c.keyword }));
+  const best = first.filter((c) => c.keyword >= MIN_RELEVANCE).sort((a, b) => b.keyword - a.keyword || b.bm25 - a.bm25);
+  return foldSources(best, best.length, foldable).map(({ hit, folded }) => ({
+    content: [hit, ...folded].map((c) => c.row.chunk_content).join("\n"),
+    score: Math.max(hit.keyword, ...folded.map((c) => c.keyword)),
+  }));
+}
+
+/** What folding needs of a candidate: its item, and a derived memory's source turns. */
+function foldable(c: Candidate): FoldableHit {
+  return { itemId: c.row.item_id, sources: parseDerived(c.row.derived)?.sources ?? null };
 }
 
 function toHit(c: Candidate): SearchHit {

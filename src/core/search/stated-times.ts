@@ -1,3 +1,4 @@
+import type { DerivedView } from "../memory/derived";
 import { OUTSIDE_RANGE_FLOOR, spanMatch, type TimeRange } from "./query-time";
 import { findTimes } from "./time-expressions";
 
@@ -23,6 +24,25 @@ export function resolveStatedTimes(content: string, said: number): StatedTime[] 
   return findTimes(content, said, "nearest")
     .slice(0, MAX_STATED)
     .map((t): StatedTime => [t.from, t.to]);
+}
+
+/**
+ * When a row's text was said: a derived memory's `valid_from` (its event's day, else when its earliest source turn was
+ * said), not when extraction wrote it; any other item's created_at.
+ */
+export function saidAt(row: { created_at: number }, derived: DerivedView | null): number {
+  return derived?.validFrom ?? row.created_at;
+}
+
+/**
+ * A row's stated times; a derived memory's resolved against when it was said (saidAt): the times stored with its
+ * chunk count from when extraction wrote it.
+ */
+export function rowStatedTimes(
+  row: { stated_times?: string | null; chunk_content: string; created_at: number },
+  derived: DerivedView | null,
+): StatedTime[] {
+  return derived ? resolveStatedTimes(row.chunk_content, saidAt(row, derived)) : statedTimes(row);
 }
 
 /** A chunk's stated times: as stored, or resolved now for a row written before they were kept (NULL). */

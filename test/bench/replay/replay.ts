@@ -1,10 +1,11 @@
-// `npm run replay -- locomo|msmarco|growth [--db FILE]`: search's real code (searchChunks) run in this process over a D1 file
+// `npm run replay -- locomo|msmarco|growth|extraction [--db FILE]`: search's real code (searchChunks) run in this process over a D1 file
 // that a bench left (.bench/<port>/state), through Node's SQLite (sqlite-d1.ts), as the bench's server would search it
 // with its defaults (local lexical embedder: no vector list). Seconds where the bench takes minutes, so a ranking or
 // SQL change can be tried many times: `locomo` prints evidence recall@10 by category and the held-out folds' means,
 // as `npm run bench -- locomo` does (the same figures on the same data), `msmarco` nDCG@10 beside plain FTS5 BM25 as
 // `npm run bench -- msmarco` prints it, `growth` each tenant's D1 time per statement over the MS MARCO queries.
-// Start with the bench whose data it needs (`npm run bench -- locomo`, `msmarco` or `growth`). WITHOUT=feedback,when
+// `extraction` the extraction bench's recall, turns only and with derived memories (replay-extraction.ts).
+// Start with the bench whose data it needs (`npm run bench -- locomo`, `msmarco`, `growth` or `extraction`). WITHOUT=feedback,when
 // leaves those stages out (SEARCH_STAGES), to see what each adds.
 // Reads ../shared/data (benchmarks may; tests never do).
 
@@ -17,9 +18,11 @@ import { searchChunks } from "../../../src/core/search/search";
 import { tenantScope } from "../../../src/db/scope";
 import type { Services } from "../../../src/ports";
 import { loadLocomo, loadMsmarco } from "../data.mjs";
+import type { LocomoSample } from "../extraction.mjs";
 import { assignFolds, foldFigures, groupsOf, summarize } from "../folds.mjs";
 import { mean, ndcgAt, recallAt, uniqueInOrder } from "../metrics.mjs";
 import { plainBm25 } from "../plain-bm25.mjs";
+import { replayExtraction } from "./replay-extraction";
 import { sqliteD1, type Timed } from "./sqlite-d1";
 
 const CATEGORIES: Record<string, string> = {
@@ -31,8 +34,8 @@ const CATEGORIES: Record<string, string> = {
 };
 const [suite, ...rest] = process.argv.slice(2);
 const dbArg = rest.indexOf("--db");
-if (suite !== "locomo" && suite !== "msmarco" && suite !== "growth") {
-  console.error("usage: npm run replay -- locomo|msmarco|growth [--db FILE]");
+if (suite !== "locomo" && suite !== "msmarco" && suite !== "growth" && suite !== "extraction") {
+  console.error("usage: npm run replay -- locomo|msmarco|growth|extraction [--db FILE]");
   process.exit(2);
 }
 const file = dbArg >= 0 ? rest[dbArg + 1]! : largestD1(`.bench/${process.env.BENCH_PORT ?? 8799}/state`);
@@ -52,7 +55,11 @@ const tenants = db.prepare("SELECT tenant_id, chunks FROM keyword_stats ORDER BY
 const pct = (x: number) => (100 * x).toFixed(1);
 console.log(`${file}: ${tenants.map((t) => `${t.chunks} chunks`).join(", ")}`);
 
-if (suite === "locomo") {
+if (suite === "extraction") {
+  const samples = loadLocomo() as unknown as LocomoSample[];
+  const lines = await replayExtraction(db, d1, services, tenants.at(-1)!.tenant_id, samples, CATEGORIES);
+  console.log(lines.join("\n"));
+} else if (suite === "locomo") {
   const samples = loadLocomo() as {
     sample_id: string;
     conversation: Record<string, { speaker: string; dia_id: string; text: string; blip_caption?: string }[] | string>;
