@@ -234,7 +234,7 @@ describe("a window fits the Free plan's 50 queries an invocation", () => {
     const { t } = await conversation(said);
     const truth = truthFrom(
       Object.fromEntries(
-        said.map((s, i) => [
+        said.map((_, i) => [
           `Entry ${i + 1}:`,
           () => [
             fact("Caroline", `Caroline keeps journal entry ${i + 1}.`),
