@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { shardDatabase, shardNames } from "../src/control/shards";
 import worker from "../src/index";
 import { RECENT_JOB_GRACE_MS, RECENT_JOBS_CRON } from "../src/jobs/recent-jobs";
+import { LOST_JOB_AFTER_MS } from "../src/jobs/sweep";
 import type { JobMessage } from "../src/messages";
 import { callWith } from "./fault-helpers";
 import { newTenant, waitForEmbeddings } from "./helpers";
@@ -57,6 +58,28 @@ describe("the recent-jobs pass", () => {
     ]);
     // ...and only once: the one after has moved past it.
     expect(mine(await minutePass(written + RECENT_JOB_GRACE_MS + 150_000))).toEqual([]);
+  });
+
+  it("writes its cursor only once it has passed something, or before it goes stale: an idle shard's pass writes nothing", async () => {
+    const cursors = () =>
+      Promise.all(
+        shardNames(env).map((shard) =>
+          shardDatabase(env, shard).prepare("SELECT cursor FROM reconcile_state WHERE id = 2").first<number>("cursor"),
+        ),
+      );
+    // Far in the future, where nothing is pending.
+    const start = Date.now() + 30 * 86_400_000;
+    await minutePass(start);
+    const first = await cursors();
+    expect(first.every((c) => c === start - RECENT_JOB_GRACE_MS)).toBe(true);
+    for (let minute = 1; minute < LOST_JOB_AFTER_MS / 2 / 60_000; minute++) {
+      await minutePass(start + minute * 60_000);
+      expect(await cursors()).toEqual(first);
+    }
+    await minutePass(start + LOST_JOB_AFTER_MS / 2 + 60_000);
+    expect((await cursors()).every((c) => c === start + LOST_JOB_AFTER_MS / 2 + 60_000 - RECENT_JOB_GRACE_MS)).toBe(
+      true,
+    );
   });
 
   it("re-sends through the real queue, whose consumer embeds the item", async () => {

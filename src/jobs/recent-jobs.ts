@@ -81,6 +81,10 @@ async function recoverShard(env: Env, shard: string, now: number): Promise<numbe
   // A full list stops the cursor at its last row; items of that very millisecond past the limit fall to the full sweep.
   const reached = lists.filter((rows) => rows.length === PASS_LIMIT).map((rows) => rows[rows.length - 1]!.created_at);
   const cursor = reached.length > 0 ? Math.min(...reached) : until;
+  // Nothing found: the next pass reads the same empty range and the new minute, as cheaply (the pending are indexed),
+  // so the cursor is written only once it has passed something, or before the range reaches back past the sweep's.
+  const stale = state === null || state.cursor < until - LOST_JOB_AFTER_MS / 2;
+  if (lists.every((rows) => rows.length === 0) && !stale) return extraction.length;
   await d1
     .prepare(
       "INSERT INTO reconcile_state (id, cursor, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO UPDATE SET cursor = ?2, updated_at = ?3",
