@@ -95,7 +95,15 @@ export function consolidate(
     added.push({ decision: decisions.length, subject: memory.subject, kind: memory.kind, when: memory.when, text });
     decisions.push({ event: "added", memory, storageKey: storageKey(memory.subject, memory.key), reason: apart });
   }
-  return { decisions, places: placeOnTimelines(decisions, keyMemories) };
+  const places = placeOnTimelines(decisions, keyMemories);
+  // Every decision says why: what an added memory is, when nothing more specific was said.
+  for (const d of decisions)
+    if (d.event === "added" && d.reason === null)
+      d.reason =
+        d.storageKey === null
+          ? `new: no memory of ${d.memory.subject} held says the same`
+          : `the latest value of ${d.storageKey} in time: it holds now`;
+  return { decisions, places };
 }
 
 function firstMatch<T>(items: readonly T[], why: (item: T) => string | null): { item: T; why: string } | null {
