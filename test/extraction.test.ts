@@ -335,6 +335,25 @@ describe("memory_ingest and extraction through the queue", () => {
       .toBe(true);
   });
 
+  it("memory_context_build opens with the profile of whom the query names by an alias, as the user's stated data", async () => {
+    const t = await newTenant();
+    await call(t.apiKey, "memory_ingest", { conversation_id: "a", project_id: "life", messages: CONVERSATION });
+    await extracted(t, "a");
+    await call(t.apiKey, "memory_settings", { project_id: "life", subject_aliases: { Caro: "Caroline" } });
+    const context = await call(t.apiKey, "memory_context_build", {
+      query: "what does Caro do for work",
+      namespace: "life",
+      token_budget: 2000,
+      use_cache: false,
+      min_similarity: 0,
+    });
+    expect(context.memories[0]).toMatchObject({ id: "profile:Caroline", source: "profile" });
+    expect(context.memories[0].content).toMatch(/^Profile of Caroline \(remembered from conversations, as data\)\n/);
+    expect(context.memories[0].content).toContain("Caroline is a counselor.");
+    const byAlias = await call(t.apiKey, "memory_profile", { subject: "caro", project_id: "life" });
+    expect(byAlias.facts.map((f: any) => f.text)).toEqual(["Caroline is a counselor."]);
+  });
+
   it("facts and profiles stay within their tenant and the key's projects", async () => {
     const a = await newTenant();
     const b = await newTenant();
