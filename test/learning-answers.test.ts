@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { RETRY_DELAYS_MS } from "../src/core/extraction/retry-schedule";
 import { recoverRecentJobs } from "../src/jobs/recent-jobs";
 import type { JobMessage } from "../src/messages";
-import { SLIPS } from "./fakes/noisy-model";
+import { FIELD_SLIPS, SLIPS } from "./fakes/noisy-model";
 import { call, newKey } from "./helpers";
 import {
   conversation,
@@ -77,6 +77,42 @@ describe("answers read memory by memory", () => {
     // What the precision is, every read shows.
     const got = await call(t.apiKey, "memory_get", { id: dated.id });
     expect(got).toMatchObject({ when_precision: "month", valid_from: "2023-05-01T00:00:00.000Z" });
+  });
+
+  it("reads JSON wrapped in prose and a fence, and fields slipped beyond the contract's words, in one call", async () => {
+    const dated = truthFrom(
+      Object.fromEntries(
+        SIX.map((s, i) => [
+          s.content,
+          () => [fact("Caroline", `Caroline fact ${i + 1}.`, i === 3 ? { type: "event", when: "2023-05-07" } : {})],
+        ]),
+      ),
+    );
+    const { t, ids } = await conversation(SIX);
+    const model = new NoisyModel({ truth: dated, wrap: true, slip: (m, i) => FIELD_SLIPS[i % FIELD_SLIPS.length]!(m) });
+    await extract(t, model);
+    expect(model.requests).toHaveLength(1);
+    const rows = await derivedRows(t);
+    expect(rows.map((r) => [r.content, r.sources]).sort()).toEqual(
+      SIX.map((_, i) => [`Caroline fact ${i + 1}.`, [ids[i]]]).sort(),
+    );
+    expect(rows.find((r) => r.content === "Caroline fact 4.")).toMatchObject({
+      memory_kind: "event",
+      valid_from: Date.UTC(2023, 4, 7),
+      when_precision: "day",
+    });
+    const events = await history(t);
+    expect(events.filter((e) => e.event !== "added")).toEqual([]);
+    const reasons = events.map((e) => e.reason ?? "").join(" ");
+    for (const said of [
+      "the JSON read from inside the answer's other text",
+      "type 'facts' read as fact",
+      "read as T2",
+      "when 'May 7, 2023' read as the day 2023-05-07",
+      "field 'content' read as text",
+      "field 'kind' read as type",
+    ])
+      expect(reasons).toContain(said);
   });
 
   it("asks again only an answer that is not JSON or has no memories", async () => {

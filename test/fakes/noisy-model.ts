@@ -8,7 +8,7 @@ import { KNOWN_KEYS_HEADING, type PromptTurn, parsePrompt } from "../../src/core
  *   written "[T3]", "t3" or " T3 ", a key of "";
  * - an invalid memory beside the good ones (`invalid`);
  * - answers cut for length (`cutAfter` memories: the JSON stops mid-memory, finish_reason "length");
- * - answers that are not JSON (`broken`: the first N calls);
+ * - answers that are not JSON (`broken`: the first N calls), or whose JSON comes inside prose and a fence (`wrap`);
  * - an endpoint that refuses `max_tokens` or `temperature` with a 400 naming it (`refuses`), or a prompt longer than
  *   `contextChars` (400 context_length_exceeded), or answers 401 for the first N calls (`unauthorized`);
  * - a delay before it answers a prompt that holds a marker (`hold`), to run two jobs against each other.
@@ -20,6 +20,7 @@ export interface NoisyModelOptions {
   invalid?: (window: FakeWindow) => Record<string, unknown> | null;
   cutAfter?: number;
   broken?: number;
+  wrap?: boolean;
   refuses?: ("max_tokens" | "temperature")[];
   contextChars?: number;
   unauthorized?: number;
@@ -98,7 +99,10 @@ export class NoisyModel {
       const cut = `${whole}${o.cutAfter > 0 ? ", " : ""}${next.slice(0, Math.floor(next.length / 2))}`;
       return answer(200, completion(cut, "length"));
     }
-    return answer(200, completion(text, "stop"));
+    const wrapped = o.wrap
+      ? `Here are the memories I found:\n\`\`\`json\n${text}\n\`\`\`\nLet me know if you need more.`
+      : text;
+    return answer(200, completion(wrapped, "stop"));
   };
 }
 
@@ -140,3 +144,22 @@ export const SLIPS: ((m: FakeMemory) => Record<string, unknown>)[] = [
   (m) => ({ ...m, type: m.type.toUpperCase(), sources: m.sources.map((s) => ` ${s.toLowerCase()} `) }),
   (m) => ({ ...m, when: m.when ?? "null" }),
 ];
+
+/** Slips in a memory's fields beyond the contract's own words: a plural type, refs as numbers or in one string, a
+ * date in words, a field under a near name. */
+export const FIELD_SLIPS: ((m: FakeMemory) => Record<string, unknown>)[] = [
+  (m) => ({ ...m, type: `${m.type}s` }),
+  (m) => ({ ...m, sources: m.sources.map((s) => Number(s.slice(1))) }),
+  (m) => ({ ...m, sources: m.sources.join(", ") }),
+  (m) => ({ ...m, when: m.when && /^\d{4}-\d{2}-\d{2}$/.test(m.when) ? writtenDay(m.when) : m.when }),
+  ({ text, ...m }) => ({ ...m, content: text }),
+  ({ sources, type, ...m }) => ({ ...m, kind: type, refs: sources }),
+];
+
+const MONTH_NAMES = "January February March April May June July August September October November December".split(" ");
+
+/** "2023-05-07" as "May 7, 2023". */
+function writtenDay(day: string): string {
+  const [y, m, d] = day.split("-").map(Number);
+  return `${MONTH_NAMES[m! - 1]} ${d}, ${y}`;
+}

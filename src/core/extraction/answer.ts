@@ -1,4 +1,5 @@
 import type { WhenPrecision } from "../memory/item-types";
+import { findMemories } from "./answer-json";
 import {
   KEY_MAX_CHARS,
   MEMORIES_PER_WINDOW,
@@ -37,9 +38,10 @@ export class AnswerError extends Error {}
 
 /**
  * The answer's memories, read one by one: a memory that breaks the contract is dropped with its reason and the
- * others are kept; plain slips are mended (a type in any case, `when` of "" or "null", a partial date, a ref
- * written "[T3]" or "t3", a key of ""). Only an answer that is not JSON or has no `memories` array is refused
- * whole. A `cut` answer (the model ran out of output) keeps the memories that came whole before the cut.
+ * others are kept; plain slips are mended (a type in any case or plural, `when` of "" or "null", a partial date or
+ * one in words, a ref written "[T3]", "t3" or 3, refs in one string, a key of "", a field under a near name). The
+ * JSON is found where models put it (answer-json.ts). Only an answer with no `memories` list is refused whole. A
+ * `cut` answer (the model ran out of output) keeps the memories that came whole before the cut.
  */
 export function readAnswer(content: unknown, window: Window, cut = false): ReadAnswer {
   if (cut && typeof content === "string") {
@@ -49,12 +51,23 @@ export function readAnswer(content: unknown, window: Window, cut = false): ReadA
       read.dropped.push(`the answer was cut after ${salvaged.memories.length} whole memories: the rest dropped`);
     return read;
   }
-  const value = typeof content === "string" ? parseJson(content) : content;
-  if (typeof value !== "object" || value === null || Array.isArray(value))
-    throw new AnswerError('The answer must be a JSON object: {"memories": [...]}.');
-  const list = (value as { memories?: unknown }).memories;
-  if (!Array.isArray(list)) throw new AnswerError('The answer must have "memories": an array.');
-  return readList(list, window);
+  const found = findMemories(content);
+  if (found === null) throw new AnswerError(refusal(content));
+  const read = readList(found.list, window);
+  for (const memory of read.memories) memory.mended.unshift(...found.mended);
+  return read;
+}
+
+/** Why an answer with no `memories` list is refused, as the model is told when asked again. */
+function refusal(content: unknown): string {
+  if (typeof content === "string") {
+    try {
+      JSON.parse(content);
+    } catch (error) {
+      return `The answer is not valid JSON (${(error as Error).message}).`;
+    }
+  }
+  return 'The answer must be a JSON object with "memories", an array: {"memories": [...]}.';
 }
 
 function readList(list: readonly unknown[], window: Window): ReadAnswer {
@@ -64,7 +77,7 @@ function readList(list: readonly unknown[], window: Window): ReadAnswer {
     const at = `memories[${i}]`;
     let memory: ReturnType<typeof checkMemory>;
     try {
-      memory = checkMemory(raw, at);
+      memory = checkMemory(raw, at, dropped);
     } catch (error) {
       if (!(error instanceof MemoryProblem)) throw error;
       dropped.push(`${at} ${describe(raw)}: ${error.message}: memory dropped`);
@@ -95,23 +108,14 @@ function readList(list: readonly unknown[], window: Window): ReadAnswer {
 /** A memory the contract cannot read; its message is the reason it is dropped. */
 class MemoryProblem extends Error {}
 
-function parseJson(text: string): unknown {
-  // Some endpoints wrap JSON in a Markdown fence even in JSON mode.
-  const bare = text
-    .trim()
-    .replace(/^```(?:json)?\s*/i, "")
-    .replace(/\s*```$/, "");
-  try {
-    return JSON.parse(bare);
-  } catch (error) {
-    throw new AnswerError(`The answer is not valid JSON (${(error as Error).message}).`);
-  }
-}
-
-function checkMemory(raw: unknown, at: string): Omit<ValidMemory, "sources"> & { sources: string[] } {
+function checkMemory(
+  raw: unknown,
+  at: string,
+  dropped: string[],
+): Omit<ValidMemory, "sources"> & { sources: string[] } {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new MemoryProblem("is not an object");
-  const m = raw as Record<string, unknown>;
   const mended: string[] = [];
+  const m = withContractNames(raw as Record<string, unknown>, mended);
   const kind = memoryKind(m.type, mended);
   const subject = text(m.subject, "subject", SUBJECT_MAX_CHARS);
   const body = text(m.text, "text", MEMORY_TEXT_MAX_CHARS);
@@ -119,13 +123,36 @@ function checkMemory(raw: unknown, at: string): Omit<ValidMemory, "sources"> & {
     throw new MemoryProblem(`key must be a string or null (got ${typeof m.key})`);
   const key = typeof m.key === "string" ? snakeKey(m.key) : null;
   if (typeof m.key === "string" && key === null && m.key.trim() !== "") mended.push(`key '${m.key}' read as none`);
-  const when = readWhen(m.when, mended);
+  const when = whenOrNone(m.when, mended, (problem) =>
+    dropped.push(`${at} ${describe(raw)}: ${problem}: when dropped, the memory kept (valid from its turn)`),
+  );
   return { kind, subject, key, text: body, ...when, sources: refs(m.sources, at), mended };
+}
+
+/** Fields a model names otherwise, by the contract's name: read under it when the contract's own is absent. */
+const NEAR_NAMES: Record<string, string[]> = {
+  type: ["kind", "memory_type"],
+  text: ["content", "memory", "statement"],
+  sources: ["source", "refs", "source_refs"],
+};
+
+function withContractNames(m: Record<string, unknown>, mended: string[]): Record<string, unknown> {
+  const named = { ...m };
+  for (const [field, near] of Object.entries(NEAR_NAMES)) {
+    if (named[field] !== undefined) continue;
+    const given = near.find((name) => m[name] !== undefined);
+    if (given === undefined) continue;
+    named[field] = m[given];
+    mended.push(`field '${given}' read as ${field}`);
+  }
+  return named;
 }
 
 function memoryKind(value: unknown, mended: string[]): MemoryKind {
   if (typeof value !== "string") throw new MemoryProblem(`type must be one of ${MEMORY_KINDS.join(", ")}`);
-  const kind = value.trim().toLowerCase();
+  const lower = value.trim().toLowerCase();
+  // A plural ("facts", "preferences") names the same kind.
+  const kind = (MEMORY_KINDS as readonly string[]).includes(lower) ? lower : lower.replace(/s$/, "");
   if (!(MEMORY_KINDS as readonly string[]).includes(kind))
     throw new MemoryProblem(`type '${value.slice(0, 40)}' is not one of ${MEMORY_KINDS.join(", ")}`);
   if (kind !== value) mended.push(`type '${value}' read as ${kind}`);
@@ -139,16 +166,28 @@ function text(value: unknown, field: string, max: number): string {
   return trimmed;
 }
 
+/**
+ * The refs as given: an array of refs, one ref, or several in one string ("T3, T5"); a bare number n is Tn (the
+ * prompt numbers its turns T1, T2, ...), so it keeps its own written form for the reason ("3" read as T3).
+ */
 function refs(value: unknown, at: string): string[] {
-  if (typeof value === "string") return [value];
-  if (!Array.isArray(value) || value.some((s) => typeof s !== "string"))
+  const list = Array.isArray(value) ? value : [value];
+  if (list.length === 0 && Array.isArray(value)) return [];
+  if (list.some((s) => typeof s !== "string" && !(typeof s === "number" && Number.isInteger(s) && s > 0)))
     throw new MemoryProblem(`sources must be an array of refs like "T3" (${at})`);
-  return value as string[];
+  return list.flatMap((s) => (typeof s === "number" ? [String(s)] : splitRefs(s as string)));
 }
 
-/** A ref as the prompt writes it: "[T3]", "t3" and " T3 " are T3. */
+/** "T3, T5", "T3 and T5" or "[T3][T5]" as its refs; anything else as one ref. */
+function splitRefs(given: string): string[] {
+  const parts = given.match(/\[?\s*[Tt]\s*\d+\s*\]?/g);
+  const rest = given.replace(/\[?\s*[Tt]\s*\d+\s*\]?/g, "").replace(/[\s,;&]|\band\b/g, "");
+  return parts && parts.length > 1 && rest === "" ? parts.map((part) => part.trim()) : [given];
+}
+
+/** A ref as the prompt writes it: "[T3]", "t3", " T3 " and 3 are T3. */
 export function normalRef(ref: string): string {
-  const match = /^\s*\[?\s*[Tt]\s*(\d+)\s*\]?\s*$/.exec(ref);
+  const match = /^\s*\[?\s*(?:[Tt]\s*)?(\d+)\s*\]?\s*$/.exec(ref);
   return match ? `T${Number(match[1])}` : ref.trim();
 }
 
@@ -192,7 +231,72 @@ export function readWhen(
       return { when: ms, whenPrecision };
     }
   }
+  const written = writtenDate(given);
+  if (written) {
+    mended.push(
+      `when '${given}' read as the ${written.whenPrecision === "day" ? "day" : "month from"} ${iso(written.when)}`,
+    );
+    return written;
+  }
   throw new MemoryProblem(`when '${given.slice(0, 40)}' is not a date as YYYY-MM-DD, YYYY-MM or YYYY`);
+}
+
+/**
+ * `when` as readWhen reads it; one it cannot read is left out rather than the memory: the memory is still right, and
+ * its first source turn's time stands in for when it became true, as for a memory given no `when`.
+ */
+function whenOrNone(
+  value: unknown,
+  mended: string[],
+  drop: (problem: string) => void,
+): { when: number | null; whenPrecision: WhenPrecision | null } {
+  try {
+    return readWhen(value, mended);
+  } catch (error) {
+    if (!(error instanceof MemoryProblem)) throw error;
+    drop(error.message);
+    return { when: null, whenPrecision: null };
+  }
+}
+
+const MONTHS = "january february march april may june july august september october november december".split(" ");
+
+/** A month's number (1-12) from its English name, whole or its first three letters ("sept" too); 0 otherwise. */
+function monthOf(word: string | undefined): number {
+  if (word === undefined) return 0;
+  const at = MONTHS.findIndex(
+    (name) => name === word || name.slice(0, 3) === word || (word === "sept" && name === "september"),
+  );
+  return at + 1;
+}
+
+/**
+ * A date written otherwise than the contract asks, with one plain meaning: "2023/05/07", "May 7, 2023",
+ * "7 May 2023", "May 2023" (English month names). Null for anything else.
+ */
+function writtenDate(given: string): { when: number; whenPrecision: WhenPrecision } | null {
+  const slashed = /^(\d{4})[/.](\d{1,2})[/.](\d{1,2})$/.exec(given);
+  if (slashed) return calendarDay(Number(slashed[1]), Number(slashed[2]), Number(slashed[3]));
+  const words = given
+    .toLowerCase()
+    .replace(/[,.]/g, " ")
+    .replace(/(\d)(st|nd|rd|th)\b/g, "$1")
+    .trim()
+    .split(/\s+/);
+  const year = (word: string | undefined) => (word && /^\d{4}$/.test(word) ? Number(word) : 0);
+  const day = (word: string | undefined) => (word && /^\d{1,2}$/.test(word) ? Number(word) : 0);
+  const [a, b, c] = words;
+  if (words.length === 3 && monthOf(a) && day(b) && year(c)) return calendarDay(year(c), monthOf(a), day(b));
+  if (words.length === 3 && day(a) && monthOf(b) && year(c)) return calendarDay(year(c), monthOf(b), day(a));
+  if (words.length === 2 && monthOf(a) && year(b))
+    return { when: Date.UTC(year(b), monthOf(a) - 1, 1), whenPrecision: "month" };
+  return null;
+}
+
+function calendarDay(year: number, month: number, day: number): { when: number; whenPrecision: WhenPrecision } | null {
+  const ms = Date.UTC(year, month - 1, day);
+  const date = new Date(ms);
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? { when: ms, whenPrecision: "day" } : null;
 }
 
 function iso(ms: number): string {

@@ -4,7 +4,8 @@
  * with their escapes, so a brace inside a memory's text does not end it.
  */
 export function salvageMemories(text: string): { memories: unknown[]; lost: boolean } {
-  const start = /"memories"\s*:\s*\[/.exec(text);
+  // The contract's object, or a bare array of memories (answer-json.ts reads one whole too).
+  const start = /"memories"\s*:\s*\[/.exec(text) ?? /^\s*(?:```(?:json)?\s*)?\[/i.exec(text);
   if (!start) return { memories: [], lost: text.trim() !== "" };
   const memories: unknown[] = [];
   let depth = 0;

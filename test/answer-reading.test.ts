@@ -1,0 +1,176 @@
+import { describe, expect, it } from "vitest";
+import { AnswerError, readAnswer } from "../src/core/extraction/answer";
+import { findMemories, jsonSpans, withoutTrailingCommas } from "../src/core/extraction/answer-json";
+import { partOf, type Turn, type Window } from "../src/core/extraction/windows";
+
+// How an answer is read when a model slips in its shape or its fields, as real ones do beside the contract's own
+// slips (learning-answers.test.ts): each slip here has one plain meaning, read as meant and said in the reason;
+// what has none is still dropped or refused.
+
+const turn = (i: number): Turn => ({
+  id: `turn-${i}`,
+  position: i,
+  speaker: "Caroline",
+  role: "user",
+  content: `Turn ${i}.`,
+  tokens: 3,
+  createdAt: Date.UTC(2023, 4, 8, 13, i),
+});
+const WINDOW: Window = { id: "w", ...partOf([turn(1), turn(2), turn(3)], [], 0) };
+
+const memory = (over: Record<string, unknown> = {}) => ({
+  type: "fact",
+  subject: "Caroline",
+  key: null,
+  text: "Caroline is a counselor.",
+  when: null,
+  sources: ["T1"],
+  ...over,
+});
+const answer = (...memories: unknown[]) => JSON.stringify({ memories });
+
+describe("the answer's JSON, where a model puts it", () => {
+  it.each([
+    ["in a Markdown fence", `\`\`\`json\n${answer(memory())}\n\`\`\``],
+    ["after a sentence", `Here are the memories:\n${answer(memory())}`],
+    ["between sentences, fenced", `Sure.\n\`\`\`\n${answer(memory())}\n\`\`\`\nLet me know if you need more.`],
+    [
+      "with trailing commas",
+      '{"memories": [{"type": "fact", "subject": "Caroline", "key": null, "text": "Caroline is a counselor.", "when": null, "sources": ["T1",],},],}',
+    ],
+    ["as a bare array", JSON.stringify([memory()])],
+    ["as a bare array after a sentence", `Memories: ${JSON.stringify([memory()])}`],
+    ["with memories as a JSON string", JSON.stringify({ memories: JSON.stringify([memory()]) })],
+    ["after a bracketed aside that is not the list", `I found [1] memory: ${answer(memory())}`],
+  ])("reads the memories %s", (_, content) => {
+    const read = readAnswer(content, WINDOW);
+    expect(read.memories.map((m) => [m.text, m.sources.map((s) => s.id)])).toEqual([
+      ["Caroline is a counselor.", ["turn-1"]],
+    ]);
+    expect(read.dropped).toEqual([]);
+  });
+
+  it("says how the shape was read in each memory's reason", () => {
+    const [m] = readAnswer(`Here you go: ${JSON.stringify([memory()])}`, WINDOW).memories;
+    expect(m!.mended).toEqual([
+      "the JSON read from inside the answer's other text",
+      "a bare array read as the memories",
+    ]);
+    const [plain] = readAnswer(answer(memory()), WINDOW).memories;
+    expect(plain!.mended).toEqual([]);
+  });
+
+  it.each([
+    ["prose only", "Sure! Here are the memories you asked for.", /not valid JSON/],
+    ["JSON cut mid-way", '{"memories": [ oops', /not valid JSON/],
+    ["an object without memories", '{"facts": []}', /must be a JSON object with "memories"/],
+    ["memories not a list", '{"memories": "none"}', /must be a JSON object with "memories"/],
+    ["a string of JSON that is not a list", JSON.stringify({ memories: '{"a": 1}' }), /"memories"/],
+    ["a bracketed aside and no list", "I found [1] memory but cannot say it.", /not valid JSON/],
+  ])("refuses %s whole", (_, content, message) => {
+    expect(() => readAnswer(content, WINDOW)).toThrow(AnswerError);
+    expect(() => readAnswer(content, WINDOW)).toThrow(message);
+  });
+
+  it("keeps the whole memories of a cut bare array, as of a cut object", () => {
+    const whole = JSON.stringify([memory(), memory({ text: "Caroline runs.", sources: ["T2"] })]);
+    const cut = `${whole.slice(0, whole.indexOf("Caroline runs"))}`;
+    const read = readAnswer(cut, WINDOW, true);
+    expect(read.memories.map((m) => m.text)).toEqual(["Caroline is a counselor."]);
+    expect(read.dropped).toEqual(["the answer was cut after 1 whole memories: the rest dropped"]);
+  });
+
+  it("finds spans outside strings only, and drops only commas before a closing bracket", () => {
+    expect(jsonSpans('a {"x": "}{"} b [1, [2]] c {')).toEqual(['{"x": "}{"}', "[1, [2]]"]);
+    expect(withoutTrailingCommas('{"a": "x,}", "b": [1, 2 , ] , }')).toBe('{"a": "x,}", "b": [1, 2  ]  }');
+    expect(findMemories({ memories: [] })).toEqual({ list: [], mended: [] });
+    expect(findMemories(42)).toBeNull();
+  });
+});
+
+describe("a memory's fields, as a model slips in them", () => {
+  const read = (over: Record<string, unknown>) => readAnswer(answer(memory(over)), WINDOW);
+
+  it.each([
+    ["facts", "fact"],
+    ["Preferences", "preference"],
+    ["EVENTS", "event"],
+    ["tasks", "task"],
+  ])("reads the plural type %s as %s", (type, kind) => {
+    const [m] = read({ type }).memories;
+    expect(m!.kind).toBe(kind);
+    expect(m!.mended).toEqual([`type '${type}' read as ${kind}`]);
+  });
+
+  it("still drops a type that names no kind, plural or not", () => {
+    for (const type of ["opinions", "s", "factss"]) {
+      const { memories, dropped } = read({ type });
+      expect(memories).toEqual([]);
+      expect(dropped[0]).toMatch(new RegExp(`type '${type}' is not one of fact, preference, event, instruction, task`));
+    }
+  });
+
+  it.each([
+    [[3], ["turn-3"], "ref '3' read as T3"],
+    [["2"], ["turn-2"], "ref '2' read as T2"],
+    ["T1, T3", ["turn-1", "turn-3"], null],
+    ["T1 and t2", ["turn-1", "turn-2"], "ref 't2' read as T2"],
+    ["[T2][T3]", ["turn-2", "turn-3"], "ref '[T2]' read as T2"],
+    ["T2", ["turn-2"], null],
+  ])("reads the refs %j", (sources, ids, note) => {
+    const [m] = read({ sources }).memories;
+    expect(m!.sources.map((s) => s.id)).toEqual(ids);
+    if (note) expect(m!.mended).toContain(note);
+  });
+
+  it("drops refs with no plain meaning: a number the window does not hold, a fraction, words", () => {
+    expect(read({ sources: [9] }).dropped.join(" ")).toMatch(/cites '9', which the window does not hold/);
+    expect(read({ sources: [1.5] }).dropped.join(" ")).toMatch(/sources must be an array of refs like "T3"/);
+    expect(read({ sources: "the first turn" }).dropped.join(" ")).toMatch(/cites 'the first turn'/);
+    expect(read({ sources: "T1 or so" }).dropped.join(" ")).toMatch(/cites 'T1 or so'/);
+  });
+
+  it.each([
+    ["2023/05/07", Date.UTC(2023, 4, 7), "day"],
+    ["May 7, 2023", Date.UTC(2023, 4, 7), "day"],
+    ["7 May 2023", Date.UTC(2023, 4, 7), "day"],
+    ["September 21st, 2023", Date.UTC(2023, 8, 21), "day"],
+    ["Sept 3 2023", Date.UTC(2023, 8, 3), "day"],
+    ["May 2023", Date.UTC(2023, 4, 1), "month"],
+    ["dec 2022", Date.UTC(2022, 11, 1), "month"],
+  ])("reads the date %s", (when, ms, precision) => {
+    const [m] = read({ type: "event", when }).memories;
+    expect([m!.when, m!.whenPrecision]).toEqual([ms, precision]);
+    expect(m!.mended.join(" ")).toMatch(/^when '.+' read as the (day|month from) \d{4}-\d{2}-\d{2}$/);
+  });
+
+  it("drops a date with no one meaning, not its memory: a day that does not exist, a numeric date, a relative time", () => {
+    for (const when of ["February 30, 2023", "05/07/2023", "last week", "Mayday 2023", "2023/13/01", 2023]) {
+      const { memories, dropped } = read({ type: "event", when });
+      expect(
+        memories.map((m) => [m.text, m.when, m.whenPrecision]),
+        String(when),
+      ).toEqual([["Caroline is a counselor.", null, null]]);
+      expect(dropped).toHaveLength(1);
+      expect(dropped[0]).toMatch(
+        /^memories\[0\] \("Caroline is a counselor\."\): when .+: when dropped, the memory kept \(valid from its turn\)$/,
+      );
+    }
+  });
+
+  it("reads fields under near names when the contract's own is absent, and says so", () => {
+    const given = { kind: "preference", content: "Caroline likes tea.", refs: ["T2"] };
+    const raw = { subject: "Caroline", key: null, when: null, ...given };
+    const [m] = readAnswer(answer(raw), WINDOW).memories;
+    expect(m).toMatchObject({ kind: "preference", text: "Caroline likes tea.", sources: [WINDOW.refs.get("T2")] });
+    expect(m!.mended).toEqual([
+      "field 'kind' read as type",
+      "field 'content' read as text",
+      "field 'refs' read as sources",
+    ]);
+    // The contract's own name wins over a near one.
+    const [both] = readAnswer(answer({ ...memory(), content: "Something else." }), WINDOW).memories;
+    expect(both!.text).toBe("Caroline is a counselor.");
+    expect(both!.mended).toEqual([]);
+  });
+});
