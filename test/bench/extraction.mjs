@@ -71,6 +71,7 @@ export async function measureExtraction({ call, callMany, samples, progress, set
           observations: oracle.observationCount,
           requests: oracle.record.requests,
           cutAnswers: oracle.record.cutAnswers,
+          wrappedAnswers: oracle.record.wrappedAnswers,
           unmatchedTurns: oracle.record.unmatchedTurns,
         }
       : null,
@@ -223,7 +224,7 @@ function oracleLines(o) {
     `  oracle: ${o.requests} requests; observations served ${o.served} of ${o.observations} in the data, kept ${of(o.kept, o.served)}` +
       (o.unmatchedTurns ? `; ${o.unmatchedTurns} prompt turns not found in the data` : ""),
     `  oracle slips: slipped ${o.slipped}, recovered ${of(o.recovered, o.slipped)}${bySlip ? ` (recovered/slipped: ${bySlip})` : ""}; ` +
-      `answers cut ${o.cutAnswers}, their observations kept ${of(o.cutKept, o.cut)}`,
+      `answers cut ${o.cutAnswers}, their observations kept ${of(o.cutKept, o.cut)}; answers wrapped in prose ${o.wrappedAnswers}`,
   ];
 }
 

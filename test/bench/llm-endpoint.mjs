@@ -4,8 +4,8 @@
 /**
  * The worker's extraction model from the environment: BENCH_LLM=local|openai|oracle, or by default `openai` when
  * LLM_BASE_URL and LLM_MODEL are both set, else `local` (the offline rules). `oracle` serves LoCoMo's own
- * observations from inside the bench (oracle-server.mjs), with BENCH_ORACLE_SLIPS and BENCH_ORACLE_CUT (shares,
- * default 0) for its slips and cut answers.
+ * observations from inside the bench (oracle-server.mjs), with BENCH_ORACLE_SLIPS, BENCH_ORACLE_CUT and
+ * BENCH_ORACLE_WRAP (shares, default 0) for its slips, cut answers and answers wrapped in prose.
  */
 export function extractionModelFromEnv(env = process.env) {
   const chosen = env.BENCH_LLM ?? (env.LLM_BASE_URL && env.LLM_MODEL ? "openai" : "local");
@@ -13,10 +13,11 @@ export function extractionModelFromEnv(env = process.env) {
   if (chosen === "oracle") {
     const slips = share(env.BENCH_ORACLE_SLIPS, "BENCH_ORACLE_SLIPS");
     const cut = share(env.BENCH_ORACLE_CUT, "BENCH_ORACLE_CUT");
+    const wrap = share(env.BENCH_ORACLE_WRAP, "BENCH_ORACLE_WRAP");
     return {
       llm: "oracle",
-      oracle: { slips, cut },
-      label: `LLM=openai, LoCoMo's observations as an oracle (slips ${slips}, cut ${cut})`,
+      oracle: { slips, cut, wrap },
+      label: `LLM=openai, LoCoMo's observations as an oracle (slips ${slips}, cut ${cut}, wrapped ${wrap})`,
     };
   }
   if (chosen !== "openai") throw new Error(`BENCH_LLM: 'local', 'openai' or 'oracle', not '${chosen}'`);

@@ -33,12 +33,12 @@ export function diaIdsOf(cited: unknown): string[];
 export function seededShare(seed: string, key: string): number;
 export function createOracle(
   samples: LocomoSample[],
-  options?: { slips?: number; cut?: number; seed?: string },
+  options?: { slips?: number; cut?: number; wrap?: number; seed?: string },
 ): {
   answer(prompt: string): { content: string; finishReason: "stop" | "length" };
   served(): ServedObservation[];
   observationCount: number;
-  record: { requests: number; unmatchedTurns: number; cutAnswers: number };
+  record: { requests: number; unmatchedTurns: number; cutAnswers: number; wrappedAnswers: number };
 };
 export function nearlySameText(a: string, b: string): boolean;
 export function keptObservations(

@@ -11,8 +11,11 @@ import { contentOf, sessionsOf } from "./conversation-ingest.mjs";
 const TURN_LINE = /^\[(T\d+)\] (\S+) (.+?): (.*)$/;
 const EXTRACT_HEADER = /^Turns to extract from\b/i;
 
-/** The ways a memory may slip, one each: a kind in the wrong case, an empty date, a ref in brackets, an empty key. */
-export const SLIPS = ["type", "when", "ref", "key"];
+/**
+ * The ways a memory may slip, one each: a kind in the wrong case, an empty date, a ref in brackets, an empty key, a
+ * plural kind ("facts"), refs as numbers, the text under `content`.
+ */
+export const SLIPS = ["type", "when", "ref", "key", "plural", "number", "field"];
 
 /**
  * The prompt's turns: `{ref, at, speaker, text, extract}`, `extract` for the lines under "Turns to extract from:".
@@ -58,10 +61,11 @@ export function seededShare(seed, key) {
 /**
  * The oracle over `samples` (LoCoMo's shape, with `observation`). `slips`: the share of memories given one slip each
  * (the same slip every time that memory is answered, retries included); `cut`: the share of windows whose first
- * answer is cut short mid-JSON (finish_reason "length"; the retry gets the whole answer). Returns `answer(prompt)`
+ * answer is cut short mid-JSON (finish_reason "length"; the retry gets the whole answer); `wrap`: the share of
+ * windows whose answers come inside prose and a Markdown fence (every answer of the window). Returns `answer(prompt)`
  * and the record of what was served.
  */
-export function createOracle(samples, { slips = 0, cut = 0, seed = "locomo-oracle" } = {}) {
+export function createOracle(samples, { slips = 0, cut = 0, wrap = 0, seed = "locomo-oracle" } = {}) {
   const turnsAt = new Map();
   const observationsByLastTurn = new Map();
   let observationCount = 0;
@@ -96,7 +100,7 @@ export function createOracle(samples, { slips = 0, cut = 0, seed = "locomo-oracl
 
   const served = new Map();
   const answeredWindows = new Set();
-  const record = { requests: 0, unmatchedTurns: 0, cutAnswers: 0 };
+  const record = { requests: 0, unmatchedTurns: 0, cutAnswers: 0, wrappedAnswers: 0 };
 
   /** The stored turn a prompt line shows: same instant and text, in the sample the other lines agree on. */
   const locate = (turns) => {
@@ -144,6 +148,12 @@ export function createOracle(samples, { slips = 0, cut = 0, seed = "locomo-oracl
         if (slip === "when") memory.when = "";
         if (slip === "key") memory.key = "";
         if (slip === "ref") memory.sources = [`[${sources[0]}]`, ...sources.slice(1)];
+        if (slip === "plural") memory.type = "facts";
+        if (slip === "number") memory.sources = sources.map((ref) => Number(ref.slice(1)));
+        if (slip === "field") {
+          memory.content = memory.text;
+          delete memory.text;
+        }
         memories.push(memory);
         const before = served.get(observation.id);
         const entry = {
@@ -156,12 +166,15 @@ export function createOracle(samples, { slips = 0, cut = 0, seed = "locomo-oracl
         answered.push(entry);
       }
     });
-    const content = JSON.stringify({ memories });
     // A window is known by its turns to extract from, whichever job asks: its first answer is the one that may be cut.
     const windowId = turns
       .filter((t) => t.extract)
       .map((t) => `${t.at} ${t.text}`)
       .join("\n");
+    const json = JSON.stringify({ memories });
+    const wrapped = wrap > 0 && seededShare(seed, `wrap:${windowId}`) < wrap;
+    if (wrapped) record.wrappedAnswers++;
+    const content = wrapped ? `Here are the memories I found:\n\`\`\`json\n${json}\n\`\`\`\nAnything else?` : json;
     const first = !answeredWindows.has(windowId);
     answeredWindows.add(windowId);
     if (first && cut > 0 && seededShare(seed, `cut:${windowId}`) < cut) {

@@ -281,11 +281,12 @@ describe("extraction bench suite", () => {
       observations: 5,
       requests: 4,
       cutAnswers: 2,
+      wrappedAnswers: 0,
       unmatchedTurns: 0,
     });
     expect(lines).toContain("  oracle: 4 requests; observations served 5 of 5 in the data, kept 3 of 5 (60.0 %)");
     expect(lines).toContain(
-      "  oracle slips: slipped 0, recovered 0 of 0; answers cut 2, their observations kept 3 of 5 (60.0 %)",
+      "  oracle slips: slipped 0, recovered 0 of 0; answers cut 2, their observations kept 3 of 5 (60.0 %); answers wrapped in prose 0",
     );
   });
 
@@ -389,7 +390,7 @@ describe("oracle extraction model", () => {
       ["Ben congratulated Ana and says Max says hi.", ["D2:2", "D2:4"]],
     ]);
     expect(oracle.observationCount).toBe(5);
-    expect(oracle.record).toEqual({ requests: 3, unmatchedTurns: 0, cutAnswers: 0 });
+    expect(oracle.record).toEqual({ requests: 3, unmatchedTurns: 0, cutAnswers: 0, wrappedAnswers: 0 });
   });
 
   it("slips and cuts as told, the same way on every run; a cut is the window's first answer only", () => {
@@ -406,7 +407,12 @@ describe("oracle extraction model", () => {
     expect(() => JSON.parse(answers[0]!.content)).toThrow();
     const memories = [answers[1]!, answers[3]!].flatMap((a) => JSON.parse(a.content).memories);
     const slipped = (m: Record<string, unknown>) =>
-      m.type === "Fact" || m.when === "" || m.key === "" || (m.sources as string[]).some((r) => r.startsWith("["));
+      m.type === "Fact" ||
+      m.type === "facts" ||
+      m.when === "" ||
+      m.key === "" ||
+      m.text === undefined ||
+      (m.sources as (string | number)[]).some((r) => typeof r === "number" || r.startsWith("["));
     expect(memories.every(slipped)).toBe(true);
     expect(served.every((o) => o.slip !== null && o.cut)).toBe(true);
     expect(record.cutAnswers).toBe(2);
@@ -417,6 +423,13 @@ describe("oracle extraction model", () => {
     const again = createOracle([SAMPLE], { slips: 0.5, seed: "another" });
     again.answer(promptOf(2, 0, 4, 0));
     expect(again.served().map((o) => o.slip)).toEqual(some.served().map((o) => o.slip));
+    // Wrapped answers carry the same JSON inside prose and a fence.
+    const wrapped = createOracle([SAMPLE], { wrap: 1 });
+    const plain = createOracle([SAMPLE]);
+    const inside = wrapped.answer(promptOf(2, 0, 4, 0)).content;
+    expect(inside).toMatch(/^Here are the memories I found:\n```json\n\{.*\}\n```\nAnything else\?$/s);
+    expect(inside).toContain(plain.answer(promptOf(2, 0, 4, 0)).content);
+    expect(wrapped.record.wrappedAnswers).toBe(1);
   });
 
   it("counts a served observation kept when a derived memory has its text, or nearly, and all its turns", () => {
