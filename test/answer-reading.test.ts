@@ -174,3 +174,44 @@ describe("a memory's fields, as a model slips in them", () => {
     expect(both!.mended).toEqual([]);
   });
 });
+
+describe("a memory's sources, checked against its words", () => {
+  const said = (i: number, content: string, speaker = "Caroline"): Turn => ({ ...turn(i), content, speaker });
+  const chat: Window = {
+    id: "chat",
+    ...partOf(
+      [
+        said(1, "Hey Mel! Good to see you. How have you been?"),
+        said(2, "I went to a LGBTQ support group yesterday and it was so powerful."),
+        said(3, "Wow, that's awesome, Caroline! What happened there?", "Melanie"),
+        said(4, "The transgender stories were inspiring; I felt accepted at the group."),
+      ],
+      [],
+      0,
+    ),
+  };
+  const cite = (text: string, sources: string[]) => readAnswer(answer(memory({ text, sources })), chat).memories[0]!;
+
+  it("re-points a ref off by one to the one turn that holds the memory's words, and says so", () => {
+    const m = cite("Caroline attended an LGBTQ support group and found it powerful.", ["T3"]);
+    expect(m.sources.map((s) => s.id)).toEqual(["turn-2"]);
+    expect(m.mended).toEqual(["sources T3 read as T2: no word of the memory is in it, 4 in T2"]);
+  });
+
+  it("keeps what a memory cites when a cited turn shares a word, when it paraphrases, or when turns tie", () => {
+    // T4 shares "group": the model may well have meant it.
+    expect(cite("Caroline attended an LGBTQ support group.", ["T4"]).sources.map((s) => s.id)).toEqual(["turn-4"]);
+    // Other words for its turn, and no turn holds two of them: kept as cited.
+    expect(cite("Caroline felt welcome among peers.", ["T4"]).mended).toEqual([]);
+    // "group" and "powerful" in T2, "group" and "inspiring" in T4: two turns share the most alike.
+    const tie = cite("Caroline found the group inspiring and powerful.", ["T1"]);
+    expect(tie.sources.map((s) => s.id)).toEqual(["turn-1"]);
+    expect(tie.mended).toEqual([]);
+  });
+
+  it("does not count the subject's name or a date as a shared word", () => {
+    // "Caroline" is in T3 (Melanie's turn) and the date in none: only "support group" decides, which is T2's.
+    const m = cite("Caroline attended a support group on 7 May 2023.", ["T3"]);
+    expect(m.sources.map((s) => s.id)).toEqual(["turn-2"]);
+  });
+});

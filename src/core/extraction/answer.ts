@@ -8,6 +8,7 @@ import {
   type MemoryKind,
   SUBJECT_MAX_CHARS,
 } from "./contract";
+import { groundedSources } from "./grounding";
 import { salvageMemories } from "./salvage";
 import type { Turn, Window } from "./windows";
 
@@ -96,11 +97,13 @@ function readList(list: readonly unknown[], window: Window): ReadAnswer {
       dropped.push(`${at} ("${memory.text.slice(0, 60)}") has no source the window holds: memory dropped`);
       return;
     }
+    const grounded = groundedSources(memory, sources, window);
+    if (grounded.note) memory.mended.push(grounded.note);
     if (memories.length >= MEMORIES_PER_WINDOW) {
       dropped.push(`${at} is past the ${MEMORIES_PER_WINDOW} a window may add: memory dropped`);
       return;
     }
-    memories.push({ ...memory, sources });
+    memories.push({ ...memory, sources: grounded.sources });
   });
   return { memories, dropped };
 }
