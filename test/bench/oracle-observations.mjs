@@ -13,9 +13,16 @@ const EXTRACT_HEADER = /^Turns to extract from\b/i;
 
 /**
  * The ways a memory may slip, one each: a kind in the wrong case, an empty date, a ref in brackets, an empty key, a
- * plural kind ("facts"), refs as numbers, the text under `content`.
+ * plural kind ("facts"), refs as numbers, the text under `content`, and a ref off by one (the turn before the one it
+ * comes from, or after it for the prompt's first turn).
  */
-export const SLIPS = ["type", "when", "ref", "key", "plural", "number", "field"];
+export const SLIPS = ["type", "when", "ref", "key", "plural", "number", "field", "neighbour"];
+
+/** The ref next to `ref` ("T3" -> "T2"; "T1" -> "T2") in a prompt of `count` turns. */
+function neighbourOf(ref, count) {
+  const n = Number(ref.slice(1));
+  return `T${n > 1 ? n - 1 : Math.min(n + 1, count)}`;
+}
 
 /**
  * The prompt's turns: `{ref, at, speaker, text, extract}`, `extract` for the lines under "Turns to extract from:".
@@ -150,6 +157,7 @@ export function createOracle(samples, { slips = 0, cut = 0, wrap = 0, seed = "lo
         if (slip === "ref") memory.sources = [`[${sources[0]}]`, ...sources.slice(1)];
         if (slip === "plural") memory.type = "facts";
         if (slip === "number") memory.sources = sources.map((ref) => Number(ref.slice(1)));
+        if (slip === "neighbour") memory.sources = sources.map((ref) => neighbourOf(ref, turns.length));
         if (slip === "field") {
           memory.content = memory.text;
           delete memory.text;
