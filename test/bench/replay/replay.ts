@@ -4,7 +4,8 @@
 // SQL change can be tried many times: `locomo` prints evidence recall@10 by category and the held-out folds' means,
 // as `npm run bench -- locomo` does (the same figures on the same data), `msmarco` nDCG@10 beside plain FTS5 BM25 as
 // `npm run bench -- msmarco` prints it, `growth` each tenant's D1 time per statement over the MS MARCO queries.
-// `extraction` the extraction bench's recall, turns only and with derived memories (replay-extraction.ts).
+// `extraction` the extraction bench's recall, turns only and with derived memories (replay-extraction.ts). `grounding`
+// needs no D1: extraction's source check over LoCoMo's observations (replay-grounding.ts).
 // Start with the bench whose data it needs (`npm run bench -- locomo`, `msmarco`, `growth` or `extraction`). WITHOUT=feedback,when
 // leaves those stages out (SEARCH_STAGES), to see what each adds.
 // Reads ../shared/data (benchmarks may; tests never do).
@@ -23,6 +24,7 @@ import { assignFolds, foldFigures, groupsOf, summarize } from "../folds.mjs";
 import { mean, ndcgAt, recallAt, uniqueInOrder } from "../metrics.mjs";
 import { plainBm25 } from "../plain-bm25.mjs";
 import { replayExtraction } from "./replay-extraction";
+import { replayGrounding } from "./replay-grounding";
 import { sqliteD1, type Timed } from "./sqlite-d1";
 
 const CATEGORIES: Record<string, string> = {
@@ -34,8 +36,12 @@ const CATEGORIES: Record<string, string> = {
 };
 const [suite, ...rest] = process.argv.slice(2);
 const dbArg = rest.indexOf("--db");
+if (suite === "grounding") {
+  console.log(replayGrounding(loadLocomo() as unknown as LocomoSample[]).join("\n"));
+  process.exit(0);
+}
 if (suite !== "locomo" && suite !== "msmarco" && suite !== "growth" && suite !== "extraction") {
-  console.error("usage: npm run replay -- locomo|msmarco|growth|extraction [--db FILE]");
+  console.error("usage: npm run replay -- locomo|msmarco|growth|extraction [--db FILE] | grounding");
   process.exit(2);
 }
 const file = dbArg >= 0 ? rest[dbArg + 1]! : largestD1(`.bench/${process.env.BENCH_PORT ?? 8799}/state`);
