@@ -1,3 +1,4 @@
+import { countKeywordWrites, countKeywordWritesOf, keywordWriteUnits } from "../core/keyword-index/write-counter";
 import { boundedGroups } from "../shared/bounded-groups";
 import type { TenantTable } from "./tenant-tables";
 
@@ -149,6 +150,12 @@ async function writeDiff(
   // Keys compared as SQLite renders them on both sides: json_array(key columns) against each element of the list.
   const keyMatch = t.key.length === 0 ? "" : ` AND json_array(${t.key.join(", ")}) IN (SELECT value FROM json_each(?))`;
   const chunkId = t.columns.findIndex((c) => c.name === "id");
+  if (t.name === "chunks") {
+    // The keyword rows written and deleted here move the target's keyword write counter (write-counter.ts).
+    const tokens = t.columns.findIndex((c) => c.name === "fts_tokens");
+    const written = upserts.map((row) => ({ tokens: tokens < 0 ? null : Number(row[tokens] ?? 0) }));
+    statements.push(countKeywordWrites(target, keywordWriteUnits(written) + deletes.length));
+  }
   if (deletes.length > 0) {
     if (t.name === "chunks")
       statements.push(
@@ -289,6 +296,7 @@ export async function purgePage(db: D1Database, t: TenantTable, tenantId: string
   const statements = [db.prepare(`DELETE FROM ${t.name} WHERE rowid IN (${rowids})`).bind(tenantId)];
   if (t.name === "chunks")
     statements.unshift(
+      countKeywordWritesOf(db, `rowid IN (${rowids})`, tenantId),
       db
         .prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE rowid IN (${rowids}))`)
         .bind(tenantId),

@@ -367,6 +367,23 @@ export const shardIdentity = sqliteTable("shard_identity", {
   name: text("name").notNull(),
   ordinal: integer("ordinal").notNull(),
   nextChunkId: integer("next_chunk_id").notNull(),
+  /**
+   * Tokens written to or deleted from the keyword index (chunks_fts), ever, and when it last moved: the scheduled
+   * passes compare it with what they last saw to know that nothing changed without reading the index
+   * (src/core/keyword-index/write-counter.ts). Kept on this row because every chunk insert writes it already.
+   */
+  keywordWritten: integer("keyword_written").notNull().default(0),
+  keywordWrittenAt: integer("keyword_written_at"),
+  /** What the passes last saw of that count (src/db/pass-marks.ts): the keyword merge's, with the index's tokens then. */
+  mergeWritten: integer("merge_written"),
+  mergeTokens: integer("merge_tokens"),
+  /** The count when the top postings pass last left nothing due. */
+  topsWritten: integer("tops_written"),
+  /** The count the running vector reconciliation cycle covers, and the one the last complete cycle covered. */
+  vectorsCycleWritten: integer("vectors_cycle_written"),
+  vectorsWritten: integer("vectors_written"),
+  /** The count the sweep's scan of conversations covered. */
+  conversationsWritten: integer("conversations_written"),
 });
 
 /**

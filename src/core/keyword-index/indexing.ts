@@ -5,6 +5,7 @@ import { keywordCode, tenantIndexText } from "../../shared/fts-text";
 import { fillStatedTimes, STATED_BATCH } from "../search/stated-times";
 import { CONTEXT_WEIGHT } from "./bm25";
 import { TermCounts, termFreqs } from "./term-freqs";
+import { countKeywordWrites, keywordWriteUnits } from "./write-counter";
 
 /**
  * Keyword ranking that depends on the caller's own data only.
@@ -88,7 +89,9 @@ export function rewriteChunkContexts(
     "(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value ->> 2 AS context, j.value ->> 3 AS tokens, j.value ->> 4 AS raw, j.value ->> 5 AS freqs FROM json_each(?) j)";
   const legacy = rows.filter((r) => r.old === null).length;
   const tokenDelta = rows.reduce((sum, r) => sum + r.tokens - (r.old ?? 0), 0);
+  const written = keywordWriteUnits(rows) + keywordWriteUnits(rows.map((r) => ({ tokens: r.old })));
   return [
+    countKeywordWrites(scope.d1, written),
     scope.d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM ${rowsOf})`).bind(json),
     scope.d1
       .prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${rowsOf}`)
@@ -123,9 +126,10 @@ const PENDING = `(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value 
  * `limit` means none are left.
  */
 export async function reindexLegacyChunks(d1: D1Database, limit = REINDEX_BATCH): Promise<number> {
-  const { json, rows, read } = await rewrittenRows(d1, "fts_tokens IS NULL", limit);
+  const { json, rows, read, units } = await rewrittenRows(d1, "fts_tokens IS NULL", limit);
   if (read === 0) return 0;
   await d1.batch([
+    countKeywordWrites(d1, units),
     d1
       .prepare(
         `UPDATE keyword_stats SET chunks = chunks + s.n, tokens = tokens + s.t, legacy_chunks = MAX(0, legacy_chunks - s.n)
@@ -160,9 +164,14 @@ const OUTDATED = `(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value
  * many chunks it read; fewer than `limit` means none are left.
  */
 export async function reindexOutdatedChunks(d1: D1Database, limit = REINDEX_BATCH): Promise<number> {
-  const { json, rows, read } = await rewrittenRows(d1, "keyword_version IS NULL AND fts_tokens IS NOT NULL", limit);
+  const { json, rows, read, units } = await rewrittenRows(
+    d1,
+    "keyword_version IS NULL AND fts_tokens IS NOT NULL",
+    limit,
+  );
   if (read === 0) return 0;
   await d1.batch([
+    countKeywordWrites(d1, units),
     d1
       .prepare(
         `UPDATE keyword_stats SET tokens = tokens + s.t
@@ -187,13 +196,14 @@ export async function reindexOutdatedChunks(d1: D1Database, limit = REINDEX_BATC
 /**
  * Up to `limit` chunks that `pending` (SQL over chunks) selects, tenant by tenant, as their keyword rows are written now:
  * JSON [[id, content, context, tokens, freqs]...] of at most REINDEX_MAX_CHARS (one row at least); `rows` how many it
- * holds, `read` how many were read.
+ * holds, `read` how many were read, `units` what rewriting them (a deletion and an insert each) adds to the keyword
+ * write counter.
  */
 async function rewrittenRows(
   d1: D1Database,
   pending: string,
   limit: number,
-): Promise<{ json: string; rows: number; read: number }> {
+): Promise<{ json: string; rows: number; read: number; units: number }> {
   const { results } = await d1
     .prepare(`SELECT id, tenant_id, content, context FROM chunks WHERE ${pending} ORDER BY tenant_id, id LIMIT ?`)
     .bind(limit)
@@ -206,7 +216,8 @@ async function rewrittenRows(
     if (rows.length > 0 && chars > REINDEX_MAX_CHARS) break;
     rows.push([chunk.id, row.content, row.context, row.tokens, row.freqs]);
   }
-  return { json: JSON.stringify(rows), rows: rows.length, read: results.length };
+  const units = 2 * keywordWriteUnits(rows.map(([, , , tokens]) => ({ tokens })));
+  return { json: JSON.stringify(rows), rows: rows.length, read: results.length, units };
 }
 
 /** Chunks given their forward index per batch (only their text is read: no FTS rewrite). */
@@ -272,8 +283,8 @@ export async function reindexLegacyBatches(d1: D1Database, maxBatches: number): 
   return true;
 }
 
-/** D1 queries the largest batch above runs: an outdated batch's read and its five statements. */
-const QUERIES_PER_BATCH = 6;
+/** D1 queries the largest batch above runs: an outdated batch's read and its six statements. */
+const QUERIES_PER_BATCH = 7;
 
 /** A re-index job chain that has not run for this long is taken to be lost. */
 export const REINDEX_CHAIN_STALE_MS = 10 * 60_000;

@@ -1,6 +1,7 @@
 import type { TenantScope } from "../../db/scope";
 import { KEYWORD_VERSION } from "../../shared/base-forms";
 import { keywordRow } from "../keyword-index/indexing";
+import { COUNT_KEYWORD_WRITES, keywordWriteUnits } from "../keyword-index/write-counter";
 import { statedTimesJson } from "../search/stated-times";
 
 /** One chunk as written: its row in `chunks` and its keyword-index row in `chunks_fts`. */
@@ -57,7 +58,8 @@ export const JSON_CHARS_PER_STATEMENT = 600_000;
  * through the (tenant, item, index) index (CROSS JOIN keeps the JSON rows outside). A chunk takes its item's
  * project from the item's row, written earlier in the batch.
  * Chunk ids come from the database's own counter (shard_identity, one range per shard, so ids stay unique
- * when a tenant moves between shards); a database without that row numbers after its highest id.
+ * when a tenant moves between shards); a database without that row numbers after its highest id. The same row's
+ * keyword write counter takes the rows' tokens (write-counter.ts), at no row written more.
  */
 export function insertChunkRows(scope: TenantScope, rows: ChunkRow[]): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
@@ -75,7 +77,8 @@ export function insertChunkRows(scope: TenantScope, rows: ChunkRow[]): D1Prepare
       r.statedTimes,
     ]),
   );
-  for (const { json, count } of jsonArrays(encoded)) {
+  for (const { json, count, first } of jsonArrays(encoded)) {
+    const units = keywordWriteUnits(rows.slice(first, first + count).map((r) => ({ tokens: r.ftsTokens })));
     statements.push(
       scope.d1
         .prepare(
@@ -85,7 +88,9 @@ export function insertChunkRows(scope: TenantScope, rows: ChunkRow[]): D1Prepare
            FROM (SELECT COALESCE((SELECT next_chunk_id FROM shard_identity WHERE id = 1), (SELECT IFNULL(MAX(id), 0) + 1 FROM chunks)) AS next) n, json_each(?2) j`,
         )
         .bind(scope.tenantId, json),
-      scope.d1.prepare("UPDATE shard_identity SET next_chunk_id = next_chunk_id + ? WHERE id = 1").bind(count),
+      scope.d1
+        .prepare(`UPDATE shard_identity SET ${COUNT_KEYWORD_WRITES}, next_chunk_id = next_chunk_id + ?3 WHERE id = 1`)
+        .bind(units, Date.now(), count),
       scope.d1
         .prepare(
           `INSERT INTO chunks_fts (rowid, content, context)
@@ -98,18 +103,23 @@ export function insertChunkRows(scope: TenantScope, rows: ChunkRow[]): D1Prepare
   return statements;
 }
 
-/** The rows joined into JSON arrays of at most JSON_CHARS_PER_STATEMENT characters (a longer row stands alone). */
-function* jsonArrays(encoded: string[]): Generator<{ json: string; count: number }> {
+/**
+ * The rows joined into JSON arrays of at most JSON_CHARS_PER_STATEMENT characters (a longer row stands alone), each
+ * with its count and the index of its first row.
+ */
+function* jsonArrays(encoded: string[]): Generator<{ json: string; count: number; first: number }> {
   let group: string[] = [];
+  let first = 0;
   let chars = 2;
-  for (const row of encoded) {
+  for (const [i, row] of encoded.entries()) {
     if (group.length > 0 && chars + row.length + 1 > JSON_CHARS_PER_STATEMENT) {
-      yield { json: `[${group.join(",")}]`, count: group.length };
+      yield { json: `[${group.join(",")}]`, count: group.length, first };
       group = [];
+      first = i;
       chars = 2;
     }
     group.push(row);
     chars += row.length + 1;
   }
-  if (group.length > 0) yield { json: `[${group.join(",")}]`, count: group.length };
+  if (group.length > 0) yield { json: `[${group.join(",")}]`, count: group.length, first };
 }

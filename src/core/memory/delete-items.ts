@@ -3,6 +3,7 @@ import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
 import { dropStaleCacheEntries } from "../context/semantic-cache";
 import { uncountKeywordChunks } from "../keyword-index/indexing";
+import { countKeywordWritesOf } from "../keyword-index/write-counter";
 import { ITEM_LINK_TYPES, type SegmentKey, slices } from "../working-set/segments";
 import { derivedCascade } from "./derived-cascade";
 import { followersStatement, refreshMessageContexts } from "./message-context";
@@ -69,6 +70,7 @@ export async function deleteItems(
           `DELETE FROM summaries WHERE tenant_id = ? AND conversation_id IN ${conversationsOfItems} RETURNING conversation_id AS summarized`,
         )
         .bind(t, t, json),
+      countKeywordWritesOf(scope.d1, `tenant_id = ? AND item_id IN ${IDS}`, t, json),
       scope.d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN ${CHUNK_IDS}`).bind(t, json),
       scope.d1
         .prepare(`DELETE FROM links WHERE tenant_id = ? AND source_type IN (${ITEM_TYPES_SQL}) AND source_id IN ${IDS}`)
