@@ -5,6 +5,7 @@ import type { Env } from "./env";
 import { handleJobBatch } from "./jobs/consumer";
 import { mergeAllKeywordSegments } from "./jobs/keyword-merge";
 import { meteredPass } from "./jobs/metered-pass";
+import { MinuteStates } from "./jobs/minute-state";
 import { RECENT_JOBS_CRON, recoverRecentJobs } from "./jobs/recent-jobs";
 import { sweepLostJobs } from "./jobs/sweep";
 import { refreshAllTopPostings } from "./jobs/top-postings";
@@ -29,7 +30,9 @@ export default {
     await withQueryBudget(queriesPerInvocation(env), async () => {
       const checked = checkedEnv(env);
       if (controller.cron !== RECENT_JOBS_CRON) return void (await meteredPass(checked, "sweep", sweepLostJobs));
-      await meteredPass(checked, "recent_jobs", (e) => recoverRecentJobs(e, controller.scheduledTime));
+      // The minute passes read each shard's state once between them (minute-state.ts).
+      const states = new MinuteStates(controller.scheduledTime);
+      await meteredPass(checked, "recent_jobs", (e) => recoverRecentJobs(e, controller.scheduledTime, states));
       await meteredPass(checked, "top_postings", (e) => refreshAllTopPostings(e, controller.scheduledTime));
       await meteredPass(checked, "keyword_merge", mergeAllKeywordSegments);
     });

@@ -4,6 +4,7 @@ import { shardDatabase, shardNames } from "../control/shards";
 import type { Env } from "../env";
 import { itemJobsByTenant } from "../shared/item-jobs";
 import { recoverExtraction } from "./extraction-recovery";
+import { MinuteStates, RECENT_JOBS_ROW } from "./minute-state";
 import { LOST_JOB_AFTER_MS } from "./sweep";
 
 /** The cron that runs this pass (wrangler.toml [triggers]); the other one runs the full sweep (sweep.ts). */
@@ -17,8 +18,6 @@ export const RECENT_JOBS_CRON = "* * * * *";
 export const RECENT_JOB_GRACE_MS = 2 * 60_000;
 /** Items one pass reads per list and shard; more wait for the next minute (the cursor stops at the last one read). */
 const PASS_LIMIT = 2000;
-/** reconcile_state holds one cursor per background pass, by id: 1 is the vector reconciliation (sweep.ts), 2 this one. */
-const CURSOR_ROW = 2;
 
 /**
  * Every minute: re-sends lost extraction jobs and due retries of failed windows (extraction-recovery.ts), and the
@@ -29,11 +28,11 @@ const CURSOR_ROW = 2;
  * queue's recovery; an item whose re-sent job is lost too is left to the 15-minute sweep, which re-sends everything
  * pending for 10 minutes. Jobs are idempotent: an item embedded meanwhile costs its job one read.
  */
-export async function recoverRecentJobs(env: Env, now = Date.now()): Promise<number> {
+export async function recoverRecentJobs(env: Env, now = Date.now(), states = new MinuteStates(now)): Promise<number> {
   let sent = 0;
   for (const shard of shardNames(env)) {
     try {
-      sent += await recoverShard(env, shard, now);
+      sent += await recoverShard(env, shard, now, states);
     } catch (error) {
       console.error(`recent-jobs pass of shard ${shard} failed; the next pass retries from the same point`, error);
     }
@@ -43,19 +42,19 @@ export async function recoverRecentJobs(env: Env, now = Date.now()): Promise<num
 
 type PendingRow = { tenant_id: string; id: string; created_at: number };
 
-async function recoverShard(env: Env, shard: string, now: number): Promise<number> {
+async function recoverShard(env: Env, shard: string, now: number, states: MinuteStates): Promise<number> {
   const d1 = shardDatabase(env, shard);
   const config = readConfig(env);
   const until = now - RECENT_JOB_GRACE_MS;
-  const state = await d1
-    .prepare("SELECT cursor FROM reconcile_state WHERE id = ?")
-    .bind(CURSOR_ROW)
-    .first<{ cursor: number }>();
-  // A first pass looks back no further than the full sweep's horizon: older items are that sweep's.
-  const from = state?.cursor ?? now - LOST_JOB_AFTER_MS;
-  const extraction = await recoverExtraction(d1, now);
+  const state = await states.of(d1, shard);
+  const extraction = state.extractionDue ? await recoverExtraction(d1, now) : [];
   if (extraction.length > 0) await new QueueProducer(jobQueues(env)).send(extraction);
-  if (from >= until) return extraction.length;
+  // A first pass looks back no further than the full sweep's horizon: older items are that sweep's.
+  const from = state.recentCursor ?? now - LOST_JOB_AFTER_MS;
+  // Every item is written with its chunks, which move the keyword write counter's time: with the cursor past that
+  // time, no item can lie after it, and the pass reads nothing more.
+  const lastWrite = state.marks?.writtenAt ?? 0;
+  if (from >= until || (state.marks !== null && from >= lastWrite)) return extraction.length;
   const autoLink = config.conversations.useVectorDb && config.conversations.useGraphDb;
   // Both walk an index on (embedded_at | linked_at, created_at): a range of the pending, never the whole table.
   const [unembedded, unlinked] = await d1.batch<PendingRow>([
@@ -81,15 +80,16 @@ async function recoverShard(env: Env, shard: string, now: number): Promise<numbe
   // A full list stops the cursor at its last row; items of that very millisecond past the limit fall to the full sweep.
   const reached = lists.filter((rows) => rows.length === PASS_LIMIT).map((rows) => rows[rows.length - 1]!.created_at);
   const cursor = reached.length > 0 ? Math.min(...reached) : until;
-  // Nothing found: the next pass reads the same empty range and the new minute, as cheaply (the pending are indexed),
-  // so the cursor is written only once it has passed something, or before the range reaches back past the sweep's.
-  const stale = state === null || state.cursor < until - LOST_JOB_AFTER_MS / 2;
-  if (lists.every((rows) => rows.length === 0) && !stale) return extraction.length;
+  // Nothing found: the next pass reads the same range and the new minute as cheaply (only the pending are indexed, and
+  // it passes each as soon as it finds it), so the cursor is written only once it has passed something, or once it
+  // passes the last write, after which the passes read no items until the next write.
+  const passedLastWrite = state.marks !== null && cursor >= lastWrite;
+  if (lists.every((rows) => rows.length === 0) && !passedLastWrite) return extraction.length;
   await d1
     .prepare(
       "INSERT INTO reconcile_state (id, cursor, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO UPDATE SET cursor = ?2, updated_at = ?3",
     )
-    .bind(CURSOR_ROW, cursor, now)
+    .bind(RECENT_JOBS_ROW, cursor, now)
     .run();
   return messages.length + extraction.length;
 }
