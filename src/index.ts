@@ -34,7 +34,7 @@ export default {
       const states = new MinuteStates(controller.scheduledTime);
       await meteredPass(checked, "recent_jobs", (e) => recoverRecentJobs(e, controller.scheduledTime, states));
       await meteredPass(checked, "top_postings", (e) => refreshAllTopPostings(e, controller.scheduledTime));
-      await meteredPass(checked, "keyword_merge", mergeAllKeywordSegments);
+      await meteredPass(checked, "keyword_merge", (e) => mergeAllKeywordSegments(e, states));
     });
   },
 } satisfies ExportedHandler<Env, JobMessage | UsageMessage>;

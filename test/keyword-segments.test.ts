@@ -1,7 +1,16 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { keywordSegments, MERGE_SHARE, mergeDue, mergeKeywordSegments } from "../src/core/keyword-index/segments";
+import { UnitMeter } from "../src/billable-units";
+import {
+  keywordSegments,
+  MERGE_SHARE,
+  mergeDue,
+  mergeDueByWrites,
+  mergeKeywordSegments,
+} from "../src/core/keyword-index/segments";
+import { meteredD1 } from "../src/db/metered-d1";
+import { readKeywordMarks } from "../src/db/pass-marks";
 import worker from "../src/index";
 import { RECENT_JOBS_CRON } from "../src/jobs/recent-jobs";
 import { call, newKey, newTenant, type TestTenant } from "./helpers";
@@ -77,8 +86,38 @@ describe("keyword index segments", () => {
     }
     expect(passes).toBeGreaterThan(1);
     expect(await keywordSegments(t.db)).toHaveLength(1);
-    // One segment: nothing is due, and the pass writes nothing.
+    // One segment: nothing is due; the merge is recorded as done, with the write count it covers.
     expect(await mergeKeywordSegments(t.db)).toBe(0);
+    const marks = (await readKeywordMarks(t.db))!;
+    expect(marks.mergeWritten).toBe(marks.written);
+    expect(marks.mergeTokens).toBeGreaterThan(0);
+  });
+
+  it("are not counted while less than the share was written since the last merge: a look reads one row", async () => {
+    const meter = new UnitMeter();
+    const metered = meteredD1(t.db, meter);
+    expect(await mergeKeywordSegments(metered)).toBe(0);
+    expect(meter.current).toMatchObject({ d1RowsRead: 1, d1RowsWritten: 0 });
+    // Counting the pages, as every pass did before, reads a row a leaf page.
+    const counted = new UnitMeter();
+    expect((await keywordSegments(meteredD1(t.db, counted))).reduce((sum, s) => sum + s.pages, 0)).toBeGreaterThan(1);
+    expect(counted.current.d1RowsRead).toBeGreaterThan(1);
+    // The rule, on the counter's marks: a tenth of the index as it will be.
+    const marks = (written: number) => ({
+      written,
+      writtenAt: 0,
+      mergeWritten: 1_000,
+      mergeTokens: 9_000,
+      topsWritten: null,
+      vectorsCycleWritten: null,
+      vectorsWritten: null,
+      conversationsWritten: null,
+    });
+    expect(mergeDueByWrites(marks(1_000))).toBe(false);
+    expect(mergeDueByWrites(marks(1_999))).toBe(false);
+    expect(mergeDueByWrites(marks(2_000))).toBe(true);
+    // A shard that keeps no count (no identity row) is always looked at.
+    expect(mergeDueByWrites(null)).toBe(true);
   });
 
   it("are merged again by the minute pass once later writes are a share of the index", async () => {
