@@ -33,7 +33,7 @@ export default {
       // The minute passes read each shard's state once between them (minute-state.ts).
       const states = new MinuteStates(controller.scheduledTime);
       await meteredPass(checked, "recent_jobs", (e) => recoverRecentJobs(e, controller.scheduledTime, states));
-      await meteredPass(checked, "top_postings", (e) => refreshAllTopPostings(e, controller.scheduledTime));
+      await meteredPass(checked, "top_postings", (e) => refreshAllTopPostings(e, controller.scheduledTime, states));
       await meteredPass(checked, "keyword_merge", (e) => mergeAllKeywordSegments(e, states));
     });
   },

@@ -1,4 +1,5 @@
 import { remainingQueries } from "../../db/invocation-queries";
+import { type KeywordMarks, readKeywordMarks, writeKeywordMarks } from "../../db/pass-marks";
 import { keywordCode } from "../../shared/fts-text";
 import { columnWeight, saturatedSql } from "./bm25";
 import { unkeyedTerms } from "./term-freqs";
@@ -41,6 +42,8 @@ export const DF_KEPT = 200;
 const QUERIES_PER_BUILD = 3;
 /** Queries a look at a tenant takes: its counts replaced and its due words read (one batch), and the record of the look. */
 const QUERIES_PER_LOOK = 4;
+/** Queries a pass takes besides its looks: the write counter, the tenants due, and the record of a pass that left none. */
+const QUERIES_PER_PASS = 3;
 
 /**
  * Builds the top postings that are due on one shard, as many as `maxTerms` and the invocation's D1 queries allow;
@@ -49,8 +52,21 @@ const QUERIES_PER_LOOK = 4;
  * tenant is looked at only while it is over TOP_TERM_DF chunks and its statistics have moved since the last look or
  * that look left words due (keyword_top_scans). A tenant that fell back under TOP_TERM_DF chunks loses its lists and
  * counts, and its searches read every posting again.
+ *
+ * Finding those tenants reads every tenant's statistics, so it is skipped while the keyword write counter
+ * (write-counter.ts: every write that moves a tenant's statistics moves it) is where it was when a pass last left
+ * nothing due: a pass over a shard at rest reads the counter's row, or nothing where `marks` were read for it (null: a
+ * shard that keeps no count, looked at every time).
  */
-export async function refreshTopPostings(d1: D1Database, now: number, maxTerms = TOP_TERMS_PER_PASS): Promise<number> {
+export async function refreshTopPostings(
+  d1: D1Database,
+  now: number,
+  maxTerms = TOP_TERMS_PER_PASS,
+  known?: KeywordMarks | null,
+): Promise<number> {
+  if (remainingQueries() < QUERIES_PER_PASS) return 0;
+  const marks = known === undefined ? await readKeywordMarks(d1) : known;
+  if (marks !== null && marks.written === marks.topsWritten) return 0;
   const { results: tenants } = await d1
     .prepare(
       `SELECT k.tenant_id, k.chunks, k.tokens FROM keyword_stats k LEFT JOIN keyword_top_scans s ON s.tenant_id = k.tenant_id
@@ -61,8 +77,12 @@ export async function refreshTopPostings(d1: D1Database, now: number, maxTerms =
     .bind(TOP_TERM_DF)
     .all<{ tenant_id: string; chunks: number; tokens: number }>();
   let built = 0;
+  let left = false;
   for (const tenant of tenants) {
-    if (built >= maxTerms || remainingQueries() < QUERIES_PER_LOOK + QUERIES_PER_BUILD) break;
+    if (built >= maxTerms || remainingQueries() < QUERIES_PER_LOOK + QUERIES_PER_BUILD + 1) {
+      left = true;
+      break;
+    }
     if (tenant.chunks <= TOP_TERM_DF) {
       await d1.batch(forgetStatements(d1, tenant.tenant_id));
       continue;
@@ -70,11 +90,11 @@ export async function refreshTopPostings(d1: D1Database, now: number, maxTerms =
     const looked = await d1.batch([...countStatements(d1, tenant.tenant_id), dueWords(d1, tenant.tenant_id)]);
     const due = looked.at(-1)!.results as { term: string; df: number | null }[];
     const avgdl = tenant.chunks > 0 && tenant.tokens > 0 ? tenant.tokens / tenant.chunks : 1;
-    // As many of its due words as the pass and the invocation's queries allow (one left for the record), in one batch
-    // with the record of this look.
+    // As many of its due words as the pass and the invocation's queries allow (one left for the record of the look,
+    // one for the pass's), in one batch with the record of this look.
     const words = due.slice(
       0,
-      Math.max(0, Math.min(maxTerms - built, Math.floor((remainingQueries() - 1) / QUERIES_PER_BUILD))),
+      Math.max(0, Math.min(maxTerms - built, Math.floor((remainingQueries() - 2) / QUERIES_PER_BUILD))),
     );
     await d1.batch([
       ...words.flatMap(({ term, df }) =>
@@ -90,7 +110,10 @@ export async function refreshTopPostings(d1: D1Database, now: number, maxTerms =
         .bind(tenant.tenant_id, tenant.chunks, tenant.tokens, due.length - words.length, now),
     ]);
     built += words.length;
+    if (words.length < due.length) left = true;
   }
+  // Everything is done as of the count read first (writes since then move it again).
+  if (!left && marks !== null) await writeKeywordMarks(d1, { topsWritten: marks.written }).run();
   return built;
 }
 
