@@ -66,6 +66,7 @@ describe("POST /admin/reconcile (local vector index)", () => {
       checked: 4,
       missing_vectors_requeued: 1,
       orphan_vectors_deleted: 1,
+      unjudged: 0,
       next_cursor: null,
     });
     await waitForEmbeddings(one.tenantId);
@@ -110,6 +111,7 @@ describe("POST /admin/reconcile (local vector index)", () => {
     expect(await (await admin("POST", `/reconcile?tenant=${t.tenantId}`)).json()).toMatchObject({
       checked: 2,
       missing_vectors_requeued: 0,
+      unjudged: 2,
     });
 
     for (const [query, parameter] of [
@@ -189,6 +191,7 @@ describe("reconciliation and deletion against Vectorize (an in-test fake of the 
       checked: 4,
       missing_vectors_requeued: 1,
       orphan_vectors_deleted: 1,
+      unjudged: 0,
       next_cursor: null,
     });
     expect(fake.vectors.has(`${t.tenantId}:${orphan}`)).toBe(false);

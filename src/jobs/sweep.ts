@@ -2,16 +2,15 @@ import { jobQueues, QueueProducer } from "../adapters/queue-producer";
 import { readConfig } from "../config";
 import { stalledMoves } from "../control/move-records";
 import { shardDatabase, shardNames } from "../control/shards";
-import { needsSummary } from "../core/conversations/conversations";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/indexing";
 import { deleteExpiredKeys } from "../core/memory/idempotency";
-import { type ReconcileReport, reconcileVectors } from "../core/memory/reconcile-vectors";
 import { unfinishedProjectDeletions } from "../core/ownership/delete-project";
 import { unfinishedTenantDeletions } from "../core/ownership/delete-tenant";
 import type { Env } from "../env";
 import type { JobMessage } from "../messages";
-import { noWait, openShard } from "../open-tenant";
 import { itemJobsByTenant } from "../shared/item-jobs";
+import { lostSummaries } from "./lost-summaries";
+import { reconcileCron } from "./reconcile-cron";
 
 /** A move whose runner saved nothing for this long is taken to be lost (a job runs ~100 pages in seconds). */
 export const STALLED_MOVE_AFTER_MS = 60_000;
@@ -62,49 +61,34 @@ async function sweepShard(env: Env, shard: string, now: number): Promise<number>
   const config = readConfig(env);
   const cutoff = now - LOST_JOB_AFTER_MS;
   const autoLink = config.conversations.useVectorDb && config.conversations.useGraphDb;
-  const [unembedded, unlinked, unsummarized] = await d1.batch<Record<string, string | number>>([
+  // Both walk the partial indexes of the pending (items_pending_embed, items_pending_link), in no particular order (the
+  // jobs are grouped by tenant here): ordered by tenant, SQLite walked a tenant index of every item instead.
+  const [unembedded, unlinked] = await d1.batch<{ tenant_id: string; id: string }>([
     d1
-      .prepare(
-        "SELECT tenant_id, id FROM items WHERE embedded_at IS NULL AND created_at < ? ORDER BY tenant_id LIMIT ?",
-      )
+      .prepare("SELECT tenant_id, id FROM items WHERE embedded_at IS NULL AND created_at < ? LIMIT ?")
       .bind(cutoff, SWEEP_LIMIT),
-    d1
-      .prepare(
-        "SELECT tenant_id, id FROM items WHERE embedded_at IS NOT NULL AND linked_at IS NULL AND created_at < ? ORDER BY tenant_id LIMIT ?",
-      )
-      .bind(autoLink ? cutoff : 0, SWEEP_LIMIT),
-    d1
-      .prepare(
-        "SELECT tenant_id, id, message_count, tokens, summarized_count, summarized_tokens FROM conversations WHERE updated_at < ? AND message_count > summarized_count LIMIT ?",
-      )
-      .bind(cutoff, SWEEP_LIMIT),
+    // Auto-linking off: every item stays unlinked, and nothing waits for a link job.
+    ...(autoLink
+      ? [
+          d1
+            .prepare(
+              "SELECT tenant_id, id FROM items WHERE embedded_at IS NOT NULL AND linked_at IS NULL AND created_at < ? LIMIT ?",
+            )
+            .bind(cutoff, SWEEP_LIMIT),
+        ]
+      : []),
   ]);
   const projects = await unfinishedProjectDeletions(d1, cutoff);
+  const summaries = await lostSummaries(d1, config.conversations, cutoff);
   const messages: JobMessage[] = [
     ...projects.map((p) => ({ type: "delete" as const, tenantId: p.tenantId, project: p.project })),
     ...itemJobsByTenant("embed", unembedded!.results),
-    ...itemJobsByTenant("link", unlinked!.results),
-    ...unsummarized!.results
-      .filter((c) =>
-        needsSummary(
-          {
-            messageCount: c.message_count as number,
-            tokens: c.tokens as number,
-            summarizedCount: c.summarized_count as number,
-            summarizedTokens: c.summarized_tokens as number,
-          },
-          config.conversations,
-        ),
-      )
-      .map((c) => ({
-        type: "summarize" as const,
-        tenantId: c.tenant_id as string,
-        conversationId: c.id as string,
-        messageCount: c.message_count as number,
-      })),
+    ...itemJobsByTenant("link", unlinked?.results ?? []),
+    ...summaries.messages,
   ];
   const producer = new QueueProducer(jobQueues(env));
   await producer.send(messages);
+  await summaries.record?.run();
   try {
     if ((await reindexLegacyBatches(d1, SWEEP_REINDEX_BATCHES)) && (await reindexHeartbeat(d1, now, true))) {
       await producer.send([{ type: "reindex", tenantId: null, shard }]);
@@ -123,21 +107,4 @@ async function sweepShard(env: Env, shard: string, now: number): Promise<number>
     console.error(`vector reconciliation of shard ${shard} failed; the next sweep retries`, error);
   }
   return messages.length;
-}
-
-/**
- * One bounded reconciliation run of a shard a sweep, continuing where the last one stopped (the shard's
- * reconcile_state); a pass that reaches the end starts again at 0 next time.
- */
-export async function reconcileCron(env: Env, shard: string, now = Date.now()): Promise<ReconcileReport> {
-  const { d1, services } = openShard(env, shard, noWait);
-  const state = await d1.prepare("SELECT cursor FROM reconcile_state WHERE id = 1").first<{ cursor: number }>();
-  const report = await reconcileVectors(d1, services, { cursor: state?.cursor ?? 0, now });
-  await d1
-    .prepare(
-      "INSERT INTO reconcile_state (id, cursor, updated_at) VALUES (1, ?1, ?2) ON CONFLICT (id) DO UPDATE SET cursor = ?1, updated_at = ?2",
-    )
-    .bind(report.next_cursor ?? 0, now)
-    .run();
-  return report;
 }

@@ -14,6 +14,8 @@ export interface ReconcileReport {
   checked: number;
   missing_vectors_requeued: number;
   orphan_vectors_deleted: number;
+  /** Chunks embedded within RECONCILE_GRACE_MS, not judged this time. */
+  unjudged: number;
   /** Where the next run starts; null when this run reached the end (the next pass starts again at 0). */
   next_cursor: number | null;
 }
@@ -54,6 +56,7 @@ export async function reconcileVectors(
 
   const judgedBefore = (options.now ?? Date.now()) - RECONCILE_GRACE_MS;
   const embedded = inRange.filter((c) => c.embedded_at !== null && c.embedded_at < judgedBefore);
+  const unjudged = inRange.filter((c) => c.embedded_at !== null && c.embedded_at >= judgedBefore).length;
   const missing = await chunksWithoutVectors(services, embedded);
   await requeueEmbedding(d1, services, missing);
 
@@ -73,6 +76,7 @@ export async function reconcileVectors(
     checked: new Set([...inRange.map((c) => c.id), ...vectors.map((v) => v.chunkId)]).size,
     missing_vectors_requeued: missing.length,
     orphan_vectors_deleted: orphans.length,
+    unjudged,
     next_cursor: upTo === Infinity ? null : upTo,
   };
 }
