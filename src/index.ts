@@ -4,7 +4,7 @@ import { withQueryBudget } from "./db/invocation-queries";
 import type { Env } from "./env";
 import { handleJobBatch } from "./jobs/consumer";
 import { mergeAllKeywordSegments } from "./jobs/keyword-merge";
-import { meteredPass } from "./jobs/metered-pass";
+import { meteredPasses } from "./jobs/metered-pass";
 import { MinuteStates } from "./jobs/minute-state";
 import { RECENT_JOBS_CRON, recoverRecentJobs } from "./jobs/recent-jobs";
 import { sweepLostJobs } from "./jobs/sweep";
@@ -25,16 +25,20 @@ export default {
     ),
   // Every minute the recent writes' lost jobs are re-sent (recent-jobs.ts), then the keyword top postings that are due
   // are built and the keyword index's segments merged when due (keyword-merge.ts); every 15 minutes, the full sweep (sweep.ts).
-  // What each pass writes is recorded per shard (metered-pass.ts).
+  // What the passes cost is recorded per shard and hour (metered-pass.ts, pass-usage.ts).
   scheduled: async (controller: ScheduledController, env: Env, _ctx: ExecutionContext) => {
     await withQueryBudget(queriesPerInvocation(env), async () => {
       const checked = checkedEnv(env);
-      if (controller.cron !== RECENT_JOBS_CRON) return void (await meteredPass(checked, "sweep", sweepLostJobs));
-      // The minute passes read each shard's state once between them (minute-state.ts).
-      const states = new MinuteStates(controller.scheduledTime);
-      await meteredPass(checked, "recent_jobs", (e) => recoverRecentJobs(e, controller.scheduledTime, states));
-      await meteredPass(checked, "top_postings", (e) => refreshAllTopPostings(e, controller.scheduledTime, states));
-      await meteredPass(checked, "keyword_merge", (e) => mergeAllKeywordSegments(e, states));
+      const at = controller.scheduledTime;
+      if (controller.cron !== RECENT_JOBS_CRON)
+        return void (await meteredPasses(checked, at, [["sweep", (e) => sweepLostJobs(e, at)]]));
+      // The three read each shard's state once between them (minute-state.ts).
+      const states = new MinuteStates(at);
+      await meteredPasses(checked, at, [
+        ["recent_jobs", (e) => recoverRecentJobs(e, at, states)],
+        ["top_postings", (e) => refreshAllTopPostings(e, at, states)],
+        ["keyword_merge", (e) => mergeAllKeywordSegments(e, states)],
+      ]);
     });
   },
 } satisfies ExportedHandler<Env, JobMessage | UsageMessage>;

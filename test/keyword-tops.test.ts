@@ -10,6 +10,7 @@ import { meteredD1 } from "../src/db/metered-d1";
 import { readKeywordMarks } from "../src/db/pass-marks";
 import { tenantScope } from "../src/db/scope";
 import worker from "../src/index";
+import { PASSES_JOB } from "../src/jobs/pass-usage";
 import { keywordCode } from "../src/shared/fts-text";
 import { admin, call, newTenant, type TestTenant } from "./helpers";
 
@@ -89,7 +90,8 @@ describe("top postings", () => {
     const passWrites = async () =>
       (
         await t.db
-          .prepare("SELECT SUM(d1_rows_written) AS n FROM usage_hours WHERE tenant_id = '' AND name = 'top_postings'")
+          .prepare("SELECT SUM(d1_rows_written) AS n FROM usage_hours WHERE tenant_id = '' AND name = ?")
+          .bind(PASSES_JOB)
           .first<{ n: number | null }>()
       )?.n ?? 0;
     const writtenBefore = await passWrites();
@@ -97,7 +99,8 @@ describe("top postings", () => {
     const passAt = Date.now();
     await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: passAt }), env, ctx);
     await waitOnExecutionContext(ctx);
-    // What the pass wrote is recorded on the shard as its own work (metered-pass.ts): at least the lists' rows.
+    // What the passes wrote is recorded on the shard as its own work at once, since they wrote (pass-usage.ts): at
+    // least the lists' rows.
     expect((await passWrites()) - writtenBefore).toBeGreaterThanOrEqual(3 * TOP_POSTINGS);
     const { results } = await t.db
       .prepare("SELECT term, df FROM keyword_top_terms WHERE tenant_id = ? ORDER BY term")

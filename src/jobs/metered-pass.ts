@@ -1,37 +1,59 @@
-import { UnitMeter } from "../billable-units";
+import { type BillableUnits, noUnits, UnitMeter } from "../billable-units";
 import { shardDatabase, shardNames } from "../control/shards";
-import { addHourRows, hourRows } from "../core/tenants/usage-hours";
 import { meteredD1 } from "../db/metered-d1";
 import type { Env } from "../env";
+import { type PassInvocation, recordInvocation } from "./pass-usage";
+import { type StatementTally, talliedD1 } from "./statement-tally";
 
-/** The tenant id under which usage_hours keeps a shard's own work (scheduled passes); no tenant has it. */
-export const SHARD_WORK = "";
+/** A scheduled pass: its name in the hour's log, and the work, given the env whose shards charge it. */
+export type ScheduledPass = readonly [name: string, run: (env: Env) => Promise<unknown>];
 
 /**
- * Runs a scheduled pass over the shards with each shard's D1 charging a meter of its own, then records in each shard
- * that the pass wrote to what it cost there, as job `name` of SHARD_WORK (one statement; a pass that wrote nothing
- * records nothing, so an idle minute costs no write).
+ * Runs one cron invocation's passes in turn (the first that throws ends it, as an unhandled error would), each
+ * shard's D1 charging a meter of its own and telling its statements apart, then records what the invocation cost on
+ * each shard (pass-usage.ts: at once where it wrote, else with the hour's first invocation), as SHARD_WORK's job
+ * PASSES_JOB at `at`, the invocation's scheduled time.
  */
-export async function meteredPass<T>(env: Env, name: string, pass: (env: Env) => Promise<T>): Promise<T> {
+export async function meteredPasses(env: Env, at: number, passes: readonly ScheduledPass[]): Promise<void> {
   const meters = new Map(shardNames(env).map((shard) => [shard, new UnitMeter()]));
-  const shards = [...meters].map(([shard, meter]) => [shard, meteredD1(shardDatabase(env, shard), meter)]);
+  const costs = new Map(
+    [...meters.keys()].map((shard) => [shard, new Map<string, { read: number; written: number }>()]),
+  );
+  const statements = new Map([...meters.keys()].map((shard) => [shard, new Map() as StatementTally]));
+  let failed = false;
   try {
-    return await pass({ ...env, ...Object.fromEntries(shards) });
+    for (const [name, run] of passes) {
+      const before = new Map([...meters].map(([shard, meter]) => [shard, { ...meter.current }]));
+      const bindings = [...meters].map(([shard, meter]) => [
+        shard,
+        meteredD1(talliedD1(shardDatabase(env, shard), statements.get(shard)!), meter),
+      ]);
+      try {
+        await run({ ...env, ...Object.fromEntries(bindings) });
+      } finally {
+        for (const [shard, meter] of meters) {
+          await meter.settled();
+          costs.get(shard)!.set(name, rowsSince(before.get(shard)!, meter.current));
+        }
+      }
+    }
+  } catch (error) {
+    failed = true;
+    throw error;
   } finally {
     for (const [shard, meter] of meters) {
-      await meter.settled();
-      if (meter.current.d1RowsWritten === 0) continue;
-      const entry = {
-        tenantId: SHARD_WORK,
-        at: Date.now(),
-        source: "job" as const,
-        name,
-        project: null,
-        failed: false,
+      const invocation: PassInvocation = {
+        at,
+        failed,
+        units: { ...noUnits(), ...meter.current },
+        passes: costs.get(shard)!,
+        statements: statements.get(shard)!,
       };
-      await addHourRows(shardDatabase(env, shard), hourRows([{ ...entry, units: meter.current }]))
-        .run()
-        .catch((error) => console.error(`recording what ${name} cost on ${shard} failed`, error));
+      await recordInvocation(shardDatabase(env, shard), shard, invocation);
     }
   }
+}
+
+function rowsSince(before: BillableUnits, now: BillableUnits): { read: number; written: number } {
+  return { read: now.d1RowsRead - before.d1RowsRead, written: now.d1RowsWritten - before.d1RowsWritten };
 }
