@@ -25,4 +25,7 @@ export function measureCost(
   counts?: Record<string, number>,
 ): Promise<Measured[]>;
 export function costLines(measured: Measured[]): string[];
-export function runCost(newTenant: (name: string) => Promise<unknown>): Promise<string[]>;
+export function runCost(
+  newTenant: (name: string) => Promise<unknown>,
+  hooks: { release: () => Promise<void> },
+): Promise<string[]>;

@@ -2,19 +2,28 @@
 // (LoCoMo turns and MS MARCO passages from ../shared/data), then each operation runs alone and its billable units are
 // the difference in what the worker recorded (usage_hours: D1's own meta per statement, KV, queue messages, neurons;
 // the scheduled passes' writes included), read from the bench server's local D1. Printed: the units per operation,
-// how many fit in a Free plan day (and the allowance that binds), and the $ per million on Paid.
+// how many fit in a Free plan day (and the allowance that binds), and the $ per million on Paid. Then an idle hour of
+// the scheduled passes on each shard (idle-hour.mjs).
 
 import { freePlanCapacity, limitName, paidUsdPerMillion, planUnits, UNIT_COLUMNS } from "./cost-model.mjs";
 import { loadLocomo, loadMsmarco } from "./data.mjs";
+import { idleHourLines, measureIdleHour } from "./idle-hour.mjs";
 import { localUsageUnits } from "./local-d1.mjs";
 import { fmt } from "./metrics.mjs";
-import { ADMIN_TOKEN, admin, BASE, sleep } from "./worker.mjs";
+import { ADMIN_TOKEN, admin, BASE, sleep, startWorker } from "./worker.mjs";
 
 const SIZES = (process.env.COST_SIZES ?? "1000,10000,100000").split(",").map(Number);
 
-export async function runCost(newTenant) {
+export async function runCost(newTenant, { release }) {
   const measured = await measureCost(newTenant, benchData(), SIZES);
-  return costLines(measured);
+  // The idle hour on the same state, by a worker that fires no crons on its own (run.mjs starts afresh after).
+  await release();
+  const quiet = await startWorker({ fresh: false, crons: false });
+  try {
+    return [...costLines(measured), ...idleHourLines(await measureIdleHour())];
+  } finally {
+    await quiet.stop();
+  }
 }
 
 /** The bench's data: LoCoMo's turns (log_chat arguments), MS MARCO's passages and the questions of both. */

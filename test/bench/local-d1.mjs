@@ -84,3 +84,30 @@ export function localUsageUnits(tenantId, columns, state = STATE) {
     return { calls, units, parts };
   };
 }
+
+/**
+ * Each shard's record of its scheduled passes in the hour starting at `hour` (usage_hours, tenant '', job
+ * scheduled_passes: src/jobs/pass-usage.ts), with how many chunks the shard holds: [{chunks, calls, read, written}],
+ * and `written` summed over every hour, to tell when the passes have come to rest.
+ */
+export async function localPassHours(hour, state = STATE) {
+  const { DatabaseSync } = await import("node:sqlite");
+  const dir = join(state, "v3", "d1", "miniflare-D1DatabaseObject");
+  const shards = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
+    const db = new DatabaseSync(join(dir, file), { readOnly: true });
+    try {
+      if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'chunks'").get()) continue;
+      const passes = "FROM usage_hours WHERE tenant_id = '' AND source = 'job' AND name = 'scheduled_passes'";
+      const row = db
+        .prepare(`SELECT calls, d1_rows_read AS read, d1_rows_written AS written ${passes} AND hour = ?`)
+        .get(hour);
+      const ever = db.prepare(`SELECT COALESCE(SUM(d1_rows_written), 0) AS n ${passes}`).get().n;
+      const chunks = db.prepare("SELECT COUNT(*) AS n FROM chunks").get().n;
+      shards.push({ chunks, calls: row?.calls ?? 0, read: row?.read ?? 0, written: row?.written ?? 0, ever });
+    } finally {
+      db.close();
+    }
+  }
+  return shards;
+}

@@ -19,9 +19,9 @@ export const BENCH_EMBEDDER = process.env.BENCH_EMBEDDER ?? "local";
  * Starts wrangler dev on the bench port. `fresh` (the default) starts from empty state; `vars` adds settings (FAULTS,
  * say). wrangler.toml's crons fire on their schedule, as in production (scripts/crons.mjs): a local queue may lose
  * messages, and the every-minute pass is what re-sends their jobs. `kill()` ends the whole process group with
- * SIGKILL, as a crash would: nothing gets to finish.
+ * SIGKILL, as a crash would: nothing gets to finish. `crons: false` fires none, for a bench that drives them itself.
  */
-export async function startWorker({ fresh = true, vars = {} } = {}) {
+export async function startWorker({ fresh = true, vars = {}, crons = true } = {}) {
   if (fresh) rmSync(DIR, { recursive: true, force: true });
   mkdirSync(DIR, { recursive: true });
   // HYBRID_VECTOR_WEIGHT, SEARCH_STAGES, AUTO_SUMMARIZE and EMBEDDING_CHANCE_SIMILARITY from the caller's environment
@@ -59,7 +59,7 @@ export async function startWorker({ fresh = true, vars = {} } = {}) {
   for (let i = 0; i < 120; i++) {
     try {
       if ((await fetch(`${BASE}/health`)).ok) {
-        const stopCrons = fireCrons(BASE);
+        const stopCrons = crons ? fireCrons(BASE) : () => undefined;
         return { stop: () => (stopCrons(), stopChild(child)), kill: () => (stopCrons(), killGroup(child)) };
       }
     } catch {}

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 process.env.BENCH_PORT ??= "8813";
 const { newTenant, startWorker } = await import("../bench/worker.mjs");
 const { costLines, measureCost } = await import("../bench/cost.mjs");
+const { idleHourLines, measureIdleHour } = await import("../bench/idle-hour.mjs");
 
 const WORDS = "harbour lantern river meadow copper violet orchard signal falcon marble winter garden".split(" ");
 const sentence = (i: number) =>
@@ -24,8 +25,10 @@ const COUNTS = { turn: 8, spacedTurns: 3, batchedTurns: 50, store: 8, batch: 1, 
 
 let worker: { stop(): Promise<void> } | undefined;
 beforeAll(async () => {
-  worker = await startWorker();
-}, 120_000);
+  // No wall-clock crons: the idle hour fires its own, and the operations' passes are fired by topPostings.
+  worker = await startWorker({ crons: false });
+  // Migrating the fresh state alone took 145 s on a loaded 2-core machine.
+}, 300_000);
 afterAll(() => worker?.stop());
 
 describe("npm run bench -- cost, at 1,000 items", () => {
@@ -65,5 +68,19 @@ describe("npm run bench -- cost, at 1,000 items", () => {
     expect(lines.join("\n")).toMatch(
       /logged turns a Free plan day \(one at a time\), jobs included: [\d,]+ \(.+ binds; target ≥ 10,000\)/,
     );
+  }, 600_000);
+
+  it("measures an idle hour of scheduled passes: a few hundred rows read and one record written a shard", async () => {
+    const idle = await measureIdleHour();
+    const largest = [...idle.shards].sort((a, b) => b.chunks - a.chunks)[0]!;
+    expect(largest.chunks).toBeGreaterThan(1000);
+    // 60 minute passes and 4 sweeps, recorded by the next hour's first pass in one row.
+    expect(largest.calls).toBe(64);
+    // Issue 61's target at rest, a day's share: 10,000 rows read and 100 written a day.
+    for (const shard of idle.shards) {
+      expect(shard.read).toBeLessThanOrEqual(10_000 / 24);
+      expect(shard.written).toBeLessThanOrEqual(100 / 24);
+    }
+    expect(idleHourLines(idle).join("\n")).toMatch(/shard of [\d,]+ chunks: 64 invocations, [\d,]+ rows read/);
   }, 600_000);
 });
