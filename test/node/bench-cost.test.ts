@@ -55,8 +55,9 @@ describe("npm run bench -- cost, at 1,000 items", () => {
     expect(turn.units.d1_rows_written).toBeGreaterThan(5);
     expect(Object.keys(turn.parts)).toEqual(expect.arrayContaining(["tool:log_chat", "job:embed", "job:usage_log"]));
     expect(turn.units.queue_sends).toBeGreaterThanOrEqual(1);
-    // A turn on its own sends its usage message, its embed job and its link job; the jobs log without a message.
-    expect(op("log_chat, one turn a request, jobs done").units.queue_sends).toBeLessThanOrEqual(3);
+    // A turn on its own sends its usage message, its embed job and its link job; the jobs log without a message. The
+    // mean is a difference of sums of fractional shares (a batched call's 1/50): 3.000000000000005 was measured.
+    expect(op("log_chat, one turn a request, jobs done").units.queue_sends).toBeLessThanOrEqual(3 + 1e-9);
     // A batch of 100 writes about a hundred turns' worth; a read writes only the usage log's share.
     const written = (name: string) => op(name).units.d1_rows_written ?? 0;
     expect(written("memory_batch_store")).toBeGreaterThan(20 * written("memory_store"));
