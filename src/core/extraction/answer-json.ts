@@ -1,3 +1,5 @@
+import { scanOutsideStrings } from "./json-text";
+
 // Finding the JSON in a model's answer. Models asked for JSON still wrap it: a Markdown fence, a sentence before or
 // after, a trailing comma, a bare array of memories, or the array written as a string. Each of these has one plain
 // meaning, so it is read as meant (and said so) instead of asking the model again, which tends to answer alike.
@@ -70,23 +72,11 @@ function parseLenient(text: string): Parsed {
 
 /** The text with every comma that stands just before a closing } or ] removed, strings left as they are. */
 export function withoutTrailingCommas(text: string): string {
-  let out = "";
-  let inString = false;
-  let escaped = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (c === "\\") escaped = true;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === ",") {
-      const next = /\S/.exec(text.slice(i + 1));
-      if (next && (next[0] === "}" || next[0] === "]")) continue;
-    }
-    out += c;
-  }
-  return out;
+  const trailing = new Set<number>();
+  scanOutsideStrings(text, 0, (c, i) => {
+    if (c === "," && /^\s*[}\]]/.test(text.slice(i + 1))) trailing.add(i);
+  });
+  return trailing.size === 0 ? text : [...text].filter((_, i) => !trailing.has(i)).join("");
 }
 
 /** Every balanced {...} or [...] span of the text that starts outside a string, outermost first, in order. */
@@ -111,23 +101,14 @@ export function jsonSpans(text: string): string[] {
 /** Where the bracket opened at `start` closes (strings and their escapes walked), or -1. */
 function closingOf(text: string, start: number): number {
   const stack: string[] = [];
-  let inString = false;
-  let escaped = false;
-  for (let i = start; i < text.length; i++) {
-    const c = text[i]!;
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (c === "\\") escaped = true;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') inString = true;
-    else if (c === "{") stack.push("}");
+  let mismatched = false;
+  const end = scanOutsideStrings(text, start, (c) => {
+    if (c === "{") stack.push("}");
     else if (c === "[") stack.push("]");
     else if (c === "}" || c === "]") {
-      if (stack.pop() !== c) return -1;
-      if (stack.length === 0) return i;
+      mismatched = stack.pop() !== c;
+      return mismatched || stack.length === 0;
     }
-  }
-  return -1;
+  });
+  return mismatched ? -1 : end;
 }
