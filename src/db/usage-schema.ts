@@ -1,0 +1,77 @@
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+// What tenants spend and store on a shard: the usage log (tool_calls, usage_hours) and each tenant's stored totals
+// (tenant_usage). schema.ts re-exports them with every other shard table.
+
+export const toolCalls = sqliteTable(
+  "tool_calls",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    tenantId: text("tenant_id").notNull(),
+    keyId: text("key_id").notNull(),
+    tool: text("tool").notNull(),
+    project: text("project"),
+    conversationId: text("conversation_id"),
+    startedAt: integer("started_at").notNull(),
+    durationMs: real("duration_ms").notNull(),
+    /** NULL when the call succeeded, else the error code. */
+    errorCode: text("error_code"),
+    /** D1 round trips before the answer (NULL for calls logged before this was counted). */
+    d1RoundTrips: real("d1_round_trips"),
+    d1Ms: real("d1_ms"),
+  },
+  (t) => [
+    index("tool_calls_tenant_time").on(t.tenantId, t.startedAt),
+    index("tool_calls_tenant_tool").on(t.tenantId, t.tool, t.startedAt),
+    index("tool_calls_tenant_conversation").on(t.tenantId, t.conversationId).where(sql`conversation_id IS NOT NULL`),
+  ],
+);
+
+/**
+ * Billable units by hour, summed per tenant, tool or job kind, and project ('' when none): one row a group, so a
+ * queue batch of the usage log adds one row write a group however many calls it holds. The `*_hist` columns are
+ * JSON objects {value: count} of each call's rows read and written, in bins of ~5 % (usage-hours.ts), for p95.
+ */
+export const usageHours = sqliteTable(
+  "usage_hours",
+  {
+    tenantId: text("tenant_id").notNull(),
+    hour: integer("hour").notNull(),
+    /** 'tool' or 'job'. */
+    source: text("source").notNull(),
+    name: text("name").notNull(),
+    project: text("project").notNull(),
+    calls: integer("calls").notNull(),
+    errors: integer("errors").notNull(),
+    d1RoundTrips: real("d1_round_trips").notNull(),
+    d1RowsRead: real("d1_rows_read").notNull(),
+    d1RowsWritten: real("d1_rows_written").notNull(),
+    localRowsRead: real("local_rows_read").notNull(),
+    localRowsWritten: real("local_rows_written").notNull(),
+    kvReads: real("kv_reads").notNull(),
+    kvWrites: real("kv_writes").notNull(),
+    kvDeletes: real("kv_deletes").notNull(),
+    kvLists: real("kv_lists").notNull(),
+    queueSends: real("queue_sends").notNull(),
+    aiNeurons: real("ai_neurons").notNull(),
+    readHist: text("read_hist").notNull(),
+    writtenHist: text("written_hist").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.hour, t.source, t.name, t.project] })],
+);
+
+/**
+ * What each tenant stores on this shard, one row a tenant, kept by triggers on items (migrations/shard/0013): the
+ * items, the UTF-8 bytes of their content, and those not embedded yet (embedded_at IS NULL: the tenant's
+ * background backlog). A write reads its tenant's row in the batch of reads it makes anyway, so quotas cost no
+ * COUNT(*) and no round trip (src/core/tenants/quotas.ts). Derived, so a move does not copy it as a table (the
+ * copy's INSERT OR REPLACE would count a replaced row twice): the switch writes the frozen source's row on the
+ * target and the purge deletes it (src/control/moves.ts).
+ */
+export const tenantUsage = sqliteTable("tenant_usage", {
+  tenantId: text("tenant_id").primaryKey(),
+  items: integer("items").notNull().default(0),
+  bytes: integer("bytes").notNull().default(0),
+  pendingJobs: integer("pending_jobs").notNull().default(0),
+});
