@@ -4,8 +4,9 @@ import { withQueryBudget } from "./db/invocation-queries";
 import type { Env } from "./env";
 import { handleJobBatch } from "./jobs/consumer";
 import { mergeAllKeywordSegments } from "./jobs/keyword-merge";
-import { meteredPasses } from "./jobs/metered-pass";
+import { meteredPasses, type ScheduledPass } from "./jobs/metered-pass";
 import { MinuteStates } from "./jobs/minute-state";
+import { chargingFirstShard } from "./jobs/pass-bindings";
 import { RECENT_JOBS_CRON, recoverRecentJobs } from "./jobs/recent-jobs";
 import { sweepLostJobs } from "./jobs/sweep";
 import { refreshAllTopPostings } from "./jobs/top-postings";
@@ -25,16 +26,22 @@ export default {
     ),
   // Every minute the recent writes' lost jobs are re-sent (recent-jobs.ts), then the keyword top postings that are due
   // are built and the keyword index's segments merged when due (keyword-merge.ts); every 15 minutes, the full sweep (sweep.ts).
-  // What the passes cost is recorded per shard and hour (metered-pass.ts, pass-usage.ts).
+  // What the passes cost is recorded per shard and hour (metered-pass.ts, pass-usage.ts); what they spend beside the
+  // shards (the control database, queue sends) with the first shard's (pass-bindings.ts).
   scheduled: async (controller: ScheduledController, env: Env, _ctx: ExecutionContext) => {
     await withQueryBudget(queriesPerInvocation(env), async () => {
       const checked = checkedEnv(env);
       const at = controller.scheduledTime;
-      if (controller.cron !== RECENT_JOBS_CRON)
-        return void (await meteredPasses(checked, at, [["sweep", (e) => sweepLostJobs(e, at)]]));
+      const run = (passes: ScheduledPass[]) =>
+        meteredPasses(
+          checked,
+          at,
+          passes.map(([name, pass]): ScheduledPass => [name, chargingFirstShard(pass)]),
+        );
+      if (controller.cron !== RECENT_JOBS_CRON) return void (await run([["sweep", (e) => sweepLostJobs(e, at)]]));
       // The three read each shard's state once between them (minute-state.ts).
       const states = new MinuteStates(at);
-      await meteredPasses(checked, at, [
+      await run([
         ["recent_jobs", (e) => recoverRecentJobs(e, at, states)],
         ["top_postings", (e) => refreshAllTopPostings(e, at, states)],
         ["keyword_merge", (e) => mergeAllKeywordSegments(e, states)],

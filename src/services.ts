@@ -46,10 +46,11 @@ export function buildServices(
     meter,
     embedder: withFault(buildEmbedder(ai, env, config), "embedder", faults),
     vectors: withFault(buildVectorIndex(env, config, shard, vectors, meter), "vectors", faults),
-    jobs: new QueueProducer(jobQueues(env).map((queue) => meteredQueue(withFault(queue, "queue", faults), meter))),
+    // Metered inside the fault: metering replaces the env's own metering of the binding, and the fault stays outside.
+    jobs: new QueueProducer(jobQueues(env).map((queue) => withFault(meteredQueue(queue, meter), "queue", faults))),
     usage: new QueueUsageLog(usageQueues(env)),
     ...(config.rerank ? { reranker: new WorkersAiReranker(ai, config.rerank.model) } : {}),
-    cache: meteredKv(withFault(env.CACHE, "kv", faults), meter),
+    cache: withFault(meteredKv(env.CACHE, meter), "kv", faults),
     tokens,
     summarizer: async () => {
       const counter = await tokens();

@@ -54,6 +54,8 @@ export const usageHours = sqliteTable(
     kvDeletes: real("kv_deletes").notNull(),
     kvLists: real("kv_lists").notNull(),
     queueSends: real("queue_sends").notNull(),
+    /** Billed operations (a message's write, read and delete per 64 KB, retries, dead letters): queue_sends x 3 or more. */
+    queueOperations: real("queue_operations").notNull().default(0),
     aiNeurons: real("ai_neurons").notNull(),
     readHist: text("read_hist").notNull(),
     writtenHist: text("written_hist").notNull(),

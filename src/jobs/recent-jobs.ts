@@ -1,6 +1,7 @@
-import { jobQueues, QueueProducer } from "../adapters/queue-producer";
+import { jobProducer } from "../adapters/queue-producer";
 import { readConfig } from "../config";
 import { shardDatabase, shardNames } from "../control/shards";
+import { meterOf } from "../db/metered-d1";
 import type { Env } from "../env";
 import { itemJobsByTenant } from "../shared/item-jobs";
 import { recoverExtraction } from "./extraction-recovery";
@@ -44,11 +45,13 @@ type PendingRow = { tenant_id: string; id: string; created_at: number };
 
 async function recoverShard(env: Env, shard: string, now: number, states: MinuteStates): Promise<number> {
   const d1 = shardDatabase(env, shard);
+  // Its sends are the shard's pass's, as its queries are (metered-pass.ts).
+  const producer = jobProducer(env, meterOf(d1));
   const config = readConfig(env);
   const until = now - RECENT_JOB_GRACE_MS;
   const state = await states.of(d1, shard);
   const extraction = state.extractionDue ? await recoverExtraction(d1, now) : [];
-  if (extraction.length > 0) await new QueueProducer(jobQueues(env)).send(extraction);
+  if (extraction.length > 0) await producer.send(extraction);
   // A first pass looks back no further than the full sweep's horizon: older items are that sweep's.
   const from = state.recentCursor ?? now - LOST_JOB_AFTER_MS;
   // Every item is written with its chunks, which move the keyword write counter's time: with the cursor past that
@@ -76,7 +79,7 @@ async function recoverShard(env: Env, shard: string, now: number, states: Minute
   ]);
   const lists = [unembedded!.results, unlinked?.results ?? []];
   const messages = [...itemJobsByTenant("embed", lists[0]!), ...itemJobsByTenant("link", lists[1]!)];
-  await new QueueProducer(jobQueues(env)).send(messages);
+  await producer.send(messages);
   // A full list stops the cursor at its last row; items of that very millisecond past the limit fall to the full sweep.
   const reached = lists.filter((rows) => rows.length === PASS_LIMIT).map((rows) => rows[rows.length - 1]!.created_at);
   const cursor = reached.length > 0 ? Math.min(...reached) : until;

@@ -1,4 +1,4 @@
-import { jobQueues, QueueProducer } from "../adapters/queue-producer";
+import { jobProducer } from "../adapters/queue-producer";
 import { readConfig } from "../config";
 import { stalledMoves } from "../control/move-records";
 import { shardDatabase, shardNames } from "../control/shards";
@@ -6,6 +6,7 @@ import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/in
 import { deleteExpiredKeys } from "../core/memory/idempotency";
 import { unfinishedProjectDeletions } from "../core/ownership/delete-project";
 import { unfinishedTenantDeletions } from "../core/ownership/delete-tenant";
+import { meterOf } from "../db/metered-d1";
 import type { Env } from "../env";
 import type { JobMessage } from "../messages";
 import { itemJobsByTenant } from "../shared/item-jobs";
@@ -39,8 +40,7 @@ export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number>
     unfinishedTenantDeletions(env.CONTROL, now - LOST_JOB_AFTER_MS),
     stalledMoves(env.CONTROL, now - STALLED_MOVE_AFTER_MS),
   ]);
-  const producer = new QueueProducer(jobQueues(env));
-  await producer.send([
+  await jobProducer(env).send([
     ...tenants.map((tenantId) => ({ type: "delete" as const, tenantId, project: null })),
     ...moves.map((tenantId) => ({ type: "move" as const, tenantId })),
   ]);
@@ -86,7 +86,8 @@ async function sweepShard(env: Env, shard: string, now: number): Promise<number>
     ...itemJobsByTenant("link", unlinked?.results ?? []),
     ...summaries.messages,
   ];
-  const producer = new QueueProducer(jobQueues(env));
+  // Its sends are the shard's pass's, as its queries are (metered-pass.ts).
+  const producer = jobProducer(env, meterOf(d1));
   await producer.send(messages);
   await summaries.record?.run();
   try {

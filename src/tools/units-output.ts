@@ -11,7 +11,12 @@ export const unitFields = {
   kv_writes: z.number(),
   kv_deletes: z.number(),
   kv_lists: z.number(),
-  queue_sends: z.number().describe("Messages sent to queues (three billed operations each), the usage log's included"),
+  queue_sends: z.number().describe("Messages sent to queues, the usage log's included"),
+  queue_operations: z
+    .number()
+    .describe(
+      "Billed queue operations: each message's write, read and delete per 64 KB of it, retried deliveries, dead letters",
+    ),
   ai_neurons: z.number().describe("Workers AI neurons, estimated from the model's published price"),
   local_rows_read: z.number().describe("Rows of local stand-ins (the D1 vector index): not billed in production"),
   local_rows_written: z.number(),
@@ -41,6 +46,7 @@ export function unitOutput(u: UnitsUsage) {
     kv_deletes: u.kvDeletes,
     kv_lists: u.kvLists,
     queue_sends: u.queueSends,
+    queue_operations: u.queueOperations,
     ai_neurons: u.aiNeurons,
     local_rows_read: u.localRowsRead,
     local_rows_written: u.localRowsWritten,

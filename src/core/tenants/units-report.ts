@@ -1,6 +1,6 @@
 import type { BillableUnits } from "../../billable-units";
 import { projectClause, type TenantScope } from "../../db/scope";
-import { FREE_PLAN_DAILY, QUEUE_OPERATIONS_PER_MESSAGE } from "../../price-list";
+import { FREE_PLAN_DAILY } from "../../price-list";
 import { HOURLY_UNITS, histogramPercentile } from "./usage-hours";
 
 /** Billable units of one tool or job kind over a period: each a mean per call (or run), and the p95 of D1's rows. */
@@ -69,7 +69,7 @@ export function unitsReport(rows: readonly Row[], days: number): UnitsReport {
     kvWrites: sumOf("kv_writes"),
     kvDeletes: sumOf("kv_deletes"),
     kvLists: sumOf("kv_lists"),
-    queueOperations: sumOf("queue_sends") * QUEUE_OPERATIONS_PER_MESSAGE,
+    queueOperations: sumOf("queue_operations"),
     aiNeurons: sumOf("ai_neurons"),
     localRowsRead: sumOf("local_rows_read"),
     localRowsWritten: sumOf("local_rows_written"),
@@ -106,6 +106,7 @@ function unitsUsage(row: Row): UnitsUsage {
     kvDeletes: mean("kv_deletes"),
     kvLists: mean("kv_lists"),
     queueSends: mean("queue_sends"),
+    queueOperations: mean("queue_operations"),
     aiNeurons: mean("ai_neurons"),
     localRowsRead: mean("local_rows_read"),
     localRowsWritten: mean("local_rows_written"),

@@ -13,6 +13,7 @@ export const HOURLY_UNITS: readonly (readonly [keyof BillableUnits, string])[] =
   ["kvDeletes", "kv_deletes"],
   ["kvLists", "kv_lists"],
   ["queueSends", "queue_sends"],
+  ["queueOperations", "queue_operations"],
   ["aiNeurons", "ai_neurons"],
 ];
 
@@ -113,7 +114,8 @@ export function hourRows(entries: readonly HourEntry[]): HourRow[] {
     }
     row.calls++;
     if (entry.failed) row.errors++;
-    for (const [name] of HOURLY_UNITS) row.units[name] += entry.units[name];
+    // A record sent by a worker from before a unit was counted has none of it.
+    for (const [name] of HOURLY_UNITS) row.units[name] += entry.units[name] ?? 0;
     count(row.readHist, histogramBin(entry.units.d1RowsRead));
     count(row.writtenHist, histogramBin(entry.units.d1RowsWritten));
   }
