@@ -10,7 +10,7 @@ import type { Env } from "../src/env";
 import worker from "../src/index";
 import { DEAD_LETTER_QUEUE } from "../src/jobs/consumer";
 import type { JobMessage } from "../src/messages";
-import { call, newTenant } from "./helpers";
+import { admin, call, newTenant } from "./helpers";
 import { authorizeWithKey, exchangeCode, mcpTool, toolResult } from "./oauth-flow";
 
 type Units = Record<string, number>;
@@ -108,5 +108,28 @@ describe("metering: Workers AI", () => {
     await ai.run(config.summaryModel as never, { messages: [] } as never);
     // 2,000 x 25,608 / 1 M + 200 x 75,147 / 1 M = 51.2 + 15.0, rounded up.
     expect(meter.current.aiNeurons).toBe(67);
+  });
+});
+
+describe("metering: the deployment's total against the account's allowances", () => {
+  it("GET /admin/usage sums every tenant's units over all shards, not one tenant's", async () => {
+    const tenants = [await newTenant(), await newTenant()];
+    const totals: Units[] = [];
+    for (const t of tenants) {
+      await call(t.apiKey, "memory_store", { content: "a note for the deployment's total" });
+      await untilCharged(t.apiKey, "requests", "d1_rows_read");
+      totals.push((await call<{ totals: Units }>(t.apiKey, "get_usage_report", {})).totals);
+    }
+    const usage = await (await admin("GET", "/usage?days=1")).json<{
+      tenants: number;
+      shards: number;
+      totals: Units;
+    }>();
+    expect(usage.shards).toBeGreaterThanOrEqual(2);
+    expect(usage.tenants).toBeGreaterThanOrEqual(2);
+    for (const unit of ["d1_rows_read", "d1_rows_written"])
+      expect(usage.totals[unit]).toBeGreaterThan(totals[0]![unit]! + totals[1]![unit]! - 1);
+    expect(usage.totals.free_plan_daily).toMatchObject({ d1_rows_written: 100_000 });
+    expect((await admin("GET", "/usage", undefined, "not-the-token")).status).toBe(401);
   });
 });

@@ -5,7 +5,7 @@ import { tenantLimits } from "../core/tenants/quotas";
 import { usageReport } from "../core/tenants/usage-report";
 import { ANNOTATIONS, defineTool } from "./define-tool";
 import { iso } from "./params";
-import { NO_UNITS, nullableUnitFields, planOutput, planUnits, snakeCase, unitFields, unitOutput } from "./units-output";
+import { NO_UNITS, nullableUnitFields, planUnits, totalsOutput, unitFields, unitOutput } from "./units-output";
 
 export const getContextUsageStatistics = defineTool({
   name: "get_context_usage_statistics",
@@ -199,17 +199,7 @@ export const getUsageReport = defineTool({
         ...(t.units ? unitOutput(t.units) : NO_UNITS),
       })),
       jobs: report.jobs.map((j) => ({ job: j.name, runs: j.calls, failed: j.errors, ...unitOutput(j) })),
-      totals: {
-        ...planOutput(report.totals.sum),
-        local_rows_read: report.totals.sum.localRowsRead,
-        local_rows_written: report.totals.sum.localRowsWritten,
-        per_day: planOutput(report.totals.perDay),
-        free_plan_daily: planOutput(report.totals.freePlanDaily),
-        binding: report.totals.binding && {
-          unit: snakeCase(report.totals.binding.unit),
-          share: report.totals.binding.share,
-        },
-      },
+      totals: totalsOutput(report.totals),
       total_calls: report.totalCalls,
       projects: report.projects.map((p) => ({
         project: p.project,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { UnitsUsage, UnitTotals } from "../core/tenants/units-report";
+import type { UnitsReport, UnitsUsage, UnitTotals } from "../core/tenants/units-report";
 
 /** A tool's or job kind's billable units: means per call (or run), and the p95 of D1's rows (docs/costs.md). */
 export const unitFields = {
@@ -72,3 +72,15 @@ export function planOutput(u: UnitTotals): z.infer<typeof planUnits> {
 
 /** d1RowsRead -> d1_rows_read. */
 export const snakeCase = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** A report's totals as get_usage_report and GET /admin/usage answer them. */
+export function totalsOutput(totals: UnitsReport["totals"]) {
+  return {
+    ...planOutput(totals.sum),
+    local_rows_read: totals.sum.localRowsRead,
+    local_rows_written: totals.sum.localRowsWritten,
+    per_day: planOutput(totals.perDay),
+    free_plan_daily: planOutput(totals.freePlanDaily),
+    binding: totals.binding && { unit: snakeCase(totals.binding.unit), share: totals.binding.share },
+  };
+}

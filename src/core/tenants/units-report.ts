@@ -61,7 +61,16 @@ type Row = Record<string, number | string>;
 
 export function unitsReport(rows: readonly Row[], days: number): UnitsReport {
   const usages = rows.map((row) => ({ source: row.source as string, usage: unitsUsage(row) }));
-  const sumOf = (column: string) => rows.reduce((sum, row) => sum + Number(row[column]), 0);
+  return {
+    tools: usages.filter((u) => u.source === "tool").map((u) => u.usage),
+    jobs: usages.filter((u) => u.source === "job").map((u) => u.usage),
+    totals: unitTotals(rows, days),
+  };
+}
+
+/** Rows of usage_hours sums (any grouping) summed, their mean day, and that day against the Free plan's allowances. */
+export function unitTotals(rows: readonly Row[], days: number): UnitsReport["totals"] {
+  const sumOf = (column: string) => rows.reduce((sum, row) => sum + Number(row[column] ?? 0), 0);
   const sum = {
     d1RowsRead: sumOf("d1_rows_read"),
     d1RowsWritten: sumOf("d1_rows_written"),
@@ -83,11 +92,7 @@ export function unitsReport(rows: readonly Row[], days: number): UnitsReport {
     const share = perDay[unit] / FREE_PLAN_DAILY[unit];
     if (share > 0 && (binding === null || share > binding.share)) binding = { unit, share: round(share, 4) };
   }
-  return {
-    tools: usages.filter((u) => u.source === "tool").map((u) => u.usage),
-    jobs: usages.filter((u) => u.source === "job").map((u) => u.usage),
-    totals: { sum: roundAll(sum), perDay, freePlanDaily, binding },
-  };
+  return { sum: roundAll(sum), perDay, freePlanDaily, binding };
 }
 
 function unitsUsage(row: Row): UnitsUsage {
