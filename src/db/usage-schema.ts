@@ -45,6 +45,8 @@ export const usageHours = sqliteTable(
     calls: integer("calls").notNull(),
     errors: integer("errors").notNull(),
     d1RoundTrips: real("d1_round_trips").notNull(),
+    /** Time waited on D1, summed (the worker's own time is the rest: worker_hist). */
+    d1Ms: real("d1_ms").notNull().default(0),
     d1RowsRead: real("d1_rows_read").notNull(),
     d1RowsWritten: real("d1_rows_written").notNull(),
     localRowsRead: real("local_rows_read").notNull(),
@@ -59,6 +61,10 @@ export const usageHours = sqliteTable(
     aiNeurons: real("ai_neurons").notNull(),
     readHist: text("read_hist").notNull(),
     writtenHist: text("written_hist").notNull(),
+    /** Tool calls' durations in the fixed buckets of latency-histogram.ts {upper bound ms: count}: p50 and p95. */
+    latencyHist: text("latency_hist").notNull().default("{}"),
+    /** The same less each call's D1 wait: the worker's own time. */
+    workerHist: text("worker_hist").notNull().default("{}"),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.hour, t.source, t.name, t.project] })],
 );
