@@ -31,6 +31,8 @@ export interface Env {
   FAULTS?: string;
   /** D1 queries one invocation may run: 1000 (Workers Paid, default) or 50 (Free). */
   D1_QUERIES_PER_INVOCATION?: string;
+  /** How long the usage log holds a call before writing it, in ms: at most (and by default) 20,000 (usage-buffer.ts). */
+  FLUSH_USAGE_MS?: string;
   EMBEDDER?: string;
   EMBEDDING_MODEL?: string;
   EMBEDDING_DIMENSIONS?: string;

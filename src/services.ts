@@ -1,4 +1,5 @@
 import { assetTokenTables } from "./adapters/asset-token-tables";
+import { BufferedUsageLog } from "./adapters/buffered-usage-log";
 import { checkEmbeddingSettings, EMBEDDING_MODELS, FEWEST_TEXTS, fittingInputs } from "./adapters/embedding-models";
 import { parseFaults, withFault } from "./adapters/faults";
 import { LocalEmbedder } from "./adapters/local-embedder";
@@ -7,7 +8,6 @@ import { meteredAi, meteredKv, meteredQueue } from "./adapters/metered-bindings"
 import { OpenAiCompatibleEmbedder } from "./adapters/openai-embedder";
 import { OpenAiJsonModel } from "./adapters/openai-json-model";
 import { jobQueues, QueueProducer } from "./adapters/queue-producer";
-import { QueueUsageLog, usageQueues } from "./adapters/usage-queue";
 import { VectorizeVectorIndex } from "./adapters/vectorize-index";
 import { WorkersAiEmbedder } from "./adapters/workers-ai-embedder";
 import { WorkersAiJsonModel } from "./adapters/workers-ai-json-model";
@@ -48,7 +48,7 @@ export function buildServices(
     vectors: withFault(buildVectorIndex(env, config, shard, vectors, meter), "vectors", faults),
     // Metered inside the fault: metering replaces the env's own metering of the binding, and the fault stays outside.
     jobs: new QueueProducer(jobQueues(env).map((queue) => withFault(meteredQueue(queue, meter), "queue", faults))),
-    usage: new QueueUsageLog(usageQueues(env)),
+    usage: new BufferedUsageLog(env, waitUntil),
     ...(config.rerank ? { reranker: new WorkersAiReranker(ai, config.rerank.model) } : {}),
     cache: withFault(meteredKv(env.CACHE, meter), "kv", faults),
     tokens,

@@ -5,7 +5,7 @@ import { meteredAi, meteredQueue } from "../src/adapters/metered-bindings";
 import { hasKnownPrice, unpricedModels } from "../src/adapters/model-prices";
 import { UnitMeter } from "../src/billable-units";
 import { readConfig } from "../src/config";
-import { overheadUsage } from "../src/control/overhead-usage";
+import { usageBuffer } from "../src/control/usage-buffer";
 import type { Env } from "../src/env";
 import worker from "../src/index";
 import { DEAD_LETTER_QUEUE } from "../src/jobs/consumer";
@@ -20,7 +20,7 @@ type Report = { jobs: (Units & { job: string; runs: number })[] };
 async function untilCharged(apiKey: string, job: string, unit: string): Promise<Units & { runs: number }> {
   const started = Date.now();
   for (;;) {
-    await overheadUsage.write(env as unknown as Env);
+    await usageBuffer.write(env as unknown as Env);
     const report = await call<Report>(apiKey, "get_usage_report", {});
     const row = report.jobs.find((r) => r.job === job);
     if (row && row[unit]! > 0) return row;

@@ -1,5 +1,4 @@
 import { type Context, Hono } from "hono";
-import { chargeUsageMessages } from "../adapters/usage-queue";
 import { UnitMeter } from "../billable-units";
 import { openControl } from "../control/control-db";
 import { getTenant } from "../control/tenants";
@@ -69,9 +68,7 @@ function logRun(c: Context<AdminBindings>, { scope, services }: Pick<OpenedTenan
     logged = true;
     const send = async () => {
       await services.meter.settled();
-      const jobs = [{ job, startedAt, failed, units: services.meter.takeOwn() }];
-      chargeUsageMessages(scope.tenantId, [], jobs);
-      await services.usage.record(scope.tenantId, [], jobs);
+      await services.usage.record(scope.tenantId, [], [{ job, startedAt, failed, units: services.meter.takeOwn() }]);
     };
     c.executionCtx.waitUntil(send().catch((error) => console.error(`usage log send for ${job} failed`, error)));
   };

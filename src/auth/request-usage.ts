@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { UnitMeter } from "../billable-units";
-import { DEPLOYMENT, OVERHEAD, overheadUsage } from "../control/overhead-usage";
+import { DEPLOYMENT, OVERHEAD, usageBuffer } from "../control/usage-buffer";
 import type { AppBindings } from "../http/context";
 import { meteredEnv } from "../metered-env";
 
@@ -8,7 +8,7 @@ import { meteredEnv } from "../metered-env";
  * Every request runs with its bindings metered (metered-env.ts): its tool calls charge their own units (mcp/dispatch.ts),
  * and what it spends beside them (the key's lookup and last use, an OAuth token's read, the admin API, OAuth's
  * endpoints) is recorded once the request's work has ended, for the tenant it was for, else for the deployment
- * (control/overhead-usage.ts).
+ * (control/usage-buffer.ts).
  */
 export const meterRequest: MiddlewareHandler<AppBindings> = async (c, next) => {
   const env = c.env;
@@ -19,7 +19,7 @@ export const meterRequest: MiddlewareHandler<AppBindings> = async (c, next) => {
   } finally {
     const record = async () => {
       await meter.settled();
-      await overheadUsage.add(env, ownerOf(c), overheadName(c.req.path), meter.takeOwn());
+      await usageBuffer.addOverhead(env, ownerOf(c), overheadName(c.req.path), meter.takeOwn());
     };
     c.executionCtx.waitUntil(record().catch((error) => console.error("usage outside tool calls failed", error)));
   }

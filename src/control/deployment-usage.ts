@@ -1,7 +1,7 @@
 import { type UnitsReport, unitTotals } from "../core/tenants/units-report";
 import { HOURLY_UNITS } from "../core/tenants/usage-hours";
-import { DEPLOYMENT } from "./overhead-usage";
 import { type ShardBindings, shardDatabase, shardNames } from "./shards";
+import { DEPLOYMENT } from "./usage-buffer";
 
 const HOUR = 3_600_000;
 

@@ -1,8 +1,7 @@
-import { chargeUsageMessages } from "../adapters/usage-queue";
 import { addUnits, type BillableUnits, noUnits, shareOf, type UnitMeter } from "../billable-units";
-import { DEPLOYMENT, overheadUsage } from "../control/overhead-usage";
 import { liveTenantShards } from "../control/routing";
 import { shardDatabase } from "../control/shards";
+import { DEPLOYMENT, usageBuffer } from "../control/usage-buffer";
 import { recordUsage } from "../core/tenants/usage-log";
 import { remainingQueries } from "../db/invocation-queries";
 import { unmetered } from "../db/metered-d1";
@@ -127,19 +126,18 @@ export class JobUsage {
       });
     }
     for (const { tenant, records } of queued) {
-      chargeUsageMessages(tenant.scope.tenantId, [], records);
       await tenant.services.usage
         .record(tenant.scope.tenantId, [], records)
         .catch((error) => console.error("usage log send for jobs failed", error));
     }
   }
 
-  /** The batch's units outside any run, shared by its records; with none, the deployment's (overhead-usage.ts). */
+  /** The batch's units outside any run, shared by its records; with none, the deployment's (usage-buffer.ts). */
   private async shareOverhead(env: Env, records: readonly JobRunRecord[]): Promise<void> {
     const overhead = this.meter.takeOwn();
     if (records.length === 0) {
-      await overheadUsage
-        .add(env, DEPLOYMENT, JOB_QUEUE_WORK, overhead)
+      await usageBuffer
+        .addOverhead(env, DEPLOYMENT, JOB_QUEUE_WORK, overhead)
         ?.catch((error) => console.error("recording a queue batch's own work failed", error));
       return;
     }

@@ -1,4 +1,3 @@
-import { chargeUsageMessages } from "../adapters/usage-queue";
 import { type BillableUnits, noUnits, shareOf } from "../billable-units";
 import { forgetRoutes } from "../control/routing";
 import { scopeAllows } from "../core/tenants/api-keys";
@@ -123,7 +122,6 @@ export async function callTools(
     await ctx.services.meter.settled();
     // A sparse array: a call refused before it named a known tool has no record.
     const logged = records.filter((record) => record !== undefined).map((record) => record());
-    chargeUsageMessages(ctx.scope.tenantId, logged);
     await ctx.services.usage.record(ctx.scope.tenantId, logged);
   };
   ctx.services.waitUntil(send().catch((e) => console.error("usage log send failed", e)));

@@ -35,7 +35,7 @@ export const getToolConversations = defineTool({
   category: "meta",
   title: "Conversations that used a tool",
   description:
-    "Conversations in which a tool was called (from the usage log; a call belongs to the conversation its arguments name), " +
+    "Conversations in which a tool was called (from the calls the usage log keeps a row for: every failed call and one in 50 of the rest; a call belongs to the conversation its arguments name), " +
     "most recent first, each with its latest summary or opening message.",
   input: z.object({ tool_name: z.string().min(1).max(100), limit: z.number().int().min(1).max(100).default(10) }),
   output: z.object({
@@ -67,7 +67,7 @@ export const getUsageReport = defineTool({
   category: "meta",
   title: "Usage report",
   description:
-    "Tool calls over time from the usage log, for charts: calls per tool in time buckets (1 hour for a day, 6 hours for a week, " +
+    "Tool calls over time from the usage log's hourly aggregates, for charts: calls per tool in time buckets (1 hour for a day, 6 hours for a week, " +
     "1 day for a month), errors and server-side latency p50/p95 per bucket and per tool, tokens stored per project " +
     "(stashed tokens included, and counted apart), and the tenant's quotas with its usage of each (a write past max_items, " +
     "max_bytes or max_pending_jobs is refused with QUOTA_EXCEEDED; calls past calls_per_minute with RATE_LIMITED), and what " +
@@ -92,8 +92,11 @@ export const getUsageReport = defineTool({
         tool: z.string(),
         calls: z.number().int(),
         errors: z.number().int(),
-        p50_ms: z.number(),
-        p95_ms: z.number(),
+        p50_ms: z
+          .number()
+          .nullable()
+          .describe("From the hours' fixed latency buckets, interpolated; null for hours logged before they were kept"),
+        p95_ms: z.number().nullable(),
         d1_round_trips: z
           .number()
           .nullable()
@@ -138,7 +141,7 @@ export const getUsageReport = defineTool({
         max_bytes: quotaUsage.describe("UTF-8 bytes of the tenant's stored content"),
         max_pending_jobs: quotaUsage.describe("The tenant's items still awaiting embedding"),
         calls_per_minute: quotaUsage.describe(
-          "The tenant's tool calls in the last 60 s, across its keys, as the usage log has them",
+          "The tenant's mean tool calls a minute over the current UTC hour, across its keys, from the usage log's hourly aggregates",
         ),
         extraction_neurons_per_day: quotaUsage.describe(
           "Workers AI neurons memory extraction spent for the tenant since 00:00 UTC (its daily model budget)",

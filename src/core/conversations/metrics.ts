@@ -13,8 +13,11 @@ export interface ContextMetrics {
   relationshipMetrics: { totalRelationships: number; byType: Record<string, number> };
 }
 
+/** The hour an instant falls in: the usage log's aggregates count a period from its first hour whole. */
+const hourOf = (at: number) => at - (at % 3_600_000);
+
 /**
- * Seed 003's metrics: calls in the period from the usage log (total, per tool, per UTC day); the
+ * Seed 003's metrics: calls in the period from the usage log's hourly aggregates (total, per tool, per UTC day); the
  * average importance (0..1) of messages written in the period; contexts, messages per context and the
  * share of contexts with a summary; relationships between contexts by type.
  */
@@ -30,14 +33,14 @@ export async function contextMetrics(
   const [byTool, byDay, score, contexts, relationships] = await scope.d1.batch<Record<string, string | number | null>>([
     scope.d1
       .prepare(
-        `SELECT tool, COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?${own.sql} GROUP BY tool ORDER BY n DESC, tool`,
+        `SELECT name AS tool, SUM(calls) AS n FROM usage_hours WHERE tenant_id = ? AND hour >= ? AND source = 'tool'${own.sql} GROUP BY name ORDER BY n DESC, name`,
       )
-      .bind(t, since, ...own.params),
+      .bind(t, hourOf(since), ...own.params),
     scope.d1
       .prepare(
-        `SELECT date(started_at / 1000, 'unixepoch') AS day, COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?${own.sql} GROUP BY day ORDER BY day`,
+        `SELECT date(hour / 1000, 'unixepoch') AS day, SUM(calls) AS n FROM usage_hours WHERE tenant_id = ? AND hour >= ? AND source = 'tool'${own.sql} GROUP BY day ORDER BY day`,
       )
-      .bind(t, since, ...own.params),
+      .bind(t, hourOf(since), ...own.params),
     scope.d1
       .prepare(
         `SELECT AVG(importance) AS score FROM items WHERE tenant_id = ? AND kind = 'message' AND created_at >= ?${own.sql}`,
@@ -87,7 +90,10 @@ export interface ToolConversations {
   usage_statistics: { total_invocations: number; average_per_conversation: number };
 }
 
-/** Conversations a tool was called in, from the usage log; each with its latest summary (or opening message). */
+/**
+ * Conversations a tool was called in, from the calls that keep a row in the usage log (tool_calls: the failed ones and
+ * a sample of one in SAMPLE_EVERY of the rest, usage-buffer.ts); each with its latest summary (or opening message).
+ */
 export async function toolConversations(scope: TenantScope, tool: string, limit: number): Promise<ToolConversations> {
   const t = scope.tenantId;
   // Calls count for a project-limited key only when they named one of its projects; conversations only

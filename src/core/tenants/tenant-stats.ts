@@ -40,10 +40,11 @@ export async function tenantStats(
     ),
     count("SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ?"),
     count("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?"),
-    count("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?"),
+    // Every call the log holds, from its hourly aggregates (tool_calls keeps failed calls and a sample).
+    count("SELECT COALESCE(SUM(calls), 0) AS n FROM usage_hours WHERE tenant_id = ? AND source = 'tool'"),
     topPostingsStatement(d1, tenantId),
     unitsStatement(tenantScope(d1, tenantId), now - 24 * 3_600_000),
-    ...quotaReportStatements(d1, tenantId),
+    ...quotaReportStatements(d1, tenantId, now),
   ]);
   const row = items!.results[0]!;
   const tops = topPostingsReport(topPostings!.results[0] as TopPostingsRow | undefined);
@@ -58,7 +59,7 @@ export async function tenantStats(
     tool_calls: calls!.results[0]!.n ?? 0,
     keyword_top_words: tops.words,
     keyword_top_words_due: tops.due,
-    quotas: quotaReport(limits, quotas),
+    quotas: quotaReport(limits, quotas, now),
     billable_units_24h: snakeCaseKeys(unitsReport(units!.results, 1)),
   };
 }

@@ -77,7 +77,7 @@ function ownCost(
   }));
 }
 
-function toolCallStatements(
+export function toolCallStatements(
   d1: D1Database,
   calls: readonly { tenantId: string; call: ToolCallRecord & LegacyCall }[],
 ): D1PreparedStatement[] {
