@@ -184,8 +184,8 @@ function docText(docs, i) {
 }
 
 /**
- * Waits until the tenant's jobs are done, the minute pass has nothing due, and the usage log has stopped growing (its
- * queue batches and the jobs' own records arrive up to a few seconds after); returns the units recorded then.
+ * Waits until the tenant's jobs are done, the minute pass has nothing due, and the usage log has stopped growing (the
+ * isolate's writes and the jobs' own records arrive up to a few seconds after); returns the units recorded then.
  */
 async function settled(tenant, usage, before) {
   await tenant.settle();

@@ -35,7 +35,12 @@ export async function startWorker({ fresh = true, vars = {}, crons = true } = {}
   const extra = Object.entries(vars)
     .map(([name, value]) => `${name}=${value}\n`)
     .join("");
-  writeFileSync(VARS, `ADMIN_TOKEN=${ADMIN_TOKEN}\n${await embedderVars()}VECTOR_INDEX=local\n${llm}${passed}${extra}`);
+  // The usage log is written 250 ms after a call instead of 20 s: the bench reads it once it has stopped growing.
+  const flush = vars.FLUSH_USAGE_MS === undefined ? "FLUSH_USAGE_MS=250\n" : "";
+  writeFileSync(
+    VARS,
+    `ADMIN_TOKEN=${ADMIN_TOKEN}\n${await embedderVars()}VECTOR_INDEX=local\n${llm}${flush}${passed}${extra}`,
+  );
   await migrateAll({ persistTo: STATE, quiet: true });
   const child = spawn(
     process.execPath,
@@ -207,7 +212,7 @@ export async function newTenant(name, shard) {
     } while ((await stats()).keyword_top_words_due !== 0);
     return (performance.now() - started) / 1000;
   };
-  /** Waits until the usage log (written by the USAGE queue a batch after each response) holds `calls` calls. */
+  /** Waits until the usage log (written FLUSH_USAGE_MS after each response) holds `calls` calls. */
   const logged = async (calls) => {
     for (;;) {
       if ((await stats()).tool_calls >= calls) return;
