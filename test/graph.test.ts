@@ -264,16 +264,6 @@ describe("usage log readers", () => {
     await call(other.apiKey, "add_message", { contextId: "s-9", message: "elsewhere", role: "user" });
     await untilLogged(t.tenantId, 4); // three add_message, one summarize_context, in the hourly aggregates
     await untilLogged(other.tenantId, 1);
-    // get_tool_conversations reads the calls that keep a row (failed ones and a sample of one in 50, usage-buffer.ts):
-    // these three as if all were kept (and no other), so that the read itself is what is tested.
-    await t.db.prepare("DELETE FROM tool_calls WHERE tenant_id = ?").bind(t.tenantId).run();
-    await t.db
-      .prepare(
-        `INSERT INTO tool_calls (tenant_id, key_id, tool, project, conversation_id, started_at, duration_ms, error_code)
-         SELECT ?1, ?2, 'add_message', NULL, j.value, ?3 + j.key, 1, NULL FROM json_each(?4) j`,
-      )
-      .bind(t.tenantId, t.keyId, Date.now(), JSON.stringify(["s-1", "s-1", "s-2"]))
-      .run();
     const used = await call(t.apiKey, "get_tool_conversations", { tool_name: "add_message" });
     expect(used).toMatchObject({
       success: true,

@@ -52,6 +52,8 @@ describe("DELETE /admin/tenants/:tenant", () => {
       "cache_generations",
       "keyword_stats",
       "tool_calls",
+      "usage_hours",
+      "tool_conversation_days",
       "idempotency_keys",
       "job_failures",
       "api_keys",
@@ -192,6 +194,7 @@ describe("DELETE /admin/tenants/:tenant/projects/:project", () => {
         "cache_generations",
         "cache_link_marks",
         "tool_calls",
+        "tool_conversation_days",
         "project_tasks",
         "local_vectors",
       ];
@@ -274,8 +277,11 @@ describe("DELETE /admin/tenants/:tenant/projects/:project", () => {
 
     // The other project is as it was and still found; the key and the tenant still work.
     const keptAfter = await projectRows("kept");
-    expect(keptAfter).toEqual({ ...keptBefore, tool_calls: keptAfter.tool_calls });
+    // The usage log may still be writing the kept project's calls.
+    const usage = { tool_calls: keptAfter.tool_calls, tool_conversation_days: keptAfter.tool_conversation_days };
+    expect(keptAfter).toEqual({ ...keptBefore, ...usage });
     expect(keptAfter.tool_calls).toBeGreaterThanOrEqual(keptBefore.tool_calls!);
+    expect(keptAfter.tool_conversation_days).toBeGreaterThanOrEqual(keptBefore.tool_conversation_days!);
     expect(
       (await call(t.apiKey, "search", { query: "heron harbour", project: "kept" })).results.length,
     ).toBeGreaterThan(0);

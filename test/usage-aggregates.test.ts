@@ -3,7 +3,7 @@ import { noUnits } from "../src/billable-units";
 import { SAMPLE_EVERY } from "../src/control/usage-buffer";
 import { LATENCY_BOUNDS_MS, latencyPercentile, mergeHistograms } from "../src/core/tenants/latency-histogram";
 import { hourRows } from "../src/core/tenants/usage-hours";
-import { call, jsonrpc, newKey, newTenant, untilLogged, usageLogSettled } from "./helpers";
+import { call, jsonrpc, newKey, newTenant, type RpcResponse, untilLogged, usageLogSettled } from "./helpers";
 
 type ToolRow = {
   tool: string;
@@ -135,5 +135,46 @@ describe("usage aggregates through /jsonrpc", () => {
       {},
     );
     expect(metrics.metrics.byType.ping).toBe(49);
+  });
+});
+
+describe("usage aggregates: conversations", () => {
+  it("get_tool_conversations counts every call: 60 log_chat turns, of which tool_calls keeps one in 50", async () => {
+    const t = await newTenant();
+    // The per-key limit is 40 calls a minute: two keys of the tenant, 30 turns each, in one JSON-RPC batch each.
+    const second = await newKey(t.tenantId);
+    const turns = (conversation: (i: number) => string) =>
+      Array.from({ length: 30 }, (_, i) => ({
+        jsonrpc: "2.0",
+        method: "tools/call",
+        params: {
+          name: "log_chat",
+          arguments: { conversation_id: conversation(i), role: "user", content: `turn ${i} on the ferry` },
+        },
+        id: i,
+      }));
+    for (const [apiKey, conversation] of [
+      [t.apiKey, () => "busy"],
+      [second.apiKey, (i: number) => (i < 25 ? "busy" : "quiet")],
+    ] as const) {
+      const replies = await (await jsonrpc(apiKey, turns(conversation))).json<RpcResponse[]>();
+      expect(replies.filter((reply) => reply.error)).toEqual([]);
+    }
+    await untilLogged(t.tenantId, 60, "log_chat");
+    const kept = await t.db
+      .prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?")
+      .bind(t.tenantId)
+      .first<number>("n");
+    expect(kept).toBeLessThanOrEqual(Math.ceil(60 / SAMPLE_EVERY));
+
+    const used = await call(t.apiKey, "get_tool_conversations", { tool_name: "log_chat" });
+    expect(used).toMatchObject({
+      total_conversations: 2,
+      usage_statistics: { total_invocations: 60, average_per_conversation: 30 },
+    });
+    const counts = Object.fromEntries(used.conversations.map((c: any) => [c.conversation_id, c.usage_count]));
+    expect(counts).toEqual({ busy: 55, quiet: 5 });
+    const busy = used.conversations.find((c: any) => c.conversation_id === "busy");
+    expect(Date.now() - Date.parse(busy.last_used)).toBeLessThan(60_000);
   });
 });

@@ -1,4 +1,11 @@
 import { addUnits, type BillableUnits, billsAnything, noUnits, shareOf, UnitMeter } from "../billable-units";
+import {
+  addConversationDay,
+  addConversationDays,
+  type ConversationDay,
+  type ConversationDays,
+  countConversationCalls,
+} from "../core/tenants/conversation-days";
 import { addHourRows, type HourEntry, hourRows } from "../core/tenants/usage-hours";
 import { toolCallStatements } from "../core/tenants/usage-log";
 import { meteredD1 } from "../db/metered-d1";
@@ -37,11 +44,19 @@ interface CallRow {
   call: ToolCallRecord;
 }
 
+/** What one write takes (or a shard's part of it). */
+interface Held {
+  entries: HourEntry[];
+  calls: CallRow[];
+  conversations: ConversationDay[];
+}
+
 /**
  * The usage log of an isolate: tool calls, jobs the consumer could not write itself, and what requests spend beside
  * their calls, held as hourly entries and written within FLUSH_AFTER_MS of the first held, in one batch a shard that
- * sums them into usage_hours (tenant x tool x hour, latency histogram included) and writes the tool_calls rows of the
- * failed calls and of a sample of the rest (one in SAMPLE_EVERY). No queue message and no row a call: a busy tenant's
+ * sums them into usage_hours (tenant x tool x hour, latency histogram included) and tool_conversation_days (each call
+ * in the conversation it names, exactly) and writes the tool_calls rows of the failed calls and of a sample of the rest
+ * (one in SAMPLE_EVERY). No queue message and no row a call: a busy tenant's
  * hour costs a row update a flush. The write is the caller's waitUntil() (add returns it): its timer keeps the
  * invocation that scheduled it alive until then. Each entry goes to its tenant's shard (read then: a tenant being
  * deleted or gone has its entries go to the deployment and its rows dropped, so none outlives it; one frozen for a move
@@ -51,6 +66,7 @@ interface CallRow {
 export class UsageBuffer {
   private entries: HourEntry[] = [];
   private calls: CallRow[] = [];
+  private conversations: ConversationDays = new Map();
   private successes = 0;
   private scheduled: Promise<void> | null = null;
   /** Each tenant's share of the last write's own cost, recorded with the next write (a write of its own would never end). */
@@ -62,10 +78,12 @@ export class UsageBuffer {
    */
   add(env: UsageBindings, entries: readonly HourEntry[], calls: readonly CallRow[] = []): Promise<void> | null {
     this.entries.push(...entries);
+    countConversationCalls(this.conversations, calls);
     for (const row of calls)
       if (row.call.errorCode !== null || this.successes++ % SAMPLE_EVERY === 0) this.calls.push(row);
-    if (this.entries.length + this.calls.length === 0) return this.scheduled;
-    const full = this.entries.length + this.calls.length >= MAX_HELD;
+    const held = this.entries.length + this.calls.length + this.conversations.size;
+    if (held === 0) return this.scheduled;
+    const full = held >= MAX_HELD;
     if (!this.scheduled || full) this.scheduled = this.writeAfter(env, full ? 0 : flushAfter(env));
     return this.scheduled;
   }
@@ -85,48 +103,53 @@ export class UsageBuffer {
 
   /** Writes what is held now (tests call it; otherwise `add` schedules it). */
   async write(env: UsageBindings): Promise<void> {
-    const [entries, calls] = [this.entries, this.calls];
-    [this.entries, this.calls] = [[], []];
+    const [entries, calls, conversations] = [this.entries, this.calls, [...this.conversations.values()]];
+    [this.entries, this.calls, this.conversations] = [[], [], new Map()];
     const home = shardNames(env)[0];
-    if (entries.length + calls.length === 0 || home === undefined) return;
+    if (entries.length + calls.length + conversations.length === 0 || home === undefined) return;
     const held = [...this.takeOwnCost(), ...entries];
     const cost = noUnits();
     const meter = new UnitMeter();
     try {
-      await meter.charging(cost, () => this.writeHeld(env, home, meter, held, calls));
+      await meter.charging(cost, () => this.writeHeld(env, home, meter, { entries: held, calls, conversations }));
     } catch (error) {
       console.error("usage log: reading its tenants' shards failed; kept for the next write", error);
-      this.keep(held, calls);
+      this.keep({ entries: held, calls, conversations });
     }
     this.shareOwnCost(cost, held);
   }
 
-  private async writeHeld(
-    env: UsageBindings,
-    home: string,
-    meter: UnitMeter,
-    entries: HourEntry[],
-    calls: CallRow[],
-  ): Promise<void> {
-    const tenants = [...new Set([...entries, ...calls].map((e) => e.tenantId).filter((id) => id !== DEPLOYMENT))];
+  private async writeHeld(env: UsageBindings, home: string, meter: UnitMeter, held: Held): Promise<void> {
+    const { entries, calls, conversations } = held;
+    const tenants = [
+      ...new Set([...entries, ...calls, ...conversations].map((e) => e.tenantId).filter((id) => id !== DEPLOYMENT)),
+    ];
     const live = tenants.length > 0 ? await liveTenantShards(meteredD1(env.CONTROL, meter), tenants) : new Map();
-    const byShard = new Map<string, { entries: HourEntry[]; calls: CallRow[] }>();
-    const groupOf = (shard: string) => byShard.get(shard) ?? byShard.set(shard, { entries: [], calls: [] }).get(shard)!;
+    const byShard = new Map<string, Held>();
+    const groupOf = (shard: string) =>
+      byShard.get(shard) ?? byShard.set(shard, { entries: [], calls: [], conversations: [] }).get(shard)!;
     for (const entry of entries) {
       const place = entry.tenantId === DEPLOYMENT ? { shard: home, frozen: false } : live.get(entry.tenantId);
       if (place?.frozen) this.entries.push(entry);
       else if (place) groupOf(place.shard).entries.push(entry);
       else groupOf(home).entries.push({ ...entry, tenantId: DEPLOYMENT });
     }
+    // A gone tenant's calls and conversations are dropped; a frozen one's wait for the next write.
     for (const row of calls) {
       const place = live.get(row.tenantId);
       if (place?.frozen) this.calls.push(row);
       else if (place) groupOf(place.shard).calls.push(row);
     }
+    for (const row of conversations) {
+      const place = live.get(row.tenantId);
+      if (place?.frozen) addConversationDay(this.conversations, row);
+      else if (place) groupOf(place.shard).conversations.push(row);
+    }
     for (const [shard, group] of byShard) {
       const d1 = meteredD1(shardDatabase(env, shard), meter);
       const statements = [
         ...(group.entries.length > 0 ? [addHourRows(d1, hourRows(group.entries))] : []),
+        ...addConversationDays(d1, group.conversations),
         ...toolCallStatements(d1, group.calls),
       ];
       if (statements.length === 0) continue;
@@ -134,17 +157,15 @@ export class UsageBuffer {
         await d1.batch(statements);
       } catch (error) {
         console.error(`usage log: the write to ${shard} failed; kept for the next`, error);
-        this.keep(
-          group.entries.filter((entry) => entry.name !== OVERHEAD.log),
-          group.calls,
-        );
+        this.keep({ ...group, entries: group.entries.filter((entry) => entry.name !== OVERHEAD.log) });
       }
     }
   }
 
-  private keep(entries: readonly HourEntry[], calls: readonly CallRow[]): void {
+  private keep({ entries, calls, conversations }: Held): void {
     this.entries.push(...entries);
     this.calls.push(...calls);
+    for (const row of conversations) addConversationDay(this.conversations, row);
   }
 
   /** The write's own cost (its control read, its rows), each tenant's by its share of the entries written. */

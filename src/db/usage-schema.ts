@@ -1,9 +1,10 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-// What tenants spend and store on a shard: the usage log (tool_calls, usage_hours) and each tenant's stored totals
-// (tenant_usage). schema.ts re-exports them with every other shard table.
+// What tenants spend and store on a shard: the usage log (tool_calls, usage_hours, tool_conversation_days) and each
+// tenant's stored totals (tenant_usage). schema.ts re-exports them with every other shard table.
 
+/** A row per failed tool call and per sampled one of the rest (control/usage-buffer.ts): for the dashboard's list. */
 export const toolCalls = sqliteTable(
   "tool_calls",
   {
@@ -67,6 +68,27 @@ export const usageHours = sqliteTable(
     workerHist: text("worker_hist").notNull().default("{}"),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.hour, t.source, t.name, t.project] })],
+);
+
+/**
+ * Tool calls by the conversation their arguments name, summed per tenant, tool, conversation, project ('' when none)
+ * and UTC day: exact counts for get_tool_conversations, which tool_calls (failed calls and a sample) cannot give. A
+ * call that names no conversation adds nothing.
+ */
+export const toolConversationDays = sqliteTable(
+  "tool_conversation_days",
+  {
+    tenantId: text("tenant_id").notNull(),
+    tool: text("tool").notNull(),
+    conversationId: text("conversation_id").notNull(),
+    project: text("project").notNull(),
+    /** The UTC day's first millisecond. */
+    day: integer("day").notNull(),
+    calls: integer("calls").notNull(),
+    /** The latest call's start (ms). */
+    lastUsed: integer("last_used").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.tool, t.conversationId, t.project, t.day] })],
 );
 
 /**

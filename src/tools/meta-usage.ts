@@ -35,7 +35,7 @@ export const getToolConversations = defineTool({
   category: "meta",
   title: "Conversations that used a tool",
   description:
-    "Conversations in which a tool was called (from the calls the usage log keeps a row for: every failed call and one in 50 of the rest; a call belongs to the conversation its arguments name), " +
+    "Conversations in which a tool was called (from the usage log; a call belongs to the conversation its arguments name), " +
     "most recent first, each with its latest summary or opening message.",
   input: z.object({ tool_name: z.string().min(1).max(100), limit: z.number().int().min(1).max(100).default(10) }),
   output: z.object({

@@ -91,8 +91,9 @@ export interface ToolConversations {
 }
 
 /**
- * Conversations a tool was called in, from the calls that keep a row in the usage log (tool_calls: the failed ones and
- * a sample of one in SAMPLE_EVERY of the rest, usage-buffer.ts); each with its latest summary (or opening message).
+ * Conversations a tool was called in, from the usage log's exact counts (tool_conversation_days: every call in the
+ * conversation its arguments name; usage_hours: every call of the tool); each with its latest summary (or opening
+ * message).
  */
 export async function toolConversations(scope: TenantScope, tool: string, limit: number): Promise<ToolConversations> {
   const t = scope.tenantId;
@@ -100,19 +101,24 @@ export async function toolConversations(scope: TenantScope, tool: string, limit:
   // when they belong to one.
   const own = projectClause(scope, "project");
   const conversation = projectClause(scope, "c.project");
-  const [rows, totals] = await scope.d1.batch<Record<string, string | number>>([
+  const [rows, totals, invocations] = await scope.d1.batch<Record<string, string | number>>([
     scope.d1
       .prepare(
-        `SELECT conversation_id, COUNT(*) AS n, MAX(started_at) AS last FROM tool_calls
-         WHERE tenant_id = ? AND tool = ? AND conversation_id IS NOT NULL${own.sql}
-         AND EXISTS (SELECT 1 FROM conversations c WHERE c.tenant_id = tool_calls.tenant_id AND c.id = tool_calls.conversation_id${conversation.sql})
-         GROUP BY conversation_id ORDER BY last DESC LIMIT ?`,
+        `SELECT conversation_id, SUM(calls) AS n, MAX(last_used) AS last FROM tool_conversation_days d
+         WHERE tenant_id = ? AND tool = ?${own.sql}
+         AND EXISTS (SELECT 1 FROM conversations c WHERE c.tenant_id = d.tenant_id AND c.id = d.conversation_id${conversation.sql})
+         GROUP BY conversation_id ORDER BY last DESC, conversation_id LIMIT ?`,
       )
       .bind(t, tool, ...own.params, ...conversation.params, limit),
     scope.d1
       .prepare(
-        `SELECT COUNT(*) AS invocations, COUNT(conversation_id) AS attributed, COUNT(DISTINCT conversation_id) AS conversations FROM tool_calls
-         WHERE tenant_id = ? AND tool = ?${own.sql}`,
+        `SELECT COALESCE(SUM(calls), 0) AS attributed, COUNT(DISTINCT conversation_id) AS conversations
+         FROM tool_conversation_days WHERE tenant_id = ? AND tool = ?${own.sql}`,
+      )
+      .bind(t, tool, ...own.params),
+    scope.d1
+      .prepare(
+        `SELECT COALESCE(SUM(calls), 0) AS n FROM usage_hours WHERE tenant_id = ? AND source = 'tool' AND name = ?${own.sql}`,
       )
       .bind(t, tool, ...own.params),
   ]);
@@ -128,7 +134,7 @@ export async function toolConversations(scope: TenantScope, tool: string, limit:
     })),
     total_conversations: total.conversations as number,
     usage_statistics: {
-      total_invocations: total.invocations as number,
+      total_invocations: invocations!.results[0]!.n as number,
       average_per_conversation:
         (total.conversations as number) === 0
           ? 0

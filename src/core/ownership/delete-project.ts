@@ -61,6 +61,7 @@ export async function deleteProjectStep(
         [
           "tool_calls",
           "usage_hours",
+          "tool_conversation_days",
           "project_tasks",
           "cache_generations",
           "cache_link_marks",

@@ -34,6 +34,7 @@ export const TENANT_TABLES = [
   "keyword_dfs",
   "tool_calls",
   "usage_hours",
+  "tool_conversation_days",
   "local_vectors",
   "vector_ids",
   "project_deletions",

@@ -1,6 +1,7 @@
 import { addUnits, type BillableUnits, noUnits } from "../../billable-units";
 import type { ToolCallRecord, UsageMessage } from "../../messages";
 import { boundedGroups } from "../../shared/bounded-groups";
+import { addConversationDays, type ConversationDays, countConversationCalls } from "./conversation-days";
 import { addHourRows, type HourEntry, hourRows, jobEntry, toolEntry } from "./usage-hours";
 
 export type { ToolCallRecord };
@@ -17,7 +18,7 @@ type LegacyCall = { d1RoundTrips?: number; d1Ms?: number };
 /**
  * Writes the usage log of many requests and job batches (a queue batch of UsageMessages, any tenants of this
  * database) in one round trip: each tool call a tool_calls row, and every call's and job's units summed into
- * usage_hours. What that write cost D1 (its own meta) is then charged to each tenant as a `usage_log` job, by its
+ * usage_hours, each call in the conversation it names into tool_conversation_days. What that write cost D1 (its own meta) is then charged to each tenant as a `usage_log` job, by its
  * share of the calls and jobs, in a second statement that writes a row a tenant (counted in it as one: an hour's row
  * is summed into once it exists, which leaves its key's index entry as it is). `spent`: what else logging them cost
  * each tenant (the consumer's control read, a message's redelivery), added to its `usage_log` entry.
@@ -33,9 +34,12 @@ export async function recordUsage(
     ...(jobs ?? []).map((job) => jobEntry(tenantId, job)),
   ]);
   if (calls.length === 0 && entries.length === 0) return;
+  const conversations: ConversationDays = new Map();
+  countConversationCalls(conversations, calls);
   const statements = [
     ...toolCallStatements(d1, calls),
     ...(entries.length > 0 ? [addHourRows(d1, hourRows(entries))] : []),
+    ...addConversationDays(d1, [...conversations.values()]),
   ];
   const results = await d1.batch(statements);
   const read = results.reduce((sum, r) => sum + (r.meta?.rows_read ?? 0), 0);
