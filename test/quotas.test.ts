@@ -161,6 +161,8 @@ describe("items and bytes stored", () => {
     const t = await newTenant();
     await setQuotas(t.tenantId, { max_items: 4 });
     await call(t.apiKey, "memory_store", { content: "already here" });
+    // Its embedding job would change pending_jobs between the two counts compared below.
+    await waitForEmbeddings(t.tenantId);
     const entities = (n: number, word: string) =>
       `${Array.from({ length: n }, (_, i) =>
         JSON.stringify({
@@ -360,8 +362,21 @@ describe("stats", () => {
     await call(t.apiKey, "log_chat", { conversation_id: "c-2", role: "user", content: "naïve café message" });
     const doc = await call(t.apiKey, "store_memory", { file_name: "notes.md", content: "Notes about the wren." });
     await waitForEmbeddings(t.tenantId);
-    await call(t.apiKey, "memory_update", { id: doc.resource_id, tags: ["birds"] }); // re-embeds: pending again
+    // Re-embeds: pending again, its job held in a queue nobody reads, so the counts compared below cannot move.
+    const held = lostQueue();
+    const update = { name: "memory_update", arguments: { id: doc.resource_id, tags: ["birds"] } };
+    const updated = await fetchWorker(
+      new Request(`${BASE}/jsonrpc`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${t.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", method: "tools/call", params: update, id: 1 }),
+      }),
+      { JOBS: held.binding },
+    );
+    expect(((await updated.json()) as RpcResponse).error).toBeUndefined();
+    expect(held.sent.map((job) => job.type)).toContain("embed");
     const truth = await stored(t);
+    expect(truth.pending_jobs).toBe(1);
     expect(await usageRow(t.db, t.tenantId)).toEqual({
       items: truth.items,
       bytes: truth.bytes,
@@ -387,6 +402,8 @@ describe("a move between shards", () => {
     await setQuotas(t.tenantId, { max_items: 6 });
     await call(t.apiKey, "memory_batch_store", memories("plover", 4));
     await call(t.apiKey, "log_chat", { conversation_id: "c-3", role: "user", content: "über message" });
+    // Embedding jobs running during the move would change pending_jobs between the counts compared.
+    await waitForEmbeddings(t.tenantId);
     const target = t.shard === "SHARD_0" ? "SHARD_1" : "SHARD_0";
     const targetDb = shardDatabase(env, target);
     // A stale row on the target (from an earlier failed move, or the copy's own counting) must not survive the switch.
