@@ -86,6 +86,33 @@ export function localUsageUnits(tenantId, columns, state = STATE) {
 }
 
 /**
+ * The tenant's items not yet embedded and not yet linked (as GET /admin/tenants/:id/stats counts them), read from the
+ * shard files: the bench waits on them without a request, which the worker would meter as the tenant's `admin` work.
+ */
+export async function localPendingItems(tenantId, state = STATE) {
+  const { DatabaseSync } = await import("node:sqlite");
+  const dir = join(state, "v3", "d1", "miniflare-D1DatabaseObject");
+  const pending = { embeddings: 0, links: 0 };
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
+    const db = new DatabaseSync(join(dir, file), { readOnly: true });
+    try {
+      if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'items'").get()) continue;
+      const row = db
+        .prepare(
+          `SELECT COALESCE(SUM(embedded_at IS NULL), 0) AS embeddings, COALESCE(SUM(linked_at IS NULL), 0) AS links
+           FROM items WHERE tenant_id = ?`,
+        )
+        .get(tenantId);
+      pending.embeddings += row.embeddings;
+      pending.links += row.links;
+    } finally {
+      db.close();
+    }
+  }
+  return pending;
+}
+
+/**
  * Each shard's record of its scheduled passes in the hour starting at `hour` (usage_hours, tenant '', job
  * scheduled_passes: src/jobs/pass-usage.ts), with how many chunks the shard holds: [{chunks, calls, read, written}],
  * and `written` summed over every hour, to tell when the passes have come to rest.
