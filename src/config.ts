@@ -51,6 +51,11 @@ export interface Config {
   quotas: QuotaDefaults;
   /** Memory extraction (docs/extraction.md). */
   extraction: ExtractionConfig;
+  /**
+   * When a write's background work is queued (JOB_DISPATCH): `per-minute`, the minute pass sends one job a tenant for
+   * everything written since the last pass; `per-write`, each write sends its own at once (vectors within seconds).
+   */
+  jobDispatch: "per-minute" | "per-write";
 }
 
 export interface ExtractionConfig {
@@ -211,6 +216,7 @@ function parseConfig(env: Env): Config {
       ),
     },
     extraction: extractionConfig(env),
+    jobDispatch: oneOf(env.JOB_DISPATCH, ["per-minute", "per-write"] as const, "JOB_DISPATCH"),
   };
 }
 

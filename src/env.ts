@@ -43,6 +43,7 @@ export interface Env {
   SEARCH_STAGES?: string;
   EMBEDDING_CHANCE_SIMILARITY?: string;
   SUMMARIZER?: string;
+  JOB_DISPATCH?: string;
   SUMMARY_MODEL?: string;
   RERANK_MODEL?: string;
   /** Memory extraction's model (docs/extraction.md): workers-ai | openai | local | off. */

@@ -24,7 +24,7 @@ export default {
         ? handleUsageBatch(batch as MessageBatch<UsageMessage>, checkedEnv(env))
         : handleJobBatch(batch as MessageBatch<JobMessage>, checkedEnv(env), ctx),
     ),
-  // Every minute the recent writes' lost jobs are re-sent (recent-jobs.ts), then the keyword top postings that are due
+  // Every minute the jobs of new writes are sent, or lost ones re-sent (recent-jobs.ts), then the keyword top postings that are due
   // are built and the keyword index's segments merged when due (keyword-merge.ts); every 15 minutes, the full sweep (sweep.ts).
   // What the passes cost is recorded per shard and hour (metered-pass.ts, pass-usage.ts); what they spend beside the
   // shards (the control database, queue sends) with the first shard's (pass-bindings.ts).

@@ -10,6 +10,7 @@ import { runExtraction } from "../core/extraction/run-extraction";
 import { autoLinkItems } from "../core/graph/auto-link";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/indexing";
 import { embedItemsInBudget } from "../core/memory/embedding";
+import { runNewItems } from "../core/memory/new-items";
 import { runDeletionSteps } from "../core/ownership/run-deletion";
 import { queryBudget, remainingQueries } from "../db/invocation-queries";
 import type { Env } from "../env";
@@ -19,7 +20,7 @@ import { meteredEnv } from "../metered-env";
 import { deleteGrantsOfKeys } from "../oauth/key-grants";
 import type { OpenedTenant } from "../open-tenant";
 import type { Services } from "../ports";
-import { itemJobs } from "../shared/item-jobs";
+import { type ItemJobType, itemJobs } from "../shared/item-jobs";
 import { type BatchTenants, tenantsOfBatch } from "./batch-tenants";
 import { recordDeadLetters } from "./dead-letters";
 import { JobUsage } from "./job-usage";
@@ -135,10 +136,10 @@ async function runGroups(
   }
 }
 
-type MergeableJob = Extract<JobMessage, { type: "embed" | "link" | "summarize" }>;
+type MergeableJob = Extract<JobMessage, { type: "embed" | "link" | "new-items" | "summarize" }>;
 
 const isMergeable = (job: JobMessage): job is MergeableJob =>
-  job.type === "embed" || job.type === "link" || job.type === "summarize";
+  job.type === "embed" || job.type === "link" || job.type === "new-items" || job.type === "summarize";
 
 /**
  * The batch's messages in groups, in order of each group's first message: embed (or link, or
@@ -178,9 +179,12 @@ async function shareBatchEmbeddings(
 ): Promise<void> {
   const embeds = groups.flatMap((group) => {
     const job = group[0]!.body;
-    const tenant = job.type === "embed" ? tenants.of(job.tenantId) : null;
-    if (job.type !== "embed" || tenant === null) return [];
-    const itemIds = [...new Set(group.flatMap((m) => (m.body.type === "embed" ? m.body.itemIds : [])))];
+    const embeds = job.type === "embed" || job.type === "new-items";
+    const tenant = embeds ? tenants.of(job.tenantId) : null;
+    if (!embeds || tenant === null) return [];
+    const itemIds = [
+      ...new Set(group.flatMap((m) => (m.body.type === "embed" || m.body.type === "new-items" ? m.body.itemIds : []))),
+    ];
     return [{ scope: tenant.scope, itemIds, embedder: tenant.services.embedder, meter: tenant.services.meter }];
   });
   if (embeds.length < 2) return;
@@ -242,6 +246,11 @@ async function runJob(job: JobMessage, env: Env, tenant: OpenedTenant): Promise<
     case "link": {
       const run = await autoLinkItems(scope, services, job.itemIds);
       await queueRest("link", job.tenantId, run.left.length < job.itemIds.length, run.left, services);
+      return;
+    }
+    case "new-items": {
+      const run = await runNewItems(scope, services, job.itemIds);
+      await queueRest("new-items", job.tenantId, run.left.length < job.itemIds.length, run.left, services);
       return;
     }
     case "extract": {
@@ -310,12 +319,12 @@ async function summarize(
 }
 
 /**
- * The items an embed or link job left for lack of D1 queries (D1_QUERIES_PER_INVOCATION), queued again as jobs of
+ * The items an embed, link or new-items job left for lack of D1 queries (D1_QUERIES_PER_INVOCATION), queued again as jobs of
  * their own. A job that did nothing at all fails instead, so a budget too small for any of it ends in retries and
  * the dead-letter queue, not in a loop.
  */
 async function queueRest(
-  type: "embed" | "link",
+  type: ItemJobType,
   tenantId: string,
   progressed: boolean,
   left: string[],

@@ -8,15 +8,25 @@ export interface MinuteState {
   recentCursor: number | null;
   /** Whether a conversation's extraction or a failed window's retry is due (extraction-recovery.ts). */
   extractionDue: boolean;
+  /**
+   * The per-minute dispatch's cursor (reconcile_state row 3: the last items rowid it sent a job for), and whether an
+   * item after it waits for embedding (dispatch-new-items.ts).
+   */
+  dispatch: { cursor: number | null; pending: boolean };
 }
 
-/** reconcile_state holds one cursor per background pass, by id: 1 is the vector reconciliation, 2 the recent jobs. */
+/**
+ * reconcile_state holds one cursor per background pass, by id: 1 is the vector reconciliation, 2 the recent jobs, 3
+ * the per-minute dispatch.
+ */
 export const RECENT_JOBS_ROW = 2;
+export const DISPATCH_ROW = 3;
 
 /**
- * The minute passes' reads of each shard's state, one statement a shard for all three passes (four rows: the shard's
- * identity row with the write counter and the marks, the recent-jobs cursor, and one probe of each partial index of
- * due extraction): at rest that statement is all a minute costs. Made once per cron invocation; charged to the pass
+ * The minute passes' reads of each shard's state, one statement a shard for all three passes (the shard's identity row
+ * with the write counter and the marks, the two cursors, one probe of each partial index of due extraction, and one of
+ * the items after the dispatch cursor, which seeks the end of the rowid order): at rest that statement is all a minute
+ * costs. Made once per cron invocation; charged to the pass
  * that asks first.
  */
 export class MinuteStates {
@@ -39,16 +49,30 @@ export class MinuteStates {
 async function readMinuteState(d1: D1Database, now: number): Promise<MinuteState> {
   const row = await d1
     .prepare(
-      `SELECT i.id AS identity, ${keywordMarksColumns("i")}, r.cursor AS recentCursor,
+      `SELECT i.id AS identity, ${keywordMarksColumns("i")}, r.cursor AS recentCursor, d.cursor AS dispatchCursor,
          EXISTS (SELECT 1 FROM conversations WHERE extract_due_at <= ?1) AS extractDue,
-         EXISTS (SELECT 1 FROM extraction_windows WHERE retry_at <= ?1) AS retryDue
-       FROM (SELECT 1) LEFT JOIN shard_identity i ON i.id = 1 LEFT JOIN reconcile_state r ON r.id = ?2`,
+         EXISTS (SELECT 1 FROM extraction_windows WHERE retry_at <= ?1) AS retryDue,
+         EXISTS (SELECT 1 FROM items WHERE rowid > d.cursor AND embedded_at IS NULL) AS dispatchPending
+       FROM (SELECT 1) LEFT JOIN shard_identity i ON i.id = 1 LEFT JOIN reconcile_state r ON r.id = ?2
+         LEFT JOIN reconcile_state d ON d.id = ?3`,
     )
-    .bind(now, RECENT_JOBS_ROW)
+    .bind(now, RECENT_JOBS_ROW, DISPATCH_ROW)
     .first<
-      KeywordMarks & { identity: number | null; recentCursor: number | null; extractDue: 0 | 1; retryDue: 0 | 1 }
+      KeywordMarks & {
+        identity: number | null;
+        recentCursor: number | null;
+        dispatchCursor: number | null;
+        extractDue: 0 | 1;
+        retryDue: 0 | 1;
+        dispatchPending: 0 | 1;
+      }
     >();
   if (!row) throw new Error("the minute state statement answered no row");
-  const { identity, recentCursor, extractDue, retryDue, ...marks } = row;
-  return { marks: identity === null ? null : marks, recentCursor, extractionDue: extractDue === 1 || retryDue === 1 };
+  const { identity, recentCursor, dispatchCursor, extractDue, retryDue, dispatchPending, ...marks } = row;
+  return {
+    marks: identity === null ? null : marks,
+    recentCursor,
+    extractionDue: extractDue === 1 || retryDue === 1,
+    dispatch: { cursor: dispatchCursor, pending: dispatchPending === 1 },
+  };
 }

@@ -4,6 +4,7 @@ import { shardDatabase, shardNames } from "../control/shards";
 import { meterOf } from "../db/metered-d1";
 import type { Env } from "../env";
 import { itemJobsByTenant } from "../shared/item-jobs";
+import { dispatchNewItems } from "./dispatch-new-items";
 import { recoverExtraction } from "./extraction-recovery";
 import { MinuteStates, RECENT_JOBS_ROW } from "./minute-state";
 import { LOST_JOB_AFTER_MS } from "./sweep";
@@ -21,8 +22,9 @@ export const RECENT_JOB_GRACE_MS = 2 * 60_000;
 const PASS_LIMIT = 2000;
 
 /**
- * Every minute: re-sends lost extraction jobs and due retries of failed windows (extraction-recovery.ts), and the
- * embed and link jobs of items written since the last pass that are still pending
+ * Every minute: sends due extraction jobs (a quiet conversation's last window, or a lost job) and due retries of
+ * failed windows (extraction-recovery.ts). With JOB_DISPATCH=per-minute it then sends the jobs of the items written
+ * since (dispatch-new-items.ts); per write, the embed and link jobs of items written since the last pass that are still pending
  * RECENT_JOB_GRACE_MS after their write. Each shard keeps a cursor (the newest write time it has looked at), which
  * moves only once the jobs are sent: while the queue is down the pass fails and the next one, after the queue is
  * back, sends everything since. A lost job is thus re-sent 2–3 minutes after its write, or within a minute of the
@@ -52,6 +54,9 @@ async function recoverShard(env: Env, shard: string, now: number, states: Minute
   const state = await states.of(d1, shard);
   const extraction = state.extractionDue ? await recoverExtraction(d1, now) : [];
   if (extraction.length > 0) await producer.send(extraction);
+  // Per minute, writes send no jobs: this pass sends them (dispatch-new-items.ts), and lost ones are the sweep's.
+  if (config.jobDispatch === "per-minute")
+    return extraction.length + (await dispatchNewItems(producer, d1, state.dispatch, now));
   // A first pass looks back no further than the full sweep's horizon: older items are that sweep's.
   const from = state.recentCursor ?? now - LOST_JOB_AFTER_MS;
   // Every item is written with its chunks, which move the keyword write counter's time: with the cursor past that

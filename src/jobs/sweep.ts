@@ -82,7 +82,8 @@ async function sweepShard(env: Env, shard: string, now: number): Promise<number>
   const summaries = await lostSummaries(d1, config.conversations, cutoff);
   const messages: JobMessage[] = [
     ...projects.map((p) => ({ type: "delete" as const, tenantId: p.tenantId, project: p.project })),
-    ...itemJobsByTenant("embed", unembedded!.results),
+    // Per minute, a lost new-items job is sent again as one: embedding, linking and the conversations' thresholds.
+    ...itemJobsByTenant(config.jobDispatch === "per-minute" ? "new-items" : "embed", unembedded!.results),
     ...itemJobsByTenant("link", unlinked?.results ?? []),
     ...summaries.messages,
   ];

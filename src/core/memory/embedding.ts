@@ -37,12 +37,31 @@ export async function embedItemsInBudget(
   return embedItemsWithin(scope, services, itemIds, true);
 }
 
+/** Each item's first chunk and its vector, as embedding made it (auto-link.ts reads them before Vectorize shows them). */
+export type FirstVectors = Map<string, { chunkId: number; vector: Float32Array }>;
+
+/**
+ * embedItemsInBudget for a job that links the items itself (new-items.ts): no link job is queued, and the items' first
+ * vectors are kept in `firsts`.
+ */
+export async function embedItemsKeepingFirsts(
+  scope: TenantScope,
+  services: Services,
+  itemIds: string[],
+  firsts: FirstVectors,
+): Promise<{ embedded: number; left: string[] }> {
+  return embedItemsWithin(scope, services, itemIds, true, firsts);
+}
+
 async function embedItemsWithin(
   scope: TenantScope,
   services: Services,
   itemIds: string[],
   followBudget: boolean,
+  firsts?: FirstVectors,
 ): Promise<{ embedded: number; left: string[] }> {
+  // A caller keeping the first vectors links the items itself.
+  const queueLinks = firsts ? async () => {} : queueLinkJobs;
   let embedded = 0;
   const budgeted = followBudget && remainingQueries() !== Infinity;
   const groups = await readGroups(scope, itemIds, budgeted ? SMALL_JOB : ITEMS_PER_READ);
@@ -56,7 +75,7 @@ async function embedItemsWithin(
     }
     pieces.start();
     try {
-      embedded += await embedGroup(scope, services, ids);
+      embedded += await embedGroup(scope, services, ids, firsts);
     } finally {
       pieces.finish();
     }
@@ -69,7 +88,7 @@ async function embedItemsWithin(
 /** D1 queries an embedding group takes at least: its chunks' read, a vector write, the check and mark (QueryPieces learns more). */
 const GROUP_QUERIES = 4;
 
-async function queueLinks(scope: TenantScope, services: Services, itemIds: string[]): Promise<void> {
+async function queueLinkJobs(scope: TenantScope, services: Services, itemIds: string[]): Promise<void> {
   if (services.config.conversations.useVectorDb && services.config.conversations.useGraphDb && itemIds.length > 0) {
     // The consumer merges a batch's jobs, so this run may hold thousands of items: split as writers split them.
     await services.jobs.send(itemJobs("link", scope.tenantId, itemIds));
@@ -77,7 +96,12 @@ async function queueLinks(scope: TenantScope, services: Services, itemIds: strin
 }
 
 /** One group's chunks embedded and upserted, the items marked; how many chunks. */
-async function embedGroup(scope: TenantScope, services: Services, ids: string[]): Promise<number> {
+async function embedGroup(
+  scope: TenantScope,
+  services: Services,
+  ids: string[],
+  firsts: FirstVectors | undefined,
+): Promise<number> {
   let embedded = 0;
   const { results: chunks } = await scope.d1
     .prepare(
@@ -97,6 +121,10 @@ async function embedGroup(scope: TenantScope, services: Services, ids: string[])
   for (let j = 0; j < chunks.length; j += services.embedder.maxBatch) {
     const batch = chunks.slice(j, j + services.embedder.maxBatch);
     const vectors = await services.embedder.embed(batch.map(embeddingText));
+    // Chunks come in id order, so an item's first seen is its first.
+    batch.forEach((c, k) => {
+      if (firsts && !firsts.has(c.item_id)) firsts.set(c.item_id, { chunkId: c.id, vector: vectors[k]! });
+    });
     await services.vectors.upsert(
       scope.tenantId,
       batch.map((c, k) => ({

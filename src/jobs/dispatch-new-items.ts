@@ -1,0 +1,57 @@
+import type { JobQueue } from "../ports";
+import { itemJobsByTenant } from "../shared/item-jobs";
+import { DISPATCH_ROW, type MinuteState } from "./minute-state";
+
+/** Items one pass sends jobs for per shard, ~80 a second: a busier shard's items wait a minute more. */
+export const DISPATCH_LIMIT = 5000;
+
+/**
+ * JOB_DISPATCH=per-minute, every minute on one shard: one new-items job per tenant (up to 500 items a message) for
+ * the items written since the last pass, which embeds and links them and checks their conversations' summaries and
+ * extraction (src/core/memory/new-items.ts). A write's items are thus vector-searchable within two minutes.
+ *
+ * The cursor is the items' rowid, not their time: a turn may be logged with a time long past, and D1 runs one write
+ * at a time, so an item written after the pass read always has a rowid above what it read. The cursor moves once the
+ * jobs are sent: while the queue is down the pass fails and the next one sends everything since. A lost job, and an
+ * item whose rowid reuses a deleted newest row's, are the 15-minute sweep's (it re-sends what is pending for 10 minutes).
+ */
+export async function dispatchNewItems(
+  jobs: JobQueue,
+  d1: D1Database,
+  dispatch: MinuteState["dispatch"],
+  now: number,
+): Promise<number> {
+  if (dispatch.cursor !== null && !dispatch.pending) return 0;
+  const cursor = dispatch.cursor ?? (await firstCursor(d1));
+  const { results } = await d1
+    .prepare(
+      "SELECT rowid AS seq, tenant_id, id FROM items WHERE rowid > ? AND embedded_at IS NULL ORDER BY rowid LIMIT ?",
+    )
+    .bind(cursor, DISPATCH_LIMIT)
+    .all<{ seq: number; tenant_id: string; id: string }>();
+  const messages = itemJobsByTenant("new-items", results);
+  if (messages.length > 0) await jobs.send(messages);
+  const last = results.length > 0 ? results[results.length - 1]!.seq : cursor;
+  if (last !== dispatch.cursor)
+    await d1
+      .prepare(
+        "INSERT INTO reconcile_state (id, cursor, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO UPDATE SET cursor = ?2, updated_at = ?3",
+      )
+      .bind(DISPATCH_ROW, last, now)
+      .run();
+  return messages.length;
+}
+
+/**
+ * A shard's first per-minute pass starts before its oldest item still waiting for embedding (a walk of the partial
+ * index of those, once), or after its newest item when none waits.
+ */
+async function firstCursor(d1: D1Database): Promise<number> {
+  const row = await d1
+    .prepare(
+      `SELECT COALESCE((SELECT MIN(rowid) - 1 FROM items INDEXED BY items_pending_embed WHERE embedded_at IS NULL),
+         (SELECT MAX(rowid) FROM items), 0) AS cursor`,
+    )
+    .first<{ cursor: number }>();
+  return row?.cursor ?? 0;
+}
