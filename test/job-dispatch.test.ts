@@ -73,6 +73,30 @@ describe("jobs dispatched per minute", () => {
     expect(await count(t, "SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND linked_at IS NULL")).toBe(0);
   });
 
+  it("with few D1 queries an invocation, the job runs what fits and queues the rest, until all are embedded and linked", async () => {
+    const d = deployment({ D1_QUERIES_PER_INVOCATION: "12" });
+    const t = await newTenant();
+    for (let p = 0; p < 5; p++)
+      await callTool(d, t, "memory_batch_store", {
+        namespace: `ledger-${p}`,
+        memories: Array.from({ length: 50 }, (_, i) => ({
+          content: `ledger line ${p * 50 + i} of the harbour accounts`,
+        })),
+      });
+    await cron(d, RECENT_JOBS_CRON, Date.now() + 60_000);
+    let pending = take(d, t);
+    expect(pending).toHaveLength(1); // 250 items: one message
+    let runs = 0;
+    for (; pending.length > 0; runs++) {
+      expect(runs).toBeLessThan(20);
+      expect((await deliver(d, pending)).retryMessages).toEqual([]);
+      pending = take(d, t);
+    }
+    expect(runs).toBeGreaterThan(1);
+    expect(await count(t, "SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND embedded_at IS NULL")).toBe(0);
+    expect(await count(t, "SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND linked_at IS NULL")).toBe(0);
+  });
+
   it("a pass that cannot send keeps its place: the next one sends what was written", async () => {
     const d = deployment();
     const t = await newTenant();

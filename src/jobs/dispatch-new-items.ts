@@ -7,7 +7,7 @@ export const DISPATCH_LIMIT = 5000;
 
 /**
  * JOB_DISPATCH=per-minute, every minute on one shard: one new-items job per tenant (up to 500 items a message) for
- * the items written since the last pass, which embeds and links them and checks their conversations' summaries and
+ * the items written since the last pass that still wait for embedding, which embeds and links them and checks their conversations' summaries and
  * extraction (src/core/memory/new-items.ts). A write's items are thus vector-searchable within two minutes.
  *
  * The cursor is the items' rowid, not their time: a turn may be logged with a time long past, and D1 runs one write
@@ -23,13 +23,18 @@ export async function dispatchNewItems(
 ): Promise<number> {
   if (dispatch.cursor !== null && !dispatch.pending) return 0;
   const cursor = dispatch.cursor ?? (await firstCursor(d1));
+  // Every item after the cursor is read once, waiting or not (a moved tenant's items arrive embedded): the cursor passes
+  // them all, and the minute state's probe finds nothing after it until the next write.
   const { results } = await d1
     .prepare(
-      "SELECT rowid AS seq, tenant_id, id FROM items WHERE rowid > ? AND embedded_at IS NULL ORDER BY rowid LIMIT ?",
+      "SELECT rowid AS seq, tenant_id, id, embedded_at IS NULL AS waiting FROM items WHERE rowid > ? ORDER BY rowid LIMIT ?",
     )
     .bind(cursor, DISPATCH_LIMIT)
-    .all<{ seq: number; tenant_id: string; id: string }>();
-  const messages = itemJobsByTenant("new-items", results);
+    .all<{ seq: number; tenant_id: string; id: string; waiting: 0 | 1 }>();
+  const messages = itemJobsByTenant(
+    "new-items",
+    results.filter((r) => r.waiting === 1),
+  );
   if (messages.length > 0) await jobs.send(messages);
   const last = results.length > 0 ? results[results.length - 1]!.seq : cursor;
   if (last !== dispatch.cursor)

@@ -9,8 +9,8 @@ export interface MinuteState {
   /** Whether a conversation's extraction or a failed window's retry is due (extraction-recovery.ts). */
   extractionDue: boolean;
   /**
-   * The per-minute dispatch's cursor (reconcile_state row 3: the last items rowid it sent a job for), and whether an
-   * item after it waits for embedding (dispatch-new-items.ts).
+   * The per-minute dispatch's cursor (reconcile_state row 3: the last items rowid it has looked at), and whether an
+   * item was written after it (dispatch-new-items.ts).
    */
   dispatch: { cursor: number | null; pending: boolean };
 }
@@ -52,7 +52,7 @@ async function readMinuteState(d1: D1Database, now: number): Promise<MinuteState
       `SELECT i.id AS identity, ${keywordMarksColumns("i")}, r.cursor AS recentCursor, d.cursor AS dispatchCursor,
          EXISTS (SELECT 1 FROM conversations WHERE extract_due_at <= ?1) AS extractDue,
          EXISTS (SELECT 1 FROM extraction_windows WHERE retry_at <= ?1) AS retryDue,
-         EXISTS (SELECT 1 FROM items WHERE rowid > d.cursor AND embedded_at IS NULL) AS dispatchPending
+         EXISTS (SELECT 1 FROM items WHERE rowid > d.cursor) AS dispatchPending
        FROM (SELECT 1) LEFT JOIN shard_identity i ON i.id = 1 LEFT JOIN reconcile_state r ON r.id = ?2
          LEFT JOIN reconcile_state d ON d.id = ?3`,
     )

@@ -21,6 +21,18 @@ export const BENCH_EMBEDDER = process.env.BENCH_EMBEDDER ?? "local";
  * messages, and the every-minute pass is what re-sends their jobs. `kill()` ends the whole process group with
  * SIGKILL, as a crash would: nothing gets to finish. `crons: false` fires none, for a bench that drives them itself.
  */
+/** The running worker's JOB_DISPATCH (wrangler.toml's default unless the bench or its caller names one). */
+let dispatch = "per-minute";
+export const dispatchMode = () => dispatch;
+
+/**
+ * The minute cron, fired now: with JOB_DISPATCH=per-minute it sends the jobs of what was written since the last one, so
+ * a bench waiting on them fires it rather than wait out the minute (production's cron would have fired by then).
+ */
+export async function fireMinutePass() {
+  await fetch(`${BASE}/__scheduled?cron=${encodeURIComponent("* * * * *")}`);
+}
+
 export async function startWorker({ fresh = true, vars = {}, crons = true } = {}) {
   if (fresh) rmSync(DIR, { recursive: true, force: true });
   mkdirSync(DIR, { recursive: true });
@@ -28,13 +40,21 @@ export async function startWorker({ fresh = true, vars = {}, crons = true } = {}
   // let one compare fusion weights, search stages, ingest with or without auto-summarize, and an embedder's chance level.
   // LLM likewise: memory extraction is off unless asked for (LLM=local), so the search and ingest figures stay those of
   // the stored turns alone; the extraction suites start a worker of their own with it on.
-  const passed = ["HYBRID_VECTOR_WEIGHT", "SEARCH_STAGES", "AUTO_SUMMARIZE", "EMBEDDING_CHANCE_SIMILARITY", "LLM"]
+  const passed = [
+    "HYBRID_VECTOR_WEIGHT",
+    "SEARCH_STAGES",
+    "AUTO_SUMMARIZE",
+    "EMBEDDING_CHANCE_SIMILARITY",
+    "LLM",
+    "JOB_DISPATCH",
+  ]
     .flatMap((name) => (process.env[name] !== undefined ? [`${name}=${process.env[name]}\n`] : []))
     .join("");
   const llm = vars.LLM === undefined && process.env.LLM === undefined ? "LLM=off\n" : "";
   const extra = Object.entries(vars)
     .map(([name, value]) => `${name}=${value}\n`)
     .join("");
+  dispatch = vars.JOB_DISPATCH ?? process.env.JOB_DISPATCH ?? "per-minute";
   // The usage log is written 250 ms after a call instead of 20 s: the bench reads it once it has stopped growing.
   const flush = vars.FLUSH_USAGE_MS === undefined ? "FLUSH_USAGE_MS=250\n" : "";
   writeFileSync(
@@ -182,20 +202,19 @@ export async function newTenant(name, shard) {
   };
   const stats = () => admin("GET", `/tenants/${tenant.tenant_id}/stats`);
   /** Waits until the queue consumer has embedded everything; returns the seconds it took. */
-  const drainEmbeddings = async () => {
-    const started = performance.now();
-    for (;;) {
-      const s = await stats();
-      if (s.pending_embeddings === 0) return (performance.now() - started) / 1000;
-      await sleep(250);
-    }
-  };
+  const drainEmbeddings = () => until((s) => s.pending_embeddings === 0);
   /** Waits until every item is embedded and auto-linked; returns the seconds it took. */
-  const settle = async () => {
+  const settle = () => until((s) => s.pending_embeddings === 0 && s.pending_links === 0);
+  /** Waits until the tenant's stats say `done`, firing the minute pass every 2 s meanwhile when it sends the jobs. */
+  const until = async (done) => {
     const started = performance.now();
+    let fired = -Infinity;
     for (;;) {
-      const s = await stats();
-      if (s.pending_embeddings === 0 && s.pending_links === 0) return (performance.now() - started) / 1000;
+      if (done(await stats())) return (performance.now() - started) / 1000;
+      if (dispatch === "per-minute" && performance.now() - fired > 2000) {
+        await fireMinutePass();
+        fired = performance.now();
+      }
       await sleep(250);
     }
   };
@@ -207,7 +226,7 @@ export async function newTenant(name, shard) {
   const topPostings = async () => {
     const started = performance.now();
     do {
-      await fetch(`${BASE}/__scheduled?cron=${encodeURIComponent("* * * * *")}`);
+      await fireMinutePass();
       await sleep(250);
     } while ((await stats()).keyword_top_words_due !== 0);
     return (performance.now() - started) / 1000;

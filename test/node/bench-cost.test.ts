@@ -21,7 +21,7 @@ const data = {
   docs: Array.from({ length: 600 }, (_, i) => `Document ${i}: ${sentence(i + 1000)} ${sentence(i + 2000)}`),
   questions: Array.from({ length: 20 }, (_, i) => `${WORDS[i % WORDS.length]} ${WORDS[(i + 3) % WORDS.length]}`),
 };
-const COUNTS = { turn: 8, spacedTurns: 3, batchedTurns: 50, store: 8, batch: 1, search: 10, context: 4, around: 4 };
+const COUNTS = { turn: 8, spacedTurns: 3, minuteTurns: 7, batchedTurns: 50, store: 8, batch: 1, search: 10, context: 4, around: 4 };
 
 let worker: { stop(): Promise<void> } | undefined;
 beforeAll(async () => {
@@ -41,6 +41,7 @@ describe("npm run bench -- cost, at 1,000 items", () => {
     expect(operations.map((o) => o.name)).toEqual([
       "log_chat, one turn a request, jobs included",
       "log_chat, one turn a request, jobs done before the next",
+      "log_chat, 7 turns a minute (10,000 a day), jobs included",
       "log_chat, turns in JSON-RPC batches of 50",
       "memory_store, one memory",
       "memory_batch_store of 100",
@@ -50,14 +51,19 @@ describe("npm run bench -- cost, at 1,000 items", () => {
       "export",
       "tenant move",
     ]);
-    // A turn writes its item and chunk (and their index entries) and is embedded and linked by its jobs.
+    // A turn writes its item and chunk (and their index entries) and is embedded and linked by the minute pass's job
+    // (JOB_DISPATCH=per-minute, wrangler.toml's default).
     const turn = op("log_chat, one turn");
     expect(turn.units.d1_rows_written).toBeGreaterThan(5);
-    expect(Object.keys(turn.parts)).toEqual(expect.arrayContaining(["tool:log_chat", "job:embed", "job:usage_log"]));
-    expect(turn.units.queue_sends).toBeGreaterThanOrEqual(1);
-    // A turn on its own sends its usage message, its embed job and its link job; the jobs log without a message. The
-    // mean is a difference of sums of fractional shares (a batched call's 1/50): 3.000000000000005 was measured.
-    expect(op("log_chat, one turn a request, jobs done").units.queue_sends).toBeLessThanOrEqual(3 + 1e-9);
+    expect(Object.keys(turn.parts)).toEqual(
+      expect.arrayContaining(["tool:log_chat", "job:new-items", "job:usage_log"]),
+    );
+    expect(turn.parts["job:embed"]).toBeUndefined();
+    // A turn on its own sends its usage message and the minute pass one new-items job; the job logs without a message.
+    // The mean is a difference of sums of fractional shares (a batched call's 1/50).
+    expect(op("log_chat, one turn a request, jobs done").units.queue_sends).toBeLessThanOrEqual(2 + 1e-9);
+    // Seven turns a minute share the minute's job: one message for seven turns, beside each turn's usage message.
+    expect(op("log_chat, 7 turns a minute").units.queue_sends).toBeLessThanOrEqual(1 + 1 / 7 + 1e-9);
     // A batch of 100 writes about a hundred turns' worth; a read writes only the usage log's share.
     const written = (name: string) => op(name).units.d1_rows_written ?? 0;
     expect(written("memory_batch_store")).toBeGreaterThan(20 * written("memory_store"));

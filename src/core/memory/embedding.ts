@@ -41,16 +41,17 @@ export async function embedItemsInBudget(
 export type FirstVectors = Map<string, { chunkId: number; vector: Float32Array }>;
 
 /**
- * embedItemsInBudget for a job that links the items itself (new-items.ts): no link job is queued, and the items' first
- * vectors are kept in `firsts`.
+ * embedItemsInBudget for a job that links the items itself (new-items.ts): no link job is queued, the items' first
+ * vectors are kept in `firsts`, and after the first group `reserve` queries are left for the rest of the job.
  */
 export async function embedItemsKeepingFirsts(
   scope: TenantScope,
   services: Services,
   itemIds: string[],
   firsts: FirstVectors,
+  reserve: number,
 ): Promise<{ embedded: number; left: string[] }> {
-  return embedItemsWithin(scope, services, itemIds, true, firsts);
+  return embedItemsWithin(scope, services, itemIds, true, firsts, reserve);
 }
 
 async function embedItemsWithin(
@@ -59,6 +60,7 @@ async function embedItemsWithin(
   itemIds: string[],
   followBudget: boolean,
   firsts?: FirstVectors,
+  reserve = 0,
 ): Promise<{ embedded: number; left: string[] }> {
   // A caller keeping the first vectors links the items itself.
   const queueLinks = firsts ? async () => {} : queueLinkJobs;
@@ -68,7 +70,7 @@ async function embedItemsWithin(
   const pieces = new QueryPieces(GROUP_QUERIES);
   const done: string[] = [];
   for (const [g, ids] of groups.entries()) {
-    if (budgeted && g > 0 && !pieces.fits()) {
+    if (budgeted && g > 0 && !pieces.fits(reserve)) {
       const left = groups.slice(g).flat();
       await queueLinks(scope, services, done);
       return { embedded, left };

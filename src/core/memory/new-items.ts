@@ -1,10 +1,11 @@
+import { remainingQueries } from "../../db/invocation-queries";
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { JobMessage } from "../../messages";
 import type { Services } from "../../ports";
 import { itemJobs } from "../../shared/item-jobs";
-import { autoSummarize } from "../conversations/auto-summarize";
+import { autoSummarize, QUERIES_PER_SUMMARY } from "../conversations/auto-summarize";
 import { needsSummary } from "../conversations/conversations";
-import { autoLinkItems } from "../graph/auto-link";
+import { autoLinkItems, LINK_PROJECT_QUERIES, LINK_RUN_QUERIES } from "../graph/auto-link";
 import { embedItemsKeepingFirsts, type FirstVectors } from "./embedding";
 
 /** What the job did not reach for lack of D1 queries: the caller queues these items again as a job of their own. */
@@ -31,19 +32,28 @@ type ConversationState = {
  */
 export async function runNewItems(scope: TenantScope, services: Services, itemIds: string[]): Promise<NewItemsRun> {
   const firsts: FirstVectors = new Map();
-  const embedding = await embedItemsKeepingFirsts(scope, services, itemIds, firsts);
+  const embedding = await embedItemsKeepingFirsts(scope, services, itemIds, firsts, LINK_QUERIES + THRESHOLD_QUERIES);
   const left = new Set(embedding.left);
   const embedded = itemIds.filter((id) => !left.has(id));
   if (embedded.length === 0) return { left: embedding.left };
   const { conversations } = services.config;
   if (conversations.useVectorDb && conversations.useGraphDb) {
-    const linking = await autoLinkItems(scope, services, embedded, firsts);
-    // Projects past the invocation's D1 queries are linked by link jobs of their own.
+    // Under the invocation's D1 queries (the Free plan's 50), projects the budget does not cover, or all of them when
+    // the first group of embeddings took it, are linked by link jobs of their own.
+    const linking =
+      remainingQueries() >= LINK_QUERIES ? await autoLinkItems(scope, services, embedded, firsts) : { left: embedded };
     if (linking.left.length > 0) await services.jobs.send(itemJobs("link", scope.tenantId, linking.left));
   }
-  await conversationThresholds(scope, services, embedded);
+  // Past the budget, the 15-minute sweep writes a summary that is due, and the minute pass a quiet conversation's
+  // extraction.
+  if (remainingQueries() >= THRESHOLD_QUERIES) await conversationThresholds(scope, services, embedded);
   return { left: embedding.left };
 }
+
+/** D1 queries linking one project's items takes (auto-link.ts). */
+const LINK_QUERIES = LINK_RUN_QUERIES + LINK_PROJECT_QUERIES;
+/** D1 queries the conversations' check takes with one summary (their read, then a summary's). */
+const THRESHOLD_QUERIES = 1 + QUERIES_PER_SUMMARY;
 
 /** Summaries written and extractions queued for the conversations these items were written to. */
 async function conversationThresholds(scope: TenantScope, services: Services, itemIds: string[]): Promise<void> {
