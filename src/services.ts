@@ -87,7 +87,7 @@ function buildVectorIndex(
   meter: UnitMeter,
 ): VectorIndex {
   if (config.vectorIndex === "local")
-    return new LocalVectorIndex(meteredD1(shard, meter, "local"), config.embeddingDimensions);
+    return new LocalVectorIndex(meteredD1(shard, meter, "local"), config.embeddingDimensions, meteredD1(shard, meter));
   const d1 = meteredD1(shard, meter);
   if ("tenantIndex" in choice)
     return new VectorizeVectorIndex(

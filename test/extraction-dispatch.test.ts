@@ -28,6 +28,36 @@ describe("extraction dispatched per minute", () => {
     expect(take(d, t)).toContainEqual({ type: "extract", tenantId: t.tenantId, conversationId: "move", flush: false });
   });
 
+  it("a batch of extract jobs starts each only while a window's D1 queries are left, and defers the rest", async () => {
+    const d = deployment({ EXTRACTION_WINDOW_TOKENS: "200", D1_QUERIES_PER_INVOCATION: "45" });
+    const t = await newTenant();
+    for (const c of ["a", "b", "c"])
+      for (let i = 0; i < 12; i++)
+        await callTool(d, t, "log_chat", { conversation_id: c, role: i % 2 ? "assistant" : "user", content: turn(i) });
+    const jobs = ["a", "b", "c"].map((c) => ({
+      type: "extract" as const,
+      tenantId: t.tenantId,
+      conversationId: c,
+      flush: false,
+    }));
+    const result = await deliver(d, jobs);
+    // Not failed: deferred, acknowledged and sent again, for an invocation of their own.
+    expect(result.retryMessages).toEqual([]);
+    expect(result.explicitAcks).toHaveLength(3);
+    const windows = (c: string) =>
+      t.db
+        .prepare("SELECT COUNT(*) AS n FROM extraction_windows WHERE tenant_id = ? AND conversation_id = ?")
+        .bind(t.tenantId, c)
+        .first<number>("n");
+    const sent = take(d, t).flatMap((m) => (m.type === "extract" ? [m.conversationId] : []));
+    // Each job either read a window or was sent again untouched; three windows do not fit in 45 queries.
+    const untouched: string[] = [];
+    for (const c of ["a", "b", "c"]) if ((await windows(c)) === 0) untouched.push(c);
+    expect(untouched.length).toBeGreaterThan(0);
+    expect(sent).toEqual(expect.arrayContaining(untouched));
+    expect(await windows("a")).toBeGreaterThan(0);
+  });
+
   it("a conversation quiet short of a window is flushed by the minute pass after a minute, not before", async () => {
     const d = deployment();
     const t = await newTenant();

@@ -6,7 +6,7 @@ import { isActive } from "../control/move-records";
 import { runMove } from "../control/moves";
 import { forgetRoutes } from "../control/routing";
 import { autoSummarize } from "../core/conversations/auto-summarize";
-import { runExtraction } from "../core/extraction/run-extraction";
+import { EXTRACT_JOB_QUERIES, runExtraction } from "../core/extraction/run-extraction";
 import { autoLinkItems } from "../core/graph/auto-link";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/indexing";
 import { embedItemsInBudget } from "../core/memory/embedding";
@@ -83,8 +83,8 @@ async function runGroups(
   for (const [index, group] of groups.entries()) {
     // D1's queries per invocation: a group is not started with fewer than JOB_QUERIES left (the first always
     // runs); the rest of the batch goes back to the queue as new messages, for an invocation of its own.
-    if (index > 0 && remainingQueries() < JOB_QUERIES) return deferMessages(groups.slice(index).flat(), env);
     const job = group[0]!.body;
+    if (index > 0 && remainingQueries() < queriesToStart(job)) return deferMessages(groups.slice(index).flat(), env);
     const tenant = job.type === "reindex" ? null : tenants.of(job.tenantId);
     if (job.type !== "reindex" && tenant === null) {
       // The tenant is gone (its deletion finished): nothing is left to embed, link, summarize or delete.
@@ -135,6 +135,9 @@ async function runGroups(
     }
   }
 }
+
+/** The D1 queries a job is not started with fewer of: an extract job's first window always runs. */
+const queriesToStart = (job: JobMessage) => (job.type === "extract" ? EXTRACT_JOB_QUERIES : JOB_QUERIES);
 
 type MergeableJob = Extract<JobMessage, { type: "embed" | "link" | "new-items" | "summarize" }>;
 

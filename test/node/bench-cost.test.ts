@@ -21,7 +21,17 @@ const data = {
   docs: Array.from({ length: 600 }, (_, i) => `Document ${i}: ${sentence(i + 1000)} ${sentence(i + 2000)}`),
   questions: Array.from({ length: 20 }, (_, i) => `${WORDS[i % WORDS.length]} ${WORDS[(i + 3) % WORDS.length]}`),
 };
-const COUNTS = { turn: 8, spacedTurns: 3, minuteTurns: 7, batchedTurns: 50, store: 8, batch: 1, search: 10, context: 4, around: 4 };
+const COUNTS = {
+  turn: 8,
+  spacedTurns: 3,
+  minuteTurns: 7,
+  batchedTurns: 50,
+  store: 8,
+  batch: 1,
+  search: 10,
+  context: 4,
+  around: 4,
+};
 
 let worker: { stop(): Promise<void> } | undefined;
 beforeAll(async () => {
