@@ -7,8 +7,9 @@ export const DISPATCH_LIMIT = 5000;
 
 /**
  * JOB_DISPATCH=per-minute, every minute on one shard: one new-items job per tenant (up to 500 items a message) for
- * the items written since the last pass that still wait for embedding, which embeds and links them and checks their conversations' summaries and
- * extraction (src/core/memory/new-items.ts). A write's items are thus vector-searchable within two minutes.
+ * the items written since the last pass that still wait for embedding, which embeds and links them and checks their
+ * conversations' summaries and extraction (src/core/memory/new-items.ts). A write's items are thus vector-searchable
+ * within two minutes.
  *
  * The cursor is the items' rowid, not their time: a turn may be logged with a time long past, and D1 runs one write
  * at a time, so an item written after the pass read always has a rowid above what it read. The cursor moves once the
@@ -21,7 +22,7 @@ export async function dispatchNewItems(
   dispatch: MinuteState["dispatch"],
   now: number,
 ): Promise<number> {
-  if (dispatch.cursor !== null && !dispatch.pending) return 0;
+  if (dispatch.cursor !== null && !dispatch.written) return 0;
   const cursor = dispatch.cursor ?? (await firstCursor(d1));
   // Every item after the cursor is read once, waiting or not (a moved tenant's items arrive embedded): the cursor passes
   // them all, and the minute state's probe finds nothing after it until the next write.

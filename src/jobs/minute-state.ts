@@ -12,7 +12,7 @@ export interface MinuteState {
    * The per-minute dispatch's cursor (reconcile_state row 3: the last items rowid it has looked at), and whether an
    * item was written after it (dispatch-new-items.ts).
    */
-  dispatch: { cursor: number | null; pending: boolean };
+  dispatch: { cursor: number | null; written: boolean };
 }
 
 /**
@@ -52,7 +52,7 @@ async function readMinuteState(d1: D1Database, now: number): Promise<MinuteState
       `SELECT i.id AS identity, ${keywordMarksColumns("i")}, r.cursor AS recentCursor, d.cursor AS dispatchCursor,
          EXISTS (SELECT 1 FROM conversations WHERE extract_due_at <= ?1) AS extractDue,
          EXISTS (SELECT 1 FROM extraction_windows WHERE retry_at <= ?1) AS retryDue,
-         EXISTS (SELECT 1 FROM items WHERE rowid > d.cursor) AS dispatchPending
+         EXISTS (SELECT 1 FROM items WHERE rowid > d.cursor) AS dispatchWritten
        FROM (SELECT 1) LEFT JOIN shard_identity i ON i.id = 1 LEFT JOIN reconcile_state r ON r.id = ?2
          LEFT JOIN reconcile_state d ON d.id = ?3`,
     )
@@ -64,15 +64,15 @@ async function readMinuteState(d1: D1Database, now: number): Promise<MinuteState
         dispatchCursor: number | null;
         extractDue: 0 | 1;
         retryDue: 0 | 1;
-        dispatchPending: 0 | 1;
+        dispatchWritten: 0 | 1;
       }
     >();
   if (!row) throw new Error("the minute state statement answered no row");
-  const { identity, recentCursor, dispatchCursor, extractDue, retryDue, dispatchPending, ...marks } = row;
+  const { identity, recentCursor, dispatchCursor, extractDue, retryDue, dispatchWritten, ...marks } = row;
   return {
     marks: identity === null ? null : marks,
     recentCursor,
     extractionDue: extractDue === 1 || retryDue === 1,
-    dispatch: { cursor: dispatchCursor, pending: dispatchPending === 1 },
+    dispatch: { cursor: dispatchCursor, written: dispatchWritten === 1 },
   };
 }
