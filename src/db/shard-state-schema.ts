@@ -39,6 +39,12 @@ export const shardIdentity = sqliteTable("shard_identity", {
   vectorsWritten: integer("vectors_written"),
   /** The count the sweep's scan of conversations covered. */
   conversationsWritten: integer("conversations_written"),
+  /**
+   * The per-minute dispatch (src/jobs/dispatch-new-items.ts): the count when it last read the items, and the last items
+   * rowid it has passed.
+   */
+  dispatchWritten: integer("dispatch_written"),
+  dispatchCursor: integer("dispatch_cursor"),
 });
 
 /**

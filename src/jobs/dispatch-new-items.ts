@@ -1,6 +1,6 @@
+import { type KeywordMarks, writeKeywordMarks } from "../db/pass-marks";
 import type { JobQueue } from "../ports";
 import { itemJobsByTenant } from "../shared/item-jobs";
-import { DISPATCH_ROW, type MinuteState } from "./minute-state";
 
 /** Items one pass sends jobs for per shard, ~80 a second: a busier shard's items wait a minute more. */
 export const DISPATCH_LIMIT = 5000;
@@ -12,20 +12,18 @@ export const DISPATCH_LIMIT = 5000;
  * within two minutes.
  *
  * The cursor is the items' rowid, not their time: a turn may be logged with a time long past, and D1 runs one write
- * at a time, so an item written after the pass read always has a rowid above what it read. The cursor moves once the
- * jobs are sent: while the queue is down the pass fails and the next one sends everything since. A lost job, and an
- * item whose rowid reuses a deleted newest row's, are the 15-minute sweep's (it re-sends what is pending for 10 minutes).
+ * at a time, so an item written after the pass read always has a rowid above what it read. It is kept on the shard's
+ * identity row with the keyword write counter's count when the pass read (pass-marks.ts): every item is written with
+ * its chunks, which move the counter, so a pass that finds the count unchanged reads nothing more. The cursor moves
+ * once the jobs are sent: while the queue is down the pass fails and the next one sends everything since. A lost job,
+ * and an item whose rowid reuses a deleted newest row's, are the 15-minute sweep's (it re-sends what is pending for 10
+ * minutes). A shard without its identity row cannot have written an item.
  */
-export async function dispatchNewItems(
-  jobs: JobQueue,
-  d1: D1Database,
-  dispatch: MinuteState["dispatch"],
-  now: number,
-): Promise<number> {
-  if (dispatch.cursor !== null && !dispatch.written) return 0;
-  const cursor = dispatch.cursor ?? (await firstCursor(d1));
+export async function dispatchNewItems(jobs: JobQueue, d1: D1Database, marks: KeywordMarks | null): Promise<number> {
+  if (marks === null || marks.written === marks.dispatchWritten) return 0;
+  const cursor = marks.dispatchCursor ?? (await firstCursor(d1));
   // Every item after the cursor is read once, waiting or not (a moved tenant's items arrive embedded): the cursor passes
-  // them all, and the minute state's probe finds nothing after it until the next write.
+  // them all.
   const { results } = await d1
     .prepare(
       "SELECT rowid AS seq, tenant_id, id, embedded_at IS NULL AS waiting FROM items WHERE rowid > ? ORDER BY rowid LIMIT ?",
@@ -37,14 +35,12 @@ export async function dispatchNewItems(
     results.filter((r) => r.waiting === 1),
   );
   if (messages.length > 0) await jobs.send(messages);
-  const last = results.length > 0 ? results[results.length - 1]!.seq : cursor;
-  if (last !== dispatch.cursor)
-    await d1
-      .prepare(
-        "INSERT INTO reconcile_state (id, cursor, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO UPDATE SET cursor = ?2, updated_at = ?3",
-      )
-      .bind(DISPATCH_ROW, last, now)
-      .run();
+  const full = results.length === DISPATCH_LIMIT;
+  await writeKeywordMarks(d1, {
+    dispatchCursor: results.length > 0 ? results[results.length - 1]!.seq : cursor,
+    // A full read leaves the count unseen, so the next pass reads on.
+    dispatchWritten: full ? marks.dispatchWritten : marks.written,
+  }).run();
   return messages.length;
 }
 

@@ -8,25 +8,15 @@ export interface MinuteState {
   recentCursor: number | null;
   /** Whether a conversation's extraction or a failed window's retry is due (extraction-recovery.ts). */
   extractionDue: boolean;
-  /**
-   * The per-minute dispatch's cursor (reconcile_state row 3: the last items rowid it has looked at), and whether an
-   * item was written after it (dispatch-new-items.ts).
-   */
-  dispatch: { cursor: number | null; written: boolean };
 }
 
-/**
- * reconcile_state holds one cursor per background pass, by id: 1 is the vector reconciliation, 2 the recent jobs, 3
- * the per-minute dispatch.
- */
+/** reconcile_state holds one cursor per background pass, by id: 1 is the vector reconciliation, 2 the recent jobs. */
 export const RECENT_JOBS_ROW = 2;
-export const DISPATCH_ROW = 3;
 
 /**
- * The minute passes' reads of each shard's state, one statement a shard for all three passes (the shard's identity row
- * with the write counter and the marks, the two cursors, one probe of each partial index of due extraction, and one of
- * the items after the dispatch cursor, which seeks the end of the rowid order): at rest that statement is all a minute
- * costs. Made once per cron invocation; charged to the pass
+ * The minute passes' reads of each shard's state, one statement a shard for all three passes (four rows: the shard's
+ * identity row with the write counter and the marks, the recent-jobs cursor, and one probe of each partial index of
+ * due extraction): at rest that statement is all a minute costs. Made once per cron invocation; charged to the pass
  * that asks first.
  */
 export class MinuteStates {
@@ -49,30 +39,16 @@ export class MinuteStates {
 async function readMinuteState(d1: D1Database, now: number): Promise<MinuteState> {
   const row = await d1
     .prepare(
-      `SELECT i.id AS identity, ${keywordMarksColumns("i")}, r.cursor AS recentCursor, d.cursor AS dispatchCursor,
+      `SELECT i.id AS identity, ${keywordMarksColumns("i")}, r.cursor AS recentCursor,
          EXISTS (SELECT 1 FROM conversations WHERE extract_due_at <= ?1) AS extractDue,
-         EXISTS (SELECT 1 FROM extraction_windows WHERE retry_at <= ?1) AS retryDue,
-         EXISTS (SELECT 1 FROM items WHERE rowid > d.cursor) AS dispatchWritten
-       FROM (SELECT 1) LEFT JOIN shard_identity i ON i.id = 1 LEFT JOIN reconcile_state r ON r.id = ?2
-         LEFT JOIN reconcile_state d ON d.id = ?3`,
+         EXISTS (SELECT 1 FROM extraction_windows WHERE retry_at <= ?1) AS retryDue
+       FROM (SELECT 1) LEFT JOIN shard_identity i ON i.id = 1 LEFT JOIN reconcile_state r ON r.id = ?2`,
     )
-    .bind(now, RECENT_JOBS_ROW, DISPATCH_ROW)
+    .bind(now, RECENT_JOBS_ROW)
     .first<
-      KeywordMarks & {
-        identity: number | null;
-        recentCursor: number | null;
-        dispatchCursor: number | null;
-        extractDue: 0 | 1;
-        retryDue: 0 | 1;
-        dispatchWritten: 0 | 1;
-      }
+      KeywordMarks & { identity: number | null; recentCursor: number | null; extractDue: 0 | 1; retryDue: 0 | 1 }
     >();
   if (!row) throw new Error("the minute state statement answered no row");
-  const { identity, recentCursor, dispatchCursor, extractDue, retryDue, dispatchWritten, ...marks } = row;
-  return {
-    marks: identity === null ? null : marks,
-    recentCursor,
-    extractionDue: extractDue === 1 || retryDue === 1,
-    dispatch: { cursor: dispatchCursor, written: dispatchWritten === 1 },
-  };
+  const { identity, recentCursor, extractDue, retryDue, ...marks } = row;
+  return { marks: identity === null ? null : marks, recentCursor, extractionDue: extractDue === 1 || retryDue === 1 };
 }

@@ -56,7 +56,7 @@ async function recoverShard(env: Env, shard: string, now: number, states: Minute
   if (extraction.length > 0) await producer.send(extraction);
   // Per minute, writes send no jobs: this pass sends them (dispatch-new-items.ts), and lost ones are the sweep's.
   if (config.jobDispatch === "per-minute")
-    return extraction.length + (await dispatchNewItems(producer, d1, state.dispatch, now));
+    return extraction.length + (await dispatchNewItems(producer, d1, state.marks));
   // A first pass looks back no further than the full sweep's horizon: older items are that sweep's.
   const from = state.recentCursor ?? now - LOST_JOB_AFTER_MS;
   // Every item is written with its chunks, which move the keyword write counter's time: with the cursor past that
