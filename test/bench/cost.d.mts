@@ -29,3 +29,4 @@ export function runCost(
   newTenant: (name: string) => Promise<unknown>,
   hooks: { release: () => Promise<void> },
 ): Promise<string[]>;
+export function runFill(newTenant: (name: string) => Promise<unknown>): Promise<string[]>;

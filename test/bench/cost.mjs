@@ -86,13 +86,7 @@ export async function measureCost(newTenant, data, sizes, counts = COUNTS) {
   for (const size of sizes) {
     const tenant = await newTenant(`cost-${size}`);
     const usage = localUsageUnits(tenant.id, UNIT_COLUMNS);
-    const fillTurns = Math.min(Math.floor(size / 2), data.turns.length);
-    await tenant.callMany(data.turns.slice(0, fillTurns).map((args) => ["log_chat", args]));
-    for (let i = 0; i < size - fillTurns; i += 100) {
-      const n = Math.min(100, size - fillTurns - i);
-      const memories = Array.from({ length: n }, (_, k) => ({ content: docText(data.docs, i + k) }));
-      await tenant.call("memory_batch_store", { namespace: "docs", memories });
-    }
+    await fillTenant(tenant, data, size);
     await settled(tenant, usage);
     const measuring = { tenant, usage, operations: [] };
     await measureWrites(measuring, data, counts, size);
@@ -215,6 +209,29 @@ export async function measureWrites(measuring, data, counts, size = 0, round = "
     }
   });
   return measuring.operations;
+}
+
+/** Fills a tenant to `size` items: LoCoMo's turns (half, as far as they go), then documents. */
+async function fillTenant(tenant, data, size) {
+  const fillTurns = Math.min(Math.floor(size / 2), data.turns.length);
+  await tenant.callMany(data.turns.slice(0, fillTurns).map((args) => ["log_chat", args]));
+  for (let i = 0; i < size - fillTurns; i += 100) {
+    const n = Math.min(100, size - fillTurns - i);
+    const memories = Array.from({ length: n }, (_, k) => ({ content: docText(data.docs, i + k) }));
+    await tenant.call("memory_batch_store", { namespace: "docs", memories });
+  }
+}
+
+/**
+ * `npm run bench -- fill`: a tenant filled as the cost bench fills one (COST_SIZES' first size), settled, and left in
+ * the bench's state for `npm run replay -- reads`.
+ */
+export async function runFill(newTenant) {
+  const tenant = await newTenant(`cost-${SIZES[0]}`);
+  await fillTenant(tenant, benchData(), SIZES[0]);
+  await tenant.settle();
+  await tenant.topPostings();
+  return [`Filled tenant ${tenant.id} with ${SIZES[0].toLocaleString("en")} items, left in the bench's state`];
 }
 
 /**

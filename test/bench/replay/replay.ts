@@ -5,7 +5,8 @@
 // as `npm run bench -- locomo` does (the same figures on the same data), `msmarco` nDCG@10 beside plain FTS5 BM25 as
 // `npm run bench -- msmarco` prints it, `growth` each tenant's D1 time per statement over the MS MARCO queries.
 // `extraction` the extraction bench's recall, turns only and with derived memories (replay-extraction.ts). `grounding`
-// needs no D1: extraction's source check over LoCoMo's observations (replay-grounding.ts).
+// needs no D1: extraction's source check over LoCoMo's observations (replay-grounding.ts). `reads [--state DIR]`: rows
+// read and round trips a search as D1 counts them, statement by statement (replay-reads.ts).
 // Start with the bench whose data it needs (`npm run bench -- locomo`, `msmarco`, `growth` or `extraction`). WITHOUT=feedback,when
 // leaves those stages out (SEARCH_STAGES), to see what each adds.
 // Reads ../shared/data (benchmarks may; tests never do).
@@ -25,6 +26,7 @@ import { mean, ndcgAt, recallAt, uniqueInOrder } from "../metrics.mjs";
 import { plainBm25 } from "../plain-bm25.mjs";
 import { replayExtraction } from "./replay-extraction";
 import { replayGrounding } from "./replay-grounding";
+import { replayReads } from "./replay-reads";
 import { sqliteD1, type Timed } from "./sqlite-d1";
 
 const CATEGORIES: Record<string, string> = {
@@ -40,8 +42,16 @@ if (suite === "grounding") {
   console.log(replayGrounding(loadLocomo() as unknown as LocomoSample[]).join("\n"));
   process.exit(0);
 }
+if (suite === "reads") {
+  const stateArg = rest.indexOf("--state");
+  const state = stateArg >= 0 ? rest[stateArg + 1]! : `.bench/${process.env.BENCH_PORT ?? 8799}/state`;
+  console.log((await replayReads(state)).join("\n"));
+  process.exit(0);
+}
 if (suite !== "locomo" && suite !== "msmarco" && suite !== "growth" && suite !== "extraction") {
-  console.error("usage: npm run replay -- locomo|msmarco|growth|extraction [--db FILE] | grounding");
+  console.error(
+    "usage: npm run replay -- locomo|msmarco|growth|extraction [--db FILE] | grounding | reads [--state DIR]",
+  );
   process.exit(2);
 }
 const file = dbArg >= 0 ? rest[dbArg + 1]! : largestD1(`.bench/${process.env.BENCH_PORT ?? 8799}/state`);
