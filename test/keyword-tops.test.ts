@@ -212,8 +212,8 @@ describe("top postings", () => {
     const thin = await list("quillwort harbour", true, ["default"]);
     expectSameList(thin.rows, exact.rows);
     expect(thin.read).toBeGreaterThanOrEqual(exact.read);
-    // With no word topped, no posting's chunk row is read again to score common words (it read 1.3x the plain rows).
-    expect(thin.read).toBeLessThan(exact.read * 1.25);
+    // With no word topped, no posting's chunk row is read again to score common words (it read 1.6x the plain rows).
+    expect(thin.read).toBeLessThan(exact.read * 1.4);
     // Unlimited searches read it (the whole list is the tenant's), and so does a search of both projects.
     expect((await list("quillwort harbour", true)).read * 2).toBeLessThan(exact.read);
     expect((await list("quillwort harbour", true, ["default", "elsewhere"])).read * 2).toBeLessThan(exact.read);

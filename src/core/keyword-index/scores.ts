@@ -67,8 +67,21 @@ export function chunkCountSql(term: string, tenant: string): string {
   return `COALESCE((SELECT k.df FROM keyword_dfs k WHERE k.tenant_id = ${tenant} AND k.term = ${term}), (SELECT r.doc FROM chunks_fts_row r WHERE r.term = ${term}))`;
 }
 
-/** BM25's term frequency part with the tenant's totals at hand (s). */
-const saturated = (f: string, len: string) => saturatedSql(f, len, "s.avgdl");
+/**
+ * A posting's chunk, looked up once: its length (-1 for a chunk indexed before tenant terms, whose length is unknown),
+ * or NULL where it is not the tenant's or fails `where` (SQL over `c`). A subquery stops at the entry it finds, where a
+ * join would step on to the next entry of chunks_postings, a row read more for each (D1 bills both). The narrow index
+ * holds all that is needed, where the table holds a page of text per chunk.
+ */
+function chunkLengthSql(doc: string, tenant: string, where: string): string {
+  return `(SELECT COALESCE(c.fts_tokens, -1) FROM chunks c INDEXED BY chunks_postings WHERE c.id = ${doc} AND c.tenant_id = ${tenant}${where})`;
+}
+
+/**
+ * BM25's term frequency part with the tenant's average length as a constant subquery: evaluated once, where a join
+ * with keyword_totals would read its row again for every posting (D1 bills each).
+ */
+const saturated = (f: string, len: string) => saturatedSql(f, len, "(SELECT avgdl FROM keyword_totals)");
 
 /** `keyword_totals(n, avgdl)`: the tenant's chunk count and average length (one row, even for a tenant with none). */
 export function keywordTotalsCte(tenant: string): string {
@@ -126,15 +139,14 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
   const phrases = terms.phrases
     ? `
     UNION ALL
-    SELECT h.phrase, h.doc, SUM(h.f), c.fts_tokens
+    SELECT h.phrase, h.doc, SUM(h.f), ${chunkLengthSql("h.doc", tenant, "")}
     FROM (
       SELECT t.phrase, v.doc, ${columnWeight} AS f
       FROM ${p}_terms t CROSS JOIN chunks_fts_instance v
       WHERE v.term = t.term AND t.size > 1
       GROUP BY t.phrase, v.doc, v.col, v."offset" - t.pos
       HAVING COUNT(*) = MAX(t.size)
-    ) h CROSS JOIN chunks c INDEXED BY chunks_postings
-    WHERE c.id = h.doc AND c.tenant_id = ${tenant}
+    ) h
     GROUP BY h.phrase, h.doc`
     : "";
   const totals =
@@ -146,11 +158,12 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
   const inProjects = options.projects
     ? ` AND (c.project IN (SELECT value FROM json_each(?${options.projects})) OR c.project IS NULL)`
     : "";
+  const length = (doc: string) => chunkLengthSql(doc, tenant, inProjects);
   // A longer phrase's documents are counted from its matches (tenant-wide, as the phrase branch is not limited to the projects).
   const phraseDf = terms.phrases
     ? `
       UNION ALL
-      SELECT phrase, COUNT(*) FROM ${p}_freq WHERE phrase IN (SELECT phrase FROM ${p}_terms WHERE size > 1) GROUP BY phrase`
+      SELECT phrase, COUNT(*) FROM ${p}_freq WHERE len IS NOT NULL AND phrase IN (SELECT phrase FROM ${p}_terms WHERE size > 1) GROUP BY phrase`
     : "";
   const tops = terms.tops;
   // A tenant word's count: from the counts the tops check read, or looked up here (a phrase in no chunk counts null).
@@ -187,14 +200,14 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
   -- none when no word is topped (then the postings read are all there is, and seeking each one's chunk row for words
   -- it need not score would cost more than the rest of the statement).
   ${p}_found(doc) AS MATERIALIZED (
-    SELECT doc FROM ${p}_posted WHERE EXISTS (SELECT 1 FROM ${p}_topped)
+    SELECT doc FROM ${p}_posted WHERE len IS NOT NULL AND EXISTS (SELECT 1 FROM ${p}_topped)
     UNION SELECT o.chunk_id FROM ${p}_topped h CROSS JOIN keyword_tops o WHERE o.tenant_id = ${tenant} AND o.term = h.term
     UNION SELECT f.rowid FROM ${p}_topped h CROSS JOIN chunks_fts f WHERE f.chunks_fts MATCH h.match AND f.rowid > h.through
   ),
   ${p}_freq(phrase, doc, f, len) AS MATERIALIZED (
     SELECT phrase, doc, f, len FROM ${p}_posted
     UNION ALL
-    SELECT h.phrase, c.id, ${forwardFreqSql("c.term_freqs", "h.bare", "h.tagged")} AS f, c.fts_tokens
+    SELECT h.phrase, c.id, ${forwardFreqSql("c.term_freqs", "h.bare", "h.tagged")} AS f, COALESCE(c.fts_tokens, -1)
     FROM ${p}_found d CROSS JOIN chunks c CROSS JOIN ${p}_topped h
     WHERE c.id = d.doc AND c.tenant_id = ${tenant}${inProjects} AND f IS NOT NULL
   ),`
@@ -206,15 +219,13 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
     WHERE (j.value ->> 4 = 0 OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ${tenant} AND fts_tokens IS NULL))${onlyIf}
   ),${topsFirst}
   -- Term frequencies per phrase and chunk (content counts 1, context ${CONTEXT_WEIGHT}), with the chunk's length.
-  -- CROSS JOIN: the terms drive the lookups (one index seek per term), then each posting's chunk; the
-  -- other orders would scan the whole index, or every posting for each of the tenant's chunks. A posting's chunk
-  -- is read from chunks_postings, which holds all that is needed here: SQLite would look it up by rowid in the
-  -- table, a page of text per chunk, where the narrow index holds many postings a page.
-  -- The phrase branch and the legacy count read the same index.
+  -- CROSS JOIN: the terms drive the lookups (one index seek per term); the other order would scan the whole index.
+  -- Each chunk is looked up once per phrase, after its postings are summed (chunkLengthSql); a row whose length is
+  -- NULL is not the tenant's or the projects', and readers skip it (filtering here would look the chunk up twice).
   ${posted}(phrase, doc, f, len) AS MATERIALIZED (
-    SELECT t.phrase, v.doc, SUM(${columnWeight}), c.fts_tokens
-    FROM ${p}_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c INDEXED BY chunks_postings
-    WHERE v.term = t.term AND t.size = 1${tops ? ` AND t.phrase NOT IN (SELECT phrase FROM ${p}_topped)` : ""} AND c.id = v.doc AND c.tenant_id = ${tenant}${inProjects}
+    SELECT t.phrase, v.doc, SUM(${columnWeight}), ${length("v.doc")}
+    FROM ${p}_terms t CROSS JOIN chunks_fts_instance v
+    WHERE v.term = t.term AND t.size = 1${tops ? ` AND t.phrase NOT IN (SELECT phrase FROM ${p}_topped)` : ""}
     GROUP BY t.phrase, v.doc${phrases}
   ),${topsThen}
   -- Documents per phrase in the whole tenant: a tenant term's from chunks_fts_row (one seek), a legacy (shared) term's
@@ -223,23 +234,26 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
     SELECT phrase, SUM(n) FROM (
       ${tenantDf}
       UNION ALL
-      SELECT t.phrase, COUNT(DISTINCT v.doc) FROM ${p}_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c INDEXED BY chunks_postings
-      WHERE t.legacy = 1 AND t.size = 1 AND v.term = t.term AND c.id = v.doc AND c.tenant_id = ${tenant} GROUP BY t.phrase${phraseDf}
+      SELECT phrase, COUNT(*) FROM (
+        SELECT t.phrase, v.doc, ${chunkLengthSql("v.doc", tenant, "")} AS len FROM ${p}_terms t CROSS JOIN chunks_fts_instance v
+        WHERE t.legacy = 1 AND t.size = 1 AND v.term = t.term GROUP BY t.phrase, v.doc
+      ) WHERE len IS NOT NULL GROUP BY phrase${phraseDf}
     ) GROUP BY phrase HAVING SUM(n) IS NOT NULL
   ),
   ${p}_idf(phrase, w, df) AS MATERIALIZED (
     SELECT d.phrase, MAX(COALESCE(ln((s.n - d.df + 0.5) / (d.df + 0.5)), 0.0), 1e-6), d.df
     FROM ${p}_df d, keyword_totals s
   ),
-  ${p}_query_info(known, known_share) AS (
+  ${p}_query_info(known, known_share) AS MATERIALIZED (
     SELECT COALESCE(SUM(i.w), 0),
            SUM(CASE WHEN i.df IS NULL THEN 0 ELSE ln(1 + (MAX(s.n - i.df, 0) + 0.5) / (i.df + 0.5)) END)
              / SUM(ln(1 + (MAX(s.n - COALESCE(i.df, 0), 0) + 0.5) / (COALESCE(i.df, 0) + 0.5)))
     FROM (SELECT DISTINCT phrase FROM ${p}_terms) p LEFT JOIN ${p}_idf i ON i.phrase = p.phrase, keyword_totals s
   ),
+  -- Each phrase's IDF from one constant object (its 17 digits kept as text), not a lookup per posting.
   ${p}_ranked(chunk_id, score) AS MATERIALIZED (
-    SELECT f.doc, SUM(i.w * ${saturated("f.f", "f.len")}) AS score
-    FROM ${p}_freq f JOIN ${p}_idf i ON i.phrase = f.phrase, keyword_totals s
-    GROUP BY f.doc ORDER BY score DESC, f.doc
+    SELECT f.doc, SUM(((SELECT json_group_object(phrase, printf('%!.17g', w)) FROM ${p}_idf) ->> ('$."' || f.phrase || '"')) * ${saturated("f.f", "NULLIF(f.len, -1)")}) AS score
+    FROM ${p}_freq f WHERE f.len IS NOT NULL
+    GROUP BY f.doc HAVING score IS NOT NULL ORDER BY score DESC, f.doc
   )`;
 }
