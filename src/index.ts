@@ -7,9 +7,9 @@ import { mergeAllKeywordSegments } from "./jobs/keyword-merge";
 import { meteredPasses, type ScheduledPass } from "./jobs/metered-pass";
 import { MinuteStates } from "./jobs/minute-state";
 import { chargingFirstShard } from "./jobs/pass-bindings";
+import { refreshAllPostingBlocks } from "./jobs/posting-blocks";
 import { RECENT_JOBS_CRON, recoverRecentJobs } from "./jobs/recent-jobs";
 import { sweepLostJobs } from "./jobs/sweep";
-import { refreshAllTopPostings } from "./jobs/top-postings";
 import { handleUsageBatch, isUsageQueue } from "./jobs/usage-consumer";
 import type { JobMessage, UsageMessage } from "./messages";
 
@@ -24,7 +24,7 @@ export default {
         ? handleUsageBatch(batch as MessageBatch<UsageMessage>, checkedEnv(env))
         : handleJobBatch(batch as MessageBatch<JobMessage>, checkedEnv(env), ctx),
     ),
-  // Every minute the jobs of new writes are sent, or lost ones re-sent (recent-jobs.ts), then the keyword top postings that are due
+  // Every minute the jobs of new writes are sent, or lost ones re-sent (recent-jobs.ts), then the keyword posting blocks that are due
   // are built and the keyword index's segments merged when due (keyword-merge.ts); every 15 minutes, the full sweep (sweep.ts).
   // What the passes cost is recorded per shard and hour (metered-pass.ts, pass-usage.ts); what they spend beside the
   // shards (the control database, queue sends) with the first shard's (pass-bindings.ts).
@@ -43,7 +43,7 @@ export default {
       const states = new MinuteStates(at);
       await run([
         ["recent_jobs", (e) => recoverRecentJobs(e, at, states)],
-        ["top_postings", (e) => refreshAllTopPostings(e, at, states)],
+        ["posting_blocks", (e) => refreshAllPostingBlocks(e, at, states)],
         ["keyword_merge", (e) => mergeAllKeywordSegments(e, states)],
       ]);
     });

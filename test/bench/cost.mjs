@@ -230,7 +230,7 @@ export async function runFill(newTenant) {
   const tenant = await newTenant(`cost-${SIZES[0]}`);
   await fillTenant(tenant, benchData(), SIZES[0]);
   await tenant.settle();
-  await tenant.topPostings();
+  await tenant.postingBlocks();
   return [`Filled tenant ${tenant.id} with ${SIZES[0].toLocaleString("en")} items, left in the bench's state`];
 }
 
@@ -255,7 +255,7 @@ function docText(docs, i) {
  */
 async function settled(tenant, usage, before) {
   await jobsDone(tenant);
-  await tenant.topPostings();
+  await tenant.postingBlocks();
   let last = await usage();
   let stillSince = Date.now();
   while (Date.now() - stillSince < 1_500) {

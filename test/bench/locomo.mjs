@@ -190,7 +190,7 @@ async function loadTenant(newTenant, samples) {
   const embedSeconds = await tenant.settle();
   // The minute passes keep the tenant's common words' counts (keyword-tops.ts) and merge the keyword index's segments
   // (keyword-segments.ts), as they would have by then in production.
-  await tenant.topPostings();
+  await tenant.postingBlocks();
   const questions = samples.flatMap((s) =>
     s.qa
       .map((qa) => ({

@@ -219,16 +219,16 @@ export async function newTenant(name, shard) {
     }
   };
   /**
-   * Waits until the minute passes have built every keyword top postings list the tenant is due (keyword-tops.ts),
+   * Waits until the minute passes have built the tenant's keyword posting blocks (keyword-blocks.test.ts),
    * firing the pass instead of waiting out the minutes, at least once, so that the keyword index's segments are
    * merged as well (keyword-segments.ts), as a minute after the writes in production; returns the seconds it took.
    */
-  const topPostings = async () => {
+  const postingBlocks = async () => {
     const started = performance.now();
     do {
       await fireMinutePass();
       await sleep(250);
-    } while ((await stats()).keyword_top_words_due !== 0);
+    } while ((await stats()).keyword_blocks_due !== 0);
     return (performance.now() - started) / 1000;
   };
   /** Waits until the usage log (written FLUSH_USAGE_MS after each response) holds `calls` calls. */
@@ -246,7 +246,7 @@ export async function newTenant(name, shard) {
     stats,
     drainEmbeddings,
     settle,
-    topPostings,
+    postingBlocks,
     logged,
     newKey: async () =>
       (await admin("POST", `/tenants/${tenant.tenant_id}/keys`, { name: "bench", scopes: ["write"] })).api_key,

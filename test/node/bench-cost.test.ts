@@ -35,7 +35,7 @@ const COUNTS = {
 
 let worker: { stop(): Promise<void> } | undefined;
 beforeAll(async () => {
-  // No wall-clock crons: the idle hour fires its own, and the operations' passes are fired by topPostings.
+  // No wall-clock crons: the idle hour fires its own, and the operations' passes are fired by postingBlocks.
   worker = await startWorker({ crons: false });
   // Migrating the fresh state alone took 145 s on a loaded 2-core machine.
 }, 300_000);

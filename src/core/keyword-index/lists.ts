@@ -7,21 +7,10 @@ import {
   searchedProjects,
   searchFilterSql,
 } from "../search/search-rows";
-import { type QueryTerms, queryScoresSql, servesProjectsSql } from "./scores";
+import { type QueryTerms, queryScoresSql } from "./scores";
 
-/**
- * A keyword hit: its row, its BM25 and what the absolute score needs (scores.ts); the same on every row:
- * `tops`, whether top postings serve this search (tops.ts), 1 or 0.
- */
-export type KeywordRow = SearchRow & { bm25: number; known: number; known_share: number; tops: number };
-
-/**
- * What every keyword statement tells of the tenant's index (tops.ts, noteKeywordIndex): whether a top postings
- * list serves a search of these projects (a seek, and the lists' coverage).
- */
-function indexSql(projects: number | undefined): string {
-  return `EXISTS (SELECT 1 FROM keyword_top_terms k WHERE k.tenant_id = ?2${servesProjectsSql("k", projects)}) AS tops`;
-}
+/** A keyword hit: its row, its BM25 and what the absolute score needs (scores.ts). */
+export type KeywordRow = SearchRow & { bm25: number; known: number; known_share: number };
 
 /** A list's `known` and `known_share` as constant subqueries: a join would read their row again for every hit. */
 function queryInfoSql(prefix: string): string {
@@ -58,7 +47,7 @@ export function keywordStatement(
   return scope.d1
     .prepare(
       `WITH ${queryScoresSql(terms, { projects: projectsParam })}
-       SELECT ${SEARCH_ROW_COLUMNS}, s.score AS bm25, ${queryInfoSql("keyword")}, ${indexSql(projectsParam)}
+       SELECT ${SEARCH_ROW_COLUMNS}, s.score AS bm25, ${queryInfoSql("keyword")}
        FROM keyword_ranked s CROSS JOIN chunks c CROSS JOIN items i
        WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ?2 AND i.tenant_id = ?2${numbered(where.sql, 3)}
        ORDER BY s.score DESC, s.chunk_id LIMIT ?${3 + where.params.length}`,
@@ -126,7 +115,7 @@ export function timedKeywordStatement(
     UNION ALL
     SELECT 'then', * FROM (${walkSql("keyword_ranked", thenSql, poolParam)})
   )${plain}
-  SELECT h.list, ${SEARCH_ROW_COLUMNS}, h.score AS bm25, h.known, h.known_share, ${indexSql(projectsParam)}, h.in_then
+  SELECT h.list, ${SEARCH_ROW_COLUMNS}, h.score AS bm25, h.known, h.known_share, h.in_then
   FROM (
     SELECT w.list, w.chunk_id, w.score, ${queryInfoSql("keyword")},
            MAX(w.list = 'then') OVER (PARTITION BY w.chunk_id) AS in_then, MAX(w.list = 'all') OVER (PARTITION BY w.chunk_id) AS in_all

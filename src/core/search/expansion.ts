@@ -1,5 +1,5 @@
 import type { TenantScope } from "../../db/scope";
-import { indexTokens, queryPhrases, storedTerm } from "../../shared/fts-text";
+import { indexTokens, keywordCode, queryPhrases, storedTerm } from "../../shared/fts-text";
 import { STOPWORDS } from "../../shared/stopwords";
 import { chunkCountSql, keywordTotalsCte } from "../keyword-index/scores";
 import { type FeedbackChunk, feedbackCandidates, feedbackScores } from "./feedback-scores";
@@ -43,6 +43,12 @@ export interface ExpansionRequest {
   filters: SearchFilters;
   /** The best keyword hits, best first (their text feeds back), with their scores; none = no feedback. */
   feedbackFrom: { content: string; score: number }[];
+  /**
+   * Where the best hits are not read yet (posting blocks: keyword-index/block-search.ts): the chunks they are expected
+   * to be, whose words (their forward index) get their chunk counts; `read` is then given the hits' text, and answers
+   * null where a word of it was not among them.
+   */
+  feedbackChunks?: number[];
   /** Every first hit's chunk id (the caller holds their rows, or reads them in the same trip). */
   firstHits: number[];
   /**
@@ -78,8 +84,15 @@ export const emptyExpansion = (): Expansion => ({ feedback: new Map(), neighbour
 /** The expansion's statement, to run in the caller's round trip, and how to read its answer. */
 export interface ExpansionRead {
   statement: D1PreparedStatement;
-  /** `candidates`: every first hit's row (feedback scores them with the chunks around). */
-  read(result: D1Result<unknown>, candidates: Iterable<FeedbackChunk>): Expansion;
+  /**
+   * `candidates`: every first hit's row (feedback scores them with the chunks around); `feedbackFrom`, with
+   * `feedbackChunks`, the best hits' text (null: a word's count was not read).
+   */
+  read(
+    result: D1Result<unknown>,
+    candidates: Iterable<FeedbackChunk>,
+    feedbackFrom?: { content: string; score: number }[],
+  ): Expansion | null;
 }
 
 /**
@@ -90,9 +103,10 @@ export interface ExpansionRead {
  * (feedback-scores.ts). Null when there is nothing to read.
  */
 export function expansionRead(scope: TenantScope, request: ExpansionRequest): ExpansionRead | null {
-  const words = feedbackCandidates(scope.tenantId, feedbackTerms(request.feedbackFrom, request.query));
+  const ahead = request.feedbackChunks;
+  const words = ahead ? [] : feedbackCandidates(scope.tenantId, feedbackTerms(request.feedbackFrom, request.query));
   const follows = request.sources.length > 0 && (request.neighbours || request.links);
-  if (!follows && words.length === 0) return null;
+  if (!follows && words.length === 0 && !ahead?.length) return null;
   const where = searchFilterSql(scope, request.filters);
   const sources = request.sources.map((r) =>
     typeof r === "number" ? [r] : [r.chunk_id, r.item_id, r.chunk_index, r.conversation_id, r.position],
@@ -107,7 +121,7 @@ export function expansionRead(scope: TenantScope, request: ExpansionRequest): Ex
          (SELECT json_group_array(${SEARCH_ROW_JSON})
           FROM (SELECT DISTINCT chunk_id FROM around WHERE chunk_id NOT IN (SELECT value FROM json_each(?${firstHits}))) r CROSS JOIN chunks c CROSS JOIN items i
           WHERE c.id = r.chunk_id AND i.id = c.item_id) AS rows,
-         (SELECT json_group_array(json_array(j.key, ${chunkCountSql("j.value", "?1")})) FROM json_each(?${firstHits + 1}) j) AS dfs,
+         ${ahead ? stemCountsSql(firstHits + 1) : `(SELECT json_group_array(json_array(j.key, ${chunkCountSql("j.value")})) FROM json_each(?${firstHits + 1}) j)`} AS dfs,
          n, avgdl
        FROM keyword_totals`,
     )
@@ -116,11 +130,12 @@ export function expansionRead(scope: TenantScope, request: ExpansionRequest): Ex
       JSON.stringify(sources),
       ...where.params,
       JSON.stringify(request.firstHits),
-      JSON.stringify(words.map((w) => w.term)),
+      JSON.stringify(ahead ?? words.map((w) => w.term)),
+      ...(ahead ? [keywordCode(scope.tenantId)] : []),
     );
   return {
     statement,
-    read(result, candidates) {
+    read(result, candidates, feedbackFrom) {
       const out = emptyExpansion();
       const packed = result.results[0] as PackedExpansion | undefined;
       if (!packed) return out;
@@ -134,9 +149,17 @@ export function expansionRead(scope: TenantScope, request: ExpansionRequest): Ex
         out.rows.set(row.chunk_id, row);
       }
       // Feedback scores the first hits and the chunks around them: every kept word occurs, so the whole query is known.
+      let kept = words;
       const dfs: (number | null)[] = words.map(() => null);
-      for (const [index, df] of JSON.parse(packed.dfs) as [number, number | null][]) dfs[index] = df;
-      const feedback = feedbackScores(scope.tenantId, words, dfs, packed, [...candidates, ...out.rows.values()]);
+      if (ahead) {
+        kept = feedbackCandidates(scope.tenantId, feedbackTerms(feedbackFrom ?? [], request.query));
+        const counts = JSON.parse(packed.dfs) as Record<string, number | null>;
+        for (const [i, word] of kept.entries()) {
+          if (!(word.key in counts)) return null;
+          dfs[i] = counts[word.key]!;
+        }
+      } else for (const [index, df] of JSON.parse(packed.dfs) as [number, number | null][]) dfs[index] = df;
+      const feedback = feedbackScores(scope.tenantId, kept, dfs, packed, [...candidates, ...out.rows.values()]);
       for (const [chunkId, bm25] of feedback.scores)
         out.feedback.set(chunkId, { bm25, known: feedback.known, known_share: 1 });
       return out;
@@ -160,6 +183,18 @@ export function narrowExpansion(expansion: Expansion, sources: NeighbourSource[]
 
 const strongestFirst = (a: { weight: number; chunkId: number }, b: { weight: number; chunkId: number }) =>
   b.weight - a.weight || a.chunkId - b.chunkId;
+
+/**
+ * The chunk counts of every word in the forward index of the chunks in parameter `chunks` (JSON array of ids), as a
+ * JSON object by forward index key (term-freqs.ts; the tenant's code, the next parameter, makes the stored term).
+ */
+function stemCountsSql(chunks: number): string {
+  const key = "CASE WHEN instr(w.value, ':') > 0 THEN substr(w.value, 1, instr(w.value, ':') - 1) ELSE w.value END";
+  return `(SELECT json_group_object(s.key, (SELECT r.doc FROM chunks_fts_row r WHERE r.term = ?${chunks + 1} || CASE s.key WHEN '~' THEN '' ELSE s.key END))
+    FROM (SELECT DISTINCT ${key} AS key
+          FROM json_each(?${chunks}) j CROSS JOIN chunks c CROSS JOIN json_each('["' || replace(trim(c.term_freqs), ' ', '","') || '"]') w
+          WHERE c.id = j.value AND c.tenant_id = ?1 AND w.value <> '') s)`;
+}
 
 /** readExpansion's one row: three JSON arrays (the last, each candidate feedback word's chunk count), and the tenant's totals. */
 type PackedExpansion = { around: string; rows: string; dfs: string; n: number; avgdl: number };

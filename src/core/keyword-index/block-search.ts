@@ -1,0 +1,155 @@
+import type { TenantScope } from "../../db/scope";
+import { type SearchFilters, type SearchRow, searchedProjects } from "../search/search-rows";
+import { type BlockPlan, exactScores, rankBlocks } from "./block-rank";
+import {
+  addEntries,
+  type BlocksRead,
+  type BlockTerm,
+  blocksStatement,
+  moreBlocksStatement,
+  parseBlocksRead,
+} from "./block-read";
+import { timedWalkedRows, timedWalkStatement, walkedRows, walkStatement } from "./block-walk";
+import { decodeEntries } from "./blocks";
+import type { KeywordRow, TimedRow } from "./lists";
+
+/**
+ * The keyword lists from posting blocks (blocks.ts): the words' blocks in one trip (block-read.ts), ranked and
+ * certified in the worker (block-rank.ts), then the winners walked through the filters in a second (block-walk.ts).
+ * A third trip reads the words' remaining blocks where the bound requires it. Null where the blocks cannot serve the
+ * search, or where the certificate fails (the filters took too many of the chunks read): the caller then reads every
+ * posting (lists.ts), which is always exact.
+ */
+
+/** The first trip; null where the tenant has chunks the blocks cannot serve. */
+async function readBlocks(scope: TenantScope, terms: BlockTerm[], blocksRead?: number): Promise<BlocksRead | null> {
+  const row = await blocksStatement(scope, terms, blocksRead).first<Parameters<typeof parseBlocksRead>[0]>();
+  if (!row) return null;
+  const read = parseBlocksRead(row, terms);
+  return read.unserved ? null : read;
+}
+
+/**
+ * The words' remaining full blocks, added to the read; false where a word was built anew since the first trip (its
+ * blocks no longer follow on from those read).
+ */
+async function readRemaining(
+  scope: TenantScope,
+  read: BlocksRead,
+  words: { term: string; from: number }[],
+): Promise<boolean> {
+  const { results } = await moreBlocksStatement(scope, words).all<{
+    i: number;
+    block: number;
+    through: number;
+    entries: string | null;
+  }>();
+  for (const row of results) {
+    const word = read.words.get(words[row.i]!.term)!;
+    if (row.block === 0 && row.through !== word.built) return false;
+    if (row.entries !== null) addEntries(word, decodeEntries(row.entries), read.changed);
+  }
+  for (const { term } of words) Object.assign(read.words.get(term)!, { next: null, bound: 0 });
+  return true;
+}
+
+/** Every word's blocks read in full, so that the plans are exact; null where that failed. */
+async function complete(scope: TenantScope, read: BlocksRead): Promise<BlocksRead | null> {
+  const words = [...read.words].flatMap(([term, w]) => (w.next === null ? [] : [{ term, from: w.next }]));
+  return words.length === 0 || (await readRemaining(scope, read, words)) ? read : null;
+}
+
+/**
+ * A keyword list whose walk is still to run: the chunks it gives where none of the first `pool` of its order is
+ * filtered out (`expected`, best first), so the caller can run the walk beside reads that depend on them, and read
+ * the walk's answer with `finish`.
+ */
+export interface PendingList {
+  walk: D1PreparedStatement;
+  expected: number[];
+  finish(result: D1Result<SearchRow & { rank: number }>): KeywordRow[];
+}
+
+/**
+ * The keyword list of a query's words (`terms`, blockTerms) through the filters, from its first trip: the list, or
+ * its walk still to run (where every word was read in full); null: read every posting instead. `blocksRead`: full
+ * blocks the first trip reads (BLOCKS_READ; tests read fewer).
+ */
+export async function planBlockList(
+  scope: TenantScope,
+  terms: BlockTerm[],
+  filters: SearchFilters,
+  pool: number,
+  blocksRead?: number,
+): Promise<KeywordRow[] | PendingList | null> {
+  const read = await readBlocks(scope, terms, blocksRead);
+  if (!read) return null;
+  const projects = searchedProjects(scope, filters);
+  let plan: BlockPlan = rankBlocks(read, terms, projects, pool);
+  if (plan.kind === "more") {
+    if (!(await readRemaining(scope, read, plan.words))) return null;
+    plan = rankBlocks(read, terms, projects, pool);
+  }
+  if (plan.kind === "more") return null;
+  if (plan.kind === "exact") {
+    if (plan.order.length === 0) return [];
+    const { scores, info } = plan;
+    return {
+      walk: walkStatement(scope, plan.order, filters, pool),
+      expected: plan.order.slice(0, pool),
+      finish: (result) => walkedRows(result.results, scores, info),
+    };
+  }
+  // Every chunk that may reach the pool is read, and scored from its forward index where a word's part is unknown.
+  const { results } = await walkStatement(scope, plan.order, filters, plan.order.length).all<
+    SearchRow & { rank: number }
+  >();
+  const exact = exactScores(plan, results, read.avgdl, pool);
+  return exact ? walkedRows(results, exact, plan.info).slice(0, pool) : null;
+}
+
+/** The keyword list from posting blocks, its walk run at once; null: read every posting instead. */
+export async function blockList(
+  scope: TenantScope,
+  terms: BlockTerm[],
+  filters: SearchFilters,
+  pool: number,
+  blocksRead?: number,
+): Promise<KeywordRow[] | null> {
+  const planned = await planBlockList(scope, terms, filters, pool, blocksRead);
+  if (planned === null || Array.isArray(planned)) return planned;
+  return planned.finish(await planned.walk.all());
+}
+
+/**
+ * The lists of a query that names a time (lists.ts, timedKeywordStatement): `terms` the words without the time words,
+ * `plain` the whole query's (null when they are the same). Every word is read in full: the list of what was written
+ * then walks every chunk found until enough pass.
+ */
+export async function blockTimedRows(
+  scope: TenantScope,
+  lists: { terms: BlockTerm[]; plain: BlockTerm[] | null },
+  filters: SearchFilters,
+  during: SearchFilters,
+  pool: number,
+): Promise<TimedRow[] | null> {
+  const first = await readBlocks(scope, [...lists.terms, ...(lists.plain ?? [])]);
+  const read = first && (await complete(scope, first));
+  if (!read) return null;
+  const projects = searchedProjects(scope, filters);
+  const terms = rankBlocks(read, lists.terms, projects, pool);
+  const plain = lists.plain ? rankBlocks(read, lists.plain, projects, pool) : null;
+  if (terms.kind !== "exact" || (plain && plain.kind !== "exact")) return null;
+  const { results } = await timedWalkStatement(
+    scope,
+    { terms: terms.order, plain: plain?.order ?? null },
+    filters,
+    during,
+    pool,
+  ).all<SearchRow & { list: TimedRow["list"]; rank: number; in_then: number }>();
+  return timedWalkedRows(
+    results,
+    { terms: terms.scores, plain: plain?.scores ?? null },
+    { terms: terms.info, plain: plain?.info ?? null },
+  );
+}

@@ -1,0 +1,95 @@
+import { allInOneTrip } from "../../db/one-trip";
+import type { TenantScope } from "../../db/scope";
+import type { PendingList } from "../keyword-index/block-search";
+import type { KeywordRow } from "../keyword-index/lists";
+import { type Expansion, type ExpansionRead, type ExpansionRequest, expansionRead } from "./expansion";
+import type { FeedbackChunk } from "./feedback-scores";
+import type { SearchFilters, SearchRow } from "./search-rows";
+import { vectorRowsStatement } from "./search-vectors";
+
+/**
+ * Search's second round trip (search.ts): the vector hits' rows and what the first hits point to (expansion.ts). Where
+ * the keyword list's walk is still to run (posting blocks: keyword-index/block-search.ts), the trip is made ahead, beside
+ * the walk, for the hits the walk is expected to give: the chunks it found by id, and the counts of every word of the
+ * best of them (their text, which feedback needs, is not read yet). Once the walk's rows are in, the search asks for
+ * what it needs; the trip made ahead serves it where it holds it (the walk gave the hits expected, and every feedback
+ * word was counted), else the trip is made again for what is needed: a third trip, where filters left out a chunk
+ * expected among the hits, or a derived memory folds in text of other hits.
+ */
+
+/** What a second trip reads: the rows of vector hits the keyword list did not give, and the expansion. */
+export interface TripRequest {
+  unread: number[];
+  expansion: ExpansionRequest | null;
+}
+
+export interface Trip {
+  vectorRows: Map<number, SearchRow>;
+  /** The expansion read, given the first hits' rows (and the best hits' text where it was read ahead); null: none. */
+  expansion:
+    | ((candidates: Iterable<FeedbackChunk>, feedbackFrom: { content: string; score: number }[]) => Expansion | null)
+    | null;
+}
+
+/** The statements of a trip, and how to read their answers. */
+function tripStatements(scope: TenantScope, request: TripRequest, filters: SearchFilters) {
+  const unread = request.unread.length === 0 ? null : vectorRowsStatement(scope, request.unread, filters);
+  const around: ExpansionRead | null = request.expansion ? expansionRead(scope, request.expansion) : null;
+  const statements = [unread, around?.statement].filter((s): s is D1PreparedStatement => !!s);
+  const read = (results: D1Result<unknown>[]): Trip => {
+    const vectorRows = new Map((unread ? (results[0]!.results as SearchRow[]) : []).map((row) => [row.chunk_id, row]));
+    const last = results.at(-1)!;
+    return {
+      vectorRows,
+      expansion: around ? (candidates, feedbackFrom) => around.read(last, candidates, feedbackFrom) : null,
+    };
+  };
+  return { statements, read };
+}
+
+/** The second trip, made now. */
+export async function secondTrip(scope: TenantScope, request: TripRequest, filters: SearchFilters): Promise<Trip> {
+  const { statements, read } = tripStatements(scope, request, filters);
+  return read(await allInOneTrip<unknown>(scope.d1, statements));
+}
+
+/** A trip made ahead with a keyword list's walk: the list, and the trip with what it was asked. */
+export interface TripAhead {
+  rows: KeywordRow[];
+  request: TripRequest;
+  trip: Trip;
+}
+
+/** The keyword list's walk, with the second trip for the hits it is expected to give, in one round trip. */
+export async function walkWithTrip(
+  scope: TenantScope,
+  pending: PendingList,
+  request: TripRequest,
+  filters: SearchFilters,
+): Promise<TripAhead> {
+  const { statements, read } = tripStatements(scope, request, filters);
+  const [walked, ...rest] = await scope.d1.batch<unknown>([pending.walk, ...statements]);
+  return { rows: pending.finish(walked as never), request, trip: read(rest) };
+}
+
+/**
+ * Whether a trip made ahead holds what `needed` asks: the same vector rows, the same first hits, every source among
+ * its sources (its extra ones are left out by narrowExpansion), and the expansion's other settings alike.
+ */
+export function holds(ahead: TripRequest, needed: TripRequest): boolean {
+  const same = (a: number[], b: number[]) => a.length === b.length && new Set([...a, ...b]).size === a.length;
+  if (!same(ahead.unread, needed.unread)) return false;
+  const a = ahead.expansion;
+  const b = needed.expansion;
+  if (!a || !b) return a === b;
+  const sources = new Set(a.sources.map((s) => (typeof s === "number" ? s : s.chunk_id)));
+  return (
+    same(a.firstHits, b.firstHits) &&
+    b.sources.every((s) => sources.has(typeof s === "number" ? s : s.chunk_id)) &&
+    a.query === b.query &&
+    a.neighbours === b.neighbours &&
+    a.links === b.links &&
+    a.similarLinkWeight === b.similarLinkWeight &&
+    (a.feedbackChunks !== undefined || b.feedbackFrom.length === 0)
+  );
+}
