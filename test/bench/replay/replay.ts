@@ -11,7 +11,7 @@
 // leaves those stages out (SEARCH_STAGES), to see what each adds.
 // Reads ../shared/data (benchmarks may; tests never do).
 
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -27,6 +27,7 @@ import { plainBm25 } from "../plain-bm25.mjs";
 import { replayExtraction } from "./replay-extraction";
 import { replayGrounding } from "./replay-grounding";
 import { replayReads } from "./replay-reads";
+import { buildBlocks, migrateCopy } from "./replay-state";
 import { sqliteD1, type Timed } from "./sqlite-d1";
 
 const CATEGORIES: Record<string, string> = {
@@ -56,6 +57,7 @@ if (suite !== "locomo" && suite !== "msmarco" && suite !== "growth" && suite !==
 }
 const file = dbArg >= 0 ? rest[dbArg + 1]! : largestD1(`.bench/${process.env.BENCH_PORT ?? 8799}/state`);
 const db = checkpointedCopy(file);
+const migrated = migrateCopy(db);
 const log: Timed[] = [];
 const d1 = sqliteD1(db, log);
 // The bench server's search: every stage, no vector part (the local embedder is lexical: weight 0), no reranker.
@@ -70,6 +72,18 @@ const tenants = db.prepare("SELECT tenant_id, chunks FROM keyword_stats ORDER BY
 }[];
 const pct = (x: number) => (100 * x).toFixed(1);
 console.log(`${file}: ${tenants.map((t) => `${t.chunks} chunks`).join(", ")}`);
+if (migrated.length > 0) console.log(`  migrated: ${migrated.join(", ")}`);
+for (const { tenant_id: tenant } of tenants) {
+  const built = await buildBlocks(d1, tenant);
+  if (built.passes > 0) console.log(`  posting blocks: ${built.words} words in ${built.passes} passes`);
+}
+// REPLAY_TOP=<file>: each query's top 10 chunk ids, a line each, to compare two runs' rankings.
+const tops: string[] = [];
+const noteTop = (query: string, hits: { chunkId: number }[]) =>
+  tops.push(JSON.stringify([query, hits.slice(0, 10).map((h) => h.chunkId)]));
+process.on("exit", () => {
+  if (process.env.REPLAY_TOP) writeFileSync(process.env.REPLAY_TOP, `${tops.join("\n")}\n`);
+});
 
 if (suite === "extraction") {
   const samples = loadLocomo() as unknown as LocomoSample[];
@@ -116,6 +130,7 @@ if (suite === "extraction") {
   const recalls: number[] = [];
   for (const qa of questions) {
     const hits = await searchChunks(scope, services, qa.question, { projects: [qa.project] }, 10);
+    noteTop(qa.question, hits);
     recalls.push(recallAt(uniqueInOrder(hits.flatMap((h) => dia.get(h.itemId) ?? [])), qa.evidence, 10));
   }
   const byCategory = Object.entries(CATEGORIES).map(
@@ -152,6 +167,7 @@ if (suite === "extraction") {
   const bm25: number[] = [];
   for (const q of queries) {
     const hits = await searchChunks(scope, services, q.text, { projects: ["msmarco"] }, 10);
+    noteTop(q.text, hits);
     hybrid.push(ndcgAt(uniqueInOrder(hits.flatMap((h) => passages.get(h.itemId) ?? [])), qrels.get(q._id)!, 10));
     bm25.push(ndcgAt(baseline(q.text, "msmarco", 10), qrels.get(q._id)!, 10));
   }
