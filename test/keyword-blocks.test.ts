@@ -138,9 +138,10 @@ describe("posting blocks", () => {
     const entries = harbour.map((b) => decodeEntries(b.entries));
     expect(entries.map((e) => e.length)).toEqual([BLOCK_SIZE, COMMON + 10 - BLOCK_SIZE]);
     const impact = ([, f, len]: [number, number, number, string | null]) => saturated(f, len, harbour[0]!.avgdl);
-    // Every entry of block 0 weighs at least as much as any of block 1, whose best is its bound.
-    expect(Math.min(...entries[0]!.map(impact))).toBeGreaterThanOrEqual(harbour[1]!.max_impact);
-    expect(harbour[1]!.max_impact).toBeCloseTo(Math.max(...entries[1]!.map(impact)), 12);
+    // Every entry of block 0 weighs at least as much as any of block 1, whose best is its bound (a hair above).
+    expect(Math.min(...entries[0]!.map(impact))).toBeGreaterThanOrEqual(Math.max(...entries[1]!.map(impact)));
+    expect(harbour[1]!.max_impact).toBeGreaterThanOrEqual(Math.max(...entries[1]!.map(impact)));
+    expect(harbour[1]!.max_impact).toBeCloseTo(Math.max(...entries[1]!.map(impact)), 9);
     // Entries carry the chunk's project; every chunk holding the word is in one block.
     expect(new Set(entries.flat().map((e) => e[3]))).toEqual(new Set(["default", "berths"]));
     const df = await t.db

@@ -1,5 +1,5 @@
-import { BLOCK_SIZE, LAST_CHUNK_ID, RANGE_END } from "./blocks";
-import { columnWeight, saturatedSql } from "./bm25";
+import { BLOCK_SIZE, type BlockEntry, decodeEntries, LAST_CHUNK_ID, RANGE_END, termMatch } from "./blocks";
+import { columnWeight, saturated, saturatedSql } from "./bm25";
 import { forwardFreqSql } from "./term-freqs";
 
 /**
@@ -8,37 +8,89 @@ import { forwardFreqSql } from "./term-freqs";
  */
 
 /**
- * Words' blocks anew from the index, in one batch with the deletion of their old rows (a transaction: a search sees
- * the old blocks or the new). A word no chunk holds any more is left with none. `avgdl`: the tenant's now.
+ * Words' blocks anew from the index: their postings read (`readPostings`), ordered by impact and cut into blocks here,
+ * then written in one batch with the deletion of their old rows (a transaction: a search sees the old blocks or the
+ * new). A word whose MATCH is exact (termMatch) is read by MATCH, its frequencies from the chunks' forward index, two
+ * rows a posting; another through chunks_fts_instance, summed per chunk, about four. Cutting the blocks in SQL (a
+ * window over the postings, then a group per block) read four rows a posting more.
  */
-export function fullBuildStatements(
+export interface Built {
+  /** The shard's last chunk id when the postings were read: the blocks' `through`. */
+  through: number;
+  /** By word, its postings. */
+  postings: Map<string, BlockEntry[]>;
+}
+
+/** The postings of words to build anew, each word's as one JSON array. */
+export async function readPostings(
   d1: D1Database,
   tenantId: string,
   terms: string[],
+  key: (term: string) => string,
+): Promise<Built> {
+  const json = JSON.stringify(terms.map((term) => [term, termMatch(term), key(term)]));
+  const { results } = await d1
+    .prepare(
+      `WITH w(term, match, bare, tagged) AS MATERIALIZED (
+         SELECT j.value ->> 0, j.value ->> 1, ' ' || (j.value ->> 2) || ' ', ' ' || (j.value ->> 2) || ':' FROM json_each(?2) j
+       )
+       SELECT term, json_group_array(json_array(doc, f, len, project)) AS entries, ${LAST_CHUNK_ID} AS through
+       FROM (
+         SELECT q.term, c.id AS doc, COALESCE(q.f, ${forwardFreqSql("c.term_freqs", "q.bare", "q.tagged")}) AS f,
+                c.fts_tokens AS len, c.project
+         FROM (
+           SELECT w.term, x.rowid AS doc, NULL AS f, w.bare, w.tagged FROM w CROSS JOIN chunks_fts x
+           WHERE w.match IS NOT NULL AND x.chunks_fts MATCH w.match
+           UNION ALL
+           SELECT w.term, v.doc, SUM(${columnWeight}), NULL, NULL FROM w CROSS JOIN chunks_fts_instance v
+           WHERE w.match IS NULL AND v.term = w.term GROUP BY w.term, v.doc
+         ) q CROSS JOIN chunks c
+         WHERE c.id = q.doc AND c.tenant_id = ?1
+       )
+       WHERE f IS NOT NULL
+       GROUP BY term`,
+    )
+    .bind(tenantId, json)
+    .all<{ term: string; entries: string; through: number }>();
+  const postings = new Map(results.map((r) => [r.term, decodeEntries(r.entries)]));
+  const through =
+    results[0]?.through ?? (await d1.prepare(`SELECT ${LAST_CHUNK_ID} AS through`).first<number>("through"))!;
+  return { through, postings };
+}
+
+/**
+ * The statements that replace the words' blocks with those of their postings as read: best first by impact at
+ * `avgdl`, BLOCK_SIZE a block, each with its highest impact (a hair above, so that a bound read back from JSON never
+ * falls under an entry). A word with no postings is left with none.
+ */
+export function writeBlocksStatements(
+  d1: D1Database,
+  tenantId: string,
+  terms: string[],
+  built: Built,
   avgdl: number,
 ): D1PreparedStatement[] {
-  const json = JSON.stringify(terms);
-  const impact = saturatedSql("p.f", "c.fts_tokens", "?3");
+  const rows: [string, number, number, string][] = [];
+  for (const term of terms) {
+    const impact = ([, f, len]: BlockEntry) => saturated(f, len ?? avgdl, avgdl);
+    const sorted = (built.postings.get(term) ?? [])
+      .map((entry) => ({ entry, impact: impact(entry) }))
+      .sort((a, b) => b.impact - a.impact || a.entry[0] - b.entry[0]);
+    for (let block = 0; block * BLOCK_SIZE < sorted.length; block++) {
+      const part = sorted.slice(block * BLOCK_SIZE, (block + 1) * BLOCK_SIZE);
+      rows.push([term, block, part[0]!.impact * (1 + 1e-12), JSON.stringify(part.map((p) => p.entry))]);
+    }
+  }
   return [
     d1
       .prepare("DELETE FROM keyword_blocks WHERE tenant_id = ?1 AND term IN (SELECT value FROM json_each(?2))")
-      .bind(tenantId, json),
+      .bind(tenantId, JSON.stringify(terms)),
     d1
       .prepare(
         `INSERT INTO keyword_blocks (tenant_id, term, block, max_impact, avgdl, through, entries)
-         SELECT ?1, term, (rank - 1) / ${BLOCK_SIZE}, MAX(impact), ?3, ${LAST_CHUNK_ID}, json_group_array(json_array(doc, f, len, project))
-         FROM (
-           SELECT p.term, p.doc, p.f, c.fts_tokens AS len, c.project, ${impact} AS impact,
-                  ROW_NUMBER() OVER (PARTITION BY p.term ORDER BY ${impact} DESC, p.doc) AS rank
-           FROM (
-             SELECT j.value AS term, v.doc, SUM(${columnWeight}) AS f
-             FROM json_each(?2) j CROSS JOIN chunks_fts_instance v WHERE v.term = j.value GROUP BY j.value, v.doc
-           ) p CROSS JOIN chunks c
-           WHERE c.id = p.doc AND c.tenant_id = ?1
-         )
-         GROUP BY term, (rank - 1) / ${BLOCK_SIZE}`,
+         SELECT ?1, j.value ->> 0, j.value ->> 1, j.value ->> 2, ?3, ?4, j.value ->> 3 FROM json_each(?2) j`,
       )
-      .bind(tenantId, json, avgdl),
+      .bind(tenantId, JSON.stringify(rows), avgdl, built.through),
   ];
 }
 

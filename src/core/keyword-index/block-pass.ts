@@ -1,8 +1,9 @@
 import { remainingQueries } from "../../db/invocation-queries";
 import { type KeywordMarks, readKeywordMarks, writeKeywordMarks } from "../../db/pass-marks";
 import { keywordCode } from "../../shared/fts-text";
-import { type Flush, flushStatement, fullBuildStatements } from "./block-build";
+import { type Flush, flushStatement, readPostings, writeBlocksStatements } from "./block-build";
 import { BLOCK_TERM_DF, FLUSHES_MAX, flushAt, LAST_CHUNK_ID, RANGE_END, termMatch } from "./blocks";
+import { unkeyedTerms } from "./term-freqs";
 
 /**
  * The minute pass over posting blocks (blocks.ts), on one shard. It follows the shard's new chunks by id (a cursor, the
@@ -22,8 +23,11 @@ const CHANGES = 200;
 const FIRST_TERMS = 100;
 /** Postings the full builds of one pass read at most (one word past it still goes, so none waits for ever). */
 const BUILD_POSTINGS = 60_000;
-/** Queries a tenant's share of a pass takes at most: its look (one), a batch of builds (two), flushes and records. */
-const QUERIES_PER_TENANT = 6;
+/**
+ * Queries a tenant's share of a pass takes at most: its look, its builds' postings, then a batch of their blocks (two),
+ * the flushes and the records.
+ */
+const QUERIES_PER_TENANT = 7;
 
 type Tenant = { code: string; avgdl: number };
 type Work = { built: number; left: boolean; postings: number };
@@ -189,8 +193,9 @@ async function lookAtWords(
         flushes.push({ term: s.term, match, key: keyOf(tenant.code, s.term), block: bottom - 1, through: s.through! });
     }
   }
+  const built = builds.length > 0 ? await readPostings(d1, tenantId, builds, (term) => keyOf(tenant.code, term)) : null;
   const statements = [
-    ...(builds.length > 0 ? fullBuildStatements(d1, tenantId, builds, tenant.avgdl) : []),
+    ...(built ? writeBlocksStatements(d1, tenantId, builds, built, tenant.avgdl) : []),
     ...(flushes.length > 0 ? [flushStatement(d1, tenantId, flushes, tenant.avgdl)] : []),
     ...after,
   ];
@@ -279,20 +284,27 @@ async function firstBuildStep(d1: D1Database, row: FirstRow, now: number, work: 
     )
     .bind(from, end, BLOCK_TERM_DF, FIRST_TERMS)
     .all<{ term: string; doc: number }>();
+  // Words the forward index leaves out (those that stem like a stopword) get none: search never reads them by blocks.
+  const unkeyed = new Set(unkeyedTerms(tenant.code));
   const terms: string[] = [];
+  let last: string | null = null;
   for (const r of results) {
     if (terms.length > 0 && work.postings + r.doc > BUILD_POSTINGS) break;
+    last = r.term;
+    if (unkeyed.has(r.term)) continue;
     work.postings += r.doc;
     terms.push(r.term);
   }
-  const done = terms.length === results.length && results.length < FIRST_TERMS;
+  const done = results.length < FIRST_TERMS && (results.length === 0 || last === results.at(-1)!.term);
   const record = d1
     .prepare(
       `INSERT INTO keyword_block_scans (tenant_id, through, term, scanned_at) VALUES (?1, 0, ?2, ?3)
        ON CONFLICT (tenant_id) DO UPDATE SET term = excluded.term, scanned_at = excluded.scanned_at`,
     )
-    .bind(row.tenant_id, done ? null : (terms.at(-1) ?? row.term ?? tenant.code), now);
-  await d1.batch([...(terms.length > 0 ? fullBuildStatements(d1, row.tenant_id, terms, tenant.avgdl) : []), record]);
+    .bind(row.tenant_id, done ? null : (last ?? row.term ?? tenant.code), now);
+  const built =
+    terms.length > 0 ? await readPostings(d1, row.tenant_id, terms, (term) => keyOf(tenant.code, term)) : null;
+  await d1.batch([...(built ? writeBlocksStatements(d1, row.tenant_id, terms, built, tenant.avgdl) : []), record]);
   work.built += terms.length;
   if (!done) work.left = true;
 }
