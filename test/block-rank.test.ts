@@ -19,7 +19,7 @@ function readOf(lists: List[], n: number, blocks: number, size: number, changed:
   const words = new Map<string, WordRead>();
   for (const list of lists) {
     const sorted = [...list.postings].sort(
-      (a, b) => saturated(b[1], b[2], AVGDL) - saturated(a[1], a[2], AVGDL) || a[0] - b[0],
+      (a, b) => saturated(b[1], b[2]!, AVGDL) - saturated(a[1], a[2]!, AVGDL) || a[0] - b[0],
     );
     const read: WordRead = {
       df: sorted.length || null,
@@ -31,7 +31,7 @@ function readOf(lists: List[], n: number, blocks: number, size: number, changed:
     };
     sorted.forEach(([doc, f, len, project], i) => {
       if (i < blocks * size) read.postings.set(doc, { f, len, project });
-      else if (read.next === null) [read.next, read.bound] = [blocks, saturated(f, len, AVGDL)];
+      else if (read.next === null) [read.next, read.bound] = [blocks, saturated(f, len!, AVGDL)];
     });
     for (const doc of changed) read.postings.delete(doc);
     words.set(list.term, read);
@@ -53,7 +53,7 @@ function brute(lists: List[], n: number, projects: string[] | null = null): [num
     const w = ratio > 0 ? Math.max(Math.log(ratio), 1e-6) : 1e-6;
     for (const [doc, f, len, project] of postings) {
       if (projects && project !== null && !projects.includes(project)) continue;
-      scores.set(doc, (scores.get(doc) ?? 0) + w * saturated(f, len, AVGDL));
+      scores.set(doc, (scores.get(doc) ?? 0) + w * saturated(f, len!, AVGDL));
     }
   }
   return [...scores].sort((a, b) => b[1] - a[1] || a[0] - b[0]);

@@ -5,7 +5,7 @@ import { UnitMeter } from "../src/billable-units";
 import { refreshPostingBlocks } from "../src/core/keyword-index/block-pass";
 import { blockTerms } from "../src/core/keyword-index/block-read";
 import { blockList } from "../src/core/keyword-index/block-search";
-import { BLOCK_SIZE, BLOCK_TERM_DF, decodeEntries, FLUSH_AT } from "../src/core/keyword-index/blocks";
+import { BLOCK_SIZE, BLOCK_TERM_DF, type BlockEntry, decodeEntries, FLUSH_AT } from "../src/core/keyword-index/blocks";
 import { saturated } from "../src/core/keyword-index/bm25";
 import { type KeywordRow, keywordStatement } from "../src/core/keyword-index/lists";
 import { keywordQueryTerms } from "../src/core/keyword-index/scores";
@@ -137,7 +137,7 @@ describe("posting blocks", () => {
     expect(harbour.map((b) => b.block)).toEqual([0, 1]);
     const entries = harbour.map((b) => decodeEntries(b.entries));
     expect(entries.map((e) => e.length)).toEqual([BLOCK_SIZE, COMMON + 10 - BLOCK_SIZE]);
-    const impact = ([, f, len]: [number, number, number, string | null]) => saturated(f, len, harbour[0]!.avgdl);
+    const impact = ([, f, len]: BlockEntry) => saturated(f, len!, harbour[0]!.avgdl);
     // Every entry of block 0 weighs at least as much as any of block 1, whose best is its bound (a hair above).
     expect(Math.min(...entries[0]!.map(impact))).toBeGreaterThanOrEqual(Math.max(...entries[1]!.map(impact)));
     expect(harbour[1]!.max_impact).toBeGreaterThanOrEqual(Math.max(...entries[1]!.map(impact)));

@@ -1,4 +1,4 @@
-import { BLOCK_SIZE, type BlockEntry, decodeEntries, LAST_CHUNK_ID, RANGE_END, termMatch } from "./blocks";
+import { BLOCK_SIZE, type BlockEntry, LAST_CHUNK_ID, RANGE_END, termMatch } from "./blocks";
 import { columnWeight, saturated, saturatedSql } from "./bm25";
 import { forwardFreqSql } from "./term-freqs";
 
@@ -21,7 +21,7 @@ export interface Built {
   postings: Map<string, BlockEntry[]>;
 }
 
-/** The postings of words to build anew, each word's as one JSON array. */
+/** The postings of words to build anew, a row each (a word's as one value could pass D1's 2 MB a value). */
 export async function readPostings(
   d1: D1Database,
   tenantId: string,
@@ -34,8 +34,7 @@ export async function readPostings(
       `WITH w(term, match, bare, tagged) AS MATERIALIZED (
          SELECT j.value ->> 0, j.value ->> 1, ' ' || (j.value ->> 2) || ' ', ' ' || (j.value ->> 2) || ':' FROM json_each(?2) j
        )
-       SELECT term, json_group_array(json_array(doc, f, len, project)) AS entries, ${LAST_CHUNK_ID} AS through
-       FROM (
+       SELECT term, doc, f, len, project FROM (
          SELECT q.term, c.id AS doc, COALESCE(q.f, ${forwardFreqSql("c.term_freqs", "q.bare", "q.tagged")}) AS f,
                 c.fts_tokens AS len, c.project
          FROM (
@@ -48,13 +47,21 @@ export async function readPostings(
          WHERE c.id = q.doc AND c.tenant_id = ?1
        )
        WHERE f IS NOT NULL
-       GROUP BY term`,
+       UNION ALL
+       SELECT NULL, ${LAST_CHUNK_ID}, NULL, NULL, NULL`,
     )
     .bind(tenantId, json)
-    .all<{ term: string; entries: string; through: number }>();
-  const postings = new Map(results.map((r) => [r.term, decodeEntries(r.entries)]));
-  const through =
-    results[0]?.through ?? (await d1.prepare(`SELECT ${LAST_CHUNK_ID} AS through`).first<number>("through"))!;
+    .all<{ term: string | null; doc: number; f: number; len: number | null; project: string | null }>();
+  const postings = new Map<string, BlockEntry[]>();
+  let through = 0;
+  for (const r of results) {
+    if (r.term === null) through = r.doc;
+    else {
+      let list = postings.get(r.term);
+      if (!list) postings.set(r.term, (list = []));
+      list.push([r.doc, r.f, r.len, r.project]);
+    }
+  }
   return { through, postings };
 }
 
@@ -81,18 +88,37 @@ export function writeBlocksStatements(
       rows.push([term, block, part[0]!.impact * (1 + 1e-12), JSON.stringify(part.map((p) => p.entry))]);
     }
   }
+  // The rows go in statements of at most WRITE_CHARS of JSON each (D1 binds 2 MB a value at most).
+  const groups: string[][] = [[]];
+  let chars = 0;
+  for (const row of rows.map((r) => JSON.stringify(r))) {
+    if (groups.at(-1)!.length > 0 && chars + row.length > WRITE_CHARS) {
+      groups.push([]);
+      chars = 0;
+    }
+    groups.at(-1)!.push(row);
+    chars += row.length + 1;
+  }
   return [
     d1
       .prepare("DELETE FROM keyword_blocks WHERE tenant_id = ?1 AND term IN (SELECT value FROM json_each(?2))")
       .bind(tenantId, JSON.stringify(terms)),
-    d1
-      .prepare(
-        `INSERT INTO keyword_blocks (tenant_id, term, block, max_impact, avgdl, through, entries)
-         SELECT ?1, j.value ->> 0, j.value ->> 1, j.value ->> 2, ?3, ?4, j.value ->> 3 FROM json_each(?2) j`,
-      )
-      .bind(tenantId, JSON.stringify(rows), avgdl, built.through),
+    ...groups
+      .filter((g) => g.length > 0)
+      .map((g) => `[${g.join(",")}]`)
+      .map((json) =>
+        d1
+          .prepare(
+            `INSERT INTO keyword_blocks (tenant_id, term, block, max_impact, avgdl, through, entries)
+           SELECT ?1, j.value ->> 0, j.value ->> 1, j.value ->> 2, ?3, ?4, j.value ->> 3 FROM json_each(?2) j`,
+          )
+          .bind(tenantId, json, avgdl, built.through),
+      ),
   ];
 }
+
+/** JSON characters a statement of blocks binds at most (D1's limit is 2,000,000 bytes a value; entries are ASCII or near). */
+const WRITE_CHARS = 1_000_000;
 
 /** A word's flush: its tail as block `block` (the next below its last), read by MATCH from `through` on. */
 export interface Flush {

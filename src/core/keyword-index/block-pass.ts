@@ -2,7 +2,7 @@ import { remainingQueries } from "../../db/invocation-queries";
 import { type KeywordMarks, readKeywordMarks, writeKeywordMarks } from "../../db/pass-marks";
 import { keywordCode } from "../../shared/fts-text";
 import { type Flush, flushStatement, readPostings, writeBlocksStatements } from "./block-build";
-import { BLOCK_TERM_DF, FLUSHES_MAX, flushAt, LAST_CHUNK_ID, RANGE_END, termMatch } from "./blocks";
+import { BLOCK_SIZE, BLOCK_TERM_DF, FLUSHES_MAX, flushAt, LAST_CHUNK_ID, RANGE_END, termMatch } from "./blocks";
 import { unkeyedTerms } from "./term-freqs";
 
 /**
@@ -24,10 +24,10 @@ const FIRST_TERMS = 100;
 /** Postings the full builds of one pass read at most (one word past it still goes, so none waits for ever). */
 const BUILD_POSTINGS = 60_000;
 /**
- * Queries a tenant's share of a pass takes at most: its look, its builds' postings, then a batch of their blocks (two),
- * the flushes and the records.
+ * Queries a tenant's share of a pass takes at most: its look, its builds' postings, then a batch of their blocks (the
+ * deletion and up to four statements of blocks for BUILD_POSTINGS), the flushes and the records.
  */
-const QUERIES_PER_TENANT = 7;
+const QUERIES_PER_TENANT = 9;
 
 type Tenant = { code: string; avgdl: number };
 type Work = { built: number; left: boolean; postings: number };
@@ -186,7 +186,8 @@ async function lookAtWords(
     } else if (blocks && s.tail !== null && s.tail >= flushAt(s.top! + 1)) {
       const match = termMatch(s.term);
       const bottom = Math.min(s.bottom!, 0);
-      if (match === null || -bottom >= FLUSHES_MAX) {
+      // A tail longer than a block (the pass fell behind) is built in full: one flush's row is one value.
+      if (match === null || -bottom >= FLUSHES_MAX || s.tail > BLOCK_SIZE) {
         work.postings += s.df ?? 0;
         builds.push(s.term);
       } else

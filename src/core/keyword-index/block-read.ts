@@ -66,17 +66,22 @@ export interface BlocksRead {
   unserved: boolean;
 }
 
-type Packed = {
-  blocks: string;
-  tail: string;
-  dfs: string;
-  changed: string;
-  n: number;
-  avgdl: number;
-  unserved: number;
+/**
+ * A row of the first trip's answer: `kind` s (the tenant's totals and whether the blocks serve it), d (a word's chunk
+ * count), b (a block), t (a tail posting), g (a changed chunk). Rows, not one packed value: a word's blocks and a long
+ * tail (a word not built yet) would pass D1's 2 MB a value.
+ */
+export type BlocksRow = {
+  kind: "s" | "d" | "b" | "t" | "g";
+  i: number | null;
+  a: number | null;
+  b: number | null;
+  c: number | null;
+  d: number | string | null;
+  e: string | null;
 };
 
-/** The first trip's statement; read its row with `parseBlocksRead`. */
+/** The first trip's statement; read its rows with `parseBlocksRead`. */
 export function blocksStatement(scope: TenantScope, terms: BlockTerm[], blocksRead = BLOCKS_READ): D1PreparedStatement {
   const words = [...new Map(terms.map((t) => [t.term, t])).values()];
   const json = JSON.stringify(words.map((t) => [t.term, t.match, t.key]));
@@ -86,13 +91,9 @@ export function blocksStatement(scope: TenantScope, terms: BlockTerm[], blocksRe
        t(i, term, match, bare, tagged) AS MATERIALIZED (
          SELECT j.key, j.value ->> 0, j.value ->> 1, ' ' || (j.value ->> 2) || ' ', ' ' || (j.value ->> 2) || ':' FROM json_each(?1) j
        ),
-       -- Where each word's blocks end: the newest flush (the lowest block) or the full build, two seeks.
+       -- Where each word's blocks end: the newest flush (the lowest block) or the full build.
        e(i, bottom) AS MATERIALIZED (
          SELECT t.i, (SELECT MIN(block) FROM keyword_blocks k WHERE k.tenant_id = ?2 AND k.term = t.term) FROM t
-       ),
-       b(i, block, max_impact, avgdl, through, entries) AS MATERIALIZED (
-         SELECT t.i, k.block, k.max_impact, k.avgdl, k.through, CASE WHEN k.block < ?3 THEN k.entries END
-         FROM t CROSS JOIN keyword_blocks k WHERE k.tenant_id = ?2 AND k.term = t.term AND k.block <= ?3
        ),
        g(chunk_id) AS MATERIALIZED (SELECT DISTINCT chunk_id FROM keyword_block_changes WHERE tenant_id = ?2),
        -- The tail: a word's chunks after its blocks' last, in the shard's range; every chunk of a word without blocks.
@@ -104,57 +105,56 @@ export function blocksStatement(scope: TenantScope, terms: BlockTerm[], blocksRe
          UNION
          SELECT t.i, g.chunk_id, t.bare, t.tagged FROM t CROSS JOIN g
        )
-       SELECT
-         (SELECT json_group_array(json_array(i, block, max_impact, avgdl, through, entries)) FROM b) AS blocks,
-         (SELECT json_group_array(json_array(i, doc, f, len, project)) FROM (
-            SELECT x.i, x.doc, ${forwardFreqSql("c.term_freqs", "x.bare", "x.tagged")} AS f, c.fts_tokens AS len, c.project
-            FROM x CROSS JOIN chunks c WHERE c.id = x.doc AND c.tenant_id = ?2)
-          WHERE f IS NOT NULL) AS tail,
-         (SELECT json_group_array(json_array(t.i, (SELECT r.doc FROM chunks_fts_row r WHERE r.term = t.term))) FROM t) AS dfs,
-         (SELECT json_group_array(chunk_id) FROM g) AS changed,
-         n, avgdl,
+       SELECT 's' AS kind, NULL AS i, n AS a, avgdl AS b,
          EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ?2 AND fts_tokens IS NULL)
            OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ?2 AND term_freqs IS NULL)
-           OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ?2 AND keyword_version IS NULL) AS unserved
-       FROM keyword_totals`,
+           OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ?2 AND keyword_version IS NULL) AS c, NULL AS d, NULL AS e
+       FROM keyword_totals
+       UNION ALL
+       SELECT 'd', t.i, (SELECT r.doc FROM chunks_fts_row r WHERE r.term = t.term), NULL, NULL, NULL, NULL FROM t
+       UNION ALL
+       SELECT 'b', t.i, k.block, k.max_impact, k.avgdl, k.through, CASE WHEN k.block < ?3 THEN k.entries END
+       FROM t CROSS JOIN keyword_blocks k WHERE k.tenant_id = ?2 AND k.term = t.term AND k.block <= ?3
+       UNION ALL
+       SELECT 't', i, doc, f, len, project, NULL FROM (
+         SELECT x.i, x.doc, ${forwardFreqSql("c.term_freqs", "x.bare", "x.tagged")} AS f, c.fts_tokens AS len, c.project
+         FROM x CROSS JOIN chunks c WHERE c.id = x.doc AND c.tenant_id = ?2)
+       WHERE f IS NOT NULL
+       UNION ALL
+       SELECT 'g', NULL, chunk_id, NULL, NULL, NULL, NULL FROM g`,
     )
     .bind(json, scope.tenantId, blocksRead);
 }
 
 /** The first trip's answer, by stored term (the order of `blocksStatement`'s words). */
-export function parseBlocksRead(row: Packed, terms: BlockTerm[]): BlocksRead {
+export function parseBlocksRead(rows: BlocksRow[], terms: BlockTerm[]): BlocksRead {
   const words = [...new Map(terms.map((t) => [t.term, t])).values()];
-  const changed = new Set(JSON.parse(row.changed) as number[]);
+  const totals = rows.find((r) => r.kind === "s")!;
+  const avgdl = totals.b!;
+  const changed = new Set(rows.flatMap((r) => (r.kind === "g" ? [r.a!] : [])));
   const reads: WordRead[] = words.map(() => ({
     df: null,
     postings: new Map(),
     next: null,
     bound: 0,
-    avgdl: row.avgdl,
+    avgdl,
     built: null,
   }));
-  for (const [i, df] of JSON.parse(row.dfs) as [number, number | null][]) reads[i]!.df = df;
-  const blocks = JSON.parse(row.blocks) as [number, number, number, number, number, string | null][];
-  for (const [i, block, maxImpact, avgdl, through, entries] of blocks) {
-    const read = reads[i]!;
-    if (block >= 0) [read.avgdl, read.built] = [avgdl, through];
-    if (entries === null) [read.next, read.bound] = [block, maxImpact];
-    else addEntries(read, decodeEntries(entries), changed);
+  for (const row of rows) {
+    const read = row.i === null ? null : reads[row.i]!;
+    if (row.kind === "d") read!.df = row.a;
+    else if (row.kind === "b") {
+      if (row.a! >= 0) [read!.avgdl, read!.built] = [row.c!, row.d as number];
+      if (row.e === null) [read!.next, read!.bound] = [row.a, row.b!];
+      else addEntries(read!, decodeEntries(row.e), changed);
+    } else if (row.kind === "t") read!.postings.set(row.a!, { f: row.b!, len: row.c, project: row.d as string | null });
   }
-  for (const [i, doc, f, len, project] of JSON.parse(row.tail) as [
-    number,
-    number,
-    number,
-    number | null,
-    string | null,
-  ][])
-    reads[i]!.postings.set(doc, { f, len, project });
   return {
     words: new Map(words.map((t, i) => [t.term, reads[i]!])),
-    n: row.n,
-    avgdl: row.avgdl,
+    n: totals.a!,
+    avgdl,
     changed,
-    unserved: row.unserved === 1,
+    unserved: totals.c === 1,
   };
 }
 

@@ -4,6 +4,7 @@ import { type BlockPlan, exactScores, rankBlocks } from "./block-rank";
 import {
   addEntries,
   type BlocksRead,
+  type BlocksRow,
   type BlockTerm,
   blocksStatement,
   moreBlocksStatement,
@@ -23,9 +24,8 @@ import type { KeywordRow, TimedRow } from "./lists";
 
 /** The first trip; null where the tenant has chunks the blocks cannot serve. */
 async function readBlocks(scope: TenantScope, terms: BlockTerm[], blocksRead?: number): Promise<BlocksRead | null> {
-  const row = await blocksStatement(scope, terms, blocksRead).first<Parameters<typeof parseBlocksRead>[0]>();
-  if (!row) return null;
-  const read = parseBlocksRead(row, terms);
+  const { results } = await blocksStatement(scope, terms, blocksRead).all<BlocksRow>();
+  const read = parseBlocksRead(results, terms);
   return read.unserved ? null : read;
 }
 
@@ -67,8 +67,15 @@ async function complete(scope: TenantScope, read: BlocksRead): Promise<BlocksRea
 export interface PendingList {
   walk: D1PreparedStatement;
   expected: number[];
-  finish(result: D1Result<SearchRow & { rank: number }>): KeywordRow[];
+  /** The list from the walk's answer; null where the walk ran out of the chunks it was given (read every posting). */
+  finish(result: D1Result<SearchRow & { rank: number }>): KeywordRow[] | null;
 }
+
+/**
+ * Chunk ids a walk is given at most (their JSON under D1's 2 MB a value): a walk that runs out of them before the pool
+ * is full leaves the search to read every posting.
+ */
+const WALK_IDS = 60_000;
 
 /**
  * The keyword list of a query's words (`terms`, blockTerms) through the filters, from its first trip: the list, or
@@ -93,14 +100,17 @@ export async function planBlockList(
   if (plan.kind === "more") return null;
   if (plan.kind === "exact") {
     if (plan.order.length === 0) return [];
-    const { scores, info } = plan;
+    const { scores, info, order } = plan;
+    const given = order.slice(0, WALK_IDS);
     return {
-      walk: walkStatement(scope, plan.order, filters, pool),
-      expected: plan.order.slice(0, pool),
-      finish: (result) => walkedRows(result.results, scores, info),
+      walk: walkStatement(scope, given, filters, pool),
+      expected: order.slice(0, pool),
+      finish: (result) =>
+        result.results.length < pool && given.length < order.length ? null : walkedRows(result.results, scores, info),
     };
   }
   // Every chunk that may reach the pool is read, and scored from its forward index where a word's part is unknown.
+  if (plan.order.length > WALK_IDS) return null;
   const { results } = await walkStatement(scope, plan.order, filters, plan.order.length).all<
     SearchRow & { rank: number }
   >();
@@ -140,6 +150,8 @@ export async function blockTimedRows(
   const terms = rankBlocks(read, lists.terms, projects, pool);
   const plain = lists.plain ? rankBlocks(read, lists.plain, projects, pool) : null;
   if (terms.kind !== "exact" || (plain && plain.kind !== "exact")) return null;
+  // Its walk through the time may go through every chunk found: it is given them all, or reads every posting instead.
+  if (terms.order.length > WALK_IDS || (plain?.kind === "exact" && plain.order.length > WALK_IDS)) return null;
   const { results } = await timedWalkStatement(
     scope,
     { terms: terms.order, plain: plain?.order ?? null },

@@ -34,8 +34,11 @@ export function flushAt(blocks: number): number {
   return Math.max(FLUSH_AT, 2 * blocks);
 }
 
-/** An entry: chunk id, frequency (content 1, context 0.5), the chunk's length (fts_tokens) and its project. */
-export type BlockEntry = [number, number, number, string | null];
+/**
+ * An entry: chunk id, frequency (content 1, context 0.5), the chunk's length (fts_tokens; null for a row indexed before
+ * tenant terms, which the blocks never serve) and its project.
+ */
+export type BlockEntry = [number, number, number | null, string | null];
 
 export function decodeEntries(entries: string): BlockEntry[] {
   return JSON.parse(entries) as BlockEntry[];

@@ -17,7 +17,7 @@ import { rowStatedTimes, statedMatch } from "./stated-times";
 /** The keyword list, or, where its walk is still to run, the walk (search.ts runs it with its second trip). */
 export type KeywordCandidates = { textQuery: string } & (
   | { rows: KeywordRow[]; pending?: undefined }
-  | { rows?: undefined; pending: PendingList }
+  | { rows?: undefined; pending: PendingList; readAll: () => Promise<KeywordRow[]> }
 );
 
 /** The keyword hits' chunk ids: the list's, or those its walk is expected to give. */
@@ -44,14 +44,15 @@ export async function keywordCandidates(
   // Posting blocks serve most searches (keyword-index/block-search.ts); where they cannot, every posting is read.
   const blocks = blockTerms(scope.tenantId, query);
   if (!named) {
+    const plain = keywordQueryTerms(scope.tenantId, query);
+    const readAll = async () =>
+      plain === null ? [] : (await keywordStatement(scope, plain, filters, pool).all<KeywordRow>()).results;
     const listed = blocks && (await planBlockList(scope, blocks, filters, pool));
     if (listed)
-      return Array.isArray(listed) ? { rows: listed, textQuery: query } : { pending: listed, textQuery: query };
-    const plain = keywordQueryTerms(scope.tenantId, query);
-    return {
-      rows: plain === null ? [] : (await keywordStatement(scope, plain, filters, pool).all<KeywordRow>()).results,
-      textQuery: query,
-    };
+      return Array.isArray(listed)
+        ? { rows: listed, textQuery: query }
+        : { pending: listed, readAll, textQuery: query };
+    return { rows: await readAll(), textQuery: query };
   }
   const textQuery = withoutTimeWords(query, named);
   const terms = keywordQueryTerms(scope.tenantId, textQuery);

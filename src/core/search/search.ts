@@ -180,7 +180,8 @@ export async function searchChunks(
         filters,
       )
     : null;
-  const keywordRows = ahead?.rows ?? keyword.rows ?? [];
+  // A walk that ran out of the chunks it was given: every posting is read after all (a trip more).
+  const keywordRows = keyword.pending ? (ahead!.rows ?? (await keyword.readAll())) : keyword.rows;
   keywordRows.forEach((row, rank) =>
     Object.assign(candidate(row), {
       bm25: row.bm25,

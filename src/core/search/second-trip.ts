@@ -53,9 +53,9 @@ export async function secondTrip(scope: TenantScope, request: TripRequest, filte
   return read(await allInOneTrip<unknown>(scope.d1, statements));
 }
 
-/** A trip made ahead with a keyword list's walk: the list, and the trip with what it was asked. */
+/** A trip made ahead with a keyword list's walk: the list (null: read it in full instead), and the trip with what it was asked. */
 export interface TripAhead {
-  rows: KeywordRow[];
+  rows: KeywordRow[] | null;
   request: TripRequest;
   trip: Trip;
 }
