@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { UnitMeter } from "../src/billable-units";
 import { refreshPostingBlocks } from "../src/core/keyword-index/block-pass";
 import { blockTerms } from "../src/core/keyword-index/block-read";
-import { blockList } from "../src/core/keyword-index/block-search";
+import { blockList, planBlockList } from "../src/core/keyword-index/block-search";
 import { BLOCK_SIZE, BLOCK_TERM_DF, type BlockEntry, decodeEntries, FLUSH_AT } from "../src/core/keyword-index/blocks";
 import { saturated } from "../src/core/keyword-index/bm25";
 import { type KeywordRow, keywordStatement } from "../src/core/keyword-index/lists";
@@ -190,6 +190,13 @@ describe("posting blocks", () => {
       }
     // A pool past the first block's chunks cannot be certified from it: the rest is read (a third trip).
     expect((await blocked("harbour", ACTIVE, 600, 1)).trips).toBe(3);
+    // Certified by the bound, the walk is left to run with search's second trip, for the hits the parts known expect.
+    const scope = tenantScope(t.db, t.tenantId);
+    const pending = await planBlockList(scope, blockTerms(t.tenantId, "quillwort harbour")!, ACTIVE, 20, 1);
+    if (pending === null || Array.isArray(pending)) throw new Error("expected a walk still to run");
+    const rows = pending.finish(await pending.walk.all());
+    expectSame(rows, (await exact("quillwort harbour", ACTIVE, 20)).rows);
+    expect(new Set(pending.expected)).toEqual(new Set(rows!.map((r) => r.chunk_id)));
   });
 
   it("find chunks written since the blocks (the tail), and a flush takes them in once there are enough", async () => {

@@ -60,9 +60,10 @@ async function complete(scope: TenantScope, read: BlocksRead): Promise<BlocksRea
 }
 
 /**
- * A keyword list whose walk is still to run: the chunks it gives where none of the first `pool` of its order is
- * filtered out (`expected`, best first), so the caller can run the walk beside reads that depend on them, and read
- * the walk's answer with `finish`.
+ * A keyword list whose walk is still to run: the chunks it is expected to give (`expected`, best first: where every
+ * word was read in full, the first `pool` of its order, which it gives unless the filters leave one out; else the best
+ * by the parts known), so the caller can run the walk beside reads that depend on them, and read the walk's answer
+ * with `finish`.
  */
 export interface PendingList {
   walk: D1PreparedStatement;
@@ -109,13 +110,19 @@ export async function planBlockList(
         result.results.length < pool && given.length < order.length ? null : walkedRows(result.results, scores, info),
     };
   }
-  // Every chunk that may reach the pool is read, and scored from its forward index where a word's part is unknown.
+  // Every chunk that may reach the pool is read, and scored from its forward index where a word's part is unknown; the
+  // hits expected are the best by the parts known.
   if (plan.order.length > WALK_IDS) return null;
-  const { results } = await walkStatement(scope, plan.order, filters, plan.order.length).all<
-    SearchRow & { rank: number }
-  >();
-  const exact = exactScores(plan, results, read.avgdl, pool);
-  return exact ? walkedRows(results, exact, plan.info).slice(0, pool) : null;
+  const bounded = plan;
+  const known = (doc: number) => bounded.scores.get(doc) ?? 0;
+  return {
+    walk: walkStatement(scope, plan.order, filters, plan.order.length),
+    expected: [...plan.order].sort((a, b) => known(b) - known(a) || a - b).slice(0, pool),
+    finish: (result) => {
+      const exact = exactScores(bounded, result.results, read.avgdl, pool);
+      return exact ? walkedRows(result.results, exact, bounded.info).slice(0, pool) : null;
+    },
+  };
 }
 
 /** The keyword list from posting blocks, its walk run at once; null: read every posting instead. */
