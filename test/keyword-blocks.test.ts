@@ -196,7 +196,8 @@ describe("posting blocks", () => {
     if (pending === null || Array.isArray(pending)) throw new Error("expected a walk still to run");
     const rows = pending.finish(await pending.walk.all());
     expectSame(rows, (await exact("quillwort harbour", ACTIVE, 20)).rows);
-    expect(new Set(pending.expected)).toEqual(new Set(rows!.map((r) => r.chunk_id)));
+    const expected = new Set(pending.expected);
+    expect(rows!.every((r) => expected.has(r.chunk_id))).toBe(true);
   });
 
   it("find chunks written since the blocks (the tail), and a flush takes them in once there are enough", async () => {

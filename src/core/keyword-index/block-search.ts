@@ -60,10 +60,10 @@ async function complete(scope: TenantScope, read: BlocksRead): Promise<BlocksRea
 }
 
 /**
- * A keyword list whose walk is still to run: the chunks it is expected to give (`expected`, best first: where every
- * word was read in full, the first `pool` of its order, which it gives unless the filters leave one out; else the best
- * by the parts known), so the caller can run the walk beside reads that depend on them, and read the walk's answer
- * with `finish`.
+ * A keyword list whose walk is still to run: the chunks it may give (`expected`, best first: where every word was read
+ * in full, the first `pool` of its order, which it gives unless the filters leave one out; else every chunk that may
+ * reach the pool, by the parts known, whose rows the walk reads), so the caller can run the walk beside reads that
+ * depend on them, and read the walk's answer with `finish`.
  */
 export interface PendingList {
   walk: D1PreparedStatement;
@@ -117,7 +117,7 @@ export async function planBlockList(
   const known = (doc: number) => bounded.scores.get(doc) ?? 0;
   return {
     walk: walkStatement(scope, plan.order, filters, plan.order.length),
-    expected: [...plan.order].sort((a, b) => known(b) - known(a) || a - b).slice(0, pool),
+    expected: [...plan.order].sort((a, b) => known(b) - known(a) || a - b),
     finish: (result) => {
       const exact = exactScores(bounded, result.results, read.avgdl, pool);
       return exact ? walkedRows(result.results, exact, bounded.info).slice(0, pool) : null;

@@ -86,12 +86,14 @@ export interface ExpansionRead {
   statement: D1PreparedStatement;
   /**
    * `candidates`: every first hit's row (feedback scores them with the chunks around); `feedbackFrom`, with
-   * `feedbackChunks`, the best hits' text (null: a word's count was not read).
+   * `feedbackChunks`, the best hits' text (null: a word's count was not read); `held`, rows the caller read beside the
+   * statement of chunks it named first hits that are not (a trip made ahead for more hits than came).
    */
   read(
     result: D1Result<unknown>,
-    candidates: Iterable<FeedbackChunk>,
+    candidates: Iterable<FeedbackChunk & { chunk_id: number }>,
     feedbackFrom?: { content: string; score: number }[],
+    held?: Map<number, SearchRow>,
   ): Expansion | null;
 }
 
@@ -135,7 +137,7 @@ export function expansionRead(scope: TenantScope, request: ExpansionRequest): Ex
     );
   return {
     statement,
-    read(result, candidates, feedbackFrom) {
+    read(result, candidates, feedbackFrom, held) {
       const out = emptyExpansion();
       const packed = result.results[0] as PackedExpansion | undefined;
       if (!packed) return out;
@@ -148,6 +150,14 @@ export function expansionRead(scope: TenantScope, request: ExpansionRequest): Ex
         const row = searchRowFromJson(values);
         out.rows.set(row.chunk_id, row);
       }
+      const first = [...candidates];
+      if (held) {
+        const firstIds = new Set(first.map((c) => c.chunk_id));
+        for (const { chunkId } of [...out.neighbours, ...out.links]) {
+          const row = held.get(chunkId);
+          if (row && !firstIds.has(chunkId) && !out.rows.has(chunkId)) out.rows.set(chunkId, row);
+        }
+      }
       // Feedback scores the first hits and the chunks around them: every kept word occurs, so the whole query is known.
       let kept = words;
       const dfs: (number | null)[] = words.map(() => null);
@@ -159,7 +169,7 @@ export function expansionRead(scope: TenantScope, request: ExpansionRequest): Ex
           dfs[i] = counts[word.key]!;
         }
       } else for (const [index, df] of JSON.parse(packed.dfs) as [number, number | null][]) dfs[index] = df;
-      const feedback = feedbackScores(scope.tenantId, kept, dfs, packed, [...candidates, ...out.rows.values()]);
+      const feedback = feedbackScores(scope.tenantId, kept, dfs, packed, [...first, ...out.rows.values()]);
       for (const [chunkId, bm25] of feedback.scores)
         out.feedback.set(chunkId, { bm25, known: feedback.known, known_share: 1 });
       return out;

@@ -27,12 +27,20 @@ export interface Trip {
   vectorRows: Map<number, SearchRow>;
   /** The expansion read, given the first hits' rows (and the best hits' text where it was read ahead); null: none. */
   expansion:
-    | ((candidates: Iterable<FeedbackChunk>, feedbackFrom: { content: string; score: number }[]) => Expansion | null)
+    | ((
+        candidates: Iterable<FeedbackChunk & { chunk_id: number }>,
+        feedbackFrom: { content: string; score: number }[],
+      ) => Expansion | null)
     | null;
 }
 
 /** The statements of a trip, and how to read their answers. */
-function tripStatements(scope: TenantScope, request: TripRequest, filters: SearchFilters) {
+function tripStatements(
+  scope: TenantScope,
+  request: TripRequest,
+  filters: SearchFilters,
+  held?: Map<number, SearchRow>,
+) {
   const unread = request.unread.length === 0 ? null : vectorRowsStatement(scope, request.unread, filters);
   const around: ExpansionRead | null = request.expansion ? expansionRead(scope, request.expansion) : null;
   const statements = [unread, around?.statement].filter((s): s is D1PreparedStatement => !!s);
@@ -41,7 +49,7 @@ function tripStatements(scope: TenantScope, request: TripRequest, filters: Searc
     const last = results.at(-1)!;
     return {
       vectorRows,
-      expansion: around ? (candidates, feedbackFrom) => around.read(last, candidates, feedbackFrom) : null,
+      expansion: around ? (candidates, feedbackFrom) => around.read(last, candidates, feedbackFrom, held) : null,
     };
   };
   return { statements, read };
@@ -53,7 +61,11 @@ export async function secondTrip(scope: TenantScope, request: TripRequest, filte
   return read(await allInOneTrip<unknown>(scope.d1, statements));
 }
 
-/** A trip made ahead with a keyword list's walk: the list (null: read it in full instead), and the trip with what it was asked. */
+/**
+ * A trip made ahead with a keyword list's walk: the list (null: read it in full instead), and the trip with what it was
+ * asked; its vector rows hold those of vector hits the walk gave but the list did not keep, and its expansion the rows
+ * of chunks around named first hits that are not.
+ */
 export interface TripAhead {
   rows: KeywordRow[] | null;
   request: TripRequest;
@@ -67,24 +79,34 @@ export async function walkWithTrip(
   request: TripRequest,
   filters: SearchFilters,
 ): Promise<TripAhead> {
-  const { statements, read } = tripStatements(scope, request, filters);
+  const held = new Map<number, SearchRow>();
+  const { statements, read } = tripStatements(scope, request, filters, held);
   const [walked, ...rest] = await scope.d1.batch<unknown>([pending.walk, ...statements]);
-  return { rows: pending.finish(walked as never), request, trip: read(rest) };
+  for (const row of walked!.results as SearchRow[]) held.set(row.chunk_id, row);
+  const trip = read(rest);
+  for (const [id, row] of trip.vectorRows) held.set(id, row);
+  for (const id of pending.expected) {
+    const row = held.get(id);
+    if (row && !trip.vectorRows.has(id)) trip.vectorRows.set(id, row);
+  }
+  return { rows: pending.finish(walked as never), request, trip };
 }
 
 /**
- * Whether a trip made ahead holds what `needed` asks: the same vector rows, the same first hits, every source among
- * its sources (its extra ones are left out by narrowExpansion), and the expansion's other settings alike.
+ * Whether a trip made ahead holds what `needed` asks: every vector row it needs (read beside, or given by the walk),
+ * every first hit among its first hits and every source among its sources (extra ones are left out by
+ * narrowExpansion, and the rows of chunks around them came with the walk), and the expansion's other settings alike.
  */
 export function holds(ahead: TripRequest, needed: TripRequest): boolean {
-  const same = (a: number[], b: number[]) => a.length === b.length && new Set([...a, ...b]).size === a.length;
-  if (!same(ahead.unread, needed.unread)) return false;
+  const firstHits = new Set(ahead.expansion?.firstHits ?? []);
+  const unread = new Set(ahead.unread);
+  if (!needed.unread.every((id) => unread.has(id) || firstHits.has(id))) return false;
   const a = ahead.expansion;
   const b = needed.expansion;
   if (!a || !b) return a === b;
   const sources = new Set(a.sources.map((s) => (typeof s === "number" ? s : s.chunk_id)));
   return (
-    same(a.firstHits, b.firstHits) &&
+    b.firstHits.every((id) => firstHits.has(id)) &&
     b.sources.every((s) => sources.has(typeof s === "number" ? s : s.chunk_id)) &&
     a.query === b.query &&
     a.neighbours === b.neighbours &&
