@@ -10,9 +10,10 @@ import { forwardFreqSql } from "./term-freqs";
 /**
  * Words' blocks anew from the index: their postings read (`readPostings`), ordered by impact and cut into blocks here,
  * then written in one batch with the deletion of their old rows (a transaction: a search sees the old blocks or the
- * new). A word whose MATCH is exact (termMatch) is read by MATCH, its frequencies from the chunks' forward index, two
- * rows a posting; another through chunks_fts_instance, summed per chunk, about four. Cutting the blocks in SQL (a
- * window over the postings, then a group per block) read four rows a posting more.
+ * new). A word whose MATCH is exact (termMatch) is read by MATCH, its frequencies from the chunks' forward index;
+ * another through chunks_fts_instance, summed per chunk, which reads each occurrence and sums them. The blocks are cut
+ * here, not in SQL: a window over the postings and a group per block read every posting again, several times
+ * (docs/benchmarks.md, posting blocks).
  */
 export interface Built {
   /** The shard's last chunk id when the postings were read: the blocks' `through`. */
