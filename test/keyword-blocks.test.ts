@@ -7,6 +7,7 @@ import { blockTerms } from "../src/core/keyword-index/block-read";
 import { blockList, planBlockList } from "../src/core/keyword-index/block-search";
 import { BLOCK_SIZE, BLOCK_TERM_DF, type BlockEntry, decodeEntries, FLUSH_AT } from "../src/core/keyword-index/blocks";
 import { saturated } from "../src/core/keyword-index/bm25";
+import { rewriteChunkContexts } from "../src/core/keyword-index/indexing";
 import { type KeywordRow, keywordStatement } from "../src/core/keyword-index/lists";
 import { keywordQueryTerms } from "../src/core/keyword-index/scores";
 import type { SearchFilters } from "../src/core/search/search-rows";
@@ -248,6 +249,29 @@ describe("posting blocks", () => {
       .all<{ entries: string }>();
     expect(left.results.flatMap((b) => decodeEntries(b.entries).map((e) => e[0]))).not.toContain(top[0]!.chunk_id);
     for (const query of QUERIES) expectSame((await blocked(query)).rows, (await exact(query)).rows);
+  });
+
+  it("score a chunk given a new context from its row until its words are built anew", async () => {
+    const target = (await exact("harbour")).rows[5]!;
+    const scope = tenantScope(t.db, t.tenantId);
+    const row = (await t.db
+      .prepare("SELECT id, content, fts_tokens FROM chunks WHERE id = ?")
+      .bind(target.chunk_id)
+      .first<{ id: number; content: string; fts_tokens: number }>())!;
+    // The context (the second column) now names a lighthouse and the harbour again: its frequency and length move.
+    await t.db.batch(
+      rewriteChunkContexts(scope, [
+        { id: row.id, content: row.content, context: "lighthouse harbour", ftsTokens: row.fts_tokens },
+      ]),
+    );
+    expect(
+      await t.db.prepare("SELECT COUNT(*) AS n FROM keyword_block_changes WHERE chunk_id = ?").bind(row.id).first("n"),
+    ).toBe(1);
+    for (const query of [...QUERIES, "lighthouse harbour"])
+      expectSame((await blocked(query)).rows, (await exact(query)).rows);
+    await passes();
+    for (const query of [...QUERIES, "lighthouse harbour"])
+      expectSame((await blocked(query)).rows, (await exact(query)).rows);
   });
 
   it("are the tenant's own: another tenant's same words neither read nor counted", async () => {
