@@ -4,11 +4,17 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { UnitMeter } from "../src/billable-units";
 import { refreshPostingBlocks } from "../src/core/keyword-index/block-pass";
 import { blockTerms } from "../src/core/keyword-index/block-read";
-import { blockList, planBlockList } from "../src/core/keyword-index/block-search";
+import { blockList, blockTimedRows, planBlockList } from "../src/core/keyword-index/block-search";
 import { BLOCK_SIZE, BLOCK_TERM_DF, type BlockEntry, decodeEntries, FLUSH_AT } from "../src/core/keyword-index/blocks";
 import { saturated } from "../src/core/keyword-index/bm25";
 import { rewriteChunkContexts } from "../src/core/keyword-index/indexing";
-import { type KeywordRow, keywordStatement } from "../src/core/keyword-index/lists";
+import {
+  type KeywordRow,
+  keywordStatement,
+  type TimedRow,
+  timedKeywordStatement,
+  timedLists,
+} from "../src/core/keyword-index/lists";
 import { keywordQueryTerms } from "../src/core/keyword-index/scores";
 import type { SearchFilters } from "../src/core/search/search-rows";
 import { meteredD1 } from "../src/db/metered-d1";
@@ -177,6 +183,46 @@ describe("posting blocks", () => {
     for (const projects of [["berths"], ["default"], ["berths", "default"], ["elsewhere"]]) {
       const filters = { ...ACTIVE, projects };
       for (const query of QUERIES) expectSame((await blocked(query, filters)).rows, (await exact(query, filters)).rows);
+    }
+  });
+
+  it("give a query naming a time the same lists as the statement over every posting", async () => {
+    const scope = tenantScope(t.db, t.tenantId);
+    const times = (await t.db
+      .prepare("SELECT MIN(created_at) AS first, MAX(created_at) AS last FROM items WHERE tenant_id = ?")
+      .bind(t.tenantId)
+      .first<{ first: number; last: number }>())!;
+    // The time: the later half of what was written, then a time nothing was written in.
+    for (const [from, to] of [
+      [Math.floor((times.first + times.last) / 2), times.last],
+      [times.last + 1, times.last + 1000],
+    ] as const) {
+      const during = { ...ACTIVE, createdAfter: from, createdBefore: to };
+      for (const [text, whole] of [
+        ["harbour wall", "harbour wall yesterday"],
+        ["quillwort", null],
+      ] as const) {
+        const lists = { terms: blockTerms(t.tenantId, text)!, plain: whole ? blockTerms(t.tenantId, whole)! : null };
+        const rows = await blockTimedRows(scope, lists, ACTIVE, during, 100);
+        const reference = (
+          await timedKeywordStatement(
+            scope,
+            {
+              terms: keywordQueryTerms(t.tenantId, text)!,
+              plain: whole ? keywordQueryTerms(t.tenantId, whole)! : null,
+            },
+            ACTIVE,
+            during,
+            100,
+          ).all<TimedRow>()
+        ).results;
+        const got = timedLists(rows!, whole !== null);
+        const want = timedLists(reference, whole !== null);
+        expectSame(got.all, want.all);
+        expectSame(got.thenExtra, want.thenExtra);
+        expect(got.thenFound).toBe(want.thenFound);
+        if (want.unchanged) expectSame(got.unchanged, want.unchanged);
+      }
     }
   });
 
