@@ -99,8 +99,11 @@ export const items = sqliteTable(
     index("items_tenant_conversation")
       .on(t.tenantId, t.conversationId, t.position)
       .where(sql`conversation_id IS NOT NULL`),
-    index("items_pending_embed").on(t.createdAt).where(sql`embedded_at IS NULL`),
-    index("items_pending_link").on(t.createdAt).where(sql`linked_at IS NULL`),
+    // One index for both waits, since an item is embedded before it is linked: a new item enters one index, not two, and
+    // its embedding (a column the index does not name) leaves it untouched. A query for the unembedded names
+    // `linked_at IS NULL` too, so SQLite knows the index holds them. Where auto-linking is off, embedding marks an item
+    // linked as well (embedding.ts).
+    index("items_unlinked").on(t.createdAt).where(sql`linked_at IS NULL`),
     index("items_tenant_task").on(t.tenantId, t.project, t.taskId).where(sql`task_id IS NOT NULL`),
     // Dedupe: identical content in one project is one item (messages excepted: "ok" twice is two turns),
     // among current items of one key (or of none): a fact may return to a value it had before.

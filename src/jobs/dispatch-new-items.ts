@@ -51,7 +51,7 @@ export async function dispatchNewItems(jobs: JobQueue, d1: D1Database, marks: Ke
 async function firstCursor(d1: D1Database): Promise<number> {
   const row = await d1
     .prepare(
-      `SELECT COALESCE((SELECT MIN(rowid) - 1 FROM items INDEXED BY items_pending_embed WHERE embedded_at IS NULL),
+      `SELECT COALESCE((SELECT MIN(rowid) - 1 FROM items INDEXED BY items_unlinked WHERE linked_at IS NULL AND embedded_at IS NULL),
          (SELECT MAX(rowid) FROM items), 0) AS cursor`,
     )
     .first<{ cursor: number }>();

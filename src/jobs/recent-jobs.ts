@@ -64,11 +64,12 @@ async function recoverShard(env: Env, shard: string, now: number, states: Minute
   const lastWrite = state.marks?.writtenAt ?? 0;
   if (from >= until || (state.marks !== null && from >= lastWrite)) return extraction.length;
   const autoLink = config.conversations.useVectorDb && config.conversations.useGraphDb;
-  // Both walk an index on (embedded_at | linked_at, created_at): a range of the pending, never the whole table.
+  // Both walk the partial index of the unlinked (items_unlinked) by created_at: a range of the pending, never the whole
+  // table.
   const [unembedded, unlinked] = await d1.batch<PendingRow>([
     d1
       .prepare(
-        "SELECT tenant_id, id, created_at FROM items WHERE embedded_at IS NULL AND created_at > ? AND created_at <= ? ORDER BY created_at LIMIT ?",
+        "SELECT tenant_id, id, created_at FROM items WHERE linked_at IS NULL AND embedded_at IS NULL AND created_at > ? AND created_at <= ? ORDER BY created_at LIMIT ?",
       )
       .bind(from, until, PASS_LIMIT),
     // Auto-linking off: nothing waits for a link job.

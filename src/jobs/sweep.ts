@@ -61,11 +61,13 @@ async function sweepShard(env: Env, shard: string, now: number): Promise<number>
   const config = readConfig(env);
   const cutoff = now - LOST_JOB_AFTER_MS;
   const autoLink = config.conversations.useVectorDb && config.conversations.useGraphDb;
-  // Both walk the partial indexes of the pending (items_pending_embed, items_pending_link), in no particular order (the
-  // jobs are grouped by tenant here): ordered by tenant, SQLite walked a tenant index of every item instead.
+  // Both walk the partial index of the unlinked (items_unlinked), in no particular order (the jobs are grouped by tenant
+  // here): ordered by tenant, SQLite walked a tenant index of every item instead.
   const [unembedded, unlinked] = await d1.batch<{ tenant_id: string; id: string }>([
     d1
-      .prepare("SELECT tenant_id, id FROM items WHERE embedded_at IS NULL AND created_at < ? LIMIT ?")
+      .prepare(
+        "SELECT tenant_id, id FROM items WHERE linked_at IS NULL AND embedded_at IS NULL AND created_at < ? LIMIT ?",
+      )
       .bind(cutoff, SWEEP_LIMIT),
     // Auto-linking off: every item stays unlinked, and nothing waits for a link job.
     ...(autoLink

@@ -90,8 +90,12 @@ async function embedItemsWithin(
 /** D1 queries an embedding group takes at least: its chunks' read, a vector write, the check and mark (QueryPieces learns more). */
 const GROUP_QUERIES = 4;
 
+function autoLinks(services: Services): boolean {
+  return services.config.conversations.useVectorDb && services.config.conversations.useGraphDb;
+}
+
 async function queueLinkJobs(scope: TenantScope, services: Services, itemIds: string[]): Promise<void> {
-  if (services.config.conversations.useVectorDb && services.config.conversations.useGraphDb && itemIds.length > 0) {
+  if (autoLinks(services) && itemIds.length > 0) {
     // The consumer merges a batch's jobs, so this run may hold thousands of items: split as writers split them.
     await services.jobs.send(itemJobs("link", scope.tenantId, itemIds));
   }
@@ -146,8 +150,11 @@ async function embedGroup(
     scope.d1
       .prepare(`SELECT id FROM chunks WHERE +tenant_id = ? AND id ${IN_JSON}`)
       .bind(scope.tenantId, JSON.stringify(chunkIds)),
+    // With auto-linking off nothing will link them: marked linked too, they leave the index of the waiting.
     scope.d1
-      .prepare(`UPDATE items SET embedded_at = ? WHERE +tenant_id = ? AND id ${IN_JSON}`)
+      .prepare(
+        `UPDATE items SET embedded_at = ?1${autoLinks(services) ? "" : ", linked_at = COALESCE(linked_at, ?1)"} WHERE +tenant_id = ?2 AND id ${IN_JSON.replace("?", "?3")}`,
+      )
       .bind(Date.now(), scope.tenantId, JSON.stringify(ids)),
   ]);
   const kept = new Set(alive!.results.map((r) => r.id));
