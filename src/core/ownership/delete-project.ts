@@ -1,6 +1,6 @@
 import { IN_JSON, type TenantScope, tenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { ALL_PROJECTS } from "../context/cache-generation";
+import { ALL_PROJECTS, retireProjectGeneration } from "../context/cache-generation";
 import { cacheKeyPrefix } from "../context/semantic-cache";
 import { KEYS_OF_PROJECT } from "../memory/idempotency";
 import {
@@ -63,7 +63,6 @@ export async function deleteProjectStep(
           "usage_hours",
           "tool_conversation_days",
           "project_tasks",
-          "cache_generations",
           "cache_link_marks",
           "memory_events",
           "extraction_windows",
@@ -73,6 +72,8 @@ export async function deleteProjectStep(
         [tenantId, project],
       ),
     () => deleteRows(d1, ["idempotency_keys"], KEYS_OF_PROJECT, [tenantId, project]),
+    // Last, with nothing of the project left to cache: cross-project contexts' generation must still never go back.
+    async () => (await d1.batch(retireProjectGeneration(d1, tenantId, project)))[1]!.meta.changes,
   ];
   for (const piece of pieces) {
     const removed = await piece();
