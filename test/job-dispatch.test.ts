@@ -118,6 +118,19 @@ describe("jobs dispatched per minute", () => {
     expect(take(d, t)).toContainEqual({ type: "new-items", tenantId: t.tenantId, itemIds: [stored.id] });
   });
 
+  it("with auto-linking off, embedding leaves an item waiting for nothing: the sweep finds nothing to send", async () => {
+    const d = deployment({ USE_GRAPH_DB: "false" });
+    const t = await newTenant();
+    await callTool(d, t, "memory_store", { content: "The bike pump is behind the freezer." });
+    await cron(d, RECENT_JOBS_CRON, Date.now() + 60_000);
+    await deliver(d, take(d, t));
+    expect(await count(t, "SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND embedded_at IS NULL")).toBe(0);
+    expect(await count(t, "SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND linked_at IS NULL")).toBe(0);
+    expect(await count(t, "SELECT COUNT(*) AS n FROM links WHERE tenant_id = ?")).toBe(0);
+    await cron(d, "*/15 * * * *", Date.now() + 11 * 60_000);
+    expect(take(d, t)).toEqual([]);
+  });
+
   it("per write, a write still sends its own embed job", async () => {
     const d = deployment({ JOB_DISPATCH: "per-write" });
     const t = await newTenant();
