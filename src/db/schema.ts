@@ -233,8 +233,6 @@ export const chunks = sqliteTable(
     index("chunks_missing_term_freqs").on(t.tenantId, t.id).where(sql`term_freqs IS NULL`),
     index("chunks_missing_stated_times").on(t.tenantId, t.id).where(sql`stated_times IS NULL`),
     index("chunks_keyword_outdated").on(t.tenantId, t.id).where(sql`keyword_version IS NULL`),
-    // What keyword search reads of each posting's chunk (src/core/keyword-index/scores.ts), narrow where a row holds text.
-    index("chunks_postings").on(t.id, t.tenantId, t.project, t.ftsTokens),
   ],
 );
 

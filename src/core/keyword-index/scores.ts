@@ -47,13 +47,13 @@ export function chunkCountSql(term: string): string {
 }
 
 /**
- * A posting's chunk, looked up once: its length (-1 for a chunk indexed before tenant terms, whose length is unknown),
- * or NULL where it is not the tenant's or fails `where` (SQL over `c`). A subquery stops at the entry it finds, where a
- * join would step on to the next entry of chunks_postings, a row read more for each (D1 bills both). The narrow index
- * holds all that is needed, where the table holds a page of text per chunk.
+ * A posting's chunk, looked up once by its rowid: its length (-1 for a chunk indexed before tenant terms, whose length
+ * is unknown), or NULL where it is not the tenant's or fails `where` (SQL over `c`). A subquery reads the one row,
+ * where a join would step on to the next. No narrower index: D1 bills a row read the same from either, and an index
+ * would cost every chunk written a row more.
  */
 function chunkLengthSql(doc: string, tenant: string, where: string): string {
-  return `(SELECT COALESCE(c.fts_tokens, -1) FROM chunks c INDEXED BY chunks_postings WHERE c.id = ${doc} AND c.tenant_id = ${tenant}${where})`;
+  return `(SELECT COALESCE(c.fts_tokens, -1) FROM chunks c WHERE c.id = ${doc} AND c.tenant_id = ${tenant}${where})`;
 }
 
 /**
