@@ -6,6 +6,8 @@ import { join } from "node:path";
 
 /** The bench's local state (worker.mjs keeps it under .bench/<BENCH_PORT>/state). */
 const STATE = `.bench/${process.env.BENCH_PORT ?? 8799}/state`;
+/** Read-only, waiting up to 10 s for the worker's write to finish: a read that met a write failed with SQLITE_BUSY. */
+const READ_ONLY = { readOnly: true, timeout: 10_000 };
 
 /**
  * A function answering the tenant's conversations, those with turns extraction has not read yet, and every
@@ -17,7 +19,7 @@ export function localExtractionProgress(tenantId, state = STATE) {
     const { DatabaseSync } = await import("node:sqlite");
     const dir = join(state, "v3", "d1", "miniflare-D1DatabaseObject");
     for (const file of readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
-      const db = new DatabaseSync(join(dir, file), { readOnly: true });
+      const db = new DatabaseSync(join(dir, file), READ_ONLY);
       try {
         const shard = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'extraction_windows'").get();
         if (!shard) continue;
@@ -59,7 +61,7 @@ export function localUsageUnits(tenantId, columns, state = STATE) {
     const units = zero();
     const parts = {};
     for (const file of readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
-      const db = new DatabaseSync(join(dir, file), { readOnly: true });
+      const db = new DatabaseSync(join(dir, file), READ_ONLY);
       try {
         if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'usage_hours'").get()) continue;
         const rows = db
@@ -94,7 +96,7 @@ export async function localPendingItems(tenantId, state = STATE) {
   const dir = join(state, "v3", "d1", "miniflare-D1DatabaseObject");
   const pending = { embeddings: 0, links: 0 };
   for (const file of readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
-    const db = new DatabaseSync(join(dir, file), { readOnly: true });
+    const db = new DatabaseSync(join(dir, file), READ_ONLY);
     try {
       if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'items'").get()) continue;
       const row = db
@@ -122,7 +124,7 @@ export async function localPassHours(hour, state = STATE) {
   const dir = join(state, "v3", "d1", "miniflare-D1DatabaseObject");
   const shards = [];
   for (const file of readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
-    const db = new DatabaseSync(join(dir, file), { readOnly: true });
+    const db = new DatabaseSync(join(dir, file), READ_ONLY);
     try {
       if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'chunks'").get()) continue;
       const passes = "FROM usage_hours WHERE tenant_id = '' AND source = 'job' AND name = 'scheduled_passes'";
