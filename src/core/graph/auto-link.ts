@@ -4,7 +4,7 @@ import { allInOneTrip } from "../../db/one-trip";
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { markLinkChanges } from "../context/cache-generation";
-import type { FirstVectors } from "../memory/embedding";
+import { type FirstVectors, markEmbedded } from "../memory/embedding";
 import { readItemHeads, type StoredItem } from "../memory/item-reads";
 import { batchMatches, mergeMatches } from "./batch-neighbours";
 
@@ -214,7 +214,8 @@ export const LINK_RUN_QUERIES = 8;
 export const LINK_PROJECT_QUERIES = 4;
 
 /**
- * The auto-link job: links the items, then marks them linked (items without vectors stay pending). Under a
+ * The auto-link job: links the items, then marks them linked (items without vectors stay pending); given the vectors
+ * just made (`fresh`), marks every item embedded too. Under a
  * budget of D1 queries (the Free plan's 50), only as many projects' items as it covers, at least one project;
  * the others are returned in `left`, for the caller to queue again.
  */
@@ -234,7 +235,17 @@ export async function autoLinkItems(
   const linked = items
     .filter((item) => item.kind === "snapshot" || (!left.has(item.id) && similar.get(item.id) !== null))
     .map((item) => item.id);
-  if (linked.length > 0) {
+  if (fresh) {
+    // Just embedded (new-items.ts): marked embedded here, with their links, each row written once.
+    const linkedIds = new Set(linked);
+    const rest = itemIds.filter((id) => !linkedIds.has(id));
+    const marks = [
+      ...(linked.length > 0 ? [markEmbedded(scope, services, linked, true)] : []),
+      ...(rest.length > 0 ? [markEmbedded(scope, services, rest, false)] : []),
+    ];
+    if (marks.length === 1) await marks[0]!.run();
+    else if (marks.length > 1) await scope.d1.batch(marks);
+  } else if (linked.length > 0) {
     await scope.d1
       .prepare(`UPDATE items SET linked_at = ? WHERE +tenant_id = ? AND id ${IN_JSON}`)
       .bind(Date.now(), scope.tenantId, JSON.stringify(linked))

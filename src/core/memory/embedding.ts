@@ -42,7 +42,8 @@ export type FirstVectors = Map<string, { chunkId: number; vector: Float32Array }
 
 /**
  * embedItemsInBudget for a job that links the items itself (new-items.ts): no link job is queued, the items' first
- * vectors are kept in `firsts`, and after the first group `reserve` queries are left for the rest of the job.
+ * vectors are kept in `firsts`, after the first group `reserve` queries are left for the rest of the job, and the items
+ * are not marked embedded: the job marks them with their links, in one update (markEmbedded).
  */
 export async function embedItemsKeepingFirsts(
   scope: TenantScope,
@@ -89,6 +90,22 @@ async function embedItemsWithin(
 
 /** D1 queries an embedding group takes at least: its chunks' read, a vector write, the check and mark (QueryPieces learns more). */
 const GROUP_QUERIES = 4;
+
+/**
+ * The update that marks items embedded, and linked where `linked` says so or auto-linking is off (nothing will link
+ * them then): marked linked, they leave the index of the waiting. One update for both writes the row once.
+ */
+export function markEmbedded(
+  scope: TenantScope,
+  services: Services,
+  itemIds: string[],
+  linked: boolean,
+): D1PreparedStatement {
+  const link = linked ? ", linked_at = ?1" : autoLinks(services) ? "" : ", linked_at = COALESCE(linked_at, ?1)";
+  return scope.d1
+    .prepare(`UPDATE items SET embedded_at = ?1${link} WHERE +tenant_id = ?2 AND id ${IN_JSON.replace("?", "?3")}`)
+    .bind(Date.now(), scope.tenantId, JSON.stringify(itemIds));
+}
 
 function autoLinks(services: Services): boolean {
   return services.config.conversations.useVectorDb && services.config.conversations.useGraphDb;
@@ -150,12 +167,7 @@ async function embedGroup(
     scope.d1
       .prepare(`SELECT id FROM chunks WHERE +tenant_id = ? AND id ${IN_JSON}`)
       .bind(scope.tenantId, JSON.stringify(chunkIds)),
-    // With auto-linking off nothing will link them: marked linked too, they leave the index of the waiting.
-    scope.d1
-      .prepare(
-        `UPDATE items SET embedded_at = ?1${autoLinks(services) ? "" : ", linked_at = COALESCE(linked_at, ?1)"} WHERE +tenant_id = ?2 AND id ${IN_JSON.replace("?", "?3")}`,
-      )
-      .bind(Date.now(), scope.tenantId, JSON.stringify(ids)),
+    ...(firsts ? [] : [markEmbedded(scope, services, ids, false)]),
   ]);
   const kept = new Set(alive!.results.map((r) => r.id));
   const gone = chunkIds.filter((id) => !kept.has(id));

@@ -6,7 +6,7 @@ import { itemJobs } from "../../shared/item-jobs";
 import { autoSummarize, QUERIES_PER_SUMMARY } from "../conversations/auto-summarize";
 import { needsSummary } from "../conversations/conversations";
 import { autoLinkItems, LINK_PROJECT_QUERIES, LINK_RUN_QUERIES } from "../graph/auto-link";
-import { embedItemsKeepingFirsts, type FirstVectors } from "./embedding";
+import { embedItemsKeepingFirsts, type FirstVectors, markEmbedded } from "./embedding";
 
 /** What the job did not reach for lack of D1 queries: the caller queues these items again as a job of their own. */
 export interface NewItemsRun {
@@ -37,12 +37,16 @@ export async function runNewItems(scope: TenantScope, services: Services, itemId
   const embedded = itemIds.filter((id) => !left.has(id));
   if (embedded.length === 0) return { left: embedding.left };
   const { conversations } = services.config;
-  if (conversations.useVectorDb && conversations.useGraphDb) {
-    // Under the invocation's D1 queries (the Free plan's 50), projects the budget does not cover, or all of them when
-    // the first group of embeddings took it, are linked by link jobs of their own.
-    const linking =
-      remainingQueries() >= LINK_QUERIES ? await autoLinkItems(scope, services, embedded, firsts) : { left: embedded };
+  const autoLink = conversations.useVectorDb && conversations.useGraphDb;
+  // Linking marks the items embedded with their links, each row written once (auto-link.ts). Under the invocation's D1
+  // queries (the Free plan's 50), projects the budget does not cover, or all of them when the first group of
+  // embeddings took it, are marked embedded here and linked by link jobs of their own.
+  if (autoLink && remainingQueries() >= LINK_QUERIES) {
+    const linking = await autoLinkItems(scope, services, embedded, firsts);
     if (linking.left.length > 0) await services.jobs.send(itemJobs("link", scope.tenantId, linking.left));
+  } else {
+    await markEmbedded(scope, services, embedded, false).run();
+    if (autoLink) await services.jobs.send(itemJobs("link", scope.tenantId, embedded));
   }
   // Past the budget, the 15-minute sweep writes a summary that is due, and the minute pass a quiet conversation's
   // extraction.
