@@ -8,9 +8,10 @@
 import { freePlanCapacity, limitName, paidUsdPerMillion, planUnits, UNIT_COLUMNS } from "./cost-model.mjs";
 import { loadLocomo, loadMsmarco } from "./data.mjs";
 import { idleHourLines, measureIdleHour } from "./idle-hour.mjs";
-import { localPendingItems, localUsageUnits } from "./local-d1.mjs";
+import { jobsDone } from "./jobs-done.mjs";
+import { localUsageUnits } from "./local-d1.mjs";
 import { fmt } from "./metrics.mjs";
-import { ADMIN_TOKEN, admin, BASE, dispatchMode, fireMinutePass, sleep, startWorker } from "./worker.mjs";
+import { ADMIN_TOKEN, admin, BASE, dispatchMode, sleep, startWorker } from "./worker.mjs";
 
 const SIZES = (process.env.COST_SIZES ?? "1000,10000,100000").split(",").map(Number);
 
@@ -265,21 +266,6 @@ async function settled(tenant, usage, before) {
   }
   if (before && JSON.stringify(last.calls) === JSON.stringify(before.calls)) throw new Error("nothing was logged");
   return last;
-}
-
-/** Until every item of the tenant is embedded and linked, read from the local D1 files rather than asked of the worker. */
-async function jobsDone(tenant) {
-  let fired = -Infinity;
-  for (;;) {
-    const pending = await localPendingItems(tenant.id);
-    if (pending.embeddings === 0 && pending.links === 0) return;
-    // Per minute, the minute pass sends the jobs: fired here instead of waiting out the minute.
-    if (dispatchMode() === "per-minute" && performance.now() - fired > 2000) {
-      await fireMinutePass();
-      fired = performance.now();
-    }
-    await sleep(250);
-  }
 }
 
 async function untilMoved(tenantId, shard) {

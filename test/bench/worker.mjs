@@ -33,6 +33,11 @@ export async function fireMinutePass() {
   await fetch(`${BASE}/__scheduled?cron=${encodeURIComponent("* * * * *")}`);
 }
 
+/** The 15-minute sweep, fired now. */
+export async function fireSweep() {
+  await fetch(`${BASE}/__scheduled?cron=${encodeURIComponent("*/15 * * * *")}`);
+}
+
 export async function startWorker({ fresh = true, vars = {}, crons = true } = {}) {
   if (fresh) rmSync(DIR, { recursive: true, force: true });
   mkdirSync(DIR, { recursive: true });
