@@ -99,10 +99,11 @@ export interface ExpansionRead {
 
 /**
  * The statement that reads the chunks around the sources, answered as one row of JSON values (search-rows.ts:
- * D1 charges by value): how chunks relate to sources, as ids; the row of each chunk around that is not a
- * first hit, once, though a chunk is often next to several sources; and each candidate feedback word's chunk count
- * with the tenant's totals. Feedback then scores the first hits and the chunks around from their rows
- * (feedback-scores.ts). Null when there is nothing to read.
+ * D1 charges by value): how chunks relate to sources, each with the chunk's row, read where the chunk is found; and
+ * each candidate feedback word's chunk count with the tenant's totals. A chunk next to several sources comes with its
+ * row each time: D1 counts every row of a table the statement builds and reads, so scanning the chunks around again
+ * to give each row once costs more than reading it again. Feedback then scores the first hits and the chunks around
+ * from their rows (feedback-scores.ts). Null when there is nothing to read.
  */
 export function expansionRead(scope: TenantScope, request: ExpansionRequest): ExpansionRead | null {
   const ahead = request.feedbackChunks;
@@ -113,17 +114,14 @@ export function expansionRead(scope: TenantScope, request: ExpansionRequest): Ex
   const sources = request.sources.map((r) =>
     typeof r === "number" ? [r] : [r.chunk_id, r.item_id, r.chunk_index, r.conversation_id, r.position],
   );
-  const firstHits = 3 + where.params.length;
+  const wordsParam = 3 + where.params.length;
   const statement = scope.d1
     .prepare(
       `WITH ${aroundCte(where.sql, follows ? request : { ...request, sources: [] })},
        ${keywordTotalsCte("?1")}
        SELECT
-         (SELECT json_group_array(json_array(via, source, source_item, distance, ${exactReal("weight")}, chunk_id)) FROM around) AS around,
-         (SELECT json_group_array(${SEARCH_ROW_JSON})
-          FROM (SELECT DISTINCT chunk_id FROM around WHERE chunk_id NOT IN (SELECT value FROM json_each(?${firstHits}))) r CROSS JOIN chunks c CROSS JOIN items i
-          WHERE c.id = r.chunk_id AND i.id = c.item_id) AS rows,
-         ${ahead ? stemCountsSql(firstHits + 1) : `(SELECT json_group_array(json_array(j.key, ${chunkCountSql("j.value")})) FROM json_each(?${firstHits + 1}) j)`} AS dfs,
+         (SELECT json_group_array(json_array(via, source, source_item, distance, ${exactReal("weight")}, chunk_id, json(row))) FROM around) AS around,
+         ${ahead ? stemCountsSql(wordsParam) : `(SELECT json_group_array(json_array(j.key, ${chunkCountSql("j.value")})) FROM json_each(?${wordsParam}) j)`} AS dfs,
          n, avgdl
        FROM keyword_totals`,
     )
@@ -131,7 +129,6 @@ export function expansionRead(scope: TenantScope, request: ExpansionRequest): Ex
       scope.tenantId,
       JSON.stringify(sources),
       ...where.params,
-      JSON.stringify(request.firstHits),
       JSON.stringify(ahead ?? words.map((w) => w.term)),
       ...(ahead ? [keywordCode(scope.tenantId)] : []),
     );
@@ -141,22 +138,20 @@ export function expansionRead(scope: TenantScope, request: ExpansionRequest): Ex
       const out = emptyExpansion();
       const packed = result.results[0] as PackedExpansion | undefined;
       if (!packed) return out;
-      for (const [via, source, sourceItem, distance, weight, chunkId] of JSON.parse(packed.around) as AroundRow[]) {
+      const around = JSON.parse(packed.around) as AroundRow[];
+      const rows = new Map<number, unknown[]>();
+      for (const [via, source, sourceItem, distance, weight, chunkId, values] of around) {
+        rows.set(chunkId, values);
         if (via === "neighbour") out.neighbours.push({ chunkId, source: source!, distance: distance! });
         else out.links.push({ chunkId, source: sourceItem!, weight: Number(weight) });
       }
       out.links.sort(strongestFirst);
-      for (const values of JSON.parse(packed.rows) as unknown[][]) {
-        const row = searchRowFromJson(values);
-        out.rows.set(row.chunk_id, row);
-      }
       const first = [...candidates];
-      if (held) {
-        const firstIds = new Set(first.map((c) => c.chunk_id));
-        for (const { chunkId } of [...out.neighbours, ...out.links]) {
-          const row = held.get(chunkId);
-          if (row && !firstIds.has(chunkId) && !out.rows.has(chunkId)) out.rows.set(chunkId, row);
-        }
+      const firstIds = new Set(first.map((c) => c.chunk_id));
+      for (const [chunkId, values] of rows) {
+        // A first hit's row is the caller's; a row the caller read beside (held) is the one it holds.
+        if (firstIds.has(chunkId) || out.rows.has(chunkId)) continue;
+        out.rows.set(chunkId, held?.get(chunkId) ?? searchRowFromJson(values));
       }
       // Feedback scores the first hits and the chunks around them: every kept word occurs, so the whole query is known.
       let kept = words;
@@ -206,10 +201,10 @@ function stemCountsSql(chunks: number): string {
           WHERE c.id = j.value AND c.tenant_id = ?1 AND w.value <> '') s)`;
 }
 
-/** readExpansion's one row: three JSON arrays (the last, each candidate feedback word's chunk count), and the tenant's totals. */
-type PackedExpansion = { around: string; rows: string; dfs: string; n: number; avgdl: number };
-/** [via, source chunk, source item, distance, weight (exactReal), chunk id]. */
-type AroundRow = ["neighbour" | "link", number | null, string | null, number | null, string | null, number];
+/** readExpansion's one row: two JSON arrays (the last, each candidate feedback word's chunk count), and the tenant's totals. */
+type PackedExpansion = { around: string; dfs: string; n: number; avgdl: number };
+/** [via, source chunk, source item, distance, weight (exactReal), chunk id, the chunk's row (SEARCH_ROW_JSON)]. */
+type AroundRow = ["neighbour" | "link", number | null, string | null, number | null, string | null, number, unknown[]];
 
 /**
  * Candidate feedback words: those of the best hits' text that are not the query's own, not function
@@ -271,14 +266,14 @@ function aroundCte(filterSql: string, request: ExpansionRequest): string {
     ${from.join("\n    UNION ALL\n    ")})`);
   }
   if (request.neighbours && (unplaced || placed.some((r) => r.conversation_id !== null))) {
-    parts.push(`SELECT 'neighbour', a.source, NULL, CASE WHEN i.id = a.item_id THEN ABS(c.chunk_index - a.chunk_index) ELSE ABS(i.position - a.position) END, NULL, c.id
+    parts.push(`SELECT 'neighbour', a.source, NULL, CASE WHEN i.id = a.item_id THEN ABS(c.chunk_index - a.chunk_index) ELSE ABS(i.position - a.position) END, NULL, c.id, ${SEARCH_ROW_JSON}
     FROM a CROSS JOIN items i CROSS JOIN chunks c
     WHERE a.conversation_id IS NOT NULL AND i.tenant_id = ?1 AND i.conversation_id = a.conversation_id
       AND i.position BETWEEN a.position - ${reach} AND a.position + ${reach}
       AND c.tenant_id = ?1 AND c.item_id = i.id AND c.id != a.source AND (i.id != a.item_id OR ABS(c.chunk_index - a.chunk_index) <= ${reach})${filters}`);
   }
   if (request.neighbours && (unplaced || placed.some((r) => r.conversation_id === null))) {
-    parts.push(`SELECT 'neighbour', a.source, NULL, ABS(c.chunk_index - a.chunk_index), NULL, c.id
+    parts.push(`SELECT 'neighbour', a.source, NULL, ABS(c.chunk_index - a.chunk_index), NULL, c.id, ${SEARCH_ROW_JSON}
     FROM a CROSS JOIN chunks c CROSS JOIN items i
     WHERE a.conversation_id IS NULL AND c.tenant_id = ?1 AND c.item_id = a.item_id
       AND c.chunk_index BETWEEN a.chunk_index - ${reach} AND a.chunk_index + ${reach} AND c.id != a.source
@@ -295,16 +290,16 @@ function aroundCte(filterSql: string, request: ExpansionRequest): string {
     UNION ALL
     SELECT target_id, source_id, ${linkWeight} FROM links
     WHERE tenant_id = ?1 AND target_type = 'item' AND source_type = 'item' AND target_id IN (SELECT item_id FROM a)${skipSimilar})`);
-    parts.push(`SELECT 'link', NULL, source_item, NULL, weight, chunk_id FROM (
-      SELECT l.source_item, MAX(l.weight) AS weight, c.id AS chunk_id,
+    parts.push(`SELECT 'link', NULL, source_item, NULL, weight, chunk_id, row FROM (
+      SELECT l.source_item, MAX(l.weight) AS weight, c.id AS chunk_id, ${SEARCH_ROW_JSON} AS row,
         ROW_NUMBER() OVER (PARTITION BY l.source_item ORDER BY MAX(l.weight) DESC, c.id) AS strength_rank
       FROM l CROSS JOIN items i CROSS JOIN chunks c
       WHERE i.tenant_id = ?1 AND i.id = l.item_id AND c.tenant_id = ?1 AND c.item_id = i.id AND c.chunk_index = 0${filters}
       GROUP BY l.source_item, c.id)
     WHERE strength_rank <= ${MAX_LINKED}`);
   }
-  if (parts.length === 0) parts.push("SELECT NULL, NULL, NULL, NULL, NULL, NULL WHERE 0");
-  ctes.push(`around(via, source, source_item, distance, weight, chunk_id) AS (
+  if (parts.length === 0) parts.push("SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL WHERE 0");
+  ctes.push(`around(via, source, source_item, distance, weight, chunk_id, row) AS (
     ${parts.join("\n    UNION ALL\n    ")})`);
   return ctes.join(",\n  ");
 }
