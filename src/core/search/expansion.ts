@@ -284,12 +284,13 @@ function aroundCte(filterSql: string, request: ExpansionRequest): string {
     const similar = Math.min(1, Math.max(0, request.similarLinkWeight));
     const linkWeight = `weight * (CASE WHEN relationship_type = '${SIMILAR_CONTENT}' THEN ${similar} ELSE 1 END)`;
     const skipSimilar = similar === 0 ? ` AND relationship_type <> '${SIMILAR_CONTENT}'` : "";
+    // Each source's links are sought from its row of `a`: an IN list would build a table of them, whose rows D1 counts.
     ctes.push(`l(source_item, item_id, weight) AS (
-    SELECT source_id, target_id, ${linkWeight} FROM links
-    WHERE tenant_id = ?1 AND source_type = 'item' AND target_type = 'item' AND source_id IN (SELECT item_id FROM a)${skipSimilar}
+    SELECT source_id, target_id, ${linkWeight} FROM a CROSS JOIN links
+    WHERE tenant_id = ?1 AND source_type = 'item' AND target_type = 'item' AND source_id = a.item_id${skipSimilar}
     UNION ALL
-    SELECT target_id, source_id, ${linkWeight} FROM links
-    WHERE tenant_id = ?1 AND target_type = 'item' AND source_type = 'item' AND target_id IN (SELECT item_id FROM a)${skipSimilar})`);
+    SELECT target_id, source_id, ${linkWeight} FROM a CROSS JOIN links
+    WHERE tenant_id = ?1 AND target_type = 'item' AND source_type = 'item' AND target_id = a.item_id${skipSimilar})`);
     parts.push(`SELECT 'link', NULL, source_item, NULL, weight, chunk_id, row FROM (
       SELECT l.source_item, MAX(l.weight) AS weight, c.id AS chunk_id, ${SEARCH_ROW_JSON} AS row,
         ROW_NUMBER() OVER (PARTITION BY l.source_item ORDER BY MAX(l.weight) DESC, c.id) AS strength_rank
