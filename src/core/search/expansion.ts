@@ -234,15 +234,15 @@ export function feedbackTerms(
 }
 
 /**
- * `around(via, source, source_item, distance, weight, chunk_id)`: chunks within NEIGHBOUR_REACH of each
+ * `around(via, source, source_item, distance, weight, chunk_id, row)`: chunks within NEIGHBOUR_REACH of each
  * source chunk in reading order ('neighbour', with the distance): other messages of its conversation by
  * position (and other chunks of its own message), or other chunks of its item; then the first chunk of
  * each item linked to a source item, either direction ('link', with the link's weight), each source item's
  * strongest MAX_LINKED. Filtered like the search. A source given by its id alone is placed from its row here.
  * CROSS JOIN keeps the index order (each source, then a range of positions; source item, then its links):
  * with `tenant_id = ? AND id IN (list)` SQLite, having no statistics, would rather walk every chunk of the
- * tenant. Only the parts the request needs are written (messages' neighbours, documents', links): an unused
- * part costs its planning wherever the text is prepared (workerd keeps compiled statements by text).
+ * tenant. Only the parts the request needs are written (neighbours, links): an unused part costs its planning
+ * wherever the text is prepared (workerd keeps compiled statements by text).
  * Parameters: ?1 tenant, ?2 sources (JSON [chunk id, item id, chunk index, conversation id, position], or
  * [chunk id]), then the filter's from ?3 (the caller's last ones follow them).
  */
@@ -265,19 +265,19 @@ function aroundCte(filterSql: string, request: ExpansionRequest): string {
     ctes.push(`a(source, item_id, chunk_index, conversation_id, position) AS MATERIALIZED (
     ${from.join("\n    UNION ALL\n    ")})`);
   }
-  if (request.neighbours && (unplaced || placed.some((r) => r.conversation_id !== null))) {
-    parts.push(`SELECT 'neighbour', a.source, NULL, CASE WHEN i.id = a.item_id THEN ABS(c.chunk_index - a.chunk_index) ELSE ABS(i.position - a.position) END, NULL, c.id, ${SEARCH_ROW_JSON}
+  if (request.neighbours && request.sources.length > 0) {
+    // One pass over the sources for messages' and documents' neighbours alike: D1 counts each pass over `a`. A message's
+    // neighbours are the items around its position, a document chunk's are its own item's; of the source's own item,
+    // only chunks within reach.
+    const own = (then: string, otherwise: string) => `CASE WHEN i.id = a.item_id THEN ${then} ELSE ${otherwise} END`;
+    parts.push(`SELECT 'neighbour', a.source, NULL, ${own("ABS(c.chunk_index - a.chunk_index)", "ABS(i.position - a.position)")}, NULL, c.id, ${SEARCH_ROW_JSON}
     FROM a CROSS JOIN items i CROSS JOIN chunks c
-    WHERE a.conversation_id IS NOT NULL AND i.tenant_id = ?1 AND i.conversation_id = a.conversation_id
-      AND i.position BETWEEN a.position - ${reach} AND a.position + ${reach}
-      AND c.tenant_id = ?1 AND c.item_id = i.id AND c.id != a.source AND (i.id != a.item_id OR ABS(c.chunk_index - a.chunk_index) <= ${reach})${filters}`);
-  }
-  if (request.neighbours && (unplaced || placed.some((r) => r.conversation_id === null))) {
-    parts.push(`SELECT 'neighbour', a.source, NULL, ABS(c.chunk_index - a.chunk_index), NULL, c.id, ${SEARCH_ROW_JSON}
-    FROM a CROSS JOIN chunks c CROSS JOIN items i
-    WHERE a.conversation_id IS NULL AND c.tenant_id = ?1 AND c.item_id = a.item_id
-      AND c.chunk_index BETWEEN a.chunk_index - ${reach} AND a.chunk_index + ${reach} AND c.id != a.source
-      AND i.id = c.item_id${filters}`);
+    WHERE ((a.conversation_id IS NOT NULL AND i.tenant_id = ?1 AND i.conversation_id = a.conversation_id
+        AND i.position BETWEEN a.position - ${reach} AND a.position + ${reach})
+      OR (a.conversation_id IS NULL AND i.tenant_id = ?1 AND i.id = a.item_id))
+      AND c.tenant_id = ?1 AND c.item_id = i.id
+      AND c.chunk_index BETWEEN ${own(`a.chunk_index - ${reach}`, "0")} AND ${own(`a.chunk_index + ${reach}`, String(Number.MAX_SAFE_INTEGER))}
+      AND c.id != a.source${filters}`);
   }
   if (request.links && request.sources.length > 0) {
     // A number from configuration (never user input), clamped, so the statement text is one per deployment.
