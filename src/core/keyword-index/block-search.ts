@@ -67,6 +67,8 @@ async function complete(scope: TenantScope, read: BlocksRead): Promise<BlocksRea
  */
 export interface PendingList {
   walk: D1PreparedStatement;
+  /** What the walk is given: the ids in order, and how many rows it stops at (the caller may run it in a statement of its own). */
+  given: { order: number[]; limit: number };
   expected: number[];
   /** The list from the walk's answer; null where the walk ran out of the chunks it was given (read every posting). */
   finish(result: D1Result<SearchRow & { rank: number }>): KeywordRow[] | null;
@@ -105,6 +107,7 @@ export async function planBlockList(
     const given = order.slice(0, WALK_IDS);
     return {
       walk: walkStatement(scope, given, filters, pool),
+      given: { order: given, limit: pool },
       expected: order.slice(0, pool),
       finish: (result) =>
         result.results.length < pool && given.length < order.length ? null : walkedRows(result.results, scores, info),
@@ -117,6 +120,7 @@ export async function planBlockList(
   const known = (doc: number) => bounded.scores.get(doc) ?? 0;
   return {
     walk: walkStatement(scope, plan.order, filters, plan.order.length),
+    given: { order: plan.order, limit: plan.order.length },
     expected: [...plan.order].sort((a, b) => known(b) - known(a) || a - b),
     finish: (result) => {
       const exact = exactScores(bounded, result.results, read.avgdl, pool);

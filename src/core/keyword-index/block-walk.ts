@@ -21,6 +21,16 @@ function walkSql(list: string, filterSql: string, limit: string, onlyIf = ""): s
     WHERE ${onlyIf}c.id = j.value AND i.id = c.item_id AND c.tenant_id = ?1 AND i.tenant_id = ?1${filterSql} LIMIT ${limit}`;
 }
 
+/**
+ * The first `limit` chunks of the JSON list of ids `list` that pass the filters (`filterSql`, numbered), with their rows
+ * and rank; ?1 is the tenant. Also run inside search's expansion statement (expansion.ts), whose sources they place.
+ */
+export function walkRowsSql(list: string, limit: string, filterSql: string): string {
+  return `SELECT j.key AS rank, ${SEARCH_ROW_COLUMNS} FROM json_each(${list}) j CROSS JOIN chunks c CROSS JOIN items i
+       WHERE c.id = j.value AND i.id = c.item_id AND c.tenant_id = ?1 AND i.tenant_id = ?1${filterSql}
+       LIMIT ${limit}`;
+}
+
 /** The first `limit` chunks of `order` that pass the filters, with their rows (in `order`'s order). */
 export function walkStatement(
   scope: TenantScope,
@@ -30,11 +40,7 @@ export function walkStatement(
 ): D1PreparedStatement {
   const where = searchFilterSql(scope, filters);
   return scope.d1
-    .prepare(
-      `SELECT j.key AS rank, ${SEARCH_ROW_COLUMNS} FROM json_each(?2) j CROSS JOIN chunks c CROSS JOIN items i
-       WHERE c.id = j.value AND i.id = c.item_id AND c.tenant_id = ?1 AND i.tenant_id = ?1${numbered(where.sql, 4)}
-       LIMIT ?3`,
-    )
+    .prepare(walkRowsSql("?2", "?3", numbered(where.sql, 4)))
     .bind(scope.tenantId, JSON.stringify(order), limit, ...where.params);
 }
 

@@ -1,6 +1,7 @@
 import type { TenantScope } from "../../db/scope";
 import { indexTokens, keywordCode, queryPhrases, storedTerm } from "../../shared/fts-text";
 import { STOPWORDS } from "../../shared/stopwords";
+import { walkRowsSql } from "../keyword-index/block-walk";
 import { chunkCountSql, keywordTotalsCte } from "../keyword-index/scores";
 import { type FeedbackChunk, feedbackCandidates, feedbackScores } from "./feedback-scores";
 import {
@@ -11,6 +12,7 @@ import {
   type SearchRow,
   searchFilterSql,
   searchRowFromJson,
+  searchRowJsonOf,
 } from "./search-rows";
 
 /**
@@ -56,6 +58,12 @@ export interface ExpansionRequest {
    * turn out to be sources (narrowExpansion). A source's row where the caller holds it, else its chunk id alone.
    */
   sources: (NeighbourSource | number)[];
+  /**
+   * The keyword list's walk (keyword-index/block-walk.ts), where the caller runs it in this statement: the ids it is
+   * given and the rows it stops at. Its rows are sources besides `sources` (placed by the walk, where placing them again
+   * would read their rows a second time), and come back with `walked`.
+   */
+  walk?: { order: number[]; limit: number };
   /** Whether neighbours in reading order are read, and links followed. */
   neighbours: boolean;
   links: boolean;
@@ -95,6 +103,8 @@ export interface ExpansionRead {
     feedbackFrom?: { content: string; score: number }[],
     held?: Map<number, SearchRow>,
   ): Expansion | null;
+  /** The walk's rows (`walk`), with their rank in its order. */
+  walked(result: D1Result<unknown>): (SearchRow & { rank: number })[];
 }
 
 /**
@@ -108,18 +118,23 @@ export interface ExpansionRead {
 export function expansionRead(scope: TenantScope, request: ExpansionRequest): ExpansionRead | null {
   const ahead = request.feedbackChunks;
   const words = ahead ? [] : feedbackCandidates(scope.tenantId, feedbackTerms(request.feedbackFrom, request.query));
-  const follows = request.sources.length > 0 && (request.neighbours || request.links);
-  if (!follows && words.length === 0 && !ahead?.length) return null;
+  const walk = request.walk;
+  const follows = (request.sources.length > 0 || !!walk) && (request.neighbours || request.links);
+  if (!walk && !follows && words.length === 0 && !ahead?.length) return null;
   const where = searchFilterSql(scope, request.filters);
   const sources = request.sources.map((r) =>
     typeof r === "number" ? [r] : [r.chunk_id, r.item_id, r.chunk_index, r.conversation_id, r.position],
   );
   const wordsParam = 3 + where.params.length;
+  const walkParam = wordsParam + (ahead ? 2 : 1);
+  const walkCte = walk
+    ? `w AS MATERIALIZED (${walkRowsSql(`?${walkParam}`, `?${walkParam + 1}`, numbered(where.sql, 3))}),\n  `
+    : "";
   const statement = scope.d1
     .prepare(
-      `WITH ${aroundCte(where.sql, follows ? request : { ...request, sources: [] })},
+      `WITH ${walkCte}${aroundCte(where.sql, follows ? request : { ...request, sources: [], walk: undefined })},
        ${keywordTotalsCte("?1")}
-       SELECT
+       SELECT${walk ? `\n         (SELECT json_group_array(json_array(w.rank, ${searchRowJsonOf("w")})) FROM w) AS walked,` : ""}
          (SELECT json_group_array(json_array(via, source, source_item, distance, ${exactReal("weight")}, chunk_id, json(row))) FROM around) AS around,
          ${ahead ? stemCountsSql(wordsParam) : `(SELECT json_group_array(json_array(j.key, ${chunkCountSql("j.value")})) FROM json_each(?${wordsParam}) j)`} AS dfs,
          n, avgdl
@@ -131,9 +146,16 @@ export function expansionRead(scope: TenantScope, request: ExpansionRequest): Ex
       ...where.params,
       JSON.stringify(ahead ?? words.map((w) => w.term)),
       ...(ahead ? [keywordCode(scope.tenantId)] : []),
+      ...(walk ? [JSON.stringify(walk.order), walk.limit] : []),
     );
   return {
     statement,
+    walked(result) {
+      const packed = result.results[0] as PackedExpansion;
+      return (JSON.parse(packed.walked ?? "[]") as [number, unknown[]][]).map(([rank, values]) =>
+        Object.assign(searchRowFromJson(values), { rank }),
+      );
+    },
     read(result, candidates, feedbackFrom, held) {
       const out = emptyExpansion();
       const packed = result.results[0] as PackedExpansion | undefined;
@@ -201,8 +223,11 @@ function stemCountsSql(chunks: number): string {
           WHERE c.id = j.value AND c.tenant_id = ?1 AND w.value <> '') s)`;
 }
 
-/** readExpansion's one row: two JSON arrays (the last, each candidate feedback word's chunk count), and the tenant's totals. */
-type PackedExpansion = { around: string; dfs: string; n: number; avgdl: number };
+/**
+ * readExpansion's one row: the walk's rows where it ran here, two JSON arrays (the last, each candidate feedback word's
+ * chunk count), and the tenant's totals.
+ */
+type PackedExpansion = { walked?: string; around: string; dfs: string; n: number; avgdl: number };
 /** [via, source chunk, source item, distance, weight (exactReal), chunk id, the chunk's row (SEARCH_ROW_JSON)]. */
 type AroundRow = ["neighbour" | "link", number | null, string | null, number | null, string | null, number, unknown[]];
 
@@ -253,8 +278,10 @@ function aroundCte(filterSql: string, request: ExpansionRequest): string {
   const ctes: string[] = [];
   const placed = request.sources.filter((r) => typeof r !== "number");
   const unplaced = request.sources.length > placed.length;
-  if (request.sources.length > 0) {
+  const hasSources = request.sources.length > 0 || !!request.walk;
+  if (hasSources) {
     const from: string[] = [];
+    if (request.walk) from.push("SELECT chunk_id, item_id, chunk_index, conversation_id, position FROM w");
     if (placed.length > 0)
       from.push(`SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4
     FROM json_each(?2) j WHERE json_array_length(j.value) > 1`);
@@ -262,10 +289,11 @@ function aroundCte(filterSql: string, request: ExpansionRequest): string {
       from.push(`SELECT c.id, c.item_id, c.chunk_index, i.conversation_id, i.position
     FROM json_each(?2) j CROSS JOIN chunks c CROSS JOIN items i
     WHERE json_array_length(j.value) = 1 AND c.id = j.value ->> 0 AND c.tenant_id = ?1 AND i.id = c.item_id AND i.tenant_id = ?1`);
-    ctes.push(`a(source, item_id, chunk_index, conversation_id, position) AS MATERIALIZED (
+    // Over the walk's rows, each pass reads them from its table: making another of them would add a pass.
+    ctes.push(`a(source, item_id, chunk_index, conversation_id, position) AS ${request.walk ? "NOT " : ""}MATERIALIZED (
     ${from.join("\n    UNION ALL\n    ")})`);
   }
-  if (request.neighbours && request.sources.length > 0) {
+  if (request.neighbours && hasSources) {
     // One pass over the sources for messages' and documents' neighbours alike: D1 counts each pass over `a`. A message's
     // neighbours are the items around its position, a document chunk's are its own item's; of the source's own item,
     // only chunks within reach.
@@ -279,7 +307,7 @@ function aroundCte(filterSql: string, request: ExpansionRequest): string {
       AND c.chunk_index BETWEEN ${own(`a.chunk_index - ${reach}`, "0")} AND ${own(`a.chunk_index + ${reach}`, String(Number.MAX_SAFE_INTEGER))}
       AND c.id != a.source${filters}`);
   }
-  if (request.links && request.sources.length > 0) {
+  if (request.links && hasSources) {
     // A number from configuration (never user input), clamped, so the statement text is one per deployment.
     const similar = Math.min(1, Math.max(0, request.similarLinkWeight));
     const linkWeight = `weight * (CASE WHEN relationship_type = '${SIMILAR_CONTENT}' THEN ${similar} ELSE 1 END)`;

@@ -9,9 +9,10 @@ import { vectorRowsStatement } from "./search-vectors";
 
 /**
  * Search's second round trip (search.ts): the vector hits' rows and what the first hits point to (expansion.ts). Where
- * the keyword list's walk is still to run (posting blocks: keyword-index/block-search.ts), the trip is made ahead, beside
- * the walk, for the hits the walk is expected to give: the chunks it found by id, and the counts of every word of the
- * best of them (their text, which feedback needs, is not read yet). Once the walk's rows are in, the search asks for
+ * the keyword list's walk is still to run (posting blocks: keyword-index/block-search.ts), the trip is made ahead, with
+ * the walk, for the hits the walk is expected to give: the walk runs inside the expansion's statement, whose sources
+ * its rows are (they would otherwise be read twice), and the counts of every word of the best of them are read (their
+ * text, which feedback needs, is not read yet). Once the walk's rows are in, the search asks for
  * what it needs; the trip made ahead serves it where it holds it (the walk gave the hits expected, and every feedback
  * word was counted), else the trip is made again for what is needed: a third trip, where filters left out a chunk
  * expected among the hits, or a derived memory folds in text of other hits.
@@ -52,7 +53,7 @@ function tripStatements(
       expansion: around ? (candidates, feedbackFrom) => around.read(last, candidates, feedbackFrom, held) : null,
     };
   };
-  return { statements, read };
+  return { statements, read, around };
 }
 
 /** The second trip, made now. */
@@ -72,7 +73,10 @@ export interface TripAhead {
   trip: Trip;
 }
 
-/** The keyword list's walk, with the second trip for the hits it is expected to give, in one round trip. */
+/**
+ * The keyword list's walk, with the second trip for the hits it is expected to give, in one round trip: in the
+ * expansion's statement where there is one, else beside it.
+ */
 export async function walkWithTrip(
   scope: TenantScope,
   pending: PendingList,
@@ -80,16 +84,31 @@ export async function walkWithTrip(
   filters: SearchFilters,
 ): Promise<TripAhead> {
   const held = new Map<number, SearchRow>();
-  const { statements, read } = tripStatements(scope, request, filters, held);
-  const [walked, ...rest] = await scope.d1.batch<unknown>([pending.walk, ...statements]);
-  for (const row of walked!.results as SearchRow[]) held.set(row.chunk_id, row);
-  const trip = read(rest);
+  // The walk runs inside the expansion's statement, whose sources it places: those it is expected to give are its own.
+  const expected = new Set(pending.expected);
+  const inside: TripRequest | null = request.expansion && {
+    ...request,
+    expansion: {
+      ...request.expansion,
+      walk: pending.given,
+      sources: request.expansion.sources.filter((s) => !expected.has(typeof s === "number" ? s : s.chunk_id)),
+    },
+  };
+  const { statements, read, around } = tripStatements(scope, inside ?? request, filters, held);
+  const results = inside
+    ? await allInOneTrip<unknown>(scope.d1, statements)
+    : await scope.d1.batch<unknown>([pending.walk, ...statements]);
+  const walked = inside
+    ? around!.walked(results.at(-1)!)
+    : (results.shift()!.results as (SearchRow & { rank: number })[]);
+  for (const row of walked) held.set(row.chunk_id, row);
+  const trip = read(results);
   for (const [id, row] of trip.vectorRows) held.set(id, row);
   for (const id of pending.expected) {
     const row = held.get(id);
     if (row && !trip.vectorRows.has(id)) trip.vectorRows.set(id, row);
   }
-  return { rows: pending.finish(walked as never), request, trip };
+  return { rows: pending.finish({ results: walked } as D1Result<SearchRow & { rank: number }>), request, trip };
 }
 
 /**
