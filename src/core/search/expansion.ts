@@ -312,13 +312,15 @@ function aroundCte(filterSql: string, request: ExpansionRequest): string {
     const similar = Math.min(1, Math.max(0, request.similarLinkWeight));
     const linkWeight = `weight * (CASE WHEN relationship_type = '${SIMILAR_CONTENT}' THEN ${similar} ELSE 1 END)`;
     const skipSimilar = similar === 0 ? ` AND relationship_type <> '${SIMILAR_CONTENT}'` : "";
-    // Each source's links are sought from its row of `a`: an IN list would build a table of them, whose rows D1 counts.
+    // Each source's links, both ways, in one pass over the sources (D1 counts each pass): gathered as a JSON list on the
+    // source's row, their weights as exact text (exactReal).
+    const linked = (other: string, end: string) =>
+      `SELECT ${other} AS other, ${exactReal(linkWeight)} AS w FROM links
+        WHERE tenant_id = ?1 AND ${end}_type = 'item' AND ${end}_id = a.item_id AND ${end === "source" ? "target" : "source"}_type = 'item'${skipSimilar}`;
     ctes.push(`l(source_item, item_id, weight) AS (
-    SELECT source_id, target_id, ${linkWeight} FROM a CROSS JOIN links
-    WHERE tenant_id = ?1 AND source_type = 'item' AND target_type = 'item' AND source_id = a.item_id${skipSimilar}
-    UNION ALL
-    SELECT target_id, source_id, ${linkWeight} FROM a CROSS JOIN links
-    WHERE tenant_id = ?1 AND target_type = 'item' AND source_type = 'item' AND target_id = a.item_id${skipSimilar})`);
+    SELECT a.item_id, j.value ->> 0, CAST(j.value ->> 1 AS REAL) FROM a CROSS JOIN json_each((
+      SELECT json_group_array(json_array(other, w)) FROM (${linked("target_id", "source")}
+        UNION ALL ${linked("source_id", "target")}))) j)`);
     parts.push(`SELECT 'link', NULL, source_item, NULL, weight, chunk_id, row FROM (
       SELECT l.source_item, MAX(l.weight) AS weight, c.id AS chunk_id, ${SEARCH_ROW_JSON} AS row,
         ROW_NUMBER() OVER (PARTITION BY l.source_item ORDER BY MAX(l.weight) DESC, c.id) AS strength_rank
