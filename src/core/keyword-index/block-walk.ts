@@ -15,9 +15,12 @@ import type { KeywordRow, TimedRow } from "./lists";
  * ids, walked in its order (json_each drives the loop, and LIMIT stops it).
  */
 
-/** A walk's ids; `onlyIf`, a condition evaluated once before it (false: nothing is read). */
+/**
+ * A walk's rows, kept where the walk read them (reading them again by id would count each row again); `onlyIf`, a
+ * condition evaluated once before it (false: nothing is read).
+ */
 function walkSql(list: string, filterSql: string, limit: string, onlyIf = ""): string {
-  return `SELECT j.key AS rank, c.id AS chunk_id FROM json_each(${list}) j CROSS JOIN chunks c CROSS JOIN items i
+  return `SELECT j.key AS rank, ${SEARCH_ROW_COLUMNS} FROM json_each(${list}) j CROSS JOIN chunks c CROSS JOIN items i
     WHERE ${onlyIf}c.id = j.value AND i.id = c.item_id AND c.tenant_id = ?1 AND i.tenant_id = ?1${filterSql} LIMIT ${limit}`;
 }
 
@@ -79,18 +82,14 @@ export function timedWalkStatement(
     : "";
   const plainBranch = orders.plain
     ? `
-    UNION ALL SELECT 'plain', rank, chunk_id, 0 FROM plain_w`
+    UNION ALL SELECT 'plain', 0, plain_w.* FROM plain_w`
     : "";
   return scope.d1
     .prepare(
       `WITH all_w AS MATERIALIZED (${walkSql("?2", whereSql, "?4")}),
   then_w AS MATERIALIZED (${walkSql("?2", thenSql, "?4")})${plain}
-  SELECT h.list, h.rank, h.in_then, ${SEARCH_ROW_COLUMNS}
-  FROM (
-    SELECT 'all' AS list, rank, chunk_id, chunk_id IN (SELECT chunk_id FROM then_w) AS in_then FROM all_w
-    UNION ALL SELECT 'then', rank, chunk_id, 1 FROM then_w WHERE chunk_id NOT IN (SELECT chunk_id FROM all_w)${plainBranch}
-  ) h CROSS JOIN chunks c CROSS JOIN items i
-  WHERE c.id = h.chunk_id AND i.id = c.item_id`,
+  SELECT 'all' AS list, chunk_id IN (SELECT chunk_id FROM then_w) AS in_then, all_w.* FROM all_w
+  UNION ALL SELECT 'then', 1, then_w.* FROM then_w WHERE chunk_id NOT IN (SELECT chunk_id FROM all_w)${plainBranch}`,
     )
     .bind(
       scope.tenantId,
