@@ -131,6 +131,26 @@ describe("jobs dispatched per minute", () => {
     expect(take(d, t)).toEqual([]);
   });
 
+  it("items written after the newest ones were deleted, on the rowids they freed, are still sent", async () => {
+    const d = deployment();
+    const t = await newTenant();
+    const store = async (content: string) => (await callTool(d, t, "memory_store", { content })).id as string;
+    await store("The bread knife is in the second drawer.");
+    await cron(d, RECENT_JOBS_CRON, Date.now() + 60_000);
+    await deliver(d, take(d, t));
+    const newest = [await store("The torch hangs by the back door."), await store("The fuses are above the meter.")];
+    await cron(d, RECENT_JOBS_CRON, Date.now() + 120_000);
+    await deliver(d, take(d, t));
+    // Any deletion of the newest items (a tenant moved away, a project deleted), as the shard sees it.
+    await t.db
+      .prepare("DELETE FROM items WHERE id IN (SELECT value FROM json_each(?))")
+      .bind(JSON.stringify(newest))
+      .run();
+    const again = [await store("The spare bulbs are in the hall cupboard."), await store("The ladder is in the shed.")];
+    await cron(d, RECENT_JOBS_CRON, Date.now() + 180_000);
+    expect(take(d, t)).toEqual([{ type: "new-items", tenantId: t.tenantId, itemIds: again }]);
+  });
+
   it("per write, a write still sends its own embed job", async () => {
     const d = deployment({ JOB_DISPATCH: "per-write" });
     const t = await newTenant();
