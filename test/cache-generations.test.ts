@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { admin, call, newTenant } from "./helpers";
+import { admin, call, newTenant, untilProjectsDeleted } from "./helpers";
 
 // A write bumps only its own project's generation; a cross-project context's is the sum of the tenant's
 // (src/core/context/cache-generation.ts). These check that the sum invalidates as the per-project rows do, and that a
@@ -33,13 +33,7 @@ describe("cross-project cached contexts", () => {
     const entry = (await cached()) as Record<string, unknown>;
 
     expect((await admin("DELETE", `/tenants/${t.tenantId}/projects/alpha`)).status).toBe(202);
-    await expect
-      .poll(
-        () =>
-          t.db.prepare("SELECT COUNT(*) AS n FROM project_deletions WHERE tenant_id = ?").bind(t.tenantId).first("n"),
-        { timeout: 20_000, interval: 100 },
-      )
-      .toBe(0);
+    await untilProjectsDeleted(t);
     // A context built while the deletion ran, stored after it had cleared the cache: it still quotes alpha.
     const columns = Object.keys(entry);
     await t.db

@@ -1,4 +1,5 @@
 import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
 import { assetTokenTables } from "../src/adapters/asset-token-tables";
 import { shardDatabase } from "../src/control/shards";
 import { type TokenCounter, tokenCounter } from "../src/shared/tokens";
@@ -154,6 +155,16 @@ async function loggedCalls(tenantId: string, tool?: string): Promise<number> {
     .bind(tenantId, tool ?? null)
     .first<{ n: number }>();
   return row!.n;
+}
+
+/** Waits until the tenant's project deletions have finished (their jobs run through the test queue). */
+export async function untilProjectsDeleted(t: TestTenant): Promise<void> {
+  await expect
+    .poll(
+      () => t.db.prepare("SELECT COUNT(*) AS n FROM project_deletions WHERE tenant_id = ?").bind(t.tenantId).first("n"),
+      { timeout: 20_000, interval: 100 },
+    )
+    .toBe(0);
 }
 
 /** Waits until the usage log holds at least `count` calls of a tenant: the isolate writes it FLUSH_USAGE_MS after a call. */

@@ -3,7 +3,17 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { DELETION_LIMITS } from "../src/core/ownership/deletion-steps";
 import worker from "../src/index";
-import { admin, call, callTool, jsonrpc, newKey, newTenant, usageLogSettled, waitForEmbeddings } from "./helpers";
+import {
+  admin,
+  call,
+  callTool,
+  jsonrpc,
+  newKey,
+  newTenant,
+  untilProjectsDeleted,
+  usageLogSettled,
+  waitForEmbeddings,
+} from "./helpers";
 import { authorizeWithKey, exchangeCode, mcpTool } from "./oauth-flow";
 import { adminWith, chunkIdsOf, deliverJobs, kvKeysOf, lostQueue, populate, rowsOfTenant } from "./ownership-fixtures";
 
@@ -242,13 +252,7 @@ describe("DELETE /admin/tenants/:tenant/projects/:project", () => {
     const response = await admin("DELETE", `/tenants/${t.tenantId}/projects/doomed`, undefined, narrow.apiKey);
     expect(response.status).toBe(202);
     expect(await response.json()).toEqual({ tenant_id: t.tenantId, project: "doomed", status: "deleting" });
-    await expect
-      .poll(
-        () =>
-          t.db.prepare("SELECT COUNT(*) AS n FROM project_deletions WHERE tenant_id = ?").bind(t.tenantId).first("n"),
-        { timeout: 20_000, interval: 100 },
-      )
-      .toBe(0);
+    await untilProjectsDeleted(t);
 
     expect(nonZero(await projectRows("doomed"))).toEqual({});
     expect(await keysOf()).toEqual(["kept-1"]);
