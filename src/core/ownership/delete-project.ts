@@ -73,7 +73,11 @@ export async function deleteProjectStep(
       ),
     () => deleteRows(d1, ["idempotency_keys"], KEYS_OF_PROJECT, [tenantId, project]),
     // Last, with nothing of the project left to cache: cross-project contexts' generation must still never go back.
-    async () => (await d1.batch(retireProjectGeneration(d1, tenantId, project)))[1]!.meta.changes,
+    // One batch, done once it ran (run again, it only adds to the cross-project row).
+    async () => {
+      await d1.batch(retireProjectGeneration(d1, tenantId, project));
+      return 0;
+    },
   ];
   for (const piece of pieces) {
     const removed = await piece();
