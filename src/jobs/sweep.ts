@@ -69,7 +69,7 @@ async function sweepShard(env: Env, shard: string, now: number): Promise<number>
         "SELECT tenant_id, id FROM items WHERE linked_at IS NULL AND embedded_at IS NULL AND created_at < ? LIMIT ?",
       )
       .bind(cutoff, SWEEP_LIMIT),
-    // Auto-linking off: every item stays unlinked, and nothing waits for a link job.
+    // Auto-linking off: nothing waits for a link job (embedding marks an item linked too).
     ...(autoLink
       ? [
           d1
