@@ -139,16 +139,17 @@ async function runGroups(
 /** The D1 queries a job is not started with fewer of: an extract job's first window always runs. */
 const queriesToStart = (job: JobMessage) => (job.type === "extract" ? EXTRACT_JOB_QUERIES : JOB_QUERIES);
 
-type MergeableJob = Extract<JobMessage, { type: "embed" | "link" | "new-items" | "summarize" }>;
+type MergeableJob = Extract<JobMessage, { type: "embed" | "link" | "summarize" }>;
 
 const isMergeable = (job: JobMessage): job is MergeableJob =>
-  job.type === "embed" || job.type === "link" || job.type === "new-items" || job.type === "summarize";
+  job.type === "embed" || job.type === "link" || job.type === "summarize";
 
 /**
  * The batch's messages in groups, in order of each group's first message: embed (or link, or
  * summarize) jobs of one tenant together, every other message alone. An embed always runs before the
  * link it queues (the link is sent when the embed is done), so reordering within a batch never links
- * before embedding.
+ * before embedding. A new-items message runs alone: it holds a minute's items already (up to 500), and
+ * fifty of them merged made a job whose linking ran past the invocation's D1 queries, retried whole.
  */
 function mergeableGroups(messages: readonly Message<JobMessage>[]): Message<JobMessage>[][] {
   const groups: Message<JobMessage>[][] = [];
