@@ -2,6 +2,11 @@ import type { Env } from "./env";
 import { isTokenEncoding, type TokenEncoding } from "./token-encodings";
 
 /** Typed view of wrangler.toml vars, with the documented defaults (docs/configuration.md). */
+/** Whether new items are linked automatically: it takes both the vector and the graph stores (seed 003's switches). */
+export function autoLinking(conversations: Pick<Config["conversations"], "useVectorDb" | "useGraphDb">): boolean {
+  return conversations.useVectorDb && conversations.useGraphDb;
+}
+
 export interface Config {
   maxBodyBytes: number;
   allowedOrigins: string[];

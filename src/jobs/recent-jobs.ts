@@ -1,5 +1,5 @@
 import { jobProducer } from "../adapters/queue-producer";
-import { readConfig } from "../config";
+import { autoLinking, readConfig } from "../config";
 import { shardDatabase, shardNames } from "../control/shards";
 import { meterOf } from "../db/metered-d1";
 import type { Env } from "../env";
@@ -63,7 +63,7 @@ async function recoverShard(env: Env, shard: string, now: number, states: Minute
   // time, no item can lie after it, and the pass reads nothing more.
   const lastWrite = state.marks?.writtenAt ?? 0;
   if (from >= until || (state.marks !== null && from >= lastWrite)) return extraction.length;
-  const autoLink = config.conversations.useVectorDb && config.conversations.useGraphDb;
+  const autoLink = autoLinking(config.conversations);
   // Both walk the partial index of the unlinked (items_unlinked) by created_at: a range of the pending, never the whole
   // table.
   const [unembedded, unlinked] = await d1.batch<PendingRow>([

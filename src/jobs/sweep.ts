@@ -1,5 +1,5 @@
 import { jobProducer } from "../adapters/queue-producer";
-import { readConfig } from "../config";
+import { autoLinking, readConfig } from "../config";
 import { stalledMoves } from "../control/move-records";
 import { shardDatabase, shardNames } from "../control/shards";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/indexing";
@@ -60,7 +60,7 @@ async function sweepShard(env: Env, shard: string, now: number): Promise<number>
   const d1 = shardDatabase(env, shard);
   const config = readConfig(env);
   const cutoff = now - LOST_JOB_AFTER_MS;
-  const autoLink = config.conversations.useVectorDb && config.conversations.useGraphDb;
+  const autoLink = autoLinking(config.conversations);
   // Both walk the partial index of the unlinked (items_unlinked), in no particular order (the jobs are grouped by tenant
   // here): ordered by tenant, SQLite walked a tenant index of every item instead.
   const [unembedded, unlinked] = await d1.batch<{ tenant_id: string; id: string }>([

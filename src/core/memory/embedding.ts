@@ -1,3 +1,4 @@
+import { autoLinking } from "../../config";
 import { QueryPieces, remainingQueries } from "../../db/invocation-queries";
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
@@ -101,18 +102,18 @@ export function markEmbedded(
   itemIds: string[],
   linked: boolean,
 ): D1PreparedStatement {
-  const link = linked ? ", linked_at = ?1" : autoLinks(services) ? "" : ", linked_at = COALESCE(linked_at, ?1)";
+  const link = linked
+    ? ", linked_at = ?1"
+    : autoLinking(services.config.conversations)
+      ? ""
+      : ", linked_at = COALESCE(linked_at, ?1)";
   return scope.d1
     .prepare(`UPDATE items SET embedded_at = ?1${link} WHERE +tenant_id = ?2 AND id ${IN_JSON.replace("?", "?3")}`)
     .bind(Date.now(), scope.tenantId, JSON.stringify(itemIds));
 }
 
-function autoLinks(services: Services): boolean {
-  return services.config.conversations.useVectorDb && services.config.conversations.useGraphDb;
-}
-
 async function queueLinkJobs(scope: TenantScope, services: Services, itemIds: string[]): Promise<void> {
-  if (autoLinks(services) && itemIds.length > 0) {
+  if (autoLinking(services.config.conversations) && itemIds.length > 0) {
     // The consumer merges a batch's jobs, so this run may hold thousands of items: split as writers split them.
     await services.jobs.send(itemJobs("link", scope.tenantId, itemIds));
   }

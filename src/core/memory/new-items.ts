@@ -1,3 +1,4 @@
+import { autoLinking } from "../../config";
 import { remainingQueries } from "../../db/invocation-queries";
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { JobMessage } from "../../messages";
@@ -36,8 +37,7 @@ export async function runNewItems(scope: TenantScope, services: Services, itemId
   const left = new Set(embedding.left);
   const embedded = itemIds.filter((id) => !left.has(id));
   if (embedded.length === 0) return { left: embedding.left };
-  const { conversations } = services.config;
-  const autoLink = conversations.useVectorDb && conversations.useGraphDb;
+  const autoLink = autoLinking(services.config.conversations);
   // Linking marks the items embedded with their links, each row written once (auto-link.ts). Under the invocation's D1
   // queries (the Free plan's 50), projects the budget does not cover, or all of them when the first group of
   // embeddings took it, are marked embedded here and linked by link jobs of their own.
