@@ -25,6 +25,13 @@ export interface BillableUnits {
   queueOperations: number;
   /** Workers AI neurons, estimated from the model's published price and the tokens sent (model-prices.ts). */
   aiNeurons: number;
+  /**
+   * Worker CPU milliseconds, the platform's own count for the invocation, shared among the calls and jobs it ran
+   * (cpu-time.ts: the Worker tails itself). Known only after the invocation: recorded apart, never during a call.
+   */
+  cpuMs: number;
+  /** The calls and jobs whose invocation's CPU time was recorded: cpuMs / cpuCalls is a mean per call. */
+  cpuCalls: number;
 }
 
 export const UNIT_NAMES = [
@@ -41,6 +48,8 @@ export const UNIT_NAMES = [
   "queueSends",
   "queueOperations",
   "aiNeurons",
+  "cpuMs",
+  "cpuCalls",
 ] as const satisfies readonly (keyof BillableUnits)[];
 
 export function noUnits(): BillableUnits {
@@ -58,6 +67,8 @@ export function noUnits(): BillableUnits {
     queueSends: 0,
     queueOperations: 0,
     aiNeurons: 0,
+    cpuMs: 0,
+    cpuCalls: 0,
   };
 }
 
@@ -66,7 +77,7 @@ export function addUnits(into: BillableUnits, from: Partial<BillableUnits>): Bil
   return into;
 }
 
-const BILLED_UNITS = UNIT_NAMES.filter((name) => name !== "d1RoundTrips" && name !== "d1Ms");
+const BILLED_UNITS = UNIT_NAMES.filter((name) => name !== "d1RoundTrips" && name !== "d1Ms" && name !== "cpuCalls");
 
 /** Whether any unit Cloudflare bills is above 0 (round trips and waits are not billed). */
 export function billsAnything(units: BillableUnits): boolean {

@@ -3,6 +3,7 @@ import { checkedEnv, queriesPerInvocation } from "./checked-env";
 import { withQueryBudget } from "./db/invocation-queries";
 import type { Env } from "./env";
 import { handleJobBatch } from "./jobs/consumer";
+import { recordCpuTime } from "./jobs/cpu-time";
 import { mergeAllKeywordSegments } from "./jobs/keyword-merge";
 import { meteredPasses, type ScheduledPass } from "./jobs/metered-pass";
 import { MinuteStates } from "./jobs/minute-state";
@@ -48,4 +49,10 @@ export default {
       ]);
     });
   },
+  // Each invocation's CPU time, which only its trace knows (cpu-time.ts): the Worker is its own tail consumer.
+  tail: (traces: TraceItem[], env: Env, ctx: ExecutionContext) =>
+    withQueryBudget(queriesPerInvocation(env), async () => {
+      const write = recordCpuTime(traces, checkedEnv(env));
+      if (write) ctx.waitUntil(write.catch((error) => console.error("recording CPU time failed", error)));
+    }),
 } satisfies ExportedHandler<Env, JobMessage | UsageMessage>;

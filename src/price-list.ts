@@ -36,7 +36,7 @@ export const PAID_PLAN = {
   /** $0.011 per 1,000 neurons past 10,000 a day: the Free plan's daily allocation, on Paid too. */
   aiNeurons: { includedPerDay: 10_000, usdPerMillion: 11 },
   workerRequests: { includedPerMonth: 10_000_000, usdPerMillion: 0.3 },
-  /** CPU milliseconds of every invocation (requests, queue batches, crons); not measurable inside a Worker (docs/costs.md). */
+  /** CPU milliseconds of every invocation (requests, queue batches, crons), from the platform's traces (jobs/cpu-time.ts). */
   workerCpuMs: { includedPerMonth: 30_000_000, usdPerMillion: 0.02 },
 } as const;
 

@@ -3,6 +3,7 @@ import { UnitMeter } from "../billable-units";
 import { DEPLOYMENT, OVERHEAD, usageBuffer } from "../control/usage-buffer";
 import type { AppBindings } from "../http/context";
 import { meteredEnv } from "../metered-env";
+import { labelWork } from "../work-labels";
 
 /**
  * Every request runs with its bindings metered (metered-env.ts): its tool calls charge their own units (mcp/dispatch.ts),
@@ -19,7 +20,9 @@ export const meterRequest: MiddlewareHandler<AppBindings> = async (c, next) => {
   } finally {
     const record = async () => {
       await meter.settled();
-      await usageBuffer.addOverhead(env, ownerOf(c), overheadName(c.req.path), meter.takeOwn());
+      const [tenantId, name] = [ownerOf(c), overheadName(c.req.path)];
+      labelWork({ tenantId, source: "job", name, project: null, overhead: true });
+      await usageBuffer.addOverhead(env, tenantId, name, meter.takeOwn());
     };
     c.executionCtx.waitUntil(record().catch((error) => console.error("usage outside tool calls failed", error)));
   }

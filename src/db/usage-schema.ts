@@ -60,6 +60,9 @@ export const usageHours = sqliteTable(
     /** Billed operations (a message's write, read and delete per 64 KB, retries, dead letters): queue_sends x 3 or more. */
     queueOperations: real("queue_operations").notNull().default(0),
     aiNeurons: real("ai_neurons").notNull(),
+    /** Worker CPU milliseconds from the platform's trace of each invocation (jobs/cpu-time.ts), and the calls they cover. */
+    cpuMs: real("cpu_ms").notNull().default(0),
+    cpuCalls: real("cpu_calls").notNull().default(0),
     readHist: text("read_hist").notNull(),
     writtenHist: text("written_hist").notNull(),
     /** Tool calls' durations in the fixed buckets of latency-histogram.ts {upper bound ms: count}: p50 and p95. */

@@ -8,6 +8,7 @@ import { unmetered } from "../db/metered-d1";
 import type { Env } from "../env";
 import type { JobRunRecord } from "../messages";
 import type { OpenedTenant } from "../open-tenant";
+import { labelWork } from "../work-labels";
 
 /** A group of jobs that ran as one (or work for a tenant that is no job of its: a dead letter), and what it spent. */
 interface Run {
@@ -60,6 +61,7 @@ export class JobUsage {
 
   private async charged<T>(tenant: OpenedTenant, kinds: readonly string[], work: () => Promise<T>): Promise<T> {
     const tenantId = tenant.scope.tenantId;
+    for (const name of kinds) labelWork({ tenantId, source: "job", name, project: null });
     const units = this.carried.get(tenantId) ?? noUnits();
     this.carried.delete(tenantId);
     const startedAt = Date.now();

@@ -5,7 +5,15 @@ import { tenantLimits } from "../core/tenants/quotas";
 import { usageReport } from "../core/tenants/usage-report";
 import { ANNOTATIONS, defineTool } from "./define-tool";
 import { iso } from "./params";
-import { NO_UNITS, nullableUnitFields, planUnits, totalsOutput, unitFields, unitOutput } from "./units-output";
+import {
+  cpuTotalFields,
+  NO_UNITS,
+  nullableUnitFields,
+  planUnits,
+  totalsOutput,
+  unitFields,
+  unitOutput,
+} from "./units-output";
 
 export const getContextUsageStatistics = defineTool({
   name: "get_context_usage_statistics",
@@ -124,6 +132,7 @@ export const getUsageReport = defineTool({
           .object({ unit: z.string(), share: z.number() })
           .nullable()
           .describe("The allowance a mean day of this tenant uses most of, and its share (1 = all of it)"),
+        ...cpuTotalFields,
       })
       .describe("Billable units over the period, tools and jobs together, against the Free plan's daily limits"),
     total_calls: z.number().int(),

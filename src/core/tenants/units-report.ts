@@ -1,10 +1,12 @@
 import type { BillableUnits } from "../../billable-units";
 import { projectClause, type TenantScope } from "../../db/scope";
-import { FREE_PLAN_DAILY } from "../../price-list";
+import { FREE_PLAN_DAILY, PAID_PLAN } from "../../price-list";
 import { HOURLY_UNITS, histogramPercentile } from "./usage-hours";
 
 /** Billable units of one tool or job kind over a period: each a mean per call (or run), and the p95 of D1's rows. */
-export type UnitsUsage = Omit<BillableUnits, "d1RoundTrips" | "d1Ms"> & {
+export type UnitsUsage = Omit<BillableUnits, "d1RoundTrips" | "d1Ms" | "cpuMs" | "cpuCalls"> & {
+  /** Mean Worker CPU milliseconds of the calls whose invocation's CPU time was recorded; null when none was. */
+  cpuMs: number | null;
   name: string;
   calls: number;
   errors: number;
@@ -38,6 +40,12 @@ export interface UnitsReport {
     freePlanDaily: UnitTotals;
     /** The allowance the tenant's mean day uses most of, and how much (1 = all of it). */
     binding: { unit: keyof UnitTotals; share: number } | null;
+    /**
+     * Worker CPU milliseconds, summed and per mean day (null when none was recorded: no tail consumer, or a local
+     * run, where workerd reports 0), with Workers Paid's monthly inclusion; the Free plan has a limit per
+     * invocation, not an allowance.
+     */
+    cpu: { ms: number | null; perDay: number | null; paidIncludedPerMonth: number };
   };
 }
 
@@ -92,12 +100,20 @@ export function unitTotals(rows: readonly Row[], days: number): UnitsReport["tot
     const share = perDay[unit] / FREE_PLAN_DAILY[unit];
     if (share > 0 && (binding === null || share > binding.share)) binding = { unit, share: round(share, 4) };
   }
-  return { sum: roundAll(sum), perDay, freePlanDaily, binding };
+  const cpuMs = sumOf("cpu_calls") > 0 ? sumOf("cpu_ms") : null;
+  const cpu = {
+    ms: cpuMs === null ? null : round(cpuMs),
+    perDay: cpuMs === null ? null : round(cpuMs / days),
+    paidIncludedPerMonth: PAID_PLAN.workerCpuMs.includedPerMonth,
+  };
+  return { sum: roundAll(sum), perDay, freePlanDaily, binding, cpu };
 }
 
 function unitsUsage(row: Row): UnitsUsage {
   const calls = Number(row.calls);
-  const mean = (column: string) => round(Number(row[column]) / calls);
+  // A name whose hours hold only CPU time (a page served, no units) has no calls to share by.
+  const mean = (column: string) => (calls > 0 ? round(Number(row[column]) / calls) : 0);
+  const cpuCalls = Number(row.cpu_calls ?? 0);
   return {
     name: row.name as string,
     calls,
@@ -115,6 +131,7 @@ function unitsUsage(row: Row): UnitsUsage {
     aiNeurons: mean("ai_neurons"),
     localRowsRead: mean("local_rows_read"),
     localRowsWritten: mean("local_rows_written"),
+    cpuMs: cpuCalls > 0 ? round(Number(row.cpu_ms) / cpuCalls) : null,
   };
 }
 

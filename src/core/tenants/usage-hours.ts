@@ -17,6 +17,8 @@ export const HOURLY_UNITS: readonly (readonly [keyof BillableUnits, string])[] =
   ["queueSends", "queue_sends"],
   ["queueOperations", "queue_operations"],
   ["aiNeurons", "ai_neurons"],
+  ["cpuMs", "cpu_ms"],
+  ["cpuCalls", "cpu_calls"],
 ];
 
 const HOUR = 3_600_000;
@@ -74,6 +76,8 @@ export interface HourEntry {
   units: BillableUnits;
   /** A tool call's server-side duration (ms); jobs have none. */
   durationMs?: number;
+  /** Calls (or runs) the entry counts: 1 unless given; 0 for units added to them later (their CPU time, cpu-time.ts). */
+  calls?: number;
 }
 
 export function toolEntry(tenantId: string, call: ToolCallRecord): HourEntry | null {
@@ -121,10 +125,12 @@ export function hourRows(entries: readonly HourEntry[]): HourRow[] {
       };
       rows.set(key, row);
     }
-    row.calls++;
-    if (entry.failed) row.errors++;
     // A record sent by a worker from before a unit was counted has none of it.
     for (const [name] of HOURLY_UNITS) row.units[name] += entry.units[name] ?? 0;
+    const calls = entry.calls ?? 1;
+    row.calls += calls;
+    if (calls === 0) continue;
+    if (entry.failed) row.errors++;
     count(row.readHist, histogramBin(entry.units.d1RowsRead));
     count(row.writtenHist, histogramBin(entry.units.d1RowsWritten));
     if (entry.durationMs !== undefined) {
