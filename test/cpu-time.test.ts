@@ -1,9 +1,12 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { noUnits } from "../src/billable-units";
+import { shardDatabase, shardNames } from "../src/control/shards";
+import { LATE_WAIT_MS, UsageBuffer } from "../src/control/usage-buffer";
 import worker from "../src/index";
 import { cpuEntries } from "../src/jobs/cpu-time";
-import { PASSES_JOB } from "../src/jobs/pass-usage";
+import { PASSES_JOB, recordInvocation } from "../src/jobs/pass-usage";
 import { WORK_CHANNEL, type WorkLabel } from "../src/work-labels";
 import { admin, call, jsonrpc, newTenant, untilLogged, usageLogSettled } from "./helpers";
 
@@ -95,17 +98,28 @@ describe("CPU time through tail() into get_usage_report", () => {
     await call(t.apiKey, "memory_list", {});
     await untilLogged(t.tenantId, 4);
 
+    // CPU time arrives after its calls were logged: it schedules no write of its own, and goes with the next one.
     const ctx = createExecutionContext();
     await worker.tail!([trace(36, own)], env, ctx);
     await waitOnExecutionContext(ctx);
+    const cpuRecorded = async () =>
+      (await t.db.prepare("SELECT SUM(cpu_calls) AS n FROM usage_hours WHERE tenant_id = ?").bind(t.tenantId).first<{
+        n: number | null;
+      }>())!.n ?? 0;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await cpuRecorded()).toBe(0);
+    await call(t.apiKey, "ping", {});
+    await untilLogged(t.tenantId, 5);
     await usageLogSettled(t.tenantId);
+    expect(await cpuRecorded()).toBe(3);
 
     type Row = { tool: string; calls: number; cpu_ms: number | null };
     type Report = { tools: Row[]; totals: { cpu_ms: number | null; paid_plan_cpu_ms_per_month: number } };
     const report = await call<Report>(t.apiKey, "get_usage_report", {});
     const row = (name: string) => report.tools.find((r) => r.tool === name);
-    // 36 ms over three calls: 12 each; the calls counted once, by the usage log, not again by their CPU time.
-    expect(row("ping")).toMatchObject({ calls: 2, cpu_ms: 12 });
+    // 36 ms over three calls: 12 each (the third ping's trace never came); the calls counted once, by the usage log,
+    // not again by their CPU time.
+    expect(row("ping")).toMatchObject({ calls: 3, cpu_ms: 12 });
     expect(row("memory_store")).toMatchObject({ calls: 1, cpu_ms: 12 });
     expect(row("memory_list")).toMatchObject({ calls: 1, cpu_ms: null });
     expect(report.totals.cpu_ms).toBe(36);
@@ -114,5 +128,66 @@ describe("CPU time through tail() into get_usage_report", () => {
     // The operator's total: every tenant's CPU time with the deployment's own.
     const deployment = await (await admin("GET", "/usage?days=1")).json<{ totals: { cpu_ms: number | null } }>();
     expect(deployment.totals.cpu_ms).toBeGreaterThanOrEqual(36);
+  });
+});
+
+describe("CPU time costs no write of its own", () => {
+  const entry = (tenantId: string) => ({
+    tenantId,
+    at: Date.now(),
+    source: "tool" as const,
+    name: "ping",
+    project: null,
+    failed: false,
+    units: { ...noUnits(), cpuMs: 5, cpuCalls: 1 },
+    calls: 0,
+  });
+
+  it("waits in the buffer for a write others schedule, or an hour", () => {
+    const buffer = new UsageBuffer();
+    expect(buffer.add(env, [entry("a")], [], true)).toBeNull();
+    const scheduled = buffer.add(env, [{ ...entry("a"), calls: 1 }]);
+    expect(scheduled).not.toBeNull();
+    // Once scheduled, a late entry goes with that write.
+    expect(buffer.add(env, [entry("a")], [], true)).toBe(scheduled);
+
+    const quiet = new UsageBuffer();
+    const start = Date.now();
+    vi.spyOn(Date, "now").mockReturnValue(start);
+    try {
+      expect(quiet.add(env, [entry("b")], [], true)).toBeNull();
+      vi.spyOn(Date, "now").mockReturnValue(start + LATE_WAIT_MS - 1);
+      expect(quiet.add(env, [entry("b")], [], true)).toBeNull();
+      vi.spyOn(Date, "now").mockReturnValue(start + LATE_WAIT_MS);
+      expect(quiet.add(env, [entry("b")], [], true)).not.toBeNull();
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
+  it("gives a cron's time to the passes' next record on the first shard, which is written anyway", async () => {
+    const ctx = createExecutionContext();
+    await worker.tail!([trace(7, [], { cron: "* * * * *", scheduledTime: Date.now() })], env, ctx);
+    await waitOnExecutionContext(ctx);
+    const shard = shardNames(env)[0]!;
+    const d1 = shardDatabase(env, shard);
+    const passes = () =>
+      d1
+        .prepare("SELECT SUM(cpu_ms) AS ms, SUM(cpu_calls) AS n FROM usage_hours WHERE tenant_id = '' AND name = ?")
+        .bind(PASSES_JOB)
+        .first<{ ms: number | null; n: number | null }>();
+    const before = await passes();
+    // The next invocation on the shard that writes rows records itself, and the time carried with it.
+    const units = { ...noUnits(), d1RowsWritten: 1 };
+    await recordInvocation(d1, shard, {
+      at: Date.now(),
+      failed: false,
+      units,
+      passes: new Map(),
+      statements: new Map(),
+    });
+    const after = await passes();
+    expect((after!.ms ?? 0) - (before!.ms ?? 0)).toBe(7);
+    expect((after!.n ?? 0) - (before!.n ?? 0)).toBe(1);
   });
 });

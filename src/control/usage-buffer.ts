@@ -31,6 +31,8 @@ export const OVERHEAD = {
 
 /** A write at most this long after the first entry it holds (FLUSH_USAGE_MS overrides it: tests). */
 export const FLUSH_AFTER_MS = 20_000;
+/** Entries added `late` wait at most this long for a write that others schedule. */
+export const LATE_WAIT_MS = 3_600_000;
 /** Entries held at most before a write, whatever the time. */
 const MAX_HELD = 5_000;
 /** Of the calls that succeed, one in this many keeps a tool_calls row; every failed call keeps one. */
@@ -71,20 +73,32 @@ export class UsageBuffer {
   private scheduled: Promise<void> | null = null;
   /** Each tenant's share of the last write's own cost, recorded with the next write (a write of its own would never end). */
   private ownCost = new Map<string, BillableUnits>();
+  /** When the oldest entry added `late` and not yet written was added; null when none is held. */
+  private lateSince: number | null = null;
 
   /**
    * Holds the entries, and the calls' rows that are kept (failed, or sampled); returns the write that will take them,
-   * for the caller's waitUntil(), or null when nothing is held.
+   * for the caller's waitUntil(), or null when nothing is held. Entries added `late` (units that arrive after their
+   * call: CPU time) schedule no write of their own: they go with the next write others schedule, or once they have
+   * waited LATE_WAIT_MS, so they add no write to a quiet isolate's.
    */
-  add(env: UsageBindings, entries: readonly HourEntry[], calls: readonly CallRow[] = []): Promise<void> | null {
+  add(
+    env: UsageBindings,
+    entries: readonly HourEntry[],
+    calls: readonly CallRow[] = [],
+    late = false,
+  ): Promise<void> | null {
     this.entries.push(...entries);
     countConversationCalls(this.conversations, calls);
     for (const row of calls)
       if (row.call.errorCode !== null || this.successes++ % SAMPLE_EVERY === 0) this.calls.push(row);
     const held = this.entries.length + this.calls.length + this.conversations.size;
     if (held === 0) return this.scheduled;
+    if (late && entries.length > 0) this.lateSince ??= Date.now();
     const full = held >= MAX_HELD;
-    if (!this.scheduled || full) this.scheduled = this.writeAfter(env, full ? 0 : flushAfter(env));
+    const waitedEnough = this.lateSince !== null && Date.now() - this.lateSince >= LATE_WAIT_MS;
+    if ((!this.scheduled && (!late || waitedEnough)) || full)
+      this.scheduled = this.writeAfter(env, full ? 0 : flushAfter(env));
     return this.scheduled;
   }
 
@@ -104,7 +118,7 @@ export class UsageBuffer {
   /** Writes what is held now (tests call it; otherwise `add` schedules it). */
   async write(env: UsageBindings): Promise<void> {
     const [entries, calls, conversations] = [this.entries, this.calls, [...this.conversations.values()]];
-    [this.entries, this.calls, this.conversations] = [[], [], new Map()];
+    [this.entries, this.calls, this.conversations, this.lateSince] = [[], [], new Map(), null];
     const home = shardNames(env)[0];
     if (entries.length + calls.length + conversations.length === 0 || home === undefined) return;
     const held = [...this.takeOwnCost(), ...entries];

@@ -1,19 +1,32 @@
 import { noUnits } from "../billable-units";
+import { shardNames } from "../control/shards";
 import { DEPLOYMENT, OVERHEAD, type UsageBindings, usageBuffer } from "../control/usage-buffer";
 import type { HourEntry } from "../core/tenants/usage-hours";
 import { WORK_CHANNEL, type WorkLabel } from "../work-labels";
 import { JOB_QUEUE_WORK } from "./job-usage";
-import { PASSES_JOB } from "./pass-usage";
+import { carryToNextPass, PASSES_JOB } from "./pass-usage";
 
 /**
  * The Worker's tail handler (wrangler.toml's tail_consumers names the Worker itself; the platform does not tail a tail
  * invocation): each trace carries the invocation's CPU milliseconds, which the invocation itself cannot measure, and
  * the labels it published (work-labels.ts). The time is shared equally among the labels, or given to what the
  * invocation was when it has none (a page, a scheduled pass, a queue batch's own work), and summed into usage_hours
- * through the isolate's usage buffer as units that count no call. Returns the buffer's write, for waitUntil().
+ * through the isolate's usage buffer as units that count no call, riding on a write made anyway (the buffer's `late`
+ * entries). Returns the buffer's write when one is scheduled, for waitUntil().
  */
 export function recordCpuTime(traces: readonly TraceItem[], env: UsageBindings): Promise<void> | null {
-  return usageBuffer.add(env, traces.flatMap(cpuEntries));
+  const entries = traces.flatMap(cpuEntries);
+  // A cron's time goes with the passes' next record on the first shard (pass-usage.ts), which is written anyway: at
+  // rest, recording it costs no row.
+  const passes = entries.filter((entry) => entry.tenantId === DEPLOYMENT && entry.name === PASSES_JOB);
+  const first = shardNames(env)[0];
+  if (first !== undefined) for (const entry of passes) carryToNextPass(first, entry.units);
+  return usageBuffer.add(
+    env,
+    entries.filter((entry) => !passes.includes(entry)),
+    [],
+    true,
+  );
 }
 
 /** One trace's CPU time as usage_hours entries, one a label. */
