@@ -11,7 +11,8 @@ import { idleHourLines, measureIdleHour } from "./idle-hour.mjs";
 import { jobsDone } from "./jobs-done.mjs";
 import { localUsageUnits } from "./local-d1.mjs";
 import { fmt } from "./metrics.mjs";
-import { ADMIN_TOKEN, admin, BASE, dispatchMode, sleep, startWorker } from "./worker.mjs";
+import { ADMIN_TOKEN, admin, BASE, dispatchMode, INSPECTOR_URL, sleep, startWorker } from "./worker.mjs";
+import { profileWorker } from "./worker-cpu.mjs";
 
 const SIZES = (process.env.COST_SIZES ?? "1000,10000,100000").split(",").map(Number);
 
@@ -136,9 +137,14 @@ function measurer(measuring) {
   return {
     measure: async (name, per, count, requests, run) => {
       const before = await usage();
+      // The worker's CPU while the calls ran, then while their jobs and passes did (settled drives those).
+      const calls = await profileWorker(INSPECTOR_URL);
       await run();
+      const callsMs = await calls.stop();
+      const jobs = await profileWorker(INSPECTOR_URL);
       const after = await settled(tenant, usage, before);
-      operations.push({ name, per, count, requests: requests / count, ...difference(before, after, count) });
+      const cpu = { calls: callsMs / count, jobs: (await jobs.stop()) / count };
+      operations.push({ name, per, count, requests: requests / count, cpu, ...difference(before, after, count) });
     },
   };
 }
@@ -337,6 +343,10 @@ function operationLines(op) {
     .sort((a, b) => b[1].written - a[1].written || b[1].read - a[1].read)
     .map(([key, p]) => `${key} ${fmt(p.read, 1)} read / ${fmt(p.written, 1)} written`);
   if (parts.length > 1) lines.push(`        by part: ${parts.join("; ")}`);
+  if (op.cpu)
+    lines.push(
+      `        worker CPU (V8 samples, local): the calls ${fmt(op.cpu.calls, 1)} ms, their jobs and passes ${fmt(op.cpu.jobs, 1)} ms`,
+    );
   return lines;
 }
 

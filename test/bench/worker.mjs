@@ -11,6 +11,9 @@ const STATE = `${DIR}/state`;
 const VARS = `${DIR}/bench.vars`;
 const WRANGLER = "node_modules/wrangler/bin/wrangler.js";
 export const BASE = `http://127.0.0.1:${PORT}`;
+/** wrangler dev's inspector (worker-cpu.mjs profiles the worker through it); beside the port, one per bench. */
+const INSPECTOR_PORT = PORT + 10_000;
+export const INSPECTOR_URL = `ws://127.0.0.1:${INSPECTOR_PORT}/ws`;
 export const ADMIN_TOKEN = "bench-admin-token";
 /** The worker's embedder: "local" (lexical, the default) or "use-lite" (a sentence encoder, see embedderVars). */
 export const BENCH_EMBEDDER = process.env.BENCH_EMBEDDER ?? "local";
@@ -75,6 +78,8 @@ export async function startWorker({ fresh = true, vars = {}, crons = true } = {}
       "--local",
       "--port",
       String(PORT),
+      "--inspector-port",
+      String(INSPECTOR_PORT),
       "--persist-to",
       STATE,
       "--env-file",
