@@ -52,6 +52,8 @@ describe("CPU time: an invocation's trace shared among what it ran", () => {
     expect(entries.every((e) => e.calls === 0 && e.units.d1RowsRead === 0)).toBe(true);
     // With no call, the request's own work (an admin request, an OAuth exchange) takes it all.
     expect(cpuEntries(trace(8, [overhead])).map((e) => [e.name, e.units.cpuMs])).toEqual([["requests", 8]]);
+    // Local workerd times nothing (0 ms of CPU and of wall time): such a trace records nothing, not a 0.
+    expect(cpuEntries(trace(0, [tool("ping")]))).toEqual([]);
   });
 
   it("gives an invocation with no label to the deployment, by what it was; ignores what is not a label", () => {

@@ -29,8 +29,9 @@ export function recordCpuTime(traces: readonly TraceItem[], env: UsageBindings):
   );
 }
 
-/** One trace's CPU time as usage_hours entries, one a label. */
+/** One trace's CPU time as usage_hours entries, one a label; none when it carries no timing (local workerd's). */
 export function cpuEntries(trace: TraceItem): HourEntry[] {
+  if (trace.cpuTime === 0 && trace.wallTime === 0) return [];
   const labels = traceLabels(trace);
   const at = trace.eventTimestamp ?? Date.now();
   const share = trace.cpuTime / labels.length;
