@@ -11,8 +11,8 @@ export interface Operation {
   requests: number;
   units: Record<string, number>;
   parts: Record<string, { read: number; written: number }>;
-  /** The worker's CPU ms per operation (V8 samples, worker-cpu.mjs): while its calls ran, and its jobs and passes. */
-  cpu: { calls: number; jobs: number };
+  /** The worker's CPU ms per operation (V8 samples, worker-cpu.mjs): in all, and in its calls (null when run waits for jobs). */
+  cpu: { calls: number | null; total: number };
 }
 export interface Measured {
   size: number;
