@@ -44,10 +44,11 @@ const LOCAL = {
 };
 /**
  * Defaults for local runs that are not written to .dev.vars, so a `--var` (or a .dev.vars line) names another:
+ * documents converted by the libraries alone (DOCUMENT_CONVERTER=local: no OCR; docs/documents.md), and
  * memory extraction with the offline rule-based model (`--var LLM:openai --var LLM_BASE_URL:<url> --var
  * LLM_MODEL:<name>` points it at an endpoint instead; docs/extraction.md).
  */
-const DEV_DEFAULTS = { LLM: "local" };
+const DEV_DEFAULTS = { LLM: "local", DOCUMENT_CONVERTER: "local" };
 const fromCommandLine = passedVars(passed);
 
 if (!existsSync(".dev.vars")) {
@@ -128,6 +129,7 @@ async function callsWorkersAiOrVectorize(devVars) {
     settings.EMBEDDER === "workers-ai" ||
     settings.SUMMARIZER === "workers-ai" ||
     settings.LLM === "workers-ai" ||
+    settings.DOCUMENT_CONVERTER === "workers-ai" ||
     Boolean(settings.RERANK_MODEL) ||
     settings.VECTOR_INDEX === "vectorize"
   );
