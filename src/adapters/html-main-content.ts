@@ -1,5 +1,5 @@
 import type { ConvertedDocument } from "../ports";
-import { markdownBlocks } from "../shared/document-blocks";
+import { cleanHeading, markdownBlocks } from "../shared/document-blocks";
 
 // A web page's main content: linkedom builds the DOM (no browser needed), Mozilla's Readability picks the article
 // (navigation, footers, sidebars and cookie banners dropped), node-html-markdown writes it as Markdown, whose
@@ -43,7 +43,10 @@ export async function convertHtml(html: string, options: { wholePage?: boolean }
     maxConsecutiveNewlines: 2,
   });
   const blocks = markdownBlocks(markdown);
-  // Readability keeps the article's own H1 only sometimes; the title heads the document either way.
+  // Readability takes the article's H1 out as its title: put it back on top, so section paths start where a
+  // Markdown document's would ("Runbook > Rollback").
+  if (article?.title && !blocks.some((b) => b.kind === "heading" && b.level === 1))
+    blocks.unshift({ kind: "heading", level: 1, text: cleanHeading(article.title) });
   return { title: title ?? firstHeading(blocks), pages: null, blocks };
 }
 
