@@ -267,3 +267,48 @@ describe("memory_ingest_document refuses bad input, naming the parameter and the
     await nothingStored(t.tenantId);
   });
 });
+
+describe("a document's chunks cite their place wherever they are read", () => {
+  it("search, memory_get, memory_list and memory_context_build carry document {id, title, file, url, type, page, section}", async () => {
+    const t = await newTenant();
+    const pdf = makePdf(
+      [
+        [{ text: "Handbook", size: 20 }, { text: "Welcome aboard." }],
+        [{ text: "Expenses", size: 15 }, { text: "Receipts for travel expenses are filed within a fortnight." }],
+      ],
+      {
+        title: "Staff handbook",
+        outline: [{ title: "Handbook", page: 1, children: [{ title: "Expenses", page: 2 }] }],
+      },
+    );
+    const answer = await call(t.apiKey, "memory_ingest_document", {
+      content_base64: base64(pdf),
+      file_name: "handbook.pdf",
+    });
+    await call(t.apiKey, "memory_store", { content: "Travel receipts from my own trip are in the blue folder." });
+    const expected = {
+      document_id: answer.document_id,
+      title: "Staff handbook",
+      file_name: "handbook.pdf",
+      url: null,
+      mime_type: "application/pdf",
+      page: 2,
+      section: "Handbook > Expenses",
+    };
+    const hits = (await call(t.apiKey, "search", { query: "receipts travel expenses fortnight" })).results;
+    const hit = hits.find((h: { content: string }) => h.content.includes("fortnight"));
+    expect(hit.document).toEqual(expected);
+    const plain = (await call(t.apiKey, "search", { query: "blue folder" })).results[0];
+    expect(plain).toBeDefined();
+    expect(plain.document).toBeUndefined();
+    expect((await call(t.apiKey, "memory_get", { id: hit.item_id })).document).toEqual(expected);
+    const listed = (await call(t.apiKey, "memory_list", {})).memories;
+    expect(listed.find((m: { id: string }) => m.id === hit.item_id).document).toEqual(expected);
+    expect(listed.find((m: { preview: string }) => m.preview.includes("blue folder")).document).toBeUndefined();
+    const context = await call(t.apiKey, "memory_context_build", {
+      query: "travel expenses fortnight",
+      token_budget: 2000,
+    });
+    expect(context.memories.find((m: { id: string }) => m.id === hit.item_id)?.document).toEqual(expected);
+  });
+});
