@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { makeDocx } from "./fixtures/make-docx";
 import { makePdf } from "./fixtures/make-pdf";
-import { call, callTool, newKey, newTenant, tenantDb } from "./helpers";
+import { admin, call, callTool, newKey, newTenant, tenantDb } from "./helpers";
 
 // memory_ingest_document, memory_get_document and memory_delete_document through /jsonrpc, with files made here.
 
@@ -311,4 +311,45 @@ describe("a document's chunks cite their place wherever they are read", () => {
     });
     expect(context.memories.find((m: { id: string }) => m.id === hit.item_id)?.document).toEqual(expected);
   });
+});
+
+describe("deleting a project or a tenant removes its documents", () => {
+  it("rows, chunks and R2 objects of the project's documents go; the other project's stay; then the tenant's", async () => {
+    const t = await newTenant();
+    const doomed = await call(t.apiKey, "memory_ingest_document", { content: GUIDE, project_id: "doomed" });
+    const kept = await call(t.apiKey, "memory_ingest_document", {
+      content: "# Kept\n\nThis one stays.",
+      project_id: "kept",
+    });
+    const db = await tenantDb(t.tenantId);
+    const documents = async () =>
+      (
+        await db
+          .prepare("SELECT id FROM documents WHERE tenant_id = ? ORDER BY id")
+          .bind(t.tenantId)
+          .all<{ id: string }>()
+      ).results.map((r) => r.id);
+    const objects = async (documentId: string) =>
+      (await env.DOCUMENTS.list({ prefix: `${t.tenantId}/${documentId}/` })).objects.length;
+    expect(await objects(doomed.document_id)).toBe(2);
+
+    expect((await admin("DELETE", `/tenants/${t.tenantId}/projects/doomed`)).status).toBe(202);
+    await expect.poll(documents, { timeout: 20_000, interval: 100 }).toEqual([kept.document_id]);
+    expect(await objects(doomed.document_id)).toBe(0);
+    expect(await objects(kept.document_id)).toBe(2);
+    const left = await db
+      .prepare("SELECT COUNT(*) AS n FROM items WHERE tenant_id = ? AND document_id = ?")
+      .bind(t.tenantId, doomed.document_id)
+      .first<{ n: number }>();
+    expect(left!.n).toBe(0);
+
+    expect((await admin("DELETE", `/tenants/${t.tenantId}`)).status).toBe(202);
+    await expect
+      .poll(async () => (await env.DOCUMENTS.list({ prefix: `${t.tenantId}/` })).objects.length, {
+        timeout: 20_000,
+        interval: 100,
+      })
+      .toBe(0);
+    await expect.poll(documents, { timeout: 20_000, interval: 100 }).toEqual([]);
+  }, 60_000);
 });
