@@ -60,7 +60,7 @@ export interface DocumentsConfig {
   converter: "workers-ai" | "local";
   /** Largest original, in bytes (DOCUMENT_MAX_BYTES, default 25 MB). */
   maxBytes: number;
-  /** Most pages of a PDF (DOCUMENT_MAX_PAGES, default 500). */
+  /** Most pages of a PDF (DOCUMENT_MAX_PAGES, default 100: conversion runs in the request, under its CPU bound, until large documents convert in a queued job). */
   maxPages: number;
   /** A URL's fetch, redirects included, must finish within this (DOCUMENT_FETCH_TIMEOUT_MS, default 15 s). */
   fetchTimeoutMs: number;
@@ -69,7 +69,7 @@ export interface DocumentsConfig {
 }
 
 /** Documents' defaults (docs/documents.md "Limits"). */
-export const DOCUMENT_DEFAULTS = { maxBytes: 25 * 1024 * 1024, maxPages: 500, fetchTimeoutMs: 15_000 } as const;
+export const DOCUMENT_DEFAULTS = { maxBytes: 25 * 1024 * 1024, maxPages: 100, fetchTimeoutMs: 15_000 } as const;
 
 export interface ExtractionConfig {
   /** The model's provider (LLM); "off": no extraction in this deployment. */
