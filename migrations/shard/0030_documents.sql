@@ -27,4 +27,10 @@ CREATE INDEX `documents_tenant_project` ON `documents` (`tenant_id`,`project`,`c
 ALTER TABLE `items` ADD `document_id` text;--> statement-breakpoint
 ALTER TABLE `items` ADD `document_page` integer;--> statement-breakpoint
 ALTER TABLE `items` ADD `document_section` text;--> statement-breakpoint
-CREATE INDEX `items_tenant_document` ON `items` (`tenant_id`,`document_id`) WHERE document_id IS NOT NULL;
+CREATE INDEX `items_tenant_document` ON `items` (`tenant_id`,`document_id`) WHERE document_id IS NOT NULL;--> statement-breakpoint
+-- Hand-written below: the write fence of a moving tenant (0012) on the new tenant table.
+CREATE TRIGGER `fence_documents_insert` AFTER INSERT ON `documents` WHEN EXISTS (SELECT 1 FROM tenant_fences WHERE tenant_id = NEW.tenant_id) BEGIN SELECT RAISE(ABORT, 'TENANT_MOVING'); END;
+--> statement-breakpoint
+CREATE TRIGGER `fence_documents_update` AFTER UPDATE ON `documents` WHEN EXISTS (SELECT 1 FROM tenant_fences WHERE tenant_id = NEW.tenant_id) BEGIN SELECT RAISE(ABORT, 'TENANT_MOVING'); END;
+--> statement-breakpoint
+CREATE TRIGGER `fence_documents_delete` AFTER DELETE ON `documents` WHEN EXISTS (SELECT 1 FROM tenant_fences WHERE tenant_id = OLD.tenant_id AND state = 'frozen') BEGIN SELECT RAISE(ABORT, 'TENANT_MOVING'); END;
