@@ -130,7 +130,7 @@ const memoryContextBuild = defineTool({
     const places = await documentPlaces(ctx.scope, context.memories);
     return {
       ...context,
-      memories: context.memories.map(({ derived, sourceOf, ...memory }) => ({
+      memories: context.memories.map(({ derived, sourceOf, kind: _kind, ...memory }) => ({
         ...memory,
         ...derivedFieldsOf(derived),
         ...documentFieldOf(places.get(memory.id)),

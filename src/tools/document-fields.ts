@@ -21,14 +21,14 @@ export const documentField = {
     .describe("Present on a chunk of a document (memory_ingest_document): where in which document it stands."),
 };
 
-/** The document places of rows that are of kind document (others need no lookup). */
+/** The document places of rows of kind document: no lookup (no round trip) when there are none. */
 export function documentPlaces(
   scope: TenantScope,
   rows: readonly { id: string; kind?: string }[],
 ): Promise<Map<string, DocumentRef>> {
   return documentRefs(
     scope,
-    rows.filter((r) => r.kind === undefined || r.kind === "document").map((r) => r.id),
+    rows.filter((r) => r.kind === "document").map((r) => r.id),
   );
 }
 
