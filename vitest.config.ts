@@ -32,6 +32,10 @@ export default defineConfig(async () => {
             // The tenant limit's binding allows so much that only a tenant with a calls_per_minute override
             // meets it (test/quotas.test.ts); TENANT_CALLS_PER_MINUTE tells the Worker the binding's limit.
             TENANT_CALLS_PER_MINUTE: "100000",
+            // The usage log writes what it holds 50 ms after the first call instead of 20 s: tests read it soon after.
+            FLUSH_USAGE_MS: "50",
+            // Tests deliver the jobs a write sends; per-minute dispatch, the default, has its own (test/job-dispatch.test.ts).
+            JOB_DISPATCH: "per-write",
             // D1's queries per invocation: 1,000 (Paid) unless the run asks for the Free plan's 50
             // (`D1_QUERIES_PER_INVOCATION=50 npx vitest run --project workers`, docs/limits.md).
             ...vars,

@@ -46,9 +46,11 @@ const LOCAL = {
  * Defaults for local runs that are not written to .dev.vars, so a `--var` (or a .dev.vars line) names another:
  * documents converted by the libraries alone (DOCUMENT_CONVERTER=local: no OCR; docs/documents.md), and
  * memory extraction with the offline rule-based model (`--var LLM:openai --var LLM_BASE_URL:<url> --var
- * LLM_MODEL:<name>` points it at an endpoint instead; docs/extraction.md).
+ * LLM_MODEL:<name>` points it at an endpoint instead; docs/extraction.md), and jobs sent by each write, so what you
+ * store is vector-searchable in a second or two (`--var JOB_DISPATCH:per-minute` runs production's dispatch, where
+ * the minute cron sends them: within two minutes).
  */
-const DEV_DEFAULTS = { LLM: "local", DOCUMENT_CONVERTER: "local" };
+const DEV_DEFAULTS = { LLM: "local", JOB_DISPATCH: "per-write", DOCUMENT_CONVERTER: "local" };
 const fromCommandLine = passedVars(passed);
 
 if (!existsSync(".dev.vars")) {

@@ -1,6 +1,8 @@
 // The wrangler configuration for local runs (`npm run dev`, the tests): wrangler.toml without its Workers AI and
-// Vectorize bindings. Local runs select the local embedder and vector index, so nothing calls either, yet wrangler
-// warns about both bindings on every start (usage charges, no local Vectorize). `npm run deploy` keeps wrangler.toml.
+// Vectorize bindings and its tail consumer. Local runs select the local embedder and vector index, so nothing calls
+// either, yet wrangler warns about both bindings on every start (usage charges, no local Vectorize). The tail consumer
+// is there for the platform's CPU time, which local workerd reports as 0 (and the test pool cannot run it).
+// `npm run deploy` keeps wrangler.toml.
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
@@ -12,9 +14,11 @@ const HEADER = "# Written by scripts/local-config.mjs from wrangler.toml for loc
 /** A TOML table header line (`[name]` or `[[name]]`) and the name it opens. */
 const TABLE_HEADER = /^\s*\[\[?\s*([A-Za-z0-9_.-]+)\s*\]\]?\s*(#.*)?$/;
 const REMOTE_ONLY = new Set(["ai", "vectorize"]);
+/** Top-level keys of production alone, each on one line. */
+const PRODUCTION_KEY = /^\s*tail_consumers\s*=/;
 
 /**
- * `toml` without its `[ai]` table and `[[vectorize]]` blocks; every other line as written. A dropped table runs
+ * `toml` without its `[ai]` table, `[[vectorize]]` blocks and `tail_consumers`; every other line as written. A dropped table runs
  * from its header to the next one, less the blank and comment lines just before that header (they introduce it).
  */
 export function withoutRemoteBindings(toml) {
@@ -31,6 +35,7 @@ export function withoutRemoteBindings(toml) {
       dropping.push(line);
       continue;
     }
+    if (PRODUCTION_KEY.test(line)) continue;
     kept.push(line);
   }
   kept.push(...trailingComments(dropping));

@@ -10,9 +10,12 @@ import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const USAGE =
-  "usage: npm run smoke -- --url https://<worker>.workers.dev --key <API key with read, write and admin scopes> [--timeout 90]";
-/** How long the background jobs (embedding) and the project deletion may take before the step fails. */
-const DEFAULT_SETTLE_SECONDS = 90;
+  "usage: npm run smoke -- --url https://<worker>.workers.dev --key <API key with read, write and admin scopes> [--timeout 150]";
+/**
+ * How long the background jobs (embedding) and the project deletion may take before the step fails: with
+ * JOB_DISPATCH=per-minute the minute cron sends a write's jobs, up to a minute after it.
+ */
+const DEFAULT_SETTLE_SECONDS = 150;
 
 export async function smoke({ url, key, settleSeconds = DEFAULT_SETTLE_SECONDS, log = console.log }) {
   const base = url.replace(/\/+$/, "");

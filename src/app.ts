@@ -3,6 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { adminRoutes } from "./admin/admin-routes";
 import { rateLimit, requireApiKey, requireKeyOrAccessToken, toolCallChargers } from "./auth/middleware";
+import { meterRequest } from "./auth/request-usage";
 import { readConfig } from "./config";
 import { dashboardRoutes } from "./dashboard/routes";
 import { type AppError, toAppError } from "./errors";
@@ -17,6 +18,9 @@ import { TOOLS } from "./tools/index";
 import { parseToolsets, type Toolset } from "./tools/toolsets";
 
 export const app = new Hono<AppBindings>();
+
+// Before any route: every binding a request reaches charges what it spends (docs/costs.md).
+app.use("*", meterRequest);
 
 app.get("/health", (c) =>
   c.json({ status: "ok", name: SERVER_INFO.name, version: SERVER_INFO.version, time: new Date().toISOString() }),

@@ -16,10 +16,22 @@ export interface BillableUnits {
   kvWrites: number;
   kvDeletes: number;
   kvLists: number;
-  /** Messages sent to queues (each is written, read and deleted: three billed operations). */
+  /** Messages sent to queues. */
   queueSends: number;
+  /**
+   * Billed queue operations: a message's write, read and delete, each one per 64 KB of it (a 100 KB message is six); a
+   * retried delivery one more read, a dead letter its write, read and delete on the dead-letter queue.
+   */
+  queueOperations: number;
   /** Workers AI neurons, estimated from the model's published price and the tokens sent (model-prices.ts). */
   aiNeurons: number;
+  /**
+   * Worker CPU milliseconds, the platform's own count for the invocation, shared among the calls and jobs it ran
+   * (cpu-time.ts: the Worker tails itself). Known only after the invocation: recorded apart, never during a call.
+   */
+  cpuMs: number;
+  /** The calls and jobs whose invocation's CPU time was recorded: cpuMs / cpuCalls is a mean per call. */
+  cpuCalls: number;
 }
 
 export const UNIT_NAMES = [
@@ -34,7 +46,10 @@ export const UNIT_NAMES = [
   "kvDeletes",
   "kvLists",
   "queueSends",
+  "queueOperations",
   "aiNeurons",
+  "cpuMs",
+  "cpuCalls",
 ] as const satisfies readonly (keyof BillableUnits)[];
 
 export function noUnits(): BillableUnits {
@@ -50,13 +65,23 @@ export function noUnits(): BillableUnits {
     kvDeletes: 0,
     kvLists: 0,
     queueSends: 0,
+    queueOperations: 0,
     aiNeurons: 0,
+    cpuMs: 0,
+    cpuCalls: 0,
   };
 }
 
-export function addUnits(into: BillableUnits, from: BillableUnits): BillableUnits {
-  for (const name of UNIT_NAMES) into[name] += from[name];
+export function addUnits(into: BillableUnits, from: Partial<BillableUnits>): BillableUnits {
+  for (const name of UNIT_NAMES) into[name] += from[name] ?? 0;
   return into;
+}
+
+const BILLED_UNITS = UNIT_NAMES.filter((name) => name !== "d1RoundTrips" && name !== "d1Ms" && name !== "cpuCalls");
+
+/** Whether any unit Cloudflare bills is above 0 (round trips and waits are not billed). */
+export function billsAnything(units: BillableUnits): boolean {
+  return BILLED_UNITS.some((name) => units[name] > 0);
 }
 
 /** One of `n` calls' share, for calls that ran as one (a JSON-RPC batch of log_chat turns is one write). */
@@ -97,5 +122,15 @@ export class UnitMeter {
   /** Resolves once every operation started so far has ended (those they start too). */
   async settled(): Promise<void> {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+
+  /**
+   * What was spent outside any run (a request's key lookup, a queue batch's route read), handed to whoever accounts
+   * for it; the meter's own units start again from nothing.
+   */
+  takeOwn(): BillableUnits {
+    const taken = { ...this.own };
+    Object.assign(this.own, noUnits());
+    return taken;
   }
 }

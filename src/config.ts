@@ -2,6 +2,11 @@ import type { Env } from "./env";
 import { isTokenEncoding, type TokenEncoding } from "./token-encodings";
 
 /** Typed view of wrangler.toml vars, with the documented defaults (docs/configuration.md). */
+/** Whether new items are linked automatically: it takes both the vector and the graph stores (seed 003's switches). */
+export function autoLinking(conversations: Pick<Config["conversations"], "useVectorDb" | "useGraphDb">): boolean {
+  return conversations.useVectorDb && conversations.useGraphDb;
+}
+
 export interface Config {
   maxBodyBytes: number;
   allowedOrigins: string[];
@@ -53,6 +58,11 @@ export interface Config {
   extraction: ExtractionConfig;
   /** Document ingestion (docs/documents.md). */
   documents: DocumentsConfig;
+  /**
+   * When a write's background work is queued (JOB_DISPATCH): `per-minute`, the minute pass sends one job a tenant for
+   * everything written since the last pass; `per-write`, each write sends its own at once (vectors within seconds).
+   */
+  jobDispatch: "per-minute" | "per-write";
 }
 
 export interface DocumentsConfig {
@@ -239,6 +249,7 @@ function parseConfig(env: Env): Config {
         .filter(Boolean),
     },
     extraction: extractionConfig(env),
+    jobDispatch: oneOf(env.JOB_DISPATCH, ["per-minute", "per-write"] as const, "JOB_DISPATCH"),
   };
 }
 

@@ -33,6 +33,8 @@ export interface Env {
   FAULTS?: string;
   /** D1 queries one invocation may run: 1000 (Workers Paid, default) or 50 (Free). */
   D1_QUERIES_PER_INVOCATION?: string;
+  /** How long the usage log holds a call before writing it, in ms: at most (and by default) 20,000 (usage-buffer.ts). */
+  FLUSH_USAGE_MS?: string;
   EMBEDDER?: string;
   EMBEDDING_MODEL?: string;
   EMBEDDING_DIMENSIONS?: string;
@@ -43,6 +45,7 @@ export interface Env {
   SEARCH_STAGES?: string;
   EMBEDDING_CHANCE_SIMILARITY?: string;
   SUMMARIZER?: string;
+  JOB_DISPATCH?: string;
   SUMMARY_MODEL?: string;
   RERANK_MODEL?: string;
   /** Memory extraction's model (docs/extraction.md): workers-ai | openai | local | off. */

@@ -9,6 +9,11 @@ export type JobMessage =
   | { type: "summarize"; tenantId: string; conversationId: string; messageCount: number }
   /** Link items to their nearest neighbours (after embedding). */
   | { type: "link"; tenantId: string; itemIds: string[] }
+  /**
+   * Items written since the minute pass last looked (JOB_DISPATCH=per-minute): embed, link, and the summaries and
+   * extractions their conversations are due (src/core/memory/new-items.ts).
+   */
+  | { type: "new-items"; tenantId: string; itemIds: string[] }
   /** Re-index chunks written before tenant-private keyword terms (every tenant's of one shard; queues itself again while some are left). */
   | { type: "reindex"; tenantId: null; shard: string }
   /** Delete a tenant (project null) or one of its projects, a few bounded steps a job; queues itself again until done. */

@@ -1,12 +1,14 @@
+import { UnitMeter } from "./billable-units";
 import type { QuotaOverrides } from "./config";
 import { openTenantSession } from "./control/bookmarks";
 import { type TenantRoute, tenantRoutes, tenantVectorIndex } from "./control/routing";
 import { shardDatabase } from "./control/shards";
 import type { Tenant } from "./control/tenants";
 import { vectorIndexBinding } from "./control/vector-indexes";
-import { meteredD1 } from "./db/metered-d1";
+import { meteredD1, meterOf, unmetered } from "./db/metered-d1";
 import { type TenantScope, tenantScope } from "./db/scope";
 import type { Env } from "./env";
+import { envMeter } from "./metered-env";
 import type { Services } from "./ports";
 import { buildServices } from "./services";
 
@@ -19,6 +21,8 @@ export interface TenantAccess {
    * (x-d1-bookmark); `finish` then gives the header to answer with. Absent, statements go to the primary.
    */
   bookmark?: string | null;
+  /** What the tenant's work charges: by default the env's meter (its request's or batch's), else a meter of its own. */
+  meter?: UnitMeter;
 }
 
 export interface OpenedTenant {
@@ -40,7 +44,8 @@ export const noWait: WaitUntil = () => undefined;
 
 /**
  * The one way in to a tenant's data: its shard's D1 (through a session when `access.bookmark` is given), the scope
- * every query goes through, and the adapters over the same database and the tenant's own vector index.
+ * every query goes through, and the adapters over the same database and the tenant's own vector index. All of it
+ * charges the meter of the env's request, batch or pass (metered-env.ts), else a meter of its own.
  */
 export function openTenant(
   env: Env,
@@ -48,11 +53,13 @@ export function openTenant(
   waitUntil: WaitUntil,
   access: TenantAccess = {},
 ): OpenedTenant {
-  const shard = shardDatabase(env, route.shard);
+  // Metered once, below, by the services' meter: the env's metering of the shard would count the session twice.
+  const shard = unmetered(shardDatabase(env, route.shard));
   const session =
     access.bookmark !== undefined ? openTenantSession(shard, route.shard, route.tenantId, access.bookmark) : null;
   const d1 = session?.database ?? shard;
-  const services = buildServices(env, d1, { tenantIndex: route.vectorIndex }, waitUntil);
+  const meter = access.meter ?? envMeter(env) ?? new UnitMeter();
+  const services = buildServices(env, d1, { tenantIndex: route.vectorIndex }, waitUntil, meter);
   return {
     scope: tenantScope(meteredD1(d1, services.meter), route.tenantId, access.projects ?? null, access.quotas ?? null),
     services,
@@ -68,11 +75,14 @@ export async function openTenantById(env: Env, tenantId: string, waitUntil: Wait
 
 /**
  * Work over every tenant of one shard (reconciling it with the vector index): the shard's D1 and adapters whose
- * Vectorize index is looked up per tenant, and for a page of tenants at once.
+ * Vectorize index is looked up per tenant, and for a page of tenants at once. Both charge the meter of whoever
+ * opened it: the scheduled pass that meters the shard, or the env's request; else a meter of its own.
  */
 export function openShard(env: Env, shard: string, waitUntil: WaitUntil): { d1: D1Database; services: Services } {
-  const d1 = shardDatabase(env, shard);
+  const found = shardDatabase(env, shard);
+  const meter = meterOf(found) ?? envMeter(env) ?? new UnitMeter();
+  const d1 = meteredD1(found, meter);
   const locate = async (tenantId: string) => vectorIndexBinding(env, await tenantVectorIndex(env.CONTROL, tenantId));
   const locateMany = (tenantIds: string[]) => tenantRoutes(env.CONTROL, tenantIds);
-  return { d1, services: buildServices(env, d1, { locate, locateMany }, waitUntil) };
+  return { d1, services: buildServices(env, d1, { locate, locateMany }, waitUntil, meter) };
 }

@@ -1,4 +1,5 @@
 import { assetTokenTables } from "./adapters/asset-token-tables";
+import { BufferedUsageLog } from "./adapters/buffered-usage-log";
 import { checkEmbeddingSettings, EMBEDDING_MODELS, FEWEST_TEXTS, fittingInputs } from "./adapters/embedding-models";
 import { parseFaults, withFault } from "./adapters/faults";
 import { LibraryConverter } from "./adapters/library-converter";
@@ -8,7 +9,6 @@ import { meteredAi, meteredKv, meteredQueue } from "./adapters/metered-bindings"
 import { OpenAiCompatibleEmbedder } from "./adapters/openai-embedder";
 import { OpenAiJsonModel } from "./adapters/openai-json-model";
 import { jobQueues, QueueProducer } from "./adapters/queue-producer";
-import { QueueUsageLog, usageQueues } from "./adapters/usage-queue";
 import { VectorizeVectorIndex } from "./adapters/vectorize-index";
 import { WorkersAiConverter } from "./adapters/workers-ai-converter";
 import { WorkersAiEmbedder } from "./adapters/workers-ai-embedder";
@@ -48,10 +48,11 @@ export function buildServices(
     meter,
     embedder: withFault(buildEmbedder(ai, env, config), "embedder", faults),
     vectors: withFault(buildVectorIndex(env, config, shard, vectors, meter), "vectors", faults),
-    jobs: new QueueProducer(jobQueues(env).map((queue) => meteredQueue(withFault(queue, "queue", faults), meter))),
-    usage: new QueueUsageLog(usageQueues(env)),
+    // Metered inside the fault: metering replaces the env's own metering of the binding, and the fault stays outside.
+    jobs: new QueueProducer(jobQueues(env).map((queue) => withFault(meteredQueue(queue, meter), "queue", faults))),
+    usage: new BufferedUsageLog(env, waitUntil),
     ...(config.rerank ? { reranker: new WorkersAiReranker(ai, config.rerank.model) } : {}),
-    cache: meteredKv(withFault(env.CACHE, "kv", faults), meter),
+    cache: withFault(meteredKv(env.CACHE, meter), "kv", faults),
     tokens,
     summarizer: async () => {
       const counter = await tokens();
@@ -93,7 +94,7 @@ function buildVectorIndex(
   meter: UnitMeter,
 ): VectorIndex {
   if (config.vectorIndex === "local")
-    return new LocalVectorIndex(meteredD1(shard, meter, "local"), config.embeddingDimensions);
+    return new LocalVectorIndex(meteredD1(shard, meter, "local"), config.embeddingDimensions, meteredD1(shard, meter));
   const d1 = meteredD1(shard, meter);
   if ("tenantIndex" in choice)
     return new VectorizeVectorIndex(

@@ -80,9 +80,16 @@ describe("the answer's JSON, where a model puts it", () => {
     expect(read.dropped).toEqual(["the answer was cut after 1 whole memories: the rest dropped"]);
   });
 
+  it("reads an answer of many unclosed brackets in one pass (a runaway model's output stays cheap)", () => {
+    const runaway = `${"{[".repeat(100_000)}${", ".repeat(100_000)} ${answer(memory())}`;
+    expect(readAnswer(runaway, WINDOW).memories.map((m) => m.text)).toEqual(["Caroline is a counselor."]);
+  });
+
   it("finds spans outside strings only, and drops only commas before a closing bracket", () => {
     expect(jsonSpans('a {"x": "}{"} b [1, [2]] c {')).toEqual(['{"x": "}{"}', "[1, [2]]"]);
     expect(withoutTrailingCommas('{"a": "x,}", "b": [1, 2 , ] , }')).toBe('{"a": "x,}", "b": [1, 2  ]  }');
+    // Indices are UTF-16 units: a character outside the BMP before a comma shifts nothing.
+    expect(withoutTrailingCommas('{"a": "😀", "b": [1,],}')).toBe('{"a": "😀", "b": [1]}');
     expect(findMemories({ memories: [] })).toEqual({ list: [], mended: [] });
     expect(findMemories(42)).toBeNull();
   });

@@ -145,17 +145,19 @@ describe("log_chat in a JSON-RPC batch", () => {
     ]);
     expect(answers.filter((a) => a.error)).toHaveLength(1);
     await untilLogged(t.tenantId, 3);
-    const rows = (
-      await t.db
-        .prepare("SELECT tool, error_code FROM tool_calls WHERE tenant_id = ? ORDER BY id")
-        .bind(t.tenantId)
-        .all<{ tool: string; error_code: string | null }>()
-    ).results;
-    expect(rows).toEqual([
-      { tool: "log_chat", error_code: null },
-      { tool: "log_chat", error_code: null },
-      { tool: "log_chat", error_code: "INVALID_PARAMETER" },
-    ]);
+    const hours = await t.db
+      .prepare(
+        "SELECT SUM(calls) AS calls, SUM(errors) AS errors FROM usage_hours WHERE tenant_id = ? AND name = 'log_chat'",
+      )
+      .bind(t.tenantId)
+      .first();
+    expect(hours).toEqual({ calls: 3, errors: 1 });
+    // The failed call keeps a row of its own, with its code.
+    const failed = await t.db
+      .prepare("SELECT tool, error_code FROM tool_calls WHERE tenant_id = ? AND error_code IS NOT NULL")
+      .bind(t.tenantId)
+      .all();
+    expect(failed.results).toEqual([{ tool: "log_chat", error_code: "INVALID_PARAMETER" }]);
   });
 });
 
@@ -186,19 +188,17 @@ describe("memory_store and store_memory in a JSON-RPC batch", () => {
     expect(r[3]).toMatchObject({ key: "oncall", superseded: [r[2].id] });
     expect(r[4]).toMatchObject({ file_name: "runbook.md", chunk_count: 1, duplicate_of: null });
     expect(await call(t.apiKey, "memory_get", { key: "oncall", namespace: "ops" })).toMatchObject({ id: r[3].id });
-    await untilLogged(t.tenantId, 7); // the usage log is written by the USAGE queue after the response
+    await untilLogged(t.tenantId, 7);
     const { results } = await t.db
-      .prepare("SELECT tool, d1_round_trips AS trips FROM tool_calls WHERE tenant_id = ? ORDER BY id")
+      .prepare(
+        "SELECT name AS tool, SUM(calls) AS calls, SUM(d1_round_trips) AS trips FROM usage_hours WHERE tenant_id = ? AND name IN ('memory_store', 'store_memory') GROUP BY name ORDER BY name",
+      )
       .bind(t.tenantId)
-      .all<{ tool: string; trips: number }>();
-    // Two groups (memory_store x4, store_memory x2), each one read before its write and the write.
-    expect(results.slice(0, 6).map((x) => [x.tool, x.trips])).toEqual([
-      ["memory_store", 0.5],
-      ["memory_store", 0.5],
-      ["memory_store", 0.5],
-      ["memory_store", 0.5],
-      ["store_memory", 1],
-      ["store_memory", 1],
+      .all<{ tool: string; calls: number; trips: number }>();
+    // Two groups (memory_store x4, store_memory x2), each one read before its write and the write: 0.5 and 1 a call.
+    expect(results.map((x) => [x.tool, x.calls, x.trips])).toEqual([
+      ["memory_store", 4, 2],
+      ["store_memory", 2, 2],
     ]);
   });
 });

@@ -147,5 +147,6 @@ describe("chaos: a mixed workload under a fault schedule", () => {
         `${found.filter((n) => n === 1).length} found once, 0 duplicates; ${refused.length} refused after ${CLIENT_ATTEMPTS} tries, none written; ` +
         `${degraded} reads degraded to keyword; ${lost.length} items lost their embed job, all re-sent by the minute pass and embedded ${recoveredMs} ms after it; 0 dead letters`,
     );
-  });
+    // About 90 requests, each waited for with its usage write (FLUSH_USAGE_MS), then the recovery: past 20 s under load.
+  }, 60_000);
 });

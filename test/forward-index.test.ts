@@ -4,7 +4,10 @@ import { forwardFreq, forwardFreqSql, forwardKey } from "../src/core/keyword-ind
 import { keywordCode } from "../src/shared/fts-text";
 import { call, newTenant, tenantDb } from "./helpers";
 
-/** The forward index (chunks.term_freqs, src/core/keyword-index/term-freqs.ts), which top postings score from (keyword-tops.ts). */
+/**
+ * The forward index (chunks.term_freqs, src/core/keyword-index/term-freqs.ts), which posting blocks score the tails and
+ * the unread parts from (keyword-blocks.test.ts).
+ */
 
 const DOCS = [
   "Running runners ran quickly; generalizations, agreed feed sing is as yes yellow sky.",

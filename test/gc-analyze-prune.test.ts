@@ -304,12 +304,12 @@ describe("context_gc_prune", () => {
         async () =>
           all(
             t.db,
-            "SELECT tool, project, error_code FROM tool_calls WHERE tenant_id = ? AND tool = 'context_gc_prune'",
+            "SELECT name AS tool, project, calls, errors FROM usage_hours WHERE tenant_id = ? AND name = 'context_gc_prune'",
             t.tenantId,
           ),
         { timeout: 10_000 },
       )
-      .toEqual([{ tool: "context_gc_prune", project: "p", error_code: null }]);
+      .toEqual([{ tool: "context_gc_prune", project: "p", calls: 1, errors: 0 }]);
     // a deleted segment is gone for good
     const twice = await call(t.apiKey, "context_gc_prune", {
       project_id: "p",

@@ -262,7 +262,7 @@ describe("usage log readers", () => {
     await call(t.apiKey, "add_message", { contextId: "s-2", message: "opening of s-2", role: "user" });
     await call(t.apiKey, "summarize_context", { contextId: "s-1" });
     await call(other.apiKey, "add_message", { contextId: "s-9", message: "elsewhere", role: "user" });
-    await untilLogged(t.tenantId, 4); // three add_message, one summarize_context: the USAGE queue writes them a batch later
+    await untilLogged(t.tenantId, 4); // three add_message, one summarize_context, in the hourly aggregates
     await untilLogged(other.tenantId, 1);
     const used = await call(t.apiKey, "get_tool_conversations", { tool_name: "add_message" });
     expect(used).toMatchObject({

@@ -1,4 +1,5 @@
 import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
 import { assetTokenTables } from "../src/adapters/asset-token-tables";
 import { shardDatabase } from "../src/control/shards";
 import { type TokenCounter, tokenCounter } from "../src/shared/tokens";
@@ -143,23 +144,30 @@ export async function waitForEmbeddings(tenantId: string, timeoutMs = 20_000): P
   }
 }
 
-/** Tool calls the usage queue has written for a tenant (of one tool, or all). */
+/** Tool calls the usage log has written for a tenant (of one tool, or all). */
 async function loggedCalls(tenantId: string, tool?: string): Promise<number> {
+  // The hourly aggregates: tool_calls keeps a row only for failed calls and a sample of the rest.
   const db = await tenantDb(tenantId);
-  const row =
-    tool === undefined
-      ? await db
-          .prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?")
-          .bind(tenantId)
-          .first<{ n: number }>()
-      : await db
-          .prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND tool = ?")
-          .bind(tenantId, tool)
-          .first<{ n: number }>();
+  const row = await db
+    .prepare(
+      "SELECT COALESCE(SUM(calls), 0) AS n FROM usage_hours WHERE tenant_id = ? AND source = 'tool' AND (?2 IS NULL OR name = ?2)",
+    )
+    .bind(tenantId, tool ?? null)
+    .first<{ n: number }>();
   return row!.n;
 }
 
-/** Waits until the usage log holds at least `count` calls of a tenant: it is written by the USAGE queue's consumer, a batch after the response. */
+/** Waits until the tenant's project deletions have finished (their jobs run through the test queue). */
+export async function untilProjectsDeleted(t: TestTenant): Promise<void> {
+  await expect
+    .poll(
+      () => t.db.prepare("SELECT COUNT(*) AS n FROM project_deletions WHERE tenant_id = ?").bind(t.tenantId).first("n"),
+      { timeout: 20_000, interval: 100 },
+    )
+    .toBe(0);
+}
+
+/** Waits until the usage log holds at least `count` calls of a tenant: the isolate writes it FLUSH_USAGE_MS after a call. */
 export async function untilLogged(tenantId: string, count: number, tool?: string, timeoutMs = 10_000): Promise<void> {
   const started = Date.now();
   while ((await loggedCalls(tenantId, tool)) < count) {
@@ -171,7 +179,7 @@ export async function untilLogged(tenantId: string, count: number, tool?: string
   }
 }
 
-/** Waits until no usage row of a tenant arrives for longer than a queue batch waits (1 s): every call made so far is logged. */
+/** Waits until no usage of a tenant arrives for 1.5 s (a flush is 50 ms in tests): every call made so far is logged. */
 export async function usageLogSettled(tenantId: string): Promise<number> {
   let last = await loggedCalls(tenantId);
   let stillSince = Date.now();

@@ -104,22 +104,32 @@ describe("usage log", () => {
     await callTool(a.apiKey, "ping");
     await callTool(a.apiKey, "retrieve_by_type", { doc_type: "code" });
     await callTool(b.apiKey, "ping");
-    const rows = async (tenantId: string) =>
+    const hours = async (tenantId: string) =>
       (
         await (
           await tenantDb(tenantId)
         )
-          .prepare("SELECT tool, error_code, duration_ms FROM tool_calls WHERE tenant_id = ? ORDER BY id")
+          .prepare(
+            "SELECT name, calls, errors, latency_hist != '{}' AS timed FROM usage_hours WHERE tenant_id = ? AND source = 'tool' ORDER BY name",
+          )
           .bind(tenantId)
           .all()
       ).results;
-    // The USAGE queue writes the log a batch (≤ 1 s) after the response.
-    await expect.poll(async () => (await rows(a.tenantId)).length, { timeout: 10_000 }).toBe(2);
-    expect(await rows(a.tenantId)).toEqual([
-      { tool: "ping", error_code: null, duration_ms: expect.any(Number) },
+    // The isolate writes its calls' hours within FLUSH_USAGE_MS (50 ms in tests) of the response.
+    await expect.poll(async () => (await hours(a.tenantId)).length, { timeout: 10_000 }).toBe(2);
+    expect(await hours(a.tenantId)).toEqual([
+      { name: "ping", calls: 1, errors: 0, timed: 1 },
+      { name: "retrieve_by_type", calls: 1, errors: 1, timed: 1 },
+    ]);
+    // The failed call keeps a row of its own, with its duration.
+    const failed = await (await tenantDb(a.tenantId))
+      .prepare("SELECT tool, error_code, duration_ms FROM tool_calls WHERE tenant_id = ? AND error_code IS NOT NULL")
+      .bind(a.tenantId)
+      .all();
+    expect(failed.results).toEqual([
       { tool: "retrieve_by_type", error_code: "INVALID_PARAMETER", duration_ms: expect.any(Number) },
     ]);
-    await expect.poll(async () => (await rows(b.tenantId)).map((r) => r.tool), { timeout: 10_000 }).toEqual(["ping"]);
+    await expect.poll(async () => (await hours(b.tenantId)).map((r) => r.name), { timeout: 10_000 }).toEqual(["ping"]);
   });
 });
 

@@ -112,6 +112,8 @@ describe("keyword index segments", () => {
       vectorsCycleWritten: null,
       vectorsWritten: null,
       conversationsWritten: null,
+      dispatchWritten: null,
+      dispatchCursor: null,
     });
     expect(mergeDueByWrites(marks(1_000))).toBe(false);
     expect(mergeDueByWrites(marks(1_999))).toBe(false);

@@ -321,16 +321,15 @@ describe("POST /admin/tenants/:id/move", () => {
 });
 
 describe("the write fence", () => {
-  it("every table that holds tenant rows is moved and fenced for inserts, updates and deletes (but the fences, the usage the triggers derive and the top postings the target builds anew)", async () => {
+  it("every table that holds tenant rows is moved and fenced for inserts, updates and deletes (but the fences, the usage the triggers derive and the posting blocks the target builds anew)", async () => {
     const db = shardDatabase(env, "SHARD_0");
     const { results: tables } = await db
       .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
       .all<{ name: string; sql: string }>();
     expect([...NOT_MOVED].sort()).toEqual([
-      "keyword_dfs",
-      "keyword_top_scans",
-      "keyword_top_terms",
-      "keyword_tops",
+      "keyword_block_changes",
+      "keyword_block_scans",
+      "keyword_blocks",
       "tenant_fences",
       "tenant_usage",
     ]);

@@ -116,13 +116,17 @@ describe("the OAuth flow", () => {
     );
     const found = await toolResult(await mcpTool(t.apiKey, "search", { query: "connectors OAuth" }));
     expect(found.results.map((r: any) => r.item_id)).toContain(stored.id); // the token wrote into the key's tenant
-    // The usage log records the call under the key the person signed in with, as for the key itself.
+    // The usage log records a call under the key the person signed in with, as for the key itself (a failed call keeps
+    // its row; the rest are summed by hour).
+    await mcpTool(tokens.access_token, "memory_store", {});
     const logged = () =>
       t.db
-        .prepare("SELECT key_id FROM tool_calls WHERE tenant_id = ? AND tool = 'memory_store'")
+        .prepare(
+          "SELECT key_id FROM tool_calls WHERE tenant_id = ? AND tool = 'memory_store' AND error_code IS NOT NULL",
+        )
         .bind(t.tenantId)
         .all();
-    await expect.poll(async () => (await logged()).results, { timeout: 10_000 }).toEqual([{ key_id: t.keyId }]); // the USAGE queue writes it
+    await expect.poll(async () => (await logged()).results, { timeout: 10_000 }).toEqual([{ key_id: t.keyId }]);
 
     // Refresh rotates: a new pair each time; once the new refresh token has been used, the old one is refused.
     const first = await refresh(client, tokens.refresh_token);

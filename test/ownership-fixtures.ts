@@ -8,7 +8,7 @@ import { tenantScope } from "../src/db/scope";
 import type { Env } from "../src/env";
 import worker from "../src/index";
 import type { JobMessage } from "../src/messages";
-import { ADMIN_TOKEN, BASE, call, type TestTenant, tenantDb } from "./helpers";
+import { ADMIN_TOKEN, BASE, call, callTool, type TestTenant, tenantDb } from "./helpers";
 
 /** Tables that hold no tenant's data (the FTS table is checked by rowid instead). */
 const SHARED_TABLES = new Set([
@@ -129,6 +129,8 @@ export async function populate(
     .first<{ id: number }>();
   await call(t.apiKey, "store_context_links", { message_id: messageIds[0], chunk_ids: [chunk!.id] });
   await call(t.apiKey, "context_set_current_task", { project_id: project, task_id: `${word}-task` });
+  // A refused call: the usage log keeps a tool_calls row for every failed call (successes only one in 50).
+  expect((await callTool(t.apiKey, "retrieve_by_type", { doc_type: "code" })).error).toBeDefined();
   await waitForTenantJobs(t.tenantId);
   await call(t.apiKey, "memory_context_build", {
     query: `${word} harbour`,

@@ -478,7 +478,7 @@ describe("search stages", () => {
       links: true,
       similarLinkWeight: 1,
     })!;
-    const expansion = read.read(await read.statement.all(), []);
+    const expansion = read.read(await read.statement.all(), [])!;
     // Each item's strongest MAX_LINKED (50) are read: the keys' 60 would crowd the jwt's two out of one list of 50.
     expect(expansion.links.filter((l) => l.source === keys)).toHaveLength(50);
     const jwtOnly = narrowExpansion(expansion, [jwtRow!]);

@@ -3,12 +3,11 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { QueueUsageLog } from "../src/adapters/usage-queue";
 import { app } from "../src/app";
-import { noUnits, UnitMeter } from "../src/billable-units";
+import { noUnits } from "../src/billable-units";
 import { openTenantSession } from "../src/control/bookmarks";
 import { placeNewTenant, shardFill } from "../src/control/placement";
 import { ROUTE_TTL_MS, routeKey, tenantShard } from "../src/control/routing";
 import { shardDatabase, shardNames } from "../src/control/shards";
-import { meteredD1 } from "../src/db/metered-d1";
 import type { UsageMessage } from "../src/messages";
 import {
   admin,
@@ -34,8 +33,14 @@ async function tenantsOnTwoShards(): Promise<[TestTenant, TestTenant]> {
 
 /** A request through the app with a CONTROL binding that records every statement it is sent. */
 async function fetchCountingControl(path: string, init: RequestInit, statements: string[]): Promise<Response> {
-  const counted = meteredD1(env.CONTROL, new UnitMeter());
-  const control = { ...counted, prepare: (sql: string) => (statements.push(sql), counted.prepare(sql)) } as D1Database;
+  // A proxy, not a metered copy: the request meters its CONTROL again, and metering a metered handle unwraps it.
+  const control = new Proxy(env.CONTROL, {
+    get: (target, property) => {
+      if (property === "prepare") return (sql: string) => (statements.push(sql), target.prepare(sql));
+      const value = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
   const ctx = createExecutionContext();
   const response = await app.fetch(new Request(`http://localhost${path}`, init), { ...env, CONTROL: control }, ctx);
   await response.text();
@@ -161,7 +166,8 @@ describe("control database and data shards", () => {
     await call(t.apiKey, "ping"); // warms this isolate's routing cache and records last use
     const warm: string[] = [];
     expect((await fetchCountingControl("/jsonrpc", rpc(t.apiKey, "ping"), warm)).status).toBe(200);
-    expect(warm).toEqual([]);
+    // Only the usage log's write, which reads its tenants' live shards once a flush (at most every 20 s an isolate).
+    expect(warm.filter((sql) => !/FROM tenants t LEFT JOIN tenant_moves/.test(sql))).toEqual([]);
     const other = await newKey(t.tenantId);
     const cold: string[] = [];
     await fetchCountingControl("/jsonrpc", rpc(other.apiKey, "ping"), cold);
@@ -424,12 +430,14 @@ describe("usage accounting off the request path", () => {
     );
     const counted = async (t: TestTenant) =>
       (await t.db
-        .prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND tool = 'ping'")
+        .prepare(
+          "SELECT COALESCE(SUM(calls), 0) AS n FROM usage_hours WHERE tenant_id = ? AND source = 'tool' AND name = 'ping'",
+        )
         .bind(t.tenantId)
         .first<number>("n"))!;
     await expect.poll(() => counted(a), { timeout: 15_000 }).toBe(made.get(a.tenantId));
     await expect.poll(() => counted(b), { timeout: 15_000 }).toBe(made.get(b.tenantId));
-    await new Promise((r) => setTimeout(r, 1_500)); // nothing counted twice after the queue settles
+    await new Promise((r) => setTimeout(r, 1_500)); // nothing counted twice after the writes settle
     expect([await counted(a), await counted(b)]).toEqual([made.get(a.tenantId), made.get(b.tenantId)]);
   });
 });

@@ -2,6 +2,7 @@ import { allInOneTrip } from "../db/one-trip";
 import type { StoredVectorId, VectorIndex, VectorMatch, VectorRecord } from "../ports";
 import { fromHex, toHex } from "../shared/vector-math";
 import { InvertedLists } from "./inverted-lists";
+import { forgetVectorIds, recordVectorIds } from "./vector-ids";
 import { VECTORIZE_LIMITS } from "./vectorize-index";
 
 /** Chunk ids per statement when they travel as one JSON parameter. */
@@ -55,9 +56,14 @@ type WrittenRow = { rowid: number; chunk_id: number };
 export class LocalVectorIndex implements VectorIndex {
   readonly name = "local";
 
+  /**
+   * `ids`: where to keep the vector_ids record Vectorize's adapter keeps (vector-ids.ts), through a handle billed as
+   * production's D1 (the index's own rows are counted apart); none in tests of the index alone.
+   */
   constructor(
     private readonly db: D1Database,
     private readonly dimensions: number,
+    private readonly ids: D1Database | null = null,
   ) {}
 
   /** One statement per ~600 KB of rows (vectors as hex in one JSON parameter), not one per vector. */
@@ -87,6 +93,12 @@ export class LocalVectorIndex implements VectorIndex {
       chars += row.length + 1;
     }
     flush();
+    if (this.ids)
+      await recordVectorIds(
+        this.ids,
+        tenantId,
+        records.map((r) => r.chunkId),
+      ).run();
     const written = await allInOneTrip<WrittenRow>(this.db, statements);
     this.writeThrough(
       tenantId,
@@ -233,7 +245,15 @@ export class LocalVectorIndex implements VectorIndex {
           .bind(tenantId, JSON.stringify(chunkIds.slice(i, i + IDS_PER_STATEMENT))),
       );
     }
-    if (statements.length > 0) await this.db.batch(statements);
+    if (statements.length === 0) return;
+    await this.db.batch(statements);
+    const ids = this.ids;
+    if (ids) {
+      const forgets = [];
+      for (let i = 0; i < chunkIds.length; i += IDS_PER_STATEMENT)
+        forgets.push(forgetVectorIds(ids, tenantId, chunkIds.slice(i, i + IDS_PER_STATEMENT)));
+      await ids.batch(forgets);
+    }
   }
 
   async listIds(options: { tenantId?: string; afterChunkId: number; limit: number }): Promise<StoredVectorId[]> {

@@ -1,24 +1,34 @@
 import type { BillableUnits, UnitMeter } from "../billable-units";
+import { QUEUE_OPERATIONS_PER_MESSAGE } from "../price-list";
+import { messageBytes } from "./checked-queue";
 import { neuronsFor } from "./model-prices";
 import { estimateTokens, reportedTokens } from "./workers-ai-json-model";
 
-type Counted = (args: unknown[]) => [keyof BillableUnits, number];
+type Counted = (args: unknown[]) => Partial<BillableUnits>;
+
+const METERED = Symbol("metered binding");
+type Metering = { raw: object; meter: UnitMeter };
 
 /**
  * A binding whose named methods charge the meter's current call or job as they start (a bulk KV read counts each
- * key, as KV bills it) and whose calls the meter tracks until they end. Other members pass through.
+ * key, as KV bills it) and whose calls the meter tracks until they end. Other members pass through. Metering a
+ * binding that is metered already charges the new meter instead, never both.
  */
 function metered<T extends object>(binding: T, meter: UnitMeter, counted: Record<string, Counted>): T {
   // An absent binding (a local run without it) stays absent, and fails where it is used.
   if (!binding) return binding;
-  return new Proxy(binding, {
+  const metering = (binding as { [METERED]?: Metering })[METERED];
+  if (metering?.meter === meter) return binding;
+  const raw = (metering?.raw ?? binding) as T;
+  return new Proxy(raw, {
     get(target, property) {
+      if (property === METERED) return { raw, meter } satisfies Metering;
       const value = Reflect.get(target, property, target);
       const count = typeof property === "string" && Object.hasOwn(counted, property) ? counted[property] : undefined;
       if (typeof value !== "function" || count === undefined) return value;
       return (...args: unknown[]) => {
-        const [unit, n] = count(args);
-        meter.current[unit] += n;
+        const units = meter.current;
+        for (const [unit, n] of Object.entries(count(args))) units[unit as keyof BillableUnits] += n;
         return meter.track(Promise.resolve(value.apply(target, args)));
       };
     },
@@ -29,18 +39,40 @@ const keysOf = (args: unknown[]) => (Array.isArray(args[0]) ? args[0].length : 1
 
 export function meteredKv(kv: KVNamespace, meter: UnitMeter): KVNamespace {
   return metered(kv, meter, {
-    get: (args) => ["kvReads", keysOf(args)],
-    getWithMetadata: (args) => ["kvReads", keysOf(args)],
-    put: () => ["kvWrites", 1],
-    delete: () => ["kvDeletes", 1],
-    list: () => ["kvLists", 1],
+    get: (args) => ({ kvReads: keysOf(args) }),
+    getWithMetadata: (args) => ({ kvReads: keysOf(args) }),
+    put: () => ({ kvWrites: 1 }),
+    delete: () => ({ kvDeletes: 1 }),
+    list: () => ({ kvLists: 1 }),
   });
+}
+
+/** Queues bill each operation on a message per 64 KB of it (docs/costs.md). */
+const QUEUE_OPERATION_BYTES = 64 * 1024;
+
+/** 64 KB units of a message as Queues counts it (its JSON in UTF-8): each of its operations is billed this many times. */
+export function queueUnitsOf(body: unknown): number {
+  return Math.max(1, Math.ceil(messageBytes(body) / QUEUE_OPERATION_BYTES));
+}
+
+/** A message's write, read and delete: what sending it costs once it is consumed and acknowledged. */
+export function sentMessageOperations(body: unknown): number {
+  return QUEUE_OPERATIONS_PER_MESSAGE * queueUnitsOf(body);
+}
+
+/** A retried delivery reads its message again: one operation per 64 KB of it (charged as the delivery arrives). */
+export function redeliveryOperations(message: Message<unknown>): number {
+  return message.attempts > 1 ? queueUnitsOf(message.body) : 0;
 }
 
 export function meteredQueue<Body>(queue: Queue<Body>, meter: UnitMeter): Queue<Body> {
   return metered(queue, meter, {
-    send: () => ["queueSends", 1],
-    sendBatch: (args) => ["queueSends", Array.isArray(args[0]) ? args[0].length : 0],
+    send: (args) => ({ queueSends: 1, queueOperations: sentMessageOperations(args[0]) }),
+    sendBatch: (args) => {
+      const messages = Array.isArray(args[0]) ? (args[0] as MessageSendRequest<Body>[]) : [];
+      const operations = messages.reduce((sum, message) => sum + sentMessageOperations(message.body), 0);
+      return { queueSends: messages.length, queueOperations: operations };
+    },
   });
 }
 
@@ -50,8 +82,12 @@ export function meteredQueue<Body>(queue: Queue<Body>, meter: UnitMeter): Queue<
  */
 export function meteredAi(ai: Ai, meter: UnitMeter): Ai {
   if (!ai) return ai;
-  return new Proxy(ai, {
+  const metering = (ai as { [METERED]?: Metering })[METERED];
+  if (metering?.meter === meter) return ai;
+  const raw = (metering?.raw ?? ai) as Ai;
+  return new Proxy(raw, {
     get(target, property) {
+      if (property === METERED) return { raw, meter } satisfies Metering;
       const value = Reflect.get(target, property, target);
       if (property !== "run" || typeof value !== "function") return value;
       return (model: string, inputs: unknown, ...rest: unknown[]) => {

@@ -1,7 +1,9 @@
+import type { UnitMeter } from "../billable-units";
 import type { JobMessage } from "../messages";
 import { PLATFORM_LIMITS } from "../platform-limits";
 import type { JobQueue } from "../ports";
 import { messageBytes } from "./checked-queue";
+import { meteredQueue } from "./metered-bindings";
 import { queuesOfKind, sendToOne } from "./queue-spread";
 
 /** Queues' sendBatch limits: 100 messages and 256 KB in all; the bytes (UTF-8 JSON, as Queues counts) kept well under. */
@@ -15,6 +17,15 @@ const SEND_BATCH_BYTES = 200_000;
 export const JOBS_KIND = "JOBS";
 
 export const jobQueues = (env: object) => queuesOfKind<JobMessage>(env, JOBS_KIND);
+
+/**
+ * A producer over the env's job queues: charging `meter` when one is given (a scheduled pass's shard), else whatever
+ * meters the env's queues (metered-env.ts).
+ */
+export function jobProducer(env: object, meter?: UnitMeter | null): QueueProducer {
+  const queues = jobQueues(env);
+  return new QueueProducer(meter ? queues.map((queue) => meteredQueue(queue, meter)) : queues);
+}
 
 /** Sends jobs in batches under Queues' limits, each batch (one sendBatch) to one job queue (queue-spread.ts). */
 export class QueueProducer implements JobQueue {

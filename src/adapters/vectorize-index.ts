@@ -1,4 +1,5 @@
 import type { StoredVectorId, VectorIndex, VectorMatch, VectorRecord } from "../ports";
+import { forgetVectorIds, recordVectorIds } from "./vector-ids";
 
 /** Vectorize limits (https://developers.cloudflare.com/vectorize/platform/limits/). */
 export const VECTORIZE_LIMITS = {
@@ -48,10 +49,11 @@ export class VectorizeVectorIndex implements VectorIndex {
   async upsert(tenantId: string, records: VectorRecord[]): Promise<void> {
     const index = await this.indexOf(tenantId);
     if (records.length === 0) return;
-    await this.db
-      .prepare("INSERT OR IGNORE INTO vector_ids (tenant_id, chunk_id) SELECT ?, value FROM json_each(?)")
-      .bind(tenantId, JSON.stringify(records.map((r) => r.chunkId)))
-      .run();
+    await recordVectorIds(
+      this.db,
+      tenantId,
+      records.map((r) => r.chunkId),
+    ).run();
     for (let i = 0; i < records.length; i += VECTORIZE_LIMITS.upsertBatch) {
       await index.upsert(
         records.slice(i, i + VECTORIZE_LIMITS.upsertBatch).map((r) => ({
@@ -127,10 +129,7 @@ export class VectorizeVectorIndex implements VectorIndex {
     for (let i = 0; i < chunkIds.length; i += VECTORIZE_LIMITS.deleteBatch) {
       const ids = chunkIds.slice(i, i + VECTORIZE_LIMITS.deleteBatch);
       await index.deleteByIds(ids.map((id) => vectorId(tenantId, id)));
-      await this.db
-        .prepare("DELETE FROM vector_ids WHERE tenant_id = ? AND chunk_id IN (SELECT value FROM json_each(?))")
-        .bind(tenantId, JSON.stringify(ids))
-        .run();
+      await forgetVectorIds(this.db, tenantId, ids).run();
     }
   }
 

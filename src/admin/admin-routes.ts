@@ -3,6 +3,7 @@ import { z } from "zod";
 import { jobQueues, QueueProducer } from "../adapters/queue-producer";
 import { QUOTA_NAMES, type QuotaName, readConfig } from "../config";
 import { openControl } from "../control/control-db";
+import { deploymentUsage } from "../control/deployment-usage";
 import { listJobFailures } from "../control/job-failures";
 import { moveView, readMove } from "../control/move-records";
 import { beginMove } from "../control/moves";
@@ -28,6 +29,7 @@ import { AppError, invalidParameter, toAppError } from "../errors";
 import { errorResponse } from "../http/responses";
 import { revokeGrantsOfKey } from "../oauth/key-grants";
 import { noWait, openTenant, routeOf } from "../open-tenant";
+import { totalsOutput } from "../tools/units-output";
 import { validationError } from "../validation";
 import { deletionRoutes } from "./deletion-routes";
 import { grantAdminRoutes } from "./grant-routes";
@@ -209,6 +211,13 @@ export const adminRoutes = new Hono<AdminBindings>()
       vectorize ? vectorIndexFill(c.env, c.env.CONTROL) : null,
     ]);
     return c.json({ shards, ...(vectorIndexes ? { vector_indexes: vectorIndexes } : {}) });
+  })
+  // The Free plan's allowances are the account's: only the whole deployment's day, shard work included, meets them.
+  .get("/usage", async (c) => {
+    requireOperator(c);
+    const days = Math.min(30, Math.max(1, Math.floor(Number(c.req.query("days") ?? 1)) || 1));
+    const usage = await deploymentUsage(c.env, Date.now() - days * 86_400_000, days);
+    return c.json({ days, tenants: usage.tenants, shards: usage.shards, totals: totalsOutput(usage.totals) });
   })
   .get("/job-failures", async (c) => {
     requireOperator(c);

@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import { UnitMeter } from "../billable-units";
 import { openControl } from "../control/control-db";
 import { getTenant } from "../control/tenants";
 import { exportStream } from "../core/ownership/export-records";
@@ -67,8 +68,7 @@ function logRun(c: Context<AdminBindings>, { scope, services }: Pick<OpenedTenan
     logged = true;
     const send = async () => {
       await services.meter.settled();
-      const units = { ...services.meter.current, queueSends: services.meter.current.queueSends + 1 };
-      await services.usage.record(scope.tenantId, [], [{ job, startedAt, failed, units }]);
+      await services.usage.record(scope.tenantId, [], [{ job, startedAt, failed, units: services.meter.takeOwn() }]);
     };
     c.executionCtx.waitUntil(send().catch((error) => console.error(`usage log send for ${job} failed`, error)));
   };
@@ -119,8 +119,10 @@ async function openFor(c: Context<AdminBindings>, project: string | undefined) {
   if (!tenant) throw notFound(`No tenant '${tenantId}'`, { tenant_id: tenantId });
   if (tenant.deleting_since)
     throw new AppError("CONFLICT", `Tenant '${tenantId}' is being deleted`, { tenant_id: tenantId });
+  // A meter of its own: the export or import is logged as the tenant's job, apart from the admin request around it.
   return openTenant(c.env, routeOf(tenant), (p) => c.executionCtx.waitUntil(p), {
     projects: reach,
     quotas: tenant.quota_overrides ?? null,
+    meter: new UnitMeter(),
   });
 }

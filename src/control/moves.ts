@@ -1,4 +1,4 @@
-import { forgetStatements } from "../core/keyword-index/tops";
+import { forgetBlocksStatements } from "../core/keyword-index/block-build";
 import { usageOf, usageStatement } from "../core/tenants/quotas";
 import { QueryPieces } from "../db/invocation-queries";
 import { AppError, invalidParameter, isQueryBudgetExceeded, MoveOvertaken, notFound } from "../errors";
@@ -218,10 +218,9 @@ export async function runMove(
             await purgePage(source, table, tenantId);
             await save();
           } else {
-            // The usage row the triggers brought to zeros goes with the fence, and so do the top postings and common
-            // words' counts (not moved).
+            // The usage row the triggers brought to zeros goes with the fence, and so do the posting blocks (not moved).
             await source.batch([
-              ...forgetStatements(source, tenantId),
+              ...forgetBlocksStatements(source, tenantId),
               source.prepare("DELETE FROM tenant_usage WHERE tenant_id = ?").bind(tenantId),
               source.prepare("DELETE FROM tenant_fences WHERE tenant_id = ?").bind(tenantId),
             ]);
@@ -321,13 +320,17 @@ async function finishPass(
  */
 async function copyUsage(source: D1Database, target: D1Database, tenantId: string): Promise<void> {
   const usage = usageOf(await usageStatement(source, tenantId).all());
-  await target
-    .prepare(
-      `INSERT INTO tenant_usage (tenant_id, items, bytes, pending_jobs) VALUES (?1, ?2, ?3, ?4)
-       ON CONFLICT (tenant_id) DO UPDATE SET items = ?2, bytes = ?3, pending_jobs = ?4`,
-    )
-    .bind(tenantId, usage.items, usage.bytes, usage.pendingJobs)
-    .run();
+  // Posting blocks the target's minute pass built while the rows were being copied may miss some: they go, and
+  // the pass builds the tenant anew from its rows as they are now.
+  await target.batch([
+    target
+      .prepare(
+        `INSERT INTO tenant_usage (tenant_id, items, bytes, pending_jobs) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (tenant_id) DO UPDATE SET items = ?2, bytes = ?3, pending_jobs = ?4`,
+      )
+      .bind(tenantId, usage.items, usage.bytes, usage.pendingJobs),
+    ...forgetBlocksStatements(target, tenantId),
+  ]);
 }
 
 async function fence(db: D1Database, tenantId: string, state: "frozen" | "purging", now: number): Promise<void> {

@@ -20,18 +20,16 @@ export interface TenantTable {
 
 /**
  * Shard tables with a tenant_id that a move does not copy: the fences are the move's own, and tenant_usage is
- * derived from items by triggers (moves.ts writes the source's row on the target at the switch). The top postings
- * are derived too, and name chunk ids in the source shard's range (keyword-index/tops.ts): the target's minute pass
- * builds them anew, and the tenant's searches read every posting meanwhile; so are the common words' counts (keyword_dfs),
- * which search counts from the postings meanwhile.
+ * derived from items by triggers (moves.ts writes the source's row on the target at the switch). The posting blocks
+ * are derived too, and the target's minute pass builds them anew (keyword-index/block-pass.ts: a tenant it has not
+ * seen gets a first build); the tenant's searches read every posting meanwhile.
  */
 export const NOT_MOVED = new Set([
   "tenant_fences",
   "tenant_usage",
-  "keyword_tops",
-  "keyword_top_terms",
-  "keyword_top_scans",
-  "keyword_dfs",
+  "keyword_blocks",
+  "keyword_block_changes",
+  "keyword_block_scans",
 ]);
 
 /**

@@ -84,8 +84,9 @@ export class QueryPieces {
     this.largest = floor;
   }
 
-  fits(): boolean {
-    return remainingQueries() >= this.largest;
+  /** Whether the queries left cover one more piece as large as the largest so far, and `reserve` beside. */
+  fits(reserve = 0): boolean {
+    return remainingQueries() >= this.largest + reserve;
   }
 
   start(): void {

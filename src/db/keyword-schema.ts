@@ -1,6 +1,6 @@
-import { integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-// The keyword index's own tables (src/core/keyword-index/indexing.ts, keyword-index/tops.ts); schema.ts re-exports them, so
+// The keyword index's own tables (src/core/keyword-index/indexing.ts, keyword-index/blocks.ts); schema.ts re-exports them, so
 // drizzle-kit, the moves' table list and the tenant deletion see them with every other shard table.
 
 /**
@@ -16,67 +16,56 @@ export const keywordStats = sqliteTable("keyword_stats", {
 });
 
 /**
- * Top postings (src/core/keyword-index/tops.ts): for a term in many of a tenant's chunks, the chunks where it
- * weighs most, so a search reads these instead of the term's whole posting list. Rebuilt by the minute pass.
+ * Posting blocks (src/core/keyword-index/blocks.ts): a word's postings in the tenant, as rows of about BLOCK_SIZE
+ * entries, so a search reads a word's list in a few rows instead of a row per posting. Blocks 0, 1, ... hold the
+ * postings as of the word's last full build, best first by impact (block 0 the best); block -1, when there is one,
+ * the postings written since, up to `through`. Built and renewed by the minute pass.
  */
-export const keywordTops = sqliteTable(
-  "keyword_tops",
+export const keywordBlocks = sqliteTable(
+  "keyword_blocks",
   {
     tenantId: text("tenant_id").notNull(),
     /** The stored term (tenant-coded, as chunks_fts holds it). */
     term: text("term").notNull(),
-    chunkId: integer("chunk_id").notNull(),
-    /** The term's BM25 part in the chunk when the list was built (for the order only; search scores anew). */
-    impact: real("impact").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.tenantId, t.term, t.chunkId] })],
-);
-
-/** A term whose top postings are kept: its document count and the highest chunk id when they were built. */
-export const keywordTopTerms = sqliteTable(
-  "keyword_top_terms",
-  {
-    tenantId: text("tenant_id").notNull(),
-    term: text("term").notNull(),
-    /** Chunks holding the term when its list was built. */
-    df: integer("df").notNull(),
-    /** The highest chunk id then: chunks above it are read from the index at search time. */
+    block: integer("block").notNull(),
+    /** The highest impact among the block's entries (BM25's term frequency part at `avgdl`): a bound on the rest. */
+    maxImpact: real("max_impact").notNull(),
+    /** The average length the impacts were computed with (the tenant's at the build). */
+    avgdl: real("avgdl").notNull(),
+    /** The highest chunk id the word's blocks covered when this one was written: later chunks are read at search time. */
     through: integer("through").notNull(),
-    /**
-     * The list's chunks per project when it was built (JSON {project: count}): a search limited to projects reads the
-     * list only where most of it is theirs. Null for a list built before it was kept: the next pass builds it anew.
-     */
-    projects: text("projects"),
-    builtAt: integer("built_at").notNull(),
+    /** JSON [[chunk id, frequency, length, project], ...] (frequency: content counts 1, context 0.5). */
+    entries: text("entries").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.tenantId, t.term] })],
+  (t) => [primaryKey({ columns: [t.tenantId, t.term, t.block] })],
 );
 
 /**
- * The minute pass's last look at a tenant's words for top postings: the tenant's keyword statistics then, and how many
- * words it left due. Reading the words costs a scan of the tenant's postings (fts5vocab counts each word's list), so a
- * tenant whose statistics have not moved since, with nothing left due, is not read again.
+ * Chunks whose keyword rows changed in place or went (a new context, a re-index, a deletion), with their forward index
+ * before (chunks.term_freqs): the words whose blocks may hold them are built anew by the next pass, and until then a
+ * search scores them from their rows. Written in the batch that changes them.
  */
-export const keywordTopScans = sqliteTable("keyword_top_scans", {
+export const keywordBlockChanges = sqliteTable(
+  "keyword_block_changes",
+  {
+    id: integer("id").primaryKey(),
+    tenantId: text("tenant_id").notNull(),
+    chunkId: integer("chunk_id").notNull(),
+    /** The chunk's forward index before the change (null where it had none). */
+    termFreqs: text("term_freqs"),
+  },
+  (t) => [index("keyword_block_changes_tenant").on(t.tenantId, t.chunkId)],
+);
+
+/**
+ * The posting blocks pass's progress on the shard: the highest chunk id whose words it has looked at (`tenant_id`
+ * ''), and, per tenant, its first build: the last word built (null once every word was, or for a tenant that had no
+ * chunks when it was first seen).
+ */
+export const keywordBlockScans = sqliteTable("keyword_block_scans", {
   tenantId: text("tenant_id").primaryKey(),
-  chunks: integer("chunks").notNull(),
-  tokens: integer("tokens").notNull(),
-  due: integer("due").notNull(),
+  through: integer("through").notNull(),
+  /** The first build's last word, in term order; null when done. */
+  term: text("term"),
   scannedAt: integer("scanned_at").notNull(),
 });
-
-/**
- * A tenant's common words with their chunk counts, as the minute pass's last look read them (keyword-index/tops.ts): FTS5
- * keeps no document count, and chunks_fts_row counts a word's postings at every lookup, a long count for a common
- * word, so search and feedback read a common word's count here and a rarer word's from the index.
- */
-export const keywordDfs = sqliteTable(
-  "keyword_dfs",
-  {
-    tenantId: text("tenant_id").notNull(),
-    /** The stored term (tenant-coded, as chunks_fts holds it). */
-    term: text("term").notNull(),
-    df: integer("df").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.tenantId, t.term] })],
-);

@@ -6,26 +6,66 @@ import type { BillableUnits, UnitMeter } from "../billable-units";
  */
 export type RowKind = "d1" | "local";
 
+const METERED = Symbol("metered D1");
+interface Metering {
+  raw: D1Database;
+  meter: UnitMeter;
+  kind: RowKind;
+}
+type MeteredDatabase = D1Database & { [METERED]: Metering };
+
 /**
  * A D1 binding that charges each statement to the meter's current call or job: one round trip for a statement
  * run alone or for one `batch()` of any size, the time waited, and D1's own `meta.rows_read` and
  * `meta.rows_written`. `first()` and `raw()` answer no meta, so they run as `all()` here and are cut to their
- * answer's shape (the binding's `first()` builds every row as `all()` does anyway).
+ * answer's shape (the binding's `first()` builds every row as `all()` does anyway). A session opened on it
+ * (`withSession`) charges the same meter. Metering a handle that is metered already charges the new meter instead
+ * (a shard metered for a whole request, then for one tenant's services), never both.
  */
 export function meteredD1(inner: D1Database, meter: UnitMeter, kind: RowKind = "d1"): D1Database {
-  const metered: D1Database = {
-    prepare: (query) => meteredStatement(inner.prepare(query), meter, kind),
-    batch: <T>(statements: D1PreparedStatement[]) =>
-      trip(meter, kind, async (units) => {
-        const results = await inner.batch<T>(statements.map(unwrap));
-        for (const result of results) addRows(units, kind, result.meta);
-        return results;
-      }),
-    exec: (query) => trip(meter, kind, () => inner.exec(query)),
-    withSession: (constraint) => inner.withSession(constraint),
-    dump: () => inner.dump(),
+  const metering = (inner as Partial<MeteredDatabase>)[METERED];
+  if (metering?.meter === meter && metering.kind === kind) return inner;
+  const raw = metering?.raw ?? inner;
+  const metered: MeteredDatabase = {
+    [METERED]: { raw, meter, kind },
+    prepare: (query) => meteredStatement(raw.prepare(query), meter, kind),
+    batch: (statements) => meteredBatch(raw, meter, kind, statements),
+    exec: (query) => trip(meter, kind, () => raw.exec(query)),
+    withSession: (constraint) => meteredSession(raw.withSession(constraint), meter, kind),
+    dump: () => raw.dump(),
   };
   return metered;
+}
+
+/** The binding under any metering: for a wrapper that meters it once itself (a tenant's session and services). */
+export function unmetered(d1: D1Database): D1Database {
+  return (d1 as Partial<MeteredDatabase>)[METERED]?.raw ?? d1;
+}
+
+/** The meter a metered handle charges (a scheduled pass's, a request's), or null for a handle nothing meters. */
+export function meterOf(d1: D1Database): UnitMeter | null {
+  return (d1 as Partial<MeteredDatabase>)[METERED]?.meter ?? null;
+}
+
+function meteredSession(session: D1DatabaseSession, meter: UnitMeter, kind: RowKind): D1DatabaseSession {
+  return {
+    prepare: (query) => meteredStatement(session.prepare(query), meter, kind),
+    batch: (statements) => meteredBatch(session, meter, kind, statements),
+    getBookmark: () => session.getBookmark(),
+  };
+}
+
+function meteredBatch<T>(
+  target: Pick<D1Database, "batch">,
+  meter: UnitMeter,
+  kind: RowKind,
+  statements: D1PreparedStatement[],
+): Promise<D1Result<T>[]> {
+  return trip(meter, kind, async (units) => {
+    const results = await target.batch<T>(statements.map(unwrap));
+    for (const result of results) addRows(units, kind, result.meta);
+    return results;
+  });
 }
 
 const INNER = Symbol("inner statement");

@@ -17,6 +17,9 @@ export interface KeywordMarks {
   vectorsWritten: number | null;
   /** The count the sweep's scan of conversations covered. */
   conversationsWritten: number | null;
+  /** The count when the per-minute dispatch last read the items, and the last items rowid it passed. */
+  dispatchWritten: number | null;
+  dispatchCursor: number | null;
 }
 
 type Mark = Exclude<keyof KeywordMarks, "written" | "writtenAt">;
@@ -30,6 +33,8 @@ const COLUMNS: Record<keyof KeywordMarks, string> = {
   vectorsCycleWritten: "vectors_cycle_written",
   vectorsWritten: "vectors_written",
   conversationsWritten: "conversations_written",
+  dispatchWritten: "dispatch_written",
+  dispatchCursor: "dispatch_cursor",
 };
 
 /** The row's columns as KeywordMarks' fields, for a SELECT over shard_identity aliased `alias`. */

@@ -5,11 +5,14 @@ import { blob, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex 
 // moves and job failures live in the control database (control-schema.ts, migrations/control).
 // All timestamps are epoch milliseconds. Every tenant-owned table carries tenant_id first in its
 // indexes, because every query filters on it (see src/db/scope.ts). The keyword index's tables are in keyword-schema.ts,
-// the semantic cache's in cache-schema.ts.
+// the semantic cache's in cache-schema.ts, extraction's in extraction-schema.ts, the usage log's in usage-schema.ts and
+// the shard's own bookkeeping in shard-state-schema.ts.
 
 export * from "./cache-schema";
 export * from "./extraction-schema";
 export * from "./keyword-schema";
+export * from "./shard-state-schema";
+export * from "./usage-schema";
 
 /**
  * A project being deleted (src/core/ownership/delete-project.ts). `updated_at`: requested, or last
@@ -23,63 +26,6 @@ export const projectDeletions = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.project] })],
-);
-
-export const toolCalls = sqliteTable(
-  "tool_calls",
-  {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    tenantId: text("tenant_id").notNull(),
-    keyId: text("key_id").notNull(),
-    tool: text("tool").notNull(),
-    project: text("project"),
-    conversationId: text("conversation_id"),
-    startedAt: integer("started_at").notNull(),
-    durationMs: real("duration_ms").notNull(),
-    /** NULL when the call succeeded, else the error code. */
-    errorCode: text("error_code"),
-    /** D1 round trips before the answer (NULL for calls logged before this was counted). */
-    d1RoundTrips: real("d1_round_trips"),
-    d1Ms: real("d1_ms"),
-  },
-  (t) => [
-    index("tool_calls_tenant_time").on(t.tenantId, t.startedAt),
-    index("tool_calls_tenant_tool").on(t.tenantId, t.tool, t.startedAt),
-    index("tool_calls_tenant_conversation").on(t.tenantId, t.conversationId).where(sql`conversation_id IS NOT NULL`),
-  ],
-);
-
-/**
- * Billable units by hour, summed per tenant, tool or job kind, and project ('' when none): one row a group, so a
- * queue batch of the usage log adds one row write a group however many calls it holds. The `*_hist` columns are
- * JSON objects {value: count} of each call's rows read and written, in bins of ~5 % (usage-hours.ts), for p95.
- */
-export const usageHours = sqliteTable(
-  "usage_hours",
-  {
-    tenantId: text("tenant_id").notNull(),
-    hour: integer("hour").notNull(),
-    /** 'tool' or 'job'. */
-    source: text("source").notNull(),
-    name: text("name").notNull(),
-    project: text("project").notNull(),
-    calls: integer("calls").notNull(),
-    errors: integer("errors").notNull(),
-    d1RoundTrips: real("d1_round_trips").notNull(),
-    d1RowsRead: real("d1_rows_read").notNull(),
-    d1RowsWritten: real("d1_rows_written").notNull(),
-    localRowsRead: real("local_rows_read").notNull(),
-    localRowsWritten: real("local_rows_written").notNull(),
-    kvReads: real("kv_reads").notNull(),
-    kvWrites: real("kv_writes").notNull(),
-    kvDeletes: real("kv_deletes").notNull(),
-    kvLists: real("kv_lists").notNull(),
-    queueSends: real("queue_sends").notNull(),
-    aiNeurons: real("ai_neurons").notNull(),
-    readHist: text("read_hist").notNull(),
-    writtenHist: text("written_hist").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.tenantId, t.hour, t.source, t.name, t.project] })],
 );
 
 /**
@@ -157,8 +103,11 @@ export const items = sqliteTable(
     index("items_tenant_conversation")
       .on(t.tenantId, t.conversationId, t.position)
       .where(sql`conversation_id IS NOT NULL`),
-    index("items_pending_embed").on(t.createdAt).where(sql`embedded_at IS NULL`),
-    index("items_pending_link").on(t.createdAt).where(sql`linked_at IS NULL`),
+    // One index for both waits, since an item is embedded before it is linked: a new item enters one index, not two, and
+    // its embedding (a column the index does not name) leaves it untouched. A query for the unembedded names
+    // `linked_at IS NULL` too, so SQLite knows the index holds them. Where auto-linking is off, embedding marks an item
+    // linked as well (embedding.ts).
+    index("items_unlinked").on(t.createdAt).where(sql`linked_at IS NULL`),
     index("items_tenant_task").on(t.tenantId, t.project, t.taskId).where(sql`task_id IS NOT NULL`),
     // Dedupe: identical content in one project is one item (messages excepted: "ok" twice is two turns),
     // among current items of one key (or of none): a fact may return to a value it had before.
@@ -328,8 +277,6 @@ export const chunks = sqliteTable(
     index("chunks_missing_term_freqs").on(t.tenantId, t.id).where(sql`term_freqs IS NULL`),
     index("chunks_missing_stated_times").on(t.tenantId, t.id).where(sql`stated_times IS NULL`),
     index("chunks_keyword_outdated").on(t.tenantId, t.id).where(sql`keyword_version IS NULL`),
-    // What keyword search reads of each posting's chunk (src/core/keyword-index/scores.ts), narrow where a row holds text.
-    index("chunks_postings").on(t.id, t.tenantId, t.project, t.ftsTokens),
   ],
 );
 
@@ -367,13 +314,6 @@ export const vectorIds = sqliteTable(
   (t) => [primaryKey({ columns: [t.tenantId, t.chunkId] }), index("vector_ids_chunk").on(t.chunkId)],
 );
 
-/** Where the cron's D1 ↔ vector index reconciliation pass stopped (one row). */
-export const reconcileState = sqliteTable("reconcile_state", {
-  id: integer("id").primaryKey(),
-  cursor: integer("cursor").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-});
-
 /**
  * Typed, weighted, directed edges between any two records (items, conversations, chunks):
  * relationships, context links, memory links. `id` is a stable string (`rel_...`).
@@ -399,60 +339,3 @@ export const links = sqliteTable(
     index("links_target").on(t.tenantId, t.targetType, t.targetId, t.relationshipType),
   ],
 );
-
-/**
- * Which shard this database is (one row, written by `npm run db:migrate`) and the next chunk id it hands out.
- * Chunk ids are global across shards (clients keep them; vector ids and links carry them), so each shard
- * draws from its own range (ordinal × 2^40), and a tenant moved in keeps its ids: copied rows never move
- * this counter, as they would move SQLite's AUTOINCREMENT sequence.
- */
-export const shardIdentity = sqliteTable("shard_identity", {
-  id: integer("id").primaryKey(),
-  name: text("name").notNull(),
-  ordinal: integer("ordinal").notNull(),
-  nextChunkId: integer("next_chunk_id").notNull(),
-  /**
-   * Tokens written to or deleted from the keyword index (chunks_fts), ever, and when it last moved: the scheduled
-   * passes compare it with what they last saw to know that nothing changed without reading the index
-   * (src/core/keyword-index/write-counter.ts). Kept on this row because every chunk insert writes it already.
-   */
-  keywordWritten: integer("keyword_written").notNull().default(0),
-  keywordWrittenAt: integer("keyword_written_at"),
-  /** What the passes last saw of that count (src/db/pass-marks.ts): the keyword merge's, with the index's tokens then. */
-  mergeWritten: integer("merge_written"),
-  mergeTokens: integer("merge_tokens"),
-  /** The count when the top postings pass last left nothing due. */
-  topsWritten: integer("tops_written"),
-  /** The count the running vector reconciliation cycle covers, and the one the last complete cycle covered. */
-  vectorsCycleWritten: integer("vectors_cycle_written"),
-  vectorsWritten: integer("vectors_written"),
-  /** The count the sweep's scan of conversations covered. */
-  conversationsWritten: integer("conversations_written"),
-});
-
-/**
- * Tenants whose writes this shard refuses while they move (src/control/moves.ts): `frozen` refuses every
- * insert, update and delete of the tenant's rows (the move's final pass and switch); `purging` refuses
- * inserts and updates while the moved tenant's rows are deleted here. Triggers on every tenant table
- * (migrations/shard/0012) raise TENANT_MOVING, which callers see as a retryable error.
- */
-export const tenantFences = sqliteTable("tenant_fences", {
-  tenantId: text("tenant_id").primaryKey(),
-  state: text("state").notNull(),
-  since: integer("since").notNull(),
-});
-
-/**
- * What each tenant stores on this shard, one row a tenant, kept by triggers on items (migrations/shard/0013): the
- * items, the UTF-8 bytes of their content, and those not embedded yet (embedded_at IS NULL: the tenant's
- * background backlog). A write reads its tenant's row in the batch of reads it makes anyway, so quotas cost no
- * COUNT(*) and no round trip (src/core/tenants/quotas.ts). Derived, so a move does not copy it as a table (the
- * copy's INSERT OR REPLACE would count a replaced row twice): the switch writes the frozen source's row on the
- * target and the purge deletes it (src/control/moves.ts).
- */
-export const tenantUsage = sqliteTable("tenant_usage", {
-  tenantId: text("tenant_id").primaryKey(),
-  items: integer("items").notNull().default(0),
-  bytes: integer("bytes").notNull().default(0),
-  pendingJobs: integer("pending_jobs").notNull().default(0),
-});

@@ -1,27 +1,31 @@
-import { jobQueues, QueueProducer } from "../adapters/queue-producer";
-import { noUnits, shareOf, type UnitMeter } from "../billable-units";
+import { redeliveryOperations } from "../adapters/metered-bindings";
+import { jobProducer } from "../adapters/queue-producer";
+import { noUnits, shareOf, UnitMeter } from "../billable-units";
 import { recordFailure } from "../control/job-failures";
 import { isActive } from "../control/move-records";
 import { runMove } from "../control/moves";
-import { forgetRoutes, type TenantRoute, tenantRoutes } from "../control/routing";
-import { shardDatabase, shardNames } from "../control/shards";
+import { forgetRoutes } from "../control/routing";
 import { autoSummarize } from "../core/conversations/auto-summarize";
-import { runExtraction } from "../core/extraction/run-extraction";
+import { EXTRACT_JOB_QUERIES, runExtraction } from "../core/extraction/run-extraction";
 import { autoLinkItems } from "../core/graph/auto-link";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/indexing";
 import { embedItemsInBudget } from "../core/memory/embedding";
+import { runNewItems } from "../core/memory/new-items";
 import { runDeletionSteps } from "../core/ownership/run-deletion";
 import { queryBudget, remainingQueries } from "../db/invocation-queries";
-import { meteredD1 } from "../db/metered-d1";
 import type { Env } from "../env";
 import { isQueryBudgetExceeded, isTenantMoving, QueryBudgetExceeded } from "../errors";
 import type { JobMessage } from "../messages";
+import { meteredEnv } from "../metered-env";
 import { deleteGrantsOfKeys } from "../oauth/key-grants";
-import { type OpenedTenant, openTenant } from "../open-tenant";
+import type { OpenedTenant } from "../open-tenant";
 import type { Services } from "../ports";
-import { itemJobs } from "../shared/item-jobs";
+import { type ItemJobType, itemJobs } from "../shared/item-jobs";
+import { type BatchTenants, tenantsOfBatch } from "./batch-tenants";
+import { recordDeadLetters } from "./dead-letters";
 import { JobUsage } from "./job-usage";
-import { shareEmbeddings, withSharedEmbeddings } from "./shared-embeddings";
+import { meteredShardWork } from "./metered-pass";
+import { shareEmbeddings } from "./shared-embeddings";
 
 /**
  * Deliveries before a message is dead-lettered: wrangler.toml `max_retries` (20) + the first try. With the backoff
@@ -50,11 +54,18 @@ export const JOB_QUERIES = 10;
  * at a time would pay them for every 100 items or four for every conversation. If the merged job fails,
  * its messages run one by one (the jobs are idempotent), so only the failing one is retried.
  */
-export async function handleJobBatch(batch: MessageBatch<JobMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
-  if (batch.queue === DEAD_LETTER_QUEUE) return recordDeadLetters(batch, env);
+export async function handleJobBatch(
+  batch: MessageBatch<JobMessage>,
+  checked: Env,
+  ctx: ExecutionContext,
+): Promise<void> {
+  if (batch.queue === DEAD_LETTER_QUEUE) return recordDeadLetters(batch, checked, ctx);
+  // Every binding the batch reaches charges it: its runs their own units, the rest is shared (job-usage.ts).
+  const meter = new UnitMeter();
+  const env = meteredEnv(checked, meter);
   const tenants = await tenantsOfBatch(batch.messages, env, ctx);
   const groups = mergeableGroups(batch.messages);
-  const usage = new JobUsage();
+  const usage = new JobUsage(meter);
   try {
     await shareBatchEmbeddings(groups, tenants, usage);
     await runGroups(groups, env, tenants, usage);
@@ -72,14 +83,17 @@ async function runGroups(
   for (const [index, group] of groups.entries()) {
     // D1's queries per invocation: a group is not started with fewer than JOB_QUERIES left (the first always
     // runs); the rest of the batch goes back to the queue as new messages, for an invocation of its own.
-    if (index > 0 && remainingQueries() < JOB_QUERIES) return deferMessages(groups.slice(index).flat(), env);
     const job = group[0]!.body;
+    if (index > 0 && remainingQueries() < queriesToStart(job)) return deferMessages(groups.slice(index).flat(), env);
     const tenant = job.type === "reindex" ? null : tenants.of(job.tenantId);
     if (job.type !== "reindex" && tenant === null) {
       // The tenant is gone (its deletion finished): nothing is left to embed, link, summarize or delete.
       for (const message of group) message.ack();
       continue;
     }
+    // A redelivery reads its message again: charged to the run that takes it.
+    if (tenant)
+      usage.carry(tenant.scope.tenantId, { queueOperations: group.reduce((n, m) => n + redeliveryOperations(m), 0) });
     if (group.length > 1) {
       try {
         const jobs = group.map((message) => message.body as MergeableJob);
@@ -106,18 +120,24 @@ async function runGroups(
       try {
         await (tenant
           ? usage.run(tenant, [message.body], () => runJob(message.body, env, tenant))
-          : runJob(message.body, env, null));
+          : runShardJob(message, env));
         message.ack();
       } catch (error) {
         console.error(`job ${message.body.type} failed (attempt ${message.attempts})`, error);
         // The tenant's shard froze it for a move: the retry finds where it lives then.
         if (isTenantMoving(error) && message.body.tenantId !== null) forgetRoutes({ tenantId: message.body.tenantId });
-        if (message.attempts >= MAX_ATTEMPTS) await recordFailure(env, message, String(error));
+        if (message.attempts >= MAX_ATTEMPTS) {
+          const record = () => recordFailure(env, message, String(error));
+          await (tenant ? usage.chargeLastRun(tenant, record) : record());
+        }
         message.retry({ delaySeconds: backoffSeconds(message.attempts) });
       }
     }
   }
 }
+
+/** The D1 queries a job is not started with fewer of: an extract job's first window always runs. */
+const queriesToStart = (job: JobMessage) => (job.type === "extract" ? EXTRACT_JOB_QUERIES : JOB_QUERIES);
 
 type MergeableJob = Extract<JobMessage, { type: "embed" | "link" | "summarize" }>;
 
@@ -128,7 +148,8 @@ const isMergeable = (job: JobMessage): job is MergeableJob =>
  * The batch's messages in groups, in order of each group's first message: embed (or link, or
  * summarize) jobs of one tenant together, every other message alone. An embed always runs before the
  * link it queues (the link is sent when the embed is done), so reordering within a batch never links
- * before embedding.
+ * before embedding. A new-items message runs alone: it holds a minute's items already (up to 500), and
+ * fifty of them merged made a job whose linking ran past the invocation's D1 queries, retried whole.
  */
 function mergeableGroups(messages: readonly Message<JobMessage>[]): Message<JobMessage>[][] {
   const groups: Message<JobMessage>[][] = [];
@@ -151,13 +172,6 @@ function mergeableGroups(messages: readonly Message<JobMessage>[]): Message<JobM
   return groups;
 }
 
-interface BatchTenants {
-  /** A job's tenant, opened over the shard that holds it (once a batch); null when the tenant no longer exists. */
-  of(tenantId: string): OpenedTenant | null;
-  /** Puts vectors embedded for the whole batch in front of every tenant's embedder (shared-embeddings.ts). */
-  useEmbeddings(shared: Map<string, Float32Array>): void;
-}
-
 /**
  * The batch's embed groups of several tenants embedded in shared calls (shared-embeddings.ts), before any group runs;
  * if that fails, each group embeds its own as before.
@@ -169,9 +183,12 @@ async function shareBatchEmbeddings(
 ): Promise<void> {
   const embeds = groups.flatMap((group) => {
     const job = group[0]!.body;
-    const tenant = job.type === "embed" ? tenants.of(job.tenantId) : null;
-    if (job.type !== "embed" || tenant === null) return [];
-    const itemIds = [...new Set(group.flatMap((m) => (m.body.type === "embed" ? m.body.itemIds : [])))];
+    const embeds = job.type === "embed" || job.type === "new-items";
+    const tenant = embeds ? tenants.of(job.tenantId) : null;
+    if (!embeds || tenant === null) return [];
+    const itemIds = [
+      ...new Set(group.flatMap((m) => (m.body.type === "embed" || m.body.type === "new-items" ? m.body.itemIds : []))),
+    ];
     return [{ scope: tenant.scope, itemIds, embedder: tenant.services.embedder, meter: tenant.services.meter }];
   });
   if (embeds.length < 2) return;
@@ -187,41 +204,6 @@ async function shareBatchEmbeddings(
   }
 }
 
-/**
- * The tenants a batch's messages name, each opened once over the shard the control database says it lives on now
- * (one control query at most; routing.ts caches the routes). A re-index job names its shard instead.
- */
-async function tenantsOfBatch(
-  messages: readonly Message<JobMessage>[],
-  env: Env,
-  ctx: ExecutionContext,
-): Promise<BatchTenants> {
-  const tenantIds = messages.flatMap((m) => (m.body.tenantId === null ? [] : [m.body.tenantId]));
-  const routes = tenantIds.length > 0 ? await tenantRoutes(env.CONTROL, tenantIds) : new Map<string, TenantRoute>();
-  const opened = new Map<string, OpenedTenant>();
-  let shared = new Map<string, Float32Array>();
-  const sharing = (tenant: OpenedTenant): OpenedTenant =>
-    shared.size === 0
-      ? tenant
-      : {
-          ...tenant,
-          services: { ...tenant.services, embedder: withSharedEmbeddings(tenant.services.embedder, shared) },
-        };
-  return {
-    of(tenantId) {
-      const route = routes.get(tenantId);
-      if (route === undefined) return null;
-      let tenant = opened.get(tenantId);
-      if (!tenant) opened.set(tenantId, (tenant = sharing(openTenant(env, route, (p) => ctx.waitUntil(p)))));
-      return tenant;
-    },
-    useEmbeddings(vectors) {
-      shared = vectors;
-      for (const [tenantId, tenant] of opened) opened.set(tenantId, sharing(tenant));
-    },
-  };
-}
-
 /** A group's jobs (one type, one tenant) as one: every item once, or every conversation's summary at once. */
 async function runMerged(jobs: MergeableJob[], env: Env, tenant: OpenedTenant): Promise<void> {
   const first = jobs[0]!;
@@ -233,25 +215,28 @@ async function runMerged(jobs: MergeableJob[], env: Env, tenant: OpenedTenant): 
   await runJob({ ...first, itemIds }, env, tenant);
 }
 
-/** Runs one job; `tenant` is the job's tenant opened (null only for a re-index job, which names its shard). */
-async function runJob(job: JobMessage, env: Env, tenant: OpenedTenant | null): Promise<void> {
-  if (job.type === "reindex") {
-    const d1 = shardDatabase(env, job.shard);
+/**
+ * A re-index job: work over one shard's tenants, charged to the shard and recorded there (metered-pass.ts), its
+ * redelivery's read and its next job's send included.
+ */
+async function runShardJob(message: Message<JobMessage>, env: Env): Promise<void> {
+  const job = message.body;
+  if (job.type !== "reindex") throw new Error(`job ${job.type} has no tenant to run for`);
+  await meteredShardWork(env, job.shard, "reindex", async (d1, meter) => {
+    meter.current.queueOperations += redeliveryOperations(message);
     await reindexHeartbeat(d1, Date.now());
-    if (await reindexLegacyBatches(d1, REINDEX_BATCHES_PER_JOB)) await new QueueProducer(jobQueues(env)).send([job]);
-    return;
-  }
+    if (await reindexLegacyBatches(d1, REINDEX_BATCHES_PER_JOB)) await jobProducer(env, meter).send([job]);
+  });
+}
+
+/** Runs one of a tenant's jobs, `tenant` opened for it; its units are charged by the env's meter (metered-env.ts). */
+async function runJob(job: JobMessage, env: Env, tenant: OpenedTenant): Promise<void> {
+  if (job.type === "reindex") throw new Error("a re-index job names a shard, not a tenant");
   if (job.type === "move") {
-    const run = await runMove(
-      tenant ? meteredDatabases(env, tenant.services.meter) : env,
-      job.tenantId,
-      MOVE_PAGES_PER_JOB,
-    );
-    if (isActive(run.state))
-      await new QueueProducer(jobQueues(env)).send([job], { delaySeconds: Math.ceil(run.waitMs / 1000) });
+    const run = await runMove(env, job.tenantId, MOVE_PAGES_PER_JOB);
+    if (isActive(run.state)) await jobProducer(env).send([job], { delaySeconds: Math.ceil(run.waitMs / 1000) });
     return;
   }
-  if (tenant === null) throw new Error(`job ${job.type} has no tenant to run for`);
   const { scope, services } = tenant;
   switch (job.type) {
     case "embed": {
@@ -265,6 +250,11 @@ async function runJob(job: JobMessage, env: Env, tenant: OpenedTenant | null): P
     case "link": {
       const run = await autoLinkItems(scope, services, job.itemIds);
       await queueRest("link", job.tenantId, run.left.length < job.itemIds.length, run.left, services);
+      return;
+    }
+    case "new-items": {
+      const run = await runNewItems(scope, services, job.itemIds);
+      await queueRest("new-items", job.tenantId, run.left.length < job.itemIds.length, run.left, services);
       return;
     }
     case "extract": {
@@ -289,16 +279,10 @@ async function runJob(job: JobMessage, env: Env, tenant: OpenedTenant | null): P
         (keyIds) => deleteGrantsOfKeys(env, keyIds),
         DELETION_STEPS_PER_JOB,
       );
-      if (!run.done) await new QueueProducer(jobQueues(env)).send([job]);
+      if (!run.done) await jobProducer(env).send([job]);
       return;
     }
   }
-}
-
-/** The env with its D1 databases (control and shards) charging the meter: a move's units are its tenant's. */
-function meteredDatabases(env: Env, meter: UnitMeter): Env {
-  const shards = shardNames(env).map((name) => [name, meteredD1(shardDatabase(env, name), meter)]);
-  return { ...env, ...Object.fromEntries(shards), CONTROL: meteredD1(env.CONTROL, meter) };
 }
 
 /**
@@ -307,7 +291,7 @@ function meteredDatabases(env: Env, meter: UnitMeter): Env {
  */
 async function deferMessages(messages: Message<JobMessage>[], env: Env): Promise<void> {
   try {
-    await new QueueProducer(jobQueues(env)).send(messages.map((m) => m.body));
+    await jobProducer(env).send(messages.map((m) => m.body));
     for (const message of messages) message.ack();
   } catch (error) {
     console.error(`could not defer ${messages.length} jobs to a new invocation; retrying them`, error);
@@ -339,12 +323,12 @@ async function summarize(
 }
 
 /**
- * The items an embed or link job left for lack of D1 queries (D1_QUERIES_PER_INVOCATION), queued again as jobs of
+ * The items an embed, link or new-items job left for lack of D1 queries (D1_QUERIES_PER_INVOCATION), queued again as jobs of
  * their own. A job that did nothing at all fails instead, so a budget too small for any of it ends in retries and
  * the dead-letter queue, not in a loop.
  */
 async function queueRest(
-  type: "embed" | "link",
+  type: ItemJobType,
   tenantId: string,
   progressed: boolean,
   left: string[],
@@ -358,11 +342,4 @@ async function queueRest(
 /** 2, 4, 8, ... seconds, capped at 5 minutes. */
 export function backoffSeconds(attempts: number): number {
   return Math.min(300, 2 ** Math.max(1, attempts));
-}
-
-async function recordDeadLetters(batch: MessageBatch<JobMessage>, env: Env): Promise<void> {
-  for (const message of batch.messages) {
-    await recordFailure(env, message, null);
-    message.ack();
-  }
 }

@@ -1,8 +1,9 @@
-import { type BillableUnits, noUnits, UnitMeter } from "../billable-units";
+import { type BillableUnits, billsAnything, noUnits, UnitMeter } from "../billable-units";
 import { shardDatabase, shardNames } from "../control/shards";
+import { addHourRows, hourRows } from "../core/tenants/usage-hours";
 import { meteredD1 } from "../db/metered-d1";
 import type { Env } from "../env";
-import { type PassInvocation, recordInvocation } from "./pass-usage";
+import { type PassInvocation, recordInvocation, SHARD_WORK } from "./pass-usage";
 import { type StatementTally, talliedD1 } from "./statement-tally";
 
 /** A scheduled pass: its name in the hour's log, and the work, given the env whose shards charge it. */
@@ -56,4 +57,32 @@ export async function meteredPasses(env: Env, at: number, passes: readonly Sched
 
 function rowsSince(before: BillableUnits, now: BillableUnits): { read: number; written: number } {
   return { read: now.d1RowsRead - before.d1RowsRead, written: now.d1RowsWritten - before.d1RowsWritten };
+}
+
+/**
+ * Work over one shard that is no tenant's and no cron's (a re-index job), its D1 charging a meter of its own, then
+ * recorded on that shard as SHARD_WORK's job `name`, in one statement: such work writes the shard anyway.
+ */
+export async function meteredShardWork<T>(
+  env: Env,
+  shard: string,
+  name: string,
+  work: (d1: D1Database, meter: UnitMeter) => Promise<T>,
+): Promise<T> {
+  const meter = new UnitMeter();
+  const at = Date.now();
+  let failed = true;
+  try {
+    const result = await work(meteredD1(shardDatabase(env, shard), meter), meter);
+    failed = false;
+    return result;
+  } finally {
+    await meter.settled();
+    if (billsAnything(meter.current)) {
+      const entry = { tenantId: SHARD_WORK, at, source: "job" as const, name, project: null, failed };
+      await addHourRows(shardDatabase(env, shard), hourRows([{ ...entry, units: meter.current }]))
+        .run()
+        .catch((error) => console.error(`recording what ${name} cost on ${shard} failed`, error));
+    }
+  }
 }

@@ -88,6 +88,16 @@ export async function recordInvocation(d1: D1Database, shard: string, invocation
   }
 }
 
+/**
+ * Units of `shard`'s passes that arrive after their invocation (its CPU time, from the trace: cpu-time.ts): they go with
+ * the next invocation's record, which is written when due anyway, so they cost no write of their own.
+ */
+export function carryToNextPass(shard: string, units: Partial<BillableUnits>): void {
+  const state: ShardState = shards.get(shard) ?? { unrecorded: [], carry: noUnits(), logs: new Map() };
+  shards.set(shard, state);
+  state.carry = addUnits(state.carry, units);
+}
+
 function logInvocation(state: ShardState, invocation: PassInvocation): void {
   const hour = hourOf(invocation.at);
   const log = state.logs.get(hour) ?? { invocations: 0, read: 0, written: 0, passes: new Map(), statements: new Map() };

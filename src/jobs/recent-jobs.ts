@@ -1,8 +1,10 @@
-import { jobQueues, QueueProducer } from "../adapters/queue-producer";
-import { readConfig } from "../config";
+import { jobProducer } from "../adapters/queue-producer";
+import { autoLinking, readConfig } from "../config";
 import { shardDatabase, shardNames } from "../control/shards";
+import { meterOf } from "../db/metered-d1";
 import type { Env } from "../env";
 import { itemJobsByTenant } from "../shared/item-jobs";
+import { dispatchNewItems } from "./dispatch-new-items";
 import { recoverExtraction } from "./extraction-recovery";
 import { MinuteStates, RECENT_JOBS_ROW } from "./minute-state";
 import { LOST_JOB_AFTER_MS } from "./sweep";
@@ -20,8 +22,9 @@ export const RECENT_JOB_GRACE_MS = 2 * 60_000;
 const PASS_LIMIT = 2000;
 
 /**
- * Every minute: re-sends lost extraction jobs and due retries of failed windows (extraction-recovery.ts), and the
- * embed and link jobs of items written since the last pass that are still pending
+ * Every minute: sends due extraction jobs (a quiet conversation's last window, or a lost job) and due retries of
+ * failed windows (extraction-recovery.ts). With JOB_DISPATCH=per-minute it then sends the jobs of the items written
+ * since (dispatch-new-items.ts); per write, the embed and link jobs of items written since the last pass that are still pending
  * RECENT_JOB_GRACE_MS after their write. Each shard keeps a cursor (the newest write time it has looked at), which
  * moves only once the jobs are sent: while the queue is down the pass fails and the next one, after the queue is
  * back, sends everything since. A lost job is thus re-sent 2–3 minutes after its write, or within a minute of the
@@ -44,23 +47,29 @@ type PendingRow = { tenant_id: string; id: string; created_at: number };
 
 async function recoverShard(env: Env, shard: string, now: number, states: MinuteStates): Promise<number> {
   const d1 = shardDatabase(env, shard);
+  // Its sends are the shard's pass's, as its queries are (metered-pass.ts).
+  const producer = jobProducer(env, meterOf(d1));
   const config = readConfig(env);
   const until = now - RECENT_JOB_GRACE_MS;
   const state = await states.of(d1, shard);
   const extraction = state.extractionDue ? await recoverExtraction(d1, now) : [];
-  if (extraction.length > 0) await new QueueProducer(jobQueues(env)).send(extraction);
+  if (extraction.length > 0) await producer.send(extraction);
+  // Per minute, writes send no jobs: this pass sends them (dispatch-new-items.ts), and lost ones are the sweep's.
+  if (config.jobDispatch === "per-minute")
+    return extraction.length + (await dispatchNewItems(producer, d1, state.marks));
   // A first pass looks back no further than the full sweep's horizon: older items are that sweep's.
   const from = state.recentCursor ?? now - LOST_JOB_AFTER_MS;
   // Every item is written with its chunks, which move the keyword write counter's time: with the cursor past that
   // time, no item can lie after it, and the pass reads nothing more.
   const lastWrite = state.marks?.writtenAt ?? 0;
   if (from >= until || (state.marks !== null && from >= lastWrite)) return extraction.length;
-  const autoLink = config.conversations.useVectorDb && config.conversations.useGraphDb;
-  // Both walk an index on (embedded_at | linked_at, created_at): a range of the pending, never the whole table.
+  const autoLink = autoLinking(config.conversations);
+  // Both walk the partial index of the unlinked (items_unlinked) by created_at: a range of the pending, never the whole
+  // table.
   const [unembedded, unlinked] = await d1.batch<PendingRow>([
     d1
       .prepare(
-        "SELECT tenant_id, id, created_at FROM items WHERE embedded_at IS NULL AND created_at > ? AND created_at <= ? ORDER BY created_at LIMIT ?",
+        "SELECT tenant_id, id, created_at FROM items WHERE linked_at IS NULL AND embedded_at IS NULL AND created_at > ? AND created_at <= ? ORDER BY created_at LIMIT ?",
       )
       .bind(from, until, PASS_LIMIT),
     // Auto-linking off: nothing waits for a link job.
@@ -76,7 +85,7 @@ async function recoverShard(env: Env, shard: string, now: number, states: Minute
   ]);
   const lists = [unembedded!.results, unlinked?.results ?? []];
   const messages = [...itemJobsByTenant("embed", lists[0]!), ...itemJobsByTenant("link", lists[1]!)];
-  await new QueueProducer(jobQueues(env)).send(messages);
+  await producer.send(messages);
   // A full list stops the cursor at its last row; items of that very millisecond past the limit fall to the full sweep.
   const reached = lists.filter((rows) => rows.length === PASS_LIMIT).map((rows) => rows[rows.length - 1]!.created_at);
   const cursor = reached.length > 0 ? Math.min(...reached) : until;

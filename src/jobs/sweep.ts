@@ -1,11 +1,12 @@
-import { jobQueues, QueueProducer } from "../adapters/queue-producer";
-import { readConfig } from "../config";
+import { jobProducer } from "../adapters/queue-producer";
+import { autoLinking, readConfig } from "../config";
 import { stalledMoves } from "../control/move-records";
 import { shardDatabase, shardNames } from "../control/shards";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/indexing";
 import { deleteExpiredKeys } from "../core/memory/idempotency";
 import { unfinishedProjectDeletions } from "../core/ownership/delete-project";
 import { unfinishedTenantDeletions } from "../core/ownership/delete-tenant";
+import { meterOf } from "../db/metered-d1";
 import type { Env } from "../env";
 import type { JobMessage } from "../messages";
 import { itemJobsByTenant } from "../shared/item-jobs";
@@ -39,8 +40,7 @@ export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number>
     unfinishedTenantDeletions(env.CONTROL, now - LOST_JOB_AFTER_MS),
     stalledMoves(env.CONTROL, now - STALLED_MOVE_AFTER_MS),
   ]);
-  const producer = new QueueProducer(jobQueues(env));
-  await producer.send([
+  await jobProducer(env).send([
     ...tenants.map((tenantId) => ({ type: "delete" as const, tenantId, project: null })),
     ...moves.map((tenantId) => ({ type: "move" as const, tenantId })),
   ]);
@@ -60,14 +60,16 @@ async function sweepShard(env: Env, shard: string, now: number): Promise<number>
   const d1 = shardDatabase(env, shard);
   const config = readConfig(env);
   const cutoff = now - LOST_JOB_AFTER_MS;
-  const autoLink = config.conversations.useVectorDb && config.conversations.useGraphDb;
-  // Both walk the partial indexes of the pending (items_pending_embed, items_pending_link), in no particular order (the
-  // jobs are grouped by tenant here): ordered by tenant, SQLite walked a tenant index of every item instead.
+  const autoLink = autoLinking(config.conversations);
+  // Both walk the partial index of the unlinked (items_unlinked), in no particular order (the jobs are grouped by tenant
+  // here): ordered by tenant, SQLite walked a tenant index of every item instead.
   const [unembedded, unlinked] = await d1.batch<{ tenant_id: string; id: string }>([
     d1
-      .prepare("SELECT tenant_id, id FROM items WHERE embedded_at IS NULL AND created_at < ? LIMIT ?")
+      .prepare(
+        "SELECT tenant_id, id FROM items WHERE linked_at IS NULL AND embedded_at IS NULL AND created_at < ? LIMIT ?",
+      )
       .bind(cutoff, SWEEP_LIMIT),
-    // Auto-linking off: every item stays unlinked, and nothing waits for a link job.
+    // Auto-linking off: nothing waits for a link job (embedding marks an item linked too).
     ...(autoLink
       ? [
           d1
@@ -82,11 +84,13 @@ async function sweepShard(env: Env, shard: string, now: number): Promise<number>
   const summaries = await lostSummaries(d1, config.conversations, cutoff);
   const messages: JobMessage[] = [
     ...projects.map((p) => ({ type: "delete" as const, tenantId: p.tenantId, project: p.project })),
-    ...itemJobsByTenant("embed", unembedded!.results),
+    // Per minute, a lost new-items job is sent again as one: embedding, linking and the conversations' thresholds.
+    ...itemJobsByTenant(config.jobDispatch === "per-minute" ? "new-items" : "embed", unembedded!.results),
     ...itemJobsByTenant("link", unlinked?.results ?? []),
     ...summaries.messages,
   ];
-  const producer = new QueueProducer(jobQueues(env));
+  // Its sends are the shard's pass's, as its queries are (metered-pass.ts).
+  const producer = jobProducer(env, meterOf(d1));
   await producer.send(messages);
   await summaries.record?.run();
   try {

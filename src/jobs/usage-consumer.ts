@@ -1,6 +1,9 @@
+import { redeliveryOperations } from "../adapters/metered-bindings";
+import { addUnits, type BillableUnits, noUnits, shareOf, UnitMeter } from "../billable-units";
 import { liveTenantShards } from "../control/routing";
 import { shardDatabase } from "../control/shards";
 import { recordUsage } from "../core/tenants/usage-log";
+import { meteredD1 } from "../db/metered-d1";
 import type { Env } from "../env";
 import type { UsageMessage } from "../messages";
 import { backoffSeconds } from "./consumer";
@@ -17,11 +20,17 @@ export function isUsageQueue(queue: string): boolean {
  * one control query for the batch's tenants (uncached: calls of a tenant whose deletion has begun are dropped,
  * so none outlives it). If a shard's write fails, its messages are retried whole; the write is one
  * batch (a transaction), so a retry never counts a call twice unless the worker dies between the commit and the ack.
+ * The control read is charged to the tenants written, by their messages, and a redelivered message's read to its
+ * tenant, as part of their usage log's cost.
  */
 export async function handleUsageBatch(batch: MessageBatch<UsageMessage>, env: Env): Promise<void> {
-  const shards = await liveTenantShards(
-    env.CONTROL,
-    batch.messages.map((m) => m.body.tenantId),
+  const meter = new UnitMeter();
+  const read = noUnits();
+  const shards = await meter.charging(read, () =>
+    liveTenantShards(
+      meteredD1(env.CONTROL, meter),
+      batch.messages.map((m) => m.body.tenantId),
+    ),
   );
   const byShard = new Map<string, Message<UsageMessage>[]>();
   for (const message of batch.messages) {
@@ -31,11 +40,13 @@ export async function handleUsageBatch(batch: MessageBatch<UsageMessage>, env: E
       message.retry({ delaySeconds: backoffSeconds(message.attempts) }); // its shard refuses its writes while it moves
     else byShard.set(place.shard, [...(byShard.get(place.shard) ?? []), message]);
   }
+  const written = [...byShard.values()].flat();
   for (const [shard, messages] of byShard) {
     try {
       await recordUsage(
         shardDatabase(env, shard),
         messages.map((m) => m.body),
+        spentOn(messages, shareOf(read, written.length)),
       );
       for (const message of messages) message.ack();
     } catch (error) {
@@ -43,4 +54,16 @@ export async function handleUsageBatch(batch: MessageBatch<UsageMessage>, env: E
       for (const message of messages) message.retry({ delaySeconds: backoffSeconds(message.attempts) });
     }
   }
+}
+
+/** Each tenant's share of the batch's control read, a share a message, and its messages' redeliveries. */
+function spentOn(messages: readonly Message<UsageMessage>[], readShare: BillableUnits): Map<string, BillableUnits> {
+  const spent = new Map<string, BillableUnits>();
+  for (const message of messages) {
+    const units = spent.get(message.body.tenantId) ?? noUnits();
+    addUnits(units, readShare);
+    units.queueOperations += redeliveryOperations(message);
+    spent.set(message.body.tenantId, units);
+  }
+  return spent;
 }

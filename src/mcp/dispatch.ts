@@ -14,6 +14,7 @@ import type { ToolCallRecord } from "../messages";
 import { type AnyTool, requiredScope, type ToolContext } from "../tools/define-tool";
 import type { Toolset } from "../tools/toolsets";
 import { validationError } from "../validation";
+import { labelWork } from "../work-labels";
 
 /** Argument names that carry a project / a conversation, in the seeds' vocabularies. */
 const PROJECT_ARGUMENTS = ["project_id", "namespace", "project"] as const;
@@ -122,7 +123,8 @@ export async function callTools(
     await ctx.services.meter.settled();
     // A sparse array: a call refused before it named a known tool has no record.
     const logged = records.filter((record) => record !== undefined).map((record) => record());
-    for (const record of logged) record.units.queueSends += 1 / logged.length;
+    for (const { tool: name, project } of logged)
+      labelWork({ tenantId: ctx.scope.tenantId, source: "tool", name, project });
     await ctx.services.usage.record(ctx.scope.tenantId, logged);
   };
   ctx.services.waitUntil(send().catch((e) => console.error("usage log send failed", e)));

@@ -84,16 +84,7 @@ export const search = defineTool({
   }),
   output: z.object({
     results: z.array(
-      z.object({
-        chunk_id: z.number().int(),
-        session_id: z.string().nullable(),
-        project: z.string(),
-        role: z.string().nullable(),
-        timestamp: z.string(),
-        content: z.string(),
-        score: z.number(),
-        similarity: z.number().nullable(),
-        item_id: z.string(),
+      foldedSource.extend({
         type: z.string(),
         kind: z.string(),
         ...derivedFields,

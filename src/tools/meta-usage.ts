@@ -5,7 +5,15 @@ import { tenantLimits } from "../core/tenants/quotas";
 import { usageReport } from "../core/tenants/usage-report";
 import { ANNOTATIONS, defineTool } from "./define-tool";
 import { iso } from "./params";
-import { NO_UNITS, nullableUnitFields, planOutput, planUnits, snakeCase, unitFields, unitOutput } from "./units-output";
+import {
+  cpuTotalFields,
+  NO_UNITS,
+  nullableUnitFields,
+  planUnits,
+  totalsOutput,
+  unitFields,
+  unitOutput,
+} from "./units-output";
 
 export const getContextUsageStatistics = defineTool({
   name: "get_context_usage_statistics",
@@ -67,7 +75,7 @@ export const getUsageReport = defineTool({
   category: "meta",
   title: "Usage report",
   description:
-    "Tool calls over time from the usage log, for charts: calls per tool in time buckets (1 hour for a day, 6 hours for a week, " +
+    "Tool calls over time from the usage log's hourly aggregates, for charts: calls per tool in time buckets (1 hour for a day, 6 hours for a week, " +
     "1 day for a month), errors and server-side latency p50/p95 per bucket and per tool, tokens stored per project " +
     "(stashed tokens included, and counted apart), and the tenant's quotas with its usage of each (a write past max_items, " +
     "max_bytes or max_pending_jobs is refused with QUOTA_EXCEEDED; calls past calls_per_minute with RATE_LIMITED), and what " +
@@ -92,8 +100,11 @@ export const getUsageReport = defineTool({
         tool: z.string(),
         calls: z.number().int(),
         errors: z.number().int(),
-        p50_ms: z.number(),
-        p95_ms: z.number(),
+        p50_ms: z
+          .number()
+          .nullable()
+          .describe("From the hours' fixed latency buckets, interpolated; null for hours logged before they were kept"),
+        p95_ms: z.number().nullable(),
         d1_round_trips: z
           .number()
           .nullable()
@@ -121,6 +132,7 @@ export const getUsageReport = defineTool({
           .object({ unit: z.string(), share: z.number() })
           .nullable()
           .describe("The allowance a mean day of this tenant uses most of, and its share (1 = all of it)"),
+        ...cpuTotalFields,
       })
       .describe("Billable units over the period, tools and jobs together, against the Free plan's daily limits"),
     total_calls: z.number().int(),
@@ -138,7 +150,7 @@ export const getUsageReport = defineTool({
         max_bytes: quotaUsage.describe("UTF-8 bytes of the tenant's stored content"),
         max_pending_jobs: quotaUsage.describe("The tenant's items still awaiting embedding"),
         calls_per_minute: quotaUsage.describe(
-          "The tenant's tool calls in the last 60 s, across its keys, as the usage log has them",
+          "The tenant's mean tool calls a minute over the current UTC hour, across its keys, from the usage log's hourly aggregates",
         ),
         extraction_neurons_per_day: quotaUsage.describe(
           "Workers AI neurons memory extraction spent for the tenant since 00:00 UTC (its daily model budget)",
@@ -199,17 +211,7 @@ export const getUsageReport = defineTool({
         ...(t.units ? unitOutput(t.units) : NO_UNITS),
       })),
       jobs: report.jobs.map((j) => ({ job: j.name, runs: j.calls, failed: j.errors, ...unitOutput(j) })),
-      totals: {
-        ...planOutput(report.totals.sum),
-        local_rows_read: report.totals.sum.localRowsRead,
-        local_rows_written: report.totals.sum.localRowsWritten,
-        per_day: planOutput(report.totals.perDay),
-        free_plan_daily: planOutput(report.totals.freePlanDaily),
-        binding: report.totals.binding && {
-          unit: snakeCase(report.totals.binding.unit),
-          share: report.totals.binding.share,
-        },
-      },
+      totals: totalsOutput(report.totals),
       total_calls: report.totalCalls,
       projects: report.projects.map((p) => ({
         project: p.project,

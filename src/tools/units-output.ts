@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { UnitsUsage, UnitTotals } from "../core/tenants/units-report";
+import type { UnitsReport, UnitsUsage, UnitTotals } from "../core/tenants/units-report";
 
 /** A tool's or job kind's billable units: means per call (or run), and the p95 of D1's rows (docs/costs.md). */
 export const unitFields = {
@@ -11,10 +11,21 @@ export const unitFields = {
   kv_writes: z.number(),
   kv_deletes: z.number(),
   kv_lists: z.number(),
-  queue_sends: z.number().describe("Messages sent to queues (three billed operations each), the usage log's included"),
+  queue_sends: z.number().describe("Messages sent to queues, the usage log's included"),
+  queue_operations: z
+    .number()
+    .describe(
+      "Billed queue operations: each message's write, read and delete per 64 KB of it, retried deliveries, dead letters",
+    ),
   ai_neurons: z.number().describe("Workers AI neurons, estimated from the model's published price"),
   local_rows_read: z.number().describe("Rows of local stand-ins (the D1 vector index): not billed in production"),
   local_rows_written: z.number(),
+  cpu_ms: z
+    .number()
+    .nullable()
+    .describe(
+      "Mean Worker CPU milliseconds, the platform's own count (the Worker tails itself); null when none was recorded",
+    ),
 };
 export const nullableUnitFields = Object.fromEntries(Object.entries(unitFields).map(([k, v]) => [k, v.nullable()])) as {
   [K in keyof typeof unitFields]: z.ZodNullable<(typeof unitFields)[K]>;
@@ -41,9 +52,11 @@ export function unitOutput(u: UnitsUsage) {
     kv_deletes: u.kvDeletes,
     kv_lists: u.kvLists,
     queue_sends: u.queueSends,
+    queue_operations: u.queueOperations,
     ai_neurons: u.aiNeurons,
     local_rows_read: u.localRowsRead,
     local_rows_written: u.localRowsWritten,
+    cpu_ms: u.cpuMs,
   };
 }
 
@@ -66,3 +79,27 @@ export function planOutput(u: UnitTotals): z.infer<typeof planUnits> {
 
 /** d1RowsRead -> d1_rows_read. */
 export const snakeCase = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** What totalsOutput adds to the plan's units: CPU time, which Workers Paid bills past a monthly inclusion. */
+export const cpuTotalFields = {
+  cpu_ms: z.number().nullable().describe("Worker CPU milliseconds over the period; null when none was recorded"),
+  cpu_ms_per_day: z.number().nullable(),
+  paid_plan_cpu_ms_per_month: z
+    .number()
+    .describe("CPU ms Workers Paid includes a month (then billed); the Free plan limits each invocation to 10 ms"),
+};
+
+/** A report's totals as get_usage_report and GET /admin/usage answer them. */
+export function totalsOutput(totals: UnitsReport["totals"]) {
+  return {
+    ...planOutput(totals.sum),
+    local_rows_read: totals.sum.localRowsRead,
+    local_rows_written: totals.sum.localRowsWritten,
+    per_day: planOutput(totals.perDay),
+    free_plan_daily: planOutput(totals.freePlanDaily),
+    binding: totals.binding && { unit: snakeCase(totals.binding.unit), share: totals.binding.share },
+    cpu_ms: totals.cpu.ms,
+    cpu_ms_per_day: totals.cpu.perDay,
+    paid_plan_cpu_ms_per_month: totals.cpu.paidIncludedPerMonth,
+  };
+}

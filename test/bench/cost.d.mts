@@ -11,6 +11,8 @@ export interface Operation {
   requests: number;
   units: Record<string, number>;
   parts: Record<string, { read: number; written: number }>;
+  /** The worker's CPU ms per operation (V8 samples, worker-cpu.mjs): while its calls ran, and its jobs and passes. */
+  cpu: { calls: number; jobs: number };
 }
 export interface Measured {
   size: number;
@@ -29,3 +31,4 @@ export function runCost(
   newTenant: (name: string) => Promise<unknown>,
   hooks: { release: () => Promise<void> },
 ): Promise<string[]>;
+export function runFill(newTenant: (name: string) => Promise<unknown>): Promise<string[]>;

@@ -8,21 +8,39 @@
 import { freePlanCapacity, limitName, paidUsdPerMillion, planUnits, UNIT_COLUMNS } from "./cost-model.mjs";
 import { loadLocomo, loadMsmarco } from "./data.mjs";
 import { idleHourLines, measureIdleHour } from "./idle-hour.mjs";
+import { jobsDone } from "./jobs-done.mjs";
 import { localUsageUnits } from "./local-d1.mjs";
 import { fmt } from "./metrics.mjs";
-import { ADMIN_TOKEN, admin, BASE, sleep, startWorker } from "./worker.mjs";
+import { ADMIN_TOKEN, admin, BASE, dispatchMode, INSPECTOR_URL, sleep, startWorker } from "./worker.mjs";
+import { profileWorker } from "./worker-cpu.mjs";
 
 const SIZES = (process.env.COST_SIZES ?? "1000,10000,100000").split(",").map(Number);
 
 export async function runCost(newTenant, { release }) {
-  const measured = await measureCost(newTenant, benchData(), SIZES);
-  // The idle hour on the same state, by a worker that fires no crons on its own (run.mjs starts afresh after).
+  // Production's configuration: extraction on (the offline stand-in for the model) and the deployment's JOB_DISPATCH
+  // (per-minute unless the environment names another). No wall-clock crons: the bench fires the minute pass where a
+  // minute would have passed (jobsDone), so no pass lands inside another operation's measurement.
   await release();
-  const quiet = await startWorker({ fresh: false, crons: false });
+  let worker = await startWorker({ vars: { LLM: "local" }, crons: false });
   try {
-    return [...costLines(measured), ...idleHourLines(await measureIdleHour())];
+    const data = benchData();
+    const measured = await measureCost(newTenant, data, SIZES);
+    const mode = dispatchMode();
+    const other = mode === "per-minute" ? "per-write" : "per-minute";
+    // The other dispatch's writes, beside, on the largest tenant (reads do not depend on it).
+    await worker.stop();
+    worker = await startWorker({ fresh: false, vars: { LLM: "local", JOB_DISPATCH: other }, crons: false });
+    const last = measured.at(-1);
+    const beside = await measureWrites({ ...last.tenant, operations: [] }, data, COUNTS, last.size, `, ${other}`);
+    // The idle hour on the same state, by a worker that fires no crons on its own (run.mjs starts afresh after).
+    return [
+      `Queue dispatch: JOB_DISPATCH=${mode}; memory extraction on (LLM=local, the offline stand-in)`,
+      ...costLines(measured),
+      ...besideLines(other, beside),
+      ...idleHourLines(await measureIdleHour()),
+    ];
   } finally {
-    await quiet.stop();
+    await worker.stop();
   }
 }
 
@@ -52,6 +70,7 @@ export function benchData() {
 const COUNTS = {
   turn: 40,
   spacedTurns: 10,
+  minuteTurns: 21,
   batchedTurns: 100,
   store: 40,
   batch: 3,
@@ -69,69 +88,12 @@ export async function measureCost(newTenant, data, sizes, counts = COUNTS) {
   for (const size of sizes) {
     const tenant = await newTenant(`cost-${size}`);
     const usage = localUsageUnits(tenant.id, UNIT_COLUMNS);
-    const fillTurns = Math.min(Math.floor(size / 2), data.turns.length);
-    await tenant.callMany(data.turns.slice(0, fillTurns).map((args) => ["log_chat", args]));
-    for (let i = 0; i < size - fillTurns; i += 100) {
-      const n = Math.min(100, size - fillTurns - i);
-      const memories = Array.from({ length: n }, (_, k) => ({ content: docText(data.docs, i + k) }));
-      await tenant.call("memory_batch_store", { namespace: "docs", memories });
-    }
+    await fillTenant(tenant, data, size);
     await settled(tenant, usage);
-    const operations = [];
-    /** One operation measured: its units over `count` runs, each a share of `requests` HTTP requests. */
-    const measure = async (name, per, count, requests, run) => {
-      const before = await usage();
-      await run();
-      const after = await settled(tenant, usage, before);
-      operations.push({ name, per, count, requests: requests / count, ...difference(before, after, count) });
-    };
+    const measuring = { tenant, usage, operations: [] };
+    await measureWrites(measuring, data, counts, size);
+    const { measure } = measurer(measuring);
     const questions = (n) => Array.from({ length: n }, (_, i) => data.questions[i % data.questions.length]);
-    const turn = (i, conversation) => ({
-      conversation_id: conversation,
-      role: i % 2 === 0 ? "user" : "assistant",
-      content: `${data.turns[i % data.turns.length].content} (turn ${i} of the cost bench)`,
-      project_id: "cost",
-    });
-
-    await measure("log_chat, one turn a request, jobs included", "turn", counts.turn, counts.turn, async () => {
-      for (let i = 0; i < counts.turn; i++) await tenant.call("log_chat", turn(i, "cost-single"));
-    });
-    // As an agent logs a conversation, a turn every few seconds: each turn's jobs run (and are logged) on their own.
-    await measure(
-      "log_chat, one turn a request, jobs done before the next",
-      "turn",
-      counts.spacedTurns,
-      counts.spacedTurns,
-      async () => {
-        for (let i = 0; i < counts.spacedTurns; i++) {
-          await tenant.call("log_chat", turn(i, "cost-spaced"));
-          await tenant.settle();
-        }
-      },
-    );
-    const batched = Array.from({ length: counts.batchedTurns }, (_, i) => ["log_chat", turn(i, `cost-batch-${i % 5}`)]);
-    await measure(
-      "log_chat, turns in JSON-RPC batches of 50",
-      "turn",
-      counts.batchedTurns,
-      Math.ceil(counts.batchedTurns / 50),
-      () => tenant.callMany(batched),
-    );
-    await measure("memory_store, one memory", "memory", counts.store, counts.store, async () => {
-      for (let i = 0; i < counts.store; i++)
-        await tenant.call("memory_store", {
-          content: `${docText(data.docs, size + i)} (stored alone)`,
-          namespace: "cost",
-        });
-    });
-    await measure("memory_batch_store of 100", "batch", counts.batch, counts.batch, async () => {
-      for (let b = 0; b < counts.batch; b++) {
-        const memories = Array.from({ length: 100 }, (_, k) => ({
-          content: `${docText(data.docs, size + 1000 + b * 100 + k)} (batch ${b})`,
-        }));
-        await tenant.call("memory_batch_store", { namespace: "cost", memories });
-      }
-    });
     const hits = [];
     await measure("search", "search", counts.search, counts.search, async () => {
       for (const query of questions(counts.search)) {
@@ -163,9 +125,120 @@ export async function measureCost(newTenant, data, sizes, counts = COUNTS) {
       await untilMoved(tenant.id, target);
       tenant.shard = target;
     });
-    results.push({ size, items, operations });
+    // `tenant`: what measuring it again needs (runCost measures the other dispatch's writes on the largest).
+    results.push({ size, items, operations: measuring.operations, tenant: measuring });
   }
   return results;
+}
+
+/** `measure(name, per, count, requests, run)`: one operation's units over `count` runs, each a share of `requests` requests. */
+function measurer(measuring) {
+  const { tenant, usage, operations } = measuring;
+  return {
+    measure: async (name, per, count, requests, run) => {
+      const before = await usage();
+      // The worker's CPU while the calls ran, then while their jobs and passes did (settled drives those).
+      const calls = await profileWorker(INSPECTOR_URL);
+      await run();
+      const callsMs = await calls.stop();
+      const jobs = await profileWorker(INSPECTOR_URL);
+      const after = await settled(tenant, usage, before);
+      const cpu = { calls: callsMs / count, jobs: (await jobs.stop()) / count };
+      operations.push({ name, per, count, requests: requests / count, cpu, ...difference(before, after, count) });
+    },
+  };
+}
+
+/**
+ * The write operations, measured on a filled tenant ({tenant, usage, operations}); returns its operations. `round`
+ * makes the texts new when the same tenant is measured again (identical memories are not stored twice).
+ */
+export async function measureWrites(measuring, data, counts, size = 0, round = "") {
+  const { tenant } = measuring;
+  const { measure } = measurer(measuring);
+  const turn = (i, conversation) => ({
+    conversation_id: `${conversation}${round}`,
+    role: i % 2 === 0 ? "user" : "assistant",
+    content: `${data.turns[i % data.turns.length].content} (turn ${i} of the cost bench${round})`,
+    project_id: "cost",
+  });
+  await measure("log_chat, one turn a request, jobs included", "turn", counts.turn, counts.turn, async () => {
+    for (let i = 0; i < counts.turn; i++) await tenant.call("log_chat", turn(i, "cost-single"));
+  });
+  // As an agent logs a conversation, a turn every few seconds: each turn's jobs run (and are logged) on their own.
+  await measure(
+    "log_chat, one turn a request, jobs done before the next",
+    "turn",
+    counts.spacedTurns,
+    counts.spacedTurns,
+    async () => {
+      for (let i = 0; i < counts.spacedTurns; i++) {
+        await tenant.call("log_chat", turn(i, "cost-spaced"));
+        await jobsDone(tenant);
+      }
+    },
+  );
+  // 10,000 turns a day spread evenly: about 7 a minute, then the minute pass sends their jobs (per write, each turn's
+  // jobs come with it).
+  await measure(
+    "log_chat, 7 turns a minute (10,000 a day), jobs included",
+    "turn",
+    counts.minuteTurns,
+    counts.minuteTurns,
+    async () => {
+      for (let i = 0; i < counts.minuteTurns; i++) {
+        await tenant.call("log_chat", turn(i, "cost-minutes"));
+        if ((i + 1) % 7 === 0 || i === counts.minuteTurns - 1) await jobsDone(tenant);
+      }
+    },
+  );
+  const batched = Array.from({ length: counts.batchedTurns }, (_, i) => ["log_chat", turn(i, `cost-batch-${i % 5}`)]);
+  await measure(
+    "log_chat, turns in JSON-RPC batches of 50",
+    "turn",
+    counts.batchedTurns,
+    Math.ceil(counts.batchedTurns / 50),
+    () => tenant.callMany(batched),
+  );
+  await measure("memory_store, one memory", "memory", counts.store, counts.store, async () => {
+    for (let i = 0; i < counts.store; i++)
+      await tenant.call("memory_store", {
+        content: `${docText(data.docs, size + i)} (stored alone${round})`,
+        namespace: "cost",
+      });
+  });
+  await measure("memory_batch_store of 100", "batch", counts.batch, counts.batch, async () => {
+    for (let b = 0; b < counts.batch; b++) {
+      const memories = Array.from({ length: 100 }, (_, k) => ({
+        content: `${docText(data.docs, size + 1000 + b * 100 + k)} (batch ${b}${round})`,
+      }));
+      await tenant.call("memory_batch_store", { namespace: "cost", memories });
+    }
+  });
+  return measuring.operations;
+}
+
+/** Fills a tenant to `size` items: LoCoMo's turns (half, as far as they go), then documents. */
+async function fillTenant(tenant, data, size) {
+  const fillTurns = Math.min(Math.floor(size / 2), data.turns.length);
+  await tenant.callMany(data.turns.slice(0, fillTurns).map((args) => ["log_chat", args]));
+  for (let i = 0; i < size - fillTurns; i += 100) {
+    const n = Math.min(100, size - fillTurns - i);
+    const memories = Array.from({ length: n }, (_, k) => ({ content: docText(data.docs, i + k) }));
+    await tenant.call("memory_batch_store", { namespace: "docs", memories });
+  }
+}
+
+/**
+ * `npm run bench -- fill`: a tenant filled as the cost bench fills one (COST_SIZES' first size), settled, and left in
+ * the bench's state for `npm run replay -- reads`.
+ */
+export async function runFill(newTenant) {
+  const tenant = await newTenant(`cost-${SIZES[0]}`);
+  await fillTenant(tenant, benchData(), SIZES[0]);
+  await tenant.settle();
+  await tenant.postingBlocks();
+  return [`Filled tenant ${tenant.id} with ${SIZES[0].toLocaleString("en")} items, left in the bench's state`];
 }
 
 /**
@@ -184,12 +257,12 @@ function docText(docs, i) {
 }
 
 /**
- * Waits until the tenant's jobs are done, the minute pass has nothing due, and the usage log has stopped growing (its
- * queue batches and the jobs' own records arrive up to a few seconds after); returns the units recorded then.
+ * Waits until the tenant's jobs are done, the minute pass has nothing due, and the usage log has stopped growing (the
+ * isolate's writes and the jobs' own records arrive up to a few seconds after); returns the units recorded then.
  */
 async function settled(tenant, usage, before) {
-  await tenant.settle();
-  await tenant.topPostings();
+  await jobsDone(tenant);
+  await tenant.postingBlocks();
   let last = await usage();
   let stillSince = Date.now();
   while (Date.now() - stillSince < 1_500) {
@@ -211,11 +284,20 @@ async function untilMoved(tenantId, shard) {
   throw new Error(`tenant ${tenantId} did not reach ${shard}`);
 }
 
+/**
+ * The bench's own admin requests (a move's progress, the top postings' due count, the export's and the move's start)
+ * are metered as `admin` work: not the operation's, so left out.
+ */
+const OBSERVER_PARTS = ["job:admin", "shard:admin"];
+
 /** The units per operation between two readings, in all and by part (the tool, each job kind, each pass). */
 function difference(before, after, count) {
-  const units = Object.fromEntries(UNIT_COLUMNS.map((c) => [c, (after.units[c] - before.units[c]) / count]));
+  const observed = (reading, c) => OBSERVER_PARTS.reduce((sum, key) => sum + (reading.parts[key]?.[c] ?? 0), 0);
+  const spent = (reading, c) => reading.units[c] - observed(reading, c);
+  const units = Object.fromEntries(UNIT_COLUMNS.map((c) => [c, (spent(after, c) - spent(before, c)) / count]));
   const parts = {};
   for (const [key, sums] of Object.entries(after.parts)) {
+    if (OBSERVER_PARTS.includes(key)) continue;
     const was = before.parts[key];
     const rows = (sums.d1_rows_written - (was?.d1_rows_written ?? 0)) / count;
     const read = (sums.d1_rows_read - (was?.d1_rows_read ?? 0)) / count;
@@ -231,31 +313,48 @@ export function costLines(measured) {
   ];
   for (const { size, items, operations } of measured) {
     lines.push(`  ${size.toLocaleString("en")} items (${items.toLocaleString("en")} stored):`);
-    lines.push(
-      `    ${"operation (per)".padEnd(52)} rows read  rows written  KV r/w/d/l   queue msgs  neurons  local rows w  Free plan a day (binds)          $ per M on Paid`,
-    );
-    for (const op of operations) {
-      const u = op.units;
-      const plan = planUnits(u, op.requests);
-      const free = freePlanCapacity(plan);
-      const kv = [u.kv_reads, u.kv_writes, u.kv_deletes, u.kv_lists].map((v) => fmt(v, 2)).join("/");
-      lines.push(
-        `    ${`${op.name} (${op.per})`.padEnd(52)}${fmt(u.d1_rows_read, 1).padStart(9)}${fmt(u.d1_rows_written, 1).padStart(14)}  ${kv.padEnd(11)}${fmt(u.queue_sends, 2).padStart(11)}${fmt(u.ai_neurons, 1).padStart(9)}${fmt(u.local_rows_written, 1).padStart(14)}  ${`${free.perDay === Infinity ? "unbounded" : Math.floor(free.perDay).toLocaleString("en")} (${free.binding ? limitName(free.binding) : "-"})`.padEnd(33)}${fmt(paidUsdPerMillion(plan), 2).padStart(10)}`,
-      );
-      const parts = Object.entries(op.parts)
-        .sort((a, b) => b[1].written - a[1].written || b[1].read - a[1].read)
-        .map(([key, p]) => `${key} ${fmt(p.read, 1)} read / ${fmt(p.written, 1)} written`);
-      if (parts.length > 1) lines.push(`        by part: ${parts.join("; ")}`);
-    }
+    lines.push(OPERATION_HEADER, ...operations.flatMap(operationLines));
   }
   lines.push(...targetLines(measured));
   return lines;
 }
 
+/** The other dispatch's write operations, on the largest tenant, printed beside (no target). */
+function besideLines(mode, operations) {
+  return [
+    `  Writes with JOB_DISPATCH=${mode}, beside (no target):`,
+    OPERATION_HEADER,
+    ...operations.flatMap(operationLines),
+  ];
+}
+
+const OPERATION_HEADER = `    ${"operation (per)".padEnd(52)} rows read  rows written  KV r/w/d/l   queue msgs  neurons  local rows w  Free plan a day (binds)          $ per M on Paid`;
+
+/** An operation's line and, when it has several, its parts (the tool, each job kind, each pass). */
+function operationLines(op) {
+  const u = op.units;
+  const plan = planUnits(u, op.requests);
+  const free = freePlanCapacity(plan);
+  const kv = [u.kv_reads, u.kv_writes, u.kv_deletes, u.kv_lists].map((v) => fmt(v, 2)).join("/");
+  const lines = [
+    `    ${`${op.name} (${op.per})`.padEnd(52)}${fmt(u.d1_rows_read, 1).padStart(9)}${fmt(u.d1_rows_written, 1).padStart(14)}  ${kv.padEnd(11)}${fmt(u.queue_sends, 2).padStart(11)}${fmt(u.ai_neurons, 1).padStart(9)}${fmt(u.local_rows_written, 1).padStart(14)}  ${`${free.perDay === Infinity ? "unbounded" : Math.floor(free.perDay).toLocaleString("en")} (${free.binding ? limitName(free.binding) : "-"})`.padEnd(33)}${fmt(paidUsdPerMillion(plan), 2).padStart(10)}`,
+  ];
+  const parts = Object.entries(op.parts)
+    .sort((a, b) => b[1].written - a[1].written || b[1].read - a[1].read)
+    .map(([key, p]) => `${key} ${fmt(p.read, 1)} read / ${fmt(p.written, 1)} written`);
+  if (parts.length > 1) lines.push(`        by part: ${parts.join("; ")}`);
+  if (op.cpu)
+    lines.push(
+      `        worker CPU (V8 samples, local): the calls ${fmt(op.cpu.calls, 1)} ms, their jobs and passes ${fmt(op.cpu.jobs, 1)} ms`,
+    );
+  return lines;
+}
+
 function targetLines(measured) {
   const op = (size, name) => measured.find((m) => m.size === size)?.operations.find((o) => o.name.startsWith(name));
-  const lines = ["  Targets (issue 54):"];
+  const lines = ["  Targets (issue 61):"];
   for (const [name, label] of [
+    ["log_chat, 7 turns a minute", "7 a minute"],
     ["log_chat, one turn a request, jobs included", "in a burst"],
     ["log_chat, one turn a request, jobs done", "one at a time"],
   ]) {
@@ -264,7 +363,7 @@ function targetLines(measured) {
     const turns = freePlanCapacity(planUnits(turn.units, turn.requests));
     lines.push(
       `    logged turns a Free plan day (${label}), jobs included: ${Math.floor(turns.perDay).toLocaleString("en")} (${limitName(turns.binding)} binds; target ≥ 10,000); ` +
-        `rows written per turn ${fmt(turn.units.d1_rows_written, 1)} (target ≤ 10)`,
+        `rows written per turn ${fmt(turn.units.d1_rows_written, 1)} (target ≤ 10); queue messages per turn ${fmt(turn.units.queue_sends, 2)} (target ≤ 0.3)`,
     );
   }
   const search10k = op(10_000, "search");

@@ -26,7 +26,7 @@ export async function withExtractionWorker(newTenant, { release }, samples, meas
     await admin("PATCH", `/tenants/${tenant.id}`, { quotas: { extraction_neurons_per_day: "unlimited" } });
     // Derived memories are searched once embedded and linked, and the minute passes have merged the keyword index,
     // as the locomo suite waits.
-    const settle = async () => (await tenant.settle()) + (await tenant.topPostings());
+    const settle = async () => (await tenant.settle()) + (await tenant.postingBlocks());
     const progress = localExtractionProgress(tenant.id);
     return await measure({ tenant, model, progress, settle, oracle: served?.oracle ?? null });
   } finally {

@@ -66,6 +66,7 @@ export interface OracleFigures {
   observations: number;
   requests: number;
   cutAnswers: number;
+  wrappedAnswers: number;
   unmatchedTurns: number;
 }
 export interface OracleRecord {

@@ -35,9 +35,9 @@ async function measure(newTenant, name, size, text, queries, shard) {
   const writeSeconds = (performance.now() - started) / 1000;
   // Embed and link jobs share the worker and the D1 database with the searches: wait them out.
   const settleSeconds = await tenant.settle();
-  // The minute passes build the common words' top postings (keyword-tops.ts), as they would have by then in production.
-  const topsSeconds = await tenant.topPostings();
-  const { keyword_top_words: topWords, tool_calls: before } = await tenant.stats();
+  // The minute passes build the words' posting blocks (keyword-blocks.test.ts), as they would have by then in production.
+  const topsSeconds = await tenant.postingBlocks();
+  const { keyword_block_words: topWords, tool_calls: before } = await tenant.stats();
   for (let round = 0; round < ROUNDS; round++) {
     for (const q of queries) await tenant.call("search", { query: q.text, project: "growth", limit: 10 });
   }

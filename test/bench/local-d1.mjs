@@ -6,6 +6,8 @@ import { join } from "node:path";
 
 /** The bench's local state (worker.mjs keeps it under .bench/<BENCH_PORT>/state). */
 const STATE = `.bench/${process.env.BENCH_PORT ?? 8799}/state`;
+/** Read-only, waiting up to 10 s for the worker's write to finish: a read that met a write failed with SQLITE_BUSY. */
+const READ_ONLY = { readOnly: true, timeout: 10_000 };
 
 /**
  * A function answering the tenant's conversations, those with turns extraction has not read yet, and every
@@ -17,7 +19,7 @@ export function localExtractionProgress(tenantId, state = STATE) {
     const { DatabaseSync } = await import("node:sqlite");
     const dir = join(state, "v3", "d1", "miniflare-D1DatabaseObject");
     for (const file of readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
-      const db = new DatabaseSync(join(dir, file), { readOnly: true });
+      const db = new DatabaseSync(join(dir, file), READ_ONLY);
       try {
         const shard = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'extraction_windows'").get();
         if (!shard) continue;
@@ -59,7 +61,7 @@ export function localUsageUnits(tenantId, columns, state = STATE) {
     const units = zero();
     const parts = {};
     for (const file of readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
-      const db = new DatabaseSync(join(dir, file), { readOnly: true });
+      const db = new DatabaseSync(join(dir, file), READ_ONLY);
       try {
         if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'usage_hours'").get()) continue;
         const rows = db
@@ -86,6 +88,33 @@ export function localUsageUnits(tenantId, columns, state = STATE) {
 }
 
 /**
+ * The tenant's items not yet embedded and not yet linked (as GET /admin/tenants/:id/stats counts them), read from the
+ * shard files: the bench waits on them without a request, which the worker would meter as the tenant's `admin` work.
+ */
+export async function localPendingItems(tenantId, state = STATE) {
+  const { DatabaseSync } = await import("node:sqlite");
+  const dir = join(state, "v3", "d1", "miniflare-D1DatabaseObject");
+  const pending = { embeddings: 0, links: 0 };
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
+    const db = new DatabaseSync(join(dir, file), READ_ONLY);
+    try {
+      if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'items'").get()) continue;
+      const row = db
+        .prepare(
+          `SELECT COALESCE(SUM(embedded_at IS NULL), 0) AS embeddings, COALESCE(SUM(linked_at IS NULL), 0) AS links
+           FROM items WHERE tenant_id = ?`,
+        )
+        .get(tenantId);
+      pending.embeddings += row.embeddings;
+      pending.links += row.links;
+    } finally {
+      db.close();
+    }
+  }
+  return pending;
+}
+
+/**
  * Each shard's record of its scheduled passes in the hour starting at `hour` (usage_hours, tenant '', job
  * scheduled_passes: src/jobs/pass-usage.ts), with how many chunks the shard holds: [{chunks, calls, read, written}],
  * and `written` summed over every hour, to tell when the passes have come to rest.
@@ -95,7 +124,7 @@ export async function localPassHours(hour, state = STATE) {
   const dir = join(state, "v3", "d1", "miniflare-D1DatabaseObject");
   const shards = [];
   for (const file of readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
-    const db = new DatabaseSync(join(dir, file), { readOnly: true });
+    const db = new DatabaseSync(join(dir, file), READ_ONLY);
     try {
       if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'chunks'").get()) continue;
       const passes = "FROM usage_hours WHERE tenant_id = '' AND source = 'job' AND name = 'scheduled_passes'";

@@ -188,9 +188,9 @@ async function loadTenant(newTenant, samples) {
   const ingestSeconds = (performance.now() - ingestStart) / 1000;
   // Embed and link jobs settled: links are search evidence, so results must not change while they land.
   const embedSeconds = await tenant.settle();
-  // The minute passes keep the tenant's common words' counts (keyword-tops.ts) and merge the keyword index's segments
+  // The minute passes build the tenant's posting blocks (block-pass.ts) and merge the keyword index's segments
   // (keyword-segments.ts), as they would have by then in production.
-  await tenant.topPostings();
+  await tenant.postingBlocks();
   const questions = samples.flatMap((s) =>
     s.qa
       .map((qa) => ({

@@ -5,7 +5,7 @@ import { runCalls } from "./calls.mjs";
 import { runCapacity } from "./capacity.mjs";
 import { runChaos } from "./chaos.mjs";
 import { runContext } from "./context.mjs";
-import { runCost } from "./cost.mjs";
+import { runCost, runFill } from "./cost.mjs";
 import { runExtraction } from "./extraction.mjs";
 import { runGc } from "./gc.mjs";
 import { runGraph } from "./graph.mjs";
@@ -41,10 +41,14 @@ const SUITES = {
   extraction: runExtraction,
   qa: runQa,
   cost: runCost,
+  fill: runFill,
 };
-// `heldout` repeats locomo and msmarco (in one run, with the issue's targets), so it runs only when named.
+// `heldout` repeats locomo and msmarco (in one run, with the issue's targets), so it runs only when named; `fill` only
+// prepares a state for a replay.
 const chosen =
-  process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(SUITES).filter((name) => name !== "heldout");
+  process.argv.slice(2).length > 0
+    ? process.argv.slice(2)
+    : Object.keys(SUITES).filter((name) => name !== "heldout" && name !== "fill");
 for (const name of chosen)
   if (!SUITES[name]) throw new Error(`unknown suite '${name}' (have: ${Object.keys(SUITES).join(", ")})`);
 

@@ -11,6 +11,9 @@ const STATE = `${DIR}/state`;
 const VARS = `${DIR}/bench.vars`;
 const WRANGLER = "node_modules/wrangler/bin/wrangler.js";
 export const BASE = `http://127.0.0.1:${PORT}`;
+/** wrangler dev's inspector (worker-cpu.mjs profiles the worker through it); beside the port, one per bench. */
+const INSPECTOR_PORT = PORT + 10_000;
+export const INSPECTOR_URL = `ws://127.0.0.1:${INSPECTOR_PORT}/ws`;
 export const ADMIN_TOKEN = "bench-admin-token";
 /** The worker's embedder: "local" (lexical, the default) or "use-lite" (a sentence encoder, see embedderVars). */
 export const BENCH_EMBEDDER = process.env.BENCH_EMBEDDER ?? "local";
@@ -21,6 +24,23 @@ export const BENCH_EMBEDDER = process.env.BENCH_EMBEDDER ?? "local";
  * messages, and the every-minute pass is what re-sends their jobs. `kill()` ends the whole process group with
  * SIGKILL, as a crash would: nothing gets to finish. `crons: false` fires none, for a bench that drives them itself.
  */
+/** The running worker's JOB_DISPATCH (wrangler.toml's default unless the bench or its caller names one). */
+let dispatch = "per-minute";
+export const dispatchMode = () => dispatch;
+
+/**
+ * The minute cron, fired now: with JOB_DISPATCH=per-minute it sends the jobs of what was written since the last one, so
+ * a bench waiting on them fires it rather than wait out the minute (production's cron would have fired by then).
+ */
+export async function fireMinutePass() {
+  await fetch(`${BASE}/__scheduled?cron=${encodeURIComponent("* * * * *")}`);
+}
+
+/** The 15-minute sweep, fired now. */
+export async function fireSweep() {
+  await fetch(`${BASE}/__scheduled?cron=${encodeURIComponent("*/15 * * * *")}`);
+}
+
 export async function startWorker({ fresh = true, vars = {}, crons = true } = {}) {
   if (fresh) rmSync(DIR, { recursive: true, force: true });
   mkdirSync(DIR, { recursive: true });
@@ -28,14 +48,27 @@ export async function startWorker({ fresh = true, vars = {}, crons = true } = {}
   // let one compare fusion weights, search stages, ingest with or without auto-summarize, and an embedder's chance level.
   // LLM likewise: memory extraction is off unless asked for (LLM=local), so the search and ingest figures stay those of
   // the stored turns alone; the extraction suites start a worker of their own with it on.
-  const passed = ["HYBRID_VECTOR_WEIGHT", "SEARCH_STAGES", "AUTO_SUMMARIZE", "EMBEDDING_CHANCE_SIMILARITY", "LLM"]
+  const passed = [
+    "HYBRID_VECTOR_WEIGHT",
+    "SEARCH_STAGES",
+    "AUTO_SUMMARIZE",
+    "EMBEDDING_CHANCE_SIMILARITY",
+    "LLM",
+    "JOB_DISPATCH",
+  ]
     .flatMap((name) => (process.env[name] !== undefined ? [`${name}=${process.env[name]}\n`] : []))
     .join("");
   const llm = vars.LLM === undefined && process.env.LLM === undefined ? "LLM=off\n" : "";
   const extra = Object.entries(vars)
     .map(([name, value]) => `${name}=${value}\n`)
     .join("");
-  writeFileSync(VARS, `ADMIN_TOKEN=${ADMIN_TOKEN}\n${await embedderVars()}VECTOR_INDEX=local\n${llm}${passed}${extra}`);
+  dispatch = vars.JOB_DISPATCH ?? process.env.JOB_DISPATCH ?? "per-minute";
+  // The usage log is written 250 ms after a call instead of 20 s: the bench reads it once it has stopped growing.
+  const flush = vars.FLUSH_USAGE_MS === undefined ? "FLUSH_USAGE_MS=250\n" : "";
+  writeFileSync(
+    VARS,
+    `ADMIN_TOKEN=${ADMIN_TOKEN}\n${await embedderVars()}VECTOR_INDEX=local\n${llm}${flush}${passed}${extra}`,
+  );
   await migrateAll({ persistTo: STATE, quiet: true });
   const child = spawn(
     process.execPath,
@@ -45,6 +78,8 @@ export async function startWorker({ fresh = true, vars = {}, crons = true } = {}
       "--local",
       "--port",
       String(PORT),
+      "--inspector-port",
+      String(INSPECTOR_PORT),
       "--persist-to",
       STATE,
       "--env-file",
@@ -177,37 +212,36 @@ export async function newTenant(name, shard) {
   };
   const stats = () => admin("GET", `/tenants/${tenant.tenant_id}/stats`);
   /** Waits until the queue consumer has embedded everything; returns the seconds it took. */
-  const drainEmbeddings = async () => {
-    const started = performance.now();
-    for (;;) {
-      const s = await stats();
-      if (s.pending_embeddings === 0) return (performance.now() - started) / 1000;
-      await sleep(250);
-    }
-  };
+  const drainEmbeddings = () => until((s) => s.pending_embeddings === 0);
   /** Waits until every item is embedded and auto-linked; returns the seconds it took. */
-  const settle = async () => {
+  const settle = () => until((s) => s.pending_embeddings === 0 && s.pending_links === 0);
+  /** Waits until the tenant's stats say `done`, firing the minute pass every 2 s meanwhile when it sends the jobs. */
+  const until = async (done) => {
     const started = performance.now();
+    let fired = -Infinity;
     for (;;) {
-      const s = await stats();
-      if (s.pending_embeddings === 0 && s.pending_links === 0) return (performance.now() - started) / 1000;
+      if (done(await stats())) return (performance.now() - started) / 1000;
+      if (dispatch === "per-minute" && performance.now() - fired > 2000) {
+        await fireMinutePass();
+        fired = performance.now();
+      }
       await sleep(250);
     }
   };
   /**
-   * Waits until the minute passes have built every keyword top postings list the tenant is due (keyword-tops.ts),
+   * Waits until the minute passes have built the tenant's keyword posting blocks (keyword-blocks.test.ts),
    * firing the pass instead of waiting out the minutes, at least once, so that the keyword index's segments are
    * merged as well (keyword-segments.ts), as a minute after the writes in production; returns the seconds it took.
    */
-  const topPostings = async () => {
+  const postingBlocks = async () => {
     const started = performance.now();
     do {
-      await fetch(`${BASE}/__scheduled?cron=${encodeURIComponent("* * * * *")}`);
+      await fireMinutePass();
       await sleep(250);
-    } while ((await stats()).keyword_top_words_due !== 0);
+    } while ((await stats()).keyword_blocks_due !== 0);
     return (performance.now() - started) / 1000;
   };
-  /** Waits until the usage log (written by the USAGE queue a batch after each response) holds `calls` calls. */
+  /** Waits until the usage log (written FLUSH_USAGE_MS after each response) holds `calls` calls. */
   const logged = async (calls) => {
     for (;;) {
       if ((await stats()).tool_calls >= calls) return;
@@ -222,7 +256,7 @@ export async function newTenant(name, shard) {
     stats,
     drainEmbeddings,
     settle,
-    topPostings,
+    postingBlocks,
     logged,
     newKey: async () =>
       (await admin("POST", `/tenants/${tenant.tenant_id}/keys`, { name: "bench", scopes: ["write"] })).api_key,

@@ -16,7 +16,7 @@ import { smokeCases } from "./dev-server/smoke-cases";
 let server: DevServer | undefined;
 beforeAll(async () => {
   server = await startDevServer();
-}, 150_000);
+}, 270_000);
 afterAll(() => server?.stop());
 
 const url = () => server!.url;

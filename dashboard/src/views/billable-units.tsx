@@ -12,12 +12,17 @@ export interface UnitRow {
   queue_sends: number | null;
   ai_neurons: number | null;
   local_rows_written: number | null;
+  /** Mean Worker CPU ms of the calls whose invocation's time was recorded (null: none was). */
+  cpu_ms: number | null;
 }
 
 export interface UnitTotals {
   per_day: Record<string, number>;
   free_plan_daily: Record<string, number>;
   binding: { unit: string; share: number } | null;
+  cpu_ms: number | null;
+  cpu_ms_per_day: number | null;
+  paid_plan_cpu_ms_per_month: number;
 }
 
 const UNIT_LABELS: Record<string, string> = {
@@ -51,6 +56,12 @@ export function BillableUnits({
           : "Nothing billed in this period yet."}{" "}
         Rows are D1's own counts; local stand-ins' rows (the vector index in D1) are not billed in production.
       </p>
+      <p class="muted">
+        {totals.cpu_ms_per_day === null
+          ? "Worker CPU time: none recorded in this period (it comes from the Worker's tail consumer, which local runs leave out)."
+          : `Worker CPU time: ${formatNumber(totals.cpu_ms_per_day)} ms a mean day; Workers Paid includes ` +
+            `${formatNumber(totals.paid_plan_cpu_ms_per_month)} ms a month.`}
+      </p>
       <HBarChart
         label="Share of the Free plan's daily allowance, per mean day (%)"
         rows={units.map((unit) => ({
@@ -74,6 +85,7 @@ export function BillableUnits({
             <th scope="col">Queue messages</th>
             <th scope="col">Neurons</th>
             <th scope="col">Local rows written</th>
+            <th scope="col">CPU ms</th>
           </tr>
         </thead>
         <tbody>
@@ -90,6 +102,7 @@ export function BillableUnits({
               <td>{shown(r.queue_sends)}</td>
               <td>{shown(r.ai_neurons)}</td>
               <td>{shown(r.local_rows_written)}</td>
+              <td>{shown(r.cpu_ms)}</td>
             </tr>
           ))}
         </tbody>

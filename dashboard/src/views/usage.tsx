@@ -14,7 +14,7 @@ interface Report {
     p50_ms: number | null;
     p95_ms: number | null;
   }[];
-  tools: (UnitRow & { tool: string; calls: number; errors: number; p50_ms: number; p95_ms: number })[];
+  tools: (UnitRow & { tool: string; calls: number; errors: number; p50_ms: number | null; p95_ms: number | null })[];
   jobs: (UnitRow & { job: string; runs: number })[];
   totals: UnitTotals;
   total_calls: number;
@@ -119,8 +119,8 @@ export function UsageView({ session }: { session: Session }) {
                     <td>{t.tool}</td>
                     <td>{formatNumber(t.calls)}</td>
                     <td>{formatNumber(t.errors)}</td>
-                    <td>{formatNumber(t.p50_ms)}</td>
-                    <td>{formatNumber(t.p95_ms)}</td>
+                    <td>{t.p50_ms === null ? "–" : formatNumber(t.p50_ms)}</td>
+                    <td>{t.p95_ms === null ? "–" : formatNumber(t.p95_ms)}</td>
                   </tr>
                 ))}
               </tbody>

@@ -4,14 +4,40 @@ import type { TenantScope } from "../../db/scope";
 export const ALL_PROJECTS = "*";
 
 /**
- * Statements that invalidate cached contexts of the given projects (and of cross-project contexts).
+ * Statements that invalidate cached contexts of the given projects, and so of cross-project contexts, whose
+ * generation is the sum of the tenant's (currentGeneration): a write bumps its own projects' rows only.
  * Callers put them in the same D1 batch as the write, so no cached answer outlives a write.
  */
 export function bumpCacheGenerations(scope: TenantScope, projects: Iterable<string>): D1PreparedStatement[] {
   const statement = scope.d1.prepare(
     "INSERT INTO cache_generations (tenant_id, project, generation) VALUES (?, ?, 1) ON CONFLICT (tenant_id, project) DO UPDATE SET generation = generation + 1",
   );
-  return [...new Set([...projects, ALL_PROJECTS])].map((project) => statement.bind(scope.tenantId, project));
+  return [...new Set(projects)].map((project) => statement.bind(scope.tenantId, project));
+}
+
+/**
+ * SQL for a project's current generation, given SQL for the tenant and the project. Cross-project contexts
+ * (ALL_PROJECTS) take the sum of every row of the tenant, theirs included: it grows with any project's write, and a
+ * deleted project's count moves to their row (retireProjectGeneration), so the sum never returns to a value it had.
+ */
+export function currentGeneration(tenant: string, project: string): string {
+  return `COALESCE(CASE WHEN ${project} = '${ALL_PROJECTS}'
+    THEN (SELECT SUM(generation) FROM cache_generations WHERE tenant_id = ${tenant})
+    ELSE (SELECT generation FROM cache_generations WHERE tenant_id = ${tenant} AND project = ${project}) END, 0)`;
+}
+
+/** A deleted project's generation row removed, its count (and one more) added to the cross-project row in the same batch. */
+export function retireProjectGeneration(d1: D1Database, tenantId: string, project: string): D1PreparedStatement[] {
+  return [
+    d1
+      .prepare(
+        `INSERT INTO cache_generations (tenant_id, project, generation)
+         VALUES (?1, '${ALL_PROJECTS}', 1 + COALESCE((SELECT generation FROM cache_generations WHERE tenant_id = ?1 AND project = ?2), 0))
+         ON CONFLICT (tenant_id, project) DO UPDATE SET generation = generation + excluded.generation`,
+      )
+      .bind(tenantId, project),
+    d1.prepare("DELETE FROM cache_generations WHERE tenant_id = ? AND project = ?").bind(tenantId, project),
+  ];
 }
 
 /**

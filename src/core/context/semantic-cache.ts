@@ -2,6 +2,7 @@ import type { Config } from "../../config";
 import { sha256Hex } from "../../crypto";
 import { projectClause, type TenantScope } from "../../db/scope";
 import { dot, fromBytes, toBytes } from "../../shared/vector-math";
+import { currentGeneration } from "./cache-generation";
 
 /**
  * Semantic cache for built contexts. D1's cache_entries is the index (project, generation, parameters,
@@ -54,7 +55,7 @@ export async function lookupCached<T>(
   const { results } = await scope.d1
     .prepare(
       `SELECT g.generation AS current, g.link_seq, e.key, e.vector, e.value IS NOT NULL AS in_d1
-       FROM (SELECT COALESCE((SELECT generation FROM cache_generations WHERE tenant_id = ?1 AND project = ?2), 0) AS generation,
+       FROM (SELECT ${currentGeneration("?1", "?2")} AS generation,
                     COALESCE((SELECT seq FROM cache_link_clock WHERE tenant_id = ?1), 0) AS link_seq) g
        LEFT JOIN cache_entries e ON e.tenant_id = ?1 AND e.project = ?2 AND e.generation = g.generation AND e.params_hash = ?3 AND e.expires_at > ?4
          AND NOT ${LINKS_CHANGED}`,
@@ -161,7 +162,7 @@ function staleEntries(scope: TenantScope, now: number): D1PreparedStatement {
   return scope.d1
     .prepare(
       `DELETE FROM cache_entries AS e WHERE e.tenant_id = ?1
-         AND (e.expires_at <= ?2 OR e.generation < COALESCE((SELECT generation FROM cache_generations g WHERE g.tenant_id = ?1 AND g.project = e.project), 0) OR ${LINKS_CHANGED})
+         AND (e.expires_at <= ?2 OR e.generation < ${currentGeneration("?1", "e.project")} OR ${LINKS_CHANGED})
        RETURNING ${RETURNED}`,
     )
     .bind(scope.tenantId, now);
@@ -202,7 +203,7 @@ export async function cacheStats(scope: TenantScope): Promise<CacheStats> {
       .prepare(
         `SELECT COUNT(*) AS size, COALESCE(SUM(e.bytes), 0) AS bytes FROM cache_entries e
          WHERE e.tenant_id = ?1 AND e.expires_at > ?2
-           AND e.generation = COALESCE((SELECT generation FROM cache_generations g WHERE g.tenant_id = ?1 AND g.project = e.project), 0) AND NOT ${LINKS_CHANGED}`,
+           AND e.generation = ${currentGeneration("?1", "e.project")} AND NOT ${LINKS_CHANGED}`,
       )
       .bind(scope.tenantId, Date.now()),
     scope.d1.prepare("SELECT hits, misses FROM cache_counters WHERE tenant_id = ?").bind(scope.tenantId),

@@ -159,14 +159,16 @@ export async function contextUsageStatistics(scope: TenantScope, now = Date.now(
       )
       .bind(...items.params, t),
     scope.d1
-      .prepare(`SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?${calls.sql}`)
-      .bind(t, since, ...calls.params),
+      .prepare(
+        `SELECT COALESCE(SUM(calls), 0) AS n FROM usage_hours WHERE tenant_id = ? AND hour >= ? AND source = 'tool'${calls.sql}`,
+      )
+      .bind(t, since - (since % 3_600_000), ...calls.params),
     scope.d1
       .prepare(
-        `SELECT CAST(strftime('%H', started_at / 1000, 'unixepoch') AS INTEGER) AS hour, COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?${calls.sql}
-         GROUP BY hour ORDER BY n DESC, hour LIMIT 1`,
+        `SELECT CAST(strftime('%H', hour / 1000, 'unixepoch') AS INTEGER) AS hour, SUM(calls) AS n FROM usage_hours
+         WHERE tenant_id = ? AND hour >= ? AND source = 'tool'${calls.sql} GROUP BY 1 ORDER BY n DESC, 1 LIMIT 1`,
       )
-      .bind(t, since, ...calls.params),
+      .bind(t, since - (since % 3_600_000), ...calls.params),
   ]);
   const totalLinks = links!.results[0]!.n ?? 0;
   const sources = links!.results[0]!.sources ?? 0;

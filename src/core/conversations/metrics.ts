@@ -13,8 +13,11 @@ export interface ContextMetrics {
   relationshipMetrics: { totalRelationships: number; byType: Record<string, number> };
 }
 
+/** The hour an instant falls in: the usage log's aggregates count a period from its first hour whole. */
+const hourOf = (at: number) => at - (at % 3_600_000);
+
 /**
- * Seed 003's metrics: calls in the period from the usage log (total, per tool, per UTC day); the
+ * Seed 003's metrics: calls in the period from the usage log's hourly aggregates (total, per tool, per UTC day); the
  * average importance (0..1) of messages written in the period; contexts, messages per context and the
  * share of contexts with a summary; relationships between contexts by type.
  */
@@ -30,14 +33,14 @@ export async function contextMetrics(
   const [byTool, byDay, score, contexts, relationships] = await scope.d1.batch<Record<string, string | number | null>>([
     scope.d1
       .prepare(
-        `SELECT tool, COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?${own.sql} GROUP BY tool ORDER BY n DESC, tool`,
+        `SELECT name AS tool, SUM(calls) AS n FROM usage_hours WHERE tenant_id = ? AND hour >= ? AND source = 'tool'${own.sql} GROUP BY name ORDER BY n DESC, name`,
       )
-      .bind(t, since, ...own.params),
+      .bind(t, hourOf(since), ...own.params),
     scope.d1
       .prepare(
-        `SELECT date(started_at / 1000, 'unixepoch') AS day, COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?${own.sql} GROUP BY day ORDER BY day`,
+        `SELECT date(hour / 1000, 'unixepoch') AS day, SUM(calls) AS n FROM usage_hours WHERE tenant_id = ? AND hour >= ? AND source = 'tool'${own.sql} GROUP BY day ORDER BY day`,
       )
-      .bind(t, since, ...own.params),
+      .bind(t, hourOf(since), ...own.params),
     scope.d1
       .prepare(
         `SELECT AVG(importance) AS score FROM items WHERE tenant_id = ? AND kind = 'message' AND created_at >= ?${own.sql}`,
@@ -87,26 +90,35 @@ export interface ToolConversations {
   usage_statistics: { total_invocations: number; average_per_conversation: number };
 }
 
-/** Conversations a tool was called in, from the usage log; each with its latest summary (or opening message). */
+/**
+ * Conversations a tool was called in, from the usage log's exact counts (tool_conversation_days: every call in the
+ * conversation its arguments name; usage_hours: every call of the tool); each with its latest summary (or opening
+ * message).
+ */
 export async function toolConversations(scope: TenantScope, tool: string, limit: number): Promise<ToolConversations> {
   const t = scope.tenantId;
   // Calls count for a project-limited key only when they named one of its projects; conversations only
   // when they belong to one.
   const own = projectClause(scope, "project");
   const conversation = projectClause(scope, "c.project");
-  const [rows, totals] = await scope.d1.batch<Record<string, string | number>>([
+  const [rows, totals, invocations] = await scope.d1.batch<Record<string, string | number>>([
     scope.d1
       .prepare(
-        `SELECT conversation_id, COUNT(*) AS n, MAX(started_at) AS last FROM tool_calls
-         WHERE tenant_id = ? AND tool = ? AND conversation_id IS NOT NULL${own.sql}
-         AND EXISTS (SELECT 1 FROM conversations c WHERE c.tenant_id = tool_calls.tenant_id AND c.id = tool_calls.conversation_id${conversation.sql})
-         GROUP BY conversation_id ORDER BY last DESC LIMIT ?`,
+        `SELECT conversation_id, SUM(calls) AS n, MAX(last_used) AS last FROM tool_conversation_days d
+         WHERE tenant_id = ? AND tool = ?${own.sql}
+         AND EXISTS (SELECT 1 FROM conversations c WHERE c.tenant_id = d.tenant_id AND c.id = d.conversation_id${conversation.sql})
+         GROUP BY conversation_id ORDER BY last DESC, conversation_id LIMIT ?`,
       )
       .bind(t, tool, ...own.params, ...conversation.params, limit),
     scope.d1
       .prepare(
-        `SELECT COUNT(*) AS invocations, COUNT(conversation_id) AS attributed, COUNT(DISTINCT conversation_id) AS conversations FROM tool_calls
-         WHERE tenant_id = ? AND tool = ?${own.sql}`,
+        `SELECT COALESCE(SUM(calls), 0) AS attributed, COUNT(DISTINCT conversation_id) AS conversations
+         FROM tool_conversation_days WHERE tenant_id = ? AND tool = ?${own.sql}`,
+      )
+      .bind(t, tool, ...own.params),
+    scope.d1
+      .prepare(
+        `SELECT COALESCE(SUM(calls), 0) AS n FROM usage_hours WHERE tenant_id = ? AND source = 'tool' AND name = ?${own.sql}`,
       )
       .bind(t, tool, ...own.params),
   ]);
@@ -122,7 +134,7 @@ export async function toolConversations(scope: TenantScope, tool: string, limit:
     })),
     total_conversations: total.conversations as number,
     usage_statistics: {
-      total_invocations: total.invocations as number,
+      total_invocations: invocations!.results[0]!.n as number,
       average_per_conversation:
         (total.conversations as number) === 0
           ? 0

@@ -1,3 +1,5 @@
+import { scanOutsideStrings } from "./json-text";
+
 // Finding the JSON in a model's answer. Models asked for JSON still wrap it: a Markdown fence, a sentence before or
 // after, a trailing comma, a bare array of memories, or the array written as a string. Each of these has one plain
 // meaning, so it is read as meant (and said so) instead of asking the model again, which tends to answer alike.
@@ -68,66 +70,49 @@ function parseLenient(text: string): Parsed {
   }
 }
 
+/** Spaces then a closing bracket, matched where lastIndex points (sticky: no copy of the rest of the text). */
+const CLOSES_NEXT = /\s*[}\]]/y;
+
 /** The text with every comma that stands just before a closing } or ] removed, strings left as they are. */
 export function withoutTrailingCommas(text: string): string {
+  const trailing: number[] = [];
+  scanOutsideStrings(text, 0, (c, i) => {
+    if (c !== ",") return;
+    CLOSES_NEXT.lastIndex = i + 1;
+    if (CLOSES_NEXT.test(text)) trailing.push(i);
+  });
   let out = "";
-  let inString = false;
-  let escaped = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (c === "\\") escaped = true;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === ",") {
-      const next = /\S/.exec(text.slice(i + 1));
-      if (next && (next[0] === "}" || next[0] === "]")) continue;
-    }
-    out += c;
+  let from = 0;
+  for (const at of trailing) {
+    out += text.slice(from, at);
+    from = at + 1;
   }
-  return out;
+  return out + text.slice(from);
 }
 
-/** Every balanced {...} or [...] span of the text that starts outside a string, outermost first, in order. */
+/**
+ * Every balanced {...} or [...] span of the text that starts outside a string and lies in no other, in order. One
+ * pass, whatever the text: a bracket closed by the wrong one drops what was open, and what never closes is skipped.
+ */
 export function jsonSpans(text: string): string[] {
-  const spans: string[] = [];
-  let i = 0;
-  while (i < text.length) {
-    const open = text.slice(i).search(/[{[]/);
-    if (open < 0) break;
-    const start = i + open;
-    const end = closingOf(text, start);
-    if (end < 0) {
-      i = start + 1;
-      continue;
-    }
-    spans.push(text.slice(start, end + 1));
-    i = end + 1;
-  }
-  return spans;
-}
-
-/** Where the bracket opened at `start` closes (strings and their escapes walked), or -1. */
-function closingOf(text: string, start: number): number {
-  const stack: string[] = [];
-  let inString = false;
-  let escaped = false;
-  for (let i = start; i < text.length; i++) {
-    const c = text[i]!;
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (c === "\\") escaped = true;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') inString = true;
-    else if (c === "{") stack.push("}");
-    else if (c === "[") stack.push("]");
+  const open: { at: number; close: string }[] = [];
+  const closed: [number, number][] = [];
+  scanOutsideStrings(text, 0, (c, i) => {
+    if (c === "{" || c === "[") open.push({ at: i, close: c === "{" ? "}" : "]" });
     else if (c === "}" || c === "]") {
-      if (stack.pop() !== c) return -1;
-      if (stack.length === 0) return i;
+      const top = open.pop();
+      if (top?.close === c) closed.push([top.at, i]);
+      else open.length = 0;
+    }
+  });
+  // Spans close inner first: one lies in no other when no span closed after it starts before it.
+  const outermost: [number, number][] = [];
+  for (let k = closed.length - 1, from = Number.POSITIVE_INFINITY; k >= 0; k--) {
+    const [start, end] = closed[k]!;
+    if (start < from) {
+      outermost.push([start, end]);
+      from = start;
     }
   }
-  return -1;
+  return outermost.reverse().map(([start, end]) => text.slice(start, end + 1));
 }

@@ -170,12 +170,11 @@ function text(value: unknown, field: string, max: number): string {
 }
 
 /**
- * The refs as given: an array of refs, one ref, or several in one string ("T3, T5"); a bare number n is Tn (the
- * prompt numbers its turns T1, T2, ...), so it keeps its own written form for the reason ("3" read as T3).
+ * The refs as given: an array of refs, one ref, or several in one string ("T3, T5"). A bare number n stays as written
+ * here, and normalRef reads it as Tn (the prompt numbers its turns T1, T2, ...), so the reason shows "3" read as T3.
  */
 function refs(value: unknown, at: string): string[] {
   const list = Array.isArray(value) ? value : [value];
-  if (list.length === 0 && Array.isArray(value)) return [];
   if (list.some((s) => typeof s !== "string" && !(typeof s === "number" && Number.isInteger(s) && s > 0)))
     throw new MemoryProblem(`sources must be an array of refs like "T3" (${at})`);
   return list.flatMap((s) => (typeof s === "number" ? [String(s)] : splitRefs(s as string)));

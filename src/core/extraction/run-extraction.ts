@@ -39,6 +39,8 @@ export type ExtractionRun =
  * provenance, timeline places, events and the cursor); a window of a few memories takes 19.
  */
 const QUERIES_PER_WINDOW = 24;
+/** D1 queries an extract job takes to run its first window: the conversation's reads (4), its turns', and the window. */
+export const EXTRACT_JOB_QUERIES = QUERIES_PER_WINDOW + 6;
 
 /**
  * Extracts a conversation's turns past its cursor (conversations.extracted_count), window by window, while the

@@ -1,3 +1,5 @@
+import { scanOutsideStrings } from "./json-text";
+
 /**
  * The memories that came whole in an answer cut off mid-JSON (the model ran out of output tokens): every object of
  * the `memories` array that closed before the cut, and whether something was lost after them. Strings are walked
@@ -10,18 +12,8 @@ export function salvageMemories(text: string): { memories: unknown[]; lost: bool
   const memories: unknown[] = [];
   let depth = 0;
   let objectStart = -1;
-  let inString = false;
-  let escaped = false;
-  for (let i = start.index + start[0].length; i < text.length; i++) {
-    const c = text[i]!;
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (c === "\\") escaped = true;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') inString = true;
-    else if (c === "{") {
+  const end = scanOutsideStrings(text, start.index + start[0].length, (c, i) => {
+    if (c === "{") {
       if (depth === 0) objectStart = i;
       depth++;
     } else if (c === "}") {
@@ -34,9 +26,7 @@ export function salvageMemories(text: string): { memories: unknown[]; lost: bool
         }
         objectStart = -1;
       }
-    } else if (c === "]" && depth === 0) {
-      return { memories, lost: false };
-    }
-  }
-  return { memories, lost: true };
+    } else if (c === "]" && depth === 0) return true;
+  });
+  return { memories, lost: end < 0 };
 }

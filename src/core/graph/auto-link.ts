@@ -4,7 +4,9 @@ import { allInOneTrip } from "../../db/one-trip";
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { markLinkChanges } from "../context/cache-generation";
+import { type FirstVectors, markEmbedded } from "../memory/embedding";
 import { readItemHeads, type StoredItem } from "../memory/item-reads";
+import { batchMatches, mergeMatches } from "./batch-neighbours";
 
 /** What linking reads of an item. */
 type LinkableItem = Pick<StoredItem, "id" | "project" | "conversationId">;
@@ -23,22 +25,37 @@ export interface SimilarRecord {
  * item's threshold. For a conversation message the neighbours are other conversations; otherwise other
  * stand-alone items (memories, documents). Null for an item without a vector yet. A constant number of
  * round trips whatever the number of items: first chunks, their vectors, the vector queries (one
- * refresh of the local index, parallel Vectorize queries), the matched chunks' items.
+ * refresh of the local index, parallel Vectorize queries), the matched chunks' items. Items in `fresh` were just
+ * embedded: their first vectors come from there, and they are matched with each other in memory.
  */
 export async function similarRecordsMany(
   scope: TenantScope,
   services: Services,
   items: LinkableItem[],
   thresholdOf: (item: LinkableItem) => number,
+  fresh: FirstVectors = new Map(),
 ): Promise<Map<string, SimilarRecord[] | null>> {
   const out = new Map<string, SimilarRecord[] | null>();
   if (items.length === 0) return out;
-  const { results: firsts } = await scope.d1
-    .prepare(`SELECT item_id, MIN(id) AS id FROM chunks WHERE tenant_id = ? AND item_id ${IN_JSON} GROUP BY item_id`)
-    .bind(scope.tenantId, JSON.stringify(items.map((i) => i.id)))
-    .all<{ item_id: string; id: number }>();
+  // Items just embedded bring their first chunk and vector; the others' are read.
+  const stored = items.filter((i) => !fresh.has(i.id));
+  const { results: firsts } =
+    stored.length === 0
+      ? { results: [] }
+      : await scope.d1
+          .prepare(
+            `SELECT item_id, MIN(id) AS id FROM chunks WHERE tenant_id = ? AND item_id ${IN_JSON} GROUP BY item_id`,
+          )
+          .bind(scope.tenantId, JSON.stringify(stored.map((i) => i.id)))
+          .all<{ item_id: string; id: number }>();
   const firstChunk = new Map(firsts.map((r) => [r.item_id, r.id]));
-  const vectors = await services.vectors.getVectors(scope.tenantId, [...firstChunk.values()]);
+  const vectors = new Map(
+    firstChunk.size === 0 ? [] : await services.vectors.getVectors(scope.tenantId, [...firstChunk.values()]),
+  );
+  for (const [itemId, first] of fresh) {
+    firstChunk.set(itemId, first.chunkId);
+    vectors.set(first.chunkId, first.vector);
+  }
   const queried: { item: LinkableItem; vector: Float32Array }[] = [];
   for (const item of items) {
     const chunk = firstChunk.get(item.id);
@@ -57,10 +74,20 @@ export async function similarRecordsMany(
       group.map((q) => q.vector),
       { topK: NEIGHBOURS + 1, projects: [project], minScore: Math.min(...group.map((q) => thresholdOf(q.item))) },
     );
+    // Vectorize does not show the vectors just upserted yet: the batch's own items find each other in memory.
+    const inBatch = batchMatches(
+      group.map((q) => q.item),
+      fresh,
+      thresholdOf,
+    );
     group.forEach((q, i) =>
       matchesOf.set(
         q.item.id,
-        answers[i]!.filter((m) => m.score >= thresholdOf(q.item)),
+        mergeMatches(
+          answers[i]!.filter((m) => m.score >= thresholdOf(q.item)),
+          inBatch.get(q.item.id) ?? [],
+          NEIGHBOURS + 1,
+        ),
       ),
     );
   }
@@ -109,12 +136,13 @@ export async function autoLinkMany(
   services: Services,
   items: LinkableItem[],
   threshold?: number,
+  fresh?: FirstVectors,
 ): Promise<Map<string, SimilarRecord[] | null>> {
   const { conversations } = services.config;
   const thresholdOf = (item: LinkableItem) =>
     threshold ??
     (item.conversationId !== null ? conversations.similarityThreshold : conversations.documentSimilarityThreshold);
-  const similar = await similarRecordsMany(scope, services, items, thresholdOf);
+  const similar = await similarRecordsMany(scope, services, items, thresholdOf, fresh);
   const now = Date.now();
   const rows: string[] = [];
   // Items of one run that find each other: the pair once, at its strongest.
@@ -186,7 +214,8 @@ export const LINK_RUN_QUERIES = 8;
 export const LINK_PROJECT_QUERIES = 4;
 
 /**
- * The auto-link job: links the items, then marks them linked (items without vectors stay pending). Under a
+ * The auto-link job: links the items, then marks them linked (items without vectors stay pending); given the vectors
+ * just made (`fresh`), marks every item embedded too. Under a
  * budget of D1 queries (the Free plan's 50), only as many projects' items as it covers, at least one project;
  * the others are returned in `left`, for the caller to queue again.
  */
@@ -194,18 +223,29 @@ export async function autoLinkItems(
   scope: TenantScope,
   services: Services,
   itemIds: string[],
+  fresh?: FirstVectors,
 ): Promise<{ linked: number; left: string[] }> {
   // Heads, not contents: a merged job links thousands of items.
   const items = [...(await readItemHeads(scope, itemIds)).values()];
   // Snapshot records list other segments; linking them would only inflate refcounts.
   const linkable = items.filter((item) => item.kind !== "snapshot");
   const { now, later } = projectsWithinBudget(linkable);
-  const similar = await autoLinkMany(scope, services, now);
+  const similar = await autoLinkMany(scope, services, now, undefined, fresh);
   const left = new Set(later.map((item) => item.id));
   const linked = items
     .filter((item) => item.kind === "snapshot" || (!left.has(item.id) && similar.get(item.id) !== null))
     .map((item) => item.id);
-  if (linked.length > 0) {
+  if (fresh) {
+    // Just embedded (new-items.ts): marked embedded here, with their links, each row written once.
+    const linkedIds = new Set(linked);
+    const rest = itemIds.filter((id) => !linkedIds.has(id));
+    const marks = [
+      ...(linked.length > 0 ? [markEmbedded(scope, services, linked, true)] : []),
+      ...(rest.length > 0 ? [markEmbedded(scope, services, rest, false)] : []),
+    ];
+    if (marks.length === 1) await marks[0]!.run();
+    else if (marks.length > 1) await scope.d1.batch(marks);
+  } else if (linked.length > 0) {
     await scope.d1
       .prepare(`UPDATE items SET linked_at = ? WHERE +tenant_id = ? AND id ${IN_JSON}`)
       .bind(Date.now(), scope.tenantId, JSON.stringify(linked))

@@ -3,6 +3,7 @@ import type { TenantScope } from "../../db/scope";
 import { KEYWORD_VERSION } from "../../shared/base-forms";
 import { keywordCode, tenantIndexText } from "../../shared/fts-text";
 import { fillStatedTimes, STATED_BATCH } from "../search/stated-times";
+import { recordBlockChanges } from "./block-build";
 import { CONTEXT_WEIGHT } from "./bm25";
 import { TermCounts, termFreqs } from "./term-freqs";
 import { countKeywordWrites, keywordWriteUnits } from "./write-counter";
@@ -92,6 +93,7 @@ export function rewriteChunkContexts(
   const written = keywordWriteUnits(rows) + keywordWriteUnits(rows.map((r) => ({ tokens: r.old })));
   return [
     countKeywordWrites(scope.d1, written),
+    recordBlockChanges(scope.d1, `tenant_id = ? AND id IN (SELECT id FROM ${rowsOf})`, scope.tenantId, json),
     scope.d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM ${rowsOf})`).bind(json),
     scope.d1
       .prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${rowsOf}`)
@@ -137,6 +139,7 @@ export async function reindexLegacyChunks(d1: D1Database, limit = REINDEX_BATCH)
          WHERE keyword_stats.tenant_id = s.tenant_id`,
       )
       .bind(json),
+    recordBlockChanges(d1, `id IN (SELECT id FROM ${PENDING})`, json),
     d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM ${PENDING})`).bind(json),
     d1
       .prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${PENDING}`)
@@ -158,8 +161,7 @@ const OUTDATED = `(SELECT j.value ->> 0 AS id, j.value ->> 1 AS content, j.value
 /**
  * Rewrites up to `limit` chunks indexed with an older keyword tokenization (chunks.keyword_version, base-forms.ts):
  * their chunks_fts rows and forward index anew, a change in their length into the tenant's statistics, and the
- * tenant's top postings looked at again by the next minute pass (tops.ts: a list or a kept count holds the
- * old terms), in one batch. Until a chunk is rewritten a query finds it by the words it was indexed with, except an
+ * chunks recorded as changed for the posting blocks (block-build.ts: blocks hold their old terms), in one batch. Until a chunk is rewritten a query finds it by the words it was indexed with, except an
  * irregular form that the query now looks up by its base form. Safe to run concurrently or to repeat. Returns how
  * many chunks it read; fewer than `limit` means none are left.
  */
@@ -179,7 +181,7 @@ export async function reindexOutdatedChunks(d1: D1Database, limit = REINDEX_BATC
          WHERE keyword_stats.tenant_id = s.tenant_id`,
       )
       .bind(json),
-    d1.prepare(`DELETE FROM keyword_top_scans WHERE tenant_id IN (SELECT tenant_id FROM ${OUTDATED})`).bind(json),
+    recordBlockChanges(d1, `id IN (SELECT id FROM ${OUTDATED})`, json),
     d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM ${OUTDATED})`).bind(json),
     d1
       .prepare(`INSERT INTO chunks_fts (rowid, content, context) SELECT id, content, context FROM ${OUTDATED}`)

@@ -7,20 +7,14 @@ import {
   searchedProjects,
   searchFilterSql,
 } from "../search/search-rows";
-import { type QueryTerms, queryScoresSql, servesProjectsSql } from "./scores";
+import { type QueryTerms, queryScoresSql } from "./scores";
 
-/**
- * A keyword hit: its row, its BM25 and what the absolute score needs (scores.ts); the same on every row:
- * `tops`, whether top postings serve this search (tops.ts), 1 or 0.
- */
-export type KeywordRow = SearchRow & { bm25: number; known: number; known_share: number; tops: number };
+/** A keyword hit: its row, its BM25 and what the absolute score needs (scores.ts). */
+export type KeywordRow = SearchRow & { bm25: number; known: number; known_share: number };
 
-/**
- * What every keyword statement tells of the tenant's index (tops.ts, noteKeywordIndex): whether a top postings
- * list serves a search of these projects (a seek, and the lists' coverage).
- */
-function indexSql(projects: number | undefined): string {
-  return `EXISTS (SELECT 1 FROM keyword_top_terms k WHERE k.tenant_id = ?2${servesProjectsSql("k", projects)}) AS tops`;
+/** A list's `known` and `known_share` as constant subqueries: a join would read their row again for every hit. */
+function queryInfoSql(prefix: string): string {
+  return `(SELECT known FROM ${prefix}_query_info) AS known, (SELECT known_share FROM ${prefix}_query_info) AS known_share`;
 }
 
 /** A list's chunks (`s`, their id in column `id`) with their chunk and item rows, through the filters. */
@@ -53,8 +47,8 @@ export function keywordStatement(
   return scope.d1
     .prepare(
       `WITH ${queryScoresSql(terms, { projects: projectsParam })}
-       SELECT ${SEARCH_ROW_COLUMNS}, s.score AS bm25, q.known, q.known_share, ${indexSql(projectsParam)}
-       FROM keyword_ranked s CROSS JOIN keyword_query_info q CROSS JOIN chunks c CROSS JOIN items i
+       SELECT ${SEARCH_ROW_COLUMNS}, s.score AS bm25, ${queryInfoSql("keyword")}
+       FROM keyword_ranked s CROSS JOIN chunks c CROSS JOIN items i
        WHERE c.id = s.chunk_id AND i.id = c.item_id AND c.tenant_id = ?2 AND i.tenant_id = ?2${numbered(where.sql, 3)}
        ORDER BY s.score DESC, s.chunk_id LIMIT ?${3 + where.params.length}`,
     )
@@ -99,7 +93,7 @@ export function timedKeywordStatement(
   // phrase with postings has an IDF), not from the walks or the scored list, since every reference to a CTE makes
   // SQLite plan the CTEs it reads again, and the plain list's terms (where this stands) are read ~5 times: the
   // frequencies' chain is the shortest, so the statement prepares and runs faster than with the scored list here.
-  const thenFound = `SELECT 1 ${passingSql("keyword_freq", thenSql, "doc")}`;
+  const thenFound = `SELECT 1 ${passingSql("(SELECT doc FROM keyword_freq WHERE len IS NOT NULL)", thenSql, "doc")}`;
   const plain = lists.plain
     ? `,
   ${queryScoresSql(lists.plain, { terms: 3, prefix: "plain", totals: false, onlyIf: `NOT EXISTS (${thenFound})`, projects: projectsParam })},
@@ -111,7 +105,7 @@ export function timedKeywordStatement(
   const plainBranch = lists.plain
     ? `
          UNION ALL
-         SELECT 'plain', p.chunk_id, p.score, q.known, q.known_share, 0, 0 FROM plain_walked p CROSS JOIN plain_query_info q`
+         SELECT 'plain', p.chunk_id, p.score, ${queryInfoSql("plain")}, 0, 0 FROM plain_walked p`
     : "";
   return scope.d1
     .prepare(
@@ -121,11 +115,11 @@ export function timedKeywordStatement(
     UNION ALL
     SELECT 'then', * FROM (${walkSql("keyword_ranked", thenSql, poolParam)})
   )${plain}
-  SELECT h.list, ${SEARCH_ROW_COLUMNS}, h.score AS bm25, h.known, h.known_share, ${indexSql(projectsParam)}, h.in_then
+  SELECT h.list, ${SEARCH_ROW_COLUMNS}, h.score AS bm25, h.known, h.known_share, h.in_then
   FROM (
-    SELECT w.list, w.chunk_id, w.score, q.known, q.known_share,
+    SELECT w.list, w.chunk_id, w.score, ${queryInfoSql("keyword")},
            MAX(w.list = 'then') OVER (PARTITION BY w.chunk_id) AS in_then, MAX(w.list = 'all') OVER (PARTITION BY w.chunk_id) AS in_all
-    FROM walked w CROSS JOIN keyword_query_info q${plainBranch}
+    FROM walked w${plainBranch}
   ) h CROSS JOIN chunks c CROSS JOIN items i
   WHERE c.id = h.chunk_id AND i.id = c.item_id AND NOT (h.list = 'then' AND h.in_all)
   ORDER BY h.list, h.score DESC, h.chunk_id`,

@@ -1,7 +1,5 @@
-import { keywordCode, queryPhrases, storedTerm, tenantIndexText } from "../../shared/fts-text";
+import { keywordCode, queryPhrases, storedTerm } from "../../shared/fts-text";
 import { CONTEXT_WEIGHT, columnWeight, saturatedSql } from "./bm25";
-import { forwardFreqSql, forwardKey } from "./term-freqs";
-import { TOP_COVERED, TOP_TERM_DF } from "./tops";
 
 /**
  * BM25 over the tenant's own keyword index (indexing.ts says why it is computed in SQL), as CTE lists
@@ -15,60 +13,54 @@ import { TOP_COVERED, TOP_TERM_DF } from "./tops";
  * that a query does not need is not free.
  */
 
-/** [phrase index, position in phrase, phrase length, stored term, 1 if a legacy (unprefixed) term, ...TopRead]. */
-type TermRow = [number, number, number, string, 0 | 1, ...TopRead];
-/**
- * What reading a term by its top postings needs (tops.ts): its key in the chunks' forward index
- * (term-freqs.ts) and the term as chunks_fts would be asked it in MATCH; null where the forward index leaves it out.
- */
-type TopRead = [string | null, string | null];
+/** [phrase index, position in phrase, phrase length, stored term, 1 if a legacy (unprefixed) term]. */
+type TermRow = [number, number, number, string, 0 | 1];
 
-/**
- * A query's terms as one JSON array (bound as one parameter); `phrases`: whether some phrase has several tokens
- * (a CJK run); `tops`: whether the tenant's common words may be read by their top postings (tops.ts).
- */
+/** A query's terms as one JSON array (bound as one parameter); `phrases`: whether some phrase has several tokens (a CJK run). */
 export interface QueryTerms {
   json: string;
   phrases: boolean;
-  tops: boolean;
 }
 
-function topRead(code: string, token: string, stored: string): TopRead {
-  const key = forwardKey(code, stored);
-  return key === null ? [null, null] : [key, `"${tenantIndexText(code, token).text.trim()}"`];
-}
-
-/**
- * The query's terms as chunks_fts stores them, or null when the query has no searchable word; `tops`: read the
- * tenant's common words by their top postings (the caller knows whether it has any: tops.ts).
- */
-export function keywordQueryTerms(tenantId: string, query: string, tops = false): QueryTerms | null {
+/** The query's terms as chunks_fts stores them, or null when the query has no searchable word. */
+export function keywordQueryTerms(tenantId: string, query: string): QueryTerms | null {
   const phrases = queryPhrases(query);
   if (phrases === null) return null;
   const code = keywordCode(tenantId);
   const rows: TermRow[] = [];
   phrases.forEach((tokens, phrase) => {
     tokens.forEach((token, pos) => {
-      const stored = storedTerm(code, token);
-      rows.push([phrase, pos, tokens.length, stored, 0, ...topRead(code, token, stored)]);
-      rows.push([phrase, pos, tokens.length, storedTerm("", token), 1, null, null]);
+      rows.push([phrase, pos, tokens.length, storedTerm(code, token), 0]);
+      rows.push([phrase, pos, tokens.length, storedTerm("", token), 1]);
     });
   });
-  return { json: JSON.stringify(rows), phrases: phrases.some((tokens) => tokens.length > 1), tops };
+  return { json: JSON.stringify(rows), phrases: phrases.some((tokens) => tokens.length > 1) };
 }
 
 /**
- * A stored term's chunk count in the tenant, or null where it occurs in none: a common word's as the minute pass last
- * kept it (keyword_dfs, tops.ts), else counted from its postings (chunks_fts_row reads them all, so a count
- * costs in proportion to the word's chunks: little for a rare word, much for a common one).
+ * A stored term's chunk count in the tenant, or null where it occurs in none: chunks_fts_row counts its postings (a
+ * row or two read, and time in proportion to the word's chunks).
  */
-export function chunkCountSql(term: string, tenant: string): string {
-  // `term` is qualified by the caller's own alias: a bare name would be these tables' own column.
-  return `COALESCE((SELECT k.df FROM keyword_dfs k WHERE k.tenant_id = ${tenant} AND k.term = ${term}), (SELECT r.doc FROM chunks_fts_row r WHERE r.term = ${term}))`;
+export function chunkCountSql(term: string): string {
+  // `term` is qualified by the caller's own alias: a bare name would be this table's own column.
+  return `(SELECT r.doc FROM chunks_fts_row r WHERE r.term = ${term})`;
 }
 
-/** BM25's term frequency part with the tenant's totals at hand (s). */
-const saturated = (f: string, len: string) => saturatedSql(f, len, "s.avgdl");
+/**
+ * A posting's chunk, looked up once by its rowid: its length (-1 for a chunk indexed before tenant terms, whose length
+ * is unknown), or NULL where it is not the tenant's or fails `where` (SQL over `c`). A subquery reads the one row,
+ * where a join would step on to the next. No narrower index: D1 bills a row read the same from either, and an index
+ * would cost every chunk written a row more.
+ */
+function chunkLengthSql(doc: string, tenant: string, where: string): string {
+  return `(SELECT COALESCE(c.fts_tokens, -1) FROM chunks c WHERE c.id = ${doc} AND c.tenant_id = ${tenant}${where})`;
+}
+
+/**
+ * BM25's term frequency part with the tenant's average length as a constant subquery: evaluated once, where a join
+ * with keyword_totals would read its row again for every posting (D1 bills each).
+ */
+const saturated = (f: string, len: string) => saturatedSql(f, len, "(SELECT avgdl FROM keyword_totals)");
 
 /** `keyword_totals(n, avgdl)`: the tenant's chunk count and average length (one row, even for a tenant with none). */
 export function keywordTotalsCte(tenant: string): string {
@@ -77,17 +69,6 @@ export function keywordTotalsCte(tenant: string): string {
            CASE WHEN k.chunks > 0 AND k.tokens > 0 THEN CAST(k.tokens AS REAL) / k.chunks ELSE 1.0 END
     FROM (SELECT 1) LEFT JOIN keyword_stats k ON k.tenant_id = ${tenant}
   )`;
-}
-
-/**
- * SQL (" AND ...", or nothing for a search of every project) saying that the top postings list `list` (a
- * keyword_top_terms row) serves a search limited to the projects in parameter `projects`: TOP_COVERED of its
- * chunks are theirs (tops.ts).
- */
-export function servesProjectsSql(list: string, projects: number | undefined): string {
-  return projects
-    ? ` AND (SELECT COALESCE(SUM(j.value), 0) FROM json_each(${list}.projects) j WHERE j.key IN (SELECT value FROM json_each(?${projects}))) >= ${TOP_COVERED}`
-    : "";
 }
 
 /** How a query's CTE list is named and bound (`queryScoresSql`). */
@@ -126,15 +107,14 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
   const phrases = terms.phrases
     ? `
     UNION ALL
-    SELECT h.phrase, h.doc, SUM(h.f), c.fts_tokens
+    SELECT h.phrase, h.doc, SUM(h.f), ${chunkLengthSql("h.doc", tenant, "")}
     FROM (
       SELECT t.phrase, v.doc, ${columnWeight} AS f
       FROM ${p}_terms t CROSS JOIN chunks_fts_instance v
       WHERE v.term = t.term AND t.size > 1
       GROUP BY t.phrase, v.doc, v.col, v."offset" - t.pos
       HAVING COUNT(*) = MAX(t.size)
-    ) h CROSS JOIN chunks c INDEXED BY chunks_postings
-    WHERE c.id = h.doc AND c.tenant_id = ${tenant}
+    ) h
     GROUP BY h.phrase, h.doc`
     : "";
   const totals =
@@ -146,100 +126,57 @@ export function queryScoresSql(terms: QueryTerms, options: QueryScoresOptions = 
   const inProjects = options.projects
     ? ` AND (c.project IN (SELECT value FROM json_each(?${options.projects})) OR c.project IS NULL)`
     : "";
+  const length = (doc: string) => chunkLengthSql(doc, tenant, inProjects);
   // A longer phrase's documents are counted from its matches (tenant-wide, as the phrase branch is not limited to the projects).
   const phraseDf = terms.phrases
     ? `
       UNION ALL
-      SELECT phrase, COUNT(*) FROM ${p}_freq WHERE phrase IN (SELECT phrase FROM ${p}_terms WHERE size > 1) GROUP BY phrase`
+      SELECT phrase, COUNT(*) FROM ${p}_freq WHERE len IS NOT NULL AND phrase IN (SELECT phrase FROM ${p}_terms WHERE size > 1) GROUP BY phrase`
     : "";
-  const tops = terms.tops;
-  // A tenant word's count: from the counts the tops check read, or looked up here (a phrase in no chunk counts null).
-  const tenantDf = tops
-    ? `SELECT t.phrase, r.df AS n FROM ${p}_terms t CROSS JOIN ${p}_term_df r WHERE r.term = t.term AND t.size = 1 AND t.legacy = 0`
-    : `SELECT t.phrase, ${chunkCountSql("t.term", tenant)} AS n FROM ${p}_terms t WHERE t.size = 1 AND t.legacy = 0`;
-  const covered = (list: string) => servesProjectsSql(list, options.projects);
-  // With top postings, the list of postings read leaves the topped words out, and the chunks found get those words
-  // from their forward index.
-  const posted = tops ? `${p}_posted` : `${p}_freq`;
-  const topsFirst = tops
-    ? `
-  -- Each single word's chunk count in the tenant (null: in none), once: the check for top postings and the IDF need it.
-  ${p}_term_df(term, df) AS MATERIALIZED (
-    SELECT t.term, ${chunkCountSql("t.term", tenant)} FROM ${p}_terms t WHERE t.size = 1 AND t.legacy = 0 GROUP BY t.term
-  ),
-  -- Words read by their top postings (tops.ts). None while a common word of the query has no list (not built
-  -- yet, or no forward index key), or, in a search limited to projects, a list mostly of other projects' chunks: its
-  -- postings would be read in full and every chunk found scored from its forward index, which costs more than reading
-  -- all postings. None either while a chunk of the tenant has no forward index, or while legacy rows are searched.
-  ${p}_topped(phrase, term, bare, tagged, match, through) AS MATERIALIZED (
-    SELECT t.phrase, t.term, t.bare, t.tagged, t.match, k.through FROM ${p}_terms t CROSS JOIN keyword_top_terms k
-    WHERE t.size = 1 AND t.legacy = 0 AND t.bare IS NOT NULL AND k.tenant_id = ${tenant} AND k.term = t.term${covered("k")}
-      AND NOT EXISTS (
-        SELECT 1 FROM ${p}_terms u CROSS JOIN ${p}_term_df r WHERE u.size = 1 AND r.term = u.term AND r.df > ${TOP_TERM_DF}
-          AND (u.bare IS NULL OR NOT EXISTS (SELECT 1 FROM keyword_top_terms l WHERE l.tenant_id = ${tenant} AND l.term = u.term${covered("l")})))
-      AND NOT EXISTS (SELECT 1 FROM ${p}_terms WHERE legacy = 1)
-      AND NOT EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ${tenant} AND term_freqs IS NULL)
-  ),`
-    : "";
-  const topsThen = tops
-    ? `
-  -- The chunks found: those of the postings read, each topped word's top chunks, and its chunks written since its list;
-  -- none when no word is topped (then the postings read are all there is, and seeking each one's chunk row for words
-  -- it need not score would cost more than the rest of the statement).
-  ${p}_found(doc) AS MATERIALIZED (
-    SELECT doc FROM ${p}_posted WHERE EXISTS (SELECT 1 FROM ${p}_topped)
-    UNION SELECT o.chunk_id FROM ${p}_topped h CROSS JOIN keyword_tops o WHERE o.tenant_id = ${tenant} AND o.term = h.term
-    UNION SELECT f.rowid FROM ${p}_topped h CROSS JOIN chunks_fts f WHERE f.chunks_fts MATCH h.match AND f.rowid > h.through
-  ),
-  ${p}_freq(phrase, doc, f, len) AS MATERIALIZED (
-    SELECT phrase, doc, f, len FROM ${p}_posted
-    UNION ALL
-    SELECT h.phrase, c.id, ${forwardFreqSql("c.term_freqs", "h.bare", "h.tagged")} AS f, c.fts_tokens
-    FROM ${p}_found d CROSS JOIN chunks c CROSS JOIN ${p}_topped h
-    WHERE c.id = d.doc AND c.tenant_id = ${tenant}${inProjects} AND f IS NOT NULL
-  ),`
-    : "";
+  // A tenant word's count (a phrase in no chunk counts null).
+  const tenantDf = `SELECT t.phrase, ${chunkCountSql("t.term")} AS n FROM ${p}_terms t WHERE t.size = 1 AND t.legacy = 0`;
   return `
-  ${totals}${p}_terms(phrase, pos, size, term, legacy${tops ? ", bare, tagged, match" : ""}) AS MATERIALIZED (
-    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4${tops ? ", ' ' || (j.value ->> 5) || ' ', ' ' || (j.value ->> 5) || ':', j.value ->> 6" : ""}
+  ${totals}${p}_terms(phrase, pos, size, term, legacy) AS MATERIALIZED (
+    SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4
     FROM json_each(?${options.terms ?? 1}) j
     WHERE (j.value ->> 4 = 0 OR EXISTS (SELECT 1 FROM chunks WHERE tenant_id = ${tenant} AND fts_tokens IS NULL))${onlyIf}
-  ),${topsFirst}
+  ),
   -- Term frequencies per phrase and chunk (content counts 1, context ${CONTEXT_WEIGHT}), with the chunk's length.
-  -- CROSS JOIN: the terms drive the lookups (one index seek per term), then each posting's chunk; the
-  -- other orders would scan the whole index, or every posting for each of the tenant's chunks. A posting's chunk
-  -- is read from chunks_postings, which holds all that is needed here: SQLite would look it up by rowid in the
-  -- table, a page of text per chunk, where the narrow index holds many postings a page.
-  -- The phrase branch and the legacy count read the same index.
-  ${posted}(phrase, doc, f, len) AS MATERIALIZED (
-    SELECT t.phrase, v.doc, SUM(${columnWeight}), c.fts_tokens
-    FROM ${p}_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c INDEXED BY chunks_postings
-    WHERE v.term = t.term AND t.size = 1${tops ? ` AND t.phrase NOT IN (SELECT phrase FROM ${p}_topped)` : ""} AND c.id = v.doc AND c.tenant_id = ${tenant}${inProjects}
+  -- CROSS JOIN: the terms drive the lookups (one index seek per term); the other order would scan the whole index.
+  -- Each chunk is looked up once per phrase, after its postings are summed (chunkLengthSql); a row whose length is
+  -- NULL is not the tenant's or the projects', and readers skip it (filtering here would look the chunk up twice).
+  ${p}_freq(phrase, doc, f, len) AS MATERIALIZED (
+    SELECT t.phrase, v.doc, SUM(${columnWeight}), ${length("v.doc")}
+    FROM ${p}_terms t CROSS JOIN chunks_fts_instance v
+    WHERE v.term = t.term AND t.size = 1
     GROUP BY t.phrase, v.doc${phrases}
-  ),${topsThen}
+  ),
   -- Documents per phrase in the whole tenant: a tenant term's from chunks_fts_row (one seek), a legacy (shared) term's
   -- by counting the tenant's own postings.
   ${p}_df(phrase, df) AS MATERIALIZED (
     SELECT phrase, SUM(n) FROM (
       ${tenantDf}
       UNION ALL
-      SELECT t.phrase, COUNT(DISTINCT v.doc) FROM ${p}_terms t CROSS JOIN chunks_fts_instance v CROSS JOIN chunks c INDEXED BY chunks_postings
-      WHERE t.legacy = 1 AND t.size = 1 AND v.term = t.term AND c.id = v.doc AND c.tenant_id = ${tenant} GROUP BY t.phrase${phraseDf}
+      SELECT phrase, COUNT(*) FROM (
+        SELECT t.phrase, v.doc, ${chunkLengthSql("v.doc", tenant, "")} AS len FROM ${p}_terms t CROSS JOIN chunks_fts_instance v
+        WHERE t.legacy = 1 AND t.size = 1 AND v.term = t.term GROUP BY t.phrase, v.doc
+      ) WHERE len IS NOT NULL GROUP BY phrase${phraseDf}
     ) GROUP BY phrase HAVING SUM(n) IS NOT NULL
   ),
   ${p}_idf(phrase, w, df) AS MATERIALIZED (
     SELECT d.phrase, MAX(COALESCE(ln((s.n - d.df + 0.5) / (d.df + 0.5)), 0.0), 1e-6), d.df
     FROM ${p}_df d, keyword_totals s
   ),
-  ${p}_query_info(known, known_share) AS (
+  ${p}_query_info(known, known_share) AS MATERIALIZED (
     SELECT COALESCE(SUM(i.w), 0),
            SUM(CASE WHEN i.df IS NULL THEN 0 ELSE ln(1 + (MAX(s.n - i.df, 0) + 0.5) / (i.df + 0.5)) END)
              / SUM(ln(1 + (MAX(s.n - COALESCE(i.df, 0), 0) + 0.5) / (COALESCE(i.df, 0) + 0.5)))
     FROM (SELECT DISTINCT phrase FROM ${p}_terms) p LEFT JOIN ${p}_idf i ON i.phrase = p.phrase, keyword_totals s
   ),
+  -- Each phrase's IDF from one constant object (its 17 digits kept as text), not a lookup per posting.
   ${p}_ranked(chunk_id, score) AS MATERIALIZED (
-    SELECT f.doc, SUM(i.w * ${saturated("f.f", "f.len")}) AS score
-    FROM ${p}_freq f JOIN ${p}_idf i ON i.phrase = f.phrase, keyword_totals s
-    GROUP BY f.doc ORDER BY score DESC, f.doc
+    SELECT f.doc, SUM(((SELECT json_group_object(phrase, printf('%!.17g', w)) FROM ${p}_idf) ->> ('$."' || f.phrase || '"')) * ${saturated("f.f", "NULLIF(f.len, -1)")}) AS score
+    FROM ${p}_freq f WHERE f.len IS NOT NULL
+    GROUP BY f.doc HAVING score IS NOT NULL ORDER BY score DESC, f.doc
   )`;
 }

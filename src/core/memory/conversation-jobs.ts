@@ -33,7 +33,9 @@ export const EXTRACTION_GRACE_MS = 2 * 60_000;
  * grace the minute pass gives a job before it sends another (extraction-due.ts).
  */
 export function extractionDueAt(services: Services, now: number): number {
-  return now + services.config.extraction.idleSeconds * 1000 + EXTRACTION_GRACE_MS;
+  const idle = now + services.config.extraction.idleSeconds * 1000;
+  // Per minute, no flush job is sent with the write: the minute pass sends it when this time comes.
+  return services.config.jobDispatch === "per-minute" ? idle : idle + EXTRACTION_GRACE_MS;
 }
 
 /**
@@ -48,6 +50,8 @@ export async function queueConversationJobs(
   addedTokens: ReadonlyMap<string, number>,
   extractOf: (project: string) => boolean,
 ): Promise<void> {
+  // Per minute, the minute pass's job for the new items checks the same thresholds (new-items.ts).
+  if (services.config.jobDispatch === "per-minute") return;
   const now: JobMessage[] = [];
   const later: JobMessage[] = [];
   const extraction = services.config.extraction;

@@ -2,6 +2,7 @@ import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { bumpCacheGenerations } from "../context/cache-generation";
 import { dropStaleCacheEntries } from "../context/semantic-cache";
+import { recordBlockChanges } from "../keyword-index/block-build";
 import { uncountKeywordChunks } from "../keyword-index/indexing";
 import { countKeywordWritesOf } from "../keyword-index/write-counter";
 import { ITEM_LINK_TYPES, type SegmentKey, slices } from "../working-set/segments";
@@ -71,6 +72,7 @@ export async function deleteItems(
         )
         .bind(t, t, json),
       countKeywordWritesOf(scope.d1, `tenant_id = ? AND item_id IN ${IDS}`, t, json),
+      recordBlockChanges(scope.d1, `tenant_id = ? AND item_id IN ${IDS}`, t, json),
       scope.d1.prepare(`DELETE FROM chunks_fts WHERE rowid IN ${CHUNK_IDS}`).bind(t, json),
       scope.d1
         .prepare(`DELETE FROM links WHERE tenant_id = ? AND source_type IN (${ITEM_TYPES_SQL}) AND source_id IN ${IDS}`)

@@ -1,3 +1,4 @@
+import { autoLinking } from "../../config";
 import { QueryPieces, remainingQueries } from "../../db/invocation-queries";
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
@@ -37,26 +38,48 @@ export async function embedItemsInBudget(
   return embedItemsWithin(scope, services, itemIds, true);
 }
 
+/** Each item's first chunk and its vector, as embedding made it (auto-link.ts reads them before Vectorize shows them). */
+export type FirstVectors = Map<string, { chunkId: number; vector: Float32Array }>;
+
+/**
+ * embedItemsInBudget for a job that links the items itself (new-items.ts): no link job is queued, the items' first
+ * vectors are kept in `firsts`, after the first group `reserve` queries are left for the rest of the job, and the items
+ * are not marked embedded: the job marks them with their links, in one update (markEmbedded).
+ */
+export async function embedItemsKeepingFirsts(
+  scope: TenantScope,
+  services: Services,
+  itemIds: string[],
+  firsts: FirstVectors,
+  reserve: number,
+): Promise<{ embedded: number; left: string[] }> {
+  return embedItemsWithin(scope, services, itemIds, true, firsts, reserve);
+}
+
 async function embedItemsWithin(
   scope: TenantScope,
   services: Services,
   itemIds: string[],
   followBudget: boolean,
+  firsts?: FirstVectors,
+  reserve = 0,
 ): Promise<{ embedded: number; left: string[] }> {
+  // A caller keeping the first vectors links the items itself.
+  const queueLinks = firsts ? async () => {} : queueLinkJobs;
   let embedded = 0;
   const budgeted = followBudget && remainingQueries() !== Infinity;
   const groups = await readGroups(scope, itemIds, budgeted ? SMALL_JOB : ITEMS_PER_READ);
   const pieces = new QueryPieces(GROUP_QUERIES);
   const done: string[] = [];
   for (const [g, ids] of groups.entries()) {
-    if (budgeted && g > 0 && !pieces.fits()) {
+    if (budgeted && g > 0 && !pieces.fits(reserve)) {
       const left = groups.slice(g).flat();
       await queueLinks(scope, services, done);
       return { embedded, left };
     }
     pieces.start();
     try {
-      embedded += await embedGroup(scope, services, ids);
+      embedded += await embedGroup(scope, services, ids, firsts);
     } finally {
       pieces.finish();
     }
@@ -69,15 +92,40 @@ async function embedItemsWithin(
 /** D1 queries an embedding group takes at least: its chunks' read, a vector write, the check and mark (QueryPieces learns more). */
 const GROUP_QUERIES = 4;
 
-async function queueLinks(scope: TenantScope, services: Services, itemIds: string[]): Promise<void> {
-  if (services.config.conversations.useVectorDb && services.config.conversations.useGraphDb && itemIds.length > 0) {
+/**
+ * The update that marks items embedded, and linked where `linked` says so or auto-linking is off (nothing will link
+ * them then): marked linked, they leave the index of the waiting. One update for both writes the row once.
+ */
+export function markEmbedded(
+  scope: TenantScope,
+  services: Services,
+  itemIds: string[],
+  linked: boolean,
+): D1PreparedStatement {
+  const link = linked
+    ? ", linked_at = ?1"
+    : autoLinking(services.config.conversations)
+      ? ""
+      : ", linked_at = COALESCE(linked_at, ?1)";
+  return scope.d1
+    .prepare(`UPDATE items SET embedded_at = ?1${link} WHERE +tenant_id = ?2 AND id ${IN_JSON.replace("?", "?3")}`)
+    .bind(Date.now(), scope.tenantId, JSON.stringify(itemIds));
+}
+
+async function queueLinkJobs(scope: TenantScope, services: Services, itemIds: string[]): Promise<void> {
+  if (autoLinking(services.config.conversations) && itemIds.length > 0) {
     // The consumer merges a batch's jobs, so this run may hold thousands of items: split as writers split them.
     await services.jobs.send(itemJobs("link", scope.tenantId, itemIds));
   }
 }
 
 /** One group's chunks embedded and upserted, the items marked; how many chunks. */
-async function embedGroup(scope: TenantScope, services: Services, ids: string[]): Promise<number> {
+async function embedGroup(
+  scope: TenantScope,
+  services: Services,
+  ids: string[],
+  firsts: FirstVectors | undefined,
+): Promise<number> {
   let embedded = 0;
   const { results: chunks } = await scope.d1
     .prepare(
@@ -97,6 +145,10 @@ async function embedGroup(scope: TenantScope, services: Services, ids: string[])
   for (let j = 0; j < chunks.length; j += services.embedder.maxBatch) {
     const batch = chunks.slice(j, j + services.embedder.maxBatch);
     const vectors = await services.embedder.embed(batch.map(embeddingText));
+    // Chunks come in id order, so an item's first seen is its first.
+    batch.forEach((c, k) => {
+      if (firsts && !firsts.has(c.item_id)) firsts.set(c.item_id, { chunkId: c.id, vector: vectors[k]! });
+    });
     await services.vectors.upsert(
       scope.tenantId,
       batch.map((c, k) => ({
@@ -116,9 +168,7 @@ async function embedGroup(scope: TenantScope, services: Services, ids: string[])
     scope.d1
       .prepare(`SELECT id FROM chunks WHERE +tenant_id = ? AND id ${IN_JSON}`)
       .bind(scope.tenantId, JSON.stringify(chunkIds)),
-    scope.d1
-      .prepare(`UPDATE items SET embedded_at = ? WHERE +tenant_id = ? AND id ${IN_JSON}`)
-      .bind(Date.now(), scope.tenantId, JSON.stringify(ids)),
+    ...(firsts ? [] : [markEmbedded(scope, services, ids, false)]),
   ]);
   const kept = new Set(alive!.results.map((r) => r.id));
   const gone = chunkIds.filter((id) => !kept.has(id));

@@ -222,7 +222,8 @@ async function writeItemsOnce(
       throw error;
     }
   }
-  if (newIds.length > 0) await queueEmbedding(scope, services, newIds);
+  // Per minute, the items wait pending (embedded_at IS NULL) for the minute pass's job (src/jobs/recent-jobs.ts).
+  if (newIds.length > 0 && services.config.jobDispatch === "per-write") await queueEmbedding(scope, services, newIds);
   return results;
 }
 

@@ -1,6 +1,6 @@
 import { IN_JSON, type TenantScope, tenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { ALL_PROJECTS } from "../context/cache-generation";
+import { ALL_PROJECTS, retireProjectGeneration } from "../context/cache-generation";
 import { cacheKeyPrefix } from "../context/semantic-cache";
 import { deleteDocumentBatch } from "../documents/delete-document";
 import { KEYS_OF_PROJECT } from "../memory/idempotency";
@@ -63,8 +63,8 @@ export async function deleteProjectStep(
         [
           "tool_calls",
           "usage_hours",
+          "tool_conversation_days",
           "project_tasks",
-          "cache_generations",
           "cache_link_marks",
           "memory_events",
           "extraction_windows",
@@ -74,6 +74,12 @@ export async function deleteProjectStep(
         [tenantId, project],
       ),
     () => deleteRows(d1, ["idempotency_keys"], KEYS_OF_PROJECT, [tenantId, project]),
+    // Last, with nothing of the project left to cache: cross-project contexts' generation must still never go back.
+    // One batch, done once it ran (run again, it only adds to the cross-project row).
+    async () => {
+      await d1.batch(retireProjectGeneration(d1, tenantId, project));
+      return 0;
+    },
   ];
   for (const piece of pieces) {
     const removed = await piece();

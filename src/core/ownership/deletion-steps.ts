@@ -1,6 +1,7 @@
 import { IN_JSON, type TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { deleteCacheValues, kvKeys, RETURNED } from "../context/semantic-cache";
+import { recordBlockChanges } from "../keyword-index/block-build";
 import { countKeywordWritesOf } from "../keyword-index/write-counter";
 import { deleteItems } from "../memory/delete-items";
 import type { SegmentKey } from "../working-set/segments";
@@ -79,6 +80,7 @@ export async function deleteOrphanChunks(scope: TenantScope): Promise<number> {
   const ids = JSON.stringify(results.map((r) => r.id));
   await scope.d1.batch([
     countKeywordWritesOf(scope.d1, `id ${IN_JSON}`, ids),
+    recordBlockChanges(scope.d1, `+tenant_id = ? AND id ${IN_JSON}`, scope.tenantId, ids),
     scope.d1.prepare(`DELETE FROM chunks_fts WHERE rowid ${IN_JSON}`).bind(ids),
     scope.d1.prepare(`DELETE FROM chunks WHERE +tenant_id = ? AND id ${IN_JSON}`).bind(scope.tenantId, ids),
   ]);

@@ -71,6 +71,11 @@ export const SEARCH_ROW_COLUMNS = COLUMNS.map(([name, expression]) => `${express
  */
 export const SEARCH_ROW_JSON = `json_array(${COLUMNS.map(([name, expression]) => (name === "importance" ? exactReal(expression) : expression)).join(", ")})`;
 
+/** SEARCH_ROW_JSON over a table of SearchRow columns by name (`alias`), such as a walk's rows in a CTE. */
+export function searchRowJsonOf(alias: string): string {
+  return `json_array(${COLUMN_NAMES.map((name) => (name === "importance" ? exactReal(`${alias}.${name}`) : `${alias}.${name}`)).join(", ")})`;
+}
+
 export function searchRowFromJson(values: unknown[]): SearchRow {
   // A loop, not Object.fromEntries over mapped pairs, which costs more a row, and a search reads many such rows.
   const row: Record<string, unknown> = {};

@@ -1,10 +1,8 @@
-import { allInOneTrip } from "../../db/one-trip";
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { parseDerived } from "../memory/derived";
-import { emptyExpansion, expansionRead, narrowExpansion } from "./expansion";
-import { type FoldableHit, type FoldedResult, foldSources } from "./fold-sources";
-import { keywordCandidates } from "./keyword-candidates";
+import { type ExpansionRequest, emptyExpansion, narrowExpansion } from "./expansion";
+import { type FoldedResult, foldSources } from "./fold-sources";
+import { type KeywordCandidates, keywordCandidates, keywordIds } from "./keyword-candidates";
 import { pairShare, queryPairs } from "./proximity";
 import { mostContextMultiplier, queryContext } from "./query-context";
 import { queryTimeRange } from "./query-time";
@@ -22,9 +20,11 @@ import {
   vectorPart,
 } from "./relevance";
 import { rerankOrder } from "./rerank";
+import { type Candidate, feedbackSources, foldable, keepLeadFirst, round, toHit } from "./search-hits";
 import type { SearchFilters, SearchRow } from "./search-rows";
 import type { SearchHit, SearchMode, SearchOptions } from "./search-types";
-import { fillMissingSimilarities, noVectorList, vectorList, vectorRowsStatement } from "./search-vectors";
+import { fillMissingSimilarities, noVectorList, vectorList } from "./search-vectors";
+import { holds, secondTrip, type TripRequest, walkWithTrip } from "./second-trip";
 
 export type { SearchFilters, SearchHit, SearchMode, SearchOptions };
 
@@ -40,37 +40,21 @@ const DEFAULT_VECTOR_WEIGHT = { semantic: 1, lexical: 0 };
  */
 const MIN_CANDIDATES = 80;
 const MAX_CANDIDATES = 100;
-
-type Candidate = {
-  row: SearchRow;
-  bm25: number;
-  /**
-   * The match uncapped plus relevance feedback uncapped, times the query context's multiplier: orders hits that all
-   * score 1. Feedback counts here too, or it could not reorder them: on short passages most top hits score 1, and a
-   * capped score leaves them tied.
-   */
-  strength: number;
-  /** The match parts: keyword, relevance feedback (capped, and uncapped), and the fused match (keyword and vector). */
-  keyword: number;
-  feedback: number;
-  feedbackStrength: number;
-  match: number;
-  keywordRank: number | null;
-  vectorRank: number | null;
-  similarity: number | null;
-  /** The hit's own evidence (match, feedback, time, speaker), then with its neighbours' and links'. */
-  own: number;
-  score: number;
-  /** Held at the lead's score and strength (keepLeadFirst): ranks after the lead where both are equal. */
-  belowLead: boolean;
-};
+/**
+ * Chunks whose words a trip made ahead counts for feedback: the best hits expected (FEEDBACK_DOCS of expansion.ts),
+ * and one more in case the filters leave one out.
+ */
+const FEEDBACK_AHEAD = 4;
 
 /**
  * Retrieval in two round trips, every hit scored on an absolute scale (relevance.ts):
  * 1. the keyword list over chunks (a date in the query is matched against the items' times instead of
- *    their words), while the vector index answers the query's embedding;
+ *    their words), while the vector index answers the query's embedding; from posting blocks, this trip reads the
+ *    words' blocks, and the winners' rows come in the second (keyword-index/block-search.ts);
  * 2. the vector hits' rows, and what the first hits point to (expansion.ts): feedback words, neighbours
- *    in reading order, linked items, which add their evidence.
+ *    in reading order, linked items, which add their evidence (second-trip.ts). A third trip where the blocks' bound
+ *    requires more of them, where the first hits are not those expected (filters left one out), for a query that
+ *    names a time (its lists are walked before the trip), or where every posting must be read after all.
  * Hits below MIN_RELEVANCE are dropped, so a query that nothing in the project answers gets no hits. With
  * `foldSources`, a derived memory and its source turns that rank share one result (fold-sources.ts).
  * Every statement filters on the scope's tenant; stashed items are excluded unless `tiers` asks.
@@ -104,7 +88,7 @@ export async function searchChunks(
     if (!vectorFailed) options.onVectorUnavailable?.(error instanceof Error ? error.message : String(error));
     vectorFailed = true;
   };
-  const keywordList =
+  const keywordList: Promise<KeywordCandidates> =
     mode !== "vector"
       ? keywordCandidates(scope, query, named, filters, pool)
       : Promise.resolve({ rows: [], textQuery: query });
@@ -117,7 +101,7 @@ export async function searchChunks(
           embedQuery,
           filters,
           pool,
-          keywordList.then((k) => k.rows.map((row) => row.chunk_id)).catch(() => null), // its failure fails the search
+          keywordList.then(keywordIds).catch(() => null), // its failure fails the search
           vectorUnavailable,
         ).catch((error: unknown) => {
           vectorUnavailable(error);
@@ -150,7 +134,55 @@ export async function searchChunks(
   };
   const textQuery = keyword.textQuery;
   const listedSimilarity = new Map(vector.matches.map((m) => [m.chunkId, m.score]));
-  keyword.rows.forEach((row, rank) =>
+  const most = mostContextMultiplier(query, stages);
+  const maySource = (match: number) => Math.min(1, match * most) >= MIN_RELEVANCE;
+  const vectorOnlyMatch = (similarity: number) => {
+    const vectorScore = vectorPart(similarity, chance);
+    return mode === "vector" ? vectorScore : fusedScore(0, vectorScore, vectorWeight);
+  };
+  const feedbackOn = mode !== "vector" && stages.has("feedback");
+  /** The second trip's request for these first hits (search's rows, or ids where they are not read yet). */
+  const tripRequest = (
+    hits: (SearchRow | number)[],
+    sources: (SearchRow | number)[],
+    feedback: Pick<ExpansionRequest, "feedbackFrom" | "feedbackChunks">,
+  ): TripRequest => {
+    const held = new Set(hits.map((h) => (typeof h === "number" ? h : h.chunk_id)));
+    const unread = vector.matches.filter((m) => !held.has(m.chunkId));
+    const possible = [...sources, ...unread.filter((m) => maySource(vectorOnlyMatch(m.score))).map((m) => m.chunkId)];
+    return {
+      unread: unread.map((m) => m.chunkId),
+      expansion:
+        possible.length === 0
+          ? null
+          : {
+              query: textQuery,
+              filters,
+              ...feedback,
+              firstHits: [...held, ...unread.map((m) => m.chunkId)],
+              sources: possible,
+              neighbours: stages.has("neighbours"),
+              links: options.expandLinks !== false && stages.has("links"),
+              similarLinkWeight: vectorWeight,
+            },
+    };
+  };
+  // Where the keyword list's walk is still to run, the second trip goes with it, for the hits it is expected to give
+  // (second-trip.ts): every expected hit counts as a possible source.
+  const ahead = keyword.pending
+    ? await walkWithTrip(
+        scope,
+        keyword.pending,
+        tripRequest(keyword.pending.expected, keyword.pending.expected, {
+          feedbackFrom: [],
+          ...(feedbackOn ? { feedbackChunks: keyword.pending.expected.slice(0, FEEDBACK_AHEAD) } : {}),
+        }),
+        filters,
+      )
+    : null;
+  // A walk that ran out of the chunks it was given: every posting is read after all (a trip more).
+  const keywordRows = keyword.pending ? (ahead!.rows ?? (await keyword.readAll())) : keyword.rows;
+  keywordRows.forEach((row, rank) =>
     Object.assign(candidate(row), {
       bm25: row.bm25,
       keyword: keywordPart(row.bm25, row.known, row.known_share),
@@ -174,46 +206,16 @@ export async function searchChunks(
 
   // The second round trip reads the vector hits' rows and, beside them, what the first hits that may be sources point
   // to: a hit is a source when its match in the query's context reaches MIN_RELEVANCE, and the context needs every
-  // first hit's row, so it is bounded here by the most the context can raise a match.
-  const most = mostContextMultiplier(query, stages);
-  const maySource = (match: number) => Math.min(1, match * most) >= MIN_RELEVANCE;
-  const unread = vector.matches.filter((m) => !candidates.has(m.chunkId));
-  const vectorOnlyMatch = (similarity: number) => {
-    const vectorScore = vectorPart(similarity, chance);
-    return mode === "vector" ? vectorScore : fusedScore(0, vectorScore, vectorWeight);
-  };
-  const possibleSources: (SearchRow | number)[] = [
-    ...[...candidates.values()].filter((c) => maySource(c.match)).map((c) => c.row),
-    ...unread.filter((m) => maySource(vectorOnlyMatch(m.score))).map((m) => m.chunkId),
-  ];
-  const around =
-    possibleSources.length === 0
-      ? null
-      : expansionRead(scope, {
-          query: textQuery,
-          filters,
-          feedbackFrom: mode === "vector" || !stages.has("feedback") ? [] : feedbackSources([...candidates.values()]),
-          firstHits: [...candidates.keys(), ...unread.map((m) => m.chunkId)],
-          sources: possibleSources,
-          neighbours: stages.has("neighbours"),
-          links: options.expandLinks !== false && stages.has("links"),
-          similarLinkWeight: vectorWeight,
-        });
-  const unreadRows =
-    unread.length === 0
-      ? null
-      : vectorRowsStatement(
-          scope,
-          unread.map((m) => m.chunkId),
-          filters,
-        );
-  const results = await allInOneTrip<unknown>(
-    scope.d1,
-    [unreadRows, around?.statement].filter((s) => s !== null && s !== undefined),
+  // first hit's row, so it is bounded here by the most the context can raise a match. A trip made ahead serves it
+  // where it holds what is asked.
+  const feedbackFrom = feedbackOn ? feedbackSources([...candidates.values()]) : [];
+  const request = tripRequest(
+    [...candidates.values()].map((c) => c.row),
+    [...candidates.values()].filter((c) => maySource(c.match)).map((c) => c.row),
+    { feedbackFrom },
   );
-  const vectorRows = new Map(
-    (unreadRows ? (results[0]!.results as SearchRow[]) : []).map((row) => [row.chunk_id, row]),
-  );
+  let trip = ahead && holds(ahead.request, request) ? ahead.trip : await secondTrip(scope, request, filters);
+  const vectorRows = trip.vectorRows;
   let vectorRank = 0;
   for (const m of vector.matches) {
     const row = candidates.get(m.chunkId)?.row ?? vectorRows.get(m.chunkId);
@@ -236,12 +238,16 @@ export async function searchChunks(
     .sort((a, b) => b.own - a.own || a.c.row.chunk_id - b.c.row.chunk_id)
     .map((s) => s.c);
   if (sources.length > 0) {
-    const expansion = around
+    const rows = first.map((c) => c.row);
+    let read = trip.expansion?.(rows, feedbackFrom);
+    // A feedback word the trip made ahead did not count: the trip is made again, for what is asked.
+    if (read === null) {
+      trip = await secondTrip(scope, request, filters);
+      read = trip.expansion!(rows, feedbackFrom);
+    }
+    const expansion = read
       ? narrowExpansion(
-          around.read(
-            results.at(-1)!,
-            first.map((c) => c.row),
-          ),
+          read,
           sources.map((c) => c.row),
         )
       : emptyExpansion();
@@ -308,76 +314,4 @@ export async function searchChunks(
           foldedSources: folded.map(toHit),
         },
   );
-}
-
-/**
- * The first hit that matches the query best (its match in the query's context, before any evidence from other
- * hits) stays first: feedback, neighbours and links may raise a hit that matches less well up to the lead's score,
- * not past it, so a short reply next to the best turn, echoing its words, does not take first place. Hits that
- * match as well as the lead keep their order by all evidence.
- */
-function keepLeadFirst(first: Candidate[], all: Iterable<Candidate>, ownMatch: (c: Candidate) => number): void {
-  let lead: Candidate | null = null;
-  let leadMatch = -Infinity;
-  for (const c of first) {
-    const match = ownMatch(c);
-    if (match > leadMatch) [lead, leadMatch] = [c, match];
-  }
-  if (!lead) return;
-  for (const c of all) {
-    if (c !== lead && ownMatch(c) < leadMatch && c.score >= lead.score) {
-      c.score = lead.score;
-      c.strength = Math.min(c.strength, lead.strength);
-      c.belowLead = true;
-    }
-  }
-}
-
-/**
- * The best keyword hits, best first: their words feed back (expansion.ts). A derived memory and its source turns say
- * one thing, so they feed back as one hit, the result they fold into (fold-sources.ts), with the text of all and the
- * best keyword part of any: as separate hits, one piece of evidence would fill the feedback's few places.
- */
-function feedbackSources(first: Candidate[]): { content: string; score: number }[] {
-  const best = first.filter((c) => c.keyword >= MIN_RELEVANCE).sort((a, b) => b.keyword - a.keyword || b.bm25 - a.bm25);
-  return foldSources(best, best.length, foldable).map(({ hit, folded }) => ({
-    content: [hit, ...folded].map((c) => c.row.chunk_content).join("\n"),
-    score: Math.max(hit.keyword, ...folded.map((c) => c.keyword)),
-  }));
-}
-
-/** What folding needs of a candidate: its item, and a derived memory's source turns. */
-function foldable(c: Candidate): FoldableHit {
-  return { itemId: c.row.item_id, sources: parseDerived(c.row.derived)?.sources ?? null };
-}
-
-function toHit(c: Candidate): SearchHit {
-  const row = c.row;
-  return {
-    chunkId: row.chunk_id,
-    chunkIndex: row.chunk_index,
-    chunkContent: row.chunk_content,
-    chunkTokens: row.chunk_tokens,
-    itemId: row.item_id,
-    project: row.project,
-    kind: row.kind,
-    type: row.type,
-    role: row.role,
-    conversationId: row.conversation_id,
-    position: row.position,
-    tags: JSON.parse(row.tags) as string[],
-    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-    importance: row.importance,
-    tier: row.tier,
-    createdAt: row.created_at,
-    score: round(c.score),
-    similarity: c.similarity === null ? null : round(c.similarity),
-    keywordRank: c.keywordRank,
-    vectorRank: c.vectorRank,
-    derived: parseDerived(row.derived),
-  };
-}
-
-function round(n: number): number {
-  return Math.round(n * 10_000) / 10_000;
 }

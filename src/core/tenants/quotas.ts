@@ -125,7 +125,10 @@ export interface QuotaReport {
   max_items: { limit: number | null; usage: number };
   max_bytes: { limit: number | null; usage: number };
   max_pending_jobs: { limit: number | null; usage: number };
-  /** usage: the tenant's tool calls the usage log holds for the last 60 s (it lags about a second). */
+  /**
+   * usage: the tenant's mean tool calls a minute over the current UTC hour, from the usage log's hourly aggregates (it
+   * lags up to FLUSH_AFTER_MS). TENANT_RATE_LIMITER enforces the limit, not this figure.
+   */
   calls_per_minute: { limit: number | null; usage: number };
   /** usage: neurons the tenant's extraction has spent since 00:00 UTC (src/core/extraction/budget.ts). */
   extraction_neurons_per_day: { limit: number | null; usage: number };
@@ -139,8 +142,10 @@ export function quotaReportStatements(d1: D1Database, tenantId: string, now = Da
   return [
     usageStatement(d1, tenantId),
     d1
-      .prepare("SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ? AND started_at >= ?")
-      .bind(tenantId, now - 60_000),
+      .prepare(
+        "SELECT COALESCE(SUM(calls), 0) AS n FROM usage_hours WHERE tenant_id = ? AND hour = ? AND source = 'tool'",
+      )
+      .bind(tenantId, now - (now % HOUR_MS)),
     neuronsSpentStatement(d1, tenantId, now),
   ];
 }
@@ -157,9 +162,17 @@ export function utcDayStart(now: number): number {
   return now - (now % 86_400_000);
 }
 
-export function quotaReport(limits: TenantLimits, [usage, calls, neurons]: D1Result<unknown>[]): QuotaReport {
+const HOUR_MS = 3_600_000;
+
+export function quotaReport(
+  limits: TenantLimits,
+  [usage, calls, neurons]: D1Result<unknown>[],
+  now = Date.now(),
+): QuotaReport {
   const used = usageOf(usage);
-  const perMinute = (calls?.results[0] as { n: number } | undefined)?.n ?? 0;
+  const thisHour = (calls?.results[0] as { n: number } | undefined)?.n ?? 0;
+  // The hour's calls over its minutes so far (a whole minute at least).
+  const perMinute = Math.round(thisHour / Math.max(1, Math.ceil((now % HOUR_MS) / 60_000)));
   const spent = (neurons?.results[0] as { n: number } | undefined)?.n ?? 0;
   return {
     max_items: { limit: limits.max_items, usage: used.items },

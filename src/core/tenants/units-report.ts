@@ -1,10 +1,12 @@
 import type { BillableUnits } from "../../billable-units";
 import { projectClause, type TenantScope } from "../../db/scope";
-import { FREE_PLAN_DAILY, QUEUE_OPERATIONS_PER_MESSAGE } from "../../price-list";
+import { FREE_PLAN_DAILY, PAID_PLAN } from "../../price-list";
 import { HOURLY_UNITS, histogramPercentile } from "./usage-hours";
 
 /** Billable units of one tool or job kind over a period: each a mean per call (or run), and the p95 of D1's rows. */
-export type UnitsUsage = Omit<BillableUnits, "d1RoundTrips" | "d1Ms"> & {
+export type UnitsUsage = Omit<BillableUnits, "d1RoundTrips" | "d1Ms" | "cpuMs" | "cpuCalls"> & {
+  /** Mean Worker CPU milliseconds of the calls whose invocation's CPU time was recorded; null when none was. */
+  cpuMs: number | null;
   name: string;
   calls: number;
   errors: number;
@@ -38,6 +40,12 @@ export interface UnitsReport {
     freePlanDaily: UnitTotals;
     /** The allowance the tenant's mean day uses most of, and how much (1 = all of it). */
     binding: { unit: keyof UnitTotals; share: number } | null;
+    /**
+     * Worker CPU milliseconds, summed and per mean day (null when none was recorded: no tail consumer, or a local
+     * run, where workerd reports 0), with Workers Paid's monthly inclusion; the Free plan has a limit per
+     * invocation, not an allowance.
+     */
+    cpu: { ms: number | null; perDay: number | null; paidIncludedPerMonth: number };
   };
 }
 
@@ -61,7 +69,16 @@ type Row = Record<string, number | string>;
 
 export function unitsReport(rows: readonly Row[], days: number): UnitsReport {
   const usages = rows.map((row) => ({ source: row.source as string, usage: unitsUsage(row) }));
-  const sumOf = (column: string) => rows.reduce((sum, row) => sum + Number(row[column]), 0);
+  return {
+    tools: usages.filter((u) => u.source === "tool").map((u) => u.usage),
+    jobs: usages.filter((u) => u.source === "job").map((u) => u.usage),
+    totals: unitTotals(rows, days),
+  };
+}
+
+/** Rows of usage_hours sums (any grouping) summed, their mean day, and that day against the Free plan's allowances. */
+export function unitTotals(rows: readonly Row[], days: number): UnitsReport["totals"] {
+  const sumOf = (column: string) => rows.reduce((sum, row) => sum + Number(row[column] ?? 0), 0);
   const sum = {
     d1RowsRead: sumOf("d1_rows_read"),
     d1RowsWritten: sumOf("d1_rows_written"),
@@ -69,7 +86,7 @@ export function unitsReport(rows: readonly Row[], days: number): UnitsReport {
     kvWrites: sumOf("kv_writes"),
     kvDeletes: sumOf("kv_deletes"),
     kvLists: sumOf("kv_lists"),
-    queueOperations: sumOf("queue_sends") * QUEUE_OPERATIONS_PER_MESSAGE,
+    queueOperations: sumOf("queue_operations"),
     aiNeurons: sumOf("ai_neurons"),
     localRowsRead: sumOf("local_rows_read"),
     localRowsWritten: sumOf("local_rows_written"),
@@ -83,16 +100,20 @@ export function unitsReport(rows: readonly Row[], days: number): UnitsReport {
     const share = perDay[unit] / FREE_PLAN_DAILY[unit];
     if (share > 0 && (binding === null || share > binding.share)) binding = { unit, share: round(share, 4) };
   }
-  return {
-    tools: usages.filter((u) => u.source === "tool").map((u) => u.usage),
-    jobs: usages.filter((u) => u.source === "job").map((u) => u.usage),
-    totals: { sum: roundAll(sum), perDay, freePlanDaily, binding },
+  const cpuMs = sumOf("cpu_calls") > 0 ? sumOf("cpu_ms") : null;
+  const cpu = {
+    ms: cpuMs === null ? null : round(cpuMs),
+    perDay: cpuMs === null ? null : round(cpuMs / days),
+    paidIncludedPerMonth: PAID_PLAN.workerCpuMs.includedPerMonth,
   };
+  return { sum: roundAll(sum), perDay, freePlanDaily, binding, cpu };
 }
 
 function unitsUsage(row: Row): UnitsUsage {
   const calls = Number(row.calls);
-  const mean = (column: string) => round(Number(row[column]) / calls);
+  // A name whose hours hold only CPU time (a page served, no units) has no calls to share by.
+  const mean = (column: string) => (calls > 0 ? round(Number(row[column]) / calls) : 0);
+  const cpuCalls = Number(row.cpu_calls ?? 0);
   return {
     name: row.name as string,
     calls,
@@ -106,9 +127,11 @@ function unitsUsage(row: Row): UnitsUsage {
     kvDeletes: mean("kv_deletes"),
     kvLists: mean("kv_lists"),
     queueSends: mean("queue_sends"),
+    queueOperations: mean("queue_operations"),
     aiNeurons: mean("ai_neurons"),
     localRowsRead: mean("local_rows_read"),
     localRowsWritten: mean("local_rows_written"),
+    cpuMs: cpuCalls > 0 ? round(Number(row.cpu_ms) / cpuCalls) : null,
   };
 }
 

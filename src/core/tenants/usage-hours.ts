@@ -1,9 +1,11 @@
 import { type BillableUnits, noUnits } from "../../billable-units";
 import type { JobRunRecord, ToolCallRecord } from "../../messages";
+import { latencyBucket } from "./latency-histogram";
 
-/** The units usage_hours keeps, with their columns (the D1 wait is kept per call, in tool_calls). */
+/** The units usage_hours keeps, with their columns. */
 export const HOURLY_UNITS: readonly (readonly [keyof BillableUnits, string])[] = [
   ["d1RoundTrips", "d1_round_trips"],
+  ["d1Ms", "d1_ms"],
   ["d1RowsRead", "d1_rows_read"],
   ["d1RowsWritten", "d1_rows_written"],
   ["localRowsRead", "local_rows_read"],
@@ -13,7 +15,10 @@ export const HOURLY_UNITS: readonly (readonly [keyof BillableUnits, string])[] =
   ["kvDeletes", "kv_deletes"],
   ["kvLists", "kv_lists"],
   ["queueSends", "queue_sends"],
+  ["queueOperations", "queue_operations"],
   ["aiNeurons", "ai_neurons"],
+  ["cpuMs", "cpu_ms"],
+  ["cpuCalls", "cpu_calls"],
 ];
 
 const HOUR = 3_600_000;
@@ -55,6 +60,9 @@ export interface HourRow {
   units: BillableUnits;
   readHist: Map<number, number>;
   writtenHist: Map<number, number>;
+  /** Tool calls' durations, and their durations less the D1 wait (the worker's own time), in latency buckets. */
+  latencyHist: Map<number, number>;
+  workerHist: Map<number, number>;
 }
 
 /** What one call or job adds to its hour's row. */
@@ -66,13 +74,17 @@ export interface HourEntry {
   project: string | null;
   failed: boolean;
   units: BillableUnits;
+  /** A tool call's server-side duration (ms); jobs have none. */
+  durationMs?: number;
+  /** Calls (or runs) the entry counts: 1 unless given; 0 for units added to them later (their CPU time, cpu-time.ts). */
+  calls?: number;
 }
 
 export function toolEntry(tenantId: string, call: ToolCallRecord): HourEntry | null {
   // A call logged by a worker from before units were counted carries none.
   if (!call.units) return null;
-  const { tool: name, project, startedAt: at, errorCode, units } = call;
-  return { tenantId, at, source: "tool", name, project, failed: errorCode !== null, units };
+  const { tool: name, project, startedAt: at, errorCode, units, durationMs } = call;
+  return { tenantId, at, source: "tool", name, project, failed: errorCode !== null, units, durationMs };
 }
 
 export function jobEntry(tenantId: string, job: JobRunRecord): HourEntry {
@@ -108,14 +120,23 @@ export function hourRows(entries: readonly HourEntry[]): HourRow[] {
         units: noUnits(),
         readHist: new Map(),
         writtenHist: new Map(),
+        latencyHist: new Map(),
+        workerHist: new Map(),
       };
       rows.set(key, row);
     }
-    row.calls++;
+    // A record sent by a worker from before a unit was counted has none of it.
+    for (const [name] of HOURLY_UNITS) row.units[name] += entry.units[name] ?? 0;
+    const calls = entry.calls ?? 1;
+    row.calls += calls;
+    if (calls === 0) continue;
     if (entry.failed) row.errors++;
-    for (const [name] of HOURLY_UNITS) row.units[name] += entry.units[name];
     count(row.readHist, histogramBin(entry.units.d1RowsRead));
     count(row.writtenHist, histogramBin(entry.units.d1RowsWritten));
+    if (entry.durationMs !== undefined) {
+      count(row.latencyHist, latencyBucket(entry.durationMs));
+      count(row.workerHist, latencyBucket(Math.max(0, entry.durationMs - (entry.units.d1Ms ?? 0))));
+    }
   }
   return [...rows.values()];
 }
@@ -130,13 +151,15 @@ const mergedHistogram = (column: string) =>
      SELECT key, value FROM json_each(usage_hours.${column}) UNION ALL SELECT key, value FROM json_each(excluded.${column})
    ) GROUP BY key))`;
 
+const HISTOGRAMS = ["read_hist", "written_hist", "latency_hist", "worker_hist"];
+
 /**
  * Adds the rows to usage_hours in one statement (the rows as one JSON parameter): a new hour's row is inserted, an
  * existing one summed into, its histograms merged bin by bin.
  */
 export function addHourRows(d1: D1Database, rows: readonly HourRow[]): D1PreparedStatement {
   const keys = ["tenant_id", "hour", "source", "name", "project"];
-  const all = [...keys, ...COLUMNS, "read_hist", "written_hist"];
+  const all = [...keys, ...COLUMNS, ...HISTOGRAMS];
   const values = rows.map((row) => [
     row.tenantId,
     row.hour,
@@ -148,6 +171,8 @@ export function addHourRows(d1: D1Database, rows: readonly HourRow[]): D1Prepare
     ...HOURLY_UNITS.map(([name]) => row.units[name]),
     JSON.stringify(Object.fromEntries(row.readHist)),
     JSON.stringify(Object.fromEntries(row.writtenHist)),
+    JSON.stringify(Object.fromEntries(row.latencyHist)),
+    JSON.stringify(Object.fromEntries(row.workerHist)),
   ]);
   return d1
     .prepare(
@@ -155,7 +180,7 @@ export function addHourRows(d1: D1Database, rows: readonly HourRow[]): D1Prepare
        SELECT ${all.map((_, i) => `j.value ->> ${i}`).join(", ")} FROM json_each(?) j WHERE true
        ON CONFLICT (${keys.join(", ")}) DO UPDATE SET
          ${COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(", ")},
-         ${mergedHistogram("read_hist")}, ${mergedHistogram("written_hist")}`,
+         ${HISTOGRAMS.map(mergedHistogram).join(", ")}`,
     )
     .bind(JSON.stringify(values));
 }

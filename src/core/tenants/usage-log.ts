@@ -1,6 +1,7 @@
-import { noUnits } from "../../billable-units";
+import { addUnits, type BillableUnits, noUnits } from "../../billable-units";
 import type { ToolCallRecord, UsageMessage } from "../../messages";
 import { boundedGroups } from "../../shared/bounded-groups";
+import { addConversationDays, type ConversationDays, countConversationCalls } from "./conversation-days";
 import { addHourRows, type HourEntry, hourRows, jobEntry, toolEntry } from "./usage-hours";
 
 export type { ToolCallRecord };
@@ -17,32 +18,45 @@ type LegacyCall = { d1RoundTrips?: number; d1Ms?: number };
 /**
  * Writes the usage log of many requests and job batches (a queue batch of UsageMessages, any tenants of this
  * database) in one round trip: each tool call a tool_calls row, and every call's and job's units summed into
- * usage_hours. What that write cost D1 (its own meta) is then charged to each tenant as a `usage_log` job, by its
+ * usage_hours, each call in the conversation it names into tool_conversation_days. What that write cost D1 (its own meta) is then charged to each tenant as a `usage_log` job, by its
  * share of the calls and jobs, in a second statement that writes a row a tenant (counted in it as one: an hour's row
- * is summed into once it exists, which leaves its key's index entry as it is).
+ * is summed into once it exists, which leaves its key's index entry as it is). `spent`: what else logging them cost
+ * each tenant (the consumer's control read, a message's redelivery), added to its `usage_log` entry.
  */
-export async function recordUsage(d1: D1Database, requests: readonly UsageMessage[]): Promise<void> {
+export async function recordUsage(
+  d1: D1Database,
+  requests: readonly UsageMessage[],
+  spent: ReadonlyMap<string, BillableUnits> = new Map(),
+): Promise<void> {
   const calls = requests.flatMap(({ tenantId, calls }) => calls.map((call) => ({ tenantId, call })));
   const entries = requests.flatMap(({ tenantId, calls, jobs }) => [
     ...calls.flatMap((call) => toolEntry(tenantId, call) ?? []),
     ...(jobs ?? []).map((job) => jobEntry(tenantId, job)),
   ]);
   if (calls.length === 0 && entries.length === 0) return;
+  const conversations: ConversationDays = new Map();
+  countConversationCalls(conversations, calls);
   const statements = [
     ...toolCallStatements(d1, calls),
     ...(entries.length > 0 ? [addHourRows(d1, hourRows(entries))] : []),
+    ...addConversationDays(d1, [...conversations.values()]),
   ];
   const results = await d1.batch(statements);
   const read = results.reduce((sum, r) => sum + (r.meta?.rows_read ?? 0), 0);
   const written = results.reduce((sum, r) => sum + (r.meta?.rows_written ?? 0), 0);
   // The calls are written: a failure here loses only this note of the log's own cost (a retry would log them twice).
-  await addHourRows(d1, hourRows(ownCost(requests, read, written)))
+  await addHourRows(d1, hourRows(ownCost(requests, read, written, spent)))
     .run()
     .catch((error) => console.error("usage log: recording its own cost failed", error));
 }
 
 /** Each tenant's share of the write's rows, by its calls and jobs, and the one row its own entry writes. */
-function ownCost(requests: readonly UsageMessage[], read: number, written: number): HourEntry[] {
+function ownCost(
+  requests: readonly UsageMessage[],
+  read: number,
+  written: number,
+  spent: ReadonlyMap<string, BillableUnits>,
+): HourEntry[] {
   const records = new Map<string, number>();
   for (const { tenantId, calls, jobs } of requests)
     records.set(tenantId, (records.get(tenantId) ?? 0) + calls.length + (jobs?.length ?? 0));
@@ -55,16 +69,19 @@ function ownCost(requests: readonly UsageMessage[], read: number, written: numbe
     name: USAGE_LOG_JOB,
     project: null,
     failed: false,
-    units: {
-      ...noUnits(),
-      d1RoundTrips: 2 * (n / total),
-      d1RowsRead: read * (n / total),
-      d1RowsWritten: written * (n / total) + 1,
-    },
+    units: addUnits(
+      {
+        ...noUnits(),
+        d1RoundTrips: 2 * (n / total),
+        d1RowsRead: read * (n / total),
+        d1RowsWritten: written * (n / total) + 1,
+      },
+      spent.get(tenantId) ?? {},
+    ),
   }));
 }
 
-function toolCallStatements(
+export function toolCallStatements(
   d1: D1Database,
   calls: readonly { tenantId: string; call: ToolCallRecord & LegacyCall }[],
 ): D1PreparedStatement[] {

@@ -1,12 +1,13 @@
 import { projectClause, type TenantScope } from "../../db/scope";
 import { type ExtractionUsage, extractionUsage, extractionUsageStatements } from "../extraction/extraction-usage";
+import { latencyPercentile, mergeHistograms } from "./latency-histogram";
 import { type QuotaReport, quotaReport, quotaReportStatements, type TenantLimits } from "./quotas";
 import { type UnitsReport, type UnitsUsage, unitsReport, unitsStatement } from "./units-report";
 
 /**
- * Usage over time from the usage log, for charts: calls per tool in fixed time buckets, latency
- * percentiles (nearest rank, server-side duration of each call) per bucket and per tool, D1 round trips and
- * the worker's own time per tool, and what each
+ * Usage over time from the usage log's hourly aggregates (usage_hours), for charts: calls per tool in fixed time
+ * buckets, latency percentiles (server-side duration, from the hours' fixed-bucket histograms) per bucket and per
+ * tool, errors, D1 round trips and the worker's own time per tool, and what each
  * project stores. A project-limited key sees the calls that named one of its projects and its projects'
  * storage only, as get_context_metrics does. The tenant's quotas come with their tenant-wide usage (what a
  * refused write names to any key).
@@ -33,8 +34,9 @@ export interface ToolUsage {
   tool: string;
   calls: number;
   errors: number;
-  p50Ms: number;
-  p95Ms: number;
+  /** From the hours' latency histograms (latency-histogram.ts); null for hours logged before they were kept. */
+  p50Ms: number | null;
+  p95Ms: number | null;
   /** Mean D1 round trips per call and mean time waiting on them; null when none of its calls were counted. */
   d1RoundTrips: number | null;
   d1Ms: number | null;
@@ -66,16 +68,41 @@ export interface UsageReport {
   totals: UnitsReport["totals"];
 }
 
-/** p50 and p95 of `value` by nearest rank over `partition` (rank = ceil(p x n), in integers). */
-const percentiles = (partition: string, where: string, value = "duration_ms") => `
-  WITH ranked AS (
-    SELECT ${partition} AS k, ${value} AS d, error_code, d1_round_trips AS trips, d1_ms,
-      ROW_NUMBER() OVER (PARTITION BY ${partition} ORDER BY ${value}) AS rn, COUNT(*) OVER (PARTITION BY ${partition}) AS n
-    FROM tool_calls WHERE ${where}
-  )
-  SELECT k, MAX(n) AS n, SUM(error_code IS NOT NULL) AS errors, AVG(trips) AS trips, AVG(d1_ms) AS d1_ms,
-    MAX(CASE WHEN rn = (n * 50 + 99) / 100 THEN d END) AS p50, MAX(CASE WHEN rn = (n * 95 + 99) / 100 THEN d END) AS p95
-  FROM ranked GROUP BY k`;
+/** A tool's hour in usage_hours: what the report sums into its buckets and tools. */
+interface ToolHour {
+  hour: number;
+  name: string;
+  calls: number;
+  errors: number;
+  d1_round_trips: number;
+  d1_ms: number;
+  latency_hist: string;
+  worker_hist: string;
+}
+
+/** A sum of tool hours: calls, errors, D1's trips and wait, and the two latency histograms merged. */
+class ToolSum {
+  calls = 0;
+  errors = 0;
+  trips = 0;
+  d1Ms = 0;
+  private readonly latency: Record<string, number>[] = [];
+  private readonly worker: Record<string, number>[] = [];
+
+  add(row: ToolHour): void {
+    this.calls += row.calls;
+    this.errors += row.errors;
+    this.trips += row.d1_round_trips;
+    this.d1Ms += row.d1_ms;
+    this.latency.push(JSON.parse(row.latency_hist));
+    this.worker.push(JSON.parse(row.worker_hist));
+  }
+
+  percentile(p: number, of: "latency" | "worker" = "latency"): number | null {
+    const value = latencyPercentile(mergeHistograms(of === "latency" ? this.latency : this.worker), p);
+    return value === null ? null : round(value);
+  }
+}
 
 export async function usageReport(
   scope: TenantScope,
@@ -86,61 +113,66 @@ export async function usageReport(
   const { spanMs, bucketMs, days } = USAGE_PERIODS[period];
   const since = Math.floor((now - spanMs) / bucketMs + 1) * bucketMs;
   const own = projectClause(scope, "project");
-  const where = `tenant_id = ? AND started_at >= ?${own.sql}`;
-  const bucket = `CAST(started_at / ${bucketMs} AS INTEGER)`;
-  const args = [scope.tenantId, since, ...own.params];
-  const [perToolBucket, perBucket, perTool, workerTime, storage, hourly, windows, deferral, ...quotas] =
-    await scope.d1.batch<Record<string, string | number | null>>([
-      scope.d1
-        .prepare(`SELECT ${bucket} AS k, tool, COUNT(*) AS n FROM tool_calls WHERE ${where} GROUP BY k, tool`)
-        .bind(...args),
-      scope.d1.prepare(percentiles(bucket, where)).bind(...args),
-      scope.d1.prepare(`${percentiles("tool", where)} ORDER BY n DESC, k`).bind(...args),
-      scope.d1.prepare(percentiles("tool", `${where} AND d1_ms IS NOT NULL`, "duration_ms - d1_ms")).bind(...args),
-      scope.d1
-        .prepare(
-          `SELECT project, COUNT(*) AS items, COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(CASE WHEN tier = 'stashed' THEN tokens ELSE 0 END), 0) AS stashed
+  const [toolHours, storage, hourly, windows, deferral, ...quotas] = await scope.d1.batch<
+    Record<string, string | number | null>
+  >([
+    // The tools' hours of the period (a row a tool, hour and project): the aggregates, never a row a call.
+    scope.d1
+      .prepare(
+        `SELECT hour, name, calls, errors, d1_round_trips, d1_ms, latency_hist, worker_hist FROM usage_hours
+         WHERE tenant_id = ? AND hour >= ? AND source = 'tool'${own.sql}`,
+      )
+      .bind(scope.tenantId, since, ...own.params),
+    scope.d1
+      .prepare(
+        `SELECT project, COUNT(*) AS items, COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(CASE WHEN tier = 'stashed' THEN tokens ELSE 0 END), 0) AS stashed
          FROM items WHERE tenant_id = ?${own.sql} GROUP BY project ORDER BY tokens DESC, project`,
-        )
-        .bind(scope.tenantId, ...own.params),
-      unitsStatement(scope, since),
-      ...extractionUsageStatements(scope, since),
-      ...quotaReportStatements(scope.d1, scope.tenantId, now),
-    ]);
-  const buckets = new Map<number, UsageBucket>();
-  for (let start = since; start <= now; start += bucketMs)
-    buckets.set(start, { start, calls: {}, errors: 0, p50Ms: null, p95Ms: null });
-  const at = (k: number) => buckets.get(k * bucketMs);
-  for (const r of perToolBucket!.results) {
-    const b = at(r.k as number);
-    if (b) b.calls[r.tool as string] = r.n as number;
+      )
+      .bind(scope.tenantId, ...own.params),
+    unitsStatement(scope, since),
+    ...extractionUsageStatements(scope, since),
+    ...quotaReportStatements(scope.d1, scope.tenantId, now),
+  ]);
+  const bucketSums = new Map<number, { calls: Record<string, number>; sum: ToolSum }>();
+  const toolSums = new Map<string, ToolSum>();
+  for (const row of toolHours!.results as unknown as ToolHour[]) {
+    const start = Math.floor(row.hour / bucketMs) * bucketMs;
+    const bucket = bucketSums.get(start) ?? bucketSums.set(start, { calls: {}, sum: new ToolSum() }).get(start)!;
+    bucket.calls[row.name] = (bucket.calls[row.name] ?? 0) + row.calls;
+    bucket.sum.add(row);
+    (toolSums.get(row.name) ?? toolSums.set(row.name, new ToolSum()).get(row.name)!).add(row);
   }
-  for (const r of perBucket!.results) {
-    const b = at(r.k as number);
-    if (!b) continue;
-    b.errors = r.errors as number;
-    b.p50Ms = round(r.p50 as number);
-    b.p95Ms = round(r.p95 as number);
+  const buckets: UsageBucket[] = [];
+  for (let start = since; start <= now; start += bucketMs) {
+    const b = bucketSums.get(start);
+    buckets.push({
+      start,
+      calls: b?.calls ?? {},
+      errors: b?.sum.errors ?? 0,
+      p50Ms: b?.sum.percentile(0.5) ?? null,
+      p95Ms: b?.sum.percentile(0.95) ?? null,
+    });
   }
-  const worker = new Map(workerTime!.results.map((r) => [r.k as string, r]));
   const units = unitsReport(hourly!.results as Record<string, string | number>[], days);
   const toolUnits = new Map(units.tools.map((u) => [u.name, u]));
-  const tools = perTool!.results.map((r) => ({
-    tool: r.k as string,
-    calls: r.n as number,
-    errors: r.errors as number,
-    p50Ms: round(r.p50 as number),
-    p95Ms: round(r.p95 as number),
-    d1RoundTrips: nullableRound(r.trips),
-    d1Ms: nullableRound(r.d1_ms),
-    workerP50Ms: nullableRound(worker.get(r.k as string)?.p50),
-    workerP95Ms: nullableRound(worker.get(r.k as string)?.p95),
-    units: toolUnits.get(r.k as string) ?? null,
-  }));
+  const tools = [...toolSums]
+    .sort(([a, x], [b, y]) => y.calls - x.calls || (a < b ? -1 : 1))
+    .map(([tool, sum]) => ({
+      tool,
+      calls: sum.calls,
+      errors: sum.errors,
+      p50Ms: sum.percentile(0.5),
+      p95Ms: sum.percentile(0.95),
+      d1RoundTrips: sum.calls === 0 ? null : round(sum.trips / sum.calls),
+      d1Ms: sum.calls === 0 ? null : round(sum.d1Ms / sum.calls),
+      workerP50Ms: sum.percentile(0.5, "worker"),
+      workerP95Ms: sum.percentile(0.95, "worker"),
+      units: toolUnits.get(tool) ?? null,
+    }));
   return {
     since,
     bucketMs,
-    buckets: [...buckets.values()],
+    buckets,
     tools,
     totalCalls: tools.reduce((sum, t) => sum + t.calls, 0),
     projects: storage!.results.map((r) => ({
@@ -149,7 +181,7 @@ export async function usageReport(
       tokens: r.tokens as number,
       stashedTokens: r.stashed as number,
     })),
-    quotas: quotaReport(limits, quotas),
+    quotas: quotaReport(limits, quotas, now),
     extraction: extractionUsage([windows!, deferral!], now),
     jobs: units.jobs,
     totals: units.totals,
@@ -162,8 +194,4 @@ export async function usageReport(
  */
 function round(ms: number): number {
   return Math.round(ms * 100) / 100;
-}
-
-function nullableRound(value: string | number | null | undefined): number | null {
-  return typeof value === "number" ? round(value) : null;
 }

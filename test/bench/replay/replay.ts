@@ -5,12 +5,13 @@
 // as `npm run bench -- locomo` does (the same figures on the same data), `msmarco` nDCG@10 beside plain FTS5 BM25 as
 // `npm run bench -- msmarco` prints it, `growth` each tenant's D1 time per statement over the MS MARCO queries.
 // `extraction` the extraction bench's recall, turns only and with derived memories (replay-extraction.ts). `grounding`
-// needs no D1: extraction's source check over LoCoMo's observations (replay-grounding.ts).
+// needs no D1: extraction's source check over LoCoMo's observations (replay-grounding.ts). `reads [--state DIR]`: rows
+// read and round trips a search as D1 counts them, statement by statement (replay-reads.ts).
 // Start with the bench whose data it needs (`npm run bench -- locomo`, `msmarco`, `growth` or `extraction`). WITHOUT=feedback,when
 // leaves those stages out (SEARCH_STAGES), to see what each adds.
 // Reads ../shared/data (benchmarks may; tests never do).
 
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -25,6 +26,8 @@ import { mean, ndcgAt, recallAt, uniqueInOrder } from "../metrics.mjs";
 import { plainBm25 } from "../plain-bm25.mjs";
 import { replayExtraction } from "./replay-extraction";
 import { replayGrounding } from "./replay-grounding";
+import { replayReads } from "./replay-reads";
+import { buildBlocks, migrateCopy } from "./replay-state";
 import { sqliteD1, type Timed } from "./sqlite-d1";
 
 const CATEGORIES: Record<string, string> = {
@@ -40,12 +43,21 @@ if (suite === "grounding") {
   console.log(replayGrounding(loadLocomo() as unknown as LocomoSample[]).join("\n"));
   process.exit(0);
 }
+if (suite === "reads") {
+  const stateArg = rest.indexOf("--state");
+  const state = stateArg >= 0 ? rest[stateArg + 1]! : `.bench/${process.env.BENCH_PORT ?? 8799}/state`;
+  console.log((await replayReads(state)).join("\n"));
+  process.exit(0);
+}
 if (suite !== "locomo" && suite !== "msmarco" && suite !== "growth" && suite !== "extraction") {
-  console.error("usage: npm run replay -- locomo|msmarco|growth|extraction [--db FILE] | grounding");
+  console.error(
+    "usage: npm run replay -- locomo|msmarco|growth|extraction [--db FILE] | grounding | reads [--state DIR]",
+  );
   process.exit(2);
 }
 const file = dbArg >= 0 ? rest[dbArg + 1]! : largestD1(`.bench/${process.env.BENCH_PORT ?? 8799}/state`);
 const db = checkpointedCopy(file);
+const migrated = migrateCopy(db);
 const log: Timed[] = [];
 const d1 = sqliteD1(db, log);
 // The bench server's search: every stage, no vector part (the local embedder is lexical: weight 0), no reranker.
@@ -60,6 +72,18 @@ const tenants = db.prepare("SELECT tenant_id, chunks FROM keyword_stats ORDER BY
 }[];
 const pct = (x: number) => (100 * x).toFixed(1);
 console.log(`${file}: ${tenants.map((t) => `${t.chunks} chunks`).join(", ")}`);
+if (migrated.length > 0) console.log(`  migrated: ${migrated.join(", ")}`);
+for (const { tenant_id: tenant } of tenants) {
+  const built = await buildBlocks(d1, tenant);
+  if (built.passes > 0) console.log(`  posting blocks: ${built.words} words in ${built.passes} passes`);
+}
+// REPLAY_TOP=<file>: each query's top 10 chunk ids, a line each, to compare two runs' rankings.
+const tops: string[] = [];
+const noteTop = (query: string, hits: { chunkId: number }[]) =>
+  tops.push(JSON.stringify([query, hits.slice(0, 10).map((h) => h.chunkId)]));
+process.on("exit", () => {
+  if (process.env.REPLAY_TOP) writeFileSync(process.env.REPLAY_TOP, `${tops.join("\n")}\n`);
+});
 
 if (suite === "extraction") {
   const samples = loadLocomo() as unknown as LocomoSample[];
@@ -106,6 +130,7 @@ if (suite === "extraction") {
   const recalls: number[] = [];
   for (const qa of questions) {
     const hits = await searchChunks(scope, services, qa.question, { projects: [qa.project] }, 10);
+    noteTop(qa.question, hits);
     recalls.push(recallAt(uniqueInOrder(hits.flatMap((h) => dia.get(h.itemId) ?? [])), qa.evidence, 10));
   }
   const byCategory = Object.entries(CATEGORIES).map(
@@ -142,6 +167,7 @@ if (suite === "extraction") {
   const bm25: number[] = [];
   for (const q of queries) {
     const hits = await searchChunks(scope, services, q.text, { projects: ["msmarco"] }, 10);
+    noteTop(q.text, hits);
     hybrid.push(ndcgAt(uniqueInOrder(hits.flatMap((h) => passages.get(h.itemId) ?? [])), qrels.get(q._id)!, 10));
     bm25.push(ndcgAt(baseline(q.text, "msmarco", 10), qrels.get(q._id)!, 10));
   }

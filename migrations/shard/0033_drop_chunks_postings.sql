@@ -1,0 +1,1 @@
+DROP INDEX `chunks_postings`;
