@@ -86,19 +86,20 @@ export const memoryIngestDocument = defineTool({
   }),
   annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
-    const given = SOURCES.filter((s) => input[s] !== undefined);
+    // POST /documents sends the file beside the parameters: it counts as the one source.
+    const given = [...SOURCES.filter((s) => input[s] !== undefined), ...(ctx.file ? ["file" as const] : [])];
     if (given.length !== 1)
       throw invalidParameter(
         given.length === 0 ? "url" : given[1]!,
         given.length === 0
           ? "Give one of url, content or content_base64"
-          : `Give exactly one of url, content or content_base64, not ${given.join(" and ")}`,
+          : `Give exactly one of url, content or content_base64${ctx.file ? " or the file" : ""}, not ${given.join(" and ")}`,
         { given },
       );
     if (input.extract)
       throw invalidParameter("extract", "extract is not available for documents yet; ingest without it");
     const document = await ingestDocument(ctx.scope, ctx.services, {
-      source: documentSource(input),
+      source: ctx.file ? { parameter: "file", ...ctx.file } : documentSource(input),
       mimeType: input.mime_type,
       fileName: input.file_name,
       title: input.title,

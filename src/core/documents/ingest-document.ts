@@ -21,7 +21,9 @@ import { SECTION_SEPARATOR, sectionDocument } from "./sections";
 export type DocumentSource =
   | { parameter: "url"; url: string }
   | { parameter: "content"; text: string }
-  | { parameter: "content_base64"; bytes: Uint8Array };
+  | { parameter: "content_base64"; bytes: Uint8Array }
+  /** A file sent to POST /documents as the body or a form's `file` part (document-upload.ts). */
+  | { parameter: "file"; bytes: Uint8Array; contentType: string | null; fileName: string | null };
 
 export interface DocumentInput {
   source: DocumentSource;
@@ -219,6 +221,8 @@ async function loadBytes(input: DocumentInput, limits: Services["config"]["docum
       return { bytes: new TextEncoder().encode(source.text), url: null, contentType: null, fileName: null };
     case "content_base64":
       return { bytes: source.bytes, url: null, contentType: null, fileName: null };
+    case "file":
+      return { bytes: source.bytes, url: null, contentType: source.contentType, fileName: source.fileName };
     case "url": {
       const fetched = await fetchDocumentUrl(source.url, {
         maxBytes: limits.maxBytes,
