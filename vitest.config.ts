@@ -27,6 +27,8 @@ export default defineConfig(async () => {
             EMBEDDING_DIMENSIONS: "256",
             // Exercise rank fusion as a semantic embedder would (the lexical default is 0).
             HYBRID_VECTOR_WEIGHT: "1",
+            // Documents with the libraries alone, as `npm run dev` converts them (no Workers AI).
+            DOCUMENT_CONVERTER: "local",
             // The tenant limit's binding allows so much that only a tenant with a calls_per_minute override
             // meets it (test/quotas.test.ts); TENANT_CALLS_PER_MINUTE tells the Worker the binding's limit.
             TENANT_CALLS_PER_MINUTE: "100000",

@@ -26,6 +26,7 @@ export function provisionedName(worker, binding) {
  * - KV namespaces by the title wrangler would provision (their ids are written into wrangler.toml);
  * - Vectorize indexes with the embedder's dimensions (EMBEDDING_DIMENSIONS), cosine, and their metadata indexes;
  * - every queue a producer, consumer or dead-letter setting names;
+ * - R2 buckets by bucket_name (documents' originals);
  * - the secrets of .dev.vars.example.
  */
 export function deployPlan(config, secrets) {
@@ -61,9 +62,13 @@ export function deployPlan(config, secrets) {
       ...(config.queues?.consumers ?? []).flatMap((c) => [c.queue, c.dead_letter_queue].filter(Boolean)),
     ]),
   ];
+  const r2 = (config.r2_buckets ?? []).map((b) => {
+    if (!b.bucket_name) problems.push(`R2 binding ${b.binding} has no bucket_name`);
+    return { binding: b.binding, name: b.bucket_name };
+  });
   if (problems.length > 0)
     throw new Error(`wrangler.toml cannot be deployed as it is:\n  - ${problems.join("\n  - ")}`);
-  return { worker: config.name, d1, kv, vectorize, queues, secrets };
+  return { worker: config.name, d1, kv, vectorize, queues, r2, secrets };
 }
 
 /** The plan as the lines `--dry-run` prints. */
@@ -77,6 +82,7 @@ export function formatPlan(plan) {
       ...v.metadataIndexes.map((m) => `    metadata index ${m.propertyName} (${m.type}), before the first upsert`),
     ]),
     ...plan.queues.map((q) => `  Queue           ${q}`),
+    ...(plan.r2 ?? []).map((b) => `  R2 bucket       ${b.name}  (binding ${b.binding})`),
     ...plan.secrets.map((s) => `  Secret          ${s}  (generated and printed once when the Worker has none)`),
     `Then: D1 migrations to every database (control first), wrangler deploy, and the smoke test against the new URL.`,
   ];

@@ -123,6 +123,13 @@ export async function deploy({ dryRun = false, skipSmoke = false, log = console.
   }
   for (const q of plan.queues)
     ensure(`queue ${q}`, ["queues", "info", q], ["queues", "create", q], permission("Queues"));
+  for (const b of plan.r2)
+    ensure(
+      `R2 bucket ${b.name}`,
+      ["r2", "bucket", "info", b.name],
+      ["r2", "bucket", "create", b.name],
+      permission("R2"),
+    );
   const config = readFileSync("wrangler.toml", "utf8");
   const kvList = plan.kv.length === 0 ? { ok: true, stdout: "[]" } : wrangler(["kv", "namespace", "list"]);
   if (!kvList.ok) fail("Could not list KV namespaces.", kvList.out, permission("Workers KV"));

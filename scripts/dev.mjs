@@ -44,12 +44,13 @@ const LOCAL = {
 };
 /**
  * Defaults for local runs that are not written to .dev.vars, so a `--var` (or a .dev.vars line) names another:
+ * documents converted by the libraries alone (DOCUMENT_CONVERTER=local: no OCR; docs/documents.md), and
  * memory extraction with the offline rule-based model (`--var LLM:openai --var LLM_BASE_URL:<url> --var
  * LLM_MODEL:<name>` points it at an endpoint instead; docs/extraction.md), and jobs sent by each write, so what you
  * store is vector-searchable in a second or two (`--var JOB_DISPATCH:per-minute` runs production's dispatch, where
  * the minute cron sends them: within two minutes).
  */
-const DEV_DEFAULTS = { LLM: "local", JOB_DISPATCH: "per-write" };
+const DEV_DEFAULTS = { LLM: "local", JOB_DISPATCH: "per-write", DOCUMENT_CONVERTER: "local" };
 const fromCommandLine = passedVars(passed);
 
 if (!existsSync(".dev.vars")) {
@@ -130,6 +131,7 @@ async function callsWorkersAiOrVectorize(devVars) {
     settings.EMBEDDER === "workers-ai" ||
     settings.SUMMARIZER === "workers-ai" ||
     settings.LLM === "workers-ai" ||
+    settings.DOCUMENT_CONVERTER === "workers-ai" ||
     Boolean(settings.RERANK_MODEL) ||
     settings.VECTOR_INDEX === "vectorize"
   );

@@ -8,6 +8,7 @@ import { readConfig } from "./config";
 import { dashboardRoutes } from "./dashboard/routes";
 import { type AppError, toAppError } from "./errors";
 import type { AppBindings } from "./http/context";
+import { documentBodyLimit, uploadDocument } from "./http/document-upload";
 import { jsonRpcErrorBody } from "./http/responses";
 import { handleJsonRpc, JSON_RPC } from "./mcp/jsonrpc-endpoint";
 import { handleMcpPost, SERVER_INFO } from "./mcp/mcp-endpoint";
@@ -96,6 +97,10 @@ app.post("/jsonrpc", async (c) => {
   if (!answer) return c.body(null, 204);
   return c.json(answer.payload, answer.status as 200 | 400);
 });
+
+// A document as a file (POST /documents, http/document-upload.ts): keys only, with the documents' own body limit.
+app.use("/documents", corsForAllowedOrigins, validateOrigin);
+app.post("/documents", requireApiKey, rateLimit, documentBodyLimit, (c) => uploadDocument(c, toolContext(c)));
 
 app.route("/admin", adminRoutes);
 app.route("/dashboard", dashboardRoutes);

@@ -56,12 +56,30 @@ export interface Config {
   quotas: QuotaDefaults;
   /** Memory extraction (docs/extraction.md). */
   extraction: ExtractionConfig;
+  /** Document ingestion (docs/documents.md). */
+  documents: DocumentsConfig;
   /**
    * When a write's background work is queued (JOB_DISPATCH): `per-minute`, the minute pass sends one job a tenant for
    * everything written since the last pass; `per-write`, each write sends its own at once (vectors within seconds).
    */
   jobDispatch: "per-minute" | "per-write";
 }
+
+export interface DocumentsConfig {
+  /** DOCUMENT_CONVERTER: workers-ai (libraries first, toMarkdown for scans, images, spreadsheets) | local (libraries only). */
+  converter: "workers-ai" | "local";
+  /** Largest original, in bytes (DOCUMENT_MAX_BYTES, default 25 MB). */
+  maxBytes: number;
+  /** Most pages of a PDF (DOCUMENT_MAX_PAGES, default 100: conversion runs in the request, under its CPU bound, until large documents convert in a queued job). */
+  maxPages: number;
+  /** A URL's fetch, redirects included, must finish within this (DOCUMENT_FETCH_TIMEOUT_MS, default 15 s). */
+  fetchTimeoutMs: number;
+  /** Host names a URL may name though they resolve to a private address (DOCUMENT_FETCH_ALLOW_HOSTS; local development). */
+  fetchAllowHosts: string[];
+}
+
+/** Documents' defaults (docs/documents.md "Limits"). */
+export const DOCUMENT_DEFAULTS = { maxBytes: 25 * 1024 * 1024, maxPages: 100, fetchTimeoutMs: 15_000 } as const;
 
 export interface ExtractionConfig {
   /** The model's provider (LLM); "off": no extraction in this deployment. */
@@ -219,6 +237,16 @@ function parseConfig(env: Env): Config {
         DEFAULT_QUOTAS.extraction_neurons_per_day,
         "TENANT_EXTRACTION_NEURONS_PER_DAY",
       ),
+    },
+    documents: {
+      converter: oneOf(env.DOCUMENT_CONVERTER, ["workers-ai", "local"] as const, "DOCUMENT_CONVERTER"),
+      maxBytes: positiveInt(env.DOCUMENT_MAX_BYTES, DOCUMENT_DEFAULTS.maxBytes),
+      maxPages: positiveInt(env.DOCUMENT_MAX_PAGES, DOCUMENT_DEFAULTS.maxPages),
+      fetchTimeoutMs: positiveInt(env.DOCUMENT_FETCH_TIMEOUT_MS, DOCUMENT_DEFAULTS.fetchTimeoutMs),
+      fetchAllowHosts: (env.DOCUMENT_FETCH_ALLOW_HOSTS ?? "")
+        .split(",")
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
     },
     extraction: extractionConfig(env),
     jobDispatch: oneOf(env.JOB_DISPATCH, ["per-minute", "per-write"] as const, "JOB_DISPATCH"),

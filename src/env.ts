@@ -23,6 +23,8 @@ export interface Env {
   VECTORIZE: Vectorize;
   [vectorIndex: `VECTORIZE_${string}`]: Vectorize | undefined;
   AI: Ai;
+  /** Documents' originals (docs/documents.md); miniflare's R2 locally. */
+  DOCUMENTS: R2Bucket;
   /** Static assets: the tokenizer's prebuilt rank tables (assets/tokenizer). */
   ASSETS: Fetcher;
 
@@ -81,6 +83,12 @@ export interface Env {
   LLM_MEMORY_TOKEN_BUFFER_RATIO?: string;
   LLM_MEMORY_GRAPH_MAX_DEPTH?: string;
   LLM_MEMORY_GRAPH_MAX_RESULTS?: string;
+  /** Documents (docs/documents.md): the converter, limits, and the hosts a URL may name though they resolve privately. */
+  DOCUMENT_CONVERTER?: string;
+  DOCUMENT_MAX_BYTES?: string;
+  DOCUMENT_MAX_PAGES?: string;
+  DOCUMENT_FETCH_TIMEOUT_MS?: string;
+  DOCUMENT_FETCH_ALLOW_HOSTS?: string;
   /** Tenant quotas' defaults (src/config.ts, docs/configuration.md). */
   TENANT_MAX_ITEMS?: string;
   TENANT_MAX_BYTES?: string;

@@ -202,3 +202,18 @@ export class ConcurrentDuplicate extends Error {
     "The same content was written concurrently; retry the call to get the existing id",
   );
 }
+
+/**
+ * A document the converter cannot turn into text: broken, encrypted, over the page limit, of an unsupported type, or
+ * needing OCR where no OCR is configured. Document ingestion reports it as INVALID_PARAMETER on the parameter that
+ * carried the document, and stores nothing.
+ */
+export class DocumentRejected extends Error {
+  constructor(
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = "DocumentRejected";
+  }
+}

@@ -1,6 +1,7 @@
 import type { UnitMeter } from "./billable-units";
 import type { Config } from "./config";
 import type { JobMessage, JobRunRecord, ToolCallRecord } from "./messages";
+import type { DocumentBlock } from "./shared/document-blocks";
 import type { TokenCounter } from "./shared/tokens";
 
 /** Text -> unit vectors. Adapters: Workers AI, OpenAI-compatible HTTP, local deterministic. */
@@ -136,6 +137,33 @@ export interface Summarizer {
   summarize(messages: SummaryMessage[], tokenLimit: number): Promise<ConversationSummary>;
 }
 
+/** A file to convert: its bytes, its MIME type (already inferred) and a name for it. */
+export interface DocumentFile {
+  bytes: Uint8Array;
+  mimeType: string;
+  fileName: string;
+}
+
+/** A document converted once: its own title (if it states one), its page count (PDF) and its blocks in order. */
+export interface ConvertedDocument {
+  title: string | null;
+  pages: number | null;
+  blocks: DocumentBlock[];
+}
+
+/**
+ * Files -> headings and text with their pages. Adapters: libraries that run anywhere (PDF, Word, HTML, CSV,
+ * Markdown), and Workers AI's toMarkdown for what they cannot read (scans, images, spreadsheets). Throws
+ * DocumentRejected (src/errors.ts) for a file it cannot convert.
+ */
+export interface DocumentConverter {
+  readonly name: string;
+  /** The MIME types it converts, for the error that refuses another. */
+  readonly supportedTypes: readonly string[];
+  /** `maxPages`: a longer document is refused before its pages are read. */
+  convert(file: DocumentFile, options: { maxPages: number }): Promise<ConvertedDocument>;
+}
+
 /**
  * Where tool calls are counted, off the response path. Adapter: a queue whose consumer writes a whole
  * batch of requests in one statement (src/jobs/usage-consumer.ts).
@@ -165,6 +193,10 @@ export interface Services {
   /** The optional rerank stage of search (RERANK_MODEL); absent when off. */
   reranker?: Reranker;
   tokens(): Promise<TokenCounter>;
+  /** Documents to headings and text (DOCUMENT_CONVERTER). */
+  documents: DocumentConverter;
+  /** Where documents' originals are kept: R2 (miniflare's locally). */
+  originals: R2Bucket;
   /** Work that may finish after the response (usage log). */
   waitUntil(promise: Promise<unknown>): void;
 }

@@ -2,6 +2,7 @@ import { assetTokenTables } from "./adapters/asset-token-tables";
 import { BufferedUsageLog } from "./adapters/buffered-usage-log";
 import { checkEmbeddingSettings, EMBEDDING_MODELS, FEWEST_TEXTS, fittingInputs } from "./adapters/embedding-models";
 import { parseFaults, withFault } from "./adapters/faults";
+import { LibraryConverter } from "./adapters/library-converter";
 import { LocalEmbedder } from "./adapters/local-embedder";
 import { LocalVectorIndex } from "./adapters/local-vector-index";
 import { meteredAi, meteredKv, meteredQueue } from "./adapters/metered-bindings";
@@ -9,6 +10,7 @@ import { OpenAiCompatibleEmbedder } from "./adapters/openai-embedder";
 import { OpenAiJsonModel } from "./adapters/openai-json-model";
 import { jobQueues, QueueProducer } from "./adapters/queue-producer";
 import { VectorizeVectorIndex } from "./adapters/vectorize-index";
+import { WorkersAiConverter } from "./adapters/workers-ai-converter";
 import { WorkersAiEmbedder } from "./adapters/workers-ai-embedder";
 import { WorkersAiJsonModel } from "./adapters/workers-ai-json-model";
 import { WorkersAiReranker } from "./adapters/workers-ai-reranker";
@@ -64,6 +66,11 @@ export function buildServices(
       );
     },
     model: buildJsonModel(ai, env, config),
+    documents:
+      config.documents.converter === "workers-ai"
+        ? new WorkersAiConverter(ai, new LibraryConverter())
+        : new LibraryConverter(),
+    originals: env.DOCUMENTS,
     // Work after the response (counters, cache writes) may fail like any call; it is logged, never an unhandled rejection.
     waitUntil: (promise) =>
       waitUntil(promise.catch((error) => console.error("background work after the response failed", error))),

@@ -88,6 +88,10 @@ export const items = sqliteTable(
     saidBy: text("said_by"),
     /** How much of a derived memory's `when` was given: day, month or year (valid_from is its start); NULL: none. */
     whenPrecision: text("when_precision"),
+    /** A chunk of a document (memory_ingest_document): the document, the page its text starts on, its section path. */
+    documentId: text("document_id"),
+    documentPage: integer("document_page"),
+    documentSection: text("document_section"),
   },
   (t) => [
     index("items_tenant_project").on(t.tenantId, t.project, t.tier),
@@ -113,6 +117,46 @@ export const items = sqliteTable(
     index("items_tenant_key").on(t.tenantId, t.project, t.key).where(sql`key IS NOT NULL`),
     // Profiles read a subject's derived memories; only derived rows are in it.
     index("items_tenant_subject").on(t.tenantId, t.project, t.subjectKey).where(sql`memory_kind IS NOT NULL`),
+    // A document's chunks, to replace or delete them with it; only chunk rows are in it.
+    index("items_tenant_document").on(t.tenantId, t.documentId).where(sql`document_id IS NOT NULL`),
+  ],
+);
+
+/**
+ * A document ingested whole (memory_ingest_document, docs/documents.md): its metadata, what it was cut into and its
+ * state. Its chunks are items (items.document_id); its original and its Markdown are R2 objects under
+ * `<tenant>/<id>/<sha256>`. `document_key` is the client's stable id: ingesting it again replaces the document.
+ */
+export const documents = sqliteTable(
+  "documents",
+  {
+    tenantId: text("tenant_id").notNull(),
+    id: text("id").notNull(),
+    project: text("project").notNull(),
+    documentKey: text("document_key"),
+    title: text("title").notNull(),
+    fileName: text("file_name"),
+    url: text("url"),
+    mimeType: text("mime_type").notNull(),
+    bytes: integer("bytes").notNull(),
+    sha256: text("sha256").notNull(),
+    pages: integer("pages"),
+    /** ready | converting | failed */
+    status: text("status").notNull(),
+    error: text("error"),
+    /** The sections as JSON: [{section, page, tokens, chunks}], in reading order. */
+    sections: text("sections").notNull().default("[]"),
+    chunks: integer("chunks").notNull().default(0),
+    tokens: integer("tokens").notNull().default(0),
+    tags: text("tags").notNull().default("[]"),
+    metadata: text("metadata").notNull().default("{}"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    uniqueIndex("documents_tenant_key").on(t.tenantId, t.project, t.documentKey).where(sql`document_key IS NOT NULL`),
+    index("documents_tenant_project").on(t.tenantId, t.project, t.createdAt),
   ],
 );
 

@@ -9,6 +9,8 @@
  * the public Internet; this check holds under `wrangler dev` too, and refuses before anything is sent.
  */
 
+import { specialUseName } from "../shared/public-address";
+
 /** The User-Agent of the library's own outbound requests (`workers-oauth-provider/<version> (+...)`). */
 const LIBRARY_USER_AGENT = "workers-oauth-provider/";
 type Fetch = typeof fetch;
@@ -30,14 +32,8 @@ export function outboundRefusal(url: string): string | null {
   // WHATWG URL parsing has already turned 2130706433, 0x7f.1 and the like into dotted IPv4.
   if (/^\d+\.\d+\.\d+\.\d+$/.test(host) || host.startsWith("["))
     return "an IP address is not fetched: a client is named by its domain";
-  if (!host.includes(".")) return "a single-label host is not fetched";
-  if (SPECIAL_USE_SUFFIXES.some((suffix) => host === suffix || host.endsWith(`.${suffix}`)))
-    return `a host under .${host.split(".").pop()} is not fetched`;
-  return null;
+  return specialUseName(host);
 }
-
-/** Names that never lead to the public Internet (RFC 6761, RFC 6762, RFC 8375, ICANN's .internal). */
-const SPECIAL_USE_SUFFIXES = ["localhost", "local", "internal", "home.arpa", "lan", "intranet", "corp", "private"];
 
 /**
  * The global fetch with the policy applied to the library's requests: the URL checked first, then fetched

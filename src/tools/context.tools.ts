@@ -8,6 +8,7 @@ import { notFound } from "../errors";
 import { strictInput } from "../validation";
 import { ANNOTATIONS, type AnyTool, defineTool } from "./define-tool";
 import { derivedFields, derivedFieldsOf } from "./derived-fields";
+import { documentField, documentFieldOf, documentPlaces } from "./document-fields";
 import { iso, parseTimestamp, projectName, readableProjects, timestampParam } from "./params";
 
 const buildContext = defineTool({
@@ -91,6 +92,7 @@ const memoryContextBuild = defineTool({
           .describe("profile: what is remembered about the subject the query names (or the default subject), first"),
         summarized: z.boolean(),
         ...derivedFields,
+        ...documentField,
         source_of: z
           .string()
           .optional()
@@ -125,11 +127,13 @@ const memoryContextBuild = defineTool({
       strategy: input.strategy,
       asOf: parseTimestamp(input.as_of, "as_of") ?? null,
     });
+    const places = await documentPlaces(ctx.scope, context.memories);
     return {
       ...context,
-      memories: context.memories.map(({ derived, sourceOf, ...memory }) => ({
+      memories: context.memories.map(({ derived, sourceOf, kind: _kind, ...memory }) => ({
         ...memory,
         ...derivedFieldsOf(derived),
+        ...documentFieldOf(places.get(memory.id)),
         ...(sourceOf ? { source_of: sourceOf } : {}),
       })),
     };

@@ -40,6 +40,15 @@ export interface ToolContext {
   chargeToolCall(): Promise<AppError | null>;
   /** Charges the tool calls of a JSON-RPC batch up front, in one limiter call; chargeToolCall then spends them. */
   reserveToolCalls(count: number): void;
+  /** A file a route received outside JSON (POST /documents), for the one call it makes: memory_ingest_document's source. */
+  file?: UploadedFile;
+}
+
+/** A file's bytes as a route received them, with the type and name the request gave (null when it gave none). */
+export interface UploadedFile {
+  bytes: Uint8Array;
+  contentType: string | null;
+  fileName: string | null;
 }
 
 export interface ToolDefinition<Input extends z.ZodObject, Output> {

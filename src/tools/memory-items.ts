@@ -5,6 +5,7 @@ import { currentItemOfKey, keyHistory } from "../core/memory/keyed-facts";
 import { invalidParameter } from "../errors";
 import { ANNOTATIONS, defineTool } from "./define-tool";
 import { derivedFields, derivedFieldsOf } from "./derived-fields";
+import { documentField, documentFieldOf, documentPlaces } from "./document-fields";
 import { factKeyParam, iso, parseTimestamp, projectName, readableProjects, tagsParam, timestampParam } from "./params";
 
 // Browsing and correcting stored items one at a time (what the dashboard's memory view shows): a listing
@@ -55,6 +56,7 @@ export const memoryList = defineTool({
         role: z.string().nullable(),
         created_at: z.string(),
         ...derivedFields,
+        ...documentField,
       }),
     ),
     total: z.number().int(),
@@ -77,6 +79,7 @@ export const memoryList = defineTool({
       input.limit,
       input.offset,
     );
+    const places = await documentPlaces(ctx.scope, page.items);
     return {
       memories: page.items.map((i) => ({
         id: i.id,
@@ -94,6 +97,7 @@ export const memoryList = defineTool({
         role: i.role,
         created_at: iso(i.createdAt),
         ...derivedFieldsOf(i.derived),
+        ...documentFieldOf(places.get(i.id)),
       })),
       total: page.total,
       offset: input.offset,
@@ -153,6 +157,7 @@ export const memoryGet = defineTool({
     key: z.string().nullable().describe("The fact key it was stored with (memory_store key), or null"),
     superseded_by: z.string().nullable().describe("The item that replaced it under its key; null while current"),
     ...derivedFields,
+    ...documentField,
     versions: z
       .array(
         z.object({ id: z.string(), content: z.string(), created_at: z.string(), superseded_by: z.string().nullable() }),
@@ -181,6 +186,7 @@ export const memoryGet = defineTool({
     );
     const versions =
       input.include_history && item.key !== null ? await keyHistory(ctx.scope, item.project, item.key) : undefined;
+    const places = await documentPlaces(ctx.scope, [item]);
     return {
       id: item.id,
       project: item.project,
@@ -212,6 +218,7 @@ export const memoryGet = defineTool({
       key: item.key,
       superseded_by: item.supersededBy,
       ...derivedFieldsOf(item.derived),
+      ...documentFieldOf(places.get(item.id)),
       ...(versions
         ? {
             versions: versions.map((v) => ({

@@ -5,6 +5,7 @@ import { type SearchHit, searchChunks } from "../core/search/search";
 import { invalidParameter } from "../errors";
 import { ANNOTATIONS, defineTool } from "./define-tool";
 import { derivedFields, derivedFieldsOf } from "./derived-fields";
+import { documentField, documentFieldOf, documentPlaces } from "./document-fields";
 import {
   conversationIdParam,
   iso,
@@ -87,6 +88,7 @@ export const search = defineTool({
         type: z.string(),
         kind: z.string(),
         ...derivedFields,
+        ...documentField,
         folded_sources: z
           .array(foldedSource)
           .optional()
@@ -131,6 +133,10 @@ export const search = defineTool({
           (degraded = `keyword results only: semantic search is unavailable (${reason})`),
       },
     );
+    const places = await documentPlaces(
+      ctx.scope,
+      hits.map((h) => ({ id: h.itemId, kind: h.kind })),
+    );
     return {
       ...(degraded ? { degraded } : {}),
       results: hits.map((h) => ({
@@ -138,6 +144,7 @@ export const search = defineTool({
         type: h.type,
         kind: h.kind,
         ...derivedFieldsOf(h.derived),
+        ...documentFieldOf(places.get(h.itemId)),
         ...(h.foldedSources ? { folded_sources: h.foldedSources.map(chunkFields) } : {}),
       })),
       total: hits.length,

@@ -4,6 +4,7 @@ import { writeItems } from "../core/memory/items";
 import { strictInput } from "../validation";
 import { ANNOTATIONS, type AnyTool, defineTool } from "./define-tool";
 import { itemWrites } from "./item-writes";
+import { memoryDeleteDocument, memoryGetDocument, memoryIngestDocument } from "./memory-documents";
 import { memoryIngest } from "./memory-ingest";
 import { memoryGet, memoryList, memoryUpdate } from "./memory-items";
 import { memoryHistory, memoryProfile } from "./memory-profile";
@@ -185,6 +186,9 @@ export const MEMORY_TOOLS: readonly AnyTool[] = [
   memoryGet,
   memoryUpdate,
   memoryIngest,
+  memoryIngestDocument,
+  memoryGetDocument,
+  memoryDeleteDocument,
   memoryProfile,
   memoryHistory,
   memorySettings,

@@ -24,6 +24,10 @@ export const SEGMENT_LISTS: Record<string, string> = {
  * line ranges in working and stashed storage) and returns valid arguments for every tool.
  */
 export async function seedTenant(t: TestTenant): Promise<ToolCases> {
+  const guide = await call(t.apiKey, "memory_ingest_document", {
+    content: "# Guide\n\n## Install\n\nRun the installer.",
+  });
+  const doomedGuide = await call(t.apiKey, "memory_ingest_document", { content: "# Old guide\n\nTo be deleted." });
   const doc = await call(t.apiKey, "store_memory", {
     file_name: "auth.md",
     content: "JWT tokens are signed with RS256 and expire after one hour.",
@@ -86,6 +90,9 @@ export async function seedTenant(t: TestTenant): Promise<ToolCases> {
         { role: "assistant", content: "How is Lisbon treating you?", timestamp: 1709892060000 },
       ],
     },
+    memory_ingest_document: { content: "# Runbook\n\n## Failover\n\nPromote the replica.", file_name: "runbook.md" },
+    memory_get_document: { document_id: guide.document_id, include_markdown: true },
+    memory_delete_document: { document_id: doomedGuide.document_id },
     memory_profile: { project_id: "p" },
     memory_history: { conversation_id: "ctx-1" },
     memory_settings: { project_id: "p" },

@@ -25,6 +25,7 @@ describe("npm run deploy -- --dry-run", () => {
     for (const d of config.d1_databases ?? [])
       expect(out).toMatch(new RegExp(`D1 database\\s+${d.database_name}\\s+\\(binding ${d.binding};`));
     for (const k of config.kv_namespaces ?? []) expect(out).toContain(`(binding ${k.binding})`);
+    expect(out).toContain("R2 bucket       context-edge-documents  (binding DOCUMENTS)");
     for (const v of config.vectorize ?? [])
       expect(out).toContain(
         `Vectorize index ${v.index_name}  (binding ${v.binding}; ${config.vars!.EMBEDDING_DIMENSIONS} dimensions, cosine)`,
@@ -71,6 +72,7 @@ describe("npm run deploy against an account", () => {
     });
     expect(account.queues.sort()).toEqual(["context-edge-jobs", "context-edge-jobs-dlq", "context-edge-usage"]);
     expect(account.kv.map((k) => k.title).sort()).toEqual(["context-edge-cache", "context-edge-oauth-kv"]);
+    expect(account.r2).toEqual(["context-edge-documents"]);
     expect(account.migrated).toEqual(["CONTROL", "SHARD_0", "SHARD_1"]);
     expect(account.identities).toEqual({ SHARD_0: 0, SHARD_1: 1 });
     expect(account.worker).toEqual({ secrets: ["ADMIN_TOKEN"] });
@@ -89,7 +91,7 @@ describe("npm run deploy against an account", () => {
     const configAfterFirst = toml();
     const second = run(["--skip-smoke"]);
     expect(second.status, second.out).toBe(0);
-    expect(second.out).toContain("Nothing to create: all 10 resources exist.");
+    expect(second.out).toContain("Nothing to create: all 11 resources exist.");
     expect(second.out).not.toMatch(/\b[0-9a-f]{64}\b/); // the token is not generated again
     expect(second.out).toContain("(its secrets are kept)");
     const creations = state()

@@ -26,6 +26,7 @@ const NOT_STRICT: Record<string, string[]> = {
   memory_batch_store: ["memories[].metadata"],
   store_memory: ["metadata"],
   log_chat: ["metadata"],
+  memory_ingest_document: ["metadata"],
   memory_settings: ["subject_aliases"],
   context_analyze_usage: ["context_descriptors"],
   context_gc_analyze: ["context_descriptors"],

@@ -14,6 +14,8 @@ export interface ContextMemory {
   derived: DerivedView | null;
   /** A source turn's derived memory, which it follows in the context. */
   sourceOf?: string;
+  /** The item's kind (a document chunk is cited with its document); absent on the profile. */
+  kind?: string;
 }
 
 /** A memory shorter than this is not worth summarizing into the leftover budget. */
@@ -63,6 +65,7 @@ export function fillContext(
     source,
     summarized: false,
     derived: item.derived,
+    kind: item.kind,
     ...(sourceOf ? { sourceOf } : {}),
   });
   /** The item whole, or summarized into what is left; null when neither fits. */

@@ -76,6 +76,9 @@ function encodeItemRow({ id, item, hash, tokens, createdAt }: ItemRow, turns: Re
     item.derived ? foldName(item.derived.subject) : null,
     item.derived?.saidBy ?? null,
     item.derived?.whenPrecision ?? null,
+    item.document?.id ?? null,
+    item.document?.page ?? null,
+    item.document?.section ?? null,
   ]);
 }
 
@@ -84,14 +87,15 @@ function insertStatement(scope: TenantScope, json: string): D1PreparedStatement 
     .prepare(
       `INSERT INTO items (id, tenant_id, project, kind, type, conversation_id, position, role, content, tags, importance, metadata, tier, task_id,
         file_path, line_start, line_end, tokens, content_hash, created_at, touched_at, key, memory_kind, subject, valid_from,
-        sources, subject_key, said_by, when_precision)
+        sources, subject_key, said_by, when_precision, document_id, document_page, document_section)
        SELECT j.value ->> 0, ?1, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4,
          CASE WHEN j.value ->> 4 IS NULL THEN NULL
               ELSE MAX((SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE tenant_id = ?1 AND conversation_id = j.value ->> 4),
                        COALESCE((SELECT next_position FROM conversations WHERE tenant_id = ?1 AND id = j.value ->> 4), 0)) + (j.value ->> 5) END,
          j.value ->> 6, j.value ->> 7, j.value ->> 8, j.value ->> 9, j.value ->> 10, j.value ->> 11, j.value ->> 12, j.value ->> 13,
          j.value ->> 14, j.value ->> 15, j.value ->> 16, j.value ->> 17, j.value ->> 18, j.value ->> 18, j.value ->> 19,
-         j.value ->> 20, j.value ->> 21, j.value ->> 22, j.value ->> 23, j.value ->> 24, j.value ->> 25, j.value ->> 26
+         j.value ->> 20, j.value ->> 21, j.value ->> 22, j.value ->> 23, j.value ->> 24, j.value ->> 25, j.value ->> 26,
+         j.value ->> 27, j.value ->> 28, j.value ->> 29
        FROM json_each(?2) j`,
     )
     .bind(scope.tenantId, json);

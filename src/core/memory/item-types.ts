@@ -67,6 +67,20 @@ export interface NewItem {
   projectFromConversation?: boolean;
   /** A memory extraction derived from conversation turns (`sources`: their item ids). */
   derived?: DerivedFields;
+  /** A chunk of a document (memory_ingest_document). */
+  document?: DocumentPlace;
+}
+
+/** Where a document chunk stands: its document, the page its text starts on (PDF) and its section path. */
+export interface DocumentPlace {
+  id: string;
+  title: string;
+  /** The document's version (its SHA-256) and the chunk's place in it: two equal passages are two chunks. */
+  sha256: string;
+  index: number;
+  page: number | null;
+  /** "Guide > Install > Linux"; "" before the first heading. */
+  section: string;
 }
 
 export interface DerivedFields {

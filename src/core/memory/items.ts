@@ -232,6 +232,9 @@ async function writeItemsOnce(
  * support group attended on two days is two memories.
  */
 function dedupeIdentity(item: NewItem): string {
+  // A document's chunks are its own, whatever another document (or another of its passages) says.
+  if (item.document)
+    return `${item.content}\u0000document\u0000${item.document.id}\u0000${item.document.sha256}\u0000${item.document.index}`;
   return item.derived?.whenPrecision ? `${item.content}\u0000${item.derived.validFrom}` : item.content;
 }
 
@@ -255,6 +258,9 @@ export function messageContext(speaker: string, previousTurn: string | null | un
  */
 export function chunkContext(item: NewItem, previousTurn: string | undefined): string {
   if (item.conversationId) return messageContext(item.speaker ?? item.role ?? "", previousTurn);
+  // A document chunk is found by its document's title and its section's headings, as a Markdown chunk by its headings.
+  if (item.document)
+    return [item.document.title, item.document.section, ...(item.tags ?? [])].filter(Boolean).join("\n");
   return [item.filePath, ...(item.tags ?? [])].filter(Boolean).join(" ");
 }
 

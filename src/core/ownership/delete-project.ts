@@ -2,6 +2,7 @@ import { IN_JSON, type TenantScope, tenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { ALL_PROJECTS, retireProjectGeneration } from "../context/cache-generation";
 import { cacheKeyPrefix } from "../context/semantic-cache";
+import { deleteDocumentBatch } from "../documents/delete-document";
 import { KEYS_OF_PROJECT } from "../memory/idempotency";
 import {
   DELETION_LIMITS,
@@ -49,6 +50,7 @@ export async function deleteProjectStep(
   const scope = tenantScope(d1, tenantId);
   const pieces: (() => Promise<number>)[] = [
     () => deleteItemBatch(scope, services, project),
+    () => deleteDocumentBatch(scope, services, project),
     () => deleteConversations(scope, project),
     () => deleteCacheEntries(scope, services, [project, ALL_PROJECTS]),
     async () => {

@@ -1,6 +1,7 @@
 import { IN_JSON, tenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { cacheKeyPrefix } from "../context/semantic-cache";
+import { deleteDocumentBatch } from "../documents/delete-document";
 import type { DeletionStores } from "./deletion-steps";
 import {
   type DeletionStep,
@@ -92,6 +93,7 @@ export async function deleteTenantStep(
   const pieces: (() => Promise<number>)[] = [
     () => deleteItemBatch(scope, services, null),
     () => deleteOrphanChunks(scope),
+    () => deleteDocumentBatch(scope, services, null),
     () => deleteTenantVectors(scope, services),
     () => deleteCacheEntries(scope, services, null),
     async () => {

@@ -1,0 +1,52 @@
+import { DocumentRejected } from "../errors";
+import type { ConvertedDocument, DocumentConverter, DocumentFile } from "../ports";
+import { markdownBlocks } from "../shared/document-blocks";
+import { CSV, DOCX, HTML, IMAGE_TYPES, LIBRARY_TYPES, MARKDOWN, PDF, PLAIN } from "../shared/document-types";
+import { convertCsv } from "./csv-rows";
+import { convertDocx } from "./docx-text";
+import { convertHtml } from "./html-main-content";
+import { convertPdf } from "./pdf-text";
+
+/**
+ * Documents converted by libraries that run in the Worker as well as in Node: unpdf (PDF), mammoth (Word),
+ * linkedom + Readability + node-html-markdown (web pages), papaparse (CSV), and Markdown as it is. The offline
+ * converter (DOCUMENT_CONVERTER=local), and the first choice of the Workers AI one for these types.
+ */
+export class LibraryConverter implements DocumentConverter {
+  readonly name = "libraries";
+  readonly supportedTypes: readonly string[] = LIBRARY_TYPES;
+
+  async convert(file: DocumentFile, options: { maxPages: number }): Promise<ConvertedDocument> {
+    switch (file.mimeType) {
+      case PDF:
+        return convertPdf(file.bytes, options.maxPages);
+      case DOCX:
+        return convertDocx(file.bytes);
+      case HTML:
+        return convertHtml(decodeText(file.bytes));
+      case CSV:
+        return convertCsv(decodeText(file.bytes));
+      case MARKDOWN:
+      case PLAIN: {
+        const blocks = markdownBlocks(decodeText(file.bytes));
+        const first = blocks[0];
+        return { title: first?.kind === "heading" && first.level === 1 ? first.text : null, pages: null, blocks };
+      }
+      default:
+        if (IMAGE_TYPES.has(file.mimeType))
+          throw new DocumentRejected(
+            `${file.mimeType} is an image: reading it needs OCR, which needs Workers AI (DOCUMENT_CONVERTER=workers-ai)`,
+            { needs_ocr: true, mime_type: file.mimeType },
+          );
+        throw new DocumentRejected(
+          `Unsupported document type ${file.mimeType}; supported: ${this.supportedTypes.join(", ")}`,
+          { mime_type: file.mimeType, supported: this.supportedTypes },
+        );
+    }
+  }
+}
+
+/** Text bytes as UTF-8 (a byte order mark dropped); invalid sequences become U+FFFD rather than failing. */
+export function decodeText(bytes: Uint8Array): string {
+  return new TextDecoder("utf-8").decode(bytes);
+}

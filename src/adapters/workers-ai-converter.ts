@@ -1,0 +1,75 @@
+import { DocumentRejected } from "../errors";
+import type { ConvertedDocument, DocumentConverter, DocumentFile } from "../ports";
+import { type DocumentBlock, markdownBlocks } from "../shared/document-blocks";
+import { extensionOf, LIBRARY_TYPES, PDF, WORKERS_AI_TYPES } from "../shared/document-types";
+import type { LibraryConverter } from "./library-converter";
+
+/**
+ * Production's converter (DOCUMENT_CONVERTER=workers-ai). The libraries go first for the types they read
+ * (they give a PDF's pages and outline and a page's main content, which toMarkdown does not); Workers AI's
+ * `toMarkdown` takes the rest: spreadsheets, OpenDocument, XML, images (OCR and description, billed in neurons)
+ * and PDFs without a text layer (scans).
+ */
+export class WorkersAiConverter implements DocumentConverter {
+  readonly name = "workers-ai";
+  readonly supportedTypes: readonly string[] = [...LIBRARY_TYPES, ...WORKERS_AI_TYPES];
+
+  constructor(
+    private readonly ai: Ai,
+    private readonly libraries: LibraryConverter,
+  ) {}
+
+  async convert(file: DocumentFile, options: { maxPages: number }): Promise<ConvertedDocument> {
+    if ((LIBRARY_TYPES as readonly string[]).includes(file.mimeType)) {
+      try {
+        return await this.libraries.convert(file, options);
+      } catch (error) {
+        // A scanned PDF has no text for the library: OCR it.
+        if (!(error instanceof DocumentRejected && error.details.needs_ocr === true && file.mimeType === PDF))
+          throw error;
+      }
+    } else if (!(WORKERS_AI_TYPES as readonly string[]).includes(file.mimeType)) {
+      throw new DocumentRejected(
+        `Unsupported document type ${file.mimeType}; supported: ${this.supportedTypes.join(", ")}`,
+        { mime_type: file.mimeType, supported: this.supportedTypes },
+      );
+    }
+    return this.toMarkdown(file);
+  }
+
+  private async toMarkdown(file: DocumentFile): Promise<ConvertedDocument> {
+    const name = /\.[a-z0-9]+$/i.test(file.fileName) ? file.fileName : `${file.fileName}.${extensionOf(file.mimeType)}`;
+    const result = await this.ai.toMarkdown(
+      { name, blob: new Blob([file.bytes], { type: file.mimeType }) },
+      { conversionOptions: { pdf: { metadata: false } } },
+    );
+    if (result.format === "error")
+      throw new DocumentRejected(`Workers AI could not convert the document: ${result.error}`);
+    return { title: null, ...pagedBlocks(result.data) };
+  }
+}
+
+/** toMarkdown marks a PDF's pages with a "Page N" heading: those set the page of what follows and are not sections. */
+const PAGE_HEADING = /^page\s+(\d+)$/i;
+
+/** toMarkdown's Markdown as blocks, its page headings turned into page numbers; its metadata section dropped. */
+export function pagedBlocks(markdown: string): { blocks: DocumentBlock[]; pages: number | null } {
+  const blocks: DocumentBlock[] = [];
+  let page: number | undefined;
+  let pages = 0;
+  let inMetadata = false;
+  for (const block of markdownBlocks(markdown)) {
+    if (block.kind === "heading") {
+      const marker = PAGE_HEADING.exec(block.text);
+      if (marker) {
+        page = Number(marker[1]);
+        pages = Math.max(pages, page);
+        continue;
+      }
+      inMetadata = /^metadata$/i.test(block.text);
+      if (inMetadata || /^contents$/i.test(block.text)) continue;
+    } else if (inMetadata) continue;
+    blocks.push(page === undefined ? block : { ...block, page });
+  }
+  return { blocks, pages: pages > 0 ? pages : null };
+}

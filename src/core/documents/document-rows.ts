@@ -1,0 +1,103 @@
+import { projectClause, type TenantScope } from "../../db/scope";
+
+/** A documents row as read. */
+export interface DocumentRow {
+  id: string;
+  project: string;
+  document_key: string | null;
+  title: string;
+  file_name: string | null;
+  url: string | null;
+  mime_type: string;
+  bytes: number;
+  sha256: string;
+  pages: number | null;
+  status: string;
+  error: string | null;
+  sections: string;
+  chunks: number;
+  tokens: number;
+  tags: string;
+  metadata: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One section as memory_get_document lists it. */
+export interface SectionSummary {
+  section: string;
+  page: number | null;
+  tokens: number;
+  chunks: number;
+}
+
+const COLUMNS =
+  "id, project, document_key, title, file_name, url, mime_type, bytes, sha256, pages, status, error, sections, chunks, tokens, tags, metadata, created_at, updated_at";
+
+/** A document by id, within the projects the scope may read; null when there is none. */
+export async function readDocument(scope: TenantScope, documentId: string): Promise<DocumentRow | null> {
+  const reach = projectClause(scope, "project");
+  return scope.d1
+    .prepare(`SELECT ${COLUMNS} FROM documents WHERE tenant_id = ? AND id = ?${reach.sql}`)
+    .bind(scope.tenantId, documentId, ...reach.params)
+    .first<DocumentRow>();
+}
+
+/** The project's document of a client's key, or null. */
+export async function readDocumentByKey(
+  scope: TenantScope,
+  project: string,
+  documentKey: string,
+): Promise<DocumentRow | null> {
+  return scope.d1
+    .prepare(`SELECT ${COLUMNS} FROM documents WHERE tenant_id = ? AND project = ? AND document_key = ?`)
+    .bind(scope.tenantId, project, documentKey)
+    .first<DocumentRow>();
+}
+
+/** The document's row as written (inserted, or replacing the row of the same id). */
+export function writeDocumentRow(
+  scope: TenantScope,
+  row: Omit<DocumentRow, "created_at" | "updated_at">,
+  now: number,
+): D1PreparedStatement {
+  return scope.d1
+    .prepare(
+      `INSERT INTO documents (tenant_id, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (tenant_id, id) DO UPDATE SET title = excluded.title, file_name = excluded.file_name, url = excluded.url,
+         mime_type = excluded.mime_type, bytes = excluded.bytes, sha256 = excluded.sha256, pages = excluded.pages,
+         status = excluded.status, error = excluded.error, sections = excluded.sections, chunks = excluded.chunks,
+         tokens = excluded.tokens, tags = excluded.tags, metadata = excluded.metadata, updated_at = excluded.updated_at`,
+    )
+    .bind(
+      scope.tenantId,
+      row.id,
+      row.project,
+      row.document_key,
+      row.title,
+      row.file_name,
+      row.url,
+      row.mime_type,
+      row.bytes,
+      row.sha256,
+      row.pages,
+      row.status,
+      row.error,
+      row.sections,
+      row.chunks,
+      row.tokens,
+      row.tags,
+      row.metadata,
+      now,
+      now,
+    );
+}
+
+/** The ids of a document's chunk items (of every version still stored). */
+export async function documentItemIds(scope: TenantScope, documentId: string): Promise<string[]> {
+  const { results } = await scope.d1
+    .prepare("SELECT id FROM items WHERE tenant_id = ? AND document_id = ?")
+    .bind(scope.tenantId, documentId)
+    .all<{ id: string }>();
+  return results.map((r) => r.id);
+}

@@ -1,0 +1,200 @@
+import { describe, expect, it } from "vitest";
+import { LibraryConverter } from "../src/adapters/library-converter";
+import { pagedBlocks, WorkersAiConverter } from "../src/adapters/workers-ai-converter";
+import { DocumentRejected } from "../src/errors";
+import { CSV, DOCX, HTML, PDF } from "../src/shared/document-types";
+import { makeDocx } from "./fixtures/make-docx";
+import { makePdf } from "./fixtures/make-pdf";
+
+// The conversion port's adapters on files made here: what each keeps (headings, pages, main content) and how each
+// refuses what it cannot read. The tools' own tests (documents.test.ts) go through the routes.
+
+const libraries = new LibraryConverter();
+const convert = (bytes: Uint8Array, mimeType: string, maxPages = 100) =>
+  libraries.convert({ bytes, mimeType, fileName: "file" }, { maxPages });
+const text = (s: string) => new TextEncoder().encode(s);
+
+describe("library converter", () => {
+  it("a PDF with an outline: its entries are headings at their pages, the text keeps its page", async () => {
+    const pdf = makePdf(
+      [
+        [{ text: "Kestrel Guide", size: 20 }, { text: "Welcome to the kestrel service." }],
+        [{ text: "Install", size: 16 }, { text: "Run the installer on every node." }],
+        [{ text: "Linux", size: 13 }, { text: "Use the apt repository on Debian." }],
+      ],
+      {
+        title: "Kestrel handbook",
+        outline: [
+          {
+            title: "Kestrel Guide",
+            page: 1,
+            children: [{ title: "Install", page: 2, children: [{ title: "Linux", page: 3 }] }],
+          },
+        ],
+      },
+    );
+    const converted = await convert(pdf, PDF);
+    expect(converted.title).toBe("Kestrel handbook");
+    expect(converted.pages).toBe(3);
+    expect(converted.blocks).toEqual([
+      { kind: "heading", level: 1, text: "Kestrel Guide", page: 1 },
+      { kind: "text", text: "Welcome to the kestrel service.", page: 1 },
+      { kind: "heading", level: 2, text: "Install", page: 2 },
+      { kind: "text", text: "Run the installer on every node.", page: 2 },
+      { kind: "heading", level: 3, text: "Linux", page: 3 },
+      { kind: "text", text: "Use the apt repository on Debian.", page: 3 },
+    ]);
+  });
+
+  it("a PDF without an outline: larger short lines are headings, by size", async () => {
+    const pdf = makePdf([
+      [
+        { text: "Pricing", size: 22 },
+        { text: "Plans are billed monthly in euros." },
+        { text: "Team plan", size: 15 },
+        { text: "Ten seats and shared projects." },
+      ],
+      [{ text: "The team plan renews on the first day of the month." }],
+    ]);
+    const { blocks, pages, title } = await convert(pdf, PDF);
+    expect(pages).toBe(2);
+    expect(title).toBeNull();
+    expect(blocks).toEqual([
+      { kind: "heading", level: 1, text: "Pricing", page: 1 },
+      { kind: "text", text: "Plans are billed monthly in euros.", page: 1 },
+      { kind: "heading", level: 2, text: "Team plan", page: 1 },
+      { kind: "text", text: "Ten seats and shared projects.", page: 1 },
+      { kind: "text", text: "The team plan renews on the first day of the month.", page: 2 },
+    ]);
+  });
+
+  it("refuses an encrypted PDF, a broken one, one over the page limit and one without text, each saying why", async () => {
+    const reason = async (bytes: Uint8Array, maxPages = 100) => {
+      const error = await convert(bytes, PDF, maxPages).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(DocumentRejected);
+      return (error as DocumentRejected).message;
+    };
+    expect(await reason(makePdf([[{ text: "secret" }]], { encrypted: true }))).toMatch(/encrypted with a password/);
+    expect(await reason(text("%PDF-1.4\nthis is not a pdf at all"))).toMatch(/could not be read/);
+    expect(await reason(makePdf([[{ text: "a" }], [{ text: "b" }], [{ text: "c" }]]), 2)).toBe(
+      "The PDF has 3 pages; the limit is 2",
+    );
+    expect(await reason(makePdf([[], []]))).toMatch(/OCR, which needs Workers AI/);
+  });
+
+  it("a Word file: its heading styles are sections", async () => {
+    const docx = makeDocx([
+      { heading: 1, text: "Runbook" },
+      { text: "What to do when the pager goes off." },
+      { heading: 2, text: "Database failover" },
+      { text: "Promote the replica in the second region." },
+    ]);
+    const { blocks } = await convert(docx, DOCX);
+    expect(blocks).toEqual([
+      { kind: "heading", level: 1, text: "Runbook" },
+      { kind: "text", text: "What to do when the pager goes off." },
+      { kind: "heading", level: 2, text: "Database failover" },
+      { kind: "text", text: "Promote the replica in the second region." },
+    ]);
+    const broken = await convert(text("PK\u0003\u0004 not really a zip"), DOCX).catch((e: unknown) => e);
+    expect((broken as Error).message).toMatch(/Word file could not be read/);
+  });
+
+  it("a web page: its article stays, navigation, footer and cookie banner go", async () => {
+    const paragraph = (n: number) =>
+      `<p>Paragraph ${n} of the migration notes explains how the ledger service moves its tables to the new cluster without downtime, step by careful step.</p>`;
+    const html = `<!doctype html><html><head><title>Ledger migration | Acme Blog</title></head><body>
+      <nav><a href="/">Home</a><a href="/pricing">Pricing</a></nav>
+      <div id="cookie-banner">We use cookies to improve your experience. Accept all cookies?</div>
+      <article><h1>Ledger migration</h1>${paragraph(1)}<h2>Cutover</h2>${paragraph(2)}${paragraph(3)}</article>
+      <footer>Copyright Acme. Imprint and privacy policy.</footer></body></html>`;
+    const { blocks, title } = await convert(text(html), HTML);
+    const all = blocks.map((b) => b.text).join("\n");
+    expect(title).toMatch(/Ledger migration/);
+    expect(all).toContain("Paragraph 3 of the migration notes");
+    expect(blocks).toContainEqual({ kind: "heading", level: 2, text: "Cutover" });
+    expect(all).not.toMatch(/cookies|Copyright|Pricing/);
+  });
+
+  it("a CSV: a block per row, each value named by its column", async () => {
+    const { blocks } = await convert(text('city,price\nLyon,12\n"Saint-Étienne, Loire",9\n'), CSV);
+    expect(blocks).toEqual([
+      { kind: "text", text: "city: Lyon; price: 12" },
+      { kind: "text", text: "city: Saint-Étienne, Loire; price: 9" },
+    ]);
+  });
+
+  it("an image or an unknown type: a clear refusal", async () => {
+    const image = await convert(new Uint8Array([0x89, 0x50, 0x4e, 0x47]), "image/png").catch((e: unknown) => e);
+    expect((image as Error).message).toBe(
+      "image/png is an image: reading it needs OCR, which needs Workers AI (DOCUMENT_CONVERTER=workers-ai)",
+    );
+    const other = await convert(text("x"), "application/x-tar").catch((e: unknown) => e);
+    expect((other as Error).message).toMatch(
+      /^Unsupported document type application\/x-tar; supported: application\/pdf, /,
+    );
+  });
+});
+
+describe("Workers AI converter", () => {
+  /** A stand-in for the AI binding's toMarkdown that records what it was sent and answers as the platform does. */
+  const fakeAi = (answer: (name: string) => string) => {
+    const sent: { name: string; type: string; options: unknown }[] = [];
+    const ai = {
+      toMarkdown: async (file: { name: string; blob: Blob }, options: unknown) => {
+        sent.push({ name: file.name, type: file.blob.type, options });
+        return {
+          id: "1",
+          name: file.name,
+          mimeType: file.blob.type,
+          format: "markdown",
+          tokens: 10,
+          data: answer(file.name),
+        };
+      },
+    } as unknown as Ai;
+    return { ai, sent };
+  };
+
+  it("sends scans, images and spreadsheets to toMarkdown, and PDFs with text to the library", async () => {
+    const { ai, sent } = fakeAi(() => "## Page 1\n\nScanned words here.\n\n## Page 2\n\nMore scanned words.");
+    const converter = new WorkersAiConverter(ai, libraries);
+    const scanned = await converter.convert(
+      { bytes: makePdf([[], []]), mimeType: PDF, fileName: "scan.pdf" },
+      { maxPages: 10 },
+    );
+    expect(scanned.pages).toBe(2);
+    expect(scanned.blocks).toEqual([
+      { kind: "text", text: "Scanned words here.", page: 1 },
+      { kind: "text", text: "More scanned words.", page: 2 },
+    ]);
+    await converter.convert(
+      { bytes: new Uint8Array([1, 2]), mimeType: "image/png", fileName: "photo" },
+      { maxPages: 10 },
+    );
+    expect(sent.map((s) => [s.name, s.type])).toEqual([
+      ["scan.pdf", PDF],
+      ["photo.png", "image/png"],
+    ]);
+    const withText = await converter.convert(
+      { bytes: makePdf([[{ text: "Plain words." }]]), mimeType: PDF, fileName: "a.pdf" },
+      { maxPages: 10 },
+    );
+    expect(withText.blocks).toEqual([{ kind: "text", text: "Plain words.", page: 1 }]);
+    expect(sent).toHaveLength(2);
+  });
+
+  it("drops toMarkdown's metadata section and reads its page headings as pages", () => {
+    const markdown =
+      "# report.pdf\n## Metadata\n- PDFFormatVersion=1.7\n- Title=Q3\n## Contents\n### Page 1\nRevenue grew.\n### Page 2\n## Outlook\nSteady.";
+    expect(pagedBlocks(markdown)).toEqual({
+      pages: 2,
+      blocks: [
+        { kind: "heading", level: 1, text: "report.pdf" },
+        { kind: "text", text: "Revenue grew.", page: 1 },
+        { kind: "heading", level: 2, text: "Outlook", page: 2 },
+        { kind: "text", text: "Steady.", page: 2 },
+      ],
+    });
+  });
+});
