@@ -82,8 +82,8 @@ export class JobUsage {
    * tenant's shard: the consumer is past its jobs, and a queue message a batch and tenant would cost three queue
    * operations, which on the Free plan (10,000 a day) run out long before D1's rows. As the usage consumer does, one
    * control query first: a tenant being deleted gets none; one frozen for a move, or whose write fails, or a batch
-   * with no D1 queries left, goes through the usage queue instead (each record then carries its share of that
-   * message). A failed send is logged: the jobs' work is done either way.
+   * with no D1 queries left, goes to the isolate's usage buffer instead (services.usage), which writes it with its
+   * next write. A failed record is logged: the jobs' work is done either way.
    */
   async send(env: Env): Promise<void> {
     const tenants = [...this.tenants.values()];
@@ -106,7 +106,7 @@ export class JobUsage {
       env,
       logged.flatMap((t) => t.records),
     );
-    // Each shard's tenants in one write (recordUsage takes many); the rest through the queue.
+    // Each shard's tenants in one write (recordUsage takes many); the rest through the usage buffer.
     const byShard = new Map<string, typeof logged>();
     const queued: typeof logged = [];
     for (const entry of logged) {
