@@ -25,6 +25,9 @@ export interface BillableUnits {
   queueOperations: number;
   /** Workers AI neurons, estimated from the model's published price and the tokens sent (model-prices.ts). */
   aiNeurons: number;
+  /** R2 operations on documents' originals: Class A (writes, lists) and Class B (reads); deletes are free. */
+  r2ClassA: number;
+  r2ClassB: number;
   /**
    * Worker CPU milliseconds, the platform's own count for the invocation, shared among the calls and jobs it ran
    * (cpu-time.ts: the Worker tails itself). Known only after the invocation: recorded apart, never during a call.
@@ -48,6 +51,8 @@ export const UNIT_NAMES = [
   "queueSends",
   "queueOperations",
   "aiNeurons",
+  "r2ClassA",
+  "r2ClassB",
   "cpuMs",
   "cpuCalls",
 ] as const satisfies readonly (keyof BillableUnits)[];
@@ -67,6 +72,8 @@ export function noUnits(): BillableUnits {
     queueSends: 0,
     queueOperations: 0,
     aiNeurons: 0,
+    r2ClassA: 0,
+    r2ClassB: 0,
     cpuMs: 0,
     cpuCalls: 0,
   };

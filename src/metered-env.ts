@@ -1,4 +1,4 @@
-import { meteredAi, meteredKv, meteredQueue } from "./adapters/metered-bindings";
+import { meteredAi, meteredKv, meteredQueue, meteredR2 } from "./adapters/metered-bindings";
 import { JOBS_KIND } from "./adapters/queue-producer";
 import { isQueueOfKind } from "./adapters/queue-spread";
 import type { UnitMeter } from "./billable-units";
@@ -10,8 +10,8 @@ const ENV_METER = Symbol("the meter of a metered env");
 
 /**
  * The bindings Cloudflare bills, charging `meter` (billable-units.ts): the control database, every data shard (unless
- * `shards` is false: a scheduled pass meters each shard on its own), the job queues, both KV namespaces and Workers
- * AI. A request, a queue batch or a pass meters its env once at its start, so no handle it reaches goes uncounted;
+ * `shards` is false: a scheduled pass meters each shard on its own), the job queues, both KV namespaces, Workers AI
+ * and the documents' R2 bucket. A request, a queue batch or a pass meters its env once at its start, so no handle it reaches goes uncounted;
  * what its tenants' services meter again charges the services' meter instead (never both). The usage queues stay
  * as they are: a usage message carries its own cost, counted where it is built.
  */
@@ -26,6 +26,7 @@ export function meteredEnv(env: Env, meter: UnitMeter, options: { shards?: boole
   out.CACHE = meteredKv(env.CACHE, meter);
   out.OAUTH_KV = meteredKv(env.OAUTH_KV, meter);
   out.AI = meteredAi(env.AI, meter);
+  out.DOCUMENTS = meteredR2(env.DOCUMENTS, meter);
   return out as unknown as Env;
 }
 

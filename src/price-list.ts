@@ -40,5 +40,15 @@ export const PAID_PLAN = {
   workerCpuMs: { includedPerMonth: 30_000_000, usdPerMillion: 0.02 },
 } as const;
 
+/**
+ * R2 (documents' originals): its free tier is a month's, on both plans, then $ per million operations and per GB-month
+ * stored. Deletes are free.
+ */
+export const R2_PRICES = {
+  classA: { freePerMonth: 1_000_000, usdPerMillion: 4.5 },
+  classB: { freePerMonth: 10_000_000, usdPerMillion: 0.36 },
+  storage: { freeGbMonth: 10, usdPerGbMonth: 0.015 },
+} as const;
+
 /** Queue operations a message costs: written, read and deleted (one each per 64 KB; a retry reads it again). */
 export const QUEUE_OPERATIONS_PER_MESSAGE = 3;

@@ -5,7 +5,7 @@ import { parseFaults, withFault } from "./adapters/faults";
 import { LibraryConverter } from "./adapters/library-converter";
 import { LocalEmbedder } from "./adapters/local-embedder";
 import { LocalVectorIndex } from "./adapters/local-vector-index";
-import { meteredAi, meteredKv, meteredQueue } from "./adapters/metered-bindings";
+import { meteredAi, meteredKv, meteredQueue, meteredR2 } from "./adapters/metered-bindings";
 import { OpenAiCompatibleEmbedder } from "./adapters/openai-embedder";
 import { OpenAiJsonModel } from "./adapters/openai-json-model";
 import { jobQueues, QueueProducer } from "./adapters/queue-producer";
@@ -70,7 +70,7 @@ export function buildServices(
       config.documents.converter === "workers-ai"
         ? new WorkersAiConverter(ai, new LibraryConverter())
         : new LibraryConverter(),
-    originals: env.DOCUMENTS,
+    originals: meteredR2(env.DOCUMENTS, meter),
     // Work after the response (counters, cache writes) may fail like any call; it is logged, never an unhandled rejection.
     waitUntil: (promise) =>
       waitUntil(promise.catch((error) => console.error("background work after the response failed", error))),

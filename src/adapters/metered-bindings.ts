@@ -25,7 +25,9 @@ function metered<T extends object>(binding: T, meter: UnitMeter, counted: Record
       if (property === METERED) return { raw, meter } satisfies Metering;
       const value = Reflect.get(target, property, target);
       const count = typeof property === "string" && Object.hasOwn(counted, property) ? counted[property] : undefined;
-      if (typeof value !== "function" || count === undefined) return value;
+      if (typeof value !== "function") return value;
+      // A native binding's method refuses a `this` other than itself (R2's delete, say): the others pass through bound.
+      if (count === undefined) return value.bind(target);
       return (...args: unknown[]) => {
         const units = meter.current;
         for (const [unit, n] of Object.entries(count(args))) units[unit as keyof BillableUnits] += n;
@@ -44,6 +46,17 @@ export function meteredKv(kv: KVNamespace, meter: UnitMeter): KVNamespace {
     put: () => ({ kvWrites: 1 }),
     delete: () => ({ kvDeletes: 1 }),
     list: () => ({ kvLists: 1 }),
+  });
+}
+
+/** R2 bills writes and lists as Class A, reads as Class B, and deletes nothing (docs/costs.md). */
+export function meteredR2(bucket: R2Bucket, meter: UnitMeter): R2Bucket {
+  return metered(bucket, meter, {
+    put: () => ({ r2ClassA: 1 }),
+    list: () => ({ r2ClassA: 1 }),
+    createMultipartUpload: () => ({ r2ClassA: 1 }),
+    get: () => ({ r2ClassB: 1 }),
+    head: () => ({ r2ClassB: 1 }),
   });
 }
 

@@ -60,6 +60,9 @@ export const usageHours = sqliteTable(
     /** Billed operations (a message's write, read and delete per 64 KB, retries, dead letters): queue_sends x 3 or more. */
     queueOperations: real("queue_operations").notNull().default(0),
     aiNeurons: real("ai_neurons").notNull(),
+    /** R2 operations on documents' originals (Class A: writes and lists; Class B: reads). */
+    r2ClassA: real("r2_class_a").notNull().default(0),
+    r2ClassB: real("r2_class_b").notNull().default(0),
     /** Worker CPU milliseconds from the platform's trace of each invocation (jobs/cpu-time.ts), and the calls they cover. */
     cpuMs: real("cpu_ms").notNull().default(0),
     cpuCalls: real("cpu_calls").notNull().default(0),

@@ -6,7 +6,7 @@ import { usageReport } from "../core/tenants/usage-report";
 import { ANNOTATIONS, defineTool } from "./define-tool";
 import { iso } from "./params";
 import {
-  cpuTotalFields,
+  monthlyTotalFields,
   NO_UNITS,
   nullableUnitFields,
   planUnits,
@@ -132,7 +132,7 @@ export const getUsageReport = defineTool({
           .object({ unit: z.string(), share: z.number() })
           .nullable()
           .describe("The allowance a mean day of this tenant uses most of, and its share (1 = all of it)"),
-        ...cpuTotalFields,
+        ...monthlyTotalFields,
       })
       .describe("Billable units over the period, tools and jobs together, against the Free plan's daily limits"),
     total_calls: z.number().int(),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { UnitsReport, UnitsUsage, UnitTotals } from "../core/tenants/units-report";
+import { R2_PRICES } from "../price-list";
 
 /** A tool's or job kind's billable units: means per call (or run), and the p95 of D1's rows (docs/costs.md). */
 export const unitFields = {
@@ -20,6 +21,8 @@ export const unitFields = {
   ai_neurons: z.number().describe("Workers AI neurons, estimated from the model's published price"),
   local_rows_read: z.number().describe("Rows of local stand-ins (the D1 vector index): not billed in production"),
   local_rows_written: z.number(),
+  r2_class_a: z.number().describe("R2 Class A operations on documents' originals (writes, lists)"),
+  r2_class_b: z.number().describe("R2 Class B operations on documents' originals (reads)"),
   cpu_ms: z
     .number()
     .nullable()
@@ -56,6 +59,8 @@ export function unitOutput(u: UnitsUsage) {
     ai_neurons: u.aiNeurons,
     local_rows_read: u.localRowsRead,
     local_rows_written: u.localRowsWritten,
+    r2_class_a: u.r2ClassA,
+    r2_class_b: u.r2ClassB,
     cpu_ms: u.cpuMs,
   };
 }
@@ -80,8 +85,15 @@ export function planOutput(u: UnitTotals): z.infer<typeof planUnits> {
 /** d1RowsRead -> d1_rows_read. */
 export const snakeCase = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
-/** What totalsOutput adds to the plan's units: CPU time, which Workers Paid bills past a monthly inclusion. */
-export const cpuTotalFields = {
+/** What totalsOutput adds to the plan's daily units: R2's operations and CPU time, which are billed by the month. */
+export const monthlyTotalFields = {
+  r2_class_a: z
+    .number()
+    .describe(
+      `R2 Class A operations over the period; R2's free tier is ${R2_PRICES.classA.freePerMonth.toLocaleString("en")} ` +
+        `a month (Class B: ${R2_PRICES.classB.freePerMonth.toLocaleString("en")})`,
+    ),
+  r2_class_b: z.number(),
   cpu_ms: z.number().nullable().describe("Worker CPU milliseconds over the period; null when none was recorded"),
   cpu_ms_per_day: z.number().nullable(),
   paid_plan_cpu_ms_per_month: z
@@ -95,6 +107,8 @@ export function totalsOutput(totals: UnitsReport["totals"]) {
     ...planOutput(totals.sum),
     local_rows_read: totals.sum.localRowsRead,
     local_rows_written: totals.sum.localRowsWritten,
+    r2_class_a: totals.sum.r2ClassA,
+    r2_class_b: totals.sum.r2ClassB,
     per_day: planOutput(totals.perDay),
     free_plan_daily: planOutput(totals.freePlanDaily),
     binding: totals.binding && { unit: snakeCase(totals.binding.unit), share: totals.binding.share },

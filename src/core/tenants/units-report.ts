@@ -32,8 +32,8 @@ export interface UnitsReport {
   tools: UnitsUsage[];
   jobs: UnitsUsage[];
   totals: {
-    /** Summed over the period. */
-    sum: UnitTotals & { localRowsRead: number; localRowsWritten: number };
+    /** Summed over the period; R2's operations beside the daily allowances (R2's free tier is monthly). */
+    sum: UnitTotals & { localRowsRead: number; localRowsWritten: number; r2ClassA: number; r2ClassB: number };
     /** Mean per day over the period's days. */
     perDay: UnitTotals;
     /** The Free plan's daily allowance of each. */
@@ -90,6 +90,8 @@ export function unitTotals(rows: readonly Row[], days: number): UnitsReport["tot
     aiNeurons: sumOf("ai_neurons"),
     localRowsRead: sumOf("local_rows_read"),
     localRowsWritten: sumOf("local_rows_written"),
+    r2ClassA: sumOf("r2_class_a"),
+    r2ClassB: sumOf("r2_class_b"),
   };
   const perDay = {} as UnitTotals;
   const freePlanDaily = {} as UnitTotals;
@@ -131,6 +133,8 @@ function unitsUsage(row: Row): UnitsUsage {
     aiNeurons: mean("ai_neurons"),
     localRowsRead: mean("local_rows_read"),
     localRowsWritten: mean("local_rows_written"),
+    r2ClassA: mean("r2_class_a"),
+    r2ClassB: mean("r2_class_b"),
     cpuMs: cpuCalls > 0 ? round(Number(row.cpu_ms) / cpuCalls) : null,
   };
 }

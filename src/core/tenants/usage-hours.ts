@@ -17,6 +17,8 @@ export const HOURLY_UNITS: readonly (readonly [keyof BillableUnits, string])[] =
   ["queueSends", "queue_sends"],
   ["queueOperations", "queue_operations"],
   ["aiNeurons", "ai_neurons"],
+  ["r2ClassA", "r2_class_a"],
+  ["r2ClassB", "r2_class_b"],
   ["cpuMs", "cpu_ms"],
   ["cpuCalls", "cpu_calls"],
 ];
