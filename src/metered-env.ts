@@ -11,8 +11,8 @@ const ENV_METER = Symbol("the meter of a metered env");
 /**
  * The bindings Cloudflare bills, charging `meter` (billable-units.ts): the control database, every data shard (unless
  * `shards` is false: a scheduled pass meters each shard on its own), the job queues, both KV namespaces, Workers AI
- * and the documents' R2 bucket. A request, a queue batch or a pass meters its env once at its start, so no handle it reaches goes uncounted;
- * what its tenants' services meter again charges the services' meter instead (never both). The usage queues stay
+ * and the documents' R2 bucket. A request, a queue batch or a pass meters its env once at its start, so no handle it
+ * reaches goes uncounted; what its tenants' services meter again charges the services' meter instead (never both). The usage queues stay
  * as they are: a usage message carries its own cost, counted where it is built.
  */
 export function meteredEnv(env: Env, meter: UnitMeter, options: { shards?: boolean } = {}): Env {
