@@ -1,6 +1,6 @@
 import type { DocumentBlock } from "../../shared/document-blocks";
 import type { TokenCounter } from "../../shared/tokens";
-import { type ChunkOptions, DEFAULT_CHUNKING } from "../memory/chunking";
+import { type ChunkOptions, DEFAULT_CHUNKING, packPieces } from "../memory/chunking";
 
 /** A section: the text under one heading path, cut into chunks that stay inside it. */
 export interface DocumentSection {
@@ -76,7 +76,11 @@ function section(
   const tokens = counter.count(whole);
   const page = texts[0]!.page;
   if (tokens <= options.maxTokens) return { path, page, tokens, chunks: [{ content: whole, tokens, page }] };
-  return { path, page, tokens, chunks: pack(pieces(texts, counter, options.maxTokens), counter, options) };
+  const chunks = packPieces(pieces(texts, counter, options.maxTokens), options, (packed) => {
+    const content = packed.map((p) => p.text).join(" ");
+    return { content, tokens: counter.count(content), page: packed[0]!.page };
+  });
+  return { path, page, tokens, chunks };
 }
 
 /** Paragraphs, then sentences, each with its page; a sentence longer than the limit cut at token boundaries. */
@@ -96,39 +100,4 @@ function pieces(texts: { text: string; page: number | null }[], counter: TokenCo
     }
   }
   return out;
-}
-
-/** Greedy packing up to maxTokens, carrying up to overlapTokens of a chunk's tail into the next (as chunkText does). */
-function pack(all: Piece[], counter: TokenCounter, options: ChunkOptions): SectionChunk[] {
-  const chunks: SectionChunk[] = [];
-  let current: Piece[] = [];
-  let currentTokens = 0;
-  let hasNewText = false;
-  const flush = () => {
-    const content = current.map((p) => p.text).join(" ");
-    chunks.push({ content, tokens: counter.count(content), page: current[0]!.page });
-    const carried: Piece[] = [];
-    let carriedTokens = 0;
-    for (let i = current.length - 1; i >= 0; i--) {
-      const piece = current[i]!;
-      if (carriedTokens + piece.tokens + 1 > options.overlapTokens) break;
-      carried.unshift(piece);
-      carriedTokens += piece.tokens + 1;
-    }
-    current = carried;
-    currentTokens = carriedTokens;
-    hasNewText = false;
-  };
-  for (const piece of all) {
-    if (hasNewText && currentTokens + piece.tokens + 1 > options.maxTokens) flush();
-    if (currentTokens + piece.tokens + 1 > options.maxTokens) {
-      current = [];
-      currentTokens = 0;
-    }
-    current.push(piece);
-    currentTokens += piece.tokens + 1;
-    hasNewText = true;
-  }
-  if (hasNewText) flush();
-  return chunks;
 }

@@ -31,20 +31,37 @@ export function chunkText(
   options: ChunkOptions = DEFAULT_CHUNKING,
 ): TextChunk[] {
   if (totalTokens <= options.maxTokens) return [{ content: text, tokens: totalTokens }];
-  const pieces = splitPieces(text, counter, options.maxTokens);
-  const chunks: TextChunk[] = [];
-  let current: Piece[] = [];
+  return packPieces(splitPieces(text, counter, options.maxTokens), options, (pieces) => {
+    const content = pieces.map((p) => p.text).join(" ");
+    const headings = pieces[0]!.headings;
+    return headings.length > 0
+      ? { content, tokens: counter.count(content), headings }
+      : { content, tokens: counter.count(content) };
+  });
+}
+
+/** A piece of text to pack: a paragraph, a sentence or a cut of one, with its tokens (the joining space not counted). */
+export interface PackedPiece {
+  text: string;
+  tokens: number;
+}
+
+/**
+ * Greedy packing up to maxTokens, carrying up to overlapTokens of a chunk's tail into the next; `chunk` makes each
+ * chunk from its pieces (never none). Documents' sections pack their pieces the same way (documents/sections.ts).
+ */
+export function packPieces<P extends PackedPiece, C>(
+  pieces: readonly P[],
+  options: ChunkOptions,
+  chunk: (pieces: P[]) => C,
+): C[] {
+  const chunks: C[] = [];
+  let current: P[] = [];
   let currentTokens = 0;
   let hasNewText = false; // false while `current` holds only the previous chunk's overlap
   const flush = () => {
-    const content = current.map((p) => p.text).join(" ");
-    const headings = current[0]!.headings;
-    chunks.push(
-      headings.length > 0
-        ? { content, tokens: counter.count(content), headings }
-        : { content, tokens: counter.count(content) },
-    );
-    const carried: Piece[] = [];
+    chunks.push(chunk(current));
+    const carried: P[] = [];
     let carriedTokens = 0;
     for (let i = current.length - 1; i >= 0; i--) {
       const piece = current[i]!;
