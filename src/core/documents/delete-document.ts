@@ -1,7 +1,7 @@
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { deleteItems } from "../memory/delete-items";
-import type { SegmentKey } from "../working-set/segments";
+import { SEGMENT_KEY_COLUMNS, type SegmentKey, type SegmentKeyRow, segmentKeyOf } from "../working-set/segments";
 import { deleteObjects, documentPrefix, tenantPrefix } from "./originals";
 
 const IDS = "(SELECT value FROM json_each(?))";
@@ -10,28 +10,10 @@ const IDS = "(SELECT value FROM json_each(?))";
 async function segmentKeys(scope: TenantScope, itemIds: readonly string[]): Promise<SegmentKey[]> {
   if (itemIds.length === 0) return [];
   const { results } = await scope.d1
-    .prepare(
-      `SELECT id, project, kind, tier, pinned, tokens, conversation_id FROM items WHERE tenant_id = ? AND id IN ${IDS}`,
-    )
+    .prepare(`SELECT ${SEGMENT_KEY_COLUMNS} FROM items WHERE tenant_id = ? AND id IN ${IDS}`)
     .bind(scope.tenantId, JSON.stringify(itemIds))
-    .all<{
-      id: string;
-      project: string;
-      kind: string;
-      tier: string;
-      pinned: number;
-      tokens: number;
-      conversation_id: string | null;
-    }>();
-  return results.map((r) => ({
-    id: r.id,
-    project: r.project,
-    kind: r.kind,
-    tier: r.tier,
-    pinned: r.pinned === 1,
-    tokens: r.tokens,
-    conversationId: r.conversation_id,
-  }));
+    .all<SegmentKeyRow>();
+  return results.map(segmentKeyOf);
 }
 
 /** Deletes chunk items with everything derived from them (vectors, links, derived memories: delete-items.ts). */

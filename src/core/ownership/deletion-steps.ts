@@ -4,7 +4,7 @@ import { deleteCacheValues, kvKeys, RETURNED } from "../context/semantic-cache";
 import { recordBlockChanges } from "../keyword-index/block-build";
 import { countKeywordWritesOf } from "../keyword-index/write-counter";
 import { deleteItems } from "../memory/delete-items";
-import type { SegmentKey } from "../working-set/segments";
+import { SEGMENT_KEY_COLUMNS, type SegmentKeyRow, segmentKeyOf } from "../working-set/segments";
 
 /**
  * Where a deletion works: `control` holds the tenant row, its keys and job failures; `data` holds everything
@@ -41,28 +41,12 @@ export interface DeletionStep {
 export async function deleteItemBatch(scope: TenantScope, services: Services, project: string | null): Promise<number> {
   const { results } = await scope.d1
     .prepare(
-      `SELECT id, project, kind, tier, pinned, tokens, conversation_id FROM items WHERE tenant_id = ?${project === null ? "" : " AND project = ?"} LIMIT ?`,
+      `SELECT ${SEGMENT_KEY_COLUMNS} FROM items WHERE tenant_id = ?${project === null ? "" : " AND project = ?"} LIMIT ?`,
     )
     .bind(scope.tenantId, ...(project === null ? [] : [project]), DELETION_LIMITS.items)
-    .all<{
-      id: string;
-      project: string;
-      kind: string;
-      tier: string;
-      pinned: number;
-      tokens: number;
-      conversation_id: string | null;
-    }>();
+    .all<SegmentKeyRow>();
   if (results.length === 0) return 0;
-  const keys: SegmentKey[] = results.map((r) => ({
-    id: r.id,
-    project: r.project,
-    kind: r.kind,
-    tier: r.tier,
-    pinned: r.pinned === 1,
-    tokens: r.tokens,
-    conversationId: r.conversation_id,
-  }));
+  const keys = results.map(segmentKeyOf);
   // Their conversations go too: no summary is rebuilt, no message context refreshed.
   await deleteItems(scope, services, keys, { conversationsGoToo: true });
   return results.length;

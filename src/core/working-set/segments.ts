@@ -139,6 +139,30 @@ export interface SegmentKey {
   conversationId: string | null;
 }
 
+/** The items columns a SegmentKey is read from, and the row they give. */
+export const SEGMENT_KEY_COLUMNS = "id, project, kind, tier, pinned, tokens, conversation_id";
+export interface SegmentKeyRow {
+  id: string;
+  project: string;
+  kind: string;
+  tier: string;
+  pinned: number;
+  tokens: number;
+  conversation_id: string | null;
+}
+
+export function segmentKeyOf(r: SegmentKeyRow): SegmentKey {
+  return {
+    id: r.id,
+    project: r.project,
+    kind: r.kind,
+    tier: r.tier,
+    pinned: r.pinned === 1,
+    tokens: r.tokens,
+    conversationId: r.conversation_id,
+  };
+}
+
 export async function readSegmentKeys(
   scope: TenantScope,
   project: string,
@@ -147,36 +171,16 @@ export async function readSegmentKeys(
   const found = new Map<string, SegmentKey>();
   const unique = [...new Set(ids)];
   if (unique.length === 0) return found;
-  const results = await scope.d1.batch<{
-    id: string;
-    project: string;
-    kind: string;
-    tier: string;
-    pinned: number;
-    tokens: number;
-    conversation_id: string | null;
-  }>(
+  const results = await scope.d1.batch<SegmentKeyRow>(
     slices(unique).map((slice) =>
       scope.d1
         .prepare(
-          "SELECT id, project, kind, tier, pinned, tokens, conversation_id FROM items WHERE +tenant_id = ? AND +project = ? AND id IN (SELECT value FROM json_each(?))",
+          `SELECT ${SEGMENT_KEY_COLUMNS} FROM items WHERE +tenant_id = ? AND +project = ? AND id IN (SELECT value FROM json_each(?))`,
         )
         .bind(scope.tenantId, project, JSON.stringify(slice)),
     ),
   );
-  for (const result of results) {
-    for (const r of result.results) {
-      found.set(r.id, {
-        id: r.id,
-        project: r.project,
-        kind: r.kind,
-        tier: r.tier,
-        pinned: r.pinned === 1,
-        tokens: r.tokens,
-        conversationId: r.conversation_id,
-      });
-    }
-  }
+  for (const result of results) for (const r of result.results) found.set(r.id, segmentKeyOf(r));
   return found;
 }
 
