@@ -58,7 +58,7 @@ async function readUpload(
   if (type === "multipart/form-data") return readForm(c);
   const bytes = new Uint8Array(await c.req.arrayBuffer());
   const args = parameters((name) => c.req.queries(name) ?? []);
-  // A raw body with neither bytes nor type, and a url or content in the query, is that source alone.
+  // An empty body with a url or content in the query: that is the source, and no file.
   if (bytes.byteLength === 0 && ("url" in args || "content" in args)) return { args, file: null };
   return { args, file: { bytes, contentType: UNTYPED.has(type) ? null : type, fileName: null } };
 }
