@@ -2,6 +2,7 @@ import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
 import { deleteItems } from "../memory/delete-items";
 import { SEGMENT_KEY_COLUMNS, type SegmentKey, type SegmentKeyRow, segmentKeyOf } from "../working-set/segments";
+import { documentItemIds } from "./document-rows";
 import { deleteObjects, documentPrefix, tenantPrefix } from "./originals";
 
 const IDS = "(SELECT value FROM json_each(?))";
@@ -31,15 +32,7 @@ export async function deleteChunkItems(
  * its row. A failure part way leaves the row, so the call can be repeated and finishes the job.
  */
 export async function deleteDocument(scope: TenantScope, services: Services, documentId: string): Promise<number> {
-  const { results } = await scope.d1
-    .prepare("SELECT id FROM items WHERE tenant_id = ? AND document_id = ?")
-    .bind(scope.tenantId, documentId)
-    .all<{ id: string }>();
-  const removed = await deleteChunkItems(
-    scope,
-    services,
-    results.map((r) => r.id),
-  );
+  const removed = await deleteChunkItems(scope, services, await documentItemIds(scope, documentId));
   await deleteObjects(services.originals, documentPrefix(scope.tenantId, documentId));
   await scope.d1.prepare("DELETE FROM documents WHERE tenant_id = ? AND id = ?").bind(scope.tenantId, documentId).run();
   return removed;
