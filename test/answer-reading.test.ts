@@ -42,6 +42,25 @@ describe("the answer's JSON, where a model puts it", () => {
     ["as a bare array after a sentence", `Memories: ${JSON.stringify([memory()])}`],
     ["with memories as a JSON string", JSON.stringify({ memories: JSON.stringify([memory()]) })],
     ["after a bracketed aside that is not the list", `I found [1] memory: ${answer(memory())}`],
+    ["inside another object", JSON.stringify({ result: { memories: [memory()] } })],
+    ["under a capitalised or singular name", JSON.stringify({ Memory: [memory()] })],
+    ["as one memory without its list", JSON.stringify(memory())],
+    [
+      "with Python's None and single quotes",
+      `{'memories': [{'type': 'fact', 'subject': 'Caroline', 'key': None, 'text': "Caroline is a counselor.", 'when': None, 'sources': ['T1']}]}`,
+    ],
+    [
+      "with comments and unquoted keys",
+      `{memories: [ // the one memory\n{type: "fact", subject: "Caroline", key: null, /* none */ text: "Caroline is a counselor.", when: null, sources: ["T1"]}]}`,
+    ],
+    [
+      "with a line break inside a string",
+      '{"memories": [{"type": "fact", "subject": "Caroline", "key": null, "text": "Caroline is a\ncounselor.", "when": null, "sources": ["T1"]}]}',
+    ],
+    [
+      "with curly quotes",
+      "{“memories”: [{“type”: “fact”, “subject”: “Caroline”, “key”: null, “text”: “Caroline is a counselor.”, “when”: null, “sources”: [“T1”]}]}",
+    ],
   ])("reads the memories %s", (_, content) => {
     const read = readAnswer(content, WINDOW);
     expect(read.memories.map((m) => [m.text, m.sources.map((s) => s.id)])).toEqual([
@@ -70,6 +89,37 @@ describe("the answer's JSON, where a model puts it", () => {
   ])("refuses %s whole", (_, content, message) => {
     expect(() => readAnswer(content, WINDOW)).toThrow(AnswerError);
     expect(() => readAnswer(content, WINDOW)).toThrow(message);
+  });
+
+  it("reads memories given one after another without a list, or as an object's values, and says so", () => {
+    const second = memory({ text: "Caroline runs.", sources: ["T2"] });
+    const lines = `${JSON.stringify(memory())}\n${JSON.stringify(second)}`;
+    const read = readAnswer(lines, WINDOW);
+    expect(read.memories.map((m) => m.text)).toEqual(["Caroline is a counselor.", "Caroline runs."]);
+    expect(read.memories[0]!.mended).toContain("memories given without a list read as the list");
+    const values = readAnswer(JSON.stringify({ memories: { a: memory(), b: second } }), WINDOW);
+    expect(values.memories.map((m) => m.text)).toEqual(["Caroline is a counselor.", "Caroline runs."]);
+    expect(values.memories[0]!.mended).toEqual(["memories given as an object read as its values"]);
+    const missingComma = `{"memories": [${JSON.stringify(memory())} ${JSON.stringify(second)}]}`;
+    expect(readAnswer(missingComma, WINDOW).memories[1]!.mended).toEqual(["the answer's JSON syntax repaired"]);
+    expect(readAnswer('{"memories": null}', WINDOW)).toEqual({ memories: [], dropped: [] });
+  });
+
+  it("never makes a memory whole that an unflagged cut left unfinished, in JSON or in repaired syntax", () => {
+    const cut = (whole: string) => whole.slice(0, whole.indexOf("Caroline runs") + 10);
+    const json = `Sure: ${answer(memory(), memory({ text: "Caroline runs marathons.", sources: ["T2"] }))}`;
+    const single = json.replace(/"/g, "'");
+    for (const text of [cut(json), cut(single)])
+      expect(
+        readAnswer(text, WINDOW).memories.map((m) => m.text),
+        text,
+      ).toEqual(["Caroline is a counselor."]);
+  });
+
+  it("refuses to repair a runaway answer past the repair's bound, in little time", () => {
+    const started = performance.now();
+    expect(() => readAnswer(`{'a${"'".repeat(200_000)}}`, WINDOW)).toThrow(AnswerError);
+    expect(performance.now() - started).toBeLessThan(2_000);
   });
 
   it("keeps the whole memories of a cut bare array, as of a cut object", () => {
@@ -124,6 +174,10 @@ describe("a memory's fields, as a model slips in them", () => {
     ["T1 and t2", ["turn-1", "turn-2"], "ref 't2' read as T2"],
     ["[T2][T3]", ["turn-2", "turn-3"], "ref '[T2]' read as T2"],
     ["T2", ["turn-2"], null],
+    ["turn 3", ["turn-3"], "ref 'turn 3' read as T3"],
+    [["Turn #2", "(T3)"], ["turn-2", "turn-3"], "ref '(T3)' read as T3"],
+    ["T1:", ["turn-1"], "ref 'T1:' read as T1"],
+    ["turns T1 and T2", ["turn-1", "turn-2"], null],
   ])("reads the refs %j", (sources, ids, note) => {
     const [m] = read({ sources }).memories;
     expect(m!.sources.map((s) => s.id)).toEqual(ids);
@@ -145,14 +199,28 @@ describe("a memory's fields, as a model slips in them", () => {
     ["Sept 3 2023", Date.UTC(2023, 8, 3), "day"],
     ["May 2023", Date.UTC(2023, 4, 1), "month"],
     ["dec 2022", Date.UTC(2022, 11, 1), "month"],
+    ["2023-5-7", Date.UTC(2023, 4, 7), "day"],
+    [2023, Date.UTC(2023, 0, 1), "year"],
   ])("reads the date %s", (when, ms, precision) => {
     const [m] = read({ type: "event", when }).memories;
     expect([m!.when, m!.whenPrecision]).toEqual([ms, precision]);
-    expect(m!.mended.join(" ")).toMatch(/^when '.+' read as the (day|month from) \d{4}-\d{2}-\d{2}$/);
+    expect(m!.mended.join(" ")).toMatch(/^when '.+' read as the (day|month from|year from) \d{4}-\d{2}-\d{2}$/);
+  });
+
+  it("reads a type with punctuation around it, and drops a key that is not text without dropping its memory", () => {
+    expect(read({ type: "Fact." }).memories[0]!.mended).toEqual(["type 'Fact.' read as fact"]);
+    expect(read({ type: "[event]" }).memories[0]!.kind).toBe("event");
+    for (const key of [3, false]) {
+      const { memories, dropped } = read({ key });
+      expect(memories.map((m) => [m.text, m.key])).toEqual([["Caroline is a counselor.", null]]);
+      expect(dropped).toEqual([
+        `memories[0] ("Caroline is a counselor."): key must be a string or null (got ${typeof key}): key dropped, the memory kept`,
+      ]);
+    }
   });
 
   it("drops a date with no one meaning, not its memory: a day that does not exist, a numeric date, a relative time", () => {
-    for (const when of ["February 30, 2023", "05/07/2023", "last week", "Mayday 2023", "2023/13/01", 2023]) {
+    for (const when of ["February 30, 2023", "05/07/2023", "last week", "Mayday 2023", "2023/13/01", 23, 2023.5]) {
       const { memories, dropped } = read({ type: "event", when });
       expect(
         memories.map((m) => [m.text, m.when, m.whenPrecision]),
@@ -199,10 +267,22 @@ describe("a memory's sources, checked against its words", () => {
   };
   const cite = (text: string, sources: string[]) => readAnswer(answer(memory({ text, sources })), chat).memories[0]!;
 
+  it("gives a memory cited with no source the window holds the one turn that holds its words, or drops it", () => {
+    const text = "Caroline went to an LGBTQ support group.";
+    for (const sources of [[], null, undefined, ["T9"]]) {
+      const m = readAnswer(answer(memory({ text, sources })), chat).memories[0]!;
+      expect(m.sources.map((s) => s.id)).toEqual(["turn-2"]);
+      expect(m.mended.join(" ")).toMatch(/(no source the window holds was given|read as T2), 4 of its words in T2$/);
+    }
+    const { memories, dropped } = readAnswer(answer(memory({ text: "Caroline is kind.", sources: [] })), chat);
+    expect(memories).toEqual([]);
+    expect(dropped).toEqual(['memories[0] ("Caroline is kind.") has no source the window holds: memory dropped']);
+  });
+
   it("re-points a ref off by one to the one turn that holds the memory's words, and says so", () => {
     const m = cite("Caroline attended an LGBTQ support group and found it powerful.", ["T3"]);
     expect(m.sources.map((s) => s.id)).toEqual(["turn-2"]);
-    expect(m.mended).toEqual(["sources T3 read as T2: no word of the memory is in it, 4 in T2"]);
+    expect(m.mended).toEqual(["sources T3 read as T2: no word of the memory is in it, 4 of its words in T2"]);
   });
 
   it("keeps what a memory cites when a cited turn shares a word, when it paraphrases, or when turns tie", () => {

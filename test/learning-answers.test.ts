@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { RETRY_DELAYS_MS } from "../src/core/extraction/retry-schedule";
 import { recoverRecentJobs } from "../src/jobs/recent-jobs";
 import type { JobMessage } from "../src/messages";
+import { SYNTAX_SLIPS } from "./bench/answer-syntax.mjs";
 import { FIELD_SLIPS, SLIPS } from "./fakes/noisy-model";
 import { call, newKey } from "./helpers";
 import {
@@ -113,6 +114,22 @@ describe("answers read memory by memory", () => {
       "field 'kind' read as type",
     ])
       expect(reasons).toContain(said);
+  });
+
+  it.each(Object.keys(SYNTAX_SLIPS))("reads an answer written as %s without asking again", async (syntax) => {
+    const { t, ids } = await conversation(SIX);
+    const model = new NoisyModel({ truth: sixTruth, syntax: SYNTAX_SLIPS[syntax] });
+    await extract(t, model);
+    expect(model.requests).toHaveLength(1);
+    const rows = await derivedRows(t);
+    expect(rows.map((r) => [r.content, r.sources]).sort()).toEqual(
+      SIX.map((_, i) => [`Caroline fact ${i + 1}.`, [ids[i]]]).sort(),
+    );
+    const events = await history(t);
+    expect(events.filter((e) => e.event !== "added")).toEqual([]);
+    expect(events.map((e) => e.reason ?? "").join(" ")).toMatch(
+      /the answer's JSON syntax repaired|memories given without a list|field 'Memories' read as memories/,
+    );
   });
 
   it("asks again only an answer that is not JSON or has no memories", async () => {

@@ -61,12 +61,14 @@ export interface OracleFigures {
   slipped: number;
   recovered: number;
   bySlip: Record<string, { slipped: number; recovered: number }>;
+  bySyntax: Record<string, { served: number; kept: number }>;
   cut: number;
   cutKept: number;
   observations: number;
   requests: number;
   cutAnswers: number;
   wrappedAnswers: number;
+  syntaxAnswers: Record<string, number>;
   unmatchedTurns: number;
 }
 export interface OracleRecord {

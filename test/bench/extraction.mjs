@@ -72,6 +72,7 @@ export async function measureExtraction({ call, callMany, samples, progress, set
           requests: oracle.record.requests,
           cutAnswers: oracle.record.cutAnswers,
           wrappedAnswers: oracle.record.wrappedAnswers,
+          syntaxAnswers: oracle.record.syntaxAnswers,
           unmatchedTurns: oracle.record.unmatchedTurns,
         }
       : null,
@@ -225,6 +226,14 @@ function oracleLines(o) {
       (o.unmatchedTurns ? `; ${o.unmatchedTurns} prompt turns not found in the data` : ""),
     `  oracle slips: slipped ${o.slipped}, recovered ${of(o.recovered, o.slipped)}${bySlip ? ` (recovered/slipped: ${bySlip})` : ""}; ` +
       `answers cut ${o.cutAnswers}, their observations kept ${of(o.cutKept, o.cut)}; answers wrapped in prose ${o.wrappedAnswers}`,
+    ...(Object.keys(o.bySyntax).length > 0
+      ? [
+          `  oracle syntax: ${Object.entries(o.bySyntax)
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([writer, w]) => `${writer} (${o.syntaxAnswers[writer] ?? 0} answers) kept ${of(w.kept, w.served)}`)
+            .join("; ")}`,
+        ]
+      : []),
   ];
 }
 

@@ -4,8 +4,9 @@
 /**
  * The worker's extraction model from the environment: BENCH_LLM=local|openai|oracle, or by default `openai` when
  * LLM_BASE_URL and LLM_MODEL are both set, else `local` (the offline rules). `oracle` serves LoCoMo's own
- * observations from inside the bench (oracle-server.mjs), with BENCH_ORACLE_SLIPS, BENCH_ORACLE_CUT and
- * BENCH_ORACLE_WRAP (shares, default 0) for its slips, cut answers and answers wrapped in prose.
+ * observations from inside the bench (oracle-server.mjs), with BENCH_ORACLE_SLIPS, BENCH_ORACLE_CUT,
+ * BENCH_ORACLE_WRAP and BENCH_ORACLE_SYNTAX (shares, default 0) for its slips, cut answers, answers wrapped in prose
+ * and answers in another syntax or shape (answer-syntax.mjs).
  */
 export function extractionModelFromEnv(env = process.env) {
   const chosen = env.BENCH_LLM ?? (env.LLM_BASE_URL && env.LLM_MODEL ? "openai" : "local");
@@ -14,10 +15,11 @@ export function extractionModelFromEnv(env = process.env) {
     const slips = share(env.BENCH_ORACLE_SLIPS, "BENCH_ORACLE_SLIPS");
     const cut = share(env.BENCH_ORACLE_CUT, "BENCH_ORACLE_CUT");
     const wrap = share(env.BENCH_ORACLE_WRAP, "BENCH_ORACLE_WRAP");
+    const syntax = share(env.BENCH_ORACLE_SYNTAX, "BENCH_ORACLE_SYNTAX");
     return {
       llm: "oracle",
-      oracle: { slips, cut, wrap },
-      label: `LLM=openai, LoCoMo's observations as an oracle (slips ${slips}, cut ${cut}, wrapped ${wrap})`,
+      oracle: { slips, cut, wrap, syntax },
+      label: `LLM=openai, LoCoMo's observations as an oracle (slips ${slips}, cut ${cut}, wrapped ${wrap}, other syntax ${syntax})`,
     };
   }
   if (chosen !== "openai") throw new Error(`BENCH_LLM: 'local', 'openai' or 'oracle', not '${chosen}'`);

@@ -16,6 +16,7 @@ export interface ServedObservation {
   dias: string[];
   sourceDias: string[];
   slip: string | null;
+  syntax: string | null;
   cut: boolean;
 }
 export interface KeptFigures {
@@ -24,6 +25,7 @@ export interface KeptFigures {
   slipped: number;
   recovered: number;
   bySlip: Record<string, { slipped: number; recovered: number }>;
+  bySyntax: Record<string, { served: number; kept: number }>;
   cut: number;
   cutKept: number;
 }
@@ -33,12 +35,18 @@ export function diaIdsOf(cited: unknown): string[];
 export function seededShare(seed: string, key: string): number;
 export function createOracle(
   samples: LocomoSample[],
-  options?: { slips?: number; cut?: number; wrap?: number; seed?: string },
+  options?: { slips?: number; cut?: number; wrap?: number; syntax?: number; seed?: string },
 ): {
   answer(prompt: string): { content: string; finishReason: "stop" | "length" };
   served(): ServedObservation[];
   observationCount: number;
-  record: { requests: number; unmatchedTurns: number; cutAnswers: number; wrappedAnswers: number };
+  record: {
+    requests: number;
+    unmatchedTurns: number;
+    cutAnswers: number;
+    wrappedAnswers: number;
+    syntaxAnswers: Record<string, number>;
+  };
 };
 export function nearlySameText(a: string, b: string): boolean;
 export function keptObservations(

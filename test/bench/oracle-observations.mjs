@@ -5,6 +5,7 @@
 // stores turn i of a session at the session's date + i seconds, conversation-ingest.mjs) and answers every
 // observation whose last turn is among the turns to extract from, sourced to the refs of its turns in the prompt.
 // Optional slips and cuts, decided by a seeded hash so that runs compare, test how the server takes a sloppy model.
+import { SYNTAX_SLIPS } from "./answer-syntax.mjs";
 import { contentOf, sessionsOf } from "./conversation-ingest.mjs";
 
 /** A prompt line: `[T3] 2023-05-08T13:56:00.000Z Caroline: text`; the speaker may carry a role, `Caroline (user)`. */
@@ -69,10 +70,11 @@ export function seededShare(seed, key) {
  * The oracle over `samples` (LoCoMo's shape, with `observation`). `slips`: the share of memories given one slip each
  * (the same slip every time that memory is answered, retries included); `cut`: the share of windows whose first
  * answer is cut short mid-JSON (finish_reason "length"; the retry gets the whole answer); `wrap`: the share of
- * windows whose answers come inside prose and a Markdown fence (every answer of the window). Returns `answer(prompt)`
- * and the record of what was served.
+ * windows whose answers come inside prose and a Markdown fence (every answer of the window); `syntax`: the share of
+ * windows whose answers are written in another syntax or shape (answer-syntax.mjs, one writer a window). Returns
+ * `answer(prompt)` and the record of what was served.
  */
-export function createOracle(samples, { slips = 0, cut = 0, wrap = 0, seed = "locomo-oracle" } = {}) {
+export function createOracle(samples, { slips = 0, cut = 0, wrap = 0, syntax = 0, seed = "locomo-oracle" } = {}) {
   const turnsAt = new Map();
   const observationsByLastTurn = new Map();
   let observationCount = 0;
@@ -107,7 +109,7 @@ export function createOracle(samples, { slips = 0, cut = 0, wrap = 0, seed = "lo
 
   const served = new Map();
   const answeredWindows = new Set();
-  const record = { requests: 0, unmatchedTurns: 0, cutAnswers: 0, wrappedAnswers: 0 };
+  const record = { requests: 0, unmatchedTurns: 0, cutAnswers: 0, wrappedAnswers: 0, syntaxAnswers: {} };
 
   /** The stored turn a prompt line shows: same instant and text, in the sample the other lines agree on. */
   const locate = (turns) => {
@@ -136,6 +138,17 @@ export function createOracle(samples, { slips = 0, cut = 0, wrap = 0, seed = "lo
       refOf.set(`${e.sample}/${e.dia}`, t.ref);
       diaOfRef.set(t.ref, e.dia);
     });
+    // A window is known by its turns to extract from, whichever job asks: its first answer is the one that may be cut.
+    const windowId = turns
+      .filter((t) => t.extract)
+      .map((t) => `${t.at} ${t.text}`)
+      .join("\n");
+    const writers = Object.keys(SYNTAX_SLIPS);
+    const writer =
+      syntax > 0 && seededShare(seed, `syntax:${windowId}`) < syntax
+        ? writers[Math.floor(seededShare(seed, `writer:${windowId}`) * writers.length)]
+        : null;
+    if (writer) record.syntaxAnswers[writer] = (record.syntaxAnswers[writer] ?? 0) + 1;
     const memories = [];
     const answered = [];
     turns.forEach((t, i) => {
@@ -168,18 +181,14 @@ export function createOracle(samples, { slips = 0, cut = 0, wrap = 0, seed = "lo
           ...observation,
           sourceDias: sources.map((ref) => diaOfRef.get(ref)),
           slip,
+          syntax: writer,
           cut: before?.cut ?? false,
         };
         served.set(observation.id, entry);
         answered.push(entry);
       }
     });
-    // A window is known by its turns to extract from, whichever job asks: its first answer is the one that may be cut.
-    const windowId = turns
-      .filter((t) => t.extract)
-      .map((t) => `${t.at} ${t.text}`)
-      .join("\n");
-    const json = JSON.stringify({ memories });
+    const json = writer ? SYNTAX_SLIPS[writer](memories) : JSON.stringify({ memories });
     const wrapped = wrap > 0 && seededShare(seed, `wrap:${windowId}`) < wrap;
     if (wrapped) record.wrappedAnswers++;
     const content = wrapped ? `Here are the memories I found:\n\`\`\`json\n${json}\n\`\`\`\nAnything else?` : json;
@@ -232,10 +241,24 @@ export function keptObservations(served, memories, turns) {
     (byProject.get(o.sample) ?? []).some(
       (m) => o.sourceDias.every((d) => m.dias.has(d)) && nearlySameText(m.content, o.text),
     );
-  const figures = { served: served.length, kept: 0, slipped: 0, recovered: 0, bySlip: {}, cut: 0, cutKept: 0 };
+  const figures = {
+    served: served.length,
+    kept: 0,
+    slipped: 0,
+    recovered: 0,
+    bySlip: {},
+    bySyntax: {},
+    cut: 0,
+    cutKept: 0,
+  };
   for (const o of served) {
     const isKept = kept(o);
     if (isKept) figures.kept++;
+    if (o.syntax) {
+      const written = (figures.bySyntax[o.syntax] ??= { served: 0, kept: 0 });
+      written.served++;
+      if (isKept) written.kept++;
+    }
     if (o.cut) {
       figures.cut++;
       if (isKept) figures.cutKept++;

@@ -9,6 +9,7 @@ import { KNOWN_KEYS_HEADING, type PromptTurn, parsePrompt } from "../../src/core
  * - an invalid memory beside the good ones (`invalid`);
  * - answers cut for length (`cutAfter` memories: the JSON stops mid-memory, finish_reason "length");
  * - answers that are not JSON (`broken`: the first N calls), or whose JSON comes inside prose and a fence (`wrap`);
+ * - answers written in another syntax than JSON's or in another shape than the contract's (`syntax`: test/bench/answer-syntax.mjs);
  * - an endpoint that refuses `max_tokens` or `temperature` with a 400 naming it (`refuses`), or a prompt longer than
  *   `contextChars` (400 context_length_exceeded), or answers 401 for the first N calls (`unauthorized`);
  * - a delay before it answers a prompt that holds a marker (`hold`), to run two jobs against each other.
@@ -21,6 +22,7 @@ export interface NoisyModelOptions {
   cutAfter?: number;
   broken?: number;
   wrap?: boolean;
+  syntax?: (memories: Record<string, unknown>[]) => string;
   refuses?: ("max_tokens" | "temperature")[];
   contextChars?: number;
   unauthorized?: number;
@@ -91,7 +93,7 @@ export class NoisyModel {
     const memories: Record<string, unknown>[] = truthful.map((m, i) => (o.slip ? o.slip(m, i, window) : { ...m }));
     const invalid = o.invalid?.(window);
     if (invalid) memories.splice(Math.min(1, memories.length), 0, invalid);
-    const text = JSON.stringify({ memories });
+    const text = o.syntax ? o.syntax(memories) : JSON.stringify({ memories });
     if (o.cutAfter !== undefined && memories.length > o.cutAfter) {
       // Stop halfway through the first memory past the limit, as a model out of output tokens does.
       const whole = JSON.stringify({ memories: memories.slice(0, o.cutAfter) }).slice(0, -2);

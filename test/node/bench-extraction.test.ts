@@ -276,12 +276,14 @@ describe("extraction bench suite", () => {
       slipped: 0,
       recovered: 0,
       bySlip: {},
+      bySyntax: {},
       cut: 5,
       cutKept: 3,
       observations: 5,
       requests: 4,
       cutAnswers: 2,
       wrappedAnswers: 0,
+      syntaxAnswers: {},
       unmatchedTurns: 0,
     });
     expect(lines).toContain("  oracle: 4 requests; observations served 5 of 5 in the data, kept 3 of 5 (60.0 %)");
@@ -390,7 +392,13 @@ describe("oracle extraction model", () => {
       ["Ben congratulated Ana and says Max says hi.", ["D2:2", "D2:4"]],
     ]);
     expect(oracle.observationCount).toBe(5);
-    expect(oracle.record).toEqual({ requests: 3, unmatchedTurns: 0, cutAnswers: 0, wrappedAnswers: 0 });
+    expect(oracle.record).toEqual({
+      requests: 3,
+      unmatchedTurns: 0,
+      cutAnswers: 0,
+      wrappedAnswers: 0,
+      syntaxAnswers: {},
+    });
   });
 
   it("slips and cuts as told, the same way on every run; a cut is the window's first answer only", () => {
@@ -427,6 +435,12 @@ describe("oracle extraction model", () => {
     expect(inside).toMatch(/^Here are the memories I found:\n```json\n\{.*\}\n```\nAnything else\?$/s);
     expect(inside).toContain(plain.answer(promptOf(2, 0, 4, 0)).content);
     expect(wrapped.record.wrappedAnswers).toBe(1);
+    // An answer in another syntax holds the same memories, written by one of the writers.
+    const written = createOracle([SAMPLE], { syntax: 1 });
+    written.answer(promptOf(2, 0, 4, 0));
+    const [writer, count] = Object.entries(written.record.syntaxAnswers)[0]!;
+    expect(count).toBe(1);
+    expect(written.served().every((o) => o.syntax === writer)).toBe(true);
   });
 
   it("counts a served observation kept when a derived memory has its text, or nearly, and all its turns", () => {

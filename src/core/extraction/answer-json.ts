@@ -1,7 +1,10 @@
+import { jsonrepair } from "jsonrepair";
 import { scanOutsideStrings } from "./json-text";
 
 // Finding the JSON in a model's answer. Models asked for JSON still wrap it: a Markdown fence, a sentence before or
-// after, a trailing comma, a bare array of memories, or the array written as a string. Each of these has one plain
+// after, a trailing comma, a bare array of memories, the array written as a string, the object inside another, one
+// memory without its list. Smaller models also write JavaScript or Python instead of JSON: comments, single quotes,
+// unquoted keys, None and True, a line break inside a string, one object per line. Each of these has one plain
 // meaning, so it is read as meant (and said so) instead of asking the model again, which tends to answer alike.
 
 /** The answer's `memories` list and how it was found, or null when the text holds no JSON with one. */
@@ -13,7 +16,9 @@ export interface FoundMemories {
 
 /**
  * The memories of an answer: `{"memories": [...]}` as JSON, or found inside prose or a fence, with trailing commas
- * dropped, a bare array taken as the list, and a list given as a JSON string parsed. Null when no such list is there.
+ * dropped, a bare array taken as the list, and a list given as a JSON string parsed. Failing those, the JSON's syntax
+ * is repaired (jsonrepair), within the outermost brackets only, so that brackets an answer left open are closed
+ * after its last whole memory, never inside a memory it did not finish. Null when no such list is there.
  */
 export function findMemories(content: unknown): FoundMemories | null {
   if (typeof content !== "string") return listOf(content, []);
@@ -26,31 +31,83 @@ export function findMemories(content: unknown): FoundMemories | null {
     .filter((p): p is Extract<Parsed, { ok: true }> => p.ok);
   const inner = ["the JSON read from inside the answer's other text"];
   for (const p of parsed)
-    if (!Array.isArray(p.value)) {
+    if (!Array.isArray(p.value) && !looksLikeMemory(p.value)) {
       const found = listOf(p.value, [...inner, ...p.mended]);
       if (found) return found;
     }
+  // Memories without a list, one object after another (one per line, as JSON Lines).
+  const loose = parsed.filter((p) => looksLikeMemory(p.value));
+  if (loose.length > 0)
+    return { list: loose.map((p) => p.value), mended: [...inner, "memories given without a list read as the list"] };
   for (const p of parsed)
     if (Array.isArray(p.value) && p.value.length > 0 && p.value.every(isObject))
       return listOf(p.value, [...inner, ...p.mended]);
-  return null;
+  return repaired(text);
 }
 
-function isObject(value: unknown): boolean {
+function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function listOf(value: unknown, mended: string[]): FoundMemories | null {
+/**
+ * The longest JSON repaired: twice what the largest default output (4,096 tokens) writes. The repair's time grows
+ * faster than the text on some inputs (a run of quotes), so a runaway answer is refused instead.
+ */
+const REPAIR_MAX_CHARS = 32_000;
+
+/**
+ * The list from the text's JSON with its syntax repaired, from its first opening bracket to its last closing one: what
+ * a cut answer left unfinished after its last closed bracket is not made whole by the repair.
+ */
+function repaired(text: string): FoundMemories | null {
+  const first = text.search(/[[{]/);
+  const last = Math.max(text.lastIndexOf("}"), text.lastIndexOf("]"));
+  if (first < 0 || last < first || last - first >= REPAIR_MAX_CHARS) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(jsonrepair(text.slice(first, last + 1)));
+  } catch {
+    return null;
+  }
+  if (Array.isArray(value) && !value.every(isObject)) return null;
+  return listOf(value, ["the answer's JSON syntax repaired"]);
+}
+
+/** Wrappers a model puts the contract's object in (`{"result": {"memories": [...]}}`), looked into this deep. */
+const WRAPPER_DEPTH = 2;
+
+function listOf(value: unknown, mended: string[], depth = 0): FoundMemories | null {
   if (Array.isArray(value)) return { list: value, mended: [...mended, "a bare array read as the memories"] };
-  if (typeof value !== "object" || value === null) return null;
-  const list = (value as { memories?: unknown }).memories;
-  if (Array.isArray(list)) return { list, mended };
+  if (!isObject(value)) return null;
+  const name = Object.keys(value).find((k) => /^memor(?:ies|y)$/i.test(k.trim()));
+  const list = name === undefined ? undefined : value[name];
+  const named = name === "memories" ? mended : [...mended, `field '${name}' read as memories`];
+  if (Array.isArray(list)) return { list, mended: named };
+  if (name !== undefined && list === null) return { list: [], mended: [...named, "memories null read as none"] };
+  if (isObject(list) && Object.values(list).length > 0 && Object.values(list).every(looksLikeMemory))
+    return { list: Object.values(list), mended: [...named, "memories given as an object read as its values"] };
   if (typeof list === "string") {
     const inner = parseLenient(list.trim());
     if (inner.ok && Array.isArray(inner.value))
-      return { list: inner.value, mended: [...mended, "memories given as a string read as its JSON"] };
+      return { list: inner.value, mended: [...named, "memories given as a string read as its JSON"] };
   }
+  if (looksLikeMemory(value)) return { list: [value], mended: [...mended, "one memory without its list read as one"] };
+  if (depth >= WRAPPER_DEPTH) return null;
+  for (const [key, inner] of Object.entries(value))
+    if (isObject(inner)) {
+      const found = listOf(inner, [...mended, `the memories read from inside '${key}'`], depth + 1);
+      if (found) return found;
+    }
   return null;
+}
+
+/** An object with a memory's own fields, given where the list should be. */
+function looksLikeMemory(value: unknown): value is Record<string, unknown> {
+  return (
+    isObject(value) &&
+    typeof (value.text ?? value.content ?? value.statement) === "string" &&
+    (value.type ?? value.kind) != null
+  );
 }
 
 type Parsed = { ok: true; value: unknown; mended: string[] } | { ok: false };

@@ -93,11 +93,12 @@ function readList(list: readonly unknown[], window: Window): ReadAnswer {
         if (ref !== given) memory.mended.push(`ref '${given.slice(0, 20)}' read as ${ref}`);
       } else dropped.push(`${at} cites '${given.slice(0, 40)}', which the window does not hold: ref dropped`);
     }
-    if (sources.length === 0) {
+    // With no source the window holds, the one turn that shares the most of its words, as for a wrong one.
+    const grounded = groundedSources(memory, sources, window);
+    if (grounded.sources.length === 0) {
       dropped.push(`${at} ("${memory.text.slice(0, 60)}") has no source the window holds: memory dropped`);
       return;
     }
-    const grounded = groundedSources(memory, sources, window);
     if (grounded.note) memory.mended.push(grounded.note);
     if (memories.length >= MEMORIES_PER_WINDOW) {
       dropped.push(`${at} is past the ${MEMORIES_PER_WINDOW} a window may add: memory dropped`);
@@ -123,7 +124,9 @@ function checkMemory(
   const subject = text(m.subject, "subject", SUBJECT_MAX_CHARS);
   const body = text(m.text, "text", MEMORY_TEXT_MAX_CHARS);
   if (m.key !== undefined && m.key !== null && typeof m.key !== "string")
-    throw new MemoryProblem(`key must be a string or null (got ${typeof m.key})`);
+    dropped.push(
+      `${at} ${describe(raw)}: key must be a string or null (got ${typeof m.key}): key dropped, the memory kept`,
+    );
   const key = typeof m.key === "string" ? snakeKey(m.key) : null;
   if (typeof m.key === "string" && key === null && m.key.trim() !== "") mended.push(`key '${m.key}' read as none`);
   const when = whenOrNone(m.when, mended, (problem) =>
@@ -153,7 +156,11 @@ function withContractNames(m: Record<string, unknown>, mended: string[]): Record
 
 function memoryKind(value: unknown, mended: string[]): MemoryKind {
   if (typeof value !== "string") throw new MemoryProblem(`type must be one of ${MEMORY_KINDS.join(", ")}`);
-  const lower = value.trim().toLowerCase();
+  // Case, a plural and punctuation around ("Fact.", "[event]") do not change the kind named.
+  const lower = value
+    .trim()
+    .toLowerCase()
+    .replace(/^[^\p{L}]+|[^\p{L}]+$/gu, "");
   // A plural ("facts", "preferences") names the same kind.
   const kind = (MEMORY_KINDS as readonly string[]).includes(lower) ? lower : lower.replace(/s$/, "");
   if (!(MEMORY_KINDS as readonly string[]).includes(kind))
@@ -174,22 +181,26 @@ function text(value: unknown, field: string, max: number): string {
  * here, and normalRef reads it as Tn (the prompt numbers its turns T1, T2, ...), so the reason shows "3" read as T3.
  */
 function refs(value: unknown, at: string): string[] {
+  if (value === undefined || value === null) return [];
   const list = Array.isArray(value) ? value : [value];
   if (list.some((s) => typeof s !== "string" && !(typeof s === "number" && Number.isInteger(s) && s > 0)))
     throw new MemoryProblem(`sources must be an array of refs like "T3" (${at})`);
   return list.flatMap((s) => (typeof s === "number" ? [String(s)] : splitRefs(s as string)));
 }
 
-/** "T3, T5", "T3 and T5" or "[T3][T5]" as its refs; anything else as one ref. */
+/** One ref as models write it: T3, [T3], (t3), T-3, "turn 3", "Turn #3". */
+const REF = /[[(]?\s*t(?:urn)?\s*[#-]?\s*\d+\s*[\])]?/gi;
+
+/** "T3, T5", "T3 and T5", "[T3][T5]" or "turns T3 and T5" as its refs; anything else as one ref. */
 function splitRefs(given: string): string[] {
-  const parts = given.match(/\[?\s*[Tt]\s*\d+\s*\]?/g);
-  const rest = given.replace(/\[?\s*[Tt]\s*\d+\s*\]?/g, "").replace(/[\s,;&]|\band\b/g, "");
+  const parts = given.match(REF);
+  const rest = given.replace(REF, " ").replace(/\b(?:and|turns)\b|[\s,;&:.]/gi, "");
   return parts && parts.length > 1 && rest === "" ? parts.map((part) => part.trim()) : [given];
 }
 
-/** A ref as the prompt writes it: "[T3]", "t3", " T3 " and 3 are T3. */
+/** A ref as the prompt writes it: "[T3]", "t3", " T3 ", "T3:", "turn 3" and 3 are T3. */
 export function normalRef(ref: string): string {
-  const match = /^\s*\[?\s*(?:[Tt]\s*)?(\d+)\s*\]?\s*$/.exec(ref);
+  const match = /^\s*[[(]?\s*(?:t(?:urn)?\s*[#-]?\s*)?(\d+)\s*[\])]?\s*[:.]?\s*$/i.exec(ref);
   return match ? `T${Number(match[1])}` : ref.trim();
 }
 
@@ -215,13 +226,14 @@ export function readWhen(
   mended: string[] = [],
 ): { when: number | null; whenPrecision: WhenPrecision | null } {
   if (value === undefined || value === null) return { when: null, whenPrecision: null };
+  if (typeof value === "number" && Number.isInteger(value) && value >= 1000 && value <= 9999) value = String(value);
   if (typeof value !== "string") throw new MemoryProblem("when must be a date (YYYY-MM-DD) or null");
   const given = value.trim();
   if (NO_WHEN.has(given.toLowerCase())) {
     if (given !== "") mended.push(`when '${given}' read as none`);
     return { when: null, whenPrecision: null };
   }
-  const match = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?)?)?$/.exec(given);
+  const match = /^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?)?)?$/.exec(given);
   if (match) {
     const [year, month, day] = [Number(match[1]), match[2] ? Number(match[2]) : 1, match[3] ? Number(match[3]) : 1];
     const ms = Date.UTC(year, month - 1, day);
@@ -229,7 +241,7 @@ export function readWhen(
     if (month >= 1 && month <= 12 && date.getUTCDate() === day && date.getUTCMonth() === month - 1) {
       const whenPrecision: WhenPrecision = match[3] ? "day" : match[2] ? "month" : "year";
       if (whenPrecision !== "day") mended.push(`when '${given}' read as the ${whenPrecision} from ${iso(ms)}`);
-      else if (given.length > 10) mended.push(`when '${given}' read as the day ${iso(ms)}`);
+      else if (given !== iso(ms)) mended.push(`when '${given}' read as the day ${iso(ms)}`);
       return { when: ms, whenPrecision };
     }
   }

@@ -111,11 +111,12 @@ export async function askWindow(
   return asked;
 }
 
-/** An answer whose JSON stops before it closes: cut, though the endpoint did not say so. */
+/** An answer whose JSON (after any prose or fence before it) stops before it closes: cut, though the endpoint did not say so. */
 function endsEarly(content: unknown): boolean {
   if (typeof content !== "string") return false;
-  const bare = content.trim().replace(/^```(?:json)?\s*/i, "");
-  if (!bare.startsWith("{")) return false;
+  const first = content.indexOf("{");
+  if (first < 0) return false;
+  const bare = content.slice(first).trim();
   try {
     JSON.parse(bare);
     return false;

@@ -10,8 +10,8 @@ export const REPOINT_MIN_SHARED = 2;
 /**
  * A memory's sources checked against its words. Models cite a neighbour of the right turn (a ref off by one, the
  * question instead of the answer), and a wrong source gives the memory the wrong time and the wrong provenance. When
- * none of the cited turns shares a word with the memory, and exactly one turn of the window shares the most, at least
- * REPOINT_MIN_SHARED, the memory is re-pointed to that turn. A memory that paraphrases its turns in other words, or
+ * none of the cited turns shares a word with the memory (or it cites none the window holds), and exactly one turn of
+ * the window shares the most, at least REPOINT_MIN_SHARED, the memory is re-pointed to that turn. A memory that paraphrases its turns in other words, or
  * whose words several turns share alike, keeps what it cites.
  */
 export function groundedSources(
@@ -28,10 +28,11 @@ export function groundedSources(
   if (best < REPOINT_MIN_SHARED || winners.length !== 1) return { sources, note: null };
   const cited = [...window.refs].filter(([, turn]) => sources.includes(turn)).map(([ref]) => ref);
   const to = winners[0]!;
-  return {
-    sources: [to.turn],
-    note: `sources ${cited.join(", ")} read as ${to.ref}: no word of the memory is in ${cited.length > 1 ? "them" : "it"}, ${to.shared} in ${to.ref}`,
-  };
+  const why =
+    cited.length === 0
+      ? "no source the window holds was given"
+      : `sources ${cited.join(", ")} read as ${to.ref}: no word of the memory is in ${cited.length > 1 ? "them" : "it"}`;
+  return { sources: [to.turn], note: `${why}, ${to.shared} of its words in ${to.ref}` };
 }
 
 function memoryWords(memory: { subject: string; text: string }): Set<string> {
