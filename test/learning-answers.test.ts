@@ -252,6 +252,47 @@ describe("a failed window is tried again later", () => {
     expect(after.find((e) => e.event === "retried")).toMatchObject({ reason: "try 2 read the window" });
   });
 
+  it("stops trying a project's failed windows once extraction is turned off; one failed after, forced, is tried", async () => {
+    const { t } = await conversation(SIX.slice(0, 2));
+    await extract(t, new NoisyModel({ truth: sixTruth, unauthorized: 1 }));
+    const windows = () =>
+      t.db
+        .prepare("SELECT conversation_id, status, retry_at FROM extraction_windows WHERE tenant_id = ? ORDER BY 1")
+        .bind(t.tenantId)
+        .all<{ conversation_id: string; status: string; retry_at: number | null }>()
+        .then((r) => r.results);
+    expect((await windows())[0]).toMatchObject({ status: "failed", retry_at: expect.any(Number) });
+    await call(t.apiKey, "memory_settings", { project_id: "p", extract: false });
+    expect(await windows()).toEqual([{ conversation_id: "c", status: "failed", retry_at: null }]);
+    expect((await history(t)).filter((e) => e.event === "failed").map((e) => e.reason)).toContain(
+      "extraction was turned off for the project: not tried again",
+    );
+    const queue = lostQueue();
+    await recoverRecentJobs({ ...env, JOBS: queue.binding } as typeof env, Date.now() + 25 * 3_600_000);
+    expect(queue.sent.filter((m: JobMessage) => m.type === "extract" && m.tenantId === t.tenantId)).toEqual([]);
+
+    // A conversation the client asks to extract anyway (extract: true) fails after the change: it is tried again.
+    await call(t.apiKey, "memory_ingest", {
+      conversation_id: "d",
+      project_id: "p",
+      messages: [{ role: "user", ...SIX[2]! }],
+      extract: true,
+    });
+    const fetch = vi
+      .spyOn(globalThis, "fetch")
+      .mockImplementation(new NoisyModel({ truth: sixTruth, unauthorized: 1 }).fetch);
+    await deliverJobs(
+      [{ type: "extract", tenantId: t.tenantId, conversationId: "d", flush: true, force: true }],
+      modelEnv(),
+    );
+    fetch.mockRestore();
+    expect((await windows())[1]).toMatchObject({
+      conversation_id: "d",
+      status: "failed",
+      retry_at: expect.any(Number),
+    });
+  });
+
   it("gives a window at least 6 tries over 24 hours, the first within 5 minutes", () => {
     let at = 0;
     const tries = [at];

@@ -44,8 +44,10 @@ export const memorySettings = defineTool({
       await setSubjectAliases(ctx.scope, input.project_id, input.subject_aliases);
     const changes = { extract: input.extract, defaultSubject: input.default_subject };
     const changing = changes.extract !== undefined || changes.defaultSubject !== undefined;
+    const stopsExtraction =
+      changes.extract === false || (changes.extract === null && !ctx.services.config.extraction.byDefault);
     const settings = changing
-      ? await writeProjectSettings(ctx.scope, input.project_id, changes)
+      ? await writeProjectSettings(ctx.scope, input.project_id, changes, stopsExtraction)
       : await readProjectSettings(ctx.scope, input.project_id);
     return settingsView(ctx, settings);
   },

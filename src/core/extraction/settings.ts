@@ -22,14 +22,21 @@ export async function readProjectSettings(scope: TenantScope, project: string): 
   return settingsOf(project, row);
 }
 
-/** Sets what `changes` names (undefined: left as it is; null: back to the default) and answers the result. */
+/**
+ * Sets what `changes` names (undefined: left as it is; null: back to the default) and answers the result. When the
+ * change turns extraction off (`stopsExtraction`), the project's failed windows waiting for a retry are not tried
+ * again, in the same batch, each with a `failed` event that says why: off means no more of its turns go to a model.
+ * A window failed after the change (a call with `extract: true`) is tried again as usual.
+ */
 export async function writeProjectSettings(
   scope: TenantScope,
   project: string,
   changes: { extract?: boolean | null; defaultSubject?: string | null },
+  stopsExtraction = false,
 ): Promise<ProjectSettings> {
   const extract = changes.extract === undefined ? undefined : changes.extract === null ? null : changes.extract ? 1 : 0;
-  const row = await scope.d1
+  const now = Date.now();
+  const write = scope.d1
     .prepare(
       `INSERT INTO project_settings (tenant_id, project, extract, default_subject, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
        ON CONFLICT (tenant_id, project) DO UPDATE SET
@@ -43,12 +50,32 @@ export async function writeProjectSettings(
       project,
       extract ?? null,
       changes.defaultSubject ?? null,
-      Date.now(),
+      now,
       extract === undefined ? 0 : 1,
       changes.defaultSubject === undefined ? 0 : 1,
-    )
-    .first<SettingsRow>();
-  return settingsOf(project, row);
+    );
+  const results = await scope.d1.batch<SettingsRow>([
+    ...(stopsExtraction ? retriesStopped(scope, project, now) : []),
+    write,
+  ]);
+  return settingsOf(project, results[results.length - 1]!.results[0] ?? null);
+}
+
+/** A `failed` event for each of the project's windows waiting for a retry, then their retries cleared. */
+function retriesStopped(scope: TenantScope, project: string, now: number): D1PreparedStatement[] {
+  const waiting = "tenant_id = ?1 AND project = ?2 AND status = 'failed' AND retry_at IS NOT NULL";
+  return [
+    scope.d1
+      .prepare(
+        `INSERT INTO memory_events (tenant_id, id, project, at, event, memory_id, key, conversation_id, window_id, sources,
+           superseded_by, error, reason)
+         SELECT tenant_id, ?4 || '-' || lower(hex(randomblob(4))), project, ?3, 'failed', NULL, NULL, conversation_id, id,
+           '[]', NULL, NULL, 'extraction was turned off for the project: not tried again'
+         FROM extraction_windows WHERE ${waiting}`,
+      )
+      .bind(scope.tenantId, project, now, now.toString(36)),
+    scope.d1.prepare(`UPDATE extraction_windows SET retry_at = NULL WHERE ${waiting}`).bind(scope.tenantId, project),
+  ];
 }
 
 type SettingsRow = { extract: number | null; default_subject: string | null; subject_aliases: string | null };
