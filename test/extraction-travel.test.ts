@@ -239,7 +239,7 @@ describe("derived memories travel whole", () => {
       .trimEnd()
       .split("\n")
       .map((line) => JSON.parse(line));
-    expect(lines[0]).toMatchObject({ type: "header", version: 2 });
+    expect(lines[0]).toMatchObject({ type: "header", version: 3 });
     const types = new Set(lines.map((l) => l.type));
     for (const type of ["project_settings", "extraction_window", "memory_event"]) expect(types).toContain(type);
     expect(lines.find((l) => l.content === "Caroline is allergic to cats.")).toMatchObject({

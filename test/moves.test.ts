@@ -122,6 +122,10 @@ describe("POST /admin/tenants/:id/move", () => {
     const target = otherShard(t.shard);
     await populate(t, "default", "otter");
     await populate(bystander, "default", "otter");
+    const guide = await call(t.apiKey, "memory_ingest_document", {
+      content: "# Ferry guide\n\n## Tides\n\nThe ferry waits for the high tide at the estuary.",
+      title: "Ferry guide",
+    });
     const doomed = (await call(t.apiKey, "memory_store", { content: "a memory deleted during the move" })).id as string;
     const chunkIdsBefore = await chunkIdsOf(t.tenantId);
     await usageLogSettled(t.tenantId);
@@ -197,6 +201,18 @@ describe("POST /admin/tenants/:id/move", () => {
     for (const id of acknowledged.slice(0, 3)) expect((await call(t.apiKey, "memory_get", { id })).id).toBe(id);
     const hits = await call(t.apiKey, "search", { query: "otter ferry dawn" });
     expect(hits.results.length).toBeGreaterThan(0);
+    // Its document moved with it: the row, its chunk's citation and its Markdown (R2 keys by tenant, not shard).
+    const moved = await call(t.apiKey, "memory_get_document", {
+      document_id: guide.document_id,
+      include_markdown: true,
+    });
+    expect(moved).toMatchObject({
+      title: "Ferry guide",
+      status: "ready",
+      markdown: expect.stringContaining("## Tides"),
+    });
+    const cited = await call(t.apiKey, "search", { query: "high tide estuary" });
+    expect(cited.results[0].document).toMatchObject({ document_id: guide.document_id, section: "Ferry guide > Tides" });
 
     // The source holds nothing of the tenant; the bystander on the source is as it was.
     const left = await tableCounts(source, t.tenantId);

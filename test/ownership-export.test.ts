@@ -109,7 +109,7 @@ describe("export and import (NDJSON)", () => {
     expect(lines[0]).toMatchObject({
       type: "header",
       format: "context-edge-export",
-      version: 2,
+      version: 3,
       tenant_id: a.tenantId,
       project: null,
     });
@@ -177,6 +177,7 @@ describe("export and import (NDJSON)", () => {
       project_settings: 0,
       extraction_windows: 0,
       memory_events: 0,
+      documents: 0,
     });
     expect(twice.skipped.items).toBe(summary.imported.items);
     expect(await rowCount(b.tenantId)).toEqual(await rowCount(a.tenantId));
@@ -235,8 +236,8 @@ describe("export and import (NDJSON)", () => {
       [`${header}\n{"type":"widget"}`, 'Line 2: unknown record type "widget"'],
       [`${header}\n{oops`, "Line 2: not valid JSON"],
       [
-        JSON.stringify({ type: "header", format: "context-edge-export", version: 3 }),
-        "Line 1: export version 3 is not supported (this server reads versions 1 and 2)",
+        JSON.stringify({ type: "header", format: "context-edge-export", version: 4 }),
+        "Line 1: export version 4 is not supported (this server reads versions 1, 2 and 3)",
       ],
       [
         `${header2}\n${line({ subject: "Ana" })}`,
@@ -308,7 +309,7 @@ describe("export and import (NDJSON)", () => {
       .trimEnd()
       .split("\n")
       .map((l) => JSON.parse(l.replace(/~[0-9a-f]{8}/g, "")));
-    expect(copy[0]).toMatchObject({ type: "header", version: 2 });
+    expect(copy[0]).toMatchObject({ type: "header", version: 3 });
     const old = exportV1
       .trimEnd()
       .split("\n")

@@ -20,11 +20,15 @@ export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
 export const ownershipRoutes = new Hono<AdminBindings>()
   .get("/tenants/:tenantId/export", async (c) => {
     const opened = await openFor(c, c.req.query("project"));
-    const { scope } = opened;
+    const { scope, services } = opened;
     const project = c.req.query("project") ?? null;
+    const originals = c.req.query("originals");
+    if (originals !== undefined && originals !== "true" && originals !== "false")
+      throw invalidParameter("originals", "originals must be true or false");
+    const documents = { originals: services.originals, withOriginals: originals === "true" };
     const name = `${scope.tenantId}${project ? `-${project.replace(/[^A-Za-z0-9_-]/g, "_")}` : ""}.ndjson`;
     const logged = logRun(c, opened, "export");
-    return new Response(whenRead(exportStream(scope, project), logged), {
+    return new Response(whenRead(exportStream(scope, project, documents), logged), {
       headers: {
         "content-type": "application/x-ndjson; charset=utf-8",
         "content-disposition": `attachment; filename="${name}"`,

@@ -5,6 +5,7 @@ import { type DocumentRow, readDocument, type SectionSummary } from "../core/doc
 import { type DocumentSource, ingestDocument } from "../core/documents/ingest-document";
 import { markdownKey } from "../core/documents/originals";
 import { invalidParameter, notFound } from "../errors";
+import { bytesOfBase64 } from "../shared/base64";
 import { ANNOTATIONS, defineTool } from "./define-tool";
 import { iso, metadataParam, projectName, tagsParam } from "./params";
 
@@ -127,17 +128,9 @@ export const memoryIngestDocument = defineTool({
 function documentSource(input: { url?: string; content?: string; content_base64?: string }): DocumentSource {
   if (input.url !== undefined) return { parameter: "url", url: input.url };
   if (input.content !== undefined) return { parameter: "content", text: input.content };
-  return { parameter: "content_base64", bytes: decodeBase64(input.content_base64!) };
-}
-
-function decodeBase64(text: string): Uint8Array {
-  const clean = text.replace(/\s+/g, "");
-  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(clean) || clean.length % 4 === 1)
-    throw invalidParameter("content_base64", "content_base64 is not valid base64");
-  const binary = atob(clean.replace(/-/g, "+").replace(/_/g, "/"));
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
+  const bytes = bytesOfBase64(input.content_base64!);
+  if (!bytes) throw invalidParameter("content_base64", "content_base64 is not valid base64");
+  return { parameter: "content_base64", bytes };
 }
 
 const sectionOutput = z.object({

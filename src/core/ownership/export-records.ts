@@ -1,4 +1,5 @@
 import { projectClause, type TenantScope } from "../../db/scope";
+import { type DocumentExport, documentLines } from "./export-documents";
 import { extractionLines } from "./export-extraction";
 import { type ExportLine, exportedProjects, PAGE, paged } from "./export-pages";
 
@@ -8,22 +9,29 @@ import { type ExportLine, exportedProjects, PAGE, paged } from "./export-pages";
  * kind, subject and sources); what is derived again on import is left out (token counts, content hashes,
  * chunks, vectors, embed/link marks, memory_sources), and so are API keys and the usage log. A context link
  * to a chunk names the chunk by (item, index), since chunk ids are renumbered by an import. An item's own
- * type travels as `item_type` (`type` names the record). Read page by page, so a tenant of any size streams
- * in bounded memory.
+ * type travels as `item_type` (`type` names the record). Documents travel with their Markdown (and their originals
+ * when asked), their chunks as items that name them. Read page by page, so a tenant of any size streams in bounded
+ * memory.
  */
 
 export const EXPORT_FORMAT = "context-edge-export";
 /**
  * 2: derived memories' fields, conversations' extraction cursors, project settings, extraction windows and
  * memory events. A version 1 importer refuses it rather than import memories without their provenance.
+ * 3: documents, and their chunks' document, page and section.
  */
-export const EXPORT_VERSION = 2;
-/** Versions an import reads: 1 is 2 without what 2 added. */
-export const IMPORT_VERSIONS: readonly number[] = [1, 2];
+export const EXPORT_VERSION = 3;
+/** Versions an import reads: each is the next without what the next added. */
+export const IMPORT_VERSIONS: readonly number[] = [1, 2, 3];
 
-export function exportStream(scope: TenantScope, project: string | null, now = Date.now()): ReadableStream<Uint8Array> {
+export function exportStream(
+  scope: TenantScope,
+  project: string | null,
+  documents: DocumentExport,
+  now = Date.now(),
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
-  const lines = exportLines(scope, project, now);
+  const lines = exportLines(scope, project, documents, now);
   return new ReadableStream({
     async pull(controller) {
       const next = await lines.next();
@@ -37,6 +45,7 @@ export function exportStream(scope: TenantScope, project: string | null, now = D
 export async function* exportLines(
   scope: TenantScope,
   project: string | null,
+  documents: DocumentExport,
   now = Date.now(),
 ): AsyncGenerator<ExportLine> {
   yield {
@@ -59,6 +68,7 @@ export async function* exportLines(
       )
       .bind(t, after?.[0] ?? "", ...conv.params),
   );
+  yield* documentLines(scope, project, documents);
   const items = where("project");
   yield* paged(
     "item",
@@ -67,7 +77,7 @@ export async function* exportLines(
         .prepare(
           `SELECT id, project, kind, type AS item_type, conversation_id, position, role, content, tags, importance, metadata, tier, pinned, task_id,
            file_path, line_start, line_end, key, superseded_by, generation, gc_survival_count, created_at, touched_at,
-           valid_from, valid_to, memory_kind, subject, said_by, when_precision, sources,
+           valid_from, valid_to, memory_kind, subject, said_by, when_precision, sources, document_id, document_page, document_section,
            CASE WHEN conversation_id IS NOT NULL THEN (SELECT substr(c.context, 1, instr(c.context || char(10), char(10)) - 1)
              FROM chunks c WHERE c.tenant_id = items.tenant_id AND c.item_id = items.id AND c.chunk_index = 0) END AS speaker
          FROM items WHERE tenant_id = ? AND id > ?${items.sql} ORDER BY id LIMIT ${PAGE}`,
@@ -133,6 +143,9 @@ function itemLine({
   when_precision,
   sources,
   speaker,
+  document_id,
+  document_page,
+  document_section,
   ...row
 }: Record<string, unknown>): Record<string, unknown> {
   const metadata = JSON.parse(row.metadata as string) as Record<string, unknown>;
@@ -148,6 +161,7 @@ function itemLine({
     ...(memory_kind === null
       ? {}
       : { memory_kind, subject, said_by, when_precision, sources: JSON.parse((sources as string | null) ?? "[]") }),
+    ...(document_id === null ? {} : { document_id, document_page, document_section }),
   };
 }
 

@@ -4,6 +4,7 @@ import { ITEM_TYPES, MAX_ITEM_CHARS } from "../memory/item-types";
 import { EXPORT_FORMAT, IMPORT_VERSIONS } from "./export-records";
 import {
   conversationRecord,
+  documentRecord,
   extractionWindowRecord,
   type ImportFormat,
   type ImportRecords,
@@ -77,7 +78,7 @@ function fromExport(lines: { line: number; value: unknown }[]): ImportRecords {
   if (!IMPORT_VERSIONS.includes(head.version as number))
     throw badLine(
       header.line,
-      `export version ${String(head.version)} is not supported (this server reads versions ${IMPORT_VERSIONS.join(" and ")})`,
+      `export version ${String(head.version)} is not supported (this server reads versions ${IMPORT_VERSIONS.slice(0, -1).join(", ")} and ${IMPORT_VERSIONS.at(-1)})`,
     );
   const records = emptyRecords("context-edge");
   for (const { line, value } of lines.slice(1)) {
@@ -113,10 +114,13 @@ function fromExport(lines: { line: number; value: unknown }[]): ImportRecords {
       case "memory_event":
         records.memoryEvents.push({ ...check(memoryEventRecord, value, line), line });
         break;
+      case "document":
+        records.documents.push({ ...check(documentRecord, value, line), line });
+        break;
       default:
         throw badLine(
           line,
-          `unknown record type ${JSON.stringify(type)} (expected item, conversation, summary, project_task, link, project_settings, extraction_window or memory_event)`,
+          `unknown record type ${JSON.stringify(type)} (expected item, conversation, summary, project_task, link, project_settings, extraction_window, memory_event or document)`,
         );
     }
   }
@@ -147,10 +151,21 @@ export function checkReferences(records: ImportRecords): void {
       seen.add(id);
     };
   };
+  const documentId = unique("document id");
+  const documents = new Map(records.documents.map((d) => [d.id, d]));
+  for (const document of records.documents) documentId(document.id, document.line);
   const itemId = unique("item id");
   for (const item of records.items) {
     itemId(item.id, item.line);
     sameProject("message", item.line, item.project, item.conversation_id);
+    if (item.document_id === undefined) continue;
+    const document = documents.get(item.document_id);
+    if (!document) throw badLine(item.line, `document_id '${item.document_id}' names no document record of the file`);
+    if (document.project !== item.project)
+      throw badLine(
+        item.line,
+        `a chunk of document '${document.id}' is in project '${item.project}' but the document is in '${document.project}'`,
+      );
   }
   const settingsOf = unique("project_settings of project");
   for (const settings of records.projectSettings) settingsOf(settings.project, settings.line);
@@ -226,6 +241,7 @@ const emptyRecords = (format: ImportRecords["format"]): ImportRecords => ({
   projectSettings: [],
   extractionWindows: [],
   memoryEvents: [],
+  documents: [],
 });
 
 /**

@@ -39,6 +39,7 @@ export async function planItems(
   newId: (id: string) => string,
   projectOf: (p: string) => string,
   limits: ReturnType<typeof tenantLimits>,
+  dedupeInput: (item: ItemRecord) => string = (item) => item.content,
 ): Promise<ItemPlan> {
   const plan: ItemPlan = { write: [], hashes: [], adding: 0, bytes: 0, limits, usage: NO_USAGE };
   const storedContent = new Set<string>();
@@ -46,7 +47,7 @@ export async function planItems(
   for (let i = 0; i < items.length; i += ITEMS_PER_BATCH) {
     const page = items.slice(i, i + ITEMS_PER_BATCH);
     const ids = page.map((item) => newId(item.id));
-    const hashes = await Promise.all(page.map((item) => sha256Hex(item.content)));
+    const hashes = await Promise.all(page.map((item) => sha256Hex(dedupeInput(item))));
     const withUsage = i === 0 && limitsStorage(limits);
     const [byId, byContent, usage] = await scope.d1.batch<Record<string, string | null>>([
       scope.d1

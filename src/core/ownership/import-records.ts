@@ -8,6 +8,7 @@ import { type ChunkRow, chunkRow, insertChunkRows } from "../memory/chunk-rows";
 import { chunkText } from "../memory/chunking";
 import { chunkContext, queueEmbedding, withHeadings } from "../memory/items";
 import { checkStorageQuotas, tenantLimits } from "../tenants/quotas";
+import { chunkPlace, dedupeInput, planDocuments, writeDocuments } from "./import-documents";
 import { derivedColumns, extractionStatements, provenanceStatements } from "./import-extraction";
 import { linkStatements } from "./import-links";
 import { ITEMS_PER_BATCH, planItems } from "./import-plan";
@@ -21,6 +22,7 @@ const KEPT = [
   "project_settings",
   "extraction_windows",
   "memory_events",
+  "documents",
 ] as const;
 type Kept = (typeof KEPT)[number];
 
@@ -64,6 +66,7 @@ export async function importRecords(
     ...records.projectSettings,
     ...records.extractionWindows,
     ...records.memoryEvents,
+    ...records.documents,
   ]) {
     const target = projectOf(record.project);
     if (!scopeAllowsProject(scope, target))
@@ -117,6 +120,7 @@ export async function importRecords(
     }
   }
 
+  const documents = await planDocuments(scope, services, records.documents, newId, projectOf);
   // Messages in reading order, so each one's context is the turn before it, as when it was logged.
   const items = [...records.items].sort(
     (a, b) =>
@@ -124,8 +128,16 @@ export async function importRecords(
       (a.position ?? 0) - (b.position ?? 0) ||
       a.created_at - b.created_at,
   );
-  const plan = await planItems(scope, items, newId, projectOf, tenantLimits(services.config.quotas, scope.quotas));
+  const plan = await planItems(
+    scope,
+    items,
+    newId,
+    projectOf,
+    tenantLimits(services.config.quotas, scope.quotas),
+    (item) => dedupeInput(documents, item, newId),
+  );
   checkStorageQuotas(plan.limits, plan.usage, { items: plan.adding, bytes: plan.bytes });
+  const documentRows = await writeDocuments(scope, services, documents);
 
   if (conversations.size > 0) {
     const json = JSON.stringify(
@@ -159,6 +171,7 @@ export async function importRecords(
 
   const counter = await services.tokens();
   const previousTurn = new Map<string, string>();
+  const chunksOfDocument = new Map<string, number>();
   const writtenIds: string[] = [];
   // Messages without a position (a hand-made file) follow the highest position their conversation has in the file.
   const lastPosition = new Map<string, number>();
@@ -178,6 +191,9 @@ export async function importRecords(
     let keywordTokens = 0;
     for (const [k, item] of page.entries()) {
       const id = newId(item.id);
+      const documentChunks = item.document_id === undefined ? 0 : (chunksOfDocument.get(item.document_id) ?? 0);
+      if (item.document_id !== undefined) chunksOfDocument.set(item.document_id, documentChunks + 1);
+      const document = chunkPlace(documents, item, documentChunks);
       const context = chunkContext(
         {
           project: item.project,
@@ -189,6 +205,7 @@ export async function importRecords(
           speaker: speakerOf(item),
           tags: item.tags,
           filePath: item.file_path,
+          document: document ?? undefined,
         },
         item.conversation_id ? previousTurn.get(item.conversation_id) : undefined,
       );
@@ -238,6 +255,9 @@ export async function importRecords(
         item.generation,
         item.gc_survival_count,
         ...derivedColumns(item, newId),
+        document?.id ?? null,
+        document?.page ?? null,
+        document?.section ?? null,
       ]);
       for (const source of item.sources ?? []) provenance.push([newId(source), id]);
       writtenIds.push(id);
@@ -248,11 +268,13 @@ export async function importRecords(
         .prepare(
           `INSERT INTO items (id, tenant_id, project, kind, type, conversation_id, position, role, content, tags, importance, metadata, tier, pinned, task_id,
              file_path, line_start, line_end, tokens, content_hash, created_at, touched_at, key, superseded_by, generation, gc_survival_count,
-             memory_kind, subject, subject_key, valid_from, valid_to, said_by, when_precision, sources)
+             memory_kind, subject, subject_key, valid_from, valid_to, said_by, when_precision, sources, document_id, document_page,
+             document_section)
            SELECT j.value ->> 0, ?, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5, j.value ->> 6, j.value ->> 7, j.value ->> 8,
              j.value ->> 9, j.value ->> 10, j.value ->> 11, j.value ->> 12, j.value ->> 13, j.value ->> 14, j.value ->> 15, j.value ->> 16, j.value ->> 17,
              j.value ->> 18, j.value ->> 19, j.value ->> 20, j.value ->> 21, j.value ->> 22, j.value ->> 23, j.value ->> 24,
-             j.value ->> 25, j.value ->> 26, j.value ->> 27, j.value ->> 28, j.value ->> 29, j.value ->> 30, j.value ->> 31, j.value ->> 32
+             j.value ->> 25, j.value ->> 26, j.value ->> 27, j.value ->> 28, j.value ->> 29, j.value ->> 30, j.value ->> 31, j.value ->> 32,
+             j.value ->> 33, j.value ->> 34, j.value ->> 35
            FROM json_each(?) j`,
         )
         .bind(scope.tenantId, JSON.stringify(rows)),
@@ -314,6 +336,7 @@ export async function importRecords(
         .bind(scope.tenantId, projectOf(t.project), t.current_task_id, t.previous_task_id, t.updated_at),
     ),
     links: linkStatements(scope, records.links, newId),
+    documents: documentRows,
     ...extractionStatements(scope, records, newId, projectOf),
     caches: bumpCacheGenerations(scope, new Set([...records.items.map((i) => projectOf(i.project))])),
   };
@@ -335,6 +358,7 @@ export async function importRecords(
     project_settings: records.projectSettings.length,
     extraction_windows: records.extractionWindows.length,
     memory_events: records.memoryEvents.length,
+    documents: records.documents.length,
   };
   for (const kind of KEPT) {
     summary.imported[kind] = written.get(kind)!;

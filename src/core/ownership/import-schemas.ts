@@ -59,11 +59,19 @@ export const itemRecord = z
     sources: z.array(name).optional(),
     /** Who said a message, where its metadata (agent_name) and role do not say (version 2). */
     speaker: name.optional(),
+    /** A document's chunk: its document (a document record of the file), page and section path (version 3). */
+    document_id: name.optional(),
+    document_page: z.number().int().min(1).nullable().optional(),
+    document_section: z.string().max(2_000).nullable().optional(),
   })
   .superRefine((item, context) => {
     const problem = (path: string, message: string) => context.addIssue({ code: "custom", path: [path], message });
     if (item.speaker !== undefined && item.conversation_id === null)
       problem("speaker", "only a message of a conversation has a speaker");
+    if (item.document_id === undefined && (item.document_page != null || item.document_section != null))
+      problem("document_id", "a chunk's page or section needs its document_id");
+    if (item.document_id !== undefined && item.kind !== "document")
+      problem("document_id", `a document's chunk is of kind document, not ${item.kind}`);
     if (item.memory_kind === null) {
       for (const field of DERIVED_ONLY)
         if (item[field] != null) problem(field, "only a derived memory (one with a memory_kind) has this field");
@@ -178,7 +186,39 @@ export const memoryEventRecord = z.strictObject({
   reason: note,
 });
 
+/**
+ * A document (version 3): its metadata, its Markdown (what search and citations were made from) and, when the export
+ * asked for them, its original's bytes. Its chunks are the item records that name it.
+ */
+export const documentRecord = z.strictObject({
+  type: z.literal("document"),
+  id: name,
+  project: name,
+  document_key: z.string().min(1).max(200).nullable().default(null),
+  title: z.string().min(1).max(500),
+  file_name: z.string().max(500).nullable().default(null),
+  url: z.string().max(4_000).nullable().default(null),
+  mime_type: z.string().min(1).max(200),
+  bytes: count,
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, "a SHA-256 as 64 lowercase hex digits"),
+  pages: count.nullable().default(null),
+  status: z.enum(["ready", "converting", "failed"]).default("ready"),
+  error: z.string().max(10_000).nullable().default(null),
+  sections: z
+    .array(z.strictObject({ section: z.string().max(2_000), page: count.nullable(), tokens: count, chunks: count }))
+    .max(100_000),
+  chunks: count,
+  tokens: count,
+  tags: tags.default([]),
+  metadata: z.record(z.string(), z.unknown()).default({}),
+  created_at: instant,
+  updated_at: instant,
+  markdown: z.string().nullable().default(null),
+  original_base64: z.string().optional(),
+});
+
 export type ConversationRecord = z.output<typeof conversationRecord>;
+export type DocumentRecord = z.output<typeof documentRecord> & { line: number };
 export type ProjectSettingsRecord = z.output<typeof projectSettingsRecord> & { line: number };
 export type ExtractionWindowRecord = z.output<typeof extractionWindowRecord> & { line: number };
 export type MemoryEventRecord = z.output<typeof memoryEventRecord> & { line: number };
@@ -196,6 +236,7 @@ export interface ImportRecords {
   projectSettings: ProjectSettingsRecord[];
   extractionWindows: ExtractionWindowRecord[];
   memoryEvents: MemoryEventRecord[];
+  documents: DocumentRecord[];
 }
 
 export const IMPORT_FORMATS = ["context-edge", "mcp-memory", "mem0"] as const;
