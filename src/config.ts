@@ -70,8 +70,10 @@ export interface DocumentsConfig {
   converter: "workers-ai" | "local";
   /** Largest original, in bytes (DOCUMENT_MAX_BYTES, default 25 MB). */
   maxBytes: number;
-  /** Most pages of a PDF (DOCUMENT_MAX_PAGES, default 100: conversion runs in the request, under its CPU bound, until large documents convert in a queued job). */
+  /** Most pages of a PDF (DOCUMENT_MAX_PAGES, default 100). */
   maxPages: number;
+  /** A larger original converts in a queued job, the call answering `converting` (DOCUMENT_QUEUE_BYTES, default 2 MiB). */
+  queueBytes: number;
   /** A URL's fetch, redirects included, must finish within this (DOCUMENT_FETCH_TIMEOUT_MS, default 15 s). */
   fetchTimeoutMs: number;
   /** Host names a URL may name though they resolve to a private address (DOCUMENT_FETCH_ALLOW_HOSTS; local development). */
@@ -79,7 +81,12 @@ export interface DocumentsConfig {
 }
 
 /** Documents' defaults (docs/documents.md "Limits"). */
-export const DOCUMENT_DEFAULTS = { maxBytes: 25 * 1024 * 1024, maxPages: 100, fetchTimeoutMs: 15_000 } as const;
+export const DOCUMENT_DEFAULTS = {
+  maxBytes: 25 * 1024 * 1024,
+  maxPages: 100,
+  queueBytes: 2 * 1024 * 1024,
+  fetchTimeoutMs: 15_000,
+} as const;
 
 export interface ExtractionConfig {
   /** The model's provider (LLM); "off": no extraction in this deployment. */
@@ -242,6 +249,7 @@ function parseConfig(env: Env): Config {
       converter: oneOf(env.DOCUMENT_CONVERTER, ["workers-ai", "local"] as const, "DOCUMENT_CONVERTER"),
       maxBytes: positiveInt(env.DOCUMENT_MAX_BYTES, DOCUMENT_DEFAULTS.maxBytes),
       maxPages: positiveInt(env.DOCUMENT_MAX_PAGES, DOCUMENT_DEFAULTS.maxPages),
+      queueBytes: positiveInt(env.DOCUMENT_QUEUE_BYTES, DOCUMENT_DEFAULTS.queueBytes),
       fetchTimeoutMs: positiveInt(env.DOCUMENT_FETCH_TIMEOUT_MS, DOCUMENT_DEFAULTS.fetchTimeoutMs),
       fetchAllowHosts: (env.DOCUMENT_FETCH_ALLOW_HOSTS ?? "")
         .split(",")

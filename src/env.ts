@@ -87,6 +87,7 @@ export interface Env {
   DOCUMENT_CONVERTER?: string;
   DOCUMENT_MAX_BYTES?: string;
   DOCUMENT_MAX_PAGES?: string;
+  DOCUMENT_QUEUE_BYTES?: string;
   DOCUMENT_FETCH_TIMEOUT_MS?: string;
   DOCUMENT_FETCH_ALLOW_HOSTS?: string;
   /** Tenant quotas' defaults (src/config.ts, docs/configuration.md). */

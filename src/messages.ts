@@ -18,6 +18,12 @@ export type JobMessage =
   | { type: "reindex"; tenantId: null; shard: string }
   /** Delete a tenant (project null) or one of its projects, a few bounded steps a job; queues itself again until done. */
   | { type: "delete"; tenantId: string; project: string | null }
+  /**
+   * Convert a large document in the background (src/core/documents/queued-conversion.ts): its original is in R2 and
+   * its row says converting this version (`sha256`); a job for a version no longer converting does nothing. `title`:
+   * the caller's, which the document's own does not replace.
+   */
+  | { type: "convert"; tenantId: string; documentId: string; sha256: string; title: string | null }
   /** Move a tenant between shards, some pages a job; queues itself again (later while it waits) until done (src/control/moves.ts). */
   | { type: "move"; tenantId: string }
   /**

@@ -157,6 +157,8 @@ export const documents = sqliteTable(
     primaryKey({ columns: [t.tenantId, t.id] }),
     uniqueIndex("documents_tenant_key").on(t.tenantId, t.project, t.documentKey).where(sql`document_key IS NOT NULL`),
     index("documents_tenant_project").on(t.tenantId, t.project, t.createdAt),
+    // The sweep's lost conversions: only converting rows are in it, so a sweep with none reads one entry.
+    index("documents_converting").on(t.updatedAt).where(sql`status = 'converting'`),
   ],
 );
 

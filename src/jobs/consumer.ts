@@ -6,6 +6,7 @@ import { isActive } from "../control/move-records";
 import { runMove } from "../control/moves";
 import { forgetRoutes } from "../control/routing";
 import { autoSummarize } from "../core/conversations/auto-summarize";
+import { runConversion } from "../core/documents/queued-conversion";
 import { EXTRACT_JOB_QUERIES, runExtraction } from "../core/extraction/run-extraction";
 import { autoLinkItems } from "../core/graph/auto-link";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/indexing";
@@ -271,6 +272,9 @@ async function runJob(job: JobMessage, env: Env, tenant: OpenedTenant): Promise<
       }
       return;
     }
+    case "convert":
+      await runConversion(scope, services, job);
+      return;
     case "delete": {
       const run = await runDeletionSteps(
         { control: env.CONTROL, data: scope.d1 },

@@ -2,6 +2,7 @@ import { jobProducer } from "../adapters/queue-producer";
 import { autoLinking, readConfig } from "../config";
 import { stalledMoves } from "../control/move-records";
 import { shardDatabase, shardNames } from "../control/shards";
+import { lostConversions } from "../core/documents/queued-conversion";
 import { reindexHeartbeat, reindexLegacyBatches } from "../core/keyword-index/indexing";
 import { deleteExpiredKeys } from "../core/memory/idempotency";
 import { unfinishedProjectDeletions } from "../core/ownership/delete-project";
@@ -31,8 +32,8 @@ const SWEEP_REINDEX_BATCHES = 5;
  * It also re-indexes chunks written before tenant-private keyword terms, a few batches at a time,
  * and, while some are left and no re-index job chain has run lately, starts one ("reindex" jobs
  * re-queue themselves until none are left). It resumes tenant and project deletions that stalled (their
- * job chain lost), deletes expired idempotency keys (a bounded number), and runs one bounded pass of D1 ↔ vector
- * index reconciliation (reconcileCron). Tenant deletions and tenant moves whose runner was lost (a crash mid-move)
+ * job chain lost) and document conversions whose job was lost (failing those past an hour), deletes expired
+ * idempotency keys (a bounded number), and runs one bounded pass of D1 ↔ vector index reconciliation (reconcileCron). Tenant deletions and tenant moves whose runner was lost (a crash mid-move)
  * are read from the control database; everything else, shard by shard.
  */
 export async function sweepLostJobs(env: Env, now = Date.now()): Promise<number> {
@@ -81,6 +82,7 @@ async function sweepShard(env: Env, shard: string, now: number): Promise<number>
       : []),
   ]);
   const projects = await unfinishedProjectDeletions(d1, cutoff);
+  const conversions = await lostConversions(d1, now, LOST_JOB_AFTER_MS);
   const summaries = await lostSummaries(d1, config.conversations, cutoff);
   const messages: JobMessage[] = [
     ...projects.map((p) => ({ type: "delete" as const, tenantId: p.tenantId, project: p.project })),
@@ -88,6 +90,7 @@ async function sweepShard(env: Env, shard: string, now: number): Promise<number>
     ...itemJobsByTenant(config.jobDispatch === "per-minute" ? "new-items" : "embed", unembedded!.results),
     ...itemJobsByTenant("link", unlinked?.results ?? []),
     ...summaries.messages,
+    ...conversions,
   ];
   // Its sends are the shard's pass's, as its queries are (metered-pass.ts).
   const producer = jobProducer(env, meterOf(d1));

@@ -33,7 +33,9 @@ export const memoryIngestDocument = defineTool({
     "file's bytes). It is cut into sections by its headings and into chunks within them; every chunk cites its section " +
     '("Guide > Install > Linux") and, for a PDF, its page, in search hits, memory_get and memory_context_build. The ' +
     "original is kept. With `document_key`, ingesting the same key again replaces the document (the same bytes do no " +
-    "work: unchanged is true). Answers with the counts once the document is searchable by keyword (status ready).",
+    "work: unchanged is true). Answers with the counts once the document is searchable by keyword (status ready); a " +
+    "large one (over DOCUMENT_QUEUE_BYTES) answers status converting at once and converts in the background: " +
+    "memory_get_document shows when it is ready, or failed with the reason.",
   input: z.object({
     url: z.string().min(1).max(2048).optional().describe("An http(s) URL to fetch the document from."),
     content: z

@@ -55,15 +55,23 @@ export async function readDocumentByKey(
     .first<DocumentRow>();
 }
 
-/** The document's row as written (inserted, or replacing the row of the same id). */
+/**
+ * The document's row as written (inserted, or replacing the row of the same id). `whileConverting`: only while the
+ * row is converting this version (a queued conversion's commit); else its status is NULL, which the column refuses,
+ * and the whole batch rolls back: a document deleted or replaced meanwhile gets no chunks and no row back.
+ */
 export function writeDocumentRow(
   scope: TenantScope,
   row: Omit<DocumentRow, "created_at" | "updated_at">,
   now: number,
+  whileConverting = false,
 ): D1PreparedStatement {
+  const status = whileConverting
+    ? "(SELECT ?12 WHERE EXISTS (SELECT 1 FROM documents WHERE tenant_id = ?1 AND id = ?2 AND sha256 = ?10 AND status = 'converting'))"
+    : "?12";
   return scope.d1
     .prepare(
-      `INSERT INTO documents (tenant_id, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO documents (tenant_id, ${COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ${status}, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
        ON CONFLICT (tenant_id, id) DO UPDATE SET title = excluded.title, file_name = excluded.file_name, url = excluded.url,
          mime_type = excluded.mime_type, bytes = excluded.bytes, sha256 = excluded.sha256, pages = excluded.pages,
          status = excluded.status, error = excluded.error, sections = excluded.sections, chunks = excluded.chunks,

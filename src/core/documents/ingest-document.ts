@@ -1,21 +1,11 @@
 import { scopeAllowsProject, type TenantScope } from "../../db/scope";
 import { DocumentRejected, invalidParameter, permissionDenied } from "../../errors";
 import type { Services } from "../../ports";
-import { blocksToMarkdown } from "../../shared/document-blocks";
 import { bareType, CSV, HTML, looksLikeHtml, MARKDOWN, typeFromBytes, typeFromName } from "../../shared/document-types";
-import type { NewItem } from "../memory/item-types";
-import { writeItems } from "../memory/items";
-import { deleteChunkItems } from "./delete-document";
-import {
-  type DocumentRow,
-  documentItemIds,
-  readDocumentByKey,
-  type SectionSummary,
-  writeDocumentRow,
-} from "./document-rows";
+import { type DocumentRow, readDocumentByKey } from "./document-rows";
 import { fetchDocumentUrl } from "./fetch-url";
-import { markdownKey, originalKey } from "./originals";
-import { SECTION_SEPARATOR, sectionDocument } from "./sections";
+import { queueConversion } from "./queued-conversion";
+import { convertAndStore, NoText } from "./store-converted";
 
 /** Where the document comes from: the parameter that carried it names it in errors. */
 export type DocumentSource =
@@ -40,7 +30,8 @@ export interface DocumentInput {
 
 export interface IngestedDocument {
   documentId: string;
-  status: "ready";
+  /** ready: searchable by keyword now; converting: a queued job converts it (queued-conversion.ts). */
+  status: "ready" | "converting";
   title: string;
   mimeType: string;
   pages: number | null;
@@ -53,11 +44,10 @@ export interface IngestedDocument {
 
 /**
  * Ingests a document whole (docs/documents.md): the bytes from the source (a URL fetched safely), checked against the
- * limits; the SHA-256 compared with the stored version of the same `documentKey` (the same bytes do no work); the
- * conversion to headings and text with pages; the sections and their chunks; the original and the Markdown to R2;
- * then the chunks (items pointing at the document) and the document's row in one D1 batch, searchable by keyword at
- * once. A replacement keeps the document's id and removes the previous version's chunks and objects after. Any refusal
- * comes before anything is stored.
+ * limits; the SHA-256 compared with the stored version of the same `documentKey` (the same bytes do no work); then
+ * converted and stored at once (store-converted.ts: searchable by keyword when the call answers), or, past
+ * DOCUMENT_QUEUE_BYTES, in a queued job (queued-conversion.ts: the call answers `converting`). A replacement keeps the
+ * document's id. Any refusal in the call comes before anything is stored.
  */
 export async function ingestDocument(
   scope: TenantScope,
@@ -83,119 +73,52 @@ export async function ingestDocument(
     );
   const sha256 = await sha256Bytes(bytes);
   const previous = input.documentKey ? await readDocumentByKey(scope, input.project, input.documentKey) : null;
-  if (previous && previous.sha256 === sha256 && previous.status === "ready") return unchangedAnswer(previous);
+  // The same version again, stored or still converting: nothing to do.
+  if (previous && previous.sha256 === sha256 && previous.status !== "failed") return unchangedAnswer(previous);
 
   const mimeType = inferType(input, loaded);
   const fileName = input.fileName ?? loaded.fileName ?? null;
-  let converted: Awaited<ReturnType<Services["documents"]["convert"]>>;
+  const doc = {
+    documentId: previous?.id ?? crypto.randomUUID(),
+    project: input.project,
+    bytes,
+    sha256,
+    mimeType,
+    fileName,
+    url: loaded.url,
+    documentKey: input.documentKey ?? null,
+    title: input.title ?? null,
+    tags: input.tags,
+    metadata: input.metadata,
+  };
+  const replaced = previous !== null;
+  if (bytes.byteLength > limits.queueBytes) {
+    const { title } = await queueConversion(scope, services, doc);
+    return { ...answerOf(doc, "converting", replaced), title, pages: null, sections: 0, chunks: 0, tokens: 0 };
+  }
   try {
-    converted = await services.documents.convert(
-      { bytes, mimeType, fileName: fileName ?? "document" },
-      { maxPages: limits.maxPages },
-    );
+    const stored = await convertAndStore(scope, services, {
+      ...doc,
+      replacing: previous?.sha256 ?? null,
+      originalStored: false,
+      whileConverting: false,
+    });
+    return { ...answerOf(doc, "ready", replaced), ...stored };
   } catch (error) {
     if (error instanceof DocumentRejected) throw invalidParameter(parameter, error.message, error.details);
+    if (error instanceof NoText) throw invalidParameter(parameter, error.message);
     throw error;
   }
-  const counter = await services.tokens();
-  const sections = sectionDocument(converted.blocks, counter);
-  const chunkCount = sections.reduce((n, s) => n + s.chunks.length, 0);
-  if (chunkCount === 0) throw invalidParameter(parameter, "The document has no text to search (after conversion)");
+}
 
-  const documentId = previous?.id ?? crypto.randomUUID();
-  const title = (input.title ?? converted.title ?? fileName ?? loaded.url ?? "Untitled document").slice(0, 500);
-  const items: NewItem[] = [];
-  for (const section of sections) {
-    const path = section.path.join(SECTION_SEPARATOR);
-    for (const chunk of section.chunks) {
-      items.push({
-        project: input.project,
-        kind: "document",
-        type: "document",
-        content: chunk.content,
-        tags: input.tags,
-        metadata: input.metadata,
-        document: { id: documentId, title, sha256, index: items.length, page: chunk.page, section: path },
-      });
-    }
-  }
-  const summaries: SectionSummary[] = sections.map((s) => ({
-    section: s.path.join(SECTION_SEPARATOR),
-    page: s.page,
-    tokens: s.tokens,
-    chunks: s.chunks.length,
-  }));
-  const tokens = sections.reduce((n, s) => n + s.chunks.reduce((m, c) => m + c.tokens, 0), 0);
-  const staleItems = previous ? await documentItemIds(scope, documentId) : [];
-
-  // The original and its Markdown first: a row never names an object that is not there.
-  const tenant = scope.tenantId;
-  await services.originals.put(originalKey(tenant, documentId, sha256), bytes, {
-    httpMetadata: { contentType: mimeType },
-    customMetadata: { file_name: fileName ?? "", project: input.project },
-  });
-  await services.originals.put(markdownKey(tenant, documentId, sha256), blocksToMarkdown(converted.blocks), {
-    httpMetadata: { contentType: "text/markdown; charset=utf-8" },
-  });
-  const row = {
-    id: documentId,
-    project: input.project,
-    document_key: input.documentKey ?? null,
-    title,
-    file_name: fileName,
-    url: loaded.url,
-    mime_type: mimeType,
-    bytes: bytes.byteLength,
-    sha256,
-    pages: converted.pages,
-    status: "ready",
-    error: null,
-    sections: JSON.stringify(summaries),
-    chunks: chunkCount,
-    tokens,
-    tags: JSON.stringify(input.tags ?? []),
-    metadata: JSON.stringify(input.metadata ?? {}),
-  };
-  try {
-    await writeItems(scope, services, items, {
-      noExtractionJobs: true,
-      alsoInBatch: () => [writeDocumentRow(scope, row, Date.now())],
-    });
-  } catch (error) {
-    if (!previous || previous.sha256 !== sha256) {
-      await services.originals.delete([
-        originalKey(tenant, documentId, sha256),
-        markdownKey(tenant, documentId, sha256),
-      ]);
-    }
-    throw error;
-  }
-  if (previous) {
-    await deleteChunkItems(scope, services, staleItems);
-    if (previous.sha256 !== sha256)
-      await services.originals.delete([
-        originalKey(tenant, documentId, previous.sha256),
-        markdownKey(tenant, documentId, previous.sha256),
-      ]);
-  }
-  return {
-    documentId,
-    status: "ready",
-    title,
-    mimeType,
-    pages: converted.pages,
-    sections: sections.length,
-    chunks: chunkCount,
-    tokens,
-    replaced: previous !== null,
-    unchanged: false,
-  };
+function answerOf(doc: { documentId: string; mimeType: string }, status: "ready" | "converting", replaced: boolean) {
+  return { documentId: doc.documentId, status, mimeType: doc.mimeType, replaced, unchanged: false };
 }
 
 function unchangedAnswer(row: DocumentRow): IngestedDocument {
   return {
     documentId: row.id,
-    status: "ready",
+    status: row.status as "ready" | "converting",
     title: row.title,
     mimeType: row.mime_type,
     pages: row.pages,

@@ -27,3 +27,16 @@ export async function deleteObjects(
   }
   return deleted;
 }
+
+/** Deletes the objects of a document's other versions (a replacement's earlier original and Markdown). */
+export async function deleteOtherVersions(
+  bucket: R2Bucket,
+  tenantId: string,
+  documentId: string,
+  sha256: string,
+): Promise<void> {
+  const prefix = documentPrefix(tenantId, documentId);
+  const listed = await bucket.list({ prefix, limit: 1000 });
+  const others = listed.objects.map((o) => o.key).filter((key) => !key.startsWith(`${prefix}${sha256}`));
+  if (others.length > 0) await bucket.delete(others);
+}

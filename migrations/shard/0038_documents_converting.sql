@@ -1,0 +1,1 @@
+CREATE INDEX `documents_converting` ON `documents` (`updated_at`) WHERE status = 'converting';
