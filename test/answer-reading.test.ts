@@ -207,6 +207,23 @@ describe("a memory's fields, as a model slips in them", () => {
     expect(m!.mended.join(" ")).toMatch(/^when '.+' read as the (day|month from|year from) \d{4}-\d{2}-\d{2}$/);
   });
 
+  it("gives a memory with no subject the one speaker of its sources, and drops it when they are two", () => {
+    for (const subject of [undefined, null, " "]) {
+      const [m] = read({ subject, text: "Loves hiking." }).memories;
+      expect([m!.subject, m!.mended]).toEqual([
+        "Caroline",
+        ["no subject given: read as Caroline, who said its source turns"],
+      ]);
+    }
+    const two: Window = { id: "two", ...partOf([turn(1), { ...turn(2), speaker: "Melanie" }], [], 0) };
+    const { memories, dropped } = readAnswer(answer(memory({ subject: null, sources: ["T1", "T2"] })), two);
+    expect(memories).toEqual([]);
+    expect(dropped).toEqual([
+      'memories[0] ("Caroline is a counselor."): subject must be a non-empty string: memory dropped',
+    ]);
+    expect(read({ subject: 7 }).dropped[0]).toMatch(/subject must be a non-empty string: memory dropped$/);
+  });
+
   it("reads a type with punctuation around it, and drops a key that is not text without dropping its memory", () => {
     expect(read({ type: "Fact." }).memories[0]!.mended).toEqual(["type 'Fact.' read as fact"]);
     expect(read({ type: "[event]" }).memories[0]!.kind).toBe("event");

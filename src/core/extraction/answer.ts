@@ -94,17 +94,23 @@ function readList(list: readonly unknown[], window: Window): ReadAnswer {
       } else dropped.push(`${at} cites '${given.slice(0, 40)}', which the window does not hold: ref dropped`);
     }
     // With no source the window holds, the one turn that shares the most of its words, as for a wrong one.
-    const grounded = groundedSources(memory, sources, window);
+    const grounded = groundedSources({ subject: memory.subject ?? "", text: memory.text }, sources, window);
     if (grounded.sources.length === 0) {
       dropped.push(`${at} ("${memory.text.slice(0, 60)}") has no source the window holds: memory dropped`);
       return;
     }
     if (grounded.note) memory.mended.push(grounded.note);
+    const subject = memory.subject ?? speakerOf(grounded.sources);
+    if (subject === null) {
+      dropped.push(`${at} ${describe(raw)}: subject must be a non-empty string: memory dropped`);
+      return;
+    }
+    if (memory.subject === null) memory.mended.push(`no subject given: read as ${subject}, who said its source turns`);
     if (memories.length >= MEMORIES_PER_WINDOW) {
       dropped.push(`${at} is past the ${MEMORIES_PER_WINDOW} a window may add: memory dropped`);
       return;
     }
-    memories.push({ ...memory, sources: grounded.sources });
+    memories.push({ ...memory, subject, sources: grounded.sources });
   });
   return { memories, dropped };
 }
@@ -112,16 +118,29 @@ function readList(list: readonly unknown[], window: Window): ReadAnswer {
 /** A memory the contract cannot read; its message is the reason it is dropped. */
 class MemoryProblem extends Error {}
 
+/**
+ * The one speaker of a memory's source turns, for a memory given no subject: models leave it out for what someone
+ * says of themselves ("Loves hiking"). Null when the turns have two speakers, whose memory it is not plain.
+ */
+function speakerOf(sources: readonly Turn[]): string | null {
+  const speakers = new Set(sources.map((turn) => turn.speaker.trim()).filter(Boolean));
+  return speakers.size === 1 ? [...speakers][0]!.slice(0, SUBJECT_MAX_CHARS) : null;
+}
+
 function checkMemory(
   raw: unknown,
   at: string,
   dropped: string[],
-): Omit<ValidMemory, "sources"> & { sources: string[] } {
+): Omit<ValidMemory, "sources" | "subject"> & { sources: string[]; subject: string | null } {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new MemoryProblem("is not an object");
   const mended: string[] = [];
   const m = withContractNames(raw as Record<string, unknown>, mended);
   const kind = memoryKind(m.type, mended);
-  const subject = text(m.subject, "subject", SUBJECT_MAX_CHARS);
+  // Absent or empty, the speaker of its sources may stand in (readList); another type is no subject to read.
+  const subject =
+    m.subject === undefined || m.subject === null || (typeof m.subject === "string" && m.subject.trim() === "")
+      ? null
+      : text(m.subject, "subject", SUBJECT_MAX_CHARS);
   const body = text(m.text, "text", MEMORY_TEXT_MAX_CHARS);
   if (m.key !== undefined && m.key !== null && typeof m.key !== "string")
     dropped.push(
