@@ -31,7 +31,8 @@ export interface SectionSummary {
   chunks: number;
 }
 
-const COLUMNS =
+/** Every column of a documents row but the tenant's, in DocumentRow's order. */
+export const COLUMNS =
   "id, project, document_key, title, file_name, url, mime_type, bytes, sha256, pages, status, error, sections, chunks, tokens, tags, metadata, created_at, updated_at";
 
 /** A document by id, within the projects the scope may read; null when there is none. */

@@ -2,9 +2,9 @@ import type { TenantScope } from "../../db/scope";
 import { DocumentRejected } from "../../errors";
 import type { JobMessage } from "../../messages";
 import type { Services } from "../../ports";
-import { type DocumentRow, writeDocumentRow } from "./document-rows";
+import { COLUMNS, type DocumentRow, writeDocumentRow } from "./document-rows";
 import { deleteOtherVersions, originalKey } from "./originals";
-import { convertAndStore, type DocumentToConvert, NoText } from "./store-converted";
+import { convertAndStore, type DocumentToConvert, NoText, putOriginal, versionRow } from "./store-converted";
 
 // Large documents convert in a queued job (docs/documents.md "Large documents"): the call stores the original and a
 // row that says `converting`, and answers at once; the job converts, and its one D1 batch writes the chunks with the
@@ -25,30 +25,9 @@ export async function queueConversion(
   services: Services,
   doc: Omit<DocumentToConvert, "originalStored" | "whileConverting" | "replacing">,
 ): Promise<{ title: string }> {
-  await services.originals.put(originalKey(scope.tenantId, doc.documentId, doc.sha256), doc.bytes, {
-    httpMetadata: { contentType: doc.mimeType },
-    customMetadata: { file_name: doc.fileName ?? "", project: doc.project },
-  });
+  await putOriginal(scope, services, doc);
   const title = (doc.title ?? doc.fileName ?? doc.url ?? "Untitled document").slice(0, 500);
-  const row = {
-    id: doc.documentId,
-    project: doc.project,
-    document_key: doc.documentKey,
-    title,
-    file_name: doc.fileName,
-    url: doc.url,
-    mime_type: doc.mimeType,
-    bytes: doc.bytes.byteLength,
-    sha256: doc.sha256,
-    pages: null,
-    status: "converting",
-    error: null,
-    sections: "[]",
-    chunks: 0,
-    tokens: 0,
-    tags: JSON.stringify(doc.tags ?? []),
-    metadata: JSON.stringify(doc.metadata ?? {}),
-  };
+  const row = versionRow(doc, title, { pages: null, status: "converting", summaries: [], chunks: 0, tokens: 0 });
   await writeDocumentRow(scope, row, Date.now()).run();
   const job: ConvertJob = {
     type: "convert",
@@ -104,11 +83,7 @@ export async function runConversion(scope: TenantScope, services: Services, job:
 
 async function converting(scope: TenantScope, job: ConvertJob): Promise<DocumentRow | null> {
   return scope.d1
-    .prepare(
-      `SELECT id, project, document_key, title, file_name, url, mime_type, bytes, sha256, pages, status, error, sections,
-         chunks, tokens, tags, metadata, created_at, updated_at
-       FROM documents WHERE tenant_id = ? AND id = ? AND sha256 = ? AND status = 'converting'`,
-    )
+    .prepare(`SELECT ${COLUMNS} FROM documents WHERE tenant_id = ? AND id = ? AND sha256 = ? AND status = 'converting'`)
     .bind(scope.tenantId, job.documentId, job.sha256)
     .first<DocumentRow>();
 }

@@ -4,7 +4,7 @@ import { blocksToMarkdown } from "../../shared/document-blocks";
 import type { NewItem } from "../memory/item-types";
 import { writeItems } from "../memory/items";
 import { deleteChunkItems } from "./delete-document";
-import { documentItemIds, type SectionSummary, writeDocumentRow } from "./document-rows";
+import { type DocumentRow, documentItemIds, type SectionSummary, writeDocumentRow } from "./document-rows";
 import { markdownKey, originalKey } from "./originals";
 import { SECTION_SEPARATOR, sectionDocument } from "./sections";
 
@@ -96,35 +96,17 @@ export async function convertAndStore(
   // The original and its Markdown first: a row never names an object that is not there.
   const tenant = scope.tenantId;
   const written = [markdownKey(tenant, doc.documentId, doc.sha256)];
-  if (!doc.originalStored) {
-    await services.originals.put(originalKey(tenant, doc.documentId, doc.sha256), doc.bytes, {
-      httpMetadata: { contentType: doc.mimeType },
-      customMetadata: { file_name: doc.fileName ?? "", project: doc.project },
-    });
-    written.push(originalKey(tenant, doc.documentId, doc.sha256));
-  }
+  if (!doc.originalStored) written.push(await putOriginal(scope, services, doc));
   await services.originals.put(written[0]!, blocksToMarkdown(converted.blocks), {
     httpMetadata: { contentType: "text/markdown; charset=utf-8" },
   });
-  const row = {
-    id: doc.documentId,
-    project: doc.project,
-    document_key: doc.documentKey,
-    title,
-    file_name: doc.fileName,
-    url: doc.url,
-    mime_type: doc.mimeType,
-    bytes: doc.bytes.byteLength,
-    sha256: doc.sha256,
+  const row = versionRow(doc, title, {
     pages: converted.pages,
     status: "ready",
-    error: null,
-    sections: JSON.stringify(summaries),
+    summaries,
     chunks: chunkCount,
     tokens,
-    tags: JSON.stringify(doc.tags ?? []),
-    metadata: JSON.stringify(doc.metadata ?? {}),
-  };
+  });
   try {
     await writeItems(scope, services, items, {
       noExtractionJobs: true,
@@ -142,4 +124,51 @@ export async function convertAndStore(
       markdownKey(tenant, doc.documentId, doc.replacing),
     ]);
   return { title, pages: converted.pages, sections: sections.length, chunks: chunkCount, tokens };
+}
+
+/** Puts the version's original in R2; its key. */
+export async function putOriginal(
+  scope: TenantScope,
+  services: Services,
+  doc: Pick<DocumentToConvert, "documentId" | "sha256" | "bytes" | "mimeType" | "fileName" | "project">,
+): Promise<string> {
+  const key = originalKey(scope.tenantId, doc.documentId, doc.sha256);
+  await services.originals.put(key, doc.bytes, {
+    httpMetadata: { contentType: doc.mimeType },
+    customMetadata: { file_name: doc.fileName ?? "", project: doc.project },
+  });
+  return key;
+}
+
+/** The row of a version: what was known before conversion, and what conversion found (nothing yet while converting). */
+export function versionRow(
+  doc: Omit<DocumentToConvert, "originalStored" | "whileConverting" | "replacing">,
+  title: string,
+  found: {
+    pages: number | null;
+    status: "ready" | "converting";
+    summaries: SectionSummary[];
+    chunks: number;
+    tokens: number;
+  },
+): Omit<DocumentRow, "created_at" | "updated_at"> {
+  return {
+    id: doc.documentId,
+    project: doc.project,
+    document_key: doc.documentKey,
+    title,
+    file_name: doc.fileName,
+    url: doc.url,
+    mime_type: doc.mimeType,
+    bytes: doc.bytes.byteLength,
+    sha256: doc.sha256,
+    pages: found.pages,
+    status: found.status,
+    error: null,
+    sections: JSON.stringify(found.summaries),
+    chunks: found.chunks,
+    tokens: found.tokens,
+    tags: JSON.stringify(doc.tags ?? []),
+    metadata: JSON.stringify(doc.metadata ?? {}),
+  };
 }
