@@ -63,7 +63,7 @@ export async function measureFiles(newTenant, files) {
   return measured;
 }
 
-/** One ingest of `file` into a fresh tenant: its answer, time, CPU, and units (the call's, and with jobs and passes). */
+/** One ingest of `file` into a fresh tenant: its answer, time, CPU and units (the call's, and with jobs and passes). */
 async function measureRun(newTenant, file, run) {
   const tenant = await newTenant(`documents-${file.name.replace(/\W+/g, "-")}-${run}`);
   const key = await tenant.newKey();

@@ -24,13 +24,13 @@ export async function printPdfs(htmls) {
   }
 }
 
-/** Passages a page of the per-page PDFs holds (a page break after each group): about a page of A4 at 11 pt. */
+/** Passages a page of the per-page PDFs holds (a page break after each group); six overflowed some A4 pages. */
 export const PASSAGES_PER_PAGE = 5;
 
 /**
  * The per-page files: PDFs of 1, 5 and 20 pages, and a Word file and a web page holding the 5-page PDF's text. Each
  * {name, type, bytes, pages, passages}, `pages` the PDF's page count the figures are divided by (for the Word file and
- * the web page, the 5-page PDF's). `documents`: made by groupPassages with PASSAGES_PER_PAGE x pages passages each.
+ * the web page, the 5-page PDF's). The arguments: documents ({title, passages}) of PASSAGES_PER_PAGE passages a page.
  */
 export async function perPageFiles(onePage, fivePages, twentyPages) {
   const sized = [

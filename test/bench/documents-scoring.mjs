@@ -39,7 +39,7 @@ function sharedShare(pairs, chunkPairs) {
   return shared / pairs.size;
 }
 
-/** Indexes (0-based, document order) of the passages a chunk holds, by the overlap rule above. `pairs`: each passage's. */
+/** Indexes (0-based, in document order) of the passages a chunk holds by the overlap rule; `pairs`: each passage's. */
 export function passagesByOverlap(chunkText, pairs) {
   const chunkPairs = wordPairs(chunkText);
   const shares = pairs.map((p) => sharedShare(p, chunkPairs));
@@ -100,7 +100,7 @@ export function scoreRankings(rankings, qrels) {
   return { ndcg: mean(ndcg), recall: mean(recall) };
 }
 
-/** Issue 62's target for documents: (b) within 0.05 nDCG@10 of (a), and (b) >= (c); met or not met, with the figures. */
+/** Issue 62's target: (b) within 0.05 nDCG@10 of (a), and (b) >= (c); met or not met, with the figures. */
 export function targetLine(a, b, c) {
   const close = b.ndcg >= a.ndcg - 0.05;
   const notWorse = b.ndcg >= c.ndcg;
