@@ -273,7 +273,7 @@ function docText(docs, i) {
  * Waits until the tenant's jobs are done, the minute pass has nothing due, and the usage log has stopped growing (the
  * isolate's writes and the jobs' own records arrive up to a few seconds after); returns the units recorded then.
  */
-async function settled(tenant, usage, before) {
+export async function settled(tenant, usage, before) {
   await jobsDone(tenant);
   await tenant.postingBlocks();
   let last = await usage();
@@ -301,7 +301,7 @@ async function untilMoved(tenantId, shard) {
  * The bench's own admin requests (a move's progress, the top postings' due count, the export's and the move's start)
  * are metered as `admin` work: not the operation's, so left out.
  */
-const OBSERVER_PARTS = ["job:admin", "shard:admin"];
+export const OBSERVER_PARTS = ["job:admin", "shard:admin"];
 
 /** The units per operation between two readings, in all and by part (the tool, each job kind, each pass). */
 function difference(before, after, count) {

@@ -6,6 +6,7 @@ import { runCapacity } from "./capacity.mjs";
 import { runChaos } from "./chaos.mjs";
 import { runContext } from "./context.mjs";
 import { runCost, runFill } from "./cost.mjs";
+import { runDocuments } from "./documents.mjs";
 import { runExtraction } from "./extraction.mjs";
 import { runGc } from "./gc.mjs";
 import { runGraph } from "./graph.mjs";
@@ -41,6 +42,7 @@ const SUITES = {
   extraction: runExtraction,
   qa: runQa,
   cost: runCost,
+  documents: runDocuments,
   fill: runFill,
 };
 // `heldout` repeats locomo and msmarco (in one run, with the issue's targets), so it runs only when named; `fill` only
