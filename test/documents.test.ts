@@ -73,6 +73,15 @@ describe("memory_ingest_document", () => {
     expect(hits.results[0].content).toContain("Homebrew");
   });
 
+  it("drops control characters a converter leaves (a PDF's broken glyphs come out as NUL), and text made only of them", async () => {
+    const t = await newTenant();
+    const content = "# Runbook\u0000\n\nRestart\u0000 the worker\u0007.\n\n\u0000\u0001\n\nThen\tcheck the queue.";
+    const answer = await call(t.apiKey, "memory_ingest_document", { content });
+    expect(answer).toMatchObject({ title: "Runbook", sections: 1 });
+    const rows = await chunkRows(t.tenantId, answer.document_id);
+    expect(rows.map((r) => r.content)).toEqual(["Restart the worker.\n\nThen\tcheck the queue."]);
+  });
+
   it("PDF: each chunk cites its page and outline section; the original and the Markdown are kept in R2", async () => {
     const t = await newTenant();
     const pdf = makePdf(

@@ -78,3 +78,18 @@ export function cleanHeading(raw: string): string {
 export function blocksToMarkdown(blocks: readonly DocumentBlock[]): string {
   return blocks.map((b) => (b.kind === "heading" ? `${"#".repeat(b.level)} ${b.text}` : b.text)).join("\n\n");
 }
+
+/** Control characters other than tab and line breaks: a PDF's broken glyphs come out as NUL and the like. */
+const CONTROL = /(?![\t\n\r])\p{Cc}/gu;
+
+/** The text without control characters other than tab and line breaks. */
+export function withoutControls(text: string): string {
+  return text.replace(CONTROL, "");
+}
+
+/** The blocks without control characters in their text, and without a block left empty by that. */
+export function printableBlocks(blocks: readonly DocumentBlock[]): DocumentBlock[] {
+  return blocks
+    .map((block) => ({ ...block, text: withoutControls(block.text) }))
+    .filter((block) => block.text.trim() !== "");
+}

@@ -1,6 +1,6 @@
 import type { TenantScope } from "../../db/scope";
 import type { Services } from "../../ports";
-import { blocksToMarkdown } from "../../shared/document-blocks";
+import { blocksToMarkdown, printableBlocks, withoutControls } from "../../shared/document-blocks";
 import type { NewItem } from "../memory/item-types";
 import { writeItems } from "../memory/items";
 import { deleteChunkItems } from "./delete-document";
@@ -56,12 +56,14 @@ export async function convertAndStore(
     { bytes: doc.bytes, mimeType: doc.mimeType, fileName: doc.fileName ?? "document" },
     { maxPages: services.config.documents.maxPages },
   );
+  const blocks = printableBlocks(converted.blocks);
   const counter = await services.tokens();
-  const sections = sectionDocument(converted.blocks, counter);
+  const sections = sectionDocument(blocks, counter);
   const chunkCount = sections.reduce((n, s) => n + s.chunks.length, 0);
   if (chunkCount === 0) throw new NoText("The document has no text to search (after conversion)");
 
-  const title = (doc.title ?? converted.title ?? doc.fileName ?? doc.url ?? "Untitled document").slice(0, 500);
+  const own = withoutControls(converted.title ?? "").trim() || null;
+  const title = (doc.title ?? own ?? doc.fileName ?? doc.url ?? "Untitled document").slice(0, 500);
   const items: NewItem[] = [];
   for (const section of sections) {
     const path = section.path.join(SECTION_SEPARATOR);
@@ -97,7 +99,7 @@ export async function convertAndStore(
   const tenant = scope.tenantId;
   const written = [markdownKey(tenant, doc.documentId, doc.sha256)];
   if (!doc.originalStored) written.push(await putOriginal(scope, services, doc));
-  await services.originals.put(written[0]!, blocksToMarkdown(converted.blocks), {
+  await services.originals.put(written[0]!, blocksToMarkdown(blocks), {
     httpMetadata: { contentType: "text/markdown; charset=utf-8" },
   });
   const row = versionRow(doc, title, {
