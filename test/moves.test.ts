@@ -122,7 +122,9 @@ describe("POST /admin/tenants/:id/move", () => {
     const target = otherShard(t.shard);
     await populate(t, "default", "otter");
     await populate(bystander, "default", "otter");
-    const guide = await call(t.apiKey, "memory_ingest_document", {
+    // A key of its own: the writers below spend the others' rate limit.
+    const reader = (await newKey(t.tenantId)).apiKey;
+    const guide = await call(reader, "memory_ingest_document", {
       content: "# Ferry guide\n\n## Tides\n\nThe ferry waits for the high tide at the estuary.",
       title: "Ferry guide",
     });
@@ -202,7 +204,7 @@ describe("POST /admin/tenants/:id/move", () => {
     const hits = await call(t.apiKey, "search", { query: "otter ferry dawn" });
     expect(hits.results.length).toBeGreaterThan(0);
     // Its document moved with it: the row, its chunk's citation and its Markdown (R2 keys by tenant, not shard).
-    const moved = await call(t.apiKey, "memory_get_document", {
+    const moved = await call(reader, "memory_get_document", {
       document_id: guide.document_id,
       include_markdown: true,
     });
@@ -211,7 +213,7 @@ describe("POST /admin/tenants/:id/move", () => {
       status: "ready",
       markdown: expect.stringContaining("## Tides"),
     });
-    const cited = await call(t.apiKey, "search", { query: "high tide estuary" });
+    const cited = await call(reader, "search", { query: "high tide estuary" });
     expect(cited.results[0].document).toMatchObject({ document_id: guide.document_id, section: "Ferry guide > Tides" });
 
     // The source holds nothing of the tenant; the bystander on the source is as it was.
