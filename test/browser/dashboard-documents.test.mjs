@@ -178,10 +178,21 @@ test("an unsupported file shows the server's error and stores nothing", async ()
   const { page, errors } = await signIn(tenant.key);
   await documentList(page).getByRole("button", { name: "Field guide", exact: true }).waitFor();
   await dropFiles(page, [{ name: "backup.tar", type: "application/x-tar", bytes: new Uint8Array(1024) }]);
-  const refused = page.getByRole("alert").filter({ hasText: "backup.tar" });
+  const uploads = page.getByRole("list", { name: "Uploads" }).getByRole("listitem");
+  const refused = uploads.filter({ hasText: "backup.tar" }).getByRole("alert");
   await refused.waitFor();
   assert.match(await refused.textContent(), /Not stored: Unsupported document type application\/x-tar; supported: /);
   await screenshot(page, "documents-04-unsupported");
+  // A file dropped beside the zone is refused rather than opened by the browser in place of the dashboard.
+  const besidePrevented = await page.evaluate(() => {
+    const data = new DataTransfer();
+    data.items.add(new File(["# Beside"], "beside.md", { type: "text/markdown" }));
+    const drop = new DragEvent("drop", { bubbles: true, cancelable: true, dataTransfer: data });
+    document.querySelector("main h1").dispatchEvent(drop);
+    return drop.defaultPrevented;
+  });
+  assert.equal(besidePrevented, true);
+  assert.equal(await uploads.count(), 1);
   assert.equal((await callTool(tenant.key, "memory_list_documents", {})).documents.length, 2);
   assert.equal(errors.length, 1, "the refused upload's 400 is the point of this step");
   assert.match(errors[0], /^http 400: .*\/documents$/);

@@ -1,4 +1,4 @@
-import { useRef, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { type ApiError, type Session, uploadDocument } from "../api";
 import { countOf, formatBytes } from "../ui";
 
@@ -38,9 +38,24 @@ export function UploadZone({
   const input = useRef<HTMLInputElement>(null);
   const [over, setOver] = useState(false);
   const [uploads, setUploads] = useState<Upload[]>([]);
-  const busy = uploads.some((u) => u.state === "waiting" || u.state === "uploading");
   const update = (id: number, patch: Partial<Upload>) =>
     setUploads((all) => all.map((u) => (u.id === id ? { ...u, ...patch } : u)));
+
+  // A file dropped beside the zone would make the browser open it in place of the dashboard: refused instead.
+  useEffect(() => {
+    // The zone's own handlers run first and prevent the default; anywhere else the drop is refused (no copy cursor).
+    const refuse = (e: DragEvent) => {
+      if (e.defaultPrevented || !e.dataTransfer?.types.includes("Files")) return;
+      e.preventDefault();
+      e.dataTransfer.dropEffect = "none";
+    };
+    addEventListener("dragover", refuse);
+    addEventListener("drop", refuse);
+    return () => {
+      removeEventListener("dragover", refuse);
+      removeEventListener("drop", refuse);
+    };
+  }, []);
 
   // One upload at a time, across drops too: each file waits for the one before it.
   const chain = useRef<Promise<void>>(Promise.resolve());
@@ -103,13 +118,13 @@ export function UploadZone({
           }}
         />
       </div>
-      {uploads.length > 0 && (
-        <ul class="uploads" aria-label="Uploads" aria-busy={busy}>
-          {uploads.map((u) => (
-            <UploadLine key={u.id} upload={u} />
-          ))}
-        </ul>
-      )}
+      {/* Always there, so screen readers follow it from the first upload: each line's progress and outcome is read
+          out as it changes (a refusal is also an alert of its own). */}
+      <ul class="uploads" aria-label="Uploads" aria-live="polite">
+        {uploads.map((u) => (
+          <UploadLine key={u.id} upload={u} />
+        ))}
+      </ul>
     </section>
   );
 }
@@ -122,14 +137,16 @@ function UploadLine({ upload: u }: { upload: Upload }) {
   );
   if (u.state === "failed")
     return (
-      <li class="upload failed" role="alert">
+      <li class="upload failed">
         {name}
-        <span class="error-text">Not stored: {u.error}</span>
+        <span class="error-text" role="alert">
+          Not stored: {u.error}
+        </span>
       </li>
     );
   if (u.state === "done" && u.result)
     return (
-      <li class="upload done" role="status">
+      <li class="upload done">
         {name}
         <span class="ok-text">
           {u.result.unchanged ? "Already stored, unchanged" : "Ready"}: {u.result.title} ·{" "}
@@ -139,7 +156,7 @@ function UploadLine({ upload: u }: { upload: Upload }) {
       </li>
     );
   return (
-    <li class="upload" role="status">
+    <li class="upload">
       {name}
       {u.state === "uploading" ? (
         <>
