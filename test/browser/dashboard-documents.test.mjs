@@ -1,8 +1,8 @@
 // The dashboard's documents page in Chromium against a fresh `wrangler dev`, with files made here: a Markdown file
 // dropped on the zone (a real drop event carrying a DataTransfer), a PDF that Chromium itself printed from HTML with
 // h1/h2 headings (three pages) chosen with the file picker; each one's status, its sections with their pages, delete
-// after confirming, the server's own error for an unsupported file, a title with markup staying text, and what a
-// read-only key is not offered.
+// after confirming, the server's own error for an unsupported file, a title with markup staying text, what a read-only
+// key is not offered, and a project longer than a page.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { admin, BASE_URL, callTool, launchBrowser, openPage, screenshot, tenantWithKey } from "./browser.mjs";
@@ -253,6 +253,30 @@ test("a read-only key sees documents and their sections but no upload or delete 
   assert.equal(await page.getByLabel("Files to upload").count(), 0);
   assert.equal(await page.getByRole("button", { name: /Delete|Choose files/ }).count(), 0);
   await screenshot(page, "documents-07-read-only");
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
+test("a project with more documents than a page shows the rest when asked", async () => {
+  const titles = Array.from({ length: 51 }, (_, i) => `Archive note ${String(i + 1).padStart(2, "0")}`);
+  for (let i = 0; i < titles.length; i += 10)
+    await Promise.all(
+      titles
+        .slice(i, i + 10)
+        .map((title) =>
+          callTool(tenant.key, "memory_ingest_document", { content: `# ${title}\n\nKept.`, project_id: "archive" }),
+        ),
+    );
+  const { page, errors } = await signIn(tenant.key);
+  await page.getByLabel("Project", { exact: true }).selectOption("archive");
+  const rows = documentList(page).getByRole("listitem");
+  await documentList(page).waitFor();
+  assert.equal(await rows.count(), 50);
+  await page.getByRole("button", { name: "Show more documents" }).click();
+  await page.getByRole("button", { name: "Show more documents" }).waitFor({ state: "detached" });
+  assert.equal(await rows.count(), 51);
+  const shown = await documentList(page).locator("button.document-toggle").allTextContents();
+  assert.deepEqual(shown.map((t) => t.slice(1)).sort(), [...titles].sort(), "each once, none lost at the page's edge");
   assert.deepEqual(errors, []);
   await page.context().close();
 });
