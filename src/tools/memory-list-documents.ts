@@ -8,7 +8,7 @@ import { iso, projectName } from "./params";
 // without its sections (memory_get_document gives those).
 
 /** The most documents one call lists: each row is small, and a page this long still reads in one short query. */
-export const MAX_DOCUMENTS_PAGE = 100;
+const MAX_DOCUMENTS_PAGE = 100;
 
 export const memoryListDocuments = defineTool({
   name: "memory_list_documents",

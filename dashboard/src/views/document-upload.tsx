@@ -41,9 +41,9 @@ export function UploadZone({
   const update = (id: number, patch: Partial<Upload>) =>
     setUploads((all) => all.map((u) => (u.id === id ? { ...u, ...patch } : u)));
 
-  // A file dropped beside the zone would make the browser open it in place of the dashboard: refused instead.
+  // A file dropped beside the zone would make the browser open it in place of the dashboard: refused instead (no copy
+  // cursor). The zone's own handlers run first and have already prevented the default.
   useEffect(() => {
-    // The zone's own handlers run first and prevent the default; anywhere else the drop is refused (no copy cursor).
     const refuse = (e: DragEvent) => {
       if (e.defaultPrevented || !e.dataTransfer?.types.includes("Files")) return;
       e.preventDefault();

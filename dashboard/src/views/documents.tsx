@@ -83,11 +83,17 @@ function ProjectDocuments({ session, project }: { session: Session; project: str
   const pages = first.data ? [first.data, ...later] : [];
   const documents = pages.flatMap((p) => p.documents);
   const next = pages[pages.length - 1]?.next_cursor ?? null;
-  const loadMore = () =>
-    list(next).then(
-      (page) => setLater((l) => [...l, page]),
-      (e: ApiError) => setError(e),
-    );
+  // The button is off while a page loads, so a second click cannot fetch the same page again.
+  const [loadingMore, setLoadingMore] = useState(false);
+  const loadMore = () => {
+    setLoadingMore(true);
+    list(next)
+      .then(
+        (page) => setLater((l) => [...l, page]),
+        (e: ApiError) => setError(e),
+      )
+      .finally(() => setLoadingMore(false));
+  };
   const remove = async () => {
     const doc = deleting!;
     setDeleting(null);
@@ -127,7 +133,7 @@ function ProjectDocuments({ session, project }: { session: Session; project: str
         )}
         {next && (
           <nav class="pager" aria-label="Pages">
-            <button type="button" onClick={loadMore}>
+            <button type="button" onClick={loadMore} disabled={loadingMore}>
               Show more documents
             </button>
           </nav>
