@@ -1,6 +1,6 @@
 // The dashboard's only way to the server: JSON-RPC tool calls at /jsonrpc (batched where a view needs
-// several) and the admin API at /admin, both with the signed-in key as a bearer token. The key lives in
-// sessionStorage: this tab only, gone when it closes, never in a URL or a cookie.
+// several), documents as files at /documents and the admin API at /admin, all with the signed-in key as a bearer
+// token. The key lives in sessionStorage: this tab only, gone when it closes, never in a URL or a cookie.
 
 export type Scope = "read" | "write" | "admin";
 
@@ -116,6 +116,25 @@ export async function adminRequest<T>(
     method,
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const payload = (await response.json().catch(() => null)) as unknown;
+  if (!response.ok) throw failure(response.status, payload);
+  return payload as T;
+}
+
+/**
+ * A file to POST /documents as a multipart form: its type and name travel in the part. A form's parameters are its
+ * fields (the server reads no query beside a form), so the project is one. Answers what memory_ingest_document answers;
+ * a refusal throws with the server's message (an unsupported type, a file over the limit).
+ */
+export async function uploadDocument<T>(key: string, project: string, file: File): Promise<T> {
+  const form = new FormData();
+  form.append("file", file, file.name);
+  form.append("project_id", project);
+  const response = await fetch("/documents", {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}` },
+    body: form,
   });
   const payload = (await response.json().catch(() => null)) as unknown;
   if (!response.ok) throw failure(response.status, payload);

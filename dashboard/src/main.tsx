@@ -4,6 +4,7 @@ import { allows, type Session, setUnauthorizedHandler, signIn, signOut, storedKe
 import { href, useRoute } from "./router";
 import { ErrorNote } from "./ui";
 import { ConversationsView } from "./views/conversations";
+import { DocumentsView } from "./views/documents";
 import { GraphView } from "./views/graph-view";
 import { KeysView } from "./views/keys";
 import { MemoriesView } from "./views/memories";
@@ -15,6 +16,7 @@ import "./styles.css";
 
 const NAV: { view: string; label: string; admin?: boolean }[] = [
   { view: "memories", label: "Memories" },
+  { view: "documents", label: "Documents" },
   { view: "conversations", label: "Conversations" },
   { view: "working-set", label: "Working set" },
   { view: "graph", label: "Graph" },
@@ -99,6 +101,8 @@ function View({ session, view, id }: { session: Session; view: string; id: strin
       return <MemoriesView session={session} />;
     case "memory":
       return id ? <MemoryDetail session={session} id={id} /> : <MemoriesView session={session} />;
+    case "documents":
+      return <DocumentsView session={session} />;
     case "conversations":
       return <ConversationsView session={session} id={id} />;
     case "working-set":

@@ -145,6 +145,23 @@ export function formatNumber(n: number): string {
   return n.toLocaleString(undefined, { maximumFractionDigits: 2 });
 }
 
+/** 1 -> "1 chunk", 1200 -> "1,200 chunks". */
+export function countOf(n: number, noun: string): string {
+  return `${formatNumber(n)} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+/** 1536 -> "1.5 KB": a file's size as people read it (powers of 1,024, as file managers show them). */
+export function formatBytes(bytes: number): string {
+  const units = ["bytes", "KB", "MB", "GB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toLocaleString(undefined, { maximumFractionDigits: unit === 0 ? 0 : 1 })} ${units[unit]}`;
+}
+
 /** "a, b ,c" -> ["a", "b", "c"] (empty parts dropped, duplicates once). */
 export function splitList(text: string): string[] {
   return [

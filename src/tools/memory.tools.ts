@@ -7,6 +7,7 @@ import { itemWrites } from "./item-writes";
 import { memoryDeleteDocument, memoryGetDocument, memoryIngestDocument } from "./memory-documents";
 import { memoryIngest } from "./memory-ingest";
 import { memoryGet, memoryList, memoryUpdate } from "./memory-items";
+import { memoryListDocuments } from "./memory-list-documents";
 import { memoryHistory, memoryProfile } from "./memory-profile";
 import { memoryReextract } from "./memory-reextract";
 import { retrieveByType, search } from "./memory-search";
@@ -188,6 +189,7 @@ export const MEMORY_TOOLS: readonly AnyTool[] = [
   memoryIngest,
   memoryIngestDocument,
   memoryGetDocument,
+  memoryListDocuments,
   memoryDeleteDocument,
   memoryProfile,
   memoryHistory,

@@ -13,9 +13,14 @@ if (!existsSync(chromium)) {
   console.error(`Chromium not found at ${chromium}: apt-get install chromium (or set CHROMIUM_PATH)`);
   process.exit(1);
 }
-const files = readdirSync("test/browser")
-  .filter((f) => f.endsWith(".test.mjs"))
-  .map((f) => `test/browser/${f}`);
+// `node test/browser/run.mjs test/browser/x.test.mjs` runs only the files named; none: every one.
+const named = process.argv.slice(2);
+const files =
+  named.length > 0
+    ? named
+    : readdirSync("test/browser")
+        .filter((f) => f.endsWith(".test.mjs"))
+        .map((f) => `test/browser/${f}`);
 
 const worker = await startWorker();
 let status = 1;

@@ -92,6 +92,7 @@ export async function seedTenant(t: TestTenant): Promise<ToolCases> {
     },
     memory_ingest_document: { content: "# Runbook\n\n## Failover\n\nPromote the replica.", file_name: "runbook.md" },
     memory_get_document: { document_id: guide.document_id, include_markdown: true },
+    memory_list_documents: { limit: 10 },
     memory_delete_document: { document_id: doomedGuide.document_id },
     memory_profile: { project_id: "p" },
     memory_history: { conversation_id: "ctx-1" },

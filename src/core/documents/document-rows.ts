@@ -110,3 +110,60 @@ export async function documentItemIds(scope: TenantScope, documentId: string): P
     .all<{ id: string }>();
   return results.map((r) => r.id);
 }
+
+/** One document as a project's listing gives it: its row less the section list (counted) and the hash. */
+export interface DocumentListRow {
+  id: string;
+  document_key: string | null;
+  title: string;
+  file_name: string | null;
+  url: string | null;
+  mime_type: string;
+  bytes: number;
+  pages: number | null;
+  status: string;
+  error: string | null;
+  sections: number;
+  chunks: number;
+  tokens: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Where a page of the listing ends: the last row's creation time and id (newest first, the id breaking ties). */
+export interface ListPosition {
+  createdAt: number;
+  id: string;
+}
+
+/**
+ * A project's documents newest first, `limit` of them after `after` (exclusive), within the projects the scope may
+ * read; one more row than asked is read to tell whether another page follows. Walks documents_tenant_project.
+ */
+export async function listDocuments(
+  scope: TenantScope,
+  project: string,
+  limit: number,
+  after: ListPosition | null,
+): Promise<{ rows: DocumentListRow[]; next: ListPosition | null }> {
+  const reach = projectClause(scope, "project");
+  const page = after ? " AND (created_at < ? OR (created_at = ? AND id < ?))" : "";
+  const { results } = await scope.d1
+    .prepare(
+      `SELECT id, document_key, title, file_name, url, mime_type, bytes, pages, status, error,
+         json_array_length(sections) AS sections, chunks, tokens, created_at, updated_at
+       FROM documents WHERE tenant_id = ? AND project = ?${reach.sql}${page}
+       ORDER BY created_at DESC, id DESC LIMIT ?`,
+    )
+    .bind(
+      scope.tenantId,
+      project,
+      ...reach.params,
+      ...(after ? [after.createdAt, after.createdAt, after.id] : []),
+      limit + 1,
+    )
+    .all<DocumentListRow>();
+  const rows = results.slice(0, limit);
+  const last = rows[rows.length - 1];
+  return { rows, next: results.length > limit && last ? { createdAt: last.created_at, id: last.id } : null };
+}
