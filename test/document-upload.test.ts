@@ -77,12 +77,13 @@ describe("POST /documents", () => {
     );
     form.append("title", "Onboarding guide");
     form.append("metadata", JSON.stringify({ team: "platform" }));
-    const response = await post(t.apiKey, form);
+    // The query's parameters count for a form too (curl -F file=@... ".../documents?project_id=..."); a field wins.
+    const response = await post(t.apiKey, form, {}, "?project_id=people&title=Ignored");
     expect(response.status).toBe(200);
     const answer = await response.json<{ document_id: string; title: string; sections: number }>();
     expect(answer).toMatchObject({ title: "Onboarding guide", sections: 1 });
     const got = await call(t.apiKey, "memory_get_document", { document_id: answer.document_id });
-    expect(got).toMatchObject({ file_name: "onboarding.docx", metadata: { team: "platform" } });
+    expect(got).toMatchObject({ file_name: "onboarding.docx", metadata: { team: "platform" }, project_id: "people" });
   });
 
   it("infers an untyped body's type from its bytes", async () => {

@@ -11,10 +11,10 @@ import { errorResponse } from "./responses";
 
 // POST /documents: a document for apps and people, without base64 in JSON. The body is the file itself (its
 // Content-Type says what it is; the tool's other parameters in the query), or a multipart form (a `file` part, or a
-// `url` or `content` field, and the other parameters as fields). It runs memory_ingest_document through the same path
+// `url` or `content` field, and the other parameters as fields or in the query, a field winning). It runs memory_ingest_document through the same path
 // as every tool call (scope, projects, limits, usage log) and answers what the tool answers.
 
-/** The parameters besides the source, as text: a form's fields or the query's. */
+/** The parameters besides the source, as text: a form's fields, else the query's. */
 const TEXT_PARAMETERS = ["mime_type", "file_name", "title", "document_key", "project_id", "url", "content"] as const;
 /** Room for a form's boundaries and fields beside the largest document. */
 const FORM_ROOM = 1_048_576;
@@ -72,7 +72,11 @@ async function readForm(
   } catch {
     throw invalidParameter("file", "The multipart form could not be read (its boundary or parts are broken)");
   }
-  const args = parameters((name) => form.getAll(name).filter((v): v is string => typeof v === "string"));
+  // A form's field, else the query's (curl -F file=@x.pdf ".../documents?project_id=ops" means that project).
+  const args = parameters((name) => {
+    const fields = form.getAll(name).filter((v): v is string => typeof v === "string");
+    return fields.length > 0 ? fields : (c.req.queries(name) ?? []);
+  });
   const part = form.get("file");
   if (part === null) return { args, file: null };
   if (typeof part === "string")
