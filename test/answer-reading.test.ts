@@ -46,6 +46,10 @@ describe("the answer's JSON, where a model puts it", () => {
     ["under a capitalised or singular name", JSON.stringify({ Memory: [memory()] })],
     ["as one memory without its list", JSON.stringify(memory())],
     [
+      "as one memory with its text under `memory`",
+      JSON.stringify({ ...memory(), text: undefined, memory: "Caroline is a counselor." }),
+    ],
+    [
       "with Python's None and single quotes",
       `{'memories': [{'type': 'fact', 'subject': 'Caroline', 'key': None, 'text': "Caroline is a counselor.", 'when': None, 'sources': ['T1']}]}`,
     ],

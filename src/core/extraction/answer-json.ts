@@ -83,6 +83,8 @@ function listOf(value: unknown, mended: string[], depth = 0): FoundMemories | nu
   const list = name === undefined ? undefined : value[name];
   const named = name === "memories" ? mended : [...mended, `field '${name}' read as memories`];
   if (Array.isArray(list)) return { list, mended: named };
+  // Before the other readings of `memory`: a lone memory may carry its text under that near name.
+  if (looksLikeMemory(value)) return { list: [value], mended: [...mended, "one memory without its list read as one"] };
   if (name !== undefined && list === null) return { list: [], mended: [...named, "memories null read as none"] };
   if (isObject(list) && Object.values(list).length > 0 && Object.values(list).every(looksLikeMemory))
     return { list: Object.values(list), mended: [...named, "memories given as an object read as its values"] };
@@ -91,7 +93,6 @@ function listOf(value: unknown, mended: string[], depth = 0): FoundMemories | nu
     if (inner.ok && Array.isArray(inner.value))
       return { list: inner.value, mended: [...named, "memories given as a string read as its JSON"] };
   }
-  if (looksLikeMemory(value)) return { list: [value], mended: [...mended, "one memory without its list read as one"] };
   if (depth >= WRAPPER_DEPTH) return null;
   for (const [key, inner] of Object.entries(value))
     if (isObject(inner)) {
@@ -101,11 +102,11 @@ function listOf(value: unknown, mended: string[], depth = 0): FoundMemories | nu
   return null;
 }
 
-/** An object with a memory's own fields, given where the list should be. */
+/** An object with a memory's own fields (its text under the contract's name or a near one), where the list should be. */
 function looksLikeMemory(value: unknown): value is Record<string, unknown> {
   return (
     isObject(value) &&
-    typeof (value.text ?? value.content ?? value.statement) === "string" &&
+    typeof (value.text ?? value.content ?? value.statement ?? value.memory) === "string" &&
     (value.type ?? value.kind) != null
   );
 }
