@@ -161,6 +161,18 @@ describe("documents in an export and an import", () => {
     expect(orphan.status).toBe(400);
     expect(await orphan.text()).toMatch(/document_id '[^']+' names no document record of the file/);
 
+    // Two documents of the file under one key in one project: which one would the key name?
+    const [header, ...rest] = exported.split("\n");
+    const twin = rest
+      .find((line) => line.includes('"title":"Guide"'))!
+      .replace('"document_key":null', '"document_key":"runbook"');
+    const twice = await importInto(
+      c.tenantId,
+      [header, twin, ...rest.filter((l) => !l.includes('"title":"Guide"'))].join("\n"),
+    );
+    expect(twice.status).toBe(400);
+    expect(await twice.text()).toMatch(/document_key 'runbook' is given to another document of project 'ops' too/);
+
     // Another runbook under the same key in the same project here: the file's would replace it unasked.
     await call(c.apiKey, "memory_ingest_document", {
       content: "# Other\n\nAnother runbook.",

@@ -40,9 +40,17 @@ export async function planDocuments(
     )
     .all<{ id: string; project: string; document_key: string | null }>();
   const present = new Set(stored.map((s) => s.id));
+  const keys = new Map<string, DocumentRecord>();
   for (const record of documents) {
     const id = newId(record.id);
     const project = projectOf(record.project);
+    const key = `${project}\u0000${record.document_key}`;
+    if (record.document_key && keys.has(key))
+      throw badLine(
+        record.line,
+        `document_key '${record.document_key}' is given to another document of project '${project}' too (line ${keys.get(key)!.line})`,
+      );
+    if (record.document_key) keys.set(key, record);
     plan.places.set(record.id, { id, title: record.title, sha256: record.sha256 });
     const taken = stored.find((s) => s.id !== id && s.project === project && s.document_key === record.document_key);
     if (record.document_key && taken)
