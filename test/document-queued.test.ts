@@ -100,6 +100,17 @@ describe("a large document converts in a queued job", () => {
     // Sending it again tries again.
     await callTool(d, t, "memory_ingest_document", { content_base64: base64(locked) });
     expect(converts(d, t)).toHaveLength(1);
+
+    // Under a key: a stored version, a large one that fails, then a small one: only the last one's objects are left.
+    const key = { document_key: "plans" };
+    const v1 = await callTool(d, t, "memory_ingest_document", { content: "# Plans\n\nThe first plan.", ...key });
+    await callTool(d, t, "memory_ingest_document", { content_base64: base64(locked), ...key });
+    await deliver(d, converts(d, t));
+    const v3 = await callTool(d, t, "memory_ingest_document", { content: "# Plans\n\nThe third plan.", ...key });
+    expect(v3).toMatchObject({ document_id: v1.document_id, status: "ready", replaced: true });
+    const { sha256 } = await callTool(d, t, "memory_get_document", { document_id: v1.document_id });
+    expect(await objects(t, v1.document_id as string)).toEqual([sha256, `${sha256}.md`]);
+    expect((await found(d, t, "first plan")).map((r) => r.content)).toEqual([]);
   });
 
   it("a job lost with the queue down is sent again by the sweep; a conversion that never ends fails after an hour", async () => {

@@ -3,7 +3,7 @@ import { DocumentRejected } from "../../errors";
 import type { JobMessage } from "../../messages";
 import type { Services } from "../../ports";
 import { COLUMNS, type DocumentRow, writeDocumentRow } from "./document-rows";
-import { deleteOtherVersions, originalKey } from "./originals";
+import { originalKey } from "./originals";
 import { convertAndStore, type DocumentToConvert, NoText, putOriginal, versionRow } from "./store-converted";
 
 // Large documents convert in a queued job (docs/documents.md "Large documents"): the call stores the original and a
@@ -78,7 +78,6 @@ export async function runConversion(scope: TenantScope, services: Services, job:
     if (!(await converting(scope, job))) return;
     throw error;
   }
-  await deleteOtherVersions(services.originals, scope.tenantId, job.documentId, job.sha256);
 }
 
 async function converting(scope: TenantScope, job: ConvertJob): Promise<DocumentRow | null> {

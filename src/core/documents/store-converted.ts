@@ -5,7 +5,7 @@ import type { NewItem } from "../memory/item-types";
 import { writeItems } from "../memory/items";
 import { deleteChunkItems } from "./delete-document";
 import { type DocumentRow, documentItemIds, type SectionSummary, writeDocumentRow } from "./document-rows";
-import { markdownKey, originalKey } from "./originals";
+import { deleteOtherVersions, markdownKey, originalKey } from "./originals";
 import { SECTION_SEPARATOR, sectionDocument } from "./sections";
 
 /** A document's bytes and what is known of it before conversion: in the request, or read back by a queued job. */
@@ -120,11 +120,9 @@ export async function convertAndStore(
     throw error;
   }
   if (staleItems.length > 0) await deleteChunkItems(scope, services, staleItems);
-  if (doc.replacing !== null && doc.replacing !== doc.sha256)
-    await services.originals.delete([
-      originalKey(tenant, doc.documentId, doc.replacing),
-      markdownKey(tenant, doc.documentId, doc.replacing),
-    ]);
+  // Every earlier version's objects, not only the one replaced: a failed queued version left the one before it.
+  if (doc.replacing !== null || doc.whileConverting)
+    await deleteOtherVersions(services.originals, tenant, doc.documentId, doc.sha256);
   return { title, pages: converted.pages, sections: sections.length, chunks: chunkCount, tokens };
 }
 
