@@ -101,7 +101,7 @@ async function fail(scope: TenantScope, job: ConvertJob, reason: string): Promis
 /**
  * The sweep's share, on one shard: conversions whose row has not moved for `lostAfterMs` get their job again (the
  * job's conditions make a second one harmless); one converting past CONVERSION_GIVES_UP_AFTER_MS is failed. Walks
- * the partial index of converting documents: nothing converting, one row read.
+ * the partial index of converting documents: nothing converting, a row read a statement at most.
  */
 export async function lostConversions(d1: D1Database, now: number, lostAfterMs: number): Promise<ConvertJob[]> {
   const [failed, lost] = await d1.batch<{ tenant_id: string; id: string; sha256: string; title: string }>([
