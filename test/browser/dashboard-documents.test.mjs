@@ -280,3 +280,36 @@ test("a project with more documents than a page shows the rest when asked", asyn
   assert.deepEqual(errors, []);
   await page.context().close();
 });
+
+test("a large file is stored at once and converts in the background: its line says so, the list shows when it is ready", async () => {
+  // The suite's server converts past 64 KiB in a queued job (run.mjs); this file is about 100 KB. The archive
+  // project exists from the test before: the newest document comes first in its list.
+  const paragraphs = Array.from(
+    { length: 600 },
+    (_, i) => `Shelf ${i + 1} of the ledger room holds the harbour's tide tables.`,
+  );
+  const ledger = new TextEncoder().encode(`# Ledger room\n\n${paragraphs.join("\n\n")}`.repeat(2));
+  const { page, errors } = await signIn(tenant.key);
+  await page.getByLabel("Project", { exact: true }).selectOption("archive");
+  await dropFiles(page, [{ name: "ledger.md", type: "text/markdown", bytes: ledger }]);
+  await page
+    .getByRole("list", { name: "Uploads" })
+    .getByText(/Stored, converting in the background: ledger\.md/)
+    .waitFor();
+  await screenshot(page, "documents-08-converting");
+  const [listed] = (await callTool(tenant.key, "memory_list_documents", { project_id: "archive" })).documents;
+  assert.ok(["converting", "ready"].includes(listed.status), listed.status);
+  // The queued job converts it; the list says ready once it has (the page reloaded, as a person would).
+  for (let tries = 0; ; tries++) {
+    const [now] = (await callTool(tenant.key, "memory_list_documents", { project_id: "archive" })).documents;
+    if (now.status === "ready") break;
+    assert.ok(tries < 60, `still ${now.status} after a minute`);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  await page.reload();
+  await page.getByLabel("Project", { exact: true }).selectOption("archive");
+  const row = documentList(page).getByRole("listitem").filter({ hasText: "Ledger room" });
+  await row.getByText("ready", { exact: true }).waitFor();
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});

@@ -22,7 +22,8 @@ const files =
         .filter((f) => f.endsWith(".test.mjs"))
         .map((f) => `test/browser/${f}`);
 
-const worker = await startWorker();
+// Documents past 64 KiB convert in a queued job here, so the documents page's converting state is tried too.
+const worker = await startWorker({ vars: { DOCUMENT_QUEUE_BYTES: "65536" } });
 let status = 1;
 try {
   const child = spawn(process.execPath, ["--test", "--test-concurrency=1", ...files], {

@@ -8,6 +8,8 @@ import { countOf, formatBytes } from "../ui";
 
 interface Ingested {
   document_id: string;
+  /** converting: a large file converts in the background; the list shows when it is ready. */
+  status: "ready" | "converting";
   title: string;
   sections: number;
   chunks: number;
@@ -141,6 +143,15 @@ function UploadLine({ upload: u }: { upload: Upload }) {
         {name}
         <span class="error-text" role="alert">
           Not stored: {u.error}
+        </span>
+      </li>
+    );
+  if (u.state === "done" && u.result?.status === "converting")
+    return (
+      <li class="upload done">
+        {name}
+        <span class="ok-text">
+          Stored, converting in the background: {u.result.title} (its status in the list says when it is ready)
         </span>
       </li>
     );
