@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { makePdf } from "./fixtures/make-pdf";
-import { call, newTenant, request, tenantDb } from "./helpers";
+import { call, newTenant, normalisedExport, request, tenantDb } from "./helpers";
 
 // Documents in an export and an import (docs/documents.md, docs/operations.md): the document with its Markdown and
 // sections, its chunks with their page and section, and its original when the export asks for it. A copy cites, finds
@@ -30,14 +30,6 @@ const linesOf = (ndjson: string) =>
     .trimEnd()
     .split("\n")
     .map((line) => JSON.parse(line) as Record<string, any>);
-/** The lines without what must differ between two tenants: the tenant id, its import suffix, the export time. */
-const normalised = (ndjson: string, tenantId: string) =>
-  ndjson
-    .trimEnd()
-    .split("\n")
-    .slice(1)
-    .map((line) => line.replaceAll(tenantId, "<tenant>").replace(/~[0-9a-f]{8}/g, ""));
-
 async function tenantWithDocuments() {
   const a = await newTenant();
   const runbook = await call(a.apiKey, "memory_ingest_document", {
@@ -101,7 +93,9 @@ describe("documents in an export and an import", () => {
     expect(markdown).toContain("## Escalation");
 
     // Exporting the copy gives the original's lines; importing the file again adds nothing.
-    expect(normalised(await (await exportOf(b.tenantId)).text(), b.tenantId)).toEqual(normalised(exported, a.tenantId));
+    expect(normalisedExport(await (await exportOf(b.tenantId)).text(), b.tenantId)).toEqual(
+      normalisedExport(exported, a.tenantId),
+    );
     const twice = await (await importInto(b.tenantId, exported)).json<any>();
     expect(twice.imported).toMatchObject({ documents: 0, items: 0 });
     expect(twice.skipped).toMatchObject({ documents: 2 });

@@ -208,3 +208,19 @@ export async function moveTenant(t: TestTenant, shard: string, timeoutMs = 20_00
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/**
+ * An export's lines with what must differ between two tenants taken out: the tenant id, its import suffix, the export
+ * time. Exporting an imported copy gives the original's lines so.
+ */
+export function normalisedExport(ndjson: string, tenantId: string): string[] {
+  return ndjson
+    .trimEnd()
+    .split("\n")
+    .map((line) =>
+      line
+        .replaceAll(tenantId, "<tenant>")
+        .replace(/~[0-9a-f]{8}/g, "")
+        .replace(/"exported_at":"[^"]+"/, '"exported_at":"<time>"'),
+    );
+}

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import exportV1 from "./fixtures/export-v1.ndjson?raw";
 import mcpMemory from "./fixtures/mcp-memory.jsonl?raw";
 import mem0Export from "./fixtures/mem0-export.json?raw";
-import { call, newKey, newTenant, request, type TestTenant, tenantDb } from "./helpers";
+import { call, newKey, newTenant, normalisedExport, request, type TestTenant, tenantDb } from "./helpers";
 
 async function exportOf(tenantId: string, token?: string, query = ""): Promise<Response> {
   return request(`/admin/tenants/${tenantId}/export${query}`, {
@@ -17,19 +17,6 @@ async function importInto(tenantId: string, body: string, query = "", token?: st
     headers: { authorization: `Bearer ${token ?? "test-admin-token"}`, "content-type": "application/x-ndjson" },
     body,
   });
-}
-
-/** An export with the parts that must differ taken out: the tenant id, its id suffix, the export time. */
-function normalised(ndjson: string, tenantId: string): string[] {
-  return ndjson
-    .trimEnd()
-    .split("\n")
-    .map((line) =>
-      line
-        .replaceAll(tenantId, "<tenant>")
-        .replace(/~[0-9a-f]{8}/g, "")
-        .replace(/"exported_at":"[^"]+"/, '"exported_at":"<time>"'),
-    );
 }
 
 async function rowCount(tenantId: string): Promise<Record<string, number>> {
@@ -139,7 +126,7 @@ describe("export and import (NDJSON)", () => {
     });
     expect(summary.imported.items).toBe(lines.filter((l) => l.type === "item").length);
     const again = await (await exportOf(b.tenantId)).text();
-    expect(normalised(again, b.tenantId)).toEqual(normalised(exported, a.tenantId));
+    expect(normalisedExport(again, b.tenantId)).toEqual(normalisedExport(exported, a.tenantId));
     expect(await rowCount(b.tenantId)).toEqual(await rowCount(a.tenantId));
 
     // The copy works: keyword search at once, the keyed fact's history, the conversation in order.

@@ -44,6 +44,21 @@ export async function openPage(browser) {
   return { page, errors };
 }
 
+/**
+ * A new page signed in to the dashboard with `key`; `dialogs` gathers the messages of the confirm dialogs it
+ * dismisses (a test that accepts one listens itself).
+ */
+export async function signIn(browser, key) {
+  const { page, errors } = await openPage(browser);
+  const dialogs = [];
+  page.on("dialog", (d) => (dialogs.push(d.message()), d.dismiss()));
+  await page.goto(`${BASE_URL}/dashboard`);
+  await page.getByLabel("API key").fill(key);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("navigation", { name: "Dashboard sections" }).waitFor();
+  return { page, errors, dialogs };
+}
+
 export async function screenshot(page, name) {
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage: true });

@@ -5,7 +5,7 @@
 // key is not offered, and a project longer than a page.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { admin, BASE_URL, callTool, launchBrowser, openPage, screenshot, tenantWithKey } from "./browser.mjs";
+import { admin, callTool, launchBrowser, screenshot, signIn as signInAs, tenantWithKey } from "./browser.mjs";
 
 const MARKDOWN = [
   "# Field guide",
@@ -56,16 +56,10 @@ before(async () => {
 after(() => browser?.close());
 
 async function signIn(key) {
-  const { page, errors } = await openPage(browser);
-  const dialogs = [];
-  page.on("dialog", (d) => (dialogs.push(d.message()), d.dismiss()));
-  await page.goto(`${BASE_URL}/dashboard`);
-  await page.getByLabel("API key").fill(key);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("navigation", { name: "Dashboard sections" }).waitFor();
-  await page.getByRole("link", { name: "Documents", exact: true }).click();
-  await page.getByRole("heading", { name: "Documents", exact: true }).waitFor();
-  return { page, errors, dialogs };
+  const signedIn = await signInAs(browser, key);
+  await signedIn.page.getByRole("link", { name: "Documents", exact: true }).click();
+  await signedIn.page.getByRole("heading", { name: "Documents", exact: true }).waitFor();
+  return signedIn;
 }
 
 /** Drops files on the zone as a person's drag does: dragenter, dragover, then drop, each carrying one DataTransfer. */

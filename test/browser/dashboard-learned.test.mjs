@@ -12,7 +12,14 @@ const { startWorker, BASE, ADMIN_TOKEN, sleep } = await import("../bench/worker.
 // browser.mjs reads the server's address and admin token when it loads: point it at this file's worker.
 process.env.BASE_URL = BASE;
 process.env.ADMIN_TOKEN = ADMIN_TOKEN;
-const { BASE_URL, callTool, launchBrowser, openPage, screenshot, tenantWithKey } = await import("./browser.mjs");
+const {
+  BASE_URL,
+  callTool,
+  launchBrowser,
+  screenshot,
+  signIn: signInAs,
+  tenantWithKey,
+} = await import("./browser.mjs");
 
 const PROJECT = "acme-travel";
 const CONVERSATION = "maya-moves";
@@ -83,14 +90,7 @@ async function waitFor(probe, what) {
   }
 }
 
-async function signIn(key) {
-  const { page, errors } = await openPage(browser);
-  await page.goto(`${BASE_URL}/dashboard`);
-  await page.getByLabel("API key").fill(key);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("navigation", { name: "Dashboard sections" }).waitFor();
-  return { page, errors };
-}
+const signIn = (key) => signInAs(browser, key);
 
 /** The rows of an extraction log whose event is `event` (the header's "Superseded by" is not one). */
 function logRows(page, log, event) {

@@ -2,7 +2,16 @@
 // the graph and usage views, stored markup staying text, and what a read-only key is not offered.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { admin, BASE_URL, callTool, launchBrowser, openPage, screenshot, tenantWithKey } from "./browser.mjs";
+import {
+  admin,
+  BASE_URL,
+  callTool,
+  launchBrowser,
+  openPage,
+  screenshot,
+  signIn as signInAs,
+  tenantWithKey,
+} from "./browser.mjs";
 
 const XSS = `<img src=x onerror="window.__pwned = 1; alert(1)"><script>window.__pwned = 2</script> stays text`;
 
@@ -64,16 +73,7 @@ before(async () => {
 
 after(() => browser?.close());
 
-async function signIn(key) {
-  const { page, errors } = await openPage(browser);
-  const dialogs = [];
-  page.on("dialog", (d) => (dialogs.push(d.message()), d.dismiss()));
-  await page.goto(`${BASE_URL}/dashboard`);
-  await page.getByLabel("API key").fill(key);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("navigation", { name: "Dashboard sections" }).waitFor();
-  return { page, errors, dialogs };
-}
+const signIn = (key) => signInAs(browser, key);
 
 test("signing in keeps the key in this tab's session storage only; a wrong key is refused", async () => {
   const { page, errors } = await openPage(browser);

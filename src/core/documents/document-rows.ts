@@ -111,24 +111,10 @@ export async function documentItemIds(scope: TenantScope, documentId: string): P
   return results.map((r) => r.id);
 }
 
-/** One document as a project's listing gives it: its row less the section list (counted) and the hash. */
-export interface DocumentListRow {
-  id: string;
-  document_key: string | null;
-  title: string;
-  file_name: string | null;
-  url: string | null;
-  mime_type: string;
-  bytes: number;
-  pages: number | null;
-  status: string;
-  error: string | null;
+/** One document as a project's listing gives it: its row less the section list (counted), hash, tags and metadata. */
+export type DocumentListRow = Omit<DocumentRow, "project" | "sha256" | "sections" | "tags" | "metadata"> & {
   sections: number;
-  chunks: number;
-  tokens: number;
-  created_at: number;
-  updated_at: number;
-}
+};
 
 /** Where a page of the listing ends: the last row's creation time and id (newest first, the id breaking ties). */
 export interface ListPosition {
