@@ -34,10 +34,13 @@ export type JobMessage =
   | {
       type: "extract";
       tenantId: string;
+      /** The conversation's id, or the document's when `document`. */
       conversationId: string;
       flush: boolean;
       force?: boolean;
       retryWindow?: string;
+      /** Read a document's chunks (memory_ingest_document with extract: true) instead of a conversation's turns. */
+      document?: true;
     };
 
 /** One tool call, as the usage log keeps it. Later tools read it (metrics, tool conversations, usage report). */

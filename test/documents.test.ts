@@ -232,7 +232,7 @@ describe("memory_ingest_document refuses bad input, naming the parameter and the
     expect((await env.DOCUMENTS.list({ prefix: `${tenantId}/` })).objects).toEqual([]);
   };
 
-  it("more than one source, none, empty content, an unsupported type, an encrypted or broken PDF, extract", async () => {
+  it("more than one source, none, empty content, an unsupported type, an encrypted or broken PDF", async () => {
     const t = await newTenant();
     const cases: [Record<string, unknown>, string, RegExp][] = [
       [
@@ -265,7 +265,6 @@ describe("memory_ingest_document refuses bad input, naming the parameter and the
         "content_base64",
         /image\/png is an image: reading it needs OCR/,
       ],
-      [{ content: "# a\n\nb", extract: true }, "extract", /extract is not available/],
     ];
     for (const [args, parameter, message] of cases) {
       const error = await errorOf(t.apiKey, args);

@@ -395,7 +395,7 @@ describe("bad input to memory_ingest, memory_profile and memory_history", () => 
       /timestamp/,
     );
     await expectInvalid("memory_profile", { subject: "Nobody" }, /No memories about 'Nobody'/);
-    await expectInvalid("memory_history", {}, /exactly one of id, key or conversation_id/);
+    await expectInvalid("memory_history", {}, /exactly one of id, key, conversation_id or document_id/);
     await expectInvalid("memory_history", { id: "m", conversation_id: "c" }, /exactly one/);
     expect((await call(t.apiKey, "memory_list", {})).total).toBe(0);
   });

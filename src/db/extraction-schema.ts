@@ -24,7 +24,10 @@ export const extractionWindows = sqliteTable(
     tenantId: text("tenant_id").notNull(),
     id: text("id").notNull(),
     project: text("project").notNull(),
+    /** The conversation read, or the document (then document_id says so). */
     conversationId: text("conversation_id").notNull(),
+    /** A window of a document's chunks: the document's id (also in conversation_id); NULL for a conversation's. */
+    documentId: text("document_id"),
     firstPosition: integer("first_position").notNull(),
     lastPosition: integer("last_position").notNull(),
     /** done | failed (retried at retry_at while it is set) */
@@ -66,6 +69,8 @@ export const memoryEvents = sqliteTable(
     memoryId: text("memory_id"),
     key: text("key"),
     conversationId: text("conversation_id"),
+    /** A document's extraction: the document (conversation_id is then NULL). */
+    documentId: text("document_id"),
     windowId: text("window_id"),
     /** JSON array of source item ids. */
     sources: text("sources").notNull().default("[]"),
@@ -79,6 +84,7 @@ export const memoryEvents = sqliteTable(
     primaryKey({ columns: [t.tenantId, t.id] }),
     index("memory_events_memory").on(t.tenantId, t.memoryId),
     index("memory_events_conversation").on(t.tenantId, t.conversationId, t.at),
+    index("memory_events_document").on(t.tenantId, t.documentId, t.at).where(sql`document_id IS NOT NULL`),
     index("memory_events_key").on(t.tenantId, t.project, t.key),
   ],
 );

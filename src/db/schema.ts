@@ -41,7 +41,7 @@ export const items = sqliteTable(
     kind: text("kind").notNull(),
     type: text("type").notNull(),
     conversationId: text("conversation_id"),
-    /** Order of a message within its conversation. */
+    /** Order of a message within its conversation, or of a chunk within its document. */
     position: integer("position"),
     role: text("role"),
     content: text("content").notNull(),
@@ -84,7 +84,7 @@ export const items = sqliteTable(
     sources: text("sources"),
     /** A derived memory's subject as compared: NFKC, case-folded, any script (extraction/names.ts). */
     subjectKey: text("subject_key"),
-    /** Who said what a derived fact rests on when no user or system turn did: assistant or tool; NULL otherwise. */
+    /** Who said what a derived fact rests on when no user or system turn did: assistant, tool or document; else NULL. */
     saidBy: text("said_by"),
     /** How much of a derived memory's `when` was given: day, month or year (valid_from is its start); NULL: none. */
     whenPrecision: text("when_precision"),
@@ -118,7 +118,8 @@ export const items = sqliteTable(
     // Profiles read a subject's derived memories; only derived rows are in it.
     index("items_tenant_subject").on(t.tenantId, t.project, t.subjectKey).where(sql`memory_kind IS NOT NULL`),
     // A document's chunks, to replace or delete them with it; only chunk rows are in it.
-    index("items_tenant_document").on(t.tenantId, t.documentId).where(sql`document_id IS NOT NULL`),
+    // In reading order (a chunk's position is its place in the document), for extraction to read them in windows.
+    index("items_tenant_document").on(t.tenantId, t.documentId, t.position).where(sql`document_id IS NOT NULL`),
   ],
 );
 
@@ -152,6 +153,12 @@ export const documents = sqliteTable(
     metadata: text("metadata").notNull().default("{}"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /** Memories are extracted from its chunks (memory_ingest_document's `extract`): 1, else 0. */
+    extract: integer("extract").notNull().default(0),
+    /** Extraction's cursor over its chunks in order (items.position), as conversations.extracted_count. */
+    extractedCount: integer("extracted_count").notNull().default(0),
+    /** When a job should have read it; NULL when nothing is left to extract (the minute pass re-sends a lost job). */
+    extractDueAt: integer("extract_due_at"),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
@@ -159,6 +166,8 @@ export const documents = sqliteTable(
     index("documents_tenant_project").on(t.tenantId, t.project, t.createdAt),
     // The sweep's lost conversions: only converting rows are in it, so a sweep with none reads one entry.
     index("documents_converting").on(t.updatedAt).where(sql`status = 'converting'`),
+    // The minute pass's lost extractions: only documents with extraction pending are in it.
+    index("documents_extract_due").on(t.extractDueAt).where(sql`extract_due_at IS NOT NULL`),
   ],
 );
 

@@ -1,6 +1,6 @@
 import type { JobMessage } from "../messages";
 
-/** Conversations and failed windows one pass sends jobs for, per shard; more wait for the next minute. */
+/** Conversations (documents) and failed windows one pass sends jobs for, per shard; more wait for the next minute. */
 const RECOVERY_LIMIT = 500;
 /**
  * After sending a job, how long the pass leaves the conversation (or window) before sending another if nothing
@@ -9,14 +9,19 @@ const RECOVERY_LIMIT = 500;
 const RESEND_AFTER_MS = 10 * 60_000;
 
 /**
- * Every minute, on one shard: an extract job for each conversation whose extract_due_at has passed (its job was
+ * Every minute, on one shard: an extract job for each conversation (or document) whose extract_due_at has passed (its job was
  * lost: the send failed after the write, the process died, or a job was dead-lettered), and a retry job for each
  * failed window whose retry_at has come. Both walk partial indexes of what is pending, so a pass with nothing to do
  * reads no rows (a moving tenant's wait for its move). What it sends is pushed RESEND_AFTER_MS on in the same statement, so a job still in the queue is
  * not sent again a minute later.
  */
 export async function recoverExtraction(d1: D1Database, now: number): Promise<JobMessage[]> {
-  const [due, retries] = await d1.batch<{ tenant_id: string; id: string; conversation_id?: string }>([
+  const [due, dueDocuments, retries] = await d1.batch<{
+    tenant_id: string;
+    id: string;
+    conversation_id?: string;
+    document_id?: string | null;
+  }>([
     d1
       .prepare(
         `UPDATE conversations SET extract_due_at = ?2
@@ -27,16 +32,33 @@ export async function recoverExtraction(d1: D1Database, now: number): Promise<Jo
       .bind(now, now + RESEND_AFTER_MS, RECOVERY_LIMIT),
     d1
       .prepare(
+        `UPDATE documents SET extract_due_at = ?2
+         WHERE rowid IN (SELECT rowid FROM documents WHERE extract_due_at <= ?1
+           AND tenant_id NOT IN (SELECT tenant_id FROM tenant_fences) ORDER BY extract_due_at LIMIT ?3)
+         RETURNING tenant_id, id`,
+      )
+      .bind(now, now + RESEND_AFTER_MS, RECOVERY_LIMIT),
+    d1
+      .prepare(
         `UPDATE extraction_windows SET retry_at = ?2
          WHERE rowid IN (SELECT rowid FROM extraction_windows WHERE retry_at <= ?1
            AND tenant_id NOT IN (SELECT tenant_id FROM tenant_fences) ORDER BY retry_at LIMIT ?3)
-         RETURNING tenant_id, id, conversation_id`,
+         RETURNING tenant_id, id, conversation_id, document_id`,
       )
       .bind(now, now + RESEND_AFTER_MS, RECOVERY_LIMIT),
   ]);
   return [
     ...due!.results.map(
       (r): JobMessage => ({ type: "extract", tenantId: r.tenant_id, conversationId: r.id, flush: true }),
+    ),
+    ...dueDocuments!.results.map(
+      (r): JobMessage => ({
+        type: "extract",
+        tenantId: r.tenant_id,
+        conversationId: r.id,
+        flush: true,
+        document: true,
+      }),
     ),
     ...retries!.results.map(
       (r): JobMessage => ({
@@ -45,6 +67,7 @@ export async function recoverExtraction(d1: D1Database, now: number): Promise<Jo
         conversationId: r.conversation_id!,
         flush: true,
         retryWindow: r.id,
+        ...(r.document_id ? { document: true as const } : {}),
       }),
     ),
   ];

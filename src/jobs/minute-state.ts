@@ -40,7 +40,8 @@ async function readMinuteState(d1: D1Database, now: number): Promise<MinuteState
   const row = await d1
     .prepare(
       `SELECT i.id AS identity, ${keywordMarksColumns("i")}, r.cursor AS recentCursor,
-         EXISTS (SELECT 1 FROM conversations WHERE extract_due_at <= ?1) AS extractDue,
+         EXISTS (SELECT 1 FROM conversations WHERE extract_due_at <= ?1)
+           OR EXISTS (SELECT 1 FROM documents WHERE extract_due_at <= ?1) AS extractDue,
          EXISTS (SELECT 1 FROM extraction_windows WHERE retry_at <= ?1) AS retryDue
        FROM (SELECT 1) LEFT JOIN shard_identity i ON i.id = 1 LEFT JOIN reconcile_state r ON r.id = ?2`,
     )

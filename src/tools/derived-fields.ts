@@ -9,16 +9,18 @@ import { iso } from "./params";
  * an item (memory, message, ...), and the `kinds` filters read it.
  */
 export const derivedFields = {
-  derived: z.boolean().optional().describe("true: extracted from conversation turns (see sources)."),
+  derived: z.boolean().optional().describe("true: extracted from conversation turns or document chunks (see sources)."),
   memory_kind: z.enum(MEMORY_KINDS).optional(),
   subject: z.string().optional().describe("Whom the memory is about."),
   valid_from: z.string().nullable().optional().describe("When it became true (an event: when it happened)."),
   valid_to: z.string().nullable().optional().describe("When a later memory of its key replaced it; null: it holds."),
-  sources: z.array(z.string()).optional().describe("Item ids of the turns it was derived from."),
+  sources: z.array(z.string()).optional().describe("Item ids of the turns (or document chunks) it was derived from."),
   said_by: z
     .enum(SAID_BY)
     .optional()
-    .describe("Present when no user or system turn said it: the assistant or a tool did (never a user's wish)."),
+    .describe(
+      "Present when no user or system turn said it: the assistant, a tool or a document did (never a user's wish).",
+    ),
   when_precision: z
     .enum(WHEN_PRECISIONS)
     .optional()

@@ -35,7 +35,9 @@ export const memoryIngestDocument = defineTool({
     "original is kept. With `document_key`, ingesting the same key again replaces the document (the same bytes do no " +
     "work: unchanged is true). Answers with the counts once the document is searchable by keyword (status ready); a " +
     "large one (over DOCUMENT_QUEUE_BYTES) answers status converting at once and converts in the background: " +
-    "memory_get_document shows when it is ready, or failed with the reason.",
+    "memory_get_document shows when it is ready, or failed with the reason. With `extract`, memories (facts, events, " +
+    "tasks; never instructions or preferences) are extracted from its chunks in a background job, each citing the " +
+    "chunks it rests on and said_by document; memory_history with document_id shows each decision.",
   input: z.object({
     url: z.string().min(1).max(2048).optional().describe("An http(s) URL to fetch the document from."),
     content: z
@@ -73,7 +75,10 @@ export const memoryIngestDocument = defineTool({
     extract: z
       .boolean()
       .default(false)
-      .describe("Extract memories from the document: not available yet for documents (true is refused)."),
+      .describe(
+        "Extract memories from the document's chunks in the background (default false). Re-sending the same bytes " +
+          "with true starts it; a replacement extracts as this call says.",
+      ),
   }),
   output: z.object({
     document_id: z.string(),
@@ -86,6 +91,9 @@ export const memoryIngestDocument = defineTool({
     tokens: z.number().int(),
     replaced: z.boolean(),
     unchanged: z.boolean(),
+    extraction: z
+      .enum(["queued", "off"])
+      .describe("queued: memories are extracted in a job (once the document is ready); off: not asked, or no model."),
   }),
   annotations: ANNOTATIONS.write,
   handler: async (input, ctx) => {
@@ -99,8 +107,6 @@ export const memoryIngestDocument = defineTool({
           : `Give exactly one of url, content or content_base64${ctx.file ? " or the file" : ""}, not ${given.join(" and ")}`,
         { given },
       );
-    if (input.extract)
-      throw invalidParameter("extract", "extract is not available for documents yet; ingest without it");
     const document = await ingestDocument(ctx.scope, ctx.services, {
       source: ctx.file ? { parameter: "file", ...ctx.file } : documentSource(input),
       mimeType: input.mime_type,
@@ -110,6 +116,7 @@ export const memoryIngestDocument = defineTool({
       project: input.project_id,
       tags: input.tags,
       metadata: input.metadata,
+      extract: input.extract,
       fetch: (...args) => fetch(...args),
     });
     return {
@@ -123,6 +130,7 @@ export const memoryIngestDocument = defineTool({
       tokens: document.tokens,
       replaced: document.replaced,
       unchanged: document.unchanged,
+      extraction: document.extraction,
     };
   },
 });
@@ -171,6 +179,11 @@ export const memoryGetDocument = defineTool({
     tokens: z.number().int(),
     tags: z.array(z.string()),
     metadata: z.record(z.string(), z.unknown()),
+    extract: z.boolean().describe("Memories are extracted from its chunks."),
+    extracted_chunks: z
+      .number()
+      .int()
+      .describe("Chunks extraction has read so far (all of them when it is done; 0 without extract)."),
     created_at: z.string(),
     updated_at: z.string(),
     markdown: z.string().optional(),
@@ -205,6 +218,8 @@ function documentOutput(row: DocumentRow) {
     tokens: row.tokens,
     tags: JSON.parse(row.tags) as string[],
     metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    extract: row.extract === 1,
+    extracted_chunks: Math.min(row.extracted_count, row.chunks),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };

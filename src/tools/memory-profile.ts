@@ -17,7 +17,10 @@ const profileEntry = z.object({
     .enum(WHEN_PRECISIONS)
     .optional()
     .describe("How much of its time was given: day, month or year (valid_from is that period's start)."),
-  said_by: z.enum(SAID_BY).optional().describe("Present when the assistant or a tool said it, not the user."),
+  said_by: z
+    .enum(SAID_BY)
+    .optional()
+    .describe("Present when the assistant, a tool or a document said it, not the user."),
   sources: z.array(z.string()).describe("Item ids of the turns it was derived from."),
 });
 
@@ -82,13 +85,15 @@ export const memoryHistory = defineTool({
   title: "History of memories",
   description:
     "The extraction log: every decision about a memory (`id`), a key (`key`, e.g. caroline.home_city) or a " +
-    "conversation (`conversation_id`): added, superseded, duplicate, failed, dropped, deferred, retried (a failed " +
+    "conversation (`conversation_id`) or a document read with extract (`document_id`): added, superseded, " +
+    "duplicate, failed, dropped, deferred, retried (a failed " +
     "window read on a later try) or reextract, each with its reason, the window of turns it read, the model, tokens " +
     `in and out, and latency. The newest ${HISTORY_LIMIT}, oldest first.`,
   input: z.object({
     id: z.string().min(1).max(200).optional().describe("A memory's id."),
     key: z.string().trim().min(1).max(200).optional().describe("A key, as stored (subject.key)."),
     conversation_id: conversationIdParam.optional(),
+    document_id: z.string().min(1).max(200).optional().describe("A document's id (memory_ingest_document)."),
     project_id: projectName.optional().describe("The project of `key` (default: default)."),
   }),
   output: z.object({
@@ -99,6 +104,7 @@ export const memoryHistory = defineTool({
         key: z.string().nullable(),
         sources: z.array(z.string()),
         conversation_id: z.string().nullable(),
+        document_id: z.string().optional().describe("The document whose chunks the window read."),
         window: z.string().nullable(),
         model: z.string().nullable(),
         tokens_in: z.number().int().nullable(),
@@ -114,14 +120,19 @@ export const memoryHistory = defineTool({
   }),
   annotations: ANNOTATIONS.read,
   handler: async (input, ctx) => {
-    const given = [input.id, input.key, input.conversation_id].filter((v) => v !== undefined).length;
-    if (given !== 1) throw invalidParameter("id", "Give exactly one of id, key or conversation_id", { given });
+    const given = [input.id, input.key, input.conversation_id, input.document_id].filter((v) => v !== undefined);
+    if (given.length !== 1)
+      throw invalidParameter("id", "Give exactly one of id, key, conversation_id or document_id", {
+        given: given.length,
+      });
     const target: HistoryTarget =
       input.id !== undefined
         ? { memoryId: input.id }
         : input.key !== undefined
           ? { key: input.key, project: input.project_id ?? "default" }
-          : { conversationId: input.conversation_id! };
+          : input.document_id !== undefined
+            ? { documentId: input.document_id }
+            : { conversationId: input.conversation_id! };
     const events = await readHistory(ctx.scope, target);
     return {
       events: events.map((e) => ({
@@ -130,6 +141,7 @@ export const memoryHistory = defineTool({
         key: e.key,
         sources: e.sources,
         conversation_id: e.conversationId,
+        ...(e.documentId === null ? {} : { document_id: e.documentId }),
         window: e.windowId,
         model: e.model,
         tokens_in: e.tokensIn,

@@ -1,4 +1,5 @@
 import { projectClause, type TenantScope } from "../../db/scope";
+import { EXTRACTION_GRACE_MS } from "../memory/conversation-jobs";
 
 /** A documents row as read. */
 export interface DocumentRow {
@@ -19,6 +20,10 @@ export interface DocumentRow {
   tokens: number;
   tags: string;
   metadata: string;
+  /** Memories are extracted from its chunks: 1, else 0. */
+  extract: number;
+  /** Chunks extraction has read (its cursor); the chunks all once it is done. */
+  extracted_count: number;
   created_at: number;
   updated_at: number;
 }
@@ -33,7 +38,7 @@ export interface SectionSummary {
 
 /** Every column of a documents row but the tenant's, in DocumentRow's order. */
 export const COLUMNS =
-  "id, project, document_key, title, file_name, url, mime_type, bytes, sha256, pages, status, error, sections, chunks, tokens, tags, metadata, created_at, updated_at";
+  "id, project, document_key, title, file_name, url, mime_type, bytes, sha256, pages, status, error, sections, chunks, tokens, tags, metadata, extract, extracted_count, created_at, updated_at";
 
 /** A document by id, within the projects the scope may read; null when there is none. */
 export async function readDocument(scope: TenantScope, documentId: string): Promise<DocumentRow | null> {
@@ -59,7 +64,8 @@ export async function readDocumentByKey(
 /**
  * The document's row as written (inserted, or replacing the row of the same id). `whileConverting`: only while the
  * row is converting this version (a queued conversion's commit); else its status is NULL, which the column refuses,
- * and the whole batch rolls back: a document deleted or replaced meanwhile gets no chunks and no row back.
+ * and the whole batch rolls back: a document deleted or replaced meanwhile gets no chunks and no row back. A ready
+ * version that extracts is due for extraction from now (extract_due_at: the minute pass sends a lost job).
  */
 export function writeDocumentRow(
   scope: TenantScope,
@@ -72,11 +78,14 @@ export function writeDocumentRow(
     : "?12";
   return scope.d1
     .prepare(
-      `INSERT INTO documents (tenant_id, ${COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ${status}, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
+      `INSERT INTO documents (tenant_id, ${COLUMNS}, extract_due_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
+         ${status}, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, CASE WHEN ?12 = 'ready' AND ?19 = 1 THEN ?23 END)
        ON CONFLICT (tenant_id, id) DO UPDATE SET title = excluded.title, file_name = excluded.file_name, url = excluded.url,
          mime_type = excluded.mime_type, bytes = excluded.bytes, sha256 = excluded.sha256, pages = excluded.pages,
          status = excluded.status, error = excluded.error, sections = excluded.sections, chunks = excluded.chunks,
-         tokens = excluded.tokens, tags = excluded.tags, metadata = excluded.metadata, updated_at = excluded.updated_at`,
+         tokens = excluded.tokens, tags = excluded.tags, metadata = excluded.metadata, extract = excluded.extract,
+         extracted_count = excluded.extracted_count, extract_due_at = excluded.extract_due_at,
+         updated_at = excluded.updated_at`,
     )
     .bind(
       scope.tenantId,
@@ -97,8 +106,11 @@ export function writeDocumentRow(
       row.tokens,
       row.tags,
       row.metadata,
+      row.extract,
+      row.extracted_count,
       now,
       now,
+      now + EXTRACTION_GRACE_MS,
     );
 }
 
@@ -112,7 +124,10 @@ export async function documentItemIds(scope: TenantScope, documentId: string): P
 }
 
 /** One document as a project's listing gives it: its row less the section list (counted), hash, tags and metadata. */
-export type DocumentListRow = Omit<DocumentRow, "project" | "sha256" | "sections" | "tags" | "metadata"> & {
+export type DocumentListRow = Omit<
+  DocumentRow,
+  "project" | "sha256" | "sections" | "tags" | "metadata" | "extract" | "extracted_count"
+> & {
   sections: number;
 };
 

@@ -2,6 +2,7 @@ import { scopeAllowsProject, type TenantScope } from "../../db/scope";
 import { DocumentRejected, invalidParameter, permissionDenied } from "../../errors";
 import type { Services } from "../../ports";
 import { bareType, CSV, HTML, looksLikeHtml, MARKDOWN, typeFromBytes, typeFromName } from "../../shared/document-types";
+import { queueDocumentExtraction, startExtracting } from "./document-extraction";
 import { type DocumentRow, readDocumentByKey } from "./document-rows";
 import { fetchDocumentUrl } from "./fetch-url";
 import { queueConversion } from "./queued-conversion";
@@ -24,6 +25,8 @@ export interface DocumentInput {
   project: string;
   tags?: string[];
   metadata?: Record<string, unknown>;
+  /** Extract memories from its chunks (document-extraction.ts); nothing to do where the deployment has no model. */
+  extract: boolean;
   /** The fetch a URL goes through (the global one). */
   fetch: typeof fetch;
 }
@@ -40,6 +43,8 @@ export interface IngestedDocument {
   tokens: number;
   replaced: boolean;
   unchanged: boolean;
+  /** queued: its memories are extracted in a job (once it is ready); off: not asked, or no model here. */
+  extraction: "queued" | "off";
 }
 
 /**
@@ -73,8 +78,15 @@ export async function ingestDocument(
     );
   const sha256 = await sha256Bytes(bytes);
   const previous = input.documentKey ? await readDocumentByKey(scope, input.project, input.documentKey) : null;
-  // The same version again, stored or still converting: nothing to do.
-  if (previous && previous.sha256 === sha256 && previous.status !== "failed") return unchangedAnswer(previous);
+  const extract = input.extract && services.model !== null;
+  const extraction = extract ? "queued" : "off";
+  // The same version again, stored or still converting: nothing to do, unless it is now to extract.
+  if (previous && previous.sha256 === sha256 && previous.status !== "failed") {
+    if (extract && (await startExtracting(scope, previous.id)))
+      await queueDocumentExtraction(scope, services, previous.id);
+    const extracting = extract || (previous.extract === 1 && services.model !== null);
+    return { ...unchangedAnswer(previous), extraction: extracting ? "queued" : "off" };
+  }
 
   const mimeType = inferType(input, loaded);
   const fileName = input.fileName ?? loaded.fileName ?? null;
@@ -90,11 +102,20 @@ export async function ingestDocument(
     title: input.title ?? null,
     tags: input.tags,
     metadata: input.metadata,
+    extract,
   };
   const replaced = previous !== null;
   if (bytes.byteLength > limits.queueBytes) {
     const { title } = await queueConversion(scope, services, doc);
-    return { ...answerOf(doc, "converting", replaced), title, pages: null, sections: 0, chunks: 0, tokens: 0 };
+    return {
+      ...answerOf(doc, "converting", replaced),
+      title,
+      pages: null,
+      sections: 0,
+      chunks: 0,
+      tokens: 0,
+      extraction,
+    };
   }
   try {
     const stored = await convertAndStore(scope, services, {
@@ -103,7 +124,7 @@ export async function ingestDocument(
       originalStored: false,
       whileConverting: false,
     });
-    return { ...answerOf(doc, "ready", replaced), ...stored };
+    return { ...answerOf(doc, "ready", replaced), ...stored, extraction };
   } catch (error) {
     if (error instanceof DocumentRejected) throw invalidParameter(parameter, error.message, error.details);
     if (error instanceof NoText) throw invalidParameter(parameter, error.message);
@@ -115,7 +136,7 @@ function answerOf(doc: { documentId: string; mimeType: string }, status: "ready"
   return { documentId: doc.documentId, status, mimeType: doc.mimeType, replaced, unchanged: false };
 }
 
-function unchangedAnswer(row: DocumentRow): IngestedDocument {
+function unchangedAnswer(row: DocumentRow): Omit<IngestedDocument, "extraction"> {
   return {
     documentId: row.id,
     status: row.status as "ready" | "converting",

@@ -66,6 +66,7 @@ export async function runConversion(scope: TenantScope, services: Services, job:
     title: job.title,
     tags: JSON.parse(row.tags) as string[],
     metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    extract: row.extract === 1,
     replacing: null,
     originalStored: true,
     whileConverting: true,

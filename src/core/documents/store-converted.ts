@@ -4,6 +4,7 @@ import { blocksToMarkdown, printableBlocks, withoutControls } from "../../shared
 import type { NewItem } from "../memory/item-types";
 import { writeItems } from "../memory/items";
 import { deleteChunkItems } from "./delete-document";
+import { queueDocumentExtraction } from "./document-extraction";
 import { type DocumentRow, documentItemIds, type SectionSummary, writeDocumentRow } from "./document-rows";
 import { deleteOtherVersions, markdownKey, originalKey } from "./originals";
 import { SECTION_SEPARATOR, sectionDocument } from "./sections";
@@ -22,6 +23,8 @@ export interface DocumentToConvert {
   title: string | null;
   tags: string[] | undefined;
   metadata: Record<string, unknown> | undefined;
+  /** Extract memories from its chunks once they are stored (document-extraction.ts). */
+  extract: boolean;
   /** The version it replaces (its SHA-256), whose chunks and objects go once this one is in; null for a new one. */
   replacing: string | null;
   /** The original is already in R2 (a queued conversion put it there): only the Markdown is written. */
@@ -45,7 +48,7 @@ export class NoText extends Error {}
  * Converts the bytes (DocumentRejected for a broken, encrypted or unsupported file), cuts the sections and their
  * chunks, puts the original and the Markdown in R2, then writes the chunks (items pointing at the document) and the
  * document's row in one D1 batch, searchable by keyword at once. A replacement's earlier chunks and objects go after.
- * A failed batch removes the objects it put.
+ * A failed batch removes the objects it put. A document that extracts has its extraction queued last.
  */
 export async function convertAndStore(
   scope: TenantScope,
@@ -123,6 +126,7 @@ export async function convertAndStore(
   // Every earlier version's objects, not only the one replaced: a failed queued version left the one before it.
   if (doc.replacing !== null || doc.whileConverting)
     await deleteOtherVersions(services.originals, tenant, doc.documentId, doc.sha256);
+  if (doc.extract) await queueDocumentExtraction(scope, services, doc.documentId);
   return { title, pages: converted.pages, sections: sections.length, chunks: chunkCount, tokens };
 }
 
@@ -170,5 +174,7 @@ export function versionRow(
     tokens: found.tokens,
     tags: JSON.stringify(doc.tags ?? []),
     metadata: JSON.stringify(doc.metadata ?? {}),
+    extract: doc.extract ? 1 : 0,
+    extracted_count: 0,
   };
 }

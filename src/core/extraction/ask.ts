@@ -29,7 +29,8 @@ class PartFailed extends Error {}
  * again as it was: the window is asked in two halves, down to a single turn, whose cut answer keeps the memories
  * that came whole. An answer that is not JSON or has no `memories` is asked again once, with its error; a second
  * such answer, or an endpoint that refuses the request (a 4xx other than 429), fails the window. Capacity and
- * spent allocations are thrown, for the queue to retry or the job to wait.
+ * spent allocations are thrown, for the queue to retry or the job to wait. `system`: the contract's prompt for
+ * conversations, or for a document's passages.
  */
 export async function askWindow(
   model: JsonModel,
@@ -37,6 +38,7 @@ export async function askWindow(
   overlap: number,
   maxTokens: number,
   known: readonly KnownSubject[],
+  system: string = SYSTEM_PROMPT,
 ): Promise<Asked> {
   const asked: Asked = {
     answer: null,
@@ -60,7 +62,7 @@ export async function askWindow(
       asked.calls++;
       try {
         const answer = await model.generate({
-          system: SYSTEM_PROMPT,
+          system,
           prompt: prompt + retryNote,
           schema: ANSWER_SCHEMA,
           schemaName: ANSWER_SCHEMA_NAME,

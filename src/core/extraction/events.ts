@@ -34,7 +34,7 @@ export interface MemoryEvent {
 /** Events of one window (or of none, for a deferral) in one statement. */
 export function recordEvents(
   scope: TenantScope,
-  place: { project: string; conversationId: string | null },
+  place: { project: string; conversationId: string | null; document?: boolean },
   windowId: string | null,
   at: number,
   events: readonly MemoryEvent[],
@@ -55,12 +55,20 @@ export function recordEvents(
     scope.d1
       .prepare(
         `INSERT INTO memory_events (tenant_id, id, project, at, event, memory_id, key, conversation_id, window_id, sources,
-           superseded_by, error, reason)
+           superseded_by, error, reason, document_id)
          SELECT ?1, j.value ->> 0, ?2, ?3, j.value ->> 1, j.value ->> 2, j.value ->> 3, ?4, ?5, j.value ->> 4, j.value ->> 5,
-           j.value ->> 6, j.value ->> 7
+           j.value ->> 6, j.value ->> 7, ?7
          FROM json_each(?6) j`,
       )
-      .bind(scope.tenantId, place.project, at, place.conversationId, windowId, JSON.stringify(rows)),
+      .bind(
+        scope.tenantId,
+        place.project,
+        at,
+        place.document ? null : place.conversationId,
+        windowId,
+        JSON.stringify(rows),
+        place.document ? place.conversationId : null,
+      ),
   ];
 }
 
@@ -71,6 +79,7 @@ export interface HistoryEvent {
   key: string | null;
   sources: string[];
   conversationId: string | null;
+  documentId: string | null;
   windowId: string | null;
   model: string | null;
   tokensIn: number | null;
@@ -83,13 +92,18 @@ export interface HistoryEvent {
   reason: string | null;
 }
 
-/** Which events to read: a memory's, a key's (in a project) or a conversation's. */
-export type HistoryTarget = { memoryId: string } | { key: string; project: string } | { conversationId: string };
+/** Which events to read: a memory's, a key's (in a project), a conversation's or a document's. */
+export type HistoryTarget =
+  | { memoryId: string }
+  | { key: string; project: string }
+  | { conversationId: string }
+  | { documentId: string };
 
 /** Most events one read answers, newest last. */
 export const HISTORY_LIMIT = 200;
 
-/** A memory's, key's or conversation's events in time order, the newest HISTORY_LIMIT; the scope's projects only. */
+/** A memory's, key's, conversation's or document's events in time order, the newest HISTORY_LIMIT; the scope's
+ * projects only. */
 export async function readHistory(scope: TenantScope, target: HistoryTarget): Promise<HistoryEvent[]> {
   const visible = projectClause(scope, "e.project");
   const [where, params] =
@@ -97,11 +111,13 @@ export async function readHistory(scope: TenantScope, target: HistoryTarget): Pr
       ? ["e.memory_id = ?", [target.memoryId]]
       : "key" in target
         ? ["e.project = ? AND e.key = ?", [target.project, target.key]]
-        : ["e.conversation_id = ?", [target.conversationId]];
+        : "documentId" in target
+          ? ["e.document_id = ?", [target.documentId]]
+          : ["e.conversation_id = ?", [target.conversationId]];
   const { results } = await scope.d1
     .prepare(
       `SELECT * FROM (
-         SELECT e.event, e.memory_id, e.key, e.sources, e.conversation_id, e.window_id, e.at, e.superseded_by, e.error, e.reason,
+         SELECT e.event, e.memory_id, e.key, e.sources, e.conversation_id, e.document_id, e.window_id, e.at, e.superseded_by, e.error, e.reason,
            e.rowid AS seq,
            w.model, w.tokens_in, w.tokens_out, w.neurons, w.latency_ms
          FROM memory_events e
@@ -117,6 +133,7 @@ export async function readHistory(scope: TenantScope, target: HistoryTarget): Pr
       key: string | null;
       sources: string;
       conversation_id: string | null;
+      document_id: string | null;
       window_id: string | null;
       at: number;
       superseded_by: string | null;
@@ -134,6 +151,7 @@ export async function readHistory(scope: TenantScope, target: HistoryTarget): Pr
     key: r.key,
     sources: JSON.parse(r.sources) as string[],
     conversationId: r.conversation_id,
+    documentId: r.document_id,
     windowId: r.window_id,
     model: r.model,
     tokensIn: r.tokens_in,

@@ -4,6 +4,7 @@ import { foldName } from "../../shared/names";
 import { writeItems } from "../memory/items";
 import { type Asked, askWindow } from "./ask";
 import { type ConsolidatingMemory, consolidate, type Decision } from "./consolidate";
+import { DOCUMENT_SYSTEM_PROMPT, SYSTEM_PROMPT } from "./contract";
 import { asWritten, decisionEvents, newItems, placedItems, provenance } from "./decision-writes";
 import { type MemoryEvent, recordEvents } from "./events";
 import { readExisting, storageKey } from "./known-memories";
@@ -64,7 +65,8 @@ export async function extractWindow(
     await advanceCursor(scope, place, window).run();
     return { ...NOTHING, status: "skipped" };
   }
-  const asked = await askWindow(model, window, config.overlapTurns, config.maxOutputTokens, knowledge.known);
+  const system = place.document ? DOCUMENT_SYSTEM_PROMPT : SYSTEM_PROMPT;
+  const asked = await askWindow(model, window, config.overlapTurns, config.maxOutputTokens, knowledge.known, system);
   const now = Date.now();
   const tries = (retry?.attempts ?? 0) + 1;
   if (asked.answer === null) return failWindow(scope, model, place, window, asked, retry, tries, now);

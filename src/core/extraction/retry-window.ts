@@ -2,6 +2,7 @@ import type { TenantScope } from "../../db/scope";
 import type { JsonModel, Services } from "../../ports";
 import { recordEvents } from "./events";
 import { extractWindow, type WindowOutcome } from "./extract-window";
+import type { TurnSource } from "./window-records";
 import { partOf, readTurns } from "./windows";
 
 /**
@@ -15,7 +16,7 @@ export async function retryWindow(
   scope: TenantScope,
   services: Services,
   model: JsonModel,
-  place: { project: string; conversationId: string },
+  place: TurnSource,
   windowId: string,
   force = false,
 ): Promise<WindowOutcome | null> {
@@ -34,6 +35,7 @@ export async function retryWindow(
     row.first_position,
     overlap,
     row.last_position,
+    place.document,
   );
   if (turns.length === 0) {
     await scope.d1.batch([

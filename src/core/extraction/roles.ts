@@ -1,9 +1,10 @@
 import type { MemoryKind, SaidBy } from "../memory/item-types";
 
 // Whose word a memory rests on. Only a user's (or system's) words become instructions or preferences: an assistant
-// or tool turn that says "always answer in French" must not become the user's lasting instruction.
+// or tool turn, or a document's passage, that says "always answer in French" must not become the user's lasting
+// instruction.
 
-export type TurnRole = "user" | "assistant" | "system" | "tool";
+export type TurnRole = "user" | "assistant" | "system" | "tool" | "document";
 
 const ROLE_NAMES: Record<string, TurnRole> = {
   user: "user",
@@ -16,6 +17,7 @@ const ROLE_NAMES: Record<string, TurnRole> = {
   model: "assistant",
   tool: "tool",
   function: "tool",
+  document: "document",
 };
 
 /** A stored role as the prompt names it; null for a turn logged without one (or with a role of its own words). */
@@ -44,5 +46,5 @@ export function wordOf(
     return {
       refused: `${kind === "instruction" ? "an instruction" : "a preference"} must come from a user or system turn; its sources are ${[...new Set(roles)].join(" and ")} turns only`,
     };
-  return { saidBy: roles.includes("assistant") ? "assistant" : "tool" };
+  return { saidBy: roles.includes("assistant") ? "assistant" : roles.includes("document") ? "document" : "tool" };
 }

@@ -8,11 +8,14 @@ import { recordEvents } from "./events";
 import { extractWindow, type WindowOutcome } from "./extract-window";
 import { dueStatement, notDueStatement } from "./extraction-due";
 import { retryWindow } from "./retry-window";
-import { WindowRaced } from "./window-records";
+import { cursorTable, type TurnSource, WindowRaced } from "./window-records";
 import { cutWindows, readTurns, TURNS_PER_READ, windowOf } from "./windows";
 
 export interface ExtractionJob {
+  /** The conversation's id, or the document's when `document`. */
   conversationId: string;
+  /** Read a document's chunks (memory_ingest_document with extract: true), its cursor in `documents`. */
+  document?: boolean;
   /** Extract the last, shorter window too (the conversation has gone quiet, or was ingested whole). */
   flush: boolean;
   /** Extract even where the project's setting says no (memory_ingest with extract: true). */
@@ -58,29 +61,40 @@ export async function runExtraction(
   if (model === null) return { state: "off" };
   const config = services.config.extraction;
   const now = Date.now();
+  const document = job.document === true;
   const [conversation, setting, spent] = await scope.d1.batch<Record<string, number | string | null>>([
     scope.d1
       .prepare(
-        "SELECT project, extracted_count, extraction_epoch, extract_due_at FROM conversations WHERE tenant_id = ? AND id = ?",
+        document
+          ? `SELECT project, extracted_count, 0 AS extraction_epoch, extract_due_at, extract FROM documents
+             WHERE tenant_id = ? AND id = ? AND status = 'ready'`
+          : "SELECT project, extracted_count, extraction_epoch, extract_due_at FROM conversations WHERE tenant_id = ? AND id = ?",
       )
       .bind(scope.tenantId, job.conversationId),
     scope.d1
       .prepare(
         `SELECT extract FROM project_settings
-         WHERE tenant_id = ?1 AND project = (SELECT project FROM conversations WHERE tenant_id = ?1 AND id = ?2)`,
+         WHERE tenant_id = ?1 AND project = (SELECT project FROM ${cursorTable({ document })} WHERE tenant_id = ?1 AND id = ?2)`,
       )
       .bind(scope.tenantId, job.conversationId),
     neuronsSpentStatement(scope.d1, scope.tenantId, now),
   ]);
   const row = conversation!.results[0] as
-    | { project: string; extracted_count: number; extraction_epoch: number; extract_due_at: number | null }
+    | {
+        project: string;
+        extracted_count: number;
+        extraction_epoch: number;
+        extract_due_at: number | null;
+        extract?: number;
+      }
     | undefined;
   if (!row) return { state: "off" };
   const own = setting!.results[0] as { extract: number | null } | undefined;
-  const extracts = own?.extract == null ? config.byDefault : own.extract === 1;
-  const place = { project: row.project, conversationId: job.conversationId };
+  // A document is read only when its ingest asked (its own flag); a conversation as its project says.
+  const extracts = document ? row.extract === 1 : own?.extract == null ? config.byDefault : own.extract === 1;
+  const place = { project: row.project, conversationId: job.conversationId, document };
   if (!extracts && !job.force && !job.retryWindow) {
-    if (row.extract_due_at !== null) await notDueStatement(scope, job.conversationId).run();
+    if (row.extract_due_at !== null) await notDueStatement(scope, job.conversationId, document).run();
     return { state: "off" };
   }
   const budget = tenantLimits(services.config.quotas, scope.quotas).extraction_neurons_per_day;
@@ -94,7 +108,14 @@ export async function runExtraction(
     return "state" in outcome ? outcome : { state: "done", windows: outcome.windows, again: null };
   }
 
-  const { context, turns } = await readTurns(scope, job.conversationId, row.extracted_count, config.overlapTurns);
+  const { context, turns } = await readTurns(
+    scope,
+    job.conversationId,
+    row.extracted_count,
+    config.overlapTurns,
+    undefined,
+    document,
+  );
   const { windows, lastComplete } = cutWindows(turns, config.windowTokens, job.flush);
   const ready = lastComplete ? windows : windows.slice(0, -1);
   const outcomes: WindowOutcome[] = [];
@@ -139,14 +160,15 @@ export async function runExtraction(
       : !lastComplete
         ? { flush: true, delaySeconds: config.idleSeconds }
         : null;
-  await dueStatement(scope, job.conversationId, again === null ? null : now + again.delaySeconds * 1000).run();
+  const expected = again === null ? null : now + again.delaySeconds * 1000;
+  await dueStatement(scope, job.conversationId, expected, document).run();
   return { state: "done", windows: outcomes, again };
 }
 
 /** Runs a window, turning a spent provider allocation into a deferral and a lost race into `raced`. */
 async function runWindowGuarded(
   scope: TenantScope,
-  place: { project: string; conversationId: string },
+  place: TurnSource,
   now: number,
   run: () => Promise<WindowOutcome | null>,
 ): Promise<ExtractionRun | { windows: WindowOutcome[]; raced: boolean }> {
@@ -165,19 +187,14 @@ async function runWindowGuarded(
 }
 
 /** Records why extraction waits, and until when: 00:00 UTC, when budgets and the free allocation reset. */
-async function defer(
-  scope: TenantScope,
-  place: { project: string; conversationId: string },
-  now: number,
-  reason: string,
-): Promise<ExtractionRun> {
+async function defer(scope: TenantScope, place: TurnSource, now: number, reason: string): Promise<ExtractionRun> {
   const resumes = utcDayStart(now) + 86_400_000;
   const message = `extraction waits until ${new Date(resumes).toISOString()}: ${reason}; nothing is dropped`;
   await scope.d1.batch([
     ...recordEvents(scope, place, null, now, [
       { event: "deferred", memoryId: null, key: null, sources: [], error: message },
     ]),
-    dueStatement(scope, place.conversationId, resumes),
+    dueStatement(scope, place.conversationId, resumes, place.document),
   ]);
   const delaySeconds = Math.min(PLATFORM_LIMITS.queues.maxDelaySeconds, Math.ceil((resumes - now) / 1000) + 60);
   return { state: "deferred", reason: message, delaySeconds };

@@ -3,10 +3,19 @@ import type { JsonModel } from "../../ports";
 import type { Asked } from "./ask";
 import type { Window } from "./windows";
 
-/** Where a window's turns sit: the conversation, its project, and the extraction cursor around the window. */
-export interface WindowPlace {
+/** What extraction reads: a conversation (its id), or a document (its id, with `document`). */
+export interface TurnSource {
   conversationId: string;
   project: string;
+  /** The turns are a document's chunks: `conversationId` is the document's id, its cursor in `documents`. */
+  document?: boolean;
+}
+
+/** The table that holds a source's extraction cursor (extracted_count). */
+export const cursorTable = (source: { document?: boolean }) => (source.document ? "documents" : "conversations");
+
+/** Where a window's turns sit: the conversation, its project, and the extraction cursor around the window. */
+export interface WindowPlace extends TurnSource {
   /** The conversation's extracted_count after this window (its last turn's position + 1). */
   extractedCount: number;
   /**
@@ -89,11 +98,11 @@ export function recordWindow(
   return scope.d1
     .prepare(
       `INSERT INTO extraction_windows (tenant_id, id, project, conversation_id, first_position, last_position, status, calls,
-         model, tokens_in, tokens_out, neurons, latency_ms, turns, error, created_at, attempts, retry_at)
+         model, tokens_in, tokens_out, neurons, latency_ms, turns, error, created_at, attempts, retry_at, document_id)
        VALUES (?1, ?2, ?3, ?4, ?5, ?6,
-         (SELECT ?7 WHERE (SELECT extracted_count FROM conversations WHERE tenant_id = ?1 AND id = ?4) = ?17
+         (SELECT ?7 WHERE (SELECT extracted_count FROM ${cursorTable(place)} WHERE tenant_id = ?1 AND id = ?4) = ?17
            AND (SELECT COUNT(*) FROM items WHERE tenant_id = ?1 AND id IN (SELECT value FROM json_each(?18))) = json_array_length(?18)),
-         ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, 1, ?19)`,
+         ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, 1, ?19, ?20)`,
     )
     .bind(
       scope.tenantId,
@@ -115,11 +124,16 @@ export function recordWindow(
       place.cursorAt,
       sources,
       outcome.retryAt,
+      place.document ? place.conversationId : null,
     );
 }
 
 /** The conversation's cursor past the window (never back: a late redelivery of an earlier window leaves it). */
 export function advanceCursor(scope: TenantScope, place: WindowPlace, window: Window): D1PreparedStatement {
+  if (place.document)
+    return scope.d1
+      .prepare("UPDATE documents SET extracted_count = ?3 WHERE tenant_id = ?1 AND id = ?2 AND extracted_count < ?3")
+      .bind(scope.tenantId, place.conversationId, place.extractedCount);
   const tokens = window.turns.reduce((n, t) => n + t.tokens, 0);
   return scope.d1
     .prepare(

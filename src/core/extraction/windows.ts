@@ -31,7 +31,8 @@ export const TURNS_PER_READ = 200;
 /**
  * The conversation's turns from `fromPosition` on (up to `toPosition` when given), in order, with the `overlap`
  * turns before it; the speaker is the first line of the turn's chunk context (a message's chunk context starts with
- * its speaker).
+ * its speaker). A document's (`document`): its chunks in reading order, each a turn of role `document` spoken by the
+ * document's title, its text led by its section path.
  */
 export async function readTurns(
   scope: TenantScope,
@@ -39,16 +40,10 @@ export async function readTurns(
   fromPosition: number,
   overlap: number,
   toPosition = Number.MAX_SAFE_INTEGER,
+  document = false,
 ): Promise<{ context: Turn[]; turns: Turn[] }> {
   const { results } = await scope.d1
-    .prepare(
-      `SELECT i.id, i.position, i.role, i.content, i.tokens, i.created_at, COALESCE(
-         (SELECT substr(c.context, 1, instr(c.context || char(10), char(10)) - 1) FROM chunks c
-          WHERE c.tenant_id = i.tenant_id AND c.item_id = i.id AND c.chunk_index = 0), i.role, '') AS speaker
-       FROM items i
-       WHERE i.tenant_id = ? AND i.conversation_id = ? AND i.position >= ? AND i.position <= ?
-       ORDER BY i.position LIMIT ?`,
-    )
+    .prepare(document ? DOCUMENT_TURNS : CONVERSATION_TURNS)
     .bind(scope.tenantId, conversationId, Math.max(0, fromPosition - overlap), toPosition, TURNS_PER_READ + overlap)
     .all<{
       id: string;
@@ -73,6 +68,19 @@ export async function readTurns(
     turns: all.filter((t) => t.position >= fromPosition),
   };
 }
+
+const CONVERSATION_TURNS = `SELECT i.id, i.position, i.role, i.content, i.tokens, i.created_at, COALESCE(
+    (SELECT substr(c.context, 1, instr(c.context || char(10), char(10)) - 1) FROM chunks c
+     WHERE c.tenant_id = i.tenant_id AND c.item_id = i.id AND c.chunk_index = 0), i.role, '') AS speaker
+  FROM items i
+  WHERE i.tenant_id = ? AND i.conversation_id = ? AND i.position >= ? AND i.position <= ?
+  ORDER BY i.position LIMIT ?`;
+
+const DOCUMENT_TURNS = `SELECT i.id, i.position, 'document' AS role, i.tokens, i.created_at, d.title AS speaker,
+    CASE WHEN COALESCE(i.document_section, '') = '' THEN i.content ELSE '[' || i.document_section || '] ' || i.content END AS content
+  FROM items i JOIN documents d ON d.tenant_id = i.tenant_id AND d.id = i.document_id
+  WHERE i.tenant_id = ?1 AND i.document_id = ?2 AND i.position >= ?3 AND i.position <= ?4
+  ORDER BY i.position LIMIT ?5`;
 
 /**
  * Cuts turns into windows of at most `maxTokens` (a turn longer than that is a window of its own). The last window

@@ -54,7 +54,8 @@ function encodeItemRow({ id, item, hash, tokens, createdAt }: ItemRow, turns: Re
     item.kind,
     item.type,
     item.conversationId ?? null,
-    item.conversationId ? (turns.get(item.conversationId) ?? 0) : 0,
+    // A message's offset among the write's turns of its conversation; a chunk's place in its document.
+    item.conversationId ? (turns.get(item.conversationId) ?? 0) : (item.document?.index ?? 0),
     item.role ?? null,
     item.content,
     JSON.stringify(item.tags ?? []),
@@ -89,7 +90,7 @@ function insertStatement(scope: TenantScope, json: string): D1PreparedStatement 
         file_path, line_start, line_end, tokens, content_hash, created_at, touched_at, key, memory_kind, subject, valid_from,
         sources, subject_key, said_by, when_precision, document_id, document_page, document_section)
        SELECT j.value ->> 0, ?1, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4,
-         CASE WHEN j.value ->> 4 IS NULL THEN NULL
+         CASE WHEN j.value ->> 4 IS NULL THEN (CASE WHEN j.value ->> 27 IS NULL THEN NULL ELSE j.value ->> 5 END)
               ELSE MAX((SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE tenant_id = ?1 AND conversation_id = j.value ->> 4),
                        COALESCE((SELECT next_position FROM conversations WHERE tenant_id = ?1 AND id = j.value ->> 4), 0)) + (j.value ->> 5) END,
          j.value ->> 6, j.value ->> 7, j.value ->> 8, j.value ->> 9, j.value ->> 10, j.value ->> 11, j.value ->> 12, j.value ->> 13,

@@ -97,7 +97,7 @@ export interface DerivedFields {
 
 export const WHEN_PRECISIONS = ["day", "month", "year"] as const;
 export type WhenPrecision = (typeof WHEN_PRECISIONS)[number];
-export const SAID_BY = ["assistant", "tool"] as const;
+export const SAID_BY = ["assistant", "tool", "document"] as const;
 export type SaidBy = (typeof SAID_BY)[number];
 
 export interface WrittenItem {

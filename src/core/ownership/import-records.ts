@@ -214,7 +214,13 @@ export async function importRecords(
         summary.skipped.items++;
         continue;
       }
-      const position = item.conversation_id === null ? null : (item.position ?? nextPosition(item.conversation_id));
+      // A chunk keeps its place in its document (an older export has none: the file's order stands in).
+      const position =
+        item.conversation_id !== null
+          ? (item.position ?? nextPosition(item.conversation_id))
+          : document !== null
+            ? (item.position ?? documentChunks)
+            : null;
       const tokens = counter.count(item.content);
       chunkText(item.content, tokens, counter).forEach((chunk, index) => {
         const row = chunkRow(
