@@ -222,4 +222,33 @@ describe("memories from a document", () => {
     const done = (await due())!;
     expect(done).toMatchObject({ extract_due_at: null, extracted_count: done.chunks });
   });
+
+  it("a window the model breaks is tried again by the minute pass as the document's, and turning the project's extraction off leaves it", async () => {
+    const d = withModel();
+    const t = await newTenant();
+    const ingested = await callTool(d, t, "memory_ingest_document", {
+      content: CONTRACT,
+      project_id: "p",
+      extract: true,
+    });
+    const id = ingested.document_id as string;
+    // Two broken answers: the window fails, and the cursor moves past it.
+    const model = new NoisyModel({ truth: contractTruth, broken: 2 });
+    await deliverWithModel(d, model, extractions(d, t));
+    expect(await derivedRows(t)).toEqual([]);
+    const window = await t.db
+      .prepare("SELECT id, retry_at, document_id, conversation_id FROM extraction_windows WHERE tenant_id = ?")
+      .bind(t.tenantId)
+      .first<{ id: string; retry_at: number; document_id: string; conversation_id: string }>();
+    expect(window).toMatchObject({ document_id: id, conversation_id: id });
+    // The project's setting governs conversations; this document asked for itself.
+    await callTool(d, t, "memory_settings", { project_id: "p", extract: false });
+    await cron(d, "* * * * *", window!.retry_at + 1);
+    const retry = extractions(d, t);
+    expect(retry).toEqual([{ ...extractJob(t, id), retryWindow: window!.id }]);
+    await deliverWithModel(d, model, retry);
+    expect(await derivedRows(t)).toHaveLength(2);
+    const events = (await callTool(d, t, "memory_history", { document_id: id })).events as Record<string, unknown>[];
+    expect(events.map((e) => e.event)).toEqual(["failed", "added", "added", "dropped", "retried"]);
+  });
 });

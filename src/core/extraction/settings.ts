@@ -61,9 +61,13 @@ export async function writeProjectSettings(
   return settingsOf(project, results[results.length - 1]!.results[0] ?? null);
 }
 
-/** A `failed` event for each of the project's windows waiting for a retry, then their retries cleared. */
+/**
+ * A `failed` event for each of the project's conversation windows waiting for a retry, then their retries cleared.
+ * A document's windows go on: a document extracts because its ingest asked, not by the project's setting.
+ */
 function retriesStopped(scope: TenantScope, project: string, now: number): D1PreparedStatement[] {
-  const waiting = "tenant_id = ?1 AND project = ?2 AND status = 'failed' AND retry_at IS NOT NULL";
+  const waiting =
+    "tenant_id = ?1 AND project = ?2 AND status = 'failed' AND retry_at IS NOT NULL AND document_id IS NULL";
   return [
     scope.d1
       .prepare(
