@@ -2,6 +2,7 @@ import type { BillableUnits, UnitMeter } from "../billable-units";
 import { QUEUE_OPERATIONS_PER_MESSAGE } from "../price-list";
 import { messageBytes } from "./checked-queue";
 import { neuronsFor } from "./model-prices";
+import { toMarkdownNeurons } from "./to-markdown-neurons";
 import { estimateTokens, reportedTokens } from "./workers-ai-json-model";
 
 type Counted = (args: unknown[]) => Partial<BillableUnits>;
@@ -91,7 +92,8 @@ export function meteredQueue<Body>(queue: Queue<Body>, meter: UnitMeter): Queue<
 
 /**
  * Workers AI, each call charged its neurons when it answers: from the tokens the answer reports, else estimated
- * from the text sent and received (~4 characters a token), at the model's published price (model-prices.ts).
+ * from the text sent and received (~4 characters a token), at the model's published price (model-prices.ts). A
+ * toMarkdown conversion is charged what its images' descriptions are estimated to cost (to-markdown-neurons.ts).
  */
 export function meteredAi(ai: Ai, meter: UnitMeter): Ai {
   if (!ai) return ai;
@@ -102,6 +104,7 @@ export function meteredAi(ai: Ai, meter: UnitMeter): Ai {
     get(target, property) {
       if (property === METERED) return { raw, meter } satisfies Metering;
       const value = Reflect.get(target, property, target);
+      if (property === "toMarkdown" && typeof value === "function") return meteredToMarkdown(target, value, meter);
       if (property !== "run" || typeof value !== "function") return value;
       return (model: string, inputs: unknown, ...rest: unknown[]) => {
         const units = meter.current;
@@ -114,6 +117,20 @@ export function meteredAi(ai: Ai, meter: UnitMeter): Ai {
       };
     },
   });
+}
+
+/** toMarkdown with files charges its answer's neurons; without (the handle for `supported()`), it passes through. */
+function meteredToMarkdown(target: Ai, toMarkdown: (...args: unknown[]) => unknown, meter: UnitMeter) {
+  return (...args: unknown[]) => {
+    if (args.length === 0) return toMarkdown.apply(target, args);
+    const units = meter.current;
+    return meter.track(
+      Promise.resolve(toMarkdown.apply(target, args)).then((result: unknown) => {
+        units.aiNeurons += toMarkdownNeurons(result);
+        return result;
+      }),
+    );
+  };
 }
 
 export function callNeurons(model: string, inputs: unknown, result: unknown): number {

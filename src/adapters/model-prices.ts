@@ -19,6 +19,8 @@ export const NEURONS_PER_MILLION_TOKENS: Readonly<Record<string, { input: number
   "@cf/qwen/qwen3-30b-a3b-fp8": { input: 4_625, output: 30_475 },
   "@cf/openai/gpt-oss-20b": { input: 18_182, output: 27_273 },
   "@cf/ibm-granite/granite-4.0-h-micro": { input: 1_542, output: 10_158 },
+  // toMarkdown's image descriptions (to-markdown-neurons.ts).
+  "@cf/google/gemma-3-12b-it": { input: 31_371, output: 50_560 },
 };
 
 /**
