@@ -184,6 +184,21 @@ describe("Workers AI converter", () => {
     expect(sent).toHaveLength(2);
   });
 
+  it("refuses a scan toMarkdown gives back without text, saying it does not OCR a PDF", async () => {
+    // What the platform answers for a PDF of images: its metadata and page headings, no text.
+    const { ai, sent } = fakeAi(
+      () => "# scan.pdf\n## Metadata\n- PDFFormatVersion=1.4\n## Contents\n### Page 1\n### Page 2\n",
+    );
+    const converter = new WorkersAiConverter(ai, libraries);
+    const refused = await converter
+      .convert({ bytes: makePdf([[], []]), mimeType: PDF, fileName: "scan.pdf" }, { maxPages: 10 })
+      .catch((e: unknown) => e);
+    expect(sent).toHaveLength(1);
+    expect(refused).toBeInstanceOf(DocumentRejected);
+    expect((refused as DocumentRejected).message).toMatch(/no text layer \(a scan\?\).*without OCR/);
+    expect((refused as DocumentRejected).details).toMatchObject({ needs_ocr: true });
+  });
+
   it("drops toMarkdown's metadata section and reads its page headings as pages", () => {
     const markdown =
       "# report.pdf\n## Metadata\n- PDFFormatVersion=1.7\n- Title=Q3\n## Contents\n### Page 1\nRevenue grew.\n### Page 2\n## Outlook\nSteady.";

@@ -7,8 +7,8 @@ import type { LibraryConverter } from "./library-converter";
 /**
  * Production's converter (DOCUMENT_CONVERTER=workers-ai). The libraries go first for the types they read
  * (they give a PDF's pages and outline and a page's main content, which toMarkdown does not); Workers AI's
- * `toMarkdown` takes the rest: spreadsheets, OpenDocument, XML, images (OCR and description, billed in neurons)
- * and PDFs without a text layer (scans).
+ * `toMarkdown` takes the rest: spreadsheets, OpenDocument, XML, images (described by a model, billed in neurons)
+ * and PDFs whose text the library cannot read (toMarkdown does not OCR: a scan is refused as one).
  */
 export class WorkersAiConverter implements DocumentConverter {
   readonly name = "workers-ai";
@@ -24,9 +24,17 @@ export class WorkersAiConverter implements DocumentConverter {
       try {
         return await this.libraries.convert(file, options);
       } catch (error) {
-        // A scanned PDF has no text for the library: OCR it.
+        // No text for the library: toMarkdown may read a tagged structure the library does not. It does not OCR a
+        // PDF (it reads each page's text as it is), so a scan comes back without text, and is refused as one.
         if (!(error instanceof DocumentRejected && error.details.needs_ocr === true && file.mimeType === PDF))
           throw error;
+        const converted = await this.toMarkdown(file);
+        if (converted.blocks.some((b) => b.kind === "text")) return converted;
+        throw new DocumentRejected(
+          "The PDF has no text layer (a scan?), and Workers AI's toMarkdown reads a PDF's text as it is, without OCR: " +
+            "OCR it first, or ingest its pages as images (PNG or JPEG), which toMarkdown describes",
+          { needs_ocr: true },
+        );
       }
     } else if (!(WORKERS_AI_TYPES as readonly string[]).includes(file.mimeType)) {
       throw new DocumentRejected(
