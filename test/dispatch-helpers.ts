@@ -28,7 +28,8 @@ export function deployment(overrides: Record<string, unknown> = {}): Deployment 
   return d;
 }
 
-export async function callTool(d: Deployment, t: TestTenant, name: string, args: Record<string, unknown>) {
+/** A tools/call through the deployment, answered as it is: its result or its JSON-RPC error. */
+export async function callToolRaw(d: Deployment, t: TestTenant, name: string, args: Record<string, unknown>) {
   const ctx = createExecutionContext();
   const response = await worker.fetch(
     new Request("http://localhost/jsonrpc", {
@@ -40,7 +41,11 @@ export async function callTool(d: Deployment, t: TestTenant, name: string, args:
     ctx,
   );
   await waitOnExecutionContext(ctx);
-  const body = await response.json<{ result?: Record<string, unknown>; error?: unknown }>();
+  return response.json<{ result?: Record<string, unknown>; error?: { message: string } }>();
+}
+
+export async function callTool(d: Deployment, t: TestTenant, name: string, args: Record<string, unknown>) {
+  const body = await callToolRaw(d, t, name, args);
   expect(body.error).toBeUndefined();
   return body.result!;
 }

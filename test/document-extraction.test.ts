@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
 import type { JobMessage } from "../src/messages";
-import { callTool, cron, type Deployment, deliver, deployment, take } from "./dispatch-helpers";
+import { callTool, callToolRaw, cron, type Deployment, deliver, deployment, take } from "./dispatch-helpers";
 import { NoisyModel } from "./fakes/noisy-model";
-import { call, newTenant, type TestTenant } from "./helpers";
+import { call, newKey, newTenant, type TestTenant } from "./helpers";
 import { derivedRows, fact, modelEnv, truthFrom } from "./learning-fixtures";
 
 // memory_ingest_document with extract: true: the document's chunks read in order, in windows, under the document's
@@ -250,5 +250,41 @@ describe("memories from a document", () => {
     expect(await derivedRows(t)).toHaveLength(2);
     const events = (await callTool(d, t, "memory_history", { document_id: id })).events as Record<string, unknown>[];
     expect(events.map((e) => e.event)).toEqual(["failed", "added", "added", "dropped", "retried"]);
+  });
+
+  it("memory_reextract with document_id reads a document's window out of tries again, as a new epoch", async () => {
+    const d = withModel();
+    const t = await newTenant();
+    const ingested = await callTool(d, t, "memory_ingest_document", {
+      content: CONTRACT,
+      project_id: "p",
+      extract: true,
+    });
+    const id = ingested.document_id as string;
+    const model = new NoisyModel({ truth: contractTruth, broken: 2 });
+    await deliverWithModel(d, model, extractions(d, t));
+    await t.db.prepare("UPDATE extraction_windows SET retry_at = NULL WHERE tenant_id = ?").bind(t.tenantId).run();
+    const operator = { ...t, apiKey: (await newKey(t.tenantId, { scopes: ["read", "write", "admin"] })).apiKey };
+    const refused = async (args: Record<string, unknown>) =>
+      (await callToolRaw(d, operator, "memory_reextract", args)).error!;
+    expect((await refused({ project_id: "other", document_id: id })).message).toMatch(
+      /No ready document '.+' in project 'other'/,
+    );
+    expect((await refused({ project_id: "p", document_id: id, conversation_id: "c" })).message).toMatch(
+      /conversation_id or document_id, not both/,
+    );
+    const answer = await callTool(d, operator, "memory_reextract", { project_id: "p", document_id: id });
+    expect(answer).toMatchObject({ conversations: [], documents: [id], turns: ingested.chunks });
+    const jobs = extractions(d, t);
+    expect(jobs).toEqual([extractJob(t, id)]);
+    await deliverWithModel(d, model, jobs);
+    expect(await derivedRows(t)).toHaveLength(2);
+    const events = (await callTool(d, t, "memory_history", { document_id: id })).events as Record<string, unknown>[];
+    expect(events.map((e) => e.event)).toEqual(["failed", "reextract", "added", "added", "dropped"]);
+    const windows = await t.db
+      .prepare("SELECT COUNT(*) AS n FROM extraction_windows WHERE tenant_id = ? AND document_id = ?")
+      .bind(t.tenantId, id)
+      .first<number>("n");
+    expect(windows).toBe(2);
   });
 });

@@ -157,6 +157,8 @@ export const documents = sqliteTable(
     extract: integer("extract").notNull().default(0),
     /** Extraction's cursor over its chunks in order (items.position), as conversations.extracted_count. */
     extractedCount: integer("extracted_count").notNull().default(0),
+    /** memory_reextract starts a new one, whose windows are new windows (as conversations.extraction_epoch). */
+    extractionEpoch: integer("extraction_epoch").notNull().default(0),
     /** When a job should have read it; NULL when nothing is left to extract (the minute pass re-sends a lost job). */
     extractDueAt: integer("extract_due_at"),
   },

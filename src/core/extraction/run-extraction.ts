@@ -66,7 +66,7 @@ export async function runExtraction(
     scope.d1
       .prepare(
         document
-          ? `SELECT project, extracted_count, 0 AS extraction_epoch, extract_due_at, extract FROM documents
+          ? `SELECT project, extracted_count, extraction_epoch, extract_due_at, extract FROM documents
              WHERE tenant_id = ? AND id = ? AND status = 'ready'`
           : "SELECT project, extracted_count, extraction_epoch, extract_due_at FROM conversations WHERE tenant_id = ? AND id = ?",
       )
