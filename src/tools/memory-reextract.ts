@@ -42,7 +42,10 @@ export const memoryReextract = defineTool({
       if (input.conversation_id !== undefined)
         throw invalidParameter("document_id", "Give conversation_id or document_id, not both");
       const request = { project: input.project_id, documentId: input.document_id };
-      const { chunks } = await reextractDocument(ctx.scope, ctx.services, { ...request, ...(since === undefined ? {} : { since }) });
+      const { chunks } = await reextractDocument(ctx.scope, ctx.services, {
+        ...request,
+        ...(since === undefined ? {} : { since }),
+      });
       const documents = chunks > 0 ? [input.document_id] : [];
       return { project_id: input.project_id, conversations: [], documents, turns: chunks, truncated: false };
     }
