@@ -325,7 +325,7 @@ describe("extract again when the model or the contract changes", () => {
       /Project 'nowhere' does not exist.*NOT_FOUND/,
     );
     const answer = await call(operator.apiKey, "memory_reextract", { project_id: "p", conversation_id: "c" });
-    expect(answer).toEqual({ project_id: "p", conversations: ["c"], turns: 2, truncated: false });
+    expect(answer).toEqual({ project_id: "p", conversations: ["c"], documents: [], turns: 2, truncated: false });
     const better = truthFrom({
       "I live in": homeCityOf,
       "cat named": () => [fact("Sam", "Sam has a cat named Luna.")],
