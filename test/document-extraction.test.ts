@@ -61,6 +61,21 @@ const extractJob = (t: TestTenant, documentId: string): JobMessage => ({
   document: true,
 });
 
+/** A document ingested with extract: true whose one window failed: the model broke both its answers. */
+async function failedWindow() {
+  const d = withModel();
+  const t = await newTenant();
+  const ingested = await callTool(d, t, "memory_ingest_document", {
+    content: CONTRACT,
+    project_id: "p",
+    extract: true,
+  });
+  const model = new NoisyModel({ truth: contractTruth, broken: 2 });
+  await deliverWithModel(d, model, extractions(d, t));
+  expect(await derivedRows(t)).toEqual([]);
+  return { d, t, id: ingested.document_id as string, chunks: ingested.chunks as number, model };
+}
+
 async function chunkIds(t: TestTenant, documentId: string): Promise<string[]> {
   const { results } = await t.db
     .prepare("SELECT id FROM items WHERE tenant_id = ? AND document_id = ? ORDER BY position")
@@ -224,18 +239,7 @@ describe("memories from a document", () => {
   });
 
   it("a window the model breaks is tried again by the minute pass as the document's, and turning the project's extraction off leaves it", async () => {
-    const d = withModel();
-    const t = await newTenant();
-    const ingested = await callTool(d, t, "memory_ingest_document", {
-      content: CONTRACT,
-      project_id: "p",
-      extract: true,
-    });
-    const id = ingested.document_id as string;
-    // Two broken answers: the window fails, and the cursor moves past it.
-    const model = new NoisyModel({ truth: contractTruth, broken: 2 });
-    await deliverWithModel(d, model, extractions(d, t));
-    expect(await derivedRows(t)).toEqual([]);
+    const { d, t, id, model } = await failedWindow();
     const window = await t.db
       .prepare("SELECT id, retry_at, document_id, conversation_id FROM extraction_windows WHERE tenant_id = ?")
       .bind(t.tenantId)
@@ -253,16 +257,7 @@ describe("memories from a document", () => {
   });
 
   it("memory_reextract with document_id reads a document's window out of tries again, as a new epoch", async () => {
-    const d = withModel();
-    const t = await newTenant();
-    const ingested = await callTool(d, t, "memory_ingest_document", {
-      content: CONTRACT,
-      project_id: "p",
-      extract: true,
-    });
-    const id = ingested.document_id as string;
-    const model = new NoisyModel({ truth: contractTruth, broken: 2 });
-    await deliverWithModel(d, model, extractions(d, t));
+    const { d, t, id, model, chunks } = await failedWindow();
     await t.db.prepare("UPDATE extraction_windows SET retry_at = NULL WHERE tenant_id = ?").bind(t.tenantId).run();
     const operator = { ...t, apiKey: (await newKey(t.tenantId, { scopes: ["read", "write", "admin"] })).apiKey };
     const refused = async (args: Record<string, unknown>) =>
@@ -274,7 +269,7 @@ describe("memories from a document", () => {
       /conversation_id or document_id, not both/,
     );
     const answer = await callTool(d, operator, "memory_reextract", { project_id: "p", document_id: id });
-    expect(answer).toMatchObject({ conversations: [], documents: [id], turns: ingested.chunks });
+    expect(answer).toMatchObject({ conversations: [], documents: [id], turns: chunks });
     const jobs = extractions(d, t);
     expect(jobs).toEqual([extractJob(t, id)]);
     await deliverWithModel(d, model, jobs);

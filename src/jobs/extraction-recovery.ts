@@ -22,30 +22,9 @@ export async function recoverExtraction(d1: D1Database, now: number): Promise<Jo
     conversation_id?: string;
     document_id?: string | null;
   }>([
-    d1
-      .prepare(
-        `UPDATE conversations SET extract_due_at = ?2
-         WHERE rowid IN (SELECT rowid FROM conversations WHERE extract_due_at <= ?1
-           AND tenant_id NOT IN (SELECT tenant_id FROM tenant_fences) ORDER BY extract_due_at LIMIT ?3)
-         RETURNING tenant_id, id`,
-      )
-      .bind(now, now + RESEND_AFTER_MS, RECOVERY_LIMIT),
-    d1
-      .prepare(
-        `UPDATE documents SET extract_due_at = ?2
-         WHERE rowid IN (SELECT rowid FROM documents WHERE extract_due_at <= ?1
-           AND tenant_id NOT IN (SELECT tenant_id FROM tenant_fences) ORDER BY extract_due_at LIMIT ?3)
-         RETURNING tenant_id, id`,
-      )
-      .bind(now, now + RESEND_AFTER_MS, RECOVERY_LIMIT),
-    d1
-      .prepare(
-        `UPDATE extraction_windows SET retry_at = ?2
-         WHERE rowid IN (SELECT rowid FROM extraction_windows WHERE retry_at <= ?1
-           AND tenant_id NOT IN (SELECT tenant_id FROM tenant_fences) ORDER BY retry_at LIMIT ?3)
-         RETURNING tenant_id, id, conversation_id, document_id`,
-      )
-      .bind(now, now + RESEND_AFTER_MS, RECOVERY_LIMIT),
+    overdue(d1, now, "conversations", "extract_due_at", "tenant_id, id"),
+    overdue(d1, now, "documents", "extract_due_at", "tenant_id, id"),
+    overdue(d1, now, "extraction_windows", "retry_at", "tenant_id, id, conversation_id, document_id"),
   ]);
   return [
     ...due!.results.map(
@@ -71,4 +50,16 @@ export async function recoverExtraction(d1: D1Database, now: number): Promise<Jo
       }),
     ),
   ];
+}
+
+/** Rows of `table` whose `column` has passed, pushed RESEND_AFTER_MS on, `returning` their columns (oldest first). */
+function overdue(d1: D1Database, now: number, table: string, column: string, returning: string): D1PreparedStatement {
+  return d1
+    .prepare(
+      `UPDATE ${table} SET ${column} = ?2
+       WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${column} <= ?1
+         AND tenant_id NOT IN (SELECT tenant_id FROM tenant_fences) ORDER BY ${column} LIMIT ?3)
+       RETURNING ${returning}`,
+    )
+    .bind(now, now + RESEND_AFTER_MS, RECOVERY_LIMIT);
 }
