@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { LibraryConverter } from "../src/adapters/library-converter";
 import { pagedBlocks, WorkersAiConverter } from "../src/adapters/workers-ai-converter";
 import { DocumentRejected } from "../src/errors";
-import { CSV, DOCX, HTML, PDF } from "../src/shared/document-types";
+import { CSV, DOCX, HTML, MARKDOWN, PDF } from "../src/shared/document-types";
 import { makeDocx } from "./fixtures/make-docx";
 import { makePdf } from "./fixtures/make-pdf";
 
@@ -122,6 +122,41 @@ describe("library converter", () => {
       { kind: "text", text: "city: Lyon; price: 12" },
       { kind: "text", text: "city: Saint-Étienne, Loire; price: 9" },
     ]);
+  });
+
+  it("Markdown with front matter: its title names the document, its description leads, the rest is not text", async () => {
+    const yaml = [
+      "---",
+      'title: "Deploying the ingest worker"',
+      "description: How to roll out a new version without losing queued jobs. # shown in listings",
+      "tags: [ops, deploy]",
+      "date: 2024-03-01",
+      "---",
+      "",
+      "## Rollout",
+      "",
+      "Drain the queue before the cutover.",
+    ].join("\n");
+    expect(await convert(text(yaml), MARKDOWN)).toEqual({
+      title: "Deploying the ingest worker",
+      pages: null,
+      blocks: [
+        { kind: "text", text: "How to roll out a new version without losing queued jobs." },
+        { kind: "heading", level: 2, text: "Rollout" },
+        { kind: "text", text: "Drain the queue before the cutover." },
+      ],
+    });
+    // Hugo's TOML, and a one-field block a setext reading would have taken for a heading.
+    const toml = await convert(text('+++\ntitle = "Runbook"\ndraft = false\n+++\nRestart it.'), MARKDOWN);
+    expect(toml).toMatchObject({ title: "Runbook", blocks: [{ kind: "text", text: "Restart it." }] });
+    const one = await convert(text("---\nlayout: post\n---\n# Notes\n\nText."), MARKDOWN);
+    expect(one).toMatchObject({
+      title: "Notes",
+      blocks: [{ kind: "heading", level: 1, text: "Notes" }, { text: "Text." }],
+    });
+    // A leading rule that closes nothing is Markdown, not front matter.
+    const rule = await convert(text("---\nJust a note after a rule."), MARKDOWN);
+    expect(rule.blocks).toEqual([{ kind: "text", text: "---\nJust a note after a rule." }]);
   });
 
   it("an image or an unknown type: a clear refusal", async () => {

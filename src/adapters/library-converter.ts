@@ -1,7 +1,8 @@
 import { DocumentRejected } from "../errors";
 import type { ConvertedDocument, DocumentConverter, DocumentFile } from "../ports";
-import { markdownBlocks } from "../shared/document-blocks";
+import { cleanHeading, type DocumentBlock, markdownBlocks } from "../shared/document-blocks";
 import { CSV, DOCX, HTML, IMAGE_TYPES, LIBRARY_TYPES, MARKDOWN, PDF, PLAIN } from "../shared/document-types";
+import { frontMatter } from "../shared/front-matter";
 import { convertCsv } from "./csv-rows";
 import { convertDocx } from "./docx-text";
 import { convertHtml } from "./html-main-content";
@@ -27,10 +28,10 @@ export class LibraryConverter implements DocumentConverter {
       case CSV:
         return convertCsv(decodeText(file.bytes));
       case MARKDOWN:
+        return convertMarkdown(decodeText(file.bytes));
       case PLAIN: {
         const blocks = markdownBlocks(decodeText(file.bytes));
-        const first = blocks[0];
-        return { title: first?.kind === "heading" && first.level === 1 ? first.text : null, pages: null, blocks };
+        return { title: firstTitle(blocks), pages: null, blocks };
       }
       default:
         if (IMAGE_TYPES.has(file.mimeType))
@@ -49,4 +50,23 @@ export class LibraryConverter implements DocumentConverter {
 /** Text bytes as UTF-8 (a byte order mark dropped); invalid sequences become U+FFFD rather than failing. */
 export function decodeText(bytes: Uint8Array): string {
   return new TextDecoder("utf-8").decode(bytes);
+}
+
+/** The first block's text when it is a level-1 heading: a Markdown file's own title. */
+function firstTitle(blocks: readonly DocumentBlock[]): string | null {
+  const first = blocks[0];
+  return first?.kind === "heading" && first.level === 1 ? first.text : null;
+}
+
+/**
+ * Markdown: its front matter (front-matter.ts) gives the title, and its description or summary leads the text; the
+ * rest of it (dates, tags, layout) is not the document's content.
+ */
+function convertMarkdown(text: string): ConvertedDocument {
+  const { fields, body } = frontMatter(text);
+  const blocks = markdownBlocks(body);
+  const lead = fields.get("description") ?? fields.get("summary");
+  if (lead) blocks.unshift({ kind: "text", text: lead });
+  const title = fields.get("title");
+  return { title: title ? cleanHeading(title) : firstTitle(blocks), pages: null, blocks };
 }
