@@ -159,6 +159,44 @@ describe("library converter", () => {
     expect(rule.blocks).toEqual([{ kind: "text", text: "---\nJust a note after a rule." }]);
   });
 
+  it("text saved as Latin-1, UTF-16 or with a declared charset reads as written, not as U+FFFD", async () => {
+    // "Zoë paid 12 € in Sète": Windows-1252 (an older Excel's CSV), UTF-16LE with its BOM, and a page declaring ISO-8859-1.
+    const latin1 = new Uint8Array([
+      ...text("name,note\nZo"),
+      0xeb,
+      ...text(",paid 12 "),
+      0x80,
+      ...text(" in S"),
+      0xe8,
+      ...text("te\n"),
+    ]);
+    expect((await convert(latin1, CSV)).blocks).toEqual([{ kind: "text", text: "name: Zoë; note: paid 12 € in Sète" }]);
+    const utf16 = new Uint8Array([0xff, 0xfe, ...[..."# Café\n\nCrème brûlée."].flatMap((c) => [c.charCodeAt(0), 0])]);
+    expect(await convert(utf16, MARKDOWN)).toMatchObject({
+      title: "Café",
+      blocks: [
+        { kind: "heading", text: "Café" },
+        { kind: "text", text: "Crème brûlée." },
+      ],
+    });
+    const page = new Uint8Array([
+      ...text('<html><head><meta charset="iso-8859-1"><title>Caf'),
+      0xe9,
+      ...text("</title></head><body><article><h1>Men"),
+      0xfc,
+      ...text("</h1><p>Our kitchen serves cr"),
+      0xe8,
+      ...text("me br"),
+      0xfb,
+      ...text("l"),
+      0xe9,
+      ...text("e every day of the week, made fresh each morning by the pastry chef.</p></article></body></html>"),
+    ]);
+    const html = await convert(page, HTML);
+    expect(JSON.stringify(html.blocks)).toMatch(/Menü.*crème brûlée every day/);
+    expect(JSON.stringify(html.blocks)).not.toMatch(/\uFFFD/);
+  });
+
   it("an image or an unknown type: a clear refusal", async () => {
     const image = await convert(new Uint8Array([0x89, 0x50, 0x4e, 0x47]), "image/png").catch((e: unknown) => e);
     expect((image as Error).message).toBe(

@@ -3,6 +3,7 @@ import type { ConvertedDocument, DocumentConverter, DocumentFile } from "../port
 import { cleanHeading, type DocumentBlock, markdownBlocks } from "../shared/document-blocks";
 import { CSV, DOCX, HTML, IMAGE_TYPES, LIBRARY_TYPES, MARKDOWN, PDF, PLAIN } from "../shared/document-types";
 import { frontMatter } from "../shared/front-matter";
+import { decodeText } from "../shared/text-decoding";
 import { convertCsv } from "./csv-rows";
 import { convertDocx } from "./docx-text";
 import { convertHtml } from "./html-main-content";
@@ -24,7 +25,7 @@ export class LibraryConverter implements DocumentConverter {
       case DOCX:
         return convertDocx(file.bytes);
       case HTML:
-        return convertHtml(decodeText(file.bytes));
+        return convertHtml(decodeText(file.bytes, true));
       case CSV:
         return convertCsv(decodeText(file.bytes));
       case MARKDOWN:
@@ -45,11 +46,6 @@ export class LibraryConverter implements DocumentConverter {
         );
     }
   }
-}
-
-/** Text bytes as UTF-8 (a byte order mark dropped); invalid sequences become U+FFFD rather than failing. */
-export function decodeText(bytes: Uint8Array): string {
-  return new TextDecoder("utf-8").decode(bytes);
 }
 
 /** The first block's text when it is a level-1 heading: a Markdown file's own title. */
