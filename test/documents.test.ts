@@ -159,6 +159,35 @@ describe("memory_ingest_document", () => {
     ]);
   });
 
+  it("other names of the types read here: x-markdown, XHTML, TSV, JSON and any text/* are read, not refused", async () => {
+    const t = await newTenant();
+    const ingest = (args: Record<string, unknown>) => call(t.apiKey, "memory_ingest_document", args);
+    const cases: [Record<string, unknown>, string, [string, string][]][] = [
+      [
+        { content: "# Notes\n\nKeep it short.", mime_type: "text/x-markdown; charset=utf-8" },
+        "text/markdown",
+        [["Notes", "Keep it short."]],
+      ],
+      [{ content: "city\tprice\nLyon\t12\n", file_name: "prices.tsv" }, "text/csv", [["", "city: Lyon; price: 12"]]],
+      [
+        { content: '{"service": "ingest", "replicas": 3}', mime_type: "application/json" },
+        "text/plain",
+        [["", '{"service": "ingest", "replicas": 3}']],
+      ],
+      [
+        { content: "12:00 ingest restarted after OOM", mime_type: "text/x-log" },
+        "text/plain",
+        [["", "12:00 ingest restarted after OOM"]],
+      ],
+    ];
+    for (const [args, type, chunks] of cases) {
+      const answer = await ingest(args);
+      expect(answer.mime_type, JSON.stringify(args)).toBe(type);
+      const rows = await chunkRows(t.tenantId, answer.document_id);
+      expect(rows.map((r) => [r.section, r.content])).toEqual(chunks);
+    }
+  });
+
   it("document_key: the same bytes do no work; new bytes replace the chunks and the original under the same id", async () => {
     const t = await newTenant();
     const first = await call(t.apiKey, "memory_ingest_document", {

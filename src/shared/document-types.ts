@@ -38,6 +38,14 @@ const BY_EXTENSION: Record<string, string> = {
   markdown: MARKDOWN,
   txt: PLAIN,
   csv: CSV,
+  tsv: CSV,
+  xhtml: HTML,
+  mdx: MARKDOWN,
+  rst: PLAIN,
+  log: PLAIN,
+  json: PLAIN,
+  yaml: PLAIN,
+  yml: PLAIN,
   xlsx: WORKERS_AI_TYPES[0],
   xlsm: WORKERS_AI_TYPES[1],
   xlsb: WORKERS_AI_TYPES[2],
@@ -62,6 +70,34 @@ export function extensionOf(mimeType: string): string {
 /** A MIME type without parameters, lower-cased ("text/html; charset=utf-8" -> "text/html"). */
 export function bareType(mimeType: string): string {
   return mimeType.split(";")[0]!.trim().toLowerCase();
+}
+
+/** Other names of the types read here, as servers and clients send them. */
+const ALIASES: Record<string, string> = {
+  "text/x-markdown": MARKDOWN,
+  "text/md": MARKDOWN,
+  "application/xhtml+xml": HTML,
+  "text/tab-separated-values": CSV,
+  "application/csv": CSV,
+  "application/json": PLAIN,
+  "application/x-ndjson": PLAIN,
+  "application/yaml": PLAIN,
+  "application/x-yaml": PLAIN,
+  "application/javascript": PLAIN,
+  "application/x-sh": PLAIN,
+  "application/sql": PLAIN,
+};
+
+/**
+ * The type as ingestion names it: parameters dropped, aliases resolved, and any other `text/*` type (a log, source
+ * code, reStructuredText) read as plain text rather than refused; XML stays XML (toMarkdown's).
+ */
+export function canonicalType(mimeType: string): string {
+  const bare = bareType(mimeType);
+  const alias = ALIASES[bare];
+  if (alias) return alias;
+  const known = (LIBRARY_TYPES as readonly string[]).includes(bare) || bare === "text/xml";
+  return !known && bare.startsWith("text/") ? PLAIN : bare;
 }
 
 /** The type a file name's extension says, or null. */

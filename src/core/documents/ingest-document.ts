@@ -1,7 +1,15 @@
 import { scopeAllowsProject, type TenantScope } from "../../db/scope";
 import { DocumentRejected, invalidParameter, permissionDenied } from "../../errors";
 import type { Services } from "../../ports";
-import { bareType, CSV, HTML, looksLikeHtml, MARKDOWN, typeFromBytes, typeFromName } from "../../shared/document-types";
+import {
+  CSV,
+  canonicalType,
+  HTML,
+  looksLikeHtml,
+  MARKDOWN,
+  typeFromBytes,
+  typeFromName,
+} from "../../shared/document-types";
 import { queueDocumentExtraction, startExtracting } from "./document-extraction";
 import { type DocumentRow, readDocumentByKey } from "./document-rows";
 import { fetchDocumentUrl } from "./fetch-url";
@@ -189,10 +197,10 @@ const GENERIC_TYPES = new Set(["application/octet-stream", "binary/octet-stream"
 
 /** The MIME type: as given, else as the bytes say, the response says, the name says, or the text looks. */
 function inferType(input: DocumentInput, loaded: LoadedBytes): string {
-  if (input.mimeType) return bareType(input.mimeType);
+  if (input.mimeType) return canonicalType(input.mimeType);
   const fromBytes = typeFromBytes(loaded.bytes);
   if (fromBytes) return fromBytes;
-  if (loaded.contentType && !GENERIC_TYPES.has(loaded.contentType)) return loaded.contentType;
+  if (loaded.contentType && !GENERIC_TYPES.has(loaded.contentType)) return canonicalType(loaded.contentType);
   const fromName = typeFromName(input.fileName ?? loaded.fileName);
   if (fromName) return fromName;
   const head = new TextDecoder().decode(loaded.bytes.subarray(0, 2000));
