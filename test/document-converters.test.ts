@@ -116,6 +116,29 @@ describe("library converter", () => {
     expect(all).not.toMatch(/cookies|Copyright|Pricing/);
   });
 
+  it("a web page: an article's own header, section headings and notes stay; the page's header, sidebar and footer go", async () => {
+    const para = (t: string) =>
+      `<p>${t} ${"The service keeps working while the rollout proceeds in stages. ".repeat(3)}</p>`;
+    const page = `<html><head><title>Rolling out the ingest worker | Acme Blog</title></head><body>
+      <header class="site"><h1>Acme</h1><nav><a href="/">Home</a></nav></header>
+      <main><article>
+        <header><h1>Rolling out the ingest worker</h1></header>
+        ${para("Intro.")}
+        <section><header><h2>Install</h2></header>${para("Run the installer as root.")}</section>
+        <aside class="note"><p>Note: the installer requires 2 GB of free disk space.</p></aside>
+        <section><h2>Rollback</h2>${para("Promote the previous version.")}</section>
+      </article></main>
+      <aside class="sidebar"><p>Related posts and sidebar links</p></aside>
+      <footer><p>Copyright Acme</p></footer></body></html>`;
+    const { title, blocks } = await convert(text(page), HTML);
+    expect(title).toBe("Rolling out the ingest worker");
+    const headings = blocks.filter((b) => b.kind === "heading").map((b) => b.text);
+    expect(headings).toEqual(["Rolling out the ingest worker", "Install", "Rollback"]);
+    const all = blocks.map((b) => b.text).join("\n");
+    expect(all).toMatch(/Note: the installer requires 2 GB of free disk space/);
+    expect(all).not.toMatch(/Acme\n|sidebar links|Copyright|Home/);
+  });
+
   it("a CSV: a block per row, each value named by its column", async () => {
     const { blocks } = await convert(text('city,price\nLyon,12\n"Saint-Étienne, Loire",9\n'), CSV);
     expect(blocks).toEqual([

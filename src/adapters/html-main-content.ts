@@ -7,7 +7,13 @@ import { cleanHeading, markdownBlocks } from "../shared/document-blocks";
 
 /** Elements that are never content, removed before Readability looks (it keeps some of them in short pages). */
 const NEVER_CONTENT =
-  "script, style, noscript, template, iframe, svg, nav, footer, header, aside, form, [role=navigation], [role=banner], [role=contentinfo], [role=dialog], [aria-modal=true]";
+  "script, style, noscript, template, iframe, svg, nav, form, [role=navigation], [role=banner], [role=contentinfo], [role=dialog], [aria-modal=true]";
+/**
+ * The page's own header, footer and sidebars, removed too; inside an article or the main content the same elements
+ * are the article's (its title and byline, a section's heading, a note set aside) and stay.
+ */
+const PAGE_CHROME = "header, footer, aside";
+const CONTENT = "article, main, [role=main]";
 /** Cookie and consent banners by their ids and classes. */
 const BANNER = /cookie|consent|gdpr|banner|newsletter|subscribe|popup|modal/i;
 
@@ -20,6 +26,15 @@ export async function convertHtml(html: string, options: { wholePage?: boolean }
   const { document } = parseHTML(html);
   const pageTitle = document.querySelector("title")?.textContent?.trim() || null;
   for (const element of [...document.querySelectorAll(NEVER_CONTENT)]) element.remove();
+  for (const element of [...document.querySelectorAll(PAGE_CHROME)]) {
+    if (!element.parentElement?.closest(CONTENT)) element.remove();
+    // Readability drops every aside: an article's own (a note, a warning) is kept as a plain block.
+    else if (element.tagName === "ASIDE") {
+      const block = document.createElement("div");
+      block.append(...element.childNodes);
+      element.replaceWith(block);
+    }
+  }
   for (const element of [...document.querySelectorAll("[id], [class]")]) {
     const label = `${element.getAttribute("id") ?? ""} ${element.getAttribute("class") ?? ""}`;
     if (BANNER.test(label) && !element.querySelector("h1, article, main")) element.remove();
