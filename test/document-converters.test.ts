@@ -68,6 +68,40 @@ describe("library converter", () => {
     ]);
   });
 
+  it("a PDF's running header, footer and page numbers are not text; the same words inside a page are", async () => {
+    const page = (n: number, body: string) => [
+      { text: "Kestrel handbook - Confidential", size: 9 },
+      { text: body },
+      { text: "Every node reports to the Kestrel handbook - Confidential registry." },
+      { text: "Reports arrive every minute." },
+      { text: "Late ones are flagged." },
+      { text: `Page ${n} of 4`, size: 9 },
+    ];
+    const pdf = makePdf([
+      page(1, "Welcome to the kestrel service."),
+      page(2, "Run the installer on every node."),
+      page(3, "Use the apt repository on Debian."),
+      page(4, "Call the on-call engineer."),
+    ]);
+    const { blocks } = await convert(pdf, PDF);
+    const texts = blocks.map((b) => b.text).join("\n");
+    expect(texts).not.toMatch(/^Kestrel handbook - Confidential$|Page \d of 4/m);
+    expect(texts).toMatch(/Welcome to the kestrel service/);
+    expect(texts).toMatch(/Call the on-call engineer/);
+    expect(texts.match(/reports to the Kestrel handbook - Confidential registry/g)).toHaveLength(4);
+    // Two pages are too few to tell a running header from a repeated heading; their page numbers still go.
+    const short = await convert(
+      makePdf([
+        [{ text: "Release notes" }, { text: "Version 2 adds retries." }, { text: "- 1 -" }],
+        [{ text: "Release notes" }, { text: "Version 3 adds quotas." }, { text: "2" }],
+      ]),
+      PDF,
+    );
+    expect(short.blocks.map((b) => b.text).join(" ")).toBe(
+      "Release notes Version 2 adds retries. Release notes Version 3 adds quotas.",
+    );
+  });
+
   it("refuses an encrypted PDF, a broken one, one over the page limit and one without text, each saying why", async () => {
     const reason = async (bytes: Uint8Array, maxPages = 100) => {
       const error = await convert(bytes, PDF, maxPages).catch((e: unknown) => e);

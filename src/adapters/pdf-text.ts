@@ -1,6 +1,7 @@
 import { DocumentRejected } from "../errors";
 import type { ConvertedDocument } from "../ports";
 import { cleanHeading, type DocumentBlock } from "../shared/document-blocks";
+import { withoutRunningLines } from "./pdf-running-lines";
 
 // PDF with unpdf (PDF.js's serverless build): each page's text with its font sizes, and the outline. Loaded on first
 // use, so a Worker that never reads a PDF never evaluates PDF.js (startup stays small).
@@ -41,7 +42,8 @@ export async function convertPdf(bytes: Uint8Array, maxPages: number): Promise<C
       );
     }
     const outline = await outlineByPage(pdf);
-    const blocks = outline.length > 0 ? blocksWithOutline(pages, outline) : blocksByFontSize(pages);
+    const content = withoutRunningLines(pages);
+    const blocks = outline.length > 0 ? blocksWithOutline(content, outline) : blocksByFontSize(content);
     return { title: await pdfTitle(pdf), pages: pdf.numPages, blocks };
   } catch (error) {
     throw error instanceof DocumentRejected ? error : pdfError(error);
