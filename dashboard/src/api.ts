@@ -124,13 +124,15 @@ export async function adminRequest<T>(
 
 /**
  * A file to POST /documents as a multipart form: its type and name travel in the part. A form's parameters are its
- * fields (the server reads no query beside a form), so the project is one. Answers what memory_ingest_document answers;
+ * fields (the server reads no query beside a form), so the project is one, and `extract` when memories are to be
+ * extracted from it. Answers what memory_ingest_document answers;
  * a refusal throws with the server's message (an unsupported type, a file over the limit).
  */
-export async function uploadDocument<T>(key: string, project: string, file: File): Promise<T> {
+export async function uploadDocument<T>(key: string, project: string, file: File, extract = false): Promise<T> {
   const form = new FormData();
   form.append("file", file, file.name);
   form.append("project_id", project);
+  if (extract) form.append("extract", "true");
   const response = await fetch("/documents", {
     method: "POST",
     headers: { authorization: `Bearer ${key}` },

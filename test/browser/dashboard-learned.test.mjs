@@ -196,6 +196,42 @@ test("an operator's key asks for the conversation to be read again; the log says
   await page.context().close();
 });
 
+test("a document uploaded with extraction asked is read by it: its upload line and its details say so", async () => {
+  const { page, errors } = await signIn(tenant.key);
+  await page.getByRole("link", { name: "Documents", exact: true }).click();
+  await page.getByRole("heading", { name: "Documents", exact: true }).waitFor();
+  await page.getByLabel(/Extract memories from the files uploaded/).check();
+  await page.getByLabel("Files to upload").setInputFiles({
+    name: "travel-policy.md",
+    mimeType: "text/markdown",
+    buffer: Buffer.from(
+      "# Travel policy\n\nTrains are booked in standard class.\n\n## Hotels\n\nHotels are booked by the office.",
+    ),
+  });
+  await page
+    .getByRole("list", { name: "Uploads" })
+    .getByText(/Ready: Travel policy .* memories being extracted/)
+    .waitFor();
+  const { documents } = await callTool(tenant.key, "memory_list_documents", {});
+  const id = documents.find((d) => d.title === "Travel policy").document_id;
+  // The extraction job runs from the queue within seconds.
+  const read = await waitFor(async () => {
+    const d = await callTool(tenant.key, "memory_get_document", { document_id: id });
+    return d.extract && d.extracted_chunks === d.chunks ? d : null;
+  }, "the document's chunks all read by extraction");
+  const listed = page
+    .getByRole("list", { name: "Documents" })
+    .getByRole("listitem")
+    .filter({ hasText: "Travel policy" });
+  await listed.getByRole("button", { name: "Travel policy", exact: true }).click();
+  await listed.getByText(`extracted (${read.chunks} chunks read)`).waitFor();
+  const { events } = await callTool(tenant.key, "memory_history", { document_id: id });
+  assert.ok(events.length === 0 || events.every((e) => e.document_id === id), "its decisions name the document");
+  await screenshot(page, "learned-05-document-extracted");
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
 test("a key without the admin scope sees no such button", async () => {
   const reader = await tenantWithKey("Learned Reader", ["read", "write"]);
   const { ids: stored } = await callTool(reader.key, "memory_ingest", {

@@ -1,5 +1,5 @@
 import { callTool, type Session } from "../api";
-import { ErrorNote, formatDate, formatNumber, Loading, Tags, useAsync } from "../ui";
+import { countOf, ErrorNote, formatDate, formatNumber, Loading, Tags, useAsync } from "../ui";
 
 // One document opened in the list: what memory_get_document says of it, and its sections, each with its heading path,
 // the page it starts on (PDF) and its tokens and chunks.
@@ -10,6 +10,9 @@ interface DocumentDetail {
   sha256: string;
   tags: string[];
   sections: { section: string; page: number | null; tokens: number; chunks: number }[];
+  chunks: number;
+  extract: boolean;
+  extracted_chunks: number;
   updated_at: string;
 }
 
@@ -39,6 +42,8 @@ export function DocumentSections({ session, id }: { session: Session; id: string
         <dd>
           <Tags tags={d.tags} />
         </dd>
+        <dt>Memories</dt>
+        <dd>{memoriesOf(d)}</dd>
         <dt>Updated</dt>
         <dd>{formatDate(d.updated_at)}</dd>
         <dt>SHA-256</dt>
@@ -70,4 +75,11 @@ export function DocumentSections({ session, id }: { session: Session; id: string
       </div>
     </div>
   );
+}
+
+/** How far extraction has read the document's chunks, when it was asked to. */
+function memoriesOf(d: DocumentDetail): string {
+  if (!d.extract) return "not extracted";
+  if (d.extracted_chunks >= d.chunks) return `extracted (${countOf(d.chunks, "chunk")} read)`;
+  return `being extracted (${formatNumber(d.extracted_chunks)} of ${countOf(d.chunks, "chunk")} read)`;
 }

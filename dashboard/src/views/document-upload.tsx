@@ -15,6 +15,8 @@ interface Ingested {
   chunks: number;
   pages: number | null;
   unchanged: boolean;
+  /** queued: memories are extracted from it in the background; off: not asked, or the server has no model. */
+  extraction: "queued" | "off";
 }
 
 interface Upload {
@@ -22,6 +24,8 @@ interface Upload {
   name: string;
   bytes: number;
   state: "waiting" | "uploading" | "done" | "failed";
+  /** Memories were asked to be extracted from it. */
+  extract: boolean;
   result?: Ingested;
   error?: string;
 }
@@ -40,6 +44,7 @@ export function UploadZone({
   const input = useRef<HTMLInputElement>(null);
   const [over, setOver] = useState(false);
   const [uploads, setUploads] = useState<Upload[]>([]);
+  const [extract, setExtract] = useState(false);
   const update = (id: number, patch: Partial<Upload>) =>
     setUploads((all) => all.map((u) => (u.id === id ? { ...u, ...patch } : u)));
 
@@ -62,14 +67,21 @@ export function UploadZone({
   // One upload at a time, across drops too: each file waits for the one before it.
   const chain = useRef<Promise<void>>(Promise.resolve());
   const send = (files: File[]) => {
-    const queued = files.map((f) => ({ id: nextUpload++, name: f.name, bytes: f.size, state: "waiting" as const }));
+    const queued = files.map((f) => ({
+      id: nextUpload++,
+      name: f.name,
+      bytes: f.size,
+      state: "waiting" as const,
+      extract,
+    }));
     setUploads((all) => [...queued, ...all]);
     for (const [i, file] of files.entries()) {
       const { id } = queued[i]!;
       chain.current = chain.current.then(async () => {
         update(id, { state: "uploading" });
         try {
-          update(id, { state: "done", result: await uploadDocument<Ingested>(session.key, project, file) });
+          const asked = queued[i]!.extract;
+          update(id, { state: "done", result: await uploadDocument<Ingested>(session.key, project, file, asked) });
           onUploaded();
         } catch (error) {
           update(id, { state: "failed", error: (error as ApiError).message });
@@ -120,6 +132,10 @@ export function UploadZone({
           }}
         />
       </div>
+      <label class="extract-option">
+        <input type="checkbox" checked={extract} onChange={(e) => setExtract(e.currentTarget.checked)} />
+        Extract memories from the files uploaded (facts, events and tasks they state, in the background)
+      </label>
       {/* Always there, so screen readers follow it from the first upload: each line's progress and outcome is read
           out as it changes (a refusal is also an alert of its own). */}
       <ul class="uploads" aria-label="Uploads" aria-live="polite">
@@ -152,6 +168,7 @@ function UploadLine({ upload: u }: { upload: Upload }) {
         {name}
         <span class="ok-text">
           Stored, converting in the background: {u.result.title} (its status in the list says when it is ready)
+          {memoriesNote(u)}
         </span>
       </li>
     );
@@ -163,6 +180,7 @@ function UploadLine({ upload: u }: { upload: Upload }) {
           {u.result.unchanged ? "Already stored, unchanged" : "Ready"}: {u.result.title} ·{" "}
           {u.result.pages !== null ? `${countOf(u.result.pages, "page")} · ` : ""}
           {countOf(u.result.sections, "section")} · {countOf(u.result.chunks, "chunk")}
+          {memoriesNote(u)}
         </span>
       </li>
     );
@@ -179,4 +197,10 @@ function UploadLine({ upload: u }: { upload: Upload }) {
       )}
     </li>
   );
+}
+
+/** What the upload's answer says of memories, when they were asked for or are being extracted. */
+function memoriesNote(u: Upload): string {
+  if (u.result?.extraction === "queued") return " · memories being extracted";
+  return u.extract ? " · no memories: this server has no model to extract them" : "";
 }
