@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { JobMessage } from "../src/messages";
 import { callTool, callToolRaw, cron, type Deployment, deliver, deployment, take } from "./dispatch-helpers";
 import { NoisyModel } from "./fakes/noisy-model";
-import { call, newKey, newTenant, type TestTenant } from "./helpers";
+import { call, newKey, newTenant, request, type TestTenant } from "./helpers";
 import { derivedRows, fact, modelEnv, truthFrom } from "./learning-fixtures";
 
 // memory_ingest_document with extract: true: the document's chunks read in order, in windows, under the document's
@@ -281,5 +281,51 @@ describe("memories from a document", () => {
       .bind(t.tenantId, id)
       .first<number>("n");
     expect(windows).toBe(2);
+  });
+
+  it("an export and an import carry a document's extraction: the copy's memories, windows and decisions name the copy", async () => {
+    const d = withModel();
+    const t = await newTenant();
+    const ingested = await callTool(d, t, "memory_ingest_document", {
+      content: CONTRACT,
+      project_id: "p",
+      extract: true,
+    });
+    await deliverWithModel(d, new NoisyModel({ truth: contractTruth }), extractions(d, t));
+    const exported = await (
+      await request(`/admin/tenants/${t.tenantId}/export`, { headers: { authorization: "Bearer test-admin-token" } })
+    ).text();
+    const copy = await newTenant();
+    const imported = await request(`/admin/tenants/${copy.tenantId}/import`, {
+      method: "POST",
+      headers: { authorization: "Bearer test-admin-token", "content-type": "application/x-ndjson" },
+      body: exported,
+    });
+    expect(imported.status).toBe(200);
+    const [document] = (await call(copy.apiKey, "memory_list_documents", { project_id: "p" })).documents;
+    const id = document.document_id as string;
+    expect(id).not.toBe(ingested.document_id);
+    expect(await call(copy.apiKey, "memory_get_document", { document_id: id })).toMatchObject({
+      extract: true,
+      extracted_chunks: ingested.chunks,
+    });
+    const chunks = await chunkIds(copy, id);
+    expect(chunks).toHaveLength(ingested.chunks as number);
+    const rows = await derivedRows(copy);
+    expect(rows).toHaveLength(2);
+    for (const row of rows) expect(chunks).toContain(row.sources[0]);
+    const events = (await call(copy.apiKey, "memory_history", { document_id: id })).events as Record<string, unknown>[];
+    expect(events.map((e) => e.event)).toEqual(["added", "added", "dropped"]);
+    const windows = await copy.db
+      .prepare("SELECT conversation_id, document_id FROM extraction_windows WHERE tenant_id = ?")
+      .bind(copy.tenantId)
+      .all();
+    expect(windows.results).toEqual([{ conversation_id: id, document_id: id }]);
+    // Read to its end: nothing left for the minute pass.
+    const due = await copy.db
+      .prepare("SELECT extract_due_at FROM documents WHERE tenant_id = ? AND id = ?")
+      .bind(copy.tenantId, id)
+      .first<number | null>("extract_due_at");
+    expect(due).toBeNull();
   });
 });

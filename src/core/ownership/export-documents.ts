@@ -25,7 +25,7 @@ export async function* documentLines(
     scope.d1
       .prepare(
         `SELECT id, project, document_key, title, file_name, url, mime_type, bytes, sha256, pages, status, error, sections,
-           chunks, tokens, tags, metadata, created_at, updated_at FROM documents
+           chunks, tokens, tags, metadata, extract, extracted_count, extraction_epoch, created_at, updated_at FROM documents
          WHERE tenant_id = ? AND id > ?${where.sql} ORDER BY id LIMIT ${PAGE}`,
       )
       .bind(scope.tenantId, after?.[0] ?? "", ...where.params),
@@ -40,6 +40,7 @@ export async function* documentLines(
       sections: JSON.parse(row.sections as string),
       tags: JSON.parse(row.tags as string),
       metadata: JSON.parse(row.metadata as string),
+      extract: row.extract === 1,
       markdown: markdown ? await markdown.text() : null,
       ...(original ? { original_base64: base64OfBytes(new Uint8Array(await original.arrayBuffer())) } : {}),
     };

@@ -29,8 +29,8 @@ export async function* extractionLines(scope: TenantScope, project: string | nul
   yield* paged("extraction_window", (after) =>
     scope.d1
       .prepare(
-        `SELECT id, project, conversation_id, first_position, last_position, status, calls, model, tokens_in, tokens_out,
-           neurons, latency_ms, turns, error, created_at, attempts, retry_at
+        `SELECT id, project, conversation_id, document_id, first_position, last_position, status, calls, model, tokens_in,
+           tokens_out, neurons, latency_ms, turns, error, created_at, attempts, retry_at
          FROM extraction_windows WHERE tenant_id = ? AND id > ?${where.sql} ORDER BY id LIMIT ${PAGE}`,
       )
       .bind(t, after?.[0] ?? "", ...where.params),
@@ -40,7 +40,8 @@ export async function* extractionLines(scope: TenantScope, project: string | nul
     (after) =>
       scope.d1
         .prepare(
-          `SELECT id, project, at, event, memory_id, key, conversation_id, window_id, sources, superseded_by, error, reason
+          `SELECT id, project, at, event, memory_id, key, conversation_id, document_id, window_id, sources, superseded_by,
+             error, reason
            FROM memory_events WHERE tenant_id = ? AND id > ?${where.sql} ORDER BY id LIMIT ${PAGE}`,
         )
         .bind(t, after?.[0] ?? "", ...where.params),

@@ -3,6 +3,7 @@ import { AppError } from "../../errors";
 import type { Services } from "../../ports";
 import { bytesOfBase64 } from "../../shared/base64";
 import { markdownKey, originalKey } from "../documents/originals";
+import { EXTRACTION_GRACE_MS } from "../memory/conversation-jobs";
 import type { DocumentPlace } from "../memory/item-types";
 import { badLine } from "./import-lines";
 import type { DocumentRecord, ItemRecord } from "./import-schemas";
@@ -104,8 +105,9 @@ export async function writeDocuments(
     return scope.d1
       .prepare(
         `INSERT OR IGNORE INTO documents (tenant_id, id, project, document_key, title, file_name, url, mime_type, bytes,
-           sha256, pages, status, error, sections, chunks, tokens, tags, metadata, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           sha256, pages, status, error, sections, chunks, tokens, tags, metadata, created_at, updated_at, extract,
+           extracted_count, extraction_epoch, extract_due_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .bind(
         scope.tenantId,
@@ -128,6 +130,13 @@ export async function writeDocuments(
         JSON.stringify(r.metadata),
         r.created_at,
         r.updated_at,
+        r.extract ? 1 : 0,
+        r.extracted_count,
+        r.extraction_epoch,
+        // A ready copy not read to its end is due: the minute pass sends its job to read the rest.
+        r.extract && !converting && r.status === "ready" && r.extracted_count < r.chunks
+          ? Date.now() + EXTRACTION_GRACE_MS
+          : null,
       );
   });
 }

@@ -63,10 +63,11 @@ export function extractionStatements(
       : JSON.stringify(storedAliases(s.subject_aliases)),
     s.updated_at,
   ]);
+  // A document's window names the document in both columns, under the copy's id.
   const windows = records.extractionWindows.map((w) => [
     w.id,
     projectOf(w.project),
-    w.conversation_id,
+    w.document_id === null ? w.conversation_id : newId(w.document_id),
     w.first_position,
     w.last_position,
     w.status,
@@ -81,6 +82,7 @@ export function extractionStatements(
     w.created_at,
     w.attempts,
     w.retry_at,
+    w.document_id === null ? null : newId(w.document_id),
   ]);
   const events = records.memoryEvents.map((e) => [
     e.id,
@@ -95,6 +97,7 @@ export function extractionStatements(
     e.superseded_by === null ? null : newId(e.superseded_by),
     e.error,
     e.reason,
+    e.document_id === null ? null : newId(e.document_id),
   ]);
   const insert = (sql: string) => (json: string) => scope.d1.prepare(sql).bind(scope.tenantId, json);
   return {
@@ -107,10 +110,11 @@ export function extractionStatements(
     extraction_windows: jsonGroups(windows).map(
       insert(
         `INSERT OR IGNORE INTO extraction_windows (tenant_id, id, project, conversation_id, first_position, last_position,
-           status, calls, model, tokens_in, tokens_out, neurons, latency_ms, turns, error, created_at, attempts, retry_at)
+           status, calls, model, tokens_in, tokens_out, neurons, latency_ms, turns, error, created_at, attempts, retry_at,
+           document_id)
          SELECT ?1, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5, j.value ->> 6,
            j.value ->> 7, j.value ->> 8, j.value ->> 9, j.value ->> 10, j.value ->> 11, j.value ->> 12, j.value ->> 13,
-           j.value ->> 14, j.value ->> 15, j.value ->> 16
+           j.value ->> 14, j.value ->> 15, j.value ->> 16, j.value ->> 17
          FROM json_each(?2) j`,
       ),
     ),
@@ -118,9 +122,9 @@ export function extractionStatements(
     memory_events: jsonGroups(events).map(
       insert(
         `INSERT OR IGNORE INTO memory_events (tenant_id, id, project, at, event, memory_id, key, conversation_id, window_id,
-           sources, superseded_by, error, reason)
+           sources, superseded_by, error, reason, document_id)
          SELECT ?1, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5, j.value ->> 6,
-           j.value ->> 7, j.value ->> 8, j.value ->> 9, j.value ->> 10, j.value ->> 11
+           j.value ->> 7, j.value ->> 8, j.value ->> 9, j.value ->> 10, j.value ->> 11, j.value ->> 12
          FROM json_each(?2) j ORDER BY j.key`,
       ),
     ),

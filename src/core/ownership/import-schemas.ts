@@ -153,6 +153,8 @@ export const extractionWindowRecord = z.strictObject({
   id: name,
   project: name,
   conversation_id: name,
+  /** A window of a document's chunks: the document (conversation_id names it too). */
+  document_id: nullableName,
   first_position: count,
   last_position: count,
   status: z.string().min(1).max(50),
@@ -179,6 +181,7 @@ export const memoryEventRecord = z.strictObject({
   memory_id: nullableName,
   key: storageKey,
   conversation_id: nullableName,
+  document_id: nullableName,
   window_id: nullableName,
   sources: z.array(name).default([]),
   superseded_by: nullableName,
@@ -211,6 +214,10 @@ export const documentRecord = z.strictObject({
   tokens: count,
   tags: tags.default([]),
   metadata: z.record(z.string(), z.unknown()).default({}),
+  /** Memories are extracted from its chunks, this far (its cursor), under this epoch (memory_reextract's). */
+  extract: z.boolean().default(false),
+  extracted_count: count.default(0),
+  extraction_epoch: count.default(0),
   created_at: instant,
   updated_at: instant,
   markdown: z.string().nullable().default(null),
