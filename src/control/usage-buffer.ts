@@ -31,8 +31,6 @@ export const OVERHEAD = {
 
 /** A write at most this long after the first entry it holds (FLUSH_USAGE_MS overrides it: tests). */
 export const FLUSH_AFTER_MS = 20_000;
-/** A scheduled write not begun this long after its time was cancelled with its invocation: another is scheduled. */
-export const STALE_AFTER_MS = 60_000;
 /** Entries added `late` wait at most this long for a write that others schedule. */
 export const LATE_WAIT_MS = 3_600_000;
 /** Entries held at most before a write, whatever the time. */
@@ -61,11 +59,8 @@ interface Held {
  * sums them into usage_hours (tenant x tool x hour, latency histogram included) and tool_conversation_days (each call
  * in the conversation it names, exactly) and writes the tool_calls rows of the failed calls and of a sample of the rest
  * (one in SAMPLE_EVERY). No queue message and no row a call: a busy tenant's
- * hour costs a row update a flush. The write is the waitUntil() of the invocation that scheduled it (add returns it to
- * that one alone): its timer keeps that invocation alive until then, and the entries other invocations add meanwhile
- * go with it. No invocation waits on another's promise: workerd cancels a continuation whose promise was created by a
- * request that has ended ("hung"), so a write whose invocation was cancelled before its timer fired is given up for
- * one scheduled anew, once STALE_AFTER_MS past its time. Each entry goes to its tenant's shard (read then: a tenant being
+ * hour costs a row update a flush. The write is the caller's waitUntil() (add returns it): its timer keeps the
+ * invocation that scheduled it alive until then. Each entry goes to its tenant's shard (read then: a tenant being
  * deleted or gone has its entries go to the deployment and its rows dropped, so none outlives it; one frozen for a move
  * is held for the next write), the deployment's to the first shard. What is held when the isolate is evicted is lost:
  * at most FLUSH_AFTER_MS of the isolate's calls (docs/costs.md); a write that fails keeps what it held.
@@ -75,19 +70,17 @@ export class UsageBuffer {
   private calls: CallRow[] = [];
   private conversations: ConversationDays = new Map();
   private successes = 0;
-  /** When the write scheduled and not yet begun should begin; null when none is. */
-  private scheduled: { at: number } | null = null;
+  private scheduled: Promise<void> | null = null;
   /** Each tenant's share of the last write's own cost, recorded with the next write (a write of its own would never end). */
   private ownCost = new Map<string, BillableUnits>();
   /** When the oldest entry added `late` and not yet written was added; null when none is held. */
   private lateSince: number | null = null;
 
   /**
-   * Holds the entries, and the calls' rows that are kept (failed, or sampled); returns the write it schedules, for the
-   * caller's waitUntil(), or null when it schedules none (nothing held, or a write another invocation scheduled will
-   * take them). Entries added `late` (units that arrive after their call: CPU time) schedule no write of their own:
-   * they go with the next write others schedule, or once they have waited LATE_WAIT_MS, so they add no write to a
-   * quiet isolate's.
+   * Holds the entries, and the calls' rows that are kept (failed, or sampled); returns the write that will take them,
+   * for the caller's waitUntil(), or null when nothing is held. Entries added `late` (units that arrive after their
+   * call: CPU time) schedule no write of their own: they go with the next write others schedule, or once they have
+   * waited LATE_WAIT_MS, so they add no write to a quiet isolate's.
    */
   add(
     env: UsageBindings,
@@ -100,28 +93,25 @@ export class UsageBuffer {
     for (const row of calls)
       if (row.call.errorCode !== null || this.successes++ % SAMPLE_EVERY === 0) this.calls.push(row);
     const held = this.entries.length + this.calls.length + this.conversations.size;
-    if (held === 0) return null;
-    const now = Date.now();
-    if (late && entries.length > 0) this.lateSince ??= now;
+    if (held === 0) return this.scheduled;
+    if (late && entries.length > 0) this.lateSince ??= Date.now();
     const full = held >= MAX_HELD;
-    const waitedEnough = this.lateSince !== null && now - this.lateSince >= LATE_WAIT_MS;
-    const pending = this.scheduled !== null && now < this.scheduled.at + STALE_AFTER_MS;
-    if ((pending || (late && !waitedEnough)) && !full) return null;
-    const ms = full ? 0 : flushAfter(env);
-    this.scheduled = { at: now + ms };
-    return this.writeAfter(env, ms, this.scheduled);
+    const waitedEnough = this.lateSince !== null && Date.now() - this.lateSince >= LATE_WAIT_MS;
+    if ((!this.scheduled && (!late || waitedEnough)) || full)
+      this.scheduled = this.writeAfter(env, full ? 0 : flushAfter(env));
+    return this.scheduled;
   }
 
   /** Adds units spent for `tenantId` (DEPLOYMENT for none) beside its calls as one `name` run, when they bill anything. */
   addOverhead(env: UsageBindings, tenantId: string, name: string, units: BillableUnits): Promise<void> | null {
-    if (!billsAnything(units)) return null;
+    if (!billsAnything(units)) return this.scheduled;
     return this.add(env, [{ tenantId, at: Date.now(), source: "job", name, project: null, failed: false, units }]);
   }
 
-  private async writeAfter(env: UsageBindings, ms: number, own: { at: number }): Promise<void> {
+  private async writeAfter(env: UsageBindings, ms: number): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, ms));
-    // What is added from now on is the next write's, scheduled by its own add (unless a later one replaced this one).
-    if (this.scheduled === own) this.scheduled = null;
+    // What is added from now on is the next write's, scheduled by its own add.
+    this.scheduled = null;
     await this.write(env);
   }
 
