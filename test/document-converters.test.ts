@@ -89,6 +89,19 @@ describe("library converter", () => {
     expect(texts).toMatch(/Welcome to the kestrel service/);
     expect(texts).toMatch(/Call the on-call engineer/);
     expect(texts.match(/reports to the Kestrel handbook - Confidential registry/g)).toHaveLength(4);
+    // Numbered headings at the top of their pages are content: their numbers are not the page's, and they are larger.
+    const articles = await convert(
+      makePdf(
+        [1, 2, 3, 4].map((n) => [
+          { text: `Article ${n + 4}`, size: n === 4 ? 11 : 14 },
+          { text: `Clause ${n} binds both parties.` },
+          { text: "Each party keeps a signed copy." },
+          { text: "Notices go to the registered address." },
+        ]),
+      ),
+      PDF,
+    );
+    expect(articles.blocks.map((b) => b.text).join("\n")).toMatch(/Article 5[^]*Article 6[^]*Article 7[^]*Article 8/);
     // Two pages are too few to tell a running header from a repeated heading; their page numbers still go.
     const short = await convert(
       makePdf([
