@@ -3,7 +3,7 @@ import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { describe, expect, it, vi } from "vitest";
 import { noUnits } from "../src/billable-units";
 import { shardDatabase, shardNames } from "../src/control/shards";
-import { LATE_WAIT_MS, UsageBuffer } from "../src/control/usage-buffer";
+import { FLUSH_AFTER_MS, LATE_WAIT_MS, STALE_AFTER_MS, UsageBuffer } from "../src/control/usage-buffer";
 import worker from "../src/index";
 import { cpuEntries } from "../src/jobs/cpu-time";
 import { PASSES_JOB, recordInvocation } from "../src/jobs/pass-usage";
@@ -165,6 +165,25 @@ describe("CPU time costs no write of its own", () => {
     } finally {
       vi.restoreAllMocks();
     }
+  });
+
+  it("schedules a new write when the one scheduled never began (its invocation was cancelled first)", async () => {
+    const buffer = new UsageBuffer();
+    // The first invocation's timer never fires, as when workerd cancels it before it does.
+    const timer = vi.spyOn(globalThis, "setTimeout").mockImplementationOnce((() => 0) as unknown as typeof setTimeout);
+    const dead = buffer.add(env, [{ ...entry("d"), calls: 1 }]);
+    timer.mockRestore();
+    expect(dead).not.toBeNull();
+    // Until it is well past its time, later calls go with it; then the next call schedules a write of its own.
+    expect(buffer.add(env, [{ ...entry("d"), calls: 1 }])).toBe(dead);
+    const now = vi.spyOn(Date, "now").mockReturnValue(Date.now() + FLUSH_AFTER_MS + STALE_AFTER_MS + 1);
+    const fresh = buffer.add(env, [{ ...entry("d"), calls: 1 }]);
+    now.mockRestore();
+    expect(fresh).not.toBeNull();
+    expect(fresh).not.toBe(dead);
+    const written = vi.spyOn(buffer, "write");
+    await fresh;
+    expect(written).toHaveBeenCalledTimes(1);
   });
 
   it("gives a cron's time to the passes' next record on the first shard, which is written anyway", async () => {

@@ -31,6 +31,8 @@ export const OVERHEAD = {
 
 /** A write at most this long after the first entry it holds (FLUSH_USAGE_MS overrides it: tests). */
 export const FLUSH_AFTER_MS = 20_000;
+/** How long past its time a scheduled write that has not begun is taken for cancelled. */
+export const STALE_AFTER_MS = 10_000;
 /** Entries added `late` wait at most this long for a write that others schedule. */
 export const LATE_WAIT_MS = 3_600_000;
 /** Entries held at most before a write, whatever the time. */
@@ -60,7 +62,9 @@ interface Held {
  * in the conversation it names, exactly) and writes the tool_calls rows of the failed calls and of a sample of the rest
  * (one in SAMPLE_EVERY). No queue message and no row a call: a busy tenant's
  * hour costs a row update a flush. The write is the caller's waitUntil() (add returns it): its timer keeps the
- * invocation that scheduled it alive until then. Each entry goes to its tenant's shard (read then: a tenant being
+ * invocation that scheduled it alive until then. A write that has not begun STALE_AFTER_MS past its time was cancelled
+ * with that invocation: the next call schedules another, so the isolate's usage is not held (and its callers left
+ * waiting) behind a write that will never run. Each entry goes to its tenant's shard (read then: a tenant being
  * deleted or gone has its entries go to the deployment and its rows dropped, so none outlives it; one frozen for a move
  * is held for the next write), the deployment's to the first shard. What is held when the isolate is evicted is lost:
  * at most FLUSH_AFTER_MS of the isolate's calls (docs/costs.md); a write that fails keeps what it held.
@@ -70,7 +74,8 @@ export class UsageBuffer {
   private calls: CallRow[] = [];
   private conversations: ConversationDays = new Map();
   private successes = 0;
-  private scheduled: Promise<void> | null = null;
+  /** The write scheduled and not yet begun, and when it should begin. */
+  private scheduled: { write: Promise<void>; own: { at: number } } | null = null;
   /** Each tenant's share of the last write's own cost, recorded with the next write (a write of its own would never end). */
   private ownCost = new Map<string, BillableUnits>();
   /** When the oldest entry added `late` and not yet written was added; null when none is held. */
@@ -92,26 +97,31 @@ export class UsageBuffer {
     countConversationCalls(this.conversations, calls);
     for (const row of calls)
       if (row.call.errorCode !== null || this.successes++ % SAMPLE_EVERY === 0) this.calls.push(row);
+    const now = Date.now();
+    if (this.scheduled && now > this.scheduled.own.at + STALE_AFTER_MS) this.scheduled = null;
     const held = this.entries.length + this.calls.length + this.conversations.size;
-    if (held === 0) return this.scheduled;
-    if (late && entries.length > 0) this.lateSince ??= Date.now();
+    if (held === 0) return this.scheduled?.write ?? null;
+    if (late && entries.length > 0) this.lateSince ??= now;
     const full = held >= MAX_HELD;
-    const waitedEnough = this.lateSince !== null && Date.now() - this.lateSince >= LATE_WAIT_MS;
-    if ((!this.scheduled && (!late || waitedEnough)) || full)
-      this.scheduled = this.writeAfter(env, full ? 0 : flushAfter(env));
-    return this.scheduled;
+    const waitedEnough = this.lateSince !== null && now - this.lateSince >= LATE_WAIT_MS;
+    if ((!this.scheduled && (!late || waitedEnough)) || full) {
+      const ms = full ? 0 : flushAfter(env);
+      const own = { at: now + ms };
+      this.scheduled = { own, write: this.writeAfter(env, ms, own) };
+    }
+    return this.scheduled?.write ?? null;
   }
 
   /** Adds units spent for `tenantId` (DEPLOYMENT for none) beside its calls as one `name` run, when they bill anything. */
   addOverhead(env: UsageBindings, tenantId: string, name: string, units: BillableUnits): Promise<void> | null {
-    if (!billsAnything(units)) return this.scheduled;
+    if (!billsAnything(units)) return this.scheduled?.write ?? null;
     return this.add(env, [{ tenantId, at: Date.now(), source: "job", name, project: null, failed: false, units }]);
   }
 
-  private async writeAfter(env: UsageBindings, ms: number): Promise<void> {
+  private async writeAfter(env: UsageBindings, ms: number, own: { at: number }): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, ms));
-    // What is added from now on is the next write's, scheduled by its own add.
-    this.scheduled = null;
+    // What is added from now on is the next write's, scheduled by its own add (unless one was scheduled in its place).
+    if (this.scheduled?.own === own) this.scheduled = null;
     await this.write(env);
   }
 
