@@ -101,7 +101,9 @@ describe("library converter", () => {
       ),
       PDF,
     );
-    expect(articles.blocks.map((b) => b.text).join("\n")).toMatch(/Article 5[^]*Article 6[^]*Article 7[^]*Article 8/);
+    expect(articles.blocks.map((b) => b.text).join("\n")).toMatch(
+      /Article 5[\s\S]*Article 6[\s\S]*Article 7[\s\S]*Article 8/,
+    );
     // Two pages are too few to tell a running header from a repeated heading; their page numbers still go.
     const short = await convert(
       makePdf([
