@@ -226,6 +226,12 @@ describe("library converter", () => {
       title: "Notes",
       blocks: [{ kind: "heading", level: 1, text: "Notes" }, { text: "Text." }],
     });
+    // A description without a title: the file's own H1 still names it.
+    const described = await convert(text("---\ndescription: Field notes.\n---\n# Notes\n\nText."), MARKDOWN);
+    expect(described).toMatchObject({
+      title: "Notes",
+      blocks: [{ text: "Field notes." }, { text: "Notes" }, { text: "Text." }],
+    });
     // A leading rule that closes nothing is Markdown, not front matter.
     const rule = await convert(text("---\nJust a note after a rule."), MARKDOWN);
     expect(rule.blocks).toEqual([{ kind: "text", text: "---\nJust a note after a rule." }]);

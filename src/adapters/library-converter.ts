@@ -61,8 +61,9 @@ function firstTitle(blocks: readonly DocumentBlock[]): string | null {
 function convertMarkdown(text: string): ConvertedDocument {
   const { fields, body } = frontMatter(text);
   const blocks = markdownBlocks(body);
+  const title = fields.get("title");
+  const own = title ? cleanHeading(title) : firstTitle(blocks);
   const lead = fields.get("description") ?? fields.get("summary");
   if (lead) blocks.unshift({ kind: "text", text: lead });
-  const title = fields.get("title");
-  return { title: title ? cleanHeading(title) : firstTitle(blocks), pages: null, blocks };
+  return { title: own, pages: null, blocks };
 }
