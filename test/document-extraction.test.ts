@@ -61,15 +61,15 @@ const extractJob = (t: TestTenant, documentId: string): JobMessage => ({
   document: true,
 });
 
+/** The contract ingested in project p through the deployment, with `extra` arguments (extract: true by default). */
+const ingestContract = (d: Deployment, t: TestTenant, extra: Record<string, unknown> = {}) =>
+  callTool(d, t, "memory_ingest_document", { content: CONTRACT, project_id: "p", extract: true, ...extra });
+
 /** A document ingested with extract: true whose one window failed: the model broke both its answers. */
 async function failedWindow() {
   const d = withModel();
   const t = await newTenant();
-  const ingested = await callTool(d, t, "memory_ingest_document", {
-    content: CONTRACT,
-    project_id: "p",
-    extract: true,
-  });
+  const ingested = await ingestContract(d, t);
   const model = new NoisyModel({ truth: contractTruth, broken: 2 });
   await deliverWithModel(d, model, extractions(d, t));
   expect(await derivedRows(t)).toEqual([]);
@@ -88,12 +88,7 @@ describe("memories from a document", () => {
   it("reads its chunks in order under the document's prompt: facts cite their chunks, said by the document; a passage never makes an instruction", async () => {
     const d = withModel();
     const t = await newTenant();
-    const ingested = await callTool(d, t, "memory_ingest_document", {
-      content: CONTRACT,
-      project_id: "p",
-      document_key: "supply",
-      extract: true,
-    });
+    const ingested = await ingestContract(d, t, { document_key: "supply" });
     expect(ingested).toMatchObject({ status: "ready", extraction: "queued", sections: 3 });
     const id = ingested.document_id as string;
     const chunks = await chunkIds(t, id);
@@ -149,11 +144,7 @@ describe("memories from a document", () => {
     const d = withModel();
     const t = await newTenant();
     const model = new NoisyModel({ truth: contractTruth });
-    const first = await callTool(d, t, "memory_ingest_document", {
-      content: CONTRACT,
-      project_id: "p",
-      document_key: "supply",
-    });
+    const first = await ingestContract(d, t, { document_key: "supply", extract: false });
     const id = first.document_id as string;
     expect(first.extraction).toBe("off");
     expect(extractions(d, t)).toEqual([]);
@@ -162,22 +153,15 @@ describe("memories from a document", () => {
     expect(model.requests).toHaveLength(0);
 
     // The same bytes, now with extract: unchanged, and read.
-    const again = await callTool(d, t, "memory_ingest_document", {
-      content: CONTRACT,
-      project_id: "p",
-      document_key: "supply",
-      extract: true,
-    });
+    const again = await ingestContract(d, t, { document_key: "supply" });
     expect(again).toMatchObject({ unchanged: true, extraction: "queued" });
     await deliverWithModel(d, model, extractions(d, t));
     expect((await derivedRows(t)).map((r) => r.content)).toContain("Globex pays Acme 1,200 EUR per month.");
 
     // A new version: the fee changed; the old version's memories leave with its chunks.
-    const replaced = await callTool(d, t, "memory_ingest_document", {
+    const replaced = await ingestContract(d, t, {
       content: CONTRACT.replace("1,200 EUR", "1,500 EUR"),
-      project_id: "p",
       document_key: "supply",
-      extract: true,
     });
     expect(replaced).toMatchObject({ replaced: true, extraction: "queued", document_id: id });
     const newTruth = truthFrom({
@@ -201,11 +185,7 @@ describe("memories from a document", () => {
   it("a large document is read once its queued conversion is in; a lost job is sent again by the minute pass", async () => {
     const d = withModel({ DOCUMENT_QUEUE_BYTES: "64" });
     const t = await newTenant();
-    const ingested = await callTool(d, t, "memory_ingest_document", {
-      content: CONTRACT,
-      project_id: "p",
-      extract: true,
-    });
+    const ingested = await ingestContract(d, t);
     expect(ingested).toMatchObject({ status: "converting", extraction: "queued" });
     const id = ingested.document_id as string;
     const due = () =>
@@ -286,11 +266,7 @@ describe("memories from a document", () => {
   it("an export and an import carry a document's extraction: the copy's memories, windows and decisions name the copy", async () => {
     const d = withModel();
     const t = await newTenant();
-    const ingested = await callTool(d, t, "memory_ingest_document", {
-      content: CONTRACT,
-      project_id: "p",
-      extract: true,
-    });
+    const ingested = await ingestContract(d, t);
     await deliverWithModel(d, new NoisyModel({ truth: contractTruth }), extractions(d, t));
     const exported = await (
       await request(`/admin/tenants/${t.tenantId}/export`, { headers: { authorization: "Bearer test-admin-token" } })
