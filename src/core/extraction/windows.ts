@@ -76,9 +76,11 @@ const CONVERSATION_TURNS = `SELECT i.id, i.position, i.role, i.content, i.tokens
   WHERE i.tenant_id = ? AND i.conversation_id = ? AND i.position >= ? AND i.position <= ?
   ORDER BY i.position LIMIT ?`;
 
-const DOCUMENT_TURNS = `SELECT i.id, i.position, 'document' AS role, i.tokens, i.created_at, d.title AS speaker,
+// The title by an uncorrelated subquery: SQLite reads the document's row once, not once a chunk as a join would.
+const DOCUMENT_TURNS = `SELECT i.id, i.position, 'document' AS role, i.tokens, i.created_at,
+    (SELECT title FROM documents WHERE tenant_id = ?1 AND id = ?2) AS speaker,
     CASE WHEN COALESCE(i.document_section, '') = '' THEN i.content ELSE '[' || i.document_section || '] ' || i.content END AS content
-  FROM items i JOIN documents d ON d.tenant_id = i.tenant_id AND d.id = i.document_id
+  FROM items i
   WHERE i.tenant_id = ?1 AND i.document_id = ?2 AND i.position >= ?3 AND i.position <= ?4
   ORDER BY i.position LIMIT ?5`;
 
