@@ -16,7 +16,6 @@ interface ConversionAnswer {
   format?: string;
   mimeType?: string;
   mimetype?: string;
-  tokens?: number;
   data?: string;
 }
 
@@ -28,10 +27,8 @@ export function toMarkdownNeurons(answer: unknown): number {
     if (result?.format !== "markdown") continue;
     const type = result.mimeType ?? result.mimetype ?? "";
     if (!type.startsWith("image/")) continue;
-    const tokensOut =
-      typeof result.tokens === "number" && result.tokens > 0
-        ? result.tokens
-        : estimateTokens(typeof result.data === "string" ? result.data.length : 0);
+    // From the description itself: the answer's `tokens` is an estimate too, and often 0.
+    const tokensOut = estimateTokens(typeof result.data === "string" ? result.data.length : 0);
     neurons += neuronsFor(IMAGE_DESCRIPTION_MODEL, IMAGE_INPUT_TOKENS, tokensOut);
   }
   return neurons;
